@@ -1,0 +1,1 @@
+//! Examples live in `examples/`; this library is empty on purpose.

@@ -1,0 +1,105 @@
+//! One model call: drives the provider's stream into an [`AssistantMessage`].
+
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+
+use crate::error::{ModelError, TransportKind};
+use crate::message::{AssistantMessage, ContentBlock};
+use crate::provider::{Provider, Request, StreamEvent};
+
+/// Runs one streamed call and returns its final message.
+///
+/// Every failure becomes a message with `stop_reason == Error`: an error raised while streaming is
+/// converted to `"<Kind>: <text>"` (with its typed facts kept), an error event is kept as it is, a
+/// stream that ends without its final event and a call that outlives `timeout` become transport
+/// errors. Only a programming error ([`ModelError::is_programming`]) is returned as `Err`, unchanged.
+pub async fn run(
+    provider: &dyn Provider,
+    request: &Request<'_>,
+    timeout: Option<Duration>,
+) -> Result<AssistantMessage, ModelError> {
+    let call = drive(provider, request);
+    let outcome = match timeout {
+        None => call.await,
+        Some(limit) => match tokio::time::timeout(limit, call).await {
+            Ok(outcome) => outcome,
+            Err(_) => Ok(AssistantMessage::from_error(ModelError::transport(
+                TransportKind::Timeout,
+                format!("model call timed out after {} ms", limit.as_millis()),
+            ))),
+        },
+    };
+    match outcome {
+        Err(error) if error.is_programming() => Err(error),
+        Err(error) => Ok(AssistantMessage::from_error(error)),
+        Ok(message) => Ok(message),
+    }
+}
+
+async fn drive(provider: &dyn Provider, request: &Request<'_>) -> Result<AssistantMessage, ModelError> {
+    let mut stream = provider.stream(request);
+    let mut text = String::new();
+    while let Some(event) = stream.next().await {
+        match event? {
+            StreamEvent::TextDelta(delta) if text.is_empty() => text = delta,
+            StreamEvent::TextDelta(delta) => text.push_str(&delta),
+            StreamEvent::Done { stop_reason } => {
+                let content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
+                return Ok(AssistantMessage { content, stop_reason, error_message: None, error: None });
+            }
+            StreamEvent::Error { message, error } => {
+                let mut failed = AssistantMessage::error_event(message, error);
+                if !text.is_empty() {
+                    failed.content.push(ContentBlock::Text { text });
+                }
+                return Ok(failed);
+            }
+        }
+    }
+    Err(ModelError::transport(TransportKind::Truncated, "stream ended unexpectedly, before its final event"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Message, StopReason};
+    use crate::provider::{ScriptedProvider, Step};
+
+    async fn one(step: Step, timeout: Option<Duration>) -> Result<AssistantMessage, ModelError> {
+        let provider = ScriptedProvider::new([step]);
+        let history = [Message::user("hi")];
+        run(&provider, &Request::new(&history), timeout).await
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn raised_errors_become_kind_colon_text_and_keep_their_facts() {
+        let message = one(Step::http(503, "Service Unavailable"), None).await.unwrap();
+        assert_eq!(message.stop_reason, StopReason::Error);
+        assert_eq!(message.error_text(), "ServiceUnavailableError: 503 Service Unavailable");
+        assert_eq!(message.error.unwrap().status(), Some(503));
+
+        let bare = one(Step::raise(ModelError::new("ValueError", "")), None).await.unwrap();
+        assert_eq!(bare.error_text(), "ValueError");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn error_events_are_kept_as_they_are_even_empty() {
+        let message = one(Step::error(""), None).await.unwrap();
+        assert_eq!(message.error_message.as_deref(), Some(""));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn programming_errors_are_not_converted() {
+        let error = one(Step::programming("TypeError", "bad"), None).await.unwrap_err();
+        assert_eq!(error.to_string(), "TypeError: bad");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hang_ends_at_the_timeout() {
+        let start = tokio::time::Instant::now();
+        let message = one(Step::hang(), Some(Duration::from_millis(250))).await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_millis(250));
+        assert_eq!(message.error.unwrap().transport_kind(), Some(TransportKind::Timeout));
+    }
+}

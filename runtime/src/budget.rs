@@ -1,0 +1,113 @@
+//! One deadline and one call counter shared by both layers of one `exec` (DESIGN.md sections 5 and 6).
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::policy::RetryPolicy;
+use crate::policy::rules::format_ms;
+
+/// The running budget of one exec. Both layers ask it before every retry, so a retry happens only
+/// when it fits: `now + delay < deadline`, calls below `max_calls`, the server's wait below its cap.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    start: Instant,
+    deadline: Option<Instant>,
+    budget_ms: Option<u64>,
+    max_calls: Option<u32>,
+    call_cap: u64,
+    timeout: Option<Duration>,
+    retry_after_cap: Duration,
+    calls: u32,
+    stopped_by: Option<String>,
+}
+
+impl Budget {
+    pub(crate) fn new(policy: &RetryPolicy) -> Self {
+        let start = Instant::now();
+        Self {
+            start,
+            deadline: policy.budget().and_then(|budget| start.checked_add(budget)),
+            budget_ms: policy.values().budget_ms,
+            max_calls: policy.values().max_calls,
+            call_cap: policy.worst_case_calls(),
+            timeout: policy.timeout(),
+            retry_after_cap: policy.retry_after_cap(),
+            calls: 0,
+            stopped_by: None,
+        }
+    }
+
+    /// Counts a model call and returns its number (from 1).
+    pub(crate) fn start_call(&mut self) -> u32 {
+        self.calls += 1;
+        self.calls
+    }
+
+    /// Model calls so far.
+    pub(crate) fn calls(&self) -> u32 {
+        self.calls
+    }
+
+    /// Time since the exec started.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// The next call's timeout: `min(timeout_ms, deadline - now)`.
+    pub(crate) fn call_timeout(&self) -> Option<Duration> {
+        let remaining = self.deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        match (self.timeout, remaining) {
+            (Some(timeout), Some(remaining)) => Some(timeout.min(remaining)),
+            (timeout, remaining) => timeout.or(remaining),
+        }
+    }
+
+    /// The wait before the next call, or why no next call may be made. The server's hint is a floor on
+    /// the computed delay; a hint above `retry_after_cap_ms` or past the deadline ends the exec.
+    pub(crate) fn plan_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, String> {
+        let refusal = self.refusal(computed, hint);
+        match refusal {
+            None => Ok(computed.max(hint.unwrap_or(Duration::ZERO))),
+            Some(why) => {
+                self.stopped_by = Some(why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    fn refusal(&self, computed: Duration, hint: Option<Duration>) -> Option<String> {
+        if u64::from(self.calls) >= self.call_cap {
+            let cap = self.max_calls.map_or(self.call_cap, u64::from);
+            return Some(format!("`max_calls` ({cap}) reached after {} model calls", self.calls));
+        }
+        if let Some(hint) = hint.filter(|hint| *hint > self.retry_after_cap) {
+            return Some(format!(
+                "server asked to wait {}; cap is {} (`retry_after_cap_ms`)",
+                format_ms(millis(hint)),
+                format_ms(millis(self.retry_after_cap))
+            ));
+        }
+        let delay = computed.max(hint.unwrap_or(Duration::ZERO));
+        let (deadline, budget_ms) = (self.deadline?, self.budget_ms?);
+        let now = Instant::now();
+        if now.checked_add(delay).is_none_or(|resume| resume >= deadline) {
+            let left = format_ms(millis(deadline.saturating_duration_since(now)));
+            let wait = format_ms(millis(delay));
+            let asked = if hint.is_some_and(|hint| hint >= computed) { "the server's requested" } else { "the" };
+            return Some(format!(
+                "`budget_ms` ({budget_ms}) would run out: {asked} wait of {wait} does not fit in the {left} left"
+            ));
+        }
+        None
+    }
+
+    /// Why a cap refused a retry in this exec, if one did; taken once.
+    pub(crate) fn take_stopped_by(&mut self) -> Option<String> {
+        self.stopped_by.take()
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

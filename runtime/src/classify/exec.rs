@@ -1,0 +1,109 @@
+use std::fmt;
+
+use super::Reason;
+use super::patterns::PERMANENT;
+use super::session::{is_context_overflow, quota_exhausted, typed_verdict};
+use crate::error::ModelError;
+use crate::error::model_error::{is_programming_kind, split_kind};
+
+/// What layer 2 does with a failed attempt (before counting attempts and budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExecAction {
+    /// Worth another attempt (if attempts and budget remain).
+    Retry,
+    /// Stop: the same request will fail the same way.
+    FailPermanently,
+    /// Return the programming error unchanged.
+    Raise,
+    /// Stop with a context-overflow error.
+    ContextOverflow,
+}
+
+impl ExecAction {
+    /// `"retry"`, `"fail_permanently"`, `"raise"` or `"context_overflow"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ExecAction::Retry => "retry",
+            ExecAction::FailPermanently => "fail_permanently",
+            ExecAction::Raise => "raise",
+            ExecAction::ContextOverflow => "context_overflow",
+        }
+    }
+}
+
+/// Layer 2's verdict and the rule that decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExecVerdict {
+    /// What to do.
+    pub action: ExecAction,
+    /// Why.
+    pub reason: Reason,
+}
+
+impl fmt::Display for ExecVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.action.name(), self.reason)
+    }
+}
+
+/// Layer 2's decision on a failed attempt whose text is `"<Kind>: <text>"` (DESIGN.md section 4);
+/// the first rule that applies wins.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::classify::{ExecAction, exec_verdict};
+///
+/// assert_eq!(exec_verdict("AuthenticationError: invalid api key", None).action, ExecAction::FailPermanently);
+/// assert_eq!(exec_verdict("TypeError: bad argument", None).action, ExecAction::Raise);
+/// assert_eq!(exec_verdict("RateLimitError: 429", None).action, ExecAction::Retry);
+/// ```
+pub fn exec_verdict(text: &str, error: Option<&ModelError>) -> ExecVerdict {
+    let verdict = |action, reason| ExecVerdict { action, reason };
+    if let Some(kind) = programming_kind(text, error) {
+        return verdict(ExecAction::Raise, Reason::Programming(kind));
+    }
+    if let Some(reason) = is_context_overflow(text, error) {
+        return verdict(ExecAction::ContextOverflow, reason);
+    }
+    if let Some(reason) = typed_permanence(error) {
+        return verdict(ExecAction::FailPermanently, reason);
+    }
+    if let Some(marker) = PERMANENT.first_match(text) {
+        return verdict(ExecAction::FailPermanently, Reason::PermanentMarker(marker));
+    }
+    if let Some(reason) = quota_exhausted(text, None) {
+        return verdict(ExecAction::FailPermanently, reason);
+    }
+    verdict(ExecAction::Retry, Reason::NotPermanent)
+}
+
+/// Typed permanence: `x-should-retry` first (either way), then a permanent status, then a quota code.
+fn typed_permanence(error: Option<&ModelError>) -> Option<Reason> {
+    let error = error?;
+    match error.should_retry() {
+        Some(false) => return Some(Reason::ShouldRetry(false)),
+        Some(true) => return None,
+        None => {}
+    }
+    if let Some(reason @ Reason::PermanentStatus(_)) = typed_verdict(error) {
+        return Some(reason);
+    }
+    quota_exhausted("", Some(error))
+}
+
+fn programming_kind(text: &str, error: Option<&ModelError>) -> Option<&'static str> {
+    if let Some(error) = error.filter(|error| error.is_programming()) {
+        return Some(static_kind(error.kind()));
+    }
+    let (kind, _) = split_kind(text)?;
+    is_programming_kind(kind).then(|| static_kind(kind))
+}
+
+fn static_kind(kind: &str) -> &'static str {
+    match kind {
+        "TypeError" => "TypeError",
+        "NotImplementedError" => "NotImplementedError",
+        _ => "misuse of the runtime",
+    }
+}

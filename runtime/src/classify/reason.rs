@@ -1,0 +1,67 @@
+use std::fmt;
+
+use crate::error::TransportKind;
+use crate::message::StopReason;
+
+/// Which rule decided a verdict, for logs, traces and `agentic classify`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// Session rule 1: the call did not fail.
+    NotAnError(StopReason),
+    /// Context overflow, by the provider's code.
+    OverflowCode(&'static str),
+    /// Context overflow, by an overflow pattern.
+    OverflowPattern(&'static str),
+    /// The server's `x-should-retry` header.
+    ShouldRetry(bool),
+    /// Quota or billing exhausted, by the provider's code.
+    QuotaCode(&'static str),
+    /// Quota or billing exhausted, by a quota text.
+    QuotaText(&'static str),
+    /// A transient HTTP status (408, 409, 425, 429, 5xx).
+    RetryableStatus(u16),
+    /// A 4xx status other than 408, 409, 425, 429.
+    PermanentStatus(u16),
+    /// A transport failure (connect, timeout, reset, a broken stream).
+    Transport(TransportKind),
+    /// Session rule 6: an empty error message, the sign of a dropped stream.
+    EmptyMessage,
+    /// Session rule 7: a retry pattern matched.
+    RetryPattern(&'static str),
+    /// Session rule 7: no retry pattern matched.
+    NoRetryPattern,
+    /// Exec rule 1: a programming error of this kind.
+    Programming(&'static str),
+    /// Exec rule 3: a permanent marker matched.
+    PermanentMarker(&'static str),
+    /// Exec: nothing marks the failure as permanent, so it is worth another attempt.
+    NotPermanent,
+    /// Exec: the validator rejected the reply.
+    Rejected,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::NotAnError(stop) => write!(f, "stop_reason is \"{}\", not \"error\"", stop.name()),
+            Reason::OverflowCode(code) => write!(f, "context overflow: provider code \"{code}\""),
+            Reason::OverflowPattern(pattern) => write!(f, "context overflow: matched \"{pattern}\""),
+            Reason::ShouldRetry(value) => write!(f, "server sent x-should-retry: {value}"),
+            Reason::QuotaCode(code) => write!(f, "quota exhausted: provider code \"{code}\""),
+            Reason::QuotaText(pattern) => write!(f, "quota exhausted: matched \"{pattern}\""),
+            Reason::RetryableStatus(status) => write!(f, "HTTP {status} is transient"),
+            Reason::PermanentStatus(status) => {
+                write!(f, "HTTP {status} is permanent (a 4xx other than 408, 409, 425, 429)")
+            }
+            Reason::Transport(kind) => write!(f, "transport failure ({}) is transient", kind.name()),
+            Reason::EmptyMessage => f.write_str("empty error message (a dropped stream)"),
+            Reason::RetryPattern(pattern) => write!(f, "matched retry pattern \"{pattern}\""),
+            Reason::NoRetryPattern => f.write_str("matched no retry pattern"),
+            Reason::Programming(kind) => write!(f, "programming error ({kind}): fix the code, retrying cannot help"),
+            Reason::PermanentMarker(marker) => write!(f, "matched permanent marker \"{marker}\""),
+            Reason::NotPermanent => f.write_str("no permanent marker, status or code"),
+            Reason::Rejected => f.write_str("the validator rejected the reply"),
+        }
+    }
+}

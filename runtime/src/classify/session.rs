@@ -1,0 +1,104 @@
+use std::fmt;
+
+use super::Reason;
+use super::patterns::{OVERFLOW, OVERFLOW_CODES, QUOTA, QUOTA_CODES, RETRY, RETRY_AFTER_TIME};
+use crate::error::ModelError;
+use crate::message::{AssistantMessage, StopReason};
+
+/// Layer 1's verdict: retry the model call or not, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionVerdict {
+    /// True when `AgentSession` should call again.
+    pub retryable: bool,
+    /// The rule that decided.
+    pub reason: Reason,
+}
+
+impl fmt::Display for SessionVerdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.retryable { "retryable" } else { "not retryable" };
+        write!(f, "{verdict}: {}", self.reason)
+    }
+}
+
+/// Layer 1's decision on a message (DESIGN.md section 3).
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::{AssistantMessage, classify::is_retryable_error};
+///
+/// let verdict = is_retryable_error(&AssistantMessage::error_event("Rate limit reached", None));
+/// assert!(verdict.retryable);
+/// assert_eq!(verdict.reason.to_string(), "matched retry pattern \"rate.?limit\"");
+///
+/// let overflow = AssistantMessage::error_event("prompt is too long: 250000 tokens > 200000", None);
+/// assert!(!is_retryable_error(&overflow).retryable);
+/// ```
+pub fn is_retryable_error(message: &AssistantMessage) -> SessionVerdict {
+    session_verdict(message.stop_reason, message.error_text(), message.error.as_ref())
+}
+
+/// Layer 1's decision on the parts of a message; the first rule that applies wins.
+pub fn session_verdict(stop_reason: StopReason, text: &str, error: Option<&ModelError>) -> SessionVerdict {
+    let verdict = |retryable, reason| SessionVerdict { retryable, reason };
+    if stop_reason != StopReason::Error {
+        return verdict(false, Reason::NotAnError(stop_reason));
+    }
+    if let Some(reason) = is_context_overflow(text, error) {
+        return verdict(false, reason);
+    }
+    if let Some(should_retry) = error.and_then(ModelError::should_retry) {
+        return verdict(should_retry, Reason::ShouldRetry(should_retry));
+    }
+    if let Some(reason) = quota_exhausted(text, error) {
+        return verdict(false, reason);
+    }
+    if let Some(error) = error {
+        if let Some(reason) = typed_verdict(error) {
+            return verdict(matches!(reason, Reason::RetryableStatus(_) | Reason::Transport(_)), reason);
+        }
+    }
+    if text.trim().is_empty() {
+        return verdict(true, Reason::EmptyMessage);
+    }
+    match RETRY.first_match(text) {
+        Some(pattern) => verdict(true, Reason::RetryPattern(pattern)),
+        None => verdict(false, Reason::NoRetryPattern),
+    }
+}
+
+/// Context overflow, by typed code or text; checked always (DESIGN.md section 3, rule 2).
+pub fn is_context_overflow(text: &str, error: Option<&ModelError>) -> Option<Reason> {
+    if let Some(code) = error.and_then(ModelError::code) {
+        if let Some(known) = OVERFLOW_CODES.iter().find(|known| **known == code) {
+            return Some(Reason::OverflowCode(known));
+        }
+    }
+    let typed_text = error.map(ModelError::message).filter(|message| *message != text);
+    OVERFLOW
+        .first_match(text)
+        .or_else(|| typed_text.and_then(|message| OVERFLOW.first_match(message)))
+        .map(Reason::OverflowPattern)
+}
+
+/// Quota or billing exhausted, unless the text asks to retry after a stated time.
+pub(crate) fn quota_exhausted(text: &str, error: Option<&ModelError>) -> Option<Reason> {
+    if let Some(code) = error.and_then(ModelError::code) {
+        if let Some(known) = QUOTA_CODES.iter().find(|known| **known == code) {
+            return Some(Reason::QuotaCode(known));
+        }
+    }
+    let pattern = QUOTA.first_match(text)?;
+    (!RETRY_AFTER_TIME.is_match(text)).then_some(Reason::QuotaText(pattern))
+}
+
+/// The typed verdict: HTTP status, then transport kind.
+pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
+    match error.status() {
+        Some(status @ (408 | 409 | 425 | 429 | 500..=599)) => return Some(Reason::RetryableStatus(status)),
+        Some(status @ 400..=499) => return Some(Reason::PermanentStatus(status)),
+        _ => {}
+    }
+    error.transport_kind().map(Reason::Transport)
+}

@@ -1,0 +1,207 @@
+use std::fmt;
+use std::time::Duration;
+
+use crate::error::{ModelError, PolicyError};
+use crate::report::Decision;
+
+/// Why an `exec` gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExecErrorKind {
+    /// A failure that the same request will hit again (bad key, 4xx, quota): stopped after it.
+    Permanent,
+    /// Every exec attempt failed with retryable errors.
+    Exhausted,
+    /// A programming error (misuse of the runtime, an invalid policy): returned at once, unchanged.
+    Programming,
+    /// The conversation does not fit the model's context: retrying cannot help; compact it.
+    ContextOverflow,
+    /// A cap (`max_calls`, `budget_ms`, `retry_after_cap_ms`) forbade an attempt the retries allowed.
+    Budget,
+    /// Every reply was rejected by the validator.
+    InvalidResult,
+}
+
+impl ExecErrorKind {
+    /// The snake_case name, e.g. `"context_overflow"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ExecErrorKind::Permanent => "permanent",
+            ExecErrorKind::Exhausted => "exhausted",
+            ExecErrorKind::Programming => "programming",
+            ExecErrorKind::ContextOverflow => "context_overflow",
+            ExecErrorKind::Budget => "budget",
+            ExecErrorKind::InvalidResult => "invalid_result",
+        }
+    }
+}
+
+impl fmt::Display for ExecErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The error of one `exec`: why it gave up, every attempt, and what it cost.
+///
+/// Its Display is the seed's text, prefixed by the agent function's name when known:
+///
+/// ```text
+/// summarize: exec() failed after 3 attempts:
+/// Attempt 1: RateLimitError: 429 Too Many Requests
+/// Attempt 2: ServiceUnavailableError: 503
+/// Attempt 3: RateLimitError: 429 Too Many Requests
+/// ```
+///
+/// A programming error displays as the original error, unchanged.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ExecError {
+    kind: ExecErrorKind,
+    function: Option<&'static str>,
+    attempts: Vec<String>,
+    decisions: Vec<Decision>,
+    calls: u32,
+    elapsed: Duration,
+    stopped_by: Option<String>,
+    source: Option<Source>,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Model(ModelError),
+    Policy(PolicyError),
+}
+
+impl ExecError {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        kind: ExecErrorKind,
+        function: Option<&'static str>,
+        attempts: Vec<String>,
+        decisions: Vec<Decision>,
+        calls: u32,
+        elapsed: Duration,
+        stopped_by: Option<String>,
+        source: Option<ModelError>,
+    ) -> Self {
+        Self {
+            kind,
+            function,
+            attempts,
+            decisions,
+            calls,
+            elapsed,
+            stopped_by,
+            source: source.map(Source::Model),
+        }
+    }
+
+    pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
+        Self {
+            kind: ExecErrorKind::Programming,
+            function,
+            attempts: Vec::new(),
+            decisions: Vec::new(),
+            calls: 0,
+            elapsed: Duration::ZERO,
+            stopped_by: None,
+            source: Some(Source::Policy(error)),
+        }
+    }
+
+    /// Why the exec gave up.
+    pub fn kind(&self) -> ExecErrorKind {
+        self.kind
+    }
+
+    /// The agent function's name, when the exec came from `#[agentic_function]`.
+    pub fn function(&self) -> Option<&'static str> {
+        self.function
+    }
+
+    /// One `"<Kind>: <text>"` per failed exec attempt, in order.
+    pub fn attempts(&self) -> &[String] {
+        &self.attempts
+    }
+
+    /// Every decision of both layers, in order.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    /// Model calls made across both layers.
+    pub fn calls(&self) -> u32 {
+        self.calls
+    }
+
+    /// Time from the start of the exec to the error.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, in words.
+    pub fn stopped_by(&self) -> Option<&str> {
+        self.stopped_by.as_deref()
+    }
+
+    /// The typed failure of the last attempt, when there is one.
+    pub fn model_error(&self) -> Option<&ModelError> {
+        match &self.source {
+            Some(Source::Model(error)) => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The policy rule that was broken, when the exec was refused for an invalid policy.
+    pub fn policy_error(&self) -> Option<&PolicyError> {
+        match &self.source {
+            Some(Source::Policy(error)) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == ExecErrorKind::Programming {
+            return match (&self.source, self.attempts.last()) {
+                (Some(Source::Policy(error)), _) => write!(f, "invalid retry policy: {error}"),
+                (_, Some(original)) => f.write_str(original),
+                (Some(Source::Model(error)), None) => write!(f, "{error}"),
+                (None, None) => f.write_str("programming error"),
+            };
+        }
+        if let Some(function) = self.function {
+            write!(f, "{function}: ")?;
+        }
+        match self.kind {
+            ExecErrorKind::Permanent => f.write_str("exec() failed permanently:")?,
+            ExecErrorKind::ContextOverflow => f.write_str(
+                "exec() failed: context overflow (retrying cannot help; compact the history):",
+            )?,
+            ExecErrorKind::Budget => write!(
+                f,
+                "exec() stopped after {} attempt{}: {}:",
+                self.attempts.len(),
+                if self.attempts.len() == 1 { "" } else { "s" },
+                self.stopped_by.as_deref().unwrap_or("a cap forbade the next attempt")
+            )?,
+            _ => write!(f, "exec() failed after {} attempts:", self.attempts.len())?,
+        }
+        for (index, attempt) in self.attempts.iter().enumerate() {
+            write!(f, "\nAttempt {}: {attempt}", index + 1)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ExecError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.source {
+            Some(Source::Model(error)) => Some(error),
+            Some(Source::Policy(error)) => Some(error),
+            None => None,
+        }
+    }
+}

@@ -1,0 +1,259 @@
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+/// How a connection or a stream failed below HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// The connection could not be made.
+    Connect,
+    /// The call took longer than its timeout.
+    Timeout,
+    /// The connection was reset or closed before the response headers.
+    Reset,
+    /// The stream stopped before its final event.
+    StreamDropped,
+    /// The stream ended cleanly but without its final event.
+    Truncated,
+    /// The stream carried data that could not be parsed.
+    Corrupted,
+}
+
+impl TransportKind {
+    /// The error kind name used in `"<Kind>: <text>"`.
+    pub const fn kind_name(self) -> &'static str {
+        match self {
+            TransportKind::Connect => "ConnectionError",
+            TransportKind::Timeout => "TimeoutError",
+            TransportKind::Reset => "ConnectionResetError",
+            TransportKind::StreamDropped => "StreamDroppedError",
+            TransportKind::Truncated => "IncompleteStreamError",
+            TransportKind::Corrupted => "MalformedStreamError",
+        }
+    }
+
+    /// A short description for reasons: `connect`, `timeout`, ...
+    pub const fn name(self) -> &'static str {
+        match self {
+            TransportKind::Connect => "connect",
+            TransportKind::Timeout => "timeout",
+            TransportKind::Reset => "reset",
+            TransportKind::StreamDropped => "stream dropped",
+            TransportKind::Truncated => "stream truncated",
+            TransportKind::Corrupted => "stream corrupted",
+        }
+    }
+}
+
+/// The typed failure of one model call: what the provider or the transport said, as data.
+///
+/// Its Display is `"<Kind>: <text>"` (only `<Kind>` when the text is empty), e.g.
+/// `"RateLimitError: 429 Too Many Requests"`. It never holds an API key.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use agentic_runtime::ModelError;
+///
+/// let err = ModelError::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(2));
+/// assert_eq!(err.to_string(), "RateLimitError: 429 Too Many Requests");
+/// assert_eq!(err.status(), Some(429));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelError {
+    kind: Cow<'static, str>,
+    message: String,
+    status: Option<u16>,
+    retry_after: Option<Duration>,
+    should_retry: Option<bool>,
+    code: Option<String>,
+    transport: Option<TransportKind>,
+    programming: bool,
+}
+
+impl ModelError {
+    /// An error of kind `kind` (e.g. `"ValueError"`) with `message`, and no typed facts.
+    pub fn new(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+            status: None,
+            retry_after: None,
+            should_retry: None,
+            code: None,
+            transport: None,
+            programming: false,
+        }
+    }
+
+    /// An HTTP error response. The kind follows the status (`429` -> `RateLimitError`) and the text
+    /// starts with the status: `"RateLimitError: 429 Too Many Requests"`.
+    pub fn http(status: u16, message: impl AsRef<str>) -> Self {
+        let message = message.as_ref();
+        let text = if message.is_empty() { status.to_string() } else { format!("{status} {message}") };
+        Self { status: Some(status), ..Self::new(http_kind_name(status), text) }
+    }
+
+    /// A failure below HTTP (connect, timeout, reset, a dropped, truncated or corrupted stream).
+    pub fn transport(kind: TransportKind, message: impl Into<String>) -> Self {
+        Self { transport: Some(kind), ..Self::new(kind.kind_name(), message) }
+    }
+
+    /// A programming error: misuse of the runtime that no retry can fix (a request that cannot be
+    /// built, an unsupported feature). It is returned to the caller at once, never converted.
+    pub fn programming(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self { programming: true, ..Self::new(kind, message) }
+    }
+
+    /// Parses `"<Kind>: <text>"` (or a bare `"<Kind>"`) into an error of that kind; a text without a
+    /// kind-like prefix becomes kind `"ModelError"`.
+    pub fn parse(text: &str) -> Self {
+        match split_kind(text) {
+            Some((kind, rest)) => Self::new(kind.to_owned(), rest.to_owned()),
+            None => Self::new("ModelError", text.to_owned()),
+        }
+    }
+
+    /// The server's requested wait (`retry-after-ms` or `Retry-After`).
+    pub fn with_retry_after(mut self, wait: Duration) -> Self {
+        self.retry_after = Some(wait);
+        self
+    }
+
+    /// The server's `x-should-retry` header.
+    pub fn with_should_retry(mut self, should_retry: bool) -> Self {
+        self.should_retry = Some(should_retry);
+        self
+    }
+
+    /// The provider's error code, e.g. `"insufficient_quota"`.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// Sets the HTTP status.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    /// The kind, e.g. `"RateLimitError"`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The text after the kind.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The HTTP status, if the failure was an HTTP response.
+    pub fn status(&self) -> Option<u16> {
+        self.status
+    }
+
+    /// The server's requested wait.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// The server's `x-should-retry`.
+    pub fn should_retry(&self) -> Option<bool> {
+        self.should_retry
+    }
+
+    /// The provider's error code.
+    pub fn code(&self) -> Option<&str> {
+        self.code.as_deref()
+    }
+
+    /// The transport failure, if the failure was below HTTP.
+    pub fn transport_kind(&self) -> Option<TransportKind> {
+        self.transport
+    }
+
+    /// True for programming errors: made by [`ModelError::programming`], or of kind `TypeError` or
+    /// `NotImplementedError` (the seed's two).
+    pub fn is_programming(&self) -> bool {
+        self.programming || is_programming_kind(&self.kind)
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            f.write_str(&self.kind)
+        } else {
+            write!(f, "{}: {}", self.kind, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// True for the seed's programming-error kinds.
+pub(crate) fn is_programming_kind(kind: &str) -> bool {
+    matches!(kind, "TypeError" | "NotImplementedError")
+}
+
+/// Splits `"<Kind>: <text>"` when the prefix looks like an error type name (an identifier ending in
+/// `Error` or `Exception`, or a bare such identifier).
+pub(crate) fn split_kind(text: &str) -> Option<(&str, &str)> {
+    let (kind, rest) = match text.split_once(':') {
+        Some((kind, rest)) => (kind, rest.strip_prefix(' ').unwrap_or(rest)),
+        None => (text, ""),
+    };
+    let looks_like_type = !kind.is_empty()
+        && kind.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && kind.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && (kind.ends_with("Error") || kind.ends_with("Exception"));
+    looks_like_type.then_some((kind, rest))
+}
+
+/// The SDK-style kind name of an HTTP status.
+fn http_kind_name(status: u16) -> &'static str {
+    match status {
+        400 => "BadRequestError",
+        401 => "AuthenticationError",
+        402 => "PaymentRequiredError",
+        403 => "PermissionDeniedError",
+        404 => "NotFoundError",
+        408 => "RequestTimeoutError",
+        409 => "ConflictError",
+        413 => "RequestTooLargeError",
+        422 => "UnprocessableEntityError",
+        425 => "TooEarlyError",
+        429 => "RateLimitError",
+        502 => "BadGatewayError",
+        503 => "ServiceUnavailableError",
+        504 => "GatewayTimeoutError",
+        529 => "OverloadedError",
+        500..=599 => "InternalServerError",
+        _ => "APIStatusError",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_is_kind_colon_text_or_kind_alone() {
+        assert_eq!(ModelError::new("ValueError", "").to_string(), "ValueError");
+        assert_eq!(ModelError::http(503, "").to_string(), "ServiceUnavailableError: 503");
+        assert_eq!(ModelError::http(401, "bad").kind(), "AuthenticationError");
+    }
+
+    #[test]
+    fn parses_kind_prefixes() {
+        let err = ModelError::parse("TypeError: missing argument");
+        assert_eq!((err.kind(), err.message()), ("TypeError", "missing argument"));
+        assert!(err.is_programming());
+        assert!(ModelError::parse("NotImplementedError").is_programming());
+        let plain = ModelError::parse("rate limit: slow down");
+        assert_eq!((plain.kind(), plain.message()), ("ModelError", "rate limit: slow down"));
+    }
+}

@@ -1,0 +1,72 @@
+//! Resilient model calls for LLM agents.
+//!
+//! `agentic-runtime` runs every model call through two retry layers: [`AgentSession`] (layer 1)
+//! retries transient model errors — rate limits, overloaded servers, dropped streams — after 2 s,
+//! 4 s and 8 s; [`Runtime::exec`] (layer 2) retries failed attempts after 1.5 s and 3 s and fails
+//! fast on permanent errors (a bad key, a 4xx, an exhausted quota), programming errors and context
+//! overflow. One deadline, one call cap and the server's Retry-After bound both layers together.
+//! Every decision carries the rule that made it.
+//!
+//! ```
+//! use agentic_runtime::{Runtime, ScriptedProvider, Step};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() -> Result<(), agentic_runtime::ExecError> {
+//! let provider = ScriptedProvider::new([
+//!     Step::http(429, "Too Many Requests"),
+//!     Step::error(""), // a dropped stream
+//!     Step::ok("The answer is 42."),
+//! ]);
+//! let runtime = Runtime::new(provider.clone());
+//! let reply = runtime.exec("What is the answer?").await?;
+//! assert_eq!(reply.text(), "The answer is 42.");
+//! assert_eq!(reply.calls(), 3);
+//! for decision in reply.decisions() {
+//!     println!("{decision}"); // layer, call, error, verdict, reason and delay of each failure
+//! }
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+pub mod agent;
+mod agent_fn;
+pub mod backoff;
+mod budget;
+pub mod classify;
+pub mod error;
+pub mod message;
+pub mod policy;
+mod prompt;
+pub mod provider;
+mod reply;
+pub mod report;
+mod runtime;
+mod session;
+
+
+pub use agent_fn::{AgentFn, Validator};
+pub use error::{ExecError, ExecErrorKind, ModelError, PolicyError, TransportKind};
+pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
+pub use policy::{Jitter, RetryPolicy};
+pub use prompt::Prompt;
+pub use provider::{Provider, ScriptedProvider, Step};
+pub use reply::Reply;
+pub use report::{Decision, Layer, Verdict};
+pub use runtime::Runtime;
+pub use session::AgentSession;
+
+/// The retry policy, under the attribute's name for it.
+pub type Policy = RetryPolicy;
+
+#[doc(inline)]
+pub use agentic_macros::agentic_function;
+
+/// What the code `#[agentic_function]` generates refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::agent_fn::{AgentFn, Validator};
+    pub use crate::policy::{Jitter, RetryPolicy};
+    pub use crate::reply::Reply;
+    pub use crate::runtime::Runtime;
+}

@@ -1,0 +1,67 @@
+//! Providers: one streamed model call each. [`ScriptedProvider`] plays a script, for tests.
+
+mod scripted;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_core::Stream;
+
+use crate::error::ModelError;
+use crate::message::{Message, StopReason};
+
+pub use scripted::{RecordedRequest, ScriptedProvider, Step};
+
+/// What one model call is asked.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Request<'a> {
+    /// The system instruction, if any.
+    pub system: Option<&'a str>,
+    /// The conversation so far; the last message is the one to answer.
+    pub messages: &'a [Message],
+    /// The time this call may take (the runtime enforces it too).
+    pub timeout: Option<Duration>,
+    /// The agent function making the call, when known.
+    pub function: Option<&'a str>,
+}
+
+impl<'a> Request<'a> {
+    /// A request for `messages` with no system instruction, timeout or function name.
+    pub fn new(messages: &'a [Message]) -> Self {
+        Self { system: None, messages, timeout: None, function: None }
+    }
+}
+
+/// One event of a streamed model call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// More answer text.
+    TextDelta(String),
+    /// The call finished.
+    Done {
+        /// Why the model stopped.
+        stop_reason: StopReason,
+    },
+    /// The provider sent an error event; it becomes the final message as it is.
+    Error {
+        /// The event's text, as sent (possibly empty).
+        message: String,
+        /// The typed facts, when the event carried any.
+        error: Option<ModelError>,
+    },
+}
+
+/// The events of one call. An `Err` item is an error raised while streaming: the agent turns it into
+/// an error message `"<Kind>: <text>"`, except a programming error, which goes straight to the caller.
+pub type EventStream<'a> = Pin<Box<dyn Stream<Item = Result<StreamEvent, ModelError>> + Send + 'a>>;
+
+/// A model API: makes one streamed call per [`Provider::stream`].
+pub trait Provider: Send + Sync + 'static {
+    /// A short name for logs and traces, e.g. `"openai"`.
+    fn name(&self) -> &str;
+
+    /// Starts one call.
+    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a>;
+}

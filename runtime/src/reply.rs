@@ -1,0 +1,78 @@
+//! The answer of one successful `exec`, with what it cost.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::message::StopReason;
+use crate::report::Decision;
+
+/// The answer of one `exec`: its text, and how many calls, attempts and how much time it took.
+///
+/// Displays as its text; `AsRef<str>` gives the text too.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    text: String,
+    stop_reason: StopReason,
+    calls: u32,
+    attempts: u32,
+    elapsed: Duration,
+    decisions: Vec<Decision>,
+}
+
+impl Reply {
+    pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
+        Self { text, stop_reason, calls, attempts, elapsed, decisions: Vec::new() }
+    }
+
+    pub(crate) fn with_decisions(mut self, decisions: Vec<Decision>) -> Self {
+        self.decisions = decisions;
+        self
+    }
+
+    /// The answer's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The answer's text, moved out.
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// Why the model stopped (`Stop`, or `Length` when the answer hit the token limit).
+    pub fn stop_reason(&self) -> StopReason {
+        self.stop_reason
+    }
+
+    /// Model calls made across both layers, the successful one included.
+    pub fn calls(&self) -> u32 {
+        self.calls
+    }
+
+    /// Exec attempts made (layer 2), the successful one included.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// Time from the start of the exec to the answer.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    /// What the layers decided about each failure on the way (empty when the first call succeeded).
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+}
+
+impl fmt::Display for Reply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl AsRef<str> for Reply {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}

@@ -1,0 +1,108 @@
+//! What the layers decided about each failure, as data: the timeline of one `exec`.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Which retry layer made a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layer {
+    /// Layer 1: `AgentSession`, retries transient model errors.
+    Session,
+    /// Layer 2: `Runtime::exec`, fails fast on permanent and programming errors.
+    Exec,
+}
+
+impl Layer {
+    /// `"session"` or `"exec"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layer::Session => "session",
+            Layer::Exec => "exec",
+        }
+    }
+}
+
+/// What a layer did about a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// Sleep, then call again.
+    Retry,
+    /// Layer 1 does not retry this failure; layer 2 decides.
+    GiveUp,
+    /// Layer 1 used all its retries; layer 2 decides.
+    RetriesExhausted,
+    /// Stop: the same request will fail the same way.
+    FailPermanently,
+    /// Stop: a programming error, returned unchanged.
+    Raise,
+    /// Stop: the conversation no longer fits the model's context.
+    ContextOverflow,
+    /// Stop: a cap (`max_calls`, `budget_ms`, `retry_after_cap_ms`) forbids the retry.
+    Budget,
+    /// Stop: the last exec attempt failed.
+    Exhausted,
+}
+
+impl Verdict {
+    /// The snake_case name, e.g. `"fail_permanently"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Verdict::Retry => "retry",
+            Verdict::GiveUp => "give_up",
+            Verdict::RetriesExhausted => "retries_exhausted",
+            Verdict::FailPermanently => "fail_permanently",
+            Verdict::Raise => "raise",
+            Verdict::ContextOverflow => "context_overflow",
+            Verdict::Budget => "budget",
+            Verdict::Exhausted => "exhausted",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One decision of one layer about one failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The layer that decided.
+    pub layer: Layer,
+    /// The exec attempt (from 1) the failure belongs to.
+    pub attempt: u32,
+    /// The model call (from 1, across both layers) that failed.
+    pub call: u32,
+    /// The failure, as `"<Kind>: <text>"`.
+    pub error: String,
+    /// What the layer did.
+    pub verdict: Verdict,
+    /// Why: which rule decided, e.g. `matched retry pattern "rate.?limit"`.
+    pub reason: String,
+    /// The sleep before the next call, when the verdict is [`Verdict::Retry`].
+    pub delay: Option<Duration>,
+    /// Time since the exec started, when the decision was made.
+    pub at: Duration,
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[{:>7.3} s] {:<7} attempt {} call {}: {} -> {} ({})",
+            self.at.as_secs_f64(),
+            self.layer.name(),
+            self.attempt,
+            self.call,
+            self.error,
+            self.verdict,
+            self.reason
+        )?;
+        if let Some(delay) = self.delay {
+            write!(f, ", sleeping {} ms", delay.as_millis())?;
+        }
+        Ok(())
+    }
+}

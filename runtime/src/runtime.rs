@@ -1,0 +1,250 @@
+//! Layer 2: `Runtime::exec` retries failed attempts and fails fast on permanent and programming
+//! errors (DESIGN.md section 4).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::agent_fn::AgentFn;
+use crate::backoff::{Rng, Schedule};
+use crate::budget::Budget;
+use crate::classify::{ExecAction, ExecVerdict, Reason, exec_verdict, retry_hint};
+use crate::error::{ExecError, ExecErrorKind};
+use crate::message::{AssistantMessage, Message};
+use crate::policy::RetryPolicy;
+use crate::prompt::Prompt;
+use crate::provider::Provider;
+use crate::reply::Reply;
+use crate::report::{Layer, Verdict};
+use crate::session::{AgentSession, Run, failure_text, run_layer};
+
+/// The entry point: a provider, a default policy, and `exec`.
+///
+/// Cloning is cheap and clones share the provider.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::{ExecErrorKind, Runtime, ScriptedProvider, Step};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let provider = ScriptedProvider::new([Step::http(401, "invalid api key")]);
+/// let runtime = Runtime::new(provider.clone());
+/// let error = runtime.exec("hello").await.unwrap_err();
+/// assert_eq!(error.kind(), ExecErrorKind::Permanent);
+/// assert_eq!(
+///     error.to_string(),
+///     "exec() failed permanently:\nAttempt 1: AuthenticationError: 401 invalid api key"
+/// );
+/// assert_eq!(provider.calls(), 1);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Runtime {
+    provider: Arc<dyn Provider>,
+    policy: RetryPolicy,
+    system: Option<Arc<str>>,
+    seed: u64,
+    execs: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("provider", &self.provider.name())
+            .field("policy", &self.policy)
+            .field("system", &self.system)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// A runtime on `provider` with the seed's default policy.
+    pub fn new(provider: impl Provider) -> Self {
+        Self::from_shared(Arc::new(provider))
+    }
+
+    /// A runtime on a provider that is already shared.
+    pub fn from_shared(provider: Arc<dyn Provider>) -> Self {
+        Self {
+            provider,
+            policy: RetryPolicy::new(),
+            system: None,
+            seed: fastrand::u64(..),
+            execs: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The policy of [`Runtime::exec`] (the attribute and [`Runtime::exec_with`] bring their own).
+    ///
+    /// # Default
+    /// [`RetryPolicy::new`]
+    pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The system instruction of requests that set none and come from no documented agent function.
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(Arc::from(system.into()));
+        self
+    }
+
+    /// Seeds the jitter RNG, so that delays replay exactly (for tests and simulations).
+    ///
+    /// # Default
+    /// A random seed.
+    pub fn with_jitter_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self.execs = Arc::new(AtomicU64::new(0));
+        self
+    }
+
+    /// The default policy.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.policy
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &dyn Provider {
+        &*self.provider
+    }
+
+    /// A conversation with layer 1 only.
+    pub fn session(&self) -> AgentSession {
+        AgentSession::new(self.clone())
+    }
+
+    /// Runs `prompt` through both layers with the runtime's policy.
+    pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
+        self.exec_as(&AgentFn::anonymous(self.policy), prompt.into()).await
+    }
+
+    /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
+    /// programming error).
+    pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
+        self.exec_as(&AgentFn::anonymous(*policy), prompt.into()).await
+    }
+
+    /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
+    /// validator.
+    #[doc(hidden)]
+    pub async fn __agentic_exec(&self, function: &AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
+        self.exec_as(function, prompt.into()).await
+    }
+
+    pub(crate) fn start_run<'a>(
+        &'a self,
+        policy: &'a RetryPolicy,
+        system: Option<&'a str>,
+        function: Option<&'static str>,
+    ) -> Run<'a> {
+        let exec = self.execs.fetch_add(1, Ordering::Relaxed);
+        Run {
+            provider: &*self.provider,
+            policy,
+            system: system.or(self.system.as_deref()),
+            function,
+            budget: Budget::new(policy),
+            rng: Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            decisions: Vec::new(),
+            attempt: 0,
+        }
+    }
+
+    async fn exec_as(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
+        let name = function.name;
+        if let Err(error) = function.policy.validate() {
+            return Err(ExecError::invalid_policy(name, error));
+        }
+        let (text, own_system) = prompt.into_parts();
+        let system = own_system.as_deref().or(function.doc);
+        let policy = &function.policy;
+        let mut run = self.start_run(policy, system, name);
+        let mut schedule = Schedule::exec(policy);
+        let mut history = vec![Message::user(text)];
+        let mut base = history.len();
+        let mut attempts: Vec<String> = Vec::new();
+
+        for attempt in 0..policy.max_retries() {
+            run.attempt = attempt + 1;
+            if let Err(error) = run_layer(&mut run, &mut history).await {
+                attempts.push(error.to_string());
+                return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
+            }
+            let Some(Message::Assistant(last)) = history.pop() else { unreachable!("the layer leaves its message last") };
+            let (error, verdict, hint, rejected) = if last.is_error() {
+                let error = failure_text(&last);
+                let verdict = exec_verdict(&error, last.error.as_ref());
+                let hint = retry_hint(last.error_text(), last.error.as_ref());
+                history.push(Message::Assistant(last));
+                (error, verdict, hint, false)
+            } else {
+                let stop_reason = last.stop_reason;
+                let reply = Reply::new(last.into_text(), stop_reason, run.budget.calls(), run.attempt, run.budget.elapsed());
+                let Some(validate) = function.validate else {
+                    return Ok(reply.with_decisions(run.decisions));
+                };
+                let reason = match validate(&reply) {
+                    Ok(()) => return Ok(reply.with_decisions(run.decisions)),
+                    Err(reason) => reason,
+                };
+                history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
+                history.push(Message::user(format!(
+                    "Your previous reply was rejected: {reason}. Answer again, fixing that."
+                )));
+                base = history.len();
+                let verdict = ExecVerdict { action: ExecAction::Retry, reason: Reason::Rejected };
+                (format!("InvalidResult: {reason}"), verdict, None, true)
+            };
+            attempts.push(error.clone());
+            let stop = match verdict.action {
+                ExecAction::Raise => Some((ExecErrorKind::Programming, Verdict::Raise)),
+                ExecAction::ContextOverflow => Some((ExecErrorKind::ContextOverflow, Verdict::ContextOverflow)),
+                ExecAction::FailPermanently => Some((ExecErrorKind::Permanent, Verdict::FailPermanently)),
+                ExecAction::Retry => None,
+            };
+            let source = last_model_error(&history);
+            if let Some((kind, verdict_taken)) = stop {
+                run.decide(Layer::Exec, error, verdict_taken, verdict.reason.to_string(), None);
+                return Err(fail(run, kind, attempts, None, source));
+            }
+            if let Some(why) = run.budget.take_stopped_by() {
+                run.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
+                return Err(fail(run, ExecErrorKind::Budget, attempts, Some(why), source));
+            }
+            if attempt + 1 == policy.max_retries() {
+                let reason = format!("{}; all {} exec attempts used", verdict.reason, policy.max_retries());
+                run.decide(Layer::Exec, error, Verdict::Exhausted, reason, None);
+                let kind = if rejected { ExecErrorKind::InvalidResult } else { ExecErrorKind::Exhausted };
+                return Err(fail(run, kind, attempts, None, source));
+            }
+            let computed = schedule.delay(attempt, &mut run.rng);
+            let delay = match run.budget.plan_retry(computed, hint) {
+                Ok(delay) => delay,
+                Err(why) => {
+                    run.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
+                    return Err(fail(run, ExecErrorKind::Budget, attempts, Some(why), source));
+                }
+            };
+            run.decide(Layer::Exec, error, Verdict::Retry, verdict.reason.to_string(), Some(delay));
+            history.truncate(base);
+            tokio::time::sleep(delay).await;
+        }
+        unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
+    }
+}
+
+fn last_model_error(history: &[Message]) -> Option<crate::error::ModelError> {
+    history.last().and_then(Message::as_assistant).and_then(|message| message.error.clone())
+}
+
+fn fail(
+    run: Run<'_>,
+    kind: ExecErrorKind,
+    attempts: Vec<String>,
+    stopped_by: Option<String>,
+    source: Option<crate::error::ModelError>,
+) -> ExecError {
+    ExecError::new(kind, run.function, attempts, run.decisions, run.budget.calls(), run.budget.elapsed(), stopped_by, source)
+}
