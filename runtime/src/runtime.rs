@@ -129,8 +129,8 @@ impl Runtime {
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
-    pub async fn __agentic_exec(&self, function: &AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_as(function, prompt.into()).await
+    pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
+        self.exec_as(&function, prompt.into()).await
     }
 
     pub(crate) fn start_run<'a>(
