@@ -75,6 +75,11 @@ impl Step {
         Self::new(Outcome::Hang)
     }
 
+    /// This step `count` times, e.g. `ScriptedProvider::new(Step::error("overloaded").times(12))`.
+    pub fn times(self, count: usize) -> impl Iterator<Item = Step> + Clone {
+        std::iter::repeat_n(self, count)
+    }
+
     /// The call takes `latency` before its first event.
     pub fn with_latency(mut self, latency: Duration) -> Self {
         self.latency = latency;

@@ -1,0 +1,91 @@
+//! Layer 2's decision table (DESIGN.md section 4), rule by rule, in order.
+
+use agentic_runtime::ModelError;
+use agentic_runtime::classify::{ExecAction, Reason, exec_verdict};
+
+fn action(text: &str) -> ExecAction {
+    exec_verdict(text, None).action
+}
+
+#[test]
+fn rule_1_programming_errors_are_raised() {
+    assert_eq!(exec_verdict("TypeError: missing field", None).reason, Reason::Programming("TypeError"));
+    assert_eq!(action("NotImplementedError"), ExecAction::Raise);
+    assert_eq!(action("NotImplementedError: streaming tools"), ExecAction::Raise);
+    // Only as the kind, not anywhere in the text.
+    assert_eq!(action("RuntimeError: got a TypeError upstream"), ExecAction::Retry);
+    let typed = ModelError::programming("UnsupportedFeature", "tools are not supported by this provider");
+    assert_eq!(exec_verdict("UnsupportedFeature: tools", Some(&typed)).action, ExecAction::Raise);
+    // Raise wins over a permanent marker.
+    assert_eq!(action("TypeError: unauthorized"), ExecAction::Raise);
+}
+
+#[test]
+fn rule_2_context_overflow_stops() {
+    assert_eq!(action("BadRequestError: prompt is too long: 250000 tokens"), ExecAction::ContextOverflow);
+    assert_eq!(action("ModelError: maximum context length is 4290 tokens"), ExecAction::ContextOverflow);
+    let typed = ModelError::http(400, "bad").with_code("model_context_window_exceeded");
+    assert_eq!(exec_verdict("BadRequestError: 400 bad", Some(&typed)).action, ExecAction::ContextOverflow);
+}
+
+#[test]
+fn rule_3_permanent_markers_from_the_seed_and_added() {
+    for text in [
+        "ValueError: not a valid image",
+        "BadRequestError: invalid image data",
+        "image data is not decodable",
+        "RuntimeError: Login expired, please re-login",
+        "login failed",
+        "please re-auth",
+        "Unauthorized",
+        "AuthenticationError: Invalid API key provided",
+        "invalid_api_key",
+        "invalid x-api-key",
+        "Incorrect API key provided: sk-...",
+        "API key not valid. Please pass a valid API key.",
+        "authentication_error",
+        "PERMISSION_DENIED",
+        "Access Denied",
+        "AccessDenied",
+        "model_not_found",
+        "You exceeded your current quota",
+        "429 Too Many Requests: insufficient credits",
+    ] {
+        let verdict = exec_verdict(text, None);
+        assert_eq!(verdict.action, ExecAction::FailPermanently, "{text}");
+    }
+    assert_eq!(
+        exec_verdict("Unauthorized", None).reason.to_string(),
+        "matched permanent marker \"unauthorized\""
+    );
+    // A quota text that asks to retry after a time is a rate limit.
+    assert_eq!(action("RateLimitError: exceeded your current quota, retry in 20s"), ExecAction::Retry);
+}
+
+#[test]
+fn rule_3_typed_permanence() {
+    let cases = [
+        (ModelError::http(401, "nope"), ExecAction::FailPermanently),
+        (ModelError::http(404, "no such thing"), ExecAction::FailPermanently),
+        (ModelError::http(429, "slow down"), ExecAction::Retry),
+        (ModelError::http(408, ""), ExecAction::Retry),
+        (ModelError::http(409, ""), ExecAction::Retry),
+        (ModelError::http(425, ""), ExecAction::Retry),
+        (ModelError::http(503, "").with_should_retry(false), ExecAction::FailPermanently),
+        (ModelError::http(400, "odd").with_should_retry(true), ExecAction::Retry),
+        (ModelError::http(429, "").with_code("insufficient_quota"), ExecAction::FailPermanently),
+    ];
+    for (error, expected) in cases {
+        assert_eq!(exec_verdict(&error.to_string(), Some(&error)).action, expected, "{error}");
+    }
+}
+
+#[test]
+fn everything_else_is_worth_another_attempt() {
+    for text in ["RateLimitError: 429", "ModelError", "ValueError: something odd", ""] {
+        assert_eq!(exec_verdict(text, None), agentic_runtime::classify::ExecVerdict {
+            action: ExecAction::Retry,
+            reason: Reason::NotPermanent
+        });
+    }
+}

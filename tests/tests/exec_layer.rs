@@ -1,0 +1,158 @@
+//! Layer 2 (`Runtime::exec`): 3 attempts 1.5/3 s apart, fail-fast rules, and the product of the layers.
+
+use std::time::Duration;
+
+use agentic_runtime::{
+    ExecErrorKind, Layer, ModelError, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict,
+};
+
+fn exec_only() -> RetryPolicy {
+    RetryPolicy::new().with_session_retries(0)
+}
+
+fn sleeps(decisions: &[agentic_runtime::Decision]) -> Vec<u128> {
+    decisions.iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_attempts_after_1_5_and_3_seconds() {
+    let provider = ScriptedProvider::new(Step::error("overloaded").times(3));
+    let runtime = Runtime::new(provider.clone());
+    let error = runtime.exec_with(&exec_only(), "hi").await.unwrap_err();
+    assert_eq!(provider.calls(), 3);
+    assert_eq!(error.kind(), ExecErrorKind::Exhausted);
+    assert_eq!(sleeps(error.decisions()), [1500, 3000]);
+    assert_eq!(error.elapsed(), Duration::from_millis(4500));
+    assert_eq!(
+        error.to_string(),
+        "exec() failed after 3 attempts:\n\
+         Attempt 1: ModelError: overloaded\n\
+         Attempt 2: ModelError: overloaded\n\
+         Attempt 3: ModelError: overloaded"
+    );
+    assert_eq!(error.attempts().len(), 3);
+    assert_eq!(error.calls(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_fourth_attempt_waits_6_seconds() {
+    let provider = ScriptedProvider::new(Step::error("overloaded").times(4));
+    let policy = exec_only().with_max_retries(4);
+    let error = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap_err();
+    assert_eq!(sleeps(error.decisions()), [1500, 3000, 6000]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permanent_errors_stop_after_one_call() {
+    for step in [
+        Step::http(401, "Incorrect API key provided"),
+        Step::error("login expired"),
+        Step::http(403, "forbidden"),
+        Step::error("429 Too Many Requests: insufficient credits"),
+        Step::http(503, "busy").with_should_retry(false),
+    ] {
+        let provider = ScriptedProvider::new([step.clone()]).with_fallback(Step::ok("never"));
+        let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
+        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{step:?}");
+        assert_eq!(provider.calls(), 1, "{step:?}");
+        assert!(error.to_string().starts_with("exec() failed permanently:\nAttempt 1: "));
+        assert_eq!(error.elapsed(), Duration::ZERO);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn programming_errors_return_unchanged_after_one_call() {
+    let provider = ScriptedProvider::new([Step::programming("TypeError", "prompt must be text")])
+        .with_fallback(Step::ok("never"));
+    let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Programming);
+    assert_eq!(error.to_string(), "TypeError: prompt must be text");
+    assert_eq!(error.model_error().unwrap().kind(), "TypeError");
+    assert_eq!(provider.calls(), 1);
+
+    // A "TypeError: .." in an error message's text is a programming error too.
+    let provider = ScriptedProvider::new([Step::error("TypeError: bad tool schema")]).with_fallback(Step::ok("never"));
+    let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Programming);
+    assert_eq!(provider.calls(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_overflow_stops_after_one_call() {
+    let provider = ScriptedProvider::new([Step::http(400, "prompt is too long: 250000 tokens > 200000 maximum")])
+        .with_fallback(Step::ok("never"));
+    let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
+    assert_eq!(provider.calls(), 1);
+    assert!(error.to_string().contains("context overflow"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_defaults_multiply_to_12_calls_and_46_5_seconds() {
+    let provider = ScriptedProvider::new(Step::http(503, "Service Unavailable").times(12)).with_fallback(Step::ok("never"));
+    let runtime = Runtime::new(provider.clone());
+    let error = runtime.exec("hi").await.unwrap_err();
+    assert_eq!(provider.calls(), 12);
+    assert_eq!(error.calls(), 12);
+    assert_eq!(error.kind(), ExecErrorKind::Exhausted);
+    assert_eq!(error.elapsed(), Duration::from_millis(46_500));
+    assert_eq!(
+        sleeps(error.decisions()),
+        [2000, 4000, 8000, 1500, 2000, 4000, 8000, 3000, 2000, 4000, 8000]
+    );
+    assert_eq!(RetryPolicy::new().worst_case_calls(), 12);
+    assert_eq!(RetryPolicy::new().worst_case_backoff(), Duration::from_millis(46_500));
+    let layers: Vec<Layer> = error.decisions().iter().map(|d| d.layer).collect();
+    assert_eq!(layers.iter().filter(|l| **l == Layer::Exec).count(), 3);
+    assert_eq!(error.decisions().last().unwrap().verdict, Verdict::Exhausted);
+}
+
+#[tokio::test(start_paused = true)]
+async fn success_after_transient_failures_reports_its_cost() {
+    let provider = ScriptedProvider::new([Step::http(429, "rate limited"), Step::error(""), Step::ok("42")]);
+    let reply = Runtime::new(provider).exec("hi").await.unwrap();
+    assert_eq!(reply.text(), "42");
+    assert_eq!(reply.to_string(), "42");
+    assert_eq!(reply.as_ref(), "42");
+    assert_eq!(reply.calls(), 3);
+    assert_eq!(reply.elapsed(), Duration::from_secs(6));
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_exec_attempt_starts_from_the_prompt_alone() {
+    let provider = ScriptedProvider::new([Step::error("strange failure"), Step::ok("fine")]);
+    let runtime = Runtime::new(provider.clone()).with_system("be brief");
+    runtime.exec("hi").await.unwrap();
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].messages, requests[1].messages);
+    assert_eq!(requests[1].system.as_deref(), Some("be brief"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_invalid_policy_is_refused_before_any_call() {
+    let provider = ScriptedProvider::new([Step::ok("never")]);
+    let policy = RetryPolicy::new().with_max_retries(0);
+    let error = Runtime::new(provider.clone()).exec_with(&policy, "hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Programming);
+    assert_eq!(error.policy_error().unwrap().key(), "max_retries");
+    assert!(error.to_string().starts_with("invalid retry policy: `max_retries` (0) must be at least 1"));
+    assert_eq!(provider.calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_exhausted_script_is_a_clear_programming_error() {
+    let provider = ScriptedProvider::new([]);
+    let error = Runtime::new(provider).exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Programming);
+    assert!(error.to_string().contains("ScriptedProvider has no step for call 1"), "{error}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_error_keeps_the_typed_failure_as_its_source() {
+    let provider = ScriptedProvider::new([Step::http(401, "invalid api key")]);
+    let error = Runtime::new(provider).exec("hi").await.unwrap_err();
+    let source = std::error::Error::source(&error).unwrap();
+    assert_eq!(source.to_string(), "AuthenticationError: 401 invalid api key");
+    assert_eq!(error.model_error().map(ModelError::status), Some(Some(401)));
+}
