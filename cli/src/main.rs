@@ -1,1 +1,53 @@
-fn main() {}
+//! `agentic`: classify model errors and simulate the two retry layers of `agentic-runtime`.
+//!
+//! The contracts of `agentic classify --json` and `agentic simulate --json` are fixed by DESIGN.md
+//! section 8; scripts depend on them. Exit codes, for every command:
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | done |
+//! | 1 | `classify --json`: at least one input line was malformed (each got an `{"error": ..}` line) |
+//! | 2 | usage error: bad arguments, bad input JSON, an invalid policy (message on stderr) |
+
+mod classify;
+mod input;
+mod json;
+mod simulate;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agentic",
+    version,
+    about = "Resilient LLM model calls: classify errors and simulate the two retry layers",
+    long_about = "Resilient LLM model calls: classify errors and simulate the two retry layers.\n\n\
+        Exit codes: 0 done; 1 `classify --json` met a malformed input line; 2 usage error \
+        (bad arguments, bad input, an invalid policy; the message is on stderr).",
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show how both retry layers judge an error message, and why.
+    #[command(long_about = classify::LONG_ABOUT)]
+    Classify(classify::Args),
+    /// Run the real retry layers against scripted model calls on a virtual clock.
+    #[command(long_about = simulate::LONG_ABOUT)]
+    Simulate(simulate::Args),
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Classify(args) => classify::run(&args),
+        Command::Simulate(args) => simulate::run(&args),
+    }
+}

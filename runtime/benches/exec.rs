@@ -1,1 +1,43 @@
-fn main(){}
+//! The cost of the retry machinery on the success path: `exec` through both layers against one bare
+//! model call on the same in-memory provider. Run with `cargo bench -p agentic-runtime --bench exec`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures_util::stream;
+
+use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
+use agentic_runtime::{Message, Runtime, StopReason, agent};
+
+/// Answers at once, records nothing: what is measured is the machinery, not the provider.
+struct Instant;
+
+impl Provider for Instant {
+    fn name(&self) -> &str {
+        "instant"
+    }
+
+    fn stream<'a>(&'a self, _request: &'a Request<'a>) -> EventStream<'a> {
+        Box::pin(stream::iter([
+            Ok(StreamEvent::TextDelta("the answer".to_owned())),
+            Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+        ]))
+    }
+}
+
+fn success_path(c: &mut Criterion) {
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let runtime = Runtime::new(Instant);
+    let mut group = c.benchmark_group("success_path");
+    group.bench_function("exec_both_layers", |b| {
+        b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
+    });
+    group.bench_function("bare_call", |b| {
+        b.to_async(&tokio).iter(|| async {
+            let history = vec![Message::user("the question")];
+            agent::run(&Instant, &Request::new(&history), None).await.unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, success_path);
+criterion_main!(benches);

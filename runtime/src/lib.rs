@@ -56,6 +56,11 @@ pub use report::{Decision, Layer, Verdict};
 pub use runtime::Runtime;
 pub use session::AgentSession;
 
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// The retry policy, under the attribute's name for it.
 pub type Policy = RetryPolicy;
 

@@ -162,7 +162,9 @@ impl Runtime {
         let policy = &function.policy;
         let mut run = self.start_run(policy, system, name);
         let mut schedule = Schedule::exec(policy);
-        let mut history = vec![Message::user(text)];
+        // Room for the prompt and the answer: the success path allocates the history once.
+        let mut history = Vec::with_capacity(2);
+        history.push(Message::user(text));
         let mut base = history.len();
         let mut attempts: Vec<String> = Vec::new();
 

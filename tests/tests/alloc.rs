@@ -1,0 +1,74 @@
+//! The success path of `exec` through both layers adds no heap allocation of the retry machinery's
+//! own: it allocates exactly what one bare model call allocates.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use agentic_runtime::provider::Request;
+use agentic_runtime::{ContentBlock, Message, Runtime, ScriptedProvider, Step, agent};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Allocations made by `work` on this thread.
+fn count<T>(tokio: &tokio::runtime::Runtime, work: impl Future<Output = T>) -> (usize, T) {
+    let before = allocations();
+    let out = tokio.block_on(work);
+    (allocations() - before, out)
+}
+
+#[test]
+fn exec_success_path_allocates_only_what_the_call_itself_does() {
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    // Warm up lazily initialised state (tokio's thread-locals, the pattern sets are not touched).
+    let warm = Runtime::new(ScriptedProvider::new([Step::ok("warm")]));
+    tokio.block_on(warm.exec("warm")).unwrap();
+
+    for _ in 0..3 {
+        let provider = ScriptedProvider::new([Step::ok("the answer")]);
+        let runtime = Runtime::new(provider);
+        let (through_layers, reply) = count(&tokio, runtime.exec("the question"));
+        assert_eq!(reply.unwrap().text(), "the answer");
+
+        let provider = ScriptedProvider::new([Step::ok("the answer")]);
+        let (bare, text) = count(&tokio, async {
+            let history = vec![Message::user("the question")];
+            let message = agent::run(&provider, &Request::new(&history), None).await.unwrap();
+            match message.content.into_iter().next() {
+                Some(ContentBlock::Text { text }) => text,
+                other => panic!("unexpected {other:?}"),
+            }
+        });
+        assert_eq!(text, "the answer");
+        assert!(bare > 0, "the counter counts");
+        assert_eq!(
+            through_layers, bare,
+            "exec through both layers made {through_layers} allocations, a bare call {bare}"
+        );
+    }
+}
