@@ -59,10 +59,9 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
     let mut schedule = Schedule::session(run.policy);
     let mut retry = 0u32;
     loop {
-        run.budget.start_call();
+        let call = run.budget.start_call();
         let timeout = run.budget.call_timeout();
-        let request =
-            Request { system: run.system, messages: history, timeout, function: run.function };
+        let request = Request { system: run.system, messages: history, timeout, function: run.function, call };
         let message = agent::run(run.provider, &request, timeout).await?;
         let failed = message.is_error();
         history.push(Message::Assistant(message));

@@ -24,12 +24,14 @@ pub struct Request<'a> {
     pub timeout: Option<Duration>,
     /// The agent function making the call, when known.
     pub function: Option<&'a str>,
+    /// The model call's number within its exec, from 1 (HTTP providers send it as `x-agentic-call`).
+    pub call: u32,
 }
 
 impl<'a> Request<'a> {
-    /// A request for `messages` with no system instruction, timeout or function name.
+    /// A request for `messages` with no system instruction, timeout or function name (call 1).
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, timeout: None, function: None }
+        Self { system: None, messages, timeout: None, function: None, call: 1 }
     }
 }
 
