@@ -6,7 +6,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | done |
-//! | 1 | `classify --json`: at least one input line was malformed (each got an `{"error": ..}` line) |
+//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line) |
 //! | 2 | usage error: bad arguments, bad input JSON, an invalid policy (message on stderr) |
 
 mod classify;
@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
     version,
     about = "Resilient LLM model calls: classify errors and simulate the two retry layers",
     long_about = "Resilient LLM model calls: classify errors and simulate the two retry layers.\n\n\
-        Exit codes: 0 done; 1 `classify --json` met a malformed input line; 2 usage error \
+        Exit codes: 0 done; 1 `classify` met a malformed input line; 2 usage error \
         (bad arguments, bad input, an invalid policy; the message is on stderr).",
     propagate_version = true
 )]

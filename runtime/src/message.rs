@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
+use crate::error::model_error::split_kind;
 
 /// One piece of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,6 +152,31 @@ impl AssistantMessage {
     /// The error text ("" when there is none).
     pub fn error_text(&self) -> &str {
         self.error_message.as_deref().unwrap_or("")
+    }
+
+    /// The failure as layer 2 sees it, `"<Kind>: <text>"`: a text that already starts with a kind
+    /// (an error raised while streaming) is kept; an error event's text gets its typed error's kind,
+    /// or `ModelError` (only the kind when the text is empty). Empty for a message that did not fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::AssistantMessage;
+    ///
+    /// assert_eq!(AssistantMessage::error_event("Overloaded", None).failure_text(), "ModelError: Overloaded");
+    /// assert_eq!(AssistantMessage::error_event("", None).failure_text(), "ModelError");
+    /// assert_eq!(AssistantMessage::error_event("RateLimitError: slow", None).failure_text(), "RateLimitError: slow");
+    /// ```
+    pub fn failure_text(&self) -> String {
+        if !self.is_error() {
+            return String::new();
+        }
+        let text = self.error_text();
+        if split_kind(text).is_some() {
+            return text.to_owned();
+        }
+        let kind = self.error.as_ref().map_or("ModelError", ModelError::kind);
+        if text.is_empty() { kind.to_owned() } else { format!("{kind}: {text}") }
     }
 
     /// The text blocks, concatenated.

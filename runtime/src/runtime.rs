@@ -15,7 +15,7 @@ use crate::prompt::Prompt;
 use crate::provider::Provider;
 use crate::reply::Reply;
 use crate::report::{Layer, Verdict};
-use crate::session::{AgentSession, Run, failure_text, run_layer};
+use crate::session::{AgentSession, Run, run_layer};
 
 /// The entry point: a provider, a default policy, and `exec`.
 ///
@@ -176,7 +176,7 @@ impl Runtime {
             }
             let Some(Message::Assistant(last)) = history.pop() else { unreachable!("the layer leaves its message last") };
             let (error, verdict, hint, rejected) = if last.is_error() {
-                let error = failure_text(&last);
+                let error = last.failure_text();
                 let verdict = exec_verdict(&error, last.error.as_ref());
                 let hint = retry_hint(last.error_text(), last.error.as_ref());
                 history.push(Message::Assistant(last));

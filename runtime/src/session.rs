@@ -7,7 +7,6 @@ use crate::backoff::{Rng, Schedule};
 use crate::budget::Budget;
 use crate::classify::{is_retryable_error, retry_hint};
 use crate::error::ModelError;
-use crate::error::model_error::split_kind;
 use crate::message::{AssistantMessage, Message};
 use crate::policy::RetryPolicy;
 use crate::provider::{Provider, Request};
@@ -71,7 +70,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
         let Some(Message::Assistant(message)) = history.last() else { unreachable!("just pushed") };
         let verdict = is_retryable_error(message);
         let hint = retry_hint(message.error_text(), message.error.as_ref());
-        let error = failure_text(message);
+        let error = message.failure_text();
         if !verdict.retryable {
             run.decide(Layer::Session, error, Verdict::GiveUp, verdict.reason.to_string(), None);
             return Ok(());
@@ -96,17 +95,6 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
         tokio::time::sleep(delay).await;
         retry += 1;
     }
-}
-
-/// A failure as `"<Kind>: <text>"`: a converted error keeps its text; an error event gets the kind
-/// of its typed error, or `ModelError`.
-pub(crate) fn failure_text(message: &AssistantMessage) -> String {
-    let text = message.error_text();
-    if split_kind(text).is_some() {
-        return text.to_owned();
-    }
-    let kind = message.error.as_ref().map_or("ModelError", ModelError::kind);
-    if text.is_empty() { kind.to_owned() } else { format!("{kind}: {text}") }
 }
 
 /// A conversation with layer 1 only: each [`AgentSession::run`] adds the prompt and the model's

@@ -24,6 +24,9 @@ fn rule_1_programming_errors_are_raised() {
 fn rule_2_context_overflow_stops() {
     assert_eq!(action("BadRequestError: prompt is too long: 250000 tokens"), ExecAction::ContextOverflow);
     assert_eq!(action("ModelError: maximum context length is 4290 tokens"), ExecAction::ContextOverflow);
+    // The anchored bodiless-400 pattern is found behind the kind prefix.
+    assert_eq!(action("ModelError: 400 (no body)"), ExecAction::ContextOverflow);
+    assert_eq!(action("BadRequestError: 413 status code (no body)"), ExecAction::ContextOverflow);
     let typed = ModelError::http(400, "bad").with_code("model_context_window_exceeded");
     assert_eq!(exec_verdict("BadRequestError: 400 bad", Some(&typed)).action, ExecAction::ContextOverflow);
 }

@@ -3,6 +3,7 @@ use std::fmt;
 use super::Reason;
 use super::patterns::{OVERFLOW, OVERFLOW_CODES, QUOTA, QUOTA_CODES, RETRY, RETRY_AFTER_TIME};
 use crate::error::ModelError;
+use crate::error::model_error::split_kind;
 use crate::message::{AssistantMessage, StopReason};
 
 /// Layer 1's verdict: retry the model call or not, and why.
@@ -75,10 +76,13 @@ pub fn is_context_overflow(text: &str, error: Option<&ModelError>) -> Option<Rea
             return Some(Reason::OverflowCode(known));
         }
     }
+    // The bodiless-400 pattern is anchored, so also look past a "<Kind>: " prefix and at the typed text.
+    let after_kind = split_kind(text).map(|(_, rest)| rest).filter(|rest| *rest != text);
     let typed_text = error.map(ModelError::message).filter(|message| *message != text);
-    OVERFLOW
-        .first_match(text)
-        .or_else(|| typed_text.and_then(|message| OVERFLOW.first_match(message)))
+    [Some(text), after_kind, typed_text]
+        .into_iter()
+        .flatten()
+        .find_map(|candidate| OVERFLOW.first_match(candidate))
         .map(Reason::OverflowPattern)
 }
 
