@@ -53,7 +53,7 @@ pub use prompt::Prompt;
 pub use provider::{Provider, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Verdict};
-pub use runtime::Runtime;
+pub use runtime::{Observer, Runtime};
 pub use session::AgentSession;
 
 /// The README's examples, compiled and run as doctests so they cannot rot.

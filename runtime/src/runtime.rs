@@ -14,7 +14,7 @@ use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
 use crate::provider::Provider;
 use crate::reply::Reply;
-use crate::report::{Layer, Verdict};
+use crate::report::{Decision, Layer, Verdict};
 use crate::session::{AgentSession, Run, run_layer};
 
 /// The entry point: a provider, a default policy, and `exec`.
@@ -46,7 +46,11 @@ pub struct Runtime {
     system: Option<Arc<str>>,
     seed: u64,
     execs: Arc<AtomicU64>,
+    observer: Option<Arc<Observer>>,
 }
+
+/// A callback that sees every decision of both layers as it is made.
+pub type Observer = dyn Fn(&Decision) + Send + Sync;
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,6 +58,7 @@ impl std::fmt::Debug for Runtime {
             .field("provider", &self.provider.name())
             .field("policy", &self.policy)
             .field("system", &self.system)
+            .field("observer", &self.observer.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -72,6 +77,7 @@ impl Runtime {
             system: None,
             seed: fastrand::u64(..),
             execs: Arc::new(AtomicU64::new(0)),
+            observer: None,
         }
     }
 
@@ -97,6 +103,23 @@ impl Runtime {
     pub fn with_jitter_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self.execs = Arc::new(AtomicU64::new(0));
+        self
+    }
+
+    /// Calls `observer` with every decision of both layers as it is made (before the sleep it
+    /// announces), e.g. to print a live timeline. The decisions are in the `Reply` and the
+    /// `ExecError` too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Step};
+    ///
+    /// let runtime = Runtime::new(ScriptedProvider::new([Step::ok("hi")]))
+    ///     .with_observer(|decision| eprintln!("{decision}"));
+    /// ```
+    pub fn with_observer(mut self, observer: impl Fn(&Decision) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(observer));
         self
     }
 
@@ -149,6 +172,7 @@ impl Runtime {
             rng: Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             decisions: Vec::new(),
             attempt: 0,
+            observer: self.observer.as_deref(),
         }
     }
 

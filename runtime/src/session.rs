@@ -11,7 +11,7 @@ use crate::message::{AssistantMessage, Message};
 use crate::policy::RetryPolicy;
 use crate::provider::{Provider, Request};
 use crate::report::{Decision, Layer, Verdict};
-use crate::runtime::Runtime;
+use crate::runtime::{Observer, Runtime};
 
 /// The state of one exec shared by both layers: the budget, the jitter RNG and the decisions so far.
 pub(crate) struct Run<'a> {
@@ -23,6 +23,7 @@ pub(crate) struct Run<'a> {
     pub(crate) rng: Rng,
     pub(crate) decisions: Vec<Decision>,
     pub(crate) attempt: u32,
+    pub(crate) observer: Option<&'a Observer>,
 }
 
 impl Run<'_> {
@@ -46,6 +47,9 @@ impl Run<'_> {
         } else {
             tracing::warn!(function, layer = layer.name(), call = decision.call, error = %decision.error,
                 verdict = verdict.name(), reason = %decision.reason, "model call failed");
+        }
+        if let Some(observer) = self.observer {
+            observer(&decision);
         }
         self.decisions.push(decision);
     }

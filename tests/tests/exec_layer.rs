@@ -156,3 +156,25 @@ async fn the_error_keeps_the_typed_failure_as_its_source() {
     assert_eq!(source.to_string(), "AuthenticationError: 401 invalid api key");
     assert_eq!(error.model_error().map(ModelError::status), Some(Some(401)));
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_observer_sees_each_decision_as_it_is_made() {
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::http(401, "invalid api key")]);
+    let runtime = Runtime::new(provider).with_observer(move |decision| {
+        sink.lock().unwrap().push((decision.layer, decision.verdict, tokio::time::Instant::now()));
+    });
+    let start = tokio::time::Instant::now();
+    let error = runtime.exec("hi").await.unwrap_err();
+    let seen = seen.lock().unwrap();
+    let verdicts: Vec<(Layer, Verdict)> = seen.iter().map(|(layer, verdict, _)| (*layer, *verdict)).collect();
+    assert_eq!(
+        verdicts,
+        [(Layer::Session, Verdict::Retry), (Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]
+    );
+    // The retry was announced before its 2 s sleep.
+    assert_eq!(seen[0].2 - start, Duration::ZERO);
+    assert_eq!(error.decisions().len(), 3);
+}
