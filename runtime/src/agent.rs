@@ -40,12 +40,26 @@ pub async fn run(
 async fn drive(provider: &dyn Provider, request: &Request<'_>) -> Result<AssistantMessage, ModelError> {
     let mut stream = provider.stream(request);
     let mut text = String::new();
+    let mut tool_calls: Vec<ToolCall> = Vec::new();
     while let Some(event) = stream.next().await {
         match event? {
             StreamEvent::TextDelta(delta) if text.is_empty() => text = delta,
             StreamEvent::TextDelta(delta) => text.push_str(&delta),
+            StreamEvent::ToolCallStart { index, id, name } => {
+                let call = ToolCall::find(&mut tool_calls, index);
+                if call.id.is_empty() {
+                    call.id = id;
+                }
+                if call.name.is_empty() {
+                    call.name = name;
+                }
+            }
+            StreamEvent::ToolCallDelta { index, arguments } => {
+                ToolCall::find(&mut tool_calls, index).arguments.push_str(&arguments);
+            }
             StreamEvent::Done { stop_reason } => {
-                let content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
+                let mut content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
+                content.extend(tool_calls.into_iter().map(ToolCall::into_block));
                 return Ok(AssistantMessage { content, stop_reason, error_message: None, error: None });
             }
             StreamEvent::Error { message, error } => {
@@ -58,6 +72,40 @@ async fn drive(provider: &dyn Provider, request: &Request<'_>) -> Result<Assista
         }
     }
     Err(ModelError::transport(TransportKind::Truncated, "stream ended unexpectedly, before its final event"))
+}
+
+/// A tool call being streamed: its arguments arrive as fragments of JSON text.
+struct ToolCall {
+    index: u32,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl ToolCall {
+    /// The call with `index`, started now if it was not.
+    fn find(calls: &mut Vec<ToolCall>, index: u32) -> &mut ToolCall {
+        let position = match calls.iter().position(|call| call.index == index) {
+            Some(position) => position,
+            None => {
+                calls.push(ToolCall { index, id: String::new(), name: String::new(), arguments: String::new() });
+                calls.len() - 1
+            }
+        };
+        &mut calls[position]
+    }
+
+    /// The finished call as a block. Its arguments are parsed as JSON (none: an empty object); text
+    /// that is not valid JSON is kept as a JSON string of the raw text, for the model to see and fix.
+    fn into_block(self) -> ContentBlock {
+        let input = if self.arguments.trim().is_empty() {
+            serde_json::Value::Object(serde_json::Map::new())
+        } else {
+            serde_json::from_str(&self.arguments).unwrap_or(serde_json::Value::String(self.arguments))
+        };
+        let id = if self.id.is_empty() { format!("call_{}", self.index) } else { self.id };
+        ContentBlock::ToolUse { id, name: self.name, input }
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +141,57 @@ mod tests {
     async fn programming_errors_are_not_converted() {
         let error = one(Step::programming("TypeError", "bad"), None).await.unwrap_err();
         assert_eq!(error.to_string(), "TypeError: bad");
+    }
+
+    /// A provider that plays fixed events.
+    struct Events(Vec<StreamEvent>);
+
+    impl Provider for Events {
+        fn name(&self) -> &str {
+            "events"
+        }
+
+        fn stream<'a>(&'a self, _: &'a Request<'a>) -> crate::provider::EventStream<'a> {
+            Box::pin(futures_util::stream::iter(self.0.clone().into_iter().map(Ok)))
+        }
+    }
+
+    #[tokio::test]
+    async fn tool_call_events_become_tool_use_blocks_after_the_text() {
+        let start =
+            |index, id: &str, name: &str| StreamEvent::ToolCallStart { index, id: id.into(), name: name.into() };
+        let delta = |index, arguments: &str| StreamEvent::ToolCallDelta { index, arguments: arguments.into() };
+        let provider = Events(vec![
+            StreamEvent::TextDelta("Let me check.".into()),
+            start(1, "call_a", "weather"),
+            delta(1, "{\"city\":"),
+            start(2, "", ""),
+            delta(2, "{\"broken"),
+            delta(1, " \"Paris\"}"),
+            start(2, "call_b", "time"),
+            start(3, "", "noop"),
+            StreamEvent::Done { stop_reason: StopReason::ToolUse },
+        ]);
+        let history = [Message::user("hi")];
+        let message = run(&provider, &Request::new(&history), None).await.unwrap();
+        assert_eq!(message.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            message.content,
+            [
+                ContentBlock::text("Let me check."),
+                ContentBlock::ToolUse {
+                    id: "call_a".into(),
+                    name: "weather".into(),
+                    input: serde_json::json!({"city": "Paris"})
+                },
+                ContentBlock::ToolUse {
+                    id: "call_b".into(),
+                    name: "time".into(),
+                    input: serde_json::json!("{\"broken")
+                },
+                ContentBlock::ToolUse { id: "call_3".into(), name: "noop".into(), input: serde_json::json!({}) },
+            ]
+        );
     }
 
     #[tokio::test(start_paused = true)]

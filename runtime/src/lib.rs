@@ -50,7 +50,7 @@ pub use error::{ExecError, ExecErrorKind, ModelError, PolicyError, TransportKind
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
 pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
-pub use provider::{Provider, ScriptedProvider, Step};
+pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, Provider, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Verdict};
 pub use runtime::{Observer, Runtime};

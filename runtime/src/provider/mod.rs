@@ -1,6 +1,11 @@
-//! Providers: one streamed model call each. [`ScriptedProvider`] plays a script, for tests.
+//! Providers: one streamed model call each. [`OpenAiProvider`] and [`AnthropicProvider`] talk to
+//! real model APIs over HTTP with streaming SSE; [`ScriptedProvider`] plays a script, for tests.
 
+mod anthropic;
+mod http;
+mod openai;
 mod scripted;
+mod sse;
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -10,6 +15,9 @@ use futures_core::Stream;
 use crate::error::ModelError;
 use crate::message::{Message, StopReason};
 
+pub use anthropic::AnthropicProvider;
+pub use http::ConfigError;
+pub use openai::OpenAiProvider;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 
 /// What one model call is asked.
@@ -45,6 +53,27 @@ pub enum StreamEvent {
     Done {
         /// Why the model stopped.
         stop_reason: StopReason,
+    },
+    /// The model starts a tool call (or, for a call already started, sends its id or name late).
+    ///
+    /// The agent assembles the calls of one answer into [`ContentBlock::ToolUse`] blocks, in the
+    /// order they start, after the text.
+    ///
+    /// [`ContentBlock::ToolUse`]: crate::message::ContentBlock::ToolUse
+    ToolCallStart {
+        /// Identifies the call within this answer (the provider's tool-call or content-block index).
+        index: u32,
+        /// The call's id (empty when not sent yet; the agent makes one if it never comes).
+        id: String,
+        /// The tool's name (empty when not sent yet).
+        name: String,
+    },
+    /// More of a tool call's arguments: a fragment of JSON text, parsed when the call is complete.
+    ToolCallDelta {
+        /// The call, as in [`StreamEvent::ToolCallStart`].
+        index: u32,
+        /// The fragment.
+        arguments: String,
     },
     /// The provider sent an error event; it becomes the final message as it is.
     Error {

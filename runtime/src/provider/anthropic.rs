@@ -1,0 +1,541 @@
+//! Anthropic's Messages API, streamed.
+
+use std::fmt;
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::http::{self, ConfigError, ErrorBody, Secret, Wire};
+use super::sse::SseEvent;
+use super::{EventStream, Provider, Request, StreamEvent};
+use crate::error::ModelError;
+use crate::message::{ContentBlock, Message, StopReason};
+
+/// A provider for Anthropic's `POST {base}/v1/messages`, streamed (SSE).
+///
+/// It sends `x-api-key` (when a key is set), `anthropic-version: 2023-06-01`, the call's number as
+/// `x-agentic-call`, and a body with the model, `max_tokens` (the API requires it), the system
+/// instruction, the conversation (text, `tool_use` and `tool_result` blocks) and `temperature` when
+/// set. It reads every event: `message_start`, `content_block_start` (text or `tool_use`),
+/// `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`, `message_delta`
+/// (`end_turn` and `stop_sequence` -> [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`],
+/// `tool_use` -> [`StopReason::ToolUse`]), `message_stop`, `ping` and `error`. An `error` event ends
+/// the call as an error message whose text is the event's `message` as sent, typed with the kind,
+/// code and HTTP status of its `type` (`overloaded_error` -> `OverloadedError`, 529, retryable).
+/// The key never appears in an error or in Debug output.
+///
+/// # Examples
+///
+/// ```no_run
+/// use agentic_runtime::Runtime;
+/// use agentic_runtime::provider::AnthropicProvider;
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// // ANTHROPIC_API_KEY, and ANTHROPIC_BASE_URL for a proxy or a test server.
+/// let provider = AnthropicProvider::from_env()?.with_model("claude-3-5-haiku-latest").with_max_tokens(512);
+/// let reply = Runtime::new(provider).exec("Say hello.").await?;
+/// println!("{}", reply.text());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct AnthropicProvider {
+    client: Result<reqwest::Client, ModelError>,
+    base_url: String,
+    api_key: Option<Secret>,
+    model: String,
+    max_tokens: u32,
+    temperature: Option<f32>,
+}
+
+impl AnthropicProvider {
+    /// The default base URL, `https://api.anthropic.com`.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
+
+    /// The default model, `claude-3-5-haiku-latest`.
+    pub const DEFAULT_MODEL: &'static str = "claude-3-5-haiku-latest";
+
+    /// The default `max_tokens`, 1024.
+    pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+    /// The API version sent as `anthropic-version`.
+    pub const API_VERSION: &'static str = "2023-06-01";
+
+    /// A provider for the server at `base_url` (e.g. `https://api.anthropic.com`; the path
+    /// `/v1/messages` is appended), with `api_key` if the server needs one (an empty key counts as
+    /// none). An invalid base URL makes every call fail with a programming error; [`Self::from_env`]
+    /// checks it up front.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        let base_url: String = base_url.into();
+        Self {
+            client: http::client(),
+            base_url: base_url.trim().trim_end_matches('/').to_owned(),
+            api_key: Secret::new(api_key),
+            model: Self::DEFAULT_MODEL.to_owned(),
+            max_tokens: Self::DEFAULT_MAX_TOKENS,
+            temperature: None,
+        }
+    }
+
+    /// A provider configured from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (default
+    /// [`Self::DEFAULT_BASE_URL`]). Fails when the base URL is invalid, or when there is no key and
+    /// the base URL is Anthropic's own; the error names the variable to set.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let api_key = http::non_empty(&lookup, "ANTHROPIC_API_KEY");
+        let base_url = match http::non_empty(&lookup, "ANTHROPIC_BASE_URL") {
+            Some(url) => http::check_base_url(&url).map_err(|reason| ConfigError::InvalidBaseUrl {
+                variable: "ANTHROPIC_BASE_URL",
+                reason,
+                example: Self::DEFAULT_BASE_URL,
+            })?,
+            None => Self::DEFAULT_BASE_URL.to_owned(),
+        };
+        if api_key.is_none() && base_url == Self::DEFAULT_BASE_URL {
+            return Err(ConfigError::MissingApiKey {
+                provider: "anthropic",
+                key_variable: "ANTHROPIC_API_KEY",
+                base_url_variable: "ANTHROPIC_BASE_URL",
+            });
+        }
+        Ok(Self::new(base_url, api_key))
+    }
+
+    /// The model to ask for.
+    ///
+    /// # Default
+    ///
+    /// `"claude-3-5-haiku-latest"` ([`Self::DEFAULT_MODEL`]).
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The most tokens the answer may have (`max_tokens`, required by the API).
+    ///
+    /// # Default
+    ///
+    /// 1024 ([`Self::DEFAULT_MAX_TOKENS`]).
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// The sampling temperature.
+    ///
+    /// # Default
+    ///
+    /// Unset: the server's default.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The base URL, without a trailing `/`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// True when a key is set.
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.is_some()
+    }
+
+    fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
+        let client = self.client.clone()?;
+        let mut headers = HeaderMap::new();
+        if let Some(secret) = &self.api_key {
+            headers.insert("x-api-key", http::secret_header("", secret)?);
+        }
+        headers.insert("anthropic-version", HeaderValue::from_static(Self::API_VERSION));
+        let body = self.body(request);
+        let url = format!("{}/v1/messages", self.base_url);
+        let built = http::post(&client, &url, headers, &body, request, self.api_key.as_ref())?;
+        Ok((client, built))
+    }
+
+    fn body(&self, request: &Request<'_>) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": messages(request.messages),
+            "stream": true,
+        });
+        if let Some(system) = request.system {
+            body["system"] = json!(system);
+        }
+        if let Some(temperature) = self.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        body
+    }
+}
+
+impl fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicProvider")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
+        match self.build(request) {
+            Ok((client, built)) => http::stream_call(client, built, AnthropicWire::default(), self.api_key.clone()),
+            Err(error) => http::failed(error),
+        }
+    }
+}
+
+/// The messages as content blocks. A user turn's `tool_result` blocks come first (the API wants
+/// them so); empty text blocks and assistant messages with no content (a failed call's) are left
+/// out, as the API rejects them.
+fn messages(history: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(history.len());
+    for message in history {
+        match message {
+            Message::User { content } => {
+                let results = content.iter().filter_map(|block| match block {
+                    ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                        let mut result = json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content});
+                        if *is_error {
+                            result["is_error"] = json!(true);
+                        }
+                        Some(result)
+                    }
+                    _ => None,
+                });
+                let texts = content.iter().filter_map(|block| match block {
+                    ContentBlock::Text { text } if !text.is_empty() => Some(json!({"type": "text", "text": text})),
+                    _ => None,
+                });
+                let blocks: Vec<Value> = results.chain(texts).collect();
+                out.push(json!({"role": "user", "content": blocks}));
+            }
+            Message::Assistant(message) => {
+                let blocks: Vec<Value> = message
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        ContentBlock::Text { text } if !text.is_empty() => Some(json!({"type": "text", "text": text})),
+                        ContentBlock::ToolUse { id, name, input } => {
+                            Some(json!({"type": "tool_use", "id": id, "name": name, "input": tool_input(input)}))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A `tool_use` input must be an object: a string input (the model's raw, invalid JSON) is parsed
+/// again, or kept under `"_raw"`.
+fn tool_input(input: &Value) -> Value {
+    match input {
+        Value::Object(_) => input.clone(),
+        Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+            Ok(parsed @ Value::Object(_)) => parsed,
+            _ => json!({"_raw": raw}),
+        },
+        other => json!({"_raw": other}),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    ContentBlockStart {
+        index: u32,
+        content_block: Block,
+    },
+    ContentBlockDelta {
+        index: u32,
+        delta: Delta,
+    },
+    MessageDelta {
+        delta: MessageDeltaBody,
+    },
+    MessageStop,
+    Error {
+        #[serde(default)]
+        error: Value,
+    },
+    /// `message_start`, `content_block_stop`, `ping`, and any event type added later.
+    #[serde(other)]
+    Ignored,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+    },
+    /// `thinking`, `server_tool_use` and the others.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type")]
+enum Delta {
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    /// `thinking_delta`, `signature_delta`, `citations_delta` and the others.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct MessageDeltaBody {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+/// The Messages stream: events until `message_stop`.
+#[derive(Debug, Default)]
+struct AnthropicWire {
+    /// The `stop_reason` of the `message_delta`, once sent.
+    stop_reason: Option<StopReason>,
+    /// A `tool_use` block was started.
+    tool_use: bool,
+}
+
+impl Wire for AnthropicWire {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+        secret: Option<&Secret>,
+    ) -> Result<(), ModelError> {
+        let data = event.data.trim();
+        let mut value: Value = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
+        // The data names its type; the SSE `event:` field says the same and stands in when it does not.
+        if let Value::Object(object) = &mut value {
+            if !object.contains_key("type") && !event.event.is_empty() {
+                object.insert("type".to_owned(), Value::String(event.event.clone()));
+            }
+        }
+        let parsed: Event = serde_json::from_value(value).map_err(|error| http::malformed(data, &error, secret))?;
+        match parsed {
+            Event::ContentBlockStart { index, content_block } => match content_block {
+                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                Block::ToolUse { id, name } => {
+                    self.tool_use = true;
+                    out.push(StreamEvent::ToolCallStart { index, id, name });
+                }
+                _ => {}
+            },
+            Event::ContentBlockDelta { index, delta } => match delta {
+                Delta::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                Delta::InputJson { partial_json } if !partial_json.is_empty() => {
+                    out.push(StreamEvent::ToolCallDelta { index, arguments: partial_json });
+                }
+                _ => {}
+            },
+            Event::MessageDelta { delta } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(stop_reason(&reason));
+                }
+            }
+            Event::MessageStop => {
+                let fallback = if self.tool_use { StopReason::ToolUse } else { StopReason::Stop };
+                out.push(StreamEvent::Done { stop_reason: self.stop_reason.unwrap_or(fallback) });
+            }
+            Event::Error { error } => {
+                let body = ErrorBody::from_error(&error).unwrap_or_default();
+                out.push(http::error_event(&body, secret));
+            }
+            Event::Ignored => {}
+        }
+        Ok(())
+    }
+
+    fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
+        let message = WholeMessage::deserialize(answer)?;
+        for (index, block) in (0u32..).zip(message.content) {
+            match block {
+                WholeBlock::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                WholeBlock::ToolUse { id, name, input } => {
+                    self.tool_use = true;
+                    out.push(StreamEvent::ToolCallStart { index, id, name });
+                    if !input.is_null() {
+                        out.push(StreamEvent::ToolCallDelta { index, arguments: input.to_string() });
+                    }
+                }
+                _ => {}
+            }
+        }
+        let fallback = if self.tool_use { StopReason::ToolUse } else { StopReason::Stop };
+        out.push(StreamEvent::Done { stop_reason: message.stop_reason.as_deref().map_or(fallback, stop_reason) });
+        Ok(())
+    }
+}
+
+/// A whole message (not streamed).
+#[derive(Deserialize)]
+struct WholeMessage {
+    #[serde(default)]
+    content: Vec<WholeBlock>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WholeBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    #[serde(other)]
+    Other,
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
+        "tool_use" => StopReason::ToolUse,
+        // "end_turn", "stop_sequence", "pause_turn", "refusal", and anything new: the model stopped.
+        _ => StopReason::Stop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::AssistantMessage;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
+    }
+
+    #[test]
+    fn from_env_needs_a_key_only_for_the_default_base_url() {
+        let error = AnthropicProvider::from_lookup(env(&[])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "anthropic: no API key: set ANTHROPIC_API_KEY to your API key \
+             (or set ANTHROPIC_BASE_URL to a server that needs none)"
+        );
+        let proxy = AnthropicProvider::from_lookup(env(&[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")])).unwrap();
+        assert_eq!(proxy.base_url(), "http://127.0.0.1:9");
+        let keyed = AnthropicProvider::from_lookup(env(&[("ANTHROPIC_API_KEY", "sk-canary-SECRET123")])).unwrap();
+        assert!(keyed.has_api_key());
+        let debug = format!("{keyed:?}");
+        assert!(!debug.contains("SECRET123") && debug.contains("<redacted>"), "{debug}");
+    }
+
+    #[test]
+    fn the_body_carries_system_blocks_tool_use_and_tool_results() {
+        let mut assistant = AssistantMessage::text("");
+        assistant.content = vec![
+            ContentBlock::text("checking"),
+            ContentBlock::ToolUse { id: "toolu_1".into(), name: "get".into(), input: json!({"k": 1}) },
+            ContentBlock::ToolUse { id: "toolu_2".into(), name: "get".into(), input: json!("{\"k\": 2") },
+        ];
+        let history = [
+            Message::user("go"),
+            Message::Assistant(assistant),
+            Message::User {
+                content: vec![
+                    ContentBlock::text("and?"),
+                    ContentBlock::ToolResult { tool_use_id: "toolu_1".into(), content: "1".into(), is_error: false },
+                    ContentBlock::ToolResult { tool_use_id: "toolu_2".into(), content: "bad".into(), is_error: true },
+                ],
+            },
+            Message::Assistant(AssistantMessage::error_event("Overloaded", None)),
+        ];
+        let mut request = Request::new(&history);
+        request.system = Some("be brief");
+        let body = AnthropicProvider::new("http://x", None).with_temperature(0.25).body(&request);
+        assert_eq!(
+            body,
+            json!({
+                "model": "claude-3-5-haiku-latest",
+                "max_tokens": 1024,
+                "stream": true,
+                "system": "be brief",
+                "temperature": 0.25,
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "go"}]},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "checking"},
+                        {"type": "tool_use", "id": "toolu_1", "name": "get", "input": {"k": 1}},
+                        {"type": "tool_use", "id": "toolu_2", "name": "get", "input": {"_raw": "{\"k\": 2"}},
+                    ]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1"},
+                        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "bad", "is_error": true},
+                        {"type": "text", "text": "and?"},
+                    ]},
+                ],
+            })
+        );
+    }
+
+    #[test]
+    fn stop_reasons() {
+        assert_eq!(stop_reason("end_turn"), StopReason::Stop);
+        assert_eq!(stop_reason("stop_sequence"), StopReason::Stop);
+        assert_eq!(stop_reason("max_tokens"), StopReason::Length);
+        assert_eq!(stop_reason("tool_use"), StopReason::ToolUse);
+    }
+
+    #[test]
+    fn an_overloaded_error_event_is_typed_and_retryable() {
+        let mut wire = AnthropicWire::default();
+        let mut out = Vec::new();
+        let event = SseEvent {
+            event: "error".into(),
+            data: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+        };
+        wire.on_event(&event, &mut out, None).unwrap();
+        let [StreamEvent::Error { message, error: Some(error) }] = out.as_slice() else { panic!("{out:?}") };
+        assert_eq!(message, "Overloaded");
+        assert_eq!(
+            (error.kind(), error.code(), error.status()),
+            ("OverloadedError", Some("overloaded_error"), Some(529))
+        );
+        let verdict = crate::classify::session_verdict(StopReason::Error, message, Some(error));
+        assert!(verdict.retryable, "{verdict}");
+        let empty = crate::classify::session_verdict(StopReason::Error, "", Some(error));
+        assert!(empty.retryable, "{empty}");
+    }
+}

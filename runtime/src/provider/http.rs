@@ -1,0 +1,699 @@
+//! What the HTTP providers share: the client, the API key kept secret, the server's retry hints,
+//! error bodies read to a bound and parsed, reqwest errors typed by transport kind, and the driver
+//! that turns one streamed response into [`StreamEvent`]s.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+
+use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
+use super::{EventStream, StreamEvent};
+use crate::error::{ModelError, TransportKind};
+use crate::message::StopReason;
+
+/// The most bytes of an error response body read and kept (16 KiB); the rest is cut.
+pub(crate) const MAX_ERROR_BODY: usize = 16 * 1024;
+
+/// What replaces the API key wherever it would appear in a text.
+pub(crate) const REDACTED: &str = "<redacted>";
+
+/// A provider's configuration from the environment is incomplete or invalid (see
+/// [`OpenAiProvider::from_env`] and [`AnthropicProvider::from_env`]). Its text names the
+/// environment variable to set.
+///
+/// [`OpenAiProvider::from_env`]: crate::provider::OpenAiProvider::from_env
+/// [`AnthropicProvider::from_env`]: crate::provider::AnthropicProvider::from_env
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// No API key, and the base URL is the provider's own (a local server needs none).
+    #[error(
+        "{provider}: no API key: set {key_variable} to your API key \
+         (or set {base_url_variable} to a server that needs none)"
+    )]
+    MissingApiKey {
+        /// The provider, e.g. `"openai"`.
+        provider: &'static str,
+        /// The variable that holds the key, e.g. `OPENAI_API_KEY`.
+        key_variable: &'static str,
+        /// The variable that holds the base URL, e.g. `OPENAI_BASE_URL`.
+        base_url_variable: &'static str,
+    },
+    /// The base URL is not an absolute `http` or `https` URL.
+    #[error("{variable} is not a valid base URL ({reason}): set it to e.g. {example}")]
+    InvalidBaseUrl {
+        /// The variable that holds it, e.g. `OPENAI_BASE_URL`.
+        variable: &'static str,
+        /// What is wrong with it.
+        reason: String,
+        /// A valid value.
+        example: &'static str,
+    },
+}
+
+/// An API key. Its Debug shows `"<redacted>"`; texts that might contain it go through [`Secret::redact`].
+#[derive(Clone)]
+pub(crate) struct Secret(Arc<str>);
+
+impl Secret {
+    /// The key, or `None` when it is empty.
+    pub(crate) fn new(key: Option<String>) -> Option<Self> {
+        key.filter(|key| !key.is_empty()).map(|key| Self(key.into()))
+    }
+
+    /// The key itself, for a request header only.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced by `"<redacted>"`.
+    pub(crate) fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if text.contains(&*self.0) { Cow::Owned(text.replace(&*self.0, REDACTED)) } else { Cow::Borrowed(text) }
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+/// `text` with the key (if any) redacted.
+pub(crate) fn redact(text: &str, secret: Option<&Secret>) -> String {
+    match secret {
+        Some(secret) => secret.redact(text).into_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// The HTTP client of one provider (rustls, HTTP/1.1, the system's proxy settings).
+pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
+    reqwest::Client::builder().user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION"))).build().map_err(
+        |error| ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error))),
+    )
+}
+
+/// Checks a base URL: absolute, `http` or `https`. Returns it without a trailing `/`.
+pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let parsed = reqwest::Url::parse(trimmed).map_err(|error| error.to_string())?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("scheme `{}` is not http or https", parsed.scheme()));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Reads a configuration variable through `lookup`; an empty value counts as unset.
+pub(crate) fn non_empty(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    lookup(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
+}
+
+/// The server's retry hints, from the response headers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Hints {
+    /// `retry-after-ms`, else `Retry-After` (seconds or an HTTP-date relative to `now`).
+    pub(crate) retry_after: Option<Duration>,
+    /// `x-should-retry: true|false`.
+    pub(crate) should_retry: Option<bool>,
+}
+
+impl Hints {
+    /// Reads the hints from `headers`; an HTTP-date is measured from `now` (a past date is 0 s).
+    pub(crate) fn from_headers(headers: &HeaderMap, now: SystemTime) -> Self {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok()).map(str::trim);
+        let retry_after = header("retry-after-ms")
+            .and_then(|ms| parse_seconds(ms, 1000.0))
+            .or_else(|| header("retry-after").and_then(|value| parse_retry_after(value, now)));
+        let should_retry = header("x-should-retry").and_then(|value| match value.to_ascii_lowercase().as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        });
+        Self { retry_after, should_retry }
+    }
+
+    /// `error` with these hints.
+    pub(crate) fn apply(self, mut error: ModelError) -> ModelError {
+        if let Some(wait) = self.retry_after {
+            error = error.with_retry_after(wait);
+        }
+        if let Some(should_retry) = self.should_retry {
+            error = error.with_should_retry(should_retry);
+        }
+        error
+    }
+}
+
+/// A non-negative number of units (`per_second` units make a second) as a duration.
+fn parse_seconds(value: &str, per_second: f64) -> Option<Duration> {
+    let amount: f64 = value.parse().ok()?;
+    (amount.is_finite() && amount >= 0.0).then(|| Duration::try_from_secs_f64(amount / per_second).ok())?
+}
+
+/// `Retry-After`: delay-seconds, or an HTTP-date.
+fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    parse_seconds(value, 1.0).or_else(|| {
+        let date = httpdate::parse_http_date(value).ok()?;
+        Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+    })
+}
+
+/// What a provider's error body says: `{"error": {"message", "type", "code"}}` (OpenAI),
+/// `{"type": "error", "error": {"type", "message"}}` (Anthropic), `{"error": "text"}`,
+/// `{"message": ..}` or `{"detail": ..}`, possibly inside a one-element array.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct ErrorBody {
+    /// The message, when the body had one.
+    pub(crate) message: Option<String>,
+    /// The error's `type`.
+    pub(crate) kind: Option<String>,
+    /// The error's `code` when it is a string.
+    pub(crate) code: Option<String>,
+    /// The error's `code` when it is a number (vLLM sends the HTTP status there).
+    pub(crate) status: Option<u16>,
+}
+
+impl ErrorBody {
+    /// Parses a JSON error body; `None` when it is not JSON or has none of the known shapes.
+    pub(crate) fn parse(value: &serde_json::Value) -> Option<Self> {
+        let value = match value {
+            serde_json::Value::Array(items) => items.first()?,
+            other => other,
+        };
+        let object = value.as_object()?;
+        if let Some(parsed) = object.get("error").and_then(Self::from_error) {
+            return Some(parsed);
+        }
+        let message = string(object.get("message")).or_else(|| string(object.get("detail")))?;
+        Some(Self { message: Some(message), code: string(object.get("code")), ..Self::default() })
+    }
+
+    /// Parses the value of an `"error"` field: an object with `message`, `type` and `code`, or a string.
+    pub(crate) fn from_error(error: &serde_json::Value) -> Option<Self> {
+        match error {
+            serde_json::Value::Object(error) => Some(Self {
+                message: string(error.get("message")),
+                kind: string(error.get("type")),
+                code: string(error.get("code")).filter(|code| !code.is_empty()),
+                status: error.get("code").and_then(serde_json::Value::as_u64).and_then(|code| u16::try_from(code).ok()),
+            }),
+            serde_json::Value::String(message) => Some(Self { message: Some(message.clone()), ..Self::default() }),
+            _ => None,
+        }
+    }
+
+    /// The code to type the error with: the `code`, else the `type`.
+    pub(crate) fn typed_code(&self) -> Option<&str> {
+        self.code.as_deref().or(self.kind.as_deref()).filter(|code| !code.is_empty())
+    }
+}
+
+fn string(value: Option<&serde_json::Value>) -> Option<String> {
+    value.and_then(serde_json::Value::as_str).map(str::to_owned)
+}
+
+/// The SDK-style kind and the HTTP status of a provider error `type` (Anthropic's and OpenAI's
+/// names), for errors that arrive inside a stream: the status the API gives the same error over
+/// HTTP, so that the classifiers treat both alike. `None` for an unknown type.
+pub(crate) fn error_type(kind: &str) -> Option<(&'static str, u16)> {
+    Some(match kind {
+        "invalid_request_error" => ("BadRequestError", 400),
+        "authentication_error" | "invalid_api_key" => ("AuthenticationError", 401),
+        "billing_error" => ("BillingError", 402),
+        "permission_error" | "permission_denied" => ("PermissionDeniedError", 403),
+        "not_found_error" | "model_not_found" => ("NotFoundError", 404),
+        "request_too_large" => ("RequestTooLargeError", 413),
+        "rate_limit_error" | "rate_limit_exceeded" | "requests" | "tokens" | "insufficient_quota" => {
+            ("RateLimitError", 429)
+        }
+        "api_error" | "server_error" | "internal_error" => ("InternalServerError", 500),
+        "timeout_error" => ("GatewayTimeoutError", 504),
+        "overloaded_error" => ("OverloadedError", 529),
+        _ => return None,
+    })
+}
+
+/// The typed error of an error event inside a stream, and its text as sent (the key redacted).
+///
+/// The kind comes from the error's `type` (`overloaded_error` -> `OverloadedError`; a type that is
+/// already a kind name, as vLLM sends, is kept; else `APIError`), the status from a numeric `code`
+/// or from the type ([`error_type`]), the code from `code`, else `type`.
+pub(crate) fn error_event(body: &ErrorBody, secret: Option<&Secret>) -> StreamEvent {
+    let message = redact(body.message.as_deref().unwrap_or(""), secret);
+    let known = body.kind.as_deref().and_then(error_type);
+    let kind: Cow<'static, str> = match (body.kind.as_deref(), known) {
+        (_, Some((kind, _))) => Cow::Borrowed(kind),
+        (Some(kind), None) if crate::error::model_error::split_kind(kind).is_some() => Cow::Owned(kind.to_owned()),
+        (Some(kind), None) if kind.ends_with("_error") => Cow::Owned(camel_case(kind)),
+        _ => match body.status {
+            Some(status) => Cow::Owned(ModelError::http(status, "").kind().to_owned()),
+            None => Cow::Borrowed("APIError"),
+        },
+    };
+    let mut error = ModelError::new(kind, message.clone());
+    if let Some(status) = body.status.filter(|status| (100..=599).contains(status)).or(known.map(|(_, status)| status))
+    {
+        error = error.with_status(status);
+    }
+    if let Some(code) = body.typed_code() {
+        error = error.with_code(redact(code, secret));
+    }
+    StreamEvent::Error { message, error: Some(error) }
+}
+
+/// `overloaded_error` -> `OverloadedError`.
+fn camel_case(snake: &str) -> String {
+    snake
+        .split('_')
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map(|first| first.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The error of an HTTP response with status `status` and (bounded) body `body`: the provider's
+/// message and code when the body is a known JSON shape, else the body's text; `"status code (no
+/// body)"` for an empty body (as the OpenAI SDKs say, which the overflow rule knows for 400 and 413).
+pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Secret>) -> ModelError {
+    let text = String::from_utf8_lossy(body);
+    let text = if cut { text.trim_end_matches('\u{fffd}') } else { &text };
+    let parsed = if cut {
+        None
+    } else {
+        serde_json::from_str::<serde_json::Value>(text).ok().as_ref().and_then(ErrorBody::parse)
+    };
+    let (mut message, code) = match parsed {
+        Some(parsed) => {
+            let code = parsed.typed_code().map(str::to_owned);
+            let mut message = parsed.message.unwrap_or_default();
+            if let Some(code) = code.as_deref().filter(|code| !message.contains(code)) {
+                message = if message.is_empty() { code.to_owned() } else { format!("{message} ({code})") };
+            }
+            (message, code)
+        }
+        None if text.trim().is_empty() && !cut => ("status code (no body)".to_owned(), None),
+        None => (text.trim().to_owned(), None),
+    };
+    if cut {
+        message.push_str(&format!(" (error body cut at {} KiB)", MAX_ERROR_BODY / 1024));
+    }
+    let error = ModelError::http(status, redact(&message, secret));
+    match code {
+        Some(code) => error.with_code(redact(&code, secret)),
+        None => error,
+    }
+}
+
+/// Reads at most `limit` bytes of `response`'s body; the flag says whether the body was longer.
+/// A body that fails mid-way keeps what arrived (the status already says what happened).
+pub(crate) async fn read_capped(response: &mut reqwest::Response, limit: usize) -> (Vec<u8>, bool) {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = limit - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return (body, true);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    (body, false)
+}
+
+/// Where a reqwest error happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Before the response headers.
+    Send,
+    /// While reading the streamed body.
+    Body,
+}
+
+/// A reqwest error as a typed transport error: a timeout, a refused or failed connection, a
+/// connection closed before the headers (reset), or a body broken mid-way (a dropped stream). The
+/// text carries reqwest's cause chain, without the URL, and never the key.
+pub(crate) fn transport_error(error: reqwest::Error, phase: Phase, secret: Option<&Secret>) -> ModelError {
+    let (kind, context) = if error.is_timeout() {
+        (TransportKind::Timeout, "request timed out")
+    } else if error.is_connect() {
+        (TransportKind::Connect, "connection error")
+    } else if phase == Phase::Send {
+        (TransportKind::Reset, "connection closed before the response headers (reset before headers)")
+    } else {
+        (TransportKind::StreamDropped, "stream ended unexpectedly: the connection dropped mid-way")
+    };
+    let cause = describe(&error.without_url());
+    ModelError::transport(kind, redact(&format!("{context}: {cause}"), secret))
+}
+
+/// True when the response is JSON rather than an event stream.
+fn is_json(response: &reqwest::Response) -> bool {
+    let content_type = response.headers().get(reqwest::header::CONTENT_TYPE);
+    content_type.and_then(|value| value.to_str().ok()).is_some_and(|value| {
+        let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        essence == "application/json" || essence.ends_with("+json")
+    })
+}
+
+/// An error and its causes, joined with `": "`.
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A malformed chunk: typed as a corrupted stream (retryable), with a short excerpt of the data.
+pub(crate) fn malformed(data: &str, error: &serde_json::Error, secret: Option<&Secret>) -> ModelError {
+    const EXCERPT: usize = 120;
+    let excerpt = match data.char_indices().nth(EXCERPT) {
+        Some((end, _)) => format!("{}...", &data[..end]),
+        None => data.to_owned(),
+    };
+    ModelError::transport(TransportKind::Corrupted, redact(&format!("malformed chunk: {error}: {excerpt:?}"), secret))
+}
+
+/// One wire format's reading of the SSE events of a streamed answer.
+pub(crate) trait Wire: Send + 'static {
+    /// Handles one event: appends the stream events it yields to `out`. Returns an error for a
+    /// malformed event. A [`StreamEvent::Done`] or [`StreamEvent::Error`] ends the call.
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+        secret: Option<&Secret>,
+    ) -> Result<(), ModelError>;
+
+    /// When the body ends (cleanly or not) before the final event: the stop reason to finish with
+    /// if the provider already said the answer is complete, else `None` (a truncated or dropped stream).
+    fn completed(&self) -> Option<StopReason> {
+        None
+    }
+
+    /// Handles a whole (not streamed) JSON answer, from a server that ignored `"stream": true`:
+    /// appends its events and a final [`StreamEvent::Done`] to `out`.
+    fn whole(&mut self, answer: &serde_json::Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error>;
+}
+
+/// A streamed JSON `POST` to `url` with `headers`, the `x-agentic-call` header and the call's timeout.
+/// A request that cannot be built (an invalid base URL) is a programming error.
+pub(crate) fn post(
+    client: &reqwest::Client,
+    url: &str,
+    mut headers: HeaderMap,
+    body: &serde_json::Value,
+    request: &super::Request<'_>,
+    secret: Option<&Secret>,
+) -> Result<reqwest::Request, ModelError> {
+    use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    headers.insert("x-agentic-call", HeaderValue::from(request.call));
+    let body = serde_json::to_vec(body)
+        .map_err(|error| ModelError::programming("TypeError", format!("cannot serialize the request: {error}")))?;
+    let mut builder = client.post(url).headers(headers).body(body);
+    if let Some(timeout) = request.timeout {
+        builder = builder.timeout(timeout);
+    }
+    builder.build().map_err(|error| {
+        let text = format!("cannot build a request to `{url}`: {}", describe(&error.without_url()));
+        ModelError::programming("ConfigError", redact(&text, secret))
+    })
+}
+
+/// A header holding the key, marked sensitive (hidden from reqwest's Debug output). A key that
+/// cannot be a header value is a programming error; its text does not show the key.
+pub(crate) fn secret_header(prefix: &str, secret: &Secret) -> Result<reqwest::header::HeaderValue, ModelError> {
+    let mut value = reqwest::header::HeaderValue::from_str(&format!("{prefix}{}", secret.expose())).map_err(|_| {
+        ModelError::programming(
+            "ConfigError",
+            "the API key contains characters that are not allowed in an HTTP header (a newline or a control character?)",
+        )
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Sends `request` and streams the response through `wire`.
+pub(crate) fn stream_call<W: Wire>(
+    client: reqwest::Client,
+    request: reqwest::Request,
+    wire: W,
+    secret: Option<Secret>,
+) -> EventStream<'static> {
+    let driver = Driver {
+        start: Some((client, request)),
+        response: None,
+        decoder: SseDecoder::new(),
+        wire,
+        secret,
+        events: Vec::new(),
+        out: Vec::new(),
+        queue: VecDeque::new(),
+        ended: false,
+    };
+    Box::pin(futures_util::stream::unfold(driver, |mut driver| async move {
+        let item = driver.next().await?;
+        Some((item, driver))
+    }))
+}
+
+/// A stream that fails at once with `error`.
+pub(crate) fn failed(error: ModelError) -> EventStream<'static> {
+    Box::pin(futures_util::stream::iter([Err(error)]))
+}
+
+type Item = Result<StreamEvent, ModelError>;
+
+struct Driver<W> {
+    start: Option<(reqwest::Client, reqwest::Request)>,
+    response: Option<reqwest::Response>,
+    decoder: SseDecoder,
+    wire: W,
+    secret: Option<Secret>,
+    events: Vec<SseEvent>,
+    out: Vec<StreamEvent>,
+    queue: VecDeque<Item>,
+    ended: bool,
+}
+
+impl<W: Wire> Driver<W> {
+    async fn next(&mut self) -> Option<Item> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item);
+            }
+            if self.ended {
+                return None;
+            }
+            if let Some((client, request)) = self.start.take() {
+                self.send(client, request).await;
+                continue;
+            }
+            let Some(response) = self.response.as_mut() else {
+                self.ended = true;
+                continue;
+            };
+            match response.chunk().await {
+                Ok(Some(bytes)) => self.feed(&bytes),
+                Ok(None) => self.end_of_body(None),
+                Err(error) => self.end_of_body(Some(error)),
+            }
+        }
+    }
+
+    async fn send(&mut self, client: reqwest::Client, request: reqwest::Request) {
+        match client.execute(request).await {
+            Err(error) => self.fail(transport_error(error, Phase::Send, self.secret.as_ref())),
+            Ok(response) if response.status().is_success() && !is_json(&response) => self.response = Some(response),
+            Ok(mut response) if response.status().is_success() => self.whole(&mut response).await,
+            Ok(mut response) => {
+                let status = response.status().as_u16();
+                let hints = Hints::from_headers(response.headers(), SystemTime::now());
+                let (body, cut) = read_capped(&mut response, MAX_ERROR_BODY).await;
+                self.fail(hints.apply(http_error(status, &body, cut, self.secret.as_ref())));
+            }
+        }
+    }
+
+    /// A JSON answer instead of a stream: an error object becomes an error event, an answer its events.
+    async fn whole(&mut self, response: &mut reqwest::Response) {
+        let secret = self.secret.as_ref();
+        let (body, cut) = read_capped(response, MAX_EVENT).await;
+        if cut {
+            let text = format!("malformed chunk: a JSON answer larger than {} KiB", MAX_EVENT / 1024);
+            return self.fail(ModelError::transport(TransportKind::Corrupted, text));
+        }
+        let text = String::from_utf8_lossy(&body);
+        let answer = match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(answer) => answer,
+            Err(error) => return self.fail(malformed(&text, &error, secret)),
+        };
+        let mut out = Vec::new();
+        match answer.get("error").filter(|error| !error.is_null()) {
+            Some(error) => out.push(error_event(&ErrorBody::from_error(error).unwrap_or_default(), secret)),
+            None => {
+                if let Err(error) = self.wire.whole(&answer, &mut out) {
+                    return self.fail(malformed(&text, &error, secret));
+                }
+            }
+        }
+        self.ended = true;
+        self.queue.extend(out.into_iter().map(Ok));
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        if let Err(error) = self.decoder.feed(bytes, &mut self.events) {
+            self.fail(error);
+            return;
+        }
+        let mut events = std::mem::take(&mut self.events);
+        for event in events.drain(..) {
+            let handled = self.wire.on_event(&event, &mut self.out, self.secret.as_ref());
+            for item in self.out.drain(..) {
+                let last = matches!(item, StreamEvent::Done { .. } | StreamEvent::Error { .. });
+                self.queue.push_back(Ok(item));
+                if last {
+                    self.ended = true;
+                    break;
+                }
+            }
+            if let Err(error) = handled {
+                self.fail(error);
+            }
+            if self.ended {
+                break;
+            }
+        }
+        self.events = events;
+    }
+
+    /// The body ended: cleanly (`None`) or with an error. Without a final event the call either
+    /// finishes (the provider already said it was complete), drops (an error) or ends without
+    /// `Done` (the agent reports a truncated stream).
+    fn end_of_body(&mut self, error: Option<reqwest::Error>) {
+        self.ended = true;
+        self.response = None;
+        if let Some(stop_reason) = self.wire.completed() {
+            self.queue.push_back(Ok(StreamEvent::Done { stop_reason }));
+        } else if let Some(error) = error {
+            self.queue.push_back(Err(transport_error(error, Phase::Body, self.secret.as_ref())));
+        } else if self.decoder.has_partial_event() {
+            // The standard discards an event whose blank line never came: the stream was cut.
+            let text = "stream ended unexpectedly, in the middle of an event (before its final event)";
+            self.queue.push_back(Err(ModelError::transport(TransportKind::Truncated, text)));
+        }
+    }
+
+    fn fail(&mut self, error: ModelError) {
+        self.ended = true;
+        self.response = None;
+        self.queue.push_back(Err(error));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_ms_wins_then_seconds_then_an_http_date() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let hints = |pairs: &[(&'static str, &str)]| Hints::from_headers(&headers(pairs), now);
+        assert_eq!(
+            hints(&[("retry-after-ms", "1500.5"), ("retry-after", "9")]).retry_after,
+            Some(Duration::from_micros(1_500_500))
+        );
+        assert_eq!(hints(&[("retry-after", " 7 ")]).retry_after, Some(Duration::from_secs(7)));
+        assert_eq!(hints(&[("retry-after", "0.25")]).retry_after, Some(Duration::from_millis(250)));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        assert_eq!(hints(&[("retry-after", &later)]).retry_after, Some(Duration::from_secs(30)));
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
+        assert_eq!(hints(&[("retry-after", &earlier)]).retry_after, Some(Duration::ZERO));
+        assert_eq!(hints(&[("retry-after", "soon"), ("retry-after-ms", "-1")]).retry_after, None);
+        assert_eq!(hints(&[("retry-after-ms", "NaN")]).retry_after, None);
+        assert_eq!(hints(&[("retry-after-ms", "1e300")]).retry_after, None);
+    }
+
+    #[test]
+    fn should_retry_is_true_false_or_absent() {
+        let now = SystemTime::now();
+        let should = |value: &str| Hints::from_headers(&headers(&[("x-should-retry", value)]), now).should_retry;
+        assert_eq!(should("true"), Some(true));
+        assert_eq!(should("FALSE"), Some(false));
+        assert_eq!(should("maybe"), None);
+        assert_eq!(Hints::from_headers(&HeaderMap::new(), now), Hints::default());
+    }
+
+    #[test]
+    fn error_bodies_of_every_shape() {
+        let openai = br#"{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
+        let error = http_error(429, openai, false, None);
+        assert_eq!(error.to_string(), "RateLimitError: 429 Rate limit reached (rate_limit_exceeded)");
+        assert_eq!(error.code(), Some("rate_limit_exceeded"));
+
+        let anthropic = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let error = http_error(529, anthropic, false, None);
+        assert_eq!(error.to_string(), "OverloadedError: 529 Overloaded (overloaded_error)");
+        assert_eq!(error.code(), Some("overloaded_error"));
+
+        let ollama = br#"{"error":"model 'x' not found"}"#;
+        assert_eq!(http_error(404, ollama, false, None).to_string(), "NotFoundError: 404 model 'x' not found");
+        let vllm = br#"{"object":"error","message":"too long","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(http_error(400, vllm, false, None).message(), "400 too long");
+        let array = br#"[{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}]"#;
+        assert_eq!(http_error(429, array, false, None).message(), "429 Resource exhausted");
+
+        let html = b"<html><body>502 Bad Gateway</body></html>\n";
+        assert_eq!(http_error(502, html, false, None).message(), "502 <html><body>502 Bad Gateway</body></html>");
+        assert_eq!(http_error(400, b"", false, None).message(), "400 status code (no body)");
+        assert_eq!(http_error(500, b" \n", false, None).to_string(), "InternalServerError: 500 status code (no body)");
+    }
+
+    #[test]
+    fn a_cut_body_says_so_and_keeps_whole_characters() {
+        let body = "\u{e9}".repeat(MAX_ERROR_BODY);
+        let cut = &body.as_bytes()[..MAX_ERROR_BODY - 1];
+        let error = http_error(500, cut, true, None);
+        assert!(error.message().ends_with("\u{e9} (error body cut at 16 KiB)"), "{}", &error.message()[16000..]);
+    }
+
+    #[test]
+    fn the_key_is_redacted_from_bodies_codes_and_debug() {
+        let secret = Secret::new(Some("sk-canary-SECRET123".to_owned()));
+        let body = br#"{"error":{"message":"bad key sk-canary-SECRET123","code":"sk-canary-SECRET123"}}"#;
+        let error = http_error(401, body, false, secret.as_ref());
+        let everything = format!("{error} {error:?} {secret:?}");
+        assert!(!everything.contains("SECRET123"), "{everything}");
+        assert!(error.message().contains("bad key <redacted>"));
+        assert!(Secret::new(Some(String::new())).is_none());
+    }
+
+    #[test]
+    fn base_urls_are_checked() {
+        assert_eq!(check_base_url("http://127.0.0.1:8080/v1/").unwrap(), "http://127.0.0.1:8080/v1");
+        assert!(check_base_url("localhost:8080").is_err());
+        assert!(check_base_url("ftp://example.com").is_err());
+        assert!(check_base_url("not a url").is_err());
+    }
+}

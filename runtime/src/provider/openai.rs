@@ -1,0 +1,526 @@
+//! The OpenAI-compatible chat completions API, streamed: OpenAI, vLLM, Ollama, llama.cpp, OpenRouter...
+
+use std::fmt;
+
+use reqwest::header::{AUTHORIZATION, HeaderMap};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::http::{self, ConfigError, ErrorBody, Secret, Wire};
+use super::sse::SseEvent;
+use super::{EventStream, Provider, Request, StreamEvent};
+use crate::error::ModelError;
+use crate::message::{ContentBlock, Message, StopReason};
+
+/// A provider for any OpenAI-compatible `POST {base}/chat/completions` server, streamed (SSE).
+///
+/// It sends the system instruction, the conversation (text, tool calls and tool results),
+/// `max_tokens` and `temperature` when set, `Authorization: Bearer <key>` when a key is set, and
+/// the call's number as `x-agentic-call`. It reads text deltas, tool-call deltas, the
+/// `finish_reason` (`stop` and `content_filter` -> [`StopReason::Stop`], `length` ->
+/// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]) and `{"error": ..}` objects in
+/// the stream. Every failure is a typed [`ModelError`]: the HTTP status with the error body's
+/// message and code, `retry-after-ms` / `Retry-After` / `x-should-retry`, or the transport kind.
+/// The key never appears in an error or in Debug output.
+///
+/// # Examples
+///
+/// ```no_run
+/// use agentic_runtime::Runtime;
+/// use agentic_runtime::provider::OpenAiProvider;
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// // OPENAI_API_KEY, and OPENAI_BASE_URL for another server (no key needed then).
+/// let provider = OpenAiProvider::from_env()?.with_model("gpt-4o-mini").with_max_tokens(512);
+/// let runtime = Runtime::new(provider);
+/// let reply = runtime.exec("Say hello.").await?;
+/// println!("{}", reply.text());
+///
+/// // A local server: no key.
+/// let local = OpenAiProvider::new("http://127.0.0.1:8080/v1", None).with_model("llama3");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct OpenAiProvider {
+    client: Result<reqwest::Client, ModelError>,
+    base_url: String,
+    api_key: Option<Secret>,
+    model: String,
+    max_tokens: Option<u32>,
+    temperature: Option<f32>,
+}
+
+impl OpenAiProvider {
+    /// The default base URL, `https://api.openai.com/v1`.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
+
+    /// The default model, `gpt-4o-mini`.
+    pub const DEFAULT_MODEL: &'static str = "gpt-4o-mini";
+
+    /// A provider for the server at `base_url` (e.g. `https://api.openai.com/v1` or
+    /// `http://127.0.0.1:8080/v1`), with `api_key` if the server needs one (an empty key counts as
+    /// none). An invalid base URL makes every call fail with a programming error; [`Self::from_env`]
+    /// checks it up front.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        let base_url: String = base_url.into();
+        Self {
+            client: http::client(),
+            base_url: base_url.trim().trim_end_matches('/').to_owned(),
+            api_key: Secret::new(api_key),
+            model: Self::DEFAULT_MODEL.to_owned(),
+            max_tokens: None,
+            temperature: None,
+        }
+    }
+
+    /// A provider configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL` (default
+    /// [`Self::DEFAULT_BASE_URL`]). Fails when the base URL is invalid, or when there is no key and
+    /// the base URL is OpenAI's own (a local server needs no key); the error names the variable to set.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let api_key = http::non_empty(&lookup, "OPENAI_API_KEY");
+        let base_url = match http::non_empty(&lookup, "OPENAI_BASE_URL") {
+            Some(url) => http::check_base_url(&url).map_err(|reason| ConfigError::InvalidBaseUrl {
+                variable: "OPENAI_BASE_URL",
+                reason,
+                example: Self::DEFAULT_BASE_URL,
+            })?,
+            None => Self::DEFAULT_BASE_URL.to_owned(),
+        };
+        if api_key.is_none() && base_url == Self::DEFAULT_BASE_URL {
+            return Err(ConfigError::MissingApiKey {
+                provider: "openai",
+                key_variable: "OPENAI_API_KEY",
+                base_url_variable: "OPENAI_BASE_URL",
+            });
+        }
+        Ok(Self::new(base_url, api_key))
+    }
+
+    /// The model to ask for.
+    ///
+    /// # Default
+    ///
+    /// `"gpt-4o-mini"` ([`Self::DEFAULT_MODEL`]).
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = model.into();
+        self
+    }
+
+    /// The most tokens the answer may have, sent as `max_tokens` (understood by OpenAI's older
+    /// models and by vLLM, Ollama and llama.cpp; OpenAI's reasoning models want
+    /// `max_completion_tokens` and reject it, so leave it unset for those).
+    ///
+    /// # Default
+    ///
+    /// Unset: the server's default.
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// The sampling temperature.
+    ///
+    /// # Default
+    ///
+    /// Unset: the server's default.
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// The base URL, without a trailing `/`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The model asked for.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// True when a key is set.
+    pub fn has_api_key(&self) -> bool {
+        self.api_key.is_some()
+    }
+
+    fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
+        let client = self.client.clone()?;
+        let mut headers = HeaderMap::new();
+        if let Some(secret) = &self.api_key {
+            headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
+        }
+        let body = self.body(request);
+        let url = format!("{}/chat/completions", self.base_url);
+        let built = http::post(&client, &url, headers, &body, request, self.api_key.as_ref())?;
+        Ok((client, built))
+    }
+
+    fn body(&self, request: &Request<'_>) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": messages(request),
+            "stream": true,
+        });
+        if let Some(max_tokens) = self.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
+        if let Some(temperature) = self.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        body
+    }
+}
+
+impl fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiProvider")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("temperature", &self.temperature)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
+        match self.build(request) {
+            Ok((client, built)) => http::stream_call(client, built, OpenAiWire::default(), self.api_key.clone()),
+            Err(error) => http::failed(error),
+        }
+    }
+}
+
+/// The chat messages: the system instruction first, tool results as `tool` messages (before the
+/// user's text of the same turn), assistant text and `tool_calls`. Assistant messages with neither
+/// (a failed call's empty message) are left out: the API rejects them.
+fn messages(request: &Request<'_>) -> Vec<Value> {
+    let mut out = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = request.system {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    for message in request.messages {
+        match message {
+            Message::User { content } => {
+                let mut texts = Vec::new();
+                for block in content {
+                    match block {
+                        ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                            let content = if *is_error && !content.starts_with("Error") {
+                                format!("Error: {content}")
+                            } else {
+                                content.clone()
+                            };
+                            out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
+                        }
+                        ContentBlock::Text { text } => texts.push(text.as_str()),
+                        ContentBlock::ToolUse { .. } => {}
+                    }
+                }
+                let tool_results_only = texts.is_empty() && !content.is_empty();
+                if !tool_results_only {
+                    out.push(json!({"role": "user", "content": text_content(&texts)}));
+                }
+            }
+            Message::Assistant(message) => {
+                let text = message.text_content();
+                let calls: Vec<Value> = message
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        ContentBlock::ToolUse { id, name, input } => Some(json!({
+                            "id": id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": arguments_text(input)},
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                if text.is_empty() && calls.is_empty() {
+                    continue;
+                }
+                let mut entry =
+                    json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                if !calls.is_empty() {
+                    entry["tool_calls"] = Value::Array(calls);
+                }
+                out.push(entry);
+            }
+        }
+    }
+    out
+}
+
+/// One text as a string; several as content parts.
+fn text_content(texts: &[&str]) -> Value {
+    match texts {
+        [] => json!(""),
+        [text] => json!(text),
+        texts => Value::Array(texts.iter().map(|text| json!({"type": "text", "text": text})).collect()),
+    }
+}
+
+/// The arguments as the JSON text the API wants; a string input is the model's raw (invalid) text.
+fn arguments_text(input: &Value) -> String {
+    match input {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    index: u32,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallChunk>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallChunk {
+    #[serde(default)]
+    index: Option<u32>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionChunk>,
+}
+
+#[derive(Deserialize)]
+struct FunctionChunk {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+/// The chat completions stream: chunks until `[DONE]`.
+#[derive(Debug, Default)]
+struct OpenAiWire {
+    /// The `finish_reason` of choice 0, once sent.
+    finish: Option<StopReason>,
+    /// The tool-call indices seen so far.
+    tool_calls: Vec<u32>,
+}
+
+impl OpenAiWire {
+    fn stop_reason(&self) -> StopReason {
+        self.finish.unwrap_or(if self.tool_calls.is_empty() { StopReason::Stop } else { StopReason::ToolUse })
+    }
+}
+
+impl Wire for OpenAiWire {
+    fn on_event(
+        &mut self,
+        event: &SseEvent,
+        out: &mut Vec<StreamEvent>,
+        secret: Option<&Secret>,
+    ) -> Result<(), ModelError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
+        if let Some(error) = chunk.error.filter(|error| !error.is_null()) {
+            let body = ErrorBody::from_error(&error).unwrap_or_default();
+            out.push(http::error_event(&body, secret));
+            return Ok(());
+        }
+        for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
+            if let Some(delta) = choice.delta {
+                self.delta(delta, out);
+            }
+            if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
+                self.finish = Some(finish_reason(&reason));
+            }
+        }
+        Ok(())
+    }
+
+    fn completed(&self) -> Option<StopReason> {
+        self.finish
+    }
+
+    fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
+        let completion = Completion::deserialize(answer)?;
+        for choice in completion.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
+            if let Some(message) = choice.message {
+                self.delta(message, out);
+            }
+            if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
+                self.finish = Some(finish_reason(&reason));
+            }
+        }
+        out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
+        Ok(())
+    }
+}
+
+/// A whole chat completion (not streamed): its message reads like one big delta.
+#[derive(Deserialize)]
+struct Completion {
+    #[serde(default)]
+    choices: Option<Vec<WholeChoice>>,
+}
+
+#[derive(Deserialize)]
+struct WholeChoice {
+    #[serde(default)]
+    index: u32,
+    #[serde(default)]
+    message: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+impl OpenAiWire {
+    fn delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
+        if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+            out.push(StreamEvent::TextDelta(text));
+        }
+        for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
+            self.tool_call(call, position, out);
+        }
+    }
+
+    fn tool_call(&mut self, call: ToolCallChunk, position: usize, out: &mut Vec<StreamEvent>) {
+        let index = call.index.unwrap_or(u32::try_from(position).unwrap_or(u32::MAX));
+        let (name, arguments) = call.function.map(|function| (function.name, function.arguments)).unwrap_or_default();
+        let id = call.id.filter(|id| !id.is_empty());
+        let name = name.filter(|name| !name.is_empty());
+        let new = !self.tool_calls.contains(&index);
+        if new {
+            self.tool_calls.push(index);
+        }
+        if new || id.is_some() || name.is_some() {
+            out.push(StreamEvent::ToolCallStart { index, id: id.unwrap_or_default(), name: name.unwrap_or_default() });
+        }
+        if let Some(arguments) = arguments.filter(|arguments| !arguments.is_empty()) {
+            out.push(StreamEvent::ToolCallDelta { index, arguments });
+        }
+    }
+}
+
+fn finish_reason(reason: &str) -> StopReason {
+    match reason {
+        "length" => StopReason::Length,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        // "stop", "content_filter", and anything new: the model finished.
+        _ => StopReason::Stop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
+    }
+
+    #[test]
+    fn from_env_needs_a_key_only_for_the_default_base_url() {
+        let error = OpenAiProvider::from_lookup(env(&[])).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "openai: no API key: set OPENAI_API_KEY to your API key (or set OPENAI_BASE_URL to a server that needs none)"
+        );
+        assert!(OpenAiProvider::from_lookup(env(&[("OPENAI_API_KEY", " ")])).is_err());
+        let local = OpenAiProvider::from_lookup(env(&[("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1/")])).unwrap();
+        assert_eq!(local.base_url(), "http://127.0.0.1:11434/v1");
+        assert!(!local.has_api_key());
+        let keyed = OpenAiProvider::from_lookup(env(&[("OPENAI_API_KEY", "sk-canary-SECRET123")])).unwrap();
+        assert_eq!(
+            (keyed.base_url(), keyed.model()),
+            (OpenAiProvider::DEFAULT_BASE_URL, OpenAiProvider::DEFAULT_MODEL)
+        );
+        assert!(!format!("{keyed:?}").contains("SECRET123"));
+        let bad = OpenAiProvider::from_lookup(env(&[("OPENAI_BASE_URL", "localhost:8080")])).unwrap_err();
+        assert!(bad.to_string().starts_with("OPENAI_BASE_URL is not a valid base URL"), "{bad}");
+    }
+
+    #[test]
+    fn the_body_carries_system_turns_tool_calls_and_tool_results() {
+        let mut assistant = crate::message::AssistantMessage::text("let me look");
+        assistant.content.push(ContentBlock::ToolUse {
+            id: "call_1".into(),
+            name: "search".into(),
+            input: json!({"q": "rust"}),
+        });
+        assistant.stop_reason = StopReason::ToolUse;
+        let history = [
+            Message::user("find rust"),
+            Message::Assistant(assistant),
+            Message::User {
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "call_1".into(),
+                    content: "timeout".into(),
+                    is_error: true,
+                }],
+            },
+            Message::Assistant(crate::message::AssistantMessage::error_event("", None)),
+            Message::User { content: vec![ContentBlock::text("a"), ContentBlock::text("b")] },
+        ];
+        let mut request = Request::new(&history);
+        request.system = Some("be brief");
+        let body = OpenAiProvider::new("http://x/v1", None).with_max_tokens(64).with_temperature(0.5).body(&request);
+        assert_eq!(
+            body,
+            json!({
+                "model": "gpt-4o-mini",
+                "stream": true,
+                "max_tokens": 64,
+                "temperature": 0.5,
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "find rust"},
+                    {"role": "assistant", "content": "let me look", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": "{\"q\":\"rust\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "Error: timeout"},
+                    {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                ],
+            })
+        );
+    }
+
+    #[test]
+    fn finish_reasons() {
+        assert_eq!(finish_reason("stop"), StopReason::Stop);
+        assert_eq!(finish_reason("content_filter"), StopReason::Stop);
+        assert_eq!(finish_reason("length"), StopReason::Length);
+        assert_eq!(finish_reason("tool_calls"), StopReason::ToolUse);
+    }
+}

@@ -1,0 +1,256 @@
+//! Server-sent events, parsed as the WHATWG HTML standard says ("Parsing an event stream").
+//!
+//! Bytes arrive in reads that may split anything: a line, a UTF-8 character, a CR from its LF. The
+//! decoder keeps the incomplete line between reads, accepts CRLF, LF and CR line endings, joins
+//! multi-line `data:` with `'\n'`, skips comment lines (`:`), keeps the `event:` name and dispatches
+//! an event at each blank line. At the end of the stream an event without its blank line is
+//! discarded, as the standard says; [`SseDecoder::has_partial_event`] tells whether one was.
+//! Lines and events are bounded ([`MAX_LINE`], [`MAX_EVENT`]) so a server cannot exhaust memory.
+
+use crate::error::{ModelError, TransportKind};
+
+/// The longest line accepted, in bytes (1 MiB).
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+/// The most data one event may carry, in bytes (1 MiB).
+pub(crate) const MAX_EVENT: usize = 1 << 20;
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    /// The `event:` field, empty when the server sent none (the standard's default is `message`).
+    pub(crate) event: String,
+    /// The `data:` lines, joined with `'\n'`.
+    pub(crate) data: String,
+}
+
+impl SseEvent {
+    /// The event's type: its `event:` field, or `message`.
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> &str {
+        if self.event.is_empty() { "message" } else { &self.event }
+    }
+}
+
+/// An incremental SSE decoder: feed it bytes as they arrive, collect the events.
+#[derive(Debug, Default)]
+pub(crate) struct SseDecoder {
+    /// The bytes of the current, not yet terminated line.
+    line: Vec<u8>,
+    /// The last read ended with a CR: a LF at the start of the next read belongs to it.
+    skip_lf: bool,
+    /// The first line is next (a byte order mark is stripped from it).
+    started: bool,
+    /// The data buffer (`data:` values, each followed by `'\n'`).
+    data: String,
+    /// The event type buffer.
+    event: String,
+    /// A field line was seen since the last dispatch.
+    pending: bool,
+}
+
+impl SseDecoder {
+    /// A decoder at the start of a stream.
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes `bytes`, appending every event they complete to `out`.
+    ///
+    /// Fails with a [`TransportKind::Corrupted`] error when a line or an event exceeds its bound;
+    /// the decoder should not be used after that.
+    pub(crate) fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ModelError> {
+        if self.skip_lf && !bytes.is_empty() {
+            self.skip_lf = false;
+            if bytes[0] == b'\n' {
+                bytes = &bytes[1..];
+            }
+        }
+        while let Some(end) = bytes.iter().position(|&byte| byte == b'\n' || byte == b'\r') {
+            self.extend_line(&bytes[..end])?;
+            let terminator = bytes[end];
+            bytes = &bytes[end + 1..];
+            if terminator == b'\r' {
+                match bytes.first() {
+                    Some(b'\n') => bytes = &bytes[1..],
+                    Some(_) => {}
+                    None => self.skip_lf = true,
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            self.process_line(&line, out)?;
+            self.line = line;
+            self.line.clear();
+        }
+        self.extend_line(bytes)
+    }
+
+    /// True when the stream so far ends inside an event (a field line or a partial line without
+    /// the blank line that would dispatch it). At the end of the stream such an event is discarded.
+    pub(crate) fn has_partial_event(&self) -> bool {
+        self.pending || !self.line.is_empty()
+    }
+
+    fn extend_line(&mut self, bytes: &[u8]) -> Result<(), ModelError> {
+        if self.line.len() + bytes.len() > MAX_LINE {
+            return Err(too_large("line", MAX_LINE));
+        }
+        self.line.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ModelError> {
+        let mut line = line;
+        if !self.started {
+            self.started = true;
+            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        if line.is_empty() {
+            self.dispatch(out);
+            return Ok(());
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        self.pending = true;
+        let (field, value) = match line.iter().position(|&byte| byte == b':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &[][..]),
+        };
+        match field {
+            b"data" => {
+                if self.data.len() + value.len() + 1 > MAX_EVENT {
+                    return Err(too_large("event", MAX_EVENT));
+                }
+                self.data.push_str(&String::from_utf8_lossy(value));
+                self.data.push('\n');
+            }
+            b"event" => self.event = String::from_utf8_lossy(value).into_owned(),
+            // `id` and `retry` matter to reconnecting clients only; unknown fields are ignored.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        self.pending = false;
+        if self.data.is_empty() {
+            self.event.clear();
+            return;
+        }
+        let mut data = std::mem::take(&mut self.data);
+        data.pop(); // the last '\n'
+        out.push(SseEvent { event: std::mem::take(&mut self.event), data });
+    }
+}
+
+fn too_large(what: &str, limit: usize) -> ModelError {
+    ModelError::transport(
+        TransportKind::Corrupted,
+        format!("malformed stream: an SSE {what} exceeds {} KiB", limit / 1024),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_in(reads: &[&[u8]]) -> (Vec<SseEvent>, bool) {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        for read in reads {
+            decoder.feed(read, &mut out).unwrap();
+        }
+        (out, decoder.has_partial_event())
+    }
+
+    fn event(name: &str, data: &str) -> SseEvent {
+        SseEvent { event: name.to_owned(), data: data.to_owned() }
+    }
+
+    /// Every split of `stream` into reads of one byte, and into two reads at every position.
+    fn all_splits(stream: &[u8]) -> Vec<Vec<&[u8]>> {
+        let mut splits = vec![stream.chunks(1).collect::<Vec<_>>()];
+        for at in 0..=stream.len() {
+            splits.push(vec![&stream[..at], &stream[at..]]);
+        }
+        splits
+    }
+
+    #[test]
+    fn events_fields_comments_and_multiline_data() {
+        let stream = b": keep-alive\n\nevent: delta\ndata: one\ndata:two\ndata\n\nid: 7\nretry: 10\n\ndata: last\n\n";
+        let (events, partial) = decode_in(&[stream]);
+        assert_eq!(events, [event("delta", "one\ntwo\n"), event("", "last")]);
+        assert_eq!(events[1].name(), "message");
+        assert!(!partial);
+    }
+
+    #[test]
+    fn every_line_ending_and_every_split_gives_the_same_events() {
+        let text = "event: a\ndata: h\u{e9}llo \u{1f600}\ndata: [DONE]\n\n: note\ndata: {\"x\":1}\n\n";
+        let expected = [event("a", "h\u{e9}llo \u{1f600}\n[DONE]"), event("", "{\"x\":1}")];
+        for ending in ["\n", "\r\n", "\r"] {
+            let stream = text.replace('\n', ending);
+            for reads in all_splits(stream.as_bytes()) {
+                let (events, partial) = decode_in(&reads);
+                assert_eq!(events, expected, "ending {ending:?}, reads {reads:?}");
+                assert!(!partial);
+            }
+        }
+    }
+
+    #[test]
+    fn a_cr_at_the_end_of_a_read_and_its_lf_in_the_next_make_one_line_ending() {
+        let (events, _) = decode_in(&[b"data: a\r", b"\n", b"\r", b"\ndata: b\r\n\r\n"]);
+        assert_eq!(events, [event("", "a"), event("", "b")]);
+    }
+
+    #[test]
+    fn a_final_event_without_its_blank_line_is_discarded_and_reported() {
+        let (events, partial) = decode_in(&[b"data: one\n\ndata: two\n"]);
+        assert_eq!(events, [event("", "one")]);
+        assert!(partial);
+        let (_, partial) = decode_in(&[b"data: one\n\ndata: tw"]);
+        assert!(partial);
+        let (_, partial) = decode_in(&[b"data: one\n\n: comment\n"]);
+        assert!(!partial);
+    }
+
+    #[test]
+    fn an_event_without_data_is_not_dispatched_and_empty_data_is() {
+        let (events, _) = decode_in(&[b"event: ping\n\ndata\n\ndata:\n\n"]);
+        assert_eq!(events, [event("", ""), event("", "")]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_stripped_from_the_first_line_only() {
+        let (events, _) = decode_in(&[b"\xEF\xBB", b"\xBFdata: a\n\n"]);
+        assert_eq!(events, [event("", "a")]);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_not_fatal() {
+        let (events, _) = decode_in(&[b"data: \xFF\xFEok\n\n"]);
+        assert_eq!(events, [event("", "\u{fffd}\u{fffd}ok")]);
+    }
+
+    #[test]
+    fn oversized_lines_and_events_are_corrupted_streams() {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        let chunk = vec![b'a'; 64 * 1024];
+        decoder.feed(b"data: ", &mut out).unwrap();
+        let error = (0..=16).find_map(|_| decoder.feed(&chunk, &mut out).err()).expect("the line bound");
+        assert_eq!(error.transport_kind(), Some(TransportKind::Corrupted));
+        assert_eq!(error.to_string(), "MalformedStreamError: malformed stream: an SSE line exceeds 1024 KiB");
+
+        let mut decoder = SseDecoder::new();
+        let line = [b"data: ".as_slice(), &chunk, b"\n"].concat();
+        let error = (0..=16).find_map(|_| decoder.feed(&line, &mut out).err()).expect("the event bound");
+        assert!(error.message().contains("an SSE event exceeds"), "{error}");
+    }
+}

@@ -1,0 +1,392 @@
+//! `AnthropicProvider` against a raw-TCP server: every event type, every failure kind typed and
+//! classified, and the key never shown.
+
+mod providers_support;
+
+use std::time::Duration;
+
+use agentic_runtime::classify::{ExecAction, exec_verdict, is_retryable_error};
+use agentic_runtime::provider::AnthropicProvider;
+use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind};
+use providers_support::{CANARY, Reply, Server, assert_no_canary, call};
+use serde_json::{Value, json};
+
+fn provider(server: &Server) -> AnthropicProvider {
+    AnthropicProvider::new(server.url(), Some(CANARY.to_owned())).with_model("claude-test")
+}
+
+/// One SSE event, named as the API names it (the `type` in the data says the same).
+fn event(data: Value) -> String {
+    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
+}
+
+fn message_start() -> String {
+    event(
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+    )
+}
+
+fn text_delta(index: u32, text: &str) -> String {
+    event(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}))
+}
+
+fn json_delta(index: u32, partial: &str) -> String {
+    event(
+        json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": partial}}),
+    )
+}
+
+fn block_start(index: u32, block: Value) -> String {
+    event(json!({"type": "content_block_start", "index": index, "content_block": block}))
+}
+
+fn block_stop(index: u32) -> String {
+    event(json!({"type": "content_block_stop", "index": index}))
+}
+
+fn message_delta(stop_reason: &str) -> String {
+    event(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 15}}),
+    )
+}
+
+fn message_stop() -> String {
+    event(json!({"type": "message_stop"}))
+}
+
+fn ping() -> String {
+    event(json!({"type": "ping"}))
+}
+
+fn text_stream(texts: &[&str], stop_reason: &str) -> String {
+    let mut stream = message_start() + &block_start(0, json!({"type": "text", "text": ""})) + &ping();
+    for text in texts {
+        stream.push_str(&text_delta(0, text));
+    }
+    stream + &block_stop(0) + &message_delta(stop_reason) + &message_stop()
+}
+
+fn error_event(kind: &str, message: &str) -> String {
+    event(json!({"type": "error", "error": {"type": kind, "message": message}}))
+}
+
+fn verdicts(message: &AssistantMessage) -> (bool, ExecAction) {
+    (is_retryable_error(message).retryable, exec_verdict(message.error_text(), message.error.as_ref()).action)
+}
+
+fn transport_kind(message: &AssistantMessage) -> Option<TransportKind> {
+    message.error.as_ref().and_then(|error| error.transport_kind())
+}
+
+#[tokio::test]
+async fn streams_text_split_byte_by_byte_with_crlf_and_sends_the_request() {
+    let stream =
+        format!(": hello\n\n{}", text_stream(&["Hel", "lo, w\u{e9}", "rld."], "end_turn")).replace('\n', "\r\n");
+    let server = Server::start([Reply::sse_bytewise(&stream)]).await;
+    let message = call(&provider(&server).with_max_tokens(50).with_temperature(1.0), None).await;
+    assert_eq!(message, AssistantMessage::text("Hello, w\u{e9}rld."));
+
+    let [request] = server.requests().try_into().unwrap();
+    assert_eq!((request.method.as_str(), request.path.as_str()), ("POST", "/v1/messages"));
+    assert_eq!(request.header("x-api-key"), Some(CANARY));
+    assert_eq!(request.header("authorization"), None);
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert_eq!(request.header("x-agentic-call"), Some("3"));
+    assert_eq!(
+        request.body,
+        json!({
+            "model": "claude-test",
+            "max_tokens": 50,
+            "stream": true,
+            "temperature": 1.0,
+            "system": "Answer briefly.",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "What is the answer?"}]}],
+        })
+    );
+}
+
+#[tokio::test]
+async fn stop_reasons_map_and_a_missing_key_sends_no_header() {
+    let server = Server::start([
+        Reply::sse([text_stream(&["cut"], "max_tokens")]),
+        Reply::sse([text_stream(&["ok"], "stop_sequence")]),
+    ])
+    .await;
+    let keyless = AnthropicProvider::new(format!("{}/", server.url()), None);
+    let message = call(&keyless, None).await;
+    assert_eq!((message.text_content().as_str(), message.stop_reason), ("cut", StopReason::Length));
+    assert_eq!(call(&keyless, None).await.stop_reason, StopReason::Stop);
+    assert_eq!(server.requests()[0].header("x-api-key"), None);
+}
+
+#[tokio::test]
+async fn tool_use_blocks_and_input_json_deltas() {
+    let stream = [
+        message_start(),
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "Let me check both."),
+        block_stop(0),
+        block_start(1, json!({"type": "tool_use", "id": "toolu_a", "name": "weather", "input": {}})),
+        json_delta(1, ""),
+        json_delta(1, "{\"city\": "),
+        ping(),
+        json_delta(1, "\"Paris\"}"),
+        block_stop(1),
+        block_start(2, json!({"type": "tool_use", "id": "toolu_b", "name": "clock", "input": {}})),
+        block_stop(2),
+        block_start(3, json!({"type": "thinking", "thinking": ""})),
+        event(
+            json!({"type": "content_block_delta", "index": 3, "delta": {"type": "thinking_delta", "thinking": "hmm"}}),
+        ),
+        block_stop(3),
+        event(json!({"type": "some_future_event", "x": 1})),
+        message_delta("tool_use"),
+        message_stop(),
+    ]
+    .concat();
+    let server = Server::start([Reply::sse_bytewise(&stream)]).await;
+    let message = call(&provider(&server), None).await;
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    assert_eq!(
+        message.content,
+        [
+            ContentBlock::text("Let me check both."),
+            ContentBlock::ToolUse { id: "toolu_a".into(), name: "weather".into(), input: json!({"city": "Paris"}) },
+            ContentBlock::ToolUse { id: "toolu_b".into(), name: "clock".into(), input: json!({}) },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn error_events_keep_their_text_as_sent_and_are_typed() {
+    let server = Server::start([
+        Reply::sse([message_start(), text_delta(0, "partial"), error_event("overloaded_error", "Overloaded")]),
+        Reply::sse([message_start(), error_event("overloaded_error", "")]),
+        Reply::sse([error_event("api_error", "Internal server error")]),
+        Reply::sse([error_event("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum")]),
+        Reply::sse(["event: error\ndata: {\"error\": {\"type\": \"weird_new_error\", \"message\": \"hm\"}}\n\n"]),
+    ])
+    .await;
+    let provider = provider(&server);
+
+    let message = call(&provider, None).await;
+    assert_eq!(message.error_message.as_deref(), Some("Overloaded"));
+    assert_eq!(message.text_content(), "partial");
+    let typed = message.error.as_ref().unwrap();
+    assert_eq!((typed.kind(), typed.code(), typed.status()), ("OverloadedError", Some("overloaded_error"), Some(529)));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(message.error_message.as_deref(), Some(""));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(message.error.as_ref().unwrap().status(), Some(500));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(verdicts(&message), (false, ExecAction::ContextOverflow));
+
+    // No `type` in the data: the SSE event name stands in; an unknown type keeps its name as the kind.
+    let message = call(&provider, None).await;
+    let typed = message.error.as_ref().unwrap();
+    assert_eq!((message.error_text(), typed.kind(), typed.code()), ("hm", "WeirdNewError", Some("weird_new_error")));
+}
+
+#[tokio::test]
+async fn a_stream_without_message_stop_is_truncated_or_dropped() {
+    let unfinished = [message_start(), text_delta(0, "almost"), message_delta("end_turn")].concat();
+    let server = Server::start([
+        Reply::sse([unfinished.clone()]),
+        Reply::sse_dropped([unfinished.clone()]),
+        Reply::sse_until_close([unfinished, "event: message_stop\ndata: {\"type\": \"message_stop\"}\n".to_owned()]),
+    ])
+    .await;
+    let provider = provider(&server);
+
+    let message = call(&provider, None).await;
+    assert_eq!(message.error_text(), "IncompleteStreamError: stream ended unexpectedly, before its final event");
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(transport_kind(&message), Some(TransportKind::StreamDropped));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(transport_kind(&message), Some(TransportKind::Truncated));
+}
+
+#[tokio::test]
+async fn a_malformed_event_is_a_corrupted_stream() {
+    let server = Server::start([
+        Reply::sse([
+            message_start(),
+            "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 0, \"delta\": {\n\n"
+                .to_owned(),
+        ]),
+        Reply::sse([event(
+            json!({"type": "content_block_delta", "index": "zero", "delta": {"type": "text_delta", "text": "x"}}),
+        )]),
+    ])
+    .await;
+    let provider = provider(&server);
+    for _ in 0..2 {
+        let message = call(&provider, None).await;
+        assert_eq!(transport_kind(&message), Some(TransportKind::Corrupted), "{}", message.error_text());
+        assert!(
+            message.error_text().starts_with("MalformedStreamError: malformed chunk: "),
+            "{}",
+            message.error_text()
+        );
+        assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+    }
+}
+
+#[tokio::test]
+async fn http_errors_with_anthropic_bodies_and_hints() {
+    let body = |kind: &str, message: &str| {
+        json!({"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_1"}).to_string()
+    };
+    let server = Server::start([
+        Reply::status(529, &[("x-should-retry", "true"), ("retry-after", "3")], body("overloaded_error", "Overloaded")),
+        Reply::status(401, &[("x-should-retry", "false")], body("authentication_error", "invalid x-api-key")),
+        Reply::status(400, &[], body("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum")),
+        Reply::status(
+            429,
+            &[("retry-after", "40")],
+            body("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
+        ),
+        Reply::status(
+            400,
+            &[],
+            body("invalid_request_error", "Your credit balance is too low to access the Anthropic API."),
+        ),
+    ])
+    .await;
+    let provider = provider(&server);
+
+    let message = call(&provider, None).await;
+    let error = message.error.as_ref().unwrap();
+    assert_eq!(message.error_text(), "OverloadedError: 529 Overloaded (overloaded_error)");
+    assert_eq!((error.status(), error.code(), error.should_retry()), (Some(529), Some("overloaded_error"), Some(true)));
+    assert_eq!(error.retry_after(), Some(Duration::from_secs(3)));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(message.error_text(), "AuthenticationError: 401 invalid x-api-key (authentication_error)");
+    assert_eq!(verdicts(&message), (false, ExecAction::FailPermanently));
+
+    let message = call(&provider, None).await;
+    assert_eq!(verdicts(&message), (false, ExecAction::ContextOverflow));
+
+    let message = call(&provider, None).await;
+    assert_eq!(message.error.as_ref().unwrap().retry_after(), Some(Duration::from_secs(40)));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let message = call(&provider, None).await;
+    assert_eq!(verdicts(&message), (false, ExecAction::FailPermanently));
+}
+
+#[tokio::test]
+async fn transport_failures_are_typed() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let refused = AnthropicProvider::new(format!("http://127.0.0.1:{port}"), Some(CANARY.to_owned()));
+    let message = call(&refused, None).await;
+    assert_eq!(transport_kind(&message), Some(TransportKind::Connect));
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+
+    let server = Server::start([
+        Reply::close(),
+        Reply::hang(),
+        Reply::sse_stalled([message_start(), text_delta(0, "slow")]),
+        Reply::status(500, &[], "x".repeat(100 * 1024)),
+    ])
+    .await;
+    let provider = provider(&server);
+    let message = call(&provider, None).await;
+    assert_eq!(transport_kind(&message), Some(TransportKind::Reset));
+    for _ in 0..2 {
+        let message = call(&provider, Some(Duration::from_millis(50))).await;
+        assert_eq!(transport_kind(&message), Some(TransportKind::Timeout), "{}", message.error_text());
+        assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+    }
+    let message = call(&provider, None).await;
+    assert!(message.error_text().ends_with(" (error body cut at 16 KiB)"));
+    assert_eq!(
+        message.error_text().len(),
+        "InternalServerError: 500 ".len() + 16 * 1024 + " (error body cut at 16 KiB)".len()
+    );
+}
+
+#[tokio::test]
+async fn the_key_never_appears_through_any_failure() {
+    let echo = json!({"type": "error", "error": {"type": "authentication_error", "message": format!("invalid x-api-key {CANARY}")}});
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let refused = AnthropicProvider::new(format!("http://127.0.0.1:{port}"), Some(CANARY.to_owned()));
+    assert_no_canary(&call(&refused, None).await);
+
+    let server = Server::start([
+        Reply::status(401, &[], echo.to_string()),
+        Reply::status(529, &[], format!("overloaded {CANARY}")),
+        Reply::sse([event(echo.clone())]),
+        Reply::sse([format!("event: error\ndata: {{\"oops\": \"{CANARY}\n\n")]),
+        Reply::close(),
+        Reply::sse_dropped([message_start(), text_delta(0, CANARY)]),
+        Reply::sse([message_start(), text_delta(0, CANARY)]),
+        Reply::hang(),
+    ])
+    .await;
+    let provider = provider(&server);
+    for round in 0..8 {
+        let message = call(&provider, Some(Duration::from_millis(50))).await;
+        assert!(message.is_error(), "round {round}: {message:?}");
+        assert_no_canary(&message);
+    }
+    let debug = format!("{provider:?}");
+    assert!(!debug.contains("SECRET123") && debug.contains("<redacted>"), "{debug}");
+}
+
+#[tokio::test]
+async fn exec_survives_an_overloaded_event_and_a_529() {
+    let server = Server::start([
+        Reply::sse([message_start(), error_event("overloaded_error", "Overloaded")]),
+        Reply::status(
+            529,
+            &[],
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}).to_string(),
+        ),
+        Reply::sse([text_stream(&["fine"], "end_turn")]),
+    ])
+    .await;
+    let policy =
+        RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_timeout_ms(Some(5_000));
+    let reply = Runtime::new(provider(&server)).with_policy(policy).exec("hi").await.unwrap();
+    assert_eq!((reply.text(), reply.calls()), ("fine", 3));
+}
+
+#[tokio::test]
+async fn a_whole_json_message_is_understood() {
+    let json_type = [("content-type", "application/json")];
+    let whole = json!({"id": "msg_1", "type": "message", "role": "assistant", "stop_reason": "tool_use", "content": [
+        {"type": "text", "text": "Sure."}, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": [1, 2]}}]});
+    let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let server = Server::start([
+        Reply::status(200, &json_type, whole.to_string()),
+        Reply::status(200, &json_type, error.to_string()),
+    ])
+    .await;
+    let provider = provider(&server);
+    let message = call(&provider, None).await;
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    assert_eq!(
+        message.content,
+        [
+            ContentBlock::text("Sure."),
+            ContentBlock::ToolUse { id: "toolu_1".into(), name: "f".into(), input: json!({"a": [1, 2]}) }
+        ]
+    );
+    let message = call(&provider, None).await;
+    assert_eq!(message.error_text(), "Overloaded");
+    assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+}
