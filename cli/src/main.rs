@@ -1,4 +1,4 @@
-//! `agentic`: classify model errors and simulate the two retry layers of `agentic-runtime`.
+//! `agentic`: classify model errors, simulate the two retry layers of `agentic-runtime`, ask a model.
 //!
 //! The contracts of `agentic classify --json` and `agentic simulate --json` are fixed by DESIGN.md
 //! section 8; scripts depend on them. Exit codes, for every command:
@@ -6,12 +6,14 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | done |
-//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line) |
+//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line); `ask`: the exec failed |
 //! | 2 | usage error: bad arguments, bad input JSON, an invalid policy (message on stderr) |
 
+mod ask;
 mod classify;
 mod input;
 mod json;
+mod policy_flags;
 mod simulate;
 
 use std::process::ExitCode;
@@ -43,11 +45,15 @@ enum Command {
     /// Run the real retry layers against scripted model calls on a virtual clock.
     #[command(long_about = simulate::LONG_ABOUT)]
     Simulate(simulate::Args),
+    /// Send one prompt to a model through both retry layers.
+    #[command(long_about = ask::LONG_ABOUT)]
+    Ask(ask::Args),
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Classify(args) => classify::run(&args),
         Command::Simulate(args) => simulate::run(&args),
+        Command::Ask(args) => ask::run(&args),
     }
 }

@@ -1,0 +1,216 @@
+//! `agentic ask`: one exec against a real provider (or any compatible server), through both layers.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agentic_runtime::{
+    AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime,
+};
+use serde::Serialize;
+
+use crate::input::usage_error;
+use crate::policy_flags::PolicyFlags;
+
+/// The help text of `agentic ask`.
+pub(crate) const LONG_ABOUT: &str = "\
+Send one prompt through both retry layers and print the answer.
+
+The provider is --provider, or openai when --base-url, OPENAI_API_KEY or OPENAI_BASE_URL is set, \
+else anthropic when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set. The key comes from --api-key or \
+OPENAI_API_KEY / ANTHROPIC_API_KEY; the base URL from --base-url or OPENAI_BASE_URL / \
+ANTHROPIC_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
+
+Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --json prints one line \
+{\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"attempts\": [..]} (on failure: \"error\" and \
+\"error_kind\" instead of \"answer\"), one attempt per decision of either layer with its layer, call, \
+error, verdict, reason and delay_ms. --verbose prints each decision on stderr as it is made. Exit 2 \
+for bad input (a missing key, an invalid policy).";
+
+/// Which wire format to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProviderKind {
+    /// OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, ...).
+    Openai,
+    /// Anthropic `/v1/messages`.
+    Anthropic,
+}
+
+/// `agentic ask` arguments.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The wire format [default: see below].
+    #[arg(long, value_enum)]
+    provider: Option<ProviderKind>,
+    /// The API's base URL, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The model name [default: the provider's].
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    /// The API key [default: from the environment].
+    #[arg(long, value_name = "K")]
+    api_key: Option<String>,
+    /// A system instruction.
+    #[arg(long, value_name = "TEXT")]
+    system: Option<String>,
+    /// Print one JSON line instead of the answer.
+    #[arg(long)]
+    json: bool,
+    /// Print each decision of the layers on stderr as it is made.
+    #[arg(long, short)]
+    verbose: bool,
+    #[command(flatten)]
+    policy: PolicyFlags,
+    /// The prompt.
+    prompt: String,
+}
+
+/// Runs `agentic ask`.
+pub(crate) fn run(args: &Args) -> ExitCode {
+    let policy = args.policy.policy();
+    if let Err(error) = policy.validate() {
+        return usage_error(error);
+    }
+    let provider = match build_provider(args, &|name| std::env::var(name).ok().filter(|v| !v.is_empty())) {
+        Ok(provider) => provider,
+        Err(message) => return usage_error(message),
+    };
+    let mut runtime = Runtime::from_shared(provider);
+    if args.verbose {
+        runtime = runtime.with_observer(|decision| eprintln!("{decision}"));
+    }
+    let mut prompt = Prompt::new(args.prompt.as_str());
+    if let Some(system) = &args.system {
+        prompt = prompt.with_system(system.as_str());
+    }
+    let tokio = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(tokio) => tokio,
+        Err(error) => return usage_error(format!("cannot start the async runtime: {error}")),
+    };
+    let result = tokio.block_on(runtime.exec_with(&policy, prompt));
+    if args.json {
+        println!("{}", serde_json::to_string(&JsonOutcome::of(&result)).expect("plain data serializes"));
+    }
+    match result {
+        Ok(reply) => {
+            if !args.json {
+                println!("{reply}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{error}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The provider the flags and the environment describe, or what to set.
+pub(crate) fn build_provider(
+    args: &Args,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<std::sync::Arc<dyn Provider>, String> {
+    let kind = args.provider.unwrap_or_else(|| {
+        let openai = args.base_url.is_some() || env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some();
+        let anthropic = env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some();
+        if anthropic && !openai { ProviderKind::Anthropic } else { ProviderKind::Openai }
+    });
+    let (key_var, url_var, default_url) = match kind {
+        ProviderKind::Openai => ("OPENAI_API_KEY", "OPENAI_BASE_URL", OpenAiProvider::DEFAULT_BASE_URL),
+        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", AnthropicProvider::DEFAULT_BASE_URL),
+    };
+    let key = args.api_key.clone().filter(|key| !key.is_empty()).or_else(|| env(key_var));
+    let base_url = args.base_url.clone().or_else(|| env(url_var)).unwrap_or_else(|| default_url.to_owned());
+    if !base_url.starts_with("http://") && !base_url.starts_with("https://") {
+        return Err(format!(
+            "the base URL `{base_url}` is not an http(s) URL: pass e.g. --base-url http://127.0.0.1:8080{}",
+            if kind == ProviderKind::Openai { "/v1" } else { "" }
+        ));
+    }
+    if key.is_none() && base_url.trim_end_matches('/') == default_url {
+        return Err(format!(
+            "no API key for {}: pass --api-key or set {key_var} (a server of your own needs none: \
+             pass --base-url or set {url_var})",
+            match kind {
+                ProviderKind::Openai => "openai",
+                ProviderKind::Anthropic => "anthropic",
+            }
+        ));
+    }
+    Ok(match kind {
+        ProviderKind::Openai => {
+            let mut provider = OpenAiProvider::new(base_url, key);
+            if let Some(model) = &args.model {
+                provider = provider.with_model(model.as_str());
+            }
+            std::sync::Arc::new(provider)
+        }
+        ProviderKind::Anthropic => {
+            let mut provider = AnthropicProvider::new(base_url, key);
+            if let Some(model) = &args.model {
+                provider = provider.with_model(model.as_str());
+            }
+            std::sync::Arc::new(provider)
+        }
+    })
+}
+
+/// The `--json` line.
+#[derive(Serialize)]
+struct JsonOutcome<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_kind: Option<&'static str>,
+    calls: u32,
+    elapsed_ms: u64,
+    attempts: Vec<JsonAttempt<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonAttempt<'a> {
+    layer: &'static str,
+    attempt: u32,
+    call: u32,
+    error: &'a str,
+    verdict: &'static str,
+    reason: &'a str,
+    delay_ms: u64,
+}
+
+impl<'a> JsonOutcome<'a> {
+    fn of(result: &'a Result<Reply, ExecError>) -> Self {
+        let (calls, elapsed, decisions) = match result {
+            Ok(reply) => (reply.calls(), reply.elapsed(), reply.decisions()),
+            Err(error) => (error.calls(), error.elapsed(), error.decisions()),
+        };
+        Self {
+            answer: result.as_ref().ok().map(Reply::text),
+            error: result.as_ref().err().map(ToString::to_string),
+            error_kind: result.as_ref().err().map(|error| error.kind().name()),
+            calls,
+            elapsed_ms: millis(elapsed),
+            attempts: decisions.iter().map(JsonAttempt::of).collect(),
+        }
+    }
+}
+
+impl<'a> JsonAttempt<'a> {
+    fn of(decision: &'a Decision) -> Self {
+        Self {
+            layer: decision.layer.name(),
+            attempt: decision.attempt,
+            call: decision.call,
+            error: &decision.error,
+            verdict: decision.verdict.name(),
+            reason: &decision.reason,
+            delay_ms: decision.delay.map_or(0, millis),
+        }
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
