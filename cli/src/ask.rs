@@ -3,9 +3,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentic_runtime::{
-    AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime,
-};
+use agentic_runtime::{AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime};
 use serde::Serialize;
 
 use crate::input::usage_error;

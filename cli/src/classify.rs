@@ -8,9 +8,9 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use agentic_runtime::{AssistantMessage, ModelError};
 use agentic_runtime::StopReason;
 use agentic_runtime::classify::{ExecVerdict, SessionVerdict, exec_verdict, session_verdict};
+use agentic_runtime::{AssistantMessage, ModelError};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -75,11 +75,7 @@ struct Failure<'a> {
 impl<'a> Failure<'a> {
     /// An error message with no typed facts, as a stream's error event gives it.
     fn plain(text: &'a str) -> Self {
-        Self {
-            text: Cow::Borrowed(text),
-            stop_reason: StopReason::Error,
-            error: None,
-        }
+        Self { text: Cow::Borrowed(text), stop_reason: StopReason::Error, error: None }
     }
 
     /// Both layers' verdicts.
@@ -138,11 +134,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
             ExitCode::SUCCESS
         }
         (json, true) => {
-            hint_if_terminal(if json {
-                "JSON objects, one per line"
-            } else {
-                "error messages, one per line"
-            });
+            hint_if_terminal(if json { "JSON objects, one per line" } else { "error messages, one per line" });
             classify_stdin(json, &mut out)
         }
     }
@@ -159,11 +151,7 @@ fn classify_stdin(json: bool, out: &mut impl Write) -> ExitCode {
         let Some(text) = line.text else {
             malformed = true;
             let problem = format!("line {}: not valid UTF-8", line.number);
-            let written = if json {
-                emit(out, to_json(&JsonError { error: problem }))
-            } else {
-                warn(&problem)
-            };
+            let written = if json { emit(out, to_json(&JsonError { error: problem })) } else { warn(&problem) };
             if !written {
                 break;
             }
@@ -177,9 +165,7 @@ fn classify_stdin(json: bool, out: &mut impl Write) -> ExitCode {
                 Ok(failure) => json_verdicts(&failure),
                 Err(problem) => {
                     malformed = true;
-                    to_json(&JsonError {
-                        error: format!("line {}: {problem}", line.number),
-                    })
+                    to_json(&JsonError { error: format!("line {}: {problem}", line.number) })
                 }
             }
         } else {
@@ -189,11 +175,7 @@ fn classify_stdin(json: bool, out: &mut impl Write) -> ExitCode {
             break;
         }
     }
-    if malformed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    if malformed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }
 
 fn warn(problem: &str) -> bool {
@@ -202,13 +184,7 @@ fn warn(problem: &str) -> bool {
 }
 
 /// The fields of a `--json` input line.
-const FIELDS: [&str; 5] = [
-    "error_message",
-    "stop_reason",
-    "status",
-    "should_retry",
-    "code",
-];
+const FIELDS: [&str; 5] = ["error_message", "stop_reason", "status", "should_retry", "code"];
 
 /// Reads one `--json` input line, or says what is wrong with it.
 fn parse_json_line(text: &str) -> Result<Failure<'static>, String> {
@@ -229,21 +205,12 @@ fn parse_json_line(text: &str) -> Result<Failure<'static>, String> {
     let should_retry = fields.bool("should_retry")?;
     let code = fields.str("code")?;
     let error = typed_error(message, status, should_retry, code);
-    Ok(Failure {
-        text: Cow::Owned(message.to_owned()),
-        stop_reason,
-        error,
-    })
+    Ok(Failure { text: Cow::Owned(message.to_owned()), stop_reason, error })
 }
 
 /// The typed error a scripted error step carries (as `Step::error(text).with_status(..)` builds
 /// it): `ModelError::parse(text)` with the typed facts, or none when there are none.
-fn typed_error(
-    text: &str,
-    status: Option<u16>,
-    should_retry: Option<bool>,
-    code: Option<&str>,
-) -> Option<ModelError> {
+fn typed_error(text: &str, status: Option<u16>, should_retry: Option<bool>, code: Option<&str>) -> Option<ModelError> {
     if status.is_none() && should_retry.is_none() && code.is_none() {
         return None;
     }
@@ -267,24 +234,14 @@ fn to_json(value: &impl Serialize) -> String {
 fn json_verdicts(failure: &Failure<'_>) -> String {
     let (session, exec) = failure.judge();
     to_json(&JsonVerdicts {
-        session: JsonSession {
-            retryable: session.retryable,
-            reason: session.reason.to_string(),
-        },
-        exec: JsonExec {
-            action: exec.action.name(),
-            reason: exec.reason.to_string(),
-        },
+        session: JsonSession { retryable: session.retryable, reason: session.reason.to_string() },
+        exec: JsonExec { action: exec.action.name(), reason: exec.reason.to_string() },
     })
 }
 
 fn plain_verdicts(failure: &Failure<'_>) -> String {
     let (session, exec) = failure.judge();
-    let retryable = if session.retryable {
-        "retryable"
-    } else {
-        "not retryable"
-    };
+    let retryable = if session.retryable { "retryable" } else { "not retryable" };
     format!(
         "{}\n  session: {retryable} ({})\n  exec:    {} ({})",
         Value::String(failure.text.to_string()),

@@ -58,15 +58,9 @@ pub(crate) fn numbered_lines(reader: impl BufRead) -> impl Iterator<Item = io::R
 /// All of stdin as text, or a usage message saying why it could not be read.
 pub(crate) fn read_stdin_to_string() -> Result<String, String> {
     let mut bytes = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|error| format!("cannot read stdin: {error}"))?;
+    io::stdin().lock().read_to_end(&mut bytes).map_err(|error| format!("cannot read stdin: {error}"))?;
     String::from_utf8(bytes).map_err(|error| {
-        format!(
-            "stdin is not valid UTF-8 (invalid byte at offset {})",
-            error.utf8_error().valid_up_to()
-        )
+        format!("stdin is not valid UTF-8 (invalid byte at offset {})", error.utf8_error().valid_up_to())
     })
 }
 
@@ -90,17 +84,11 @@ mod tests {
     #[test]
     fn numbers_every_line_and_strips_line_endings() {
         let input: &[u8] = b"a\r\n\nb\xff\nlast";
-        let lines: Vec<(usize, Option<String>)> = numbered_lines(input)
-            .map(|line| line.map(|line| (line.number, line.text)).unwrap())
-            .collect();
+        let lines: Vec<(usize, Option<String>)> =
+            numbered_lines(input).map(|line| line.map(|line| (line.number, line.text)).unwrap()).collect();
         assert_eq!(
             lines,
-            [
-                (1, Some("a".to_owned())),
-                (2, Some(String::new())),
-                (3, None),
-                (4, Some("last".to_owned())),
-            ]
+            [(1, Some("a".to_owned())), (2, Some(String::new())), (3, None), (4, Some("last".to_owned())),]
         );
     }
 }

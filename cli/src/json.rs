@@ -17,20 +17,13 @@ impl<'a> Fields<'a> {
     pub(crate) fn of(value: &'a Value, prefix: &'a str, what: &str) -> Result<Self, String> {
         match value {
             Value::Object(object) => Ok(Self { object, prefix }),
-            other => Err(format!(
-                "{what} must be a JSON object, found {}",
-                describe(other)
-            )),
+            other => Err(format!("{what} must be a JSON object, found {}", describe(other))),
         }
     }
 
     /// Refuses a field not in `allowed`, suggesting the nearest allowed name.
     pub(crate) fn only(&self, allowed: &[&str]) -> Result<(), String> {
-        let Some(unknown) = self
-            .object
-            .keys()
-            .find(|key| !allowed.contains(&key.as_str()))
-        else {
+        let Some(unknown) = self.object.keys().find(|key| !allowed.contains(&key.as_str())) else {
             return Ok(());
         };
         let mut message = format!("unknown field \"{}{unknown}\"", self.prefix);
@@ -101,11 +94,7 @@ impl<'a> Fields<'a> {
 
     /// "`"field"` must be `expected`, found `value`".
     pub(crate) fn wrong(&self, key: &str, expected: &str, found: &Value) -> String {
-        format!(
-            "{} must be {expected}, found {}",
-            self.name(key),
-            describe(found)
-        )
+        format!("{} must be {expected}, found {}", self.name(key), describe(found))
     }
 }
 
@@ -179,18 +168,10 @@ mod tests {
             fields.status("big").unwrap_err(),
             "\"outcomes[2].big\" must be a whole number from 100 to 599, found 1000"
         );
-        assert!(
-            fields
-                .bool("flag")
-                .unwrap_err()
-                .ends_with("must be true or false, found 1")
-        );
+        assert!(fields.bool("flag").unwrap_err().ends_with("must be true or false, found 1"));
         assert!(fields.uint("n", 0, 10).unwrap_err().ends_with("found -1"));
         assert_eq!(fields.uint("absent", 0, 10), Ok(None));
-        assert_eq!(
-            Fields::of(&json!([1]), "", "line").err().unwrap(),
-            "line must be a JSON object, found an array"
-        );
+        assert_eq!(Fields::of(&json!([1]), "", "line").err().unwrap(), "line must be a JSON object, found an array");
     }
 
     #[test]
@@ -203,18 +184,12 @@ mod tests {
              (valid fields: error_message, stop_reason)"
         );
         assert_eq!(nearest("completely_else", &["status"]), None);
-        assert_eq!(
-            nearest("Max_Retry", &["max_retries", "max_calls"]),
-            Some("max_retries")
-        );
+        assert_eq!(nearest("Max_Retry", &["max_retries", "max_calls"]), Some("max_retries"));
     }
 
     #[test]
     fn syntax_errors_give_the_column() {
         let error = serde_json::from_str::<Value>("{\"a\": }").unwrap_err();
-        assert_eq!(
-            syntax_error_in_line(&error),
-            "not valid JSON: expected value at column 7"
-        );
+        assert_eq!(syntax_error_in_line(&error), "not valid JSON: expected value at column 7");
     }
 }

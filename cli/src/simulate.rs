@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agentic_runtime::policy::rules::{Key, format_ms};
-use agentic_runtime::{
-    Decision, ExecError, Jitter, ModelError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step,
-};
+use agentic_runtime::{Decision, ExecError, Jitter, ModelError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -143,23 +141,12 @@ fn play(simulation: Simulation) -> Result<Result<Reply, ExecError>, String> {
 
 fn report(result: &Result<Reply, ExecError>) -> Report {
     let (calls, decisions, elapsed) = facts(result);
-    let sleeps_ms = decisions
-        .iter()
-        .filter_map(|decision| decision.delay)
-        .map(millis)
-        .collect();
+    let sleeps_ms = decisions.iter().filter_map(|decision| decision.delay).map(millis).collect();
     let (outcome, error_kind, error) = match result {
         Ok(_) => ("ok", None, None),
         Err(error) => ("error", Some(error.kind().name()), Some(error.to_string())),
     };
-    Report {
-        calls,
-        sleeps_ms,
-        outcome,
-        error_kind,
-        error,
-        elapsed_ms: millis(elapsed),
-    }
+    Report { calls, sleeps_ms, outcome, error_kind, error, elapsed_ms: millis(elapsed) }
 }
 
 fn facts(result: &Result<Reply, ExecError>) -> (u32, &[Decision], Duration) {
@@ -174,16 +161,9 @@ fn readable(policy: &RetryPolicy, result: &Result<Reply, ExecError>) -> String {
     let (calls, decisions, elapsed) = facts(result);
     let mut lines = vec![format!("policy: {}", policy.describe_worst_case())];
     lines.extend(decisions.iter().map(Decision::to_string));
-    let sleeps: Vec<String> = decisions
-        .iter()
-        .filter_map(|decision| decision.delay)
-        .map(|delay| millis(delay).to_string())
-        .collect();
-    let slept = if sleeps.is_empty() {
-        "no sleeps".to_owned()
-    } else {
-        format!("sleeps {} ms", sleeps.join(", "))
-    };
+    let sleeps: Vec<String> =
+        decisions.iter().filter_map(|decision| decision.delay).map(|delay| millis(delay).to_string()).collect();
+    let slept = if sleeps.is_empty() { "no sleeps".to_owned() } else { format!("sleeps {} ms", sleeps.join(", ")) };
     let cost = format!(
         "{calls} model call{}, {slept}, {} elapsed",
         if calls == 1 { "" } else { "s" },
@@ -192,10 +172,7 @@ fn readable(policy: &RetryPolicy, result: &Result<Reply, ExecError>) -> String {
     match result {
         Ok(reply) => lines.push(format!("outcome: ok after {cost}; reply: {reply}")),
         Err(error) => {
-            lines.push(format!(
-                "outcome: error ({}) after {cost}",
-                error.kind().name()
-            ));
+            lines.push(format!("outcome: error ({}) after {cost}", error.kind().name()));
             lines.push(error.to_string());
         }
     }
@@ -209,8 +186,8 @@ fn millis(duration: Duration) -> u64 {
 /// Reads the simulation, or says why it cannot run.
 fn parse(text: &str) -> Result<Simulation, Refusal> {
     let usage = Refusal::Usage;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|error| usage(format!("stdin is not valid JSON: {error}")))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|error| usage(format!("stdin is not valid JSON: {error}")))?;
     let top = Fields::of(&value, "", "stdin").map_err(usage)?;
     top.only(&["policy", "outcomes"]).map_err(usage)?;
     let (policy, seed) = match top.get("policy") {
@@ -238,9 +215,7 @@ fn parse(text: &str) -> Result<Simulation, Refusal> {
     }
     let broken = policy.violations();
     if !broken.is_empty() {
-        return Err(Refusal::Policy(
-            broken.iter().map(ToString::to_string).collect(),
-        ));
+        return Err(Refusal::Policy(broken.iter().map(ToString::to_string).collect()));
     }
     if let Some(index) = first_hang {
         if policy.timeout().is_none() && policy.budget().is_none() {
@@ -250,11 +225,7 @@ fn parse(text: &str) -> Result<Simulation, Refusal> {
             )));
         }
     }
-    Ok(Simulation {
-        policy,
-        seed,
-        steps,
-    })
+    Ok(Simulation { policy, seed, steps })
 }
 
 /// The policy and the jitter seed.
@@ -264,26 +235,16 @@ fn parse_policy(value: &Value) -> Result<(RetryPolicy, u64), String> {
     names.push("seed");
     fields.only(&names)?;
     let u32_field = |key: Key| -> Result<Option<u32>, String> {
-        Ok(fields
-            .uint(key.name(), 0, u64::from(u32::MAX))?
-            .map(|value| value as u32))
+        Ok(fields.uint(key.name(), 0, u64::from(u32::MAX))?.map(|value| value as u32))
     };
     let ms_field = |key: Key| fields.uint(key.name(), 0, u64::MAX);
     let mut policy = RetryPolicy::new();
     for key in Key::ALL {
         policy = match key {
-            Key::MaxRetries => {
-                u32_field(key)?.map_or(policy, |value| policy.with_max_retries(value))
-            }
-            Key::SessionRetries => {
-                u32_field(key)?.map_or(policy, |value| policy.with_session_retries(value))
-            }
-            Key::SessionBaseDelayMs => {
-                ms_field(key)?.map_or(policy, |value| policy.with_session_base_delay_ms(value))
-            }
-            Key::ExecBaseDelayMs => {
-                ms_field(key)?.map_or(policy, |value| policy.with_exec_base_delay_ms(value))
-            }
+            Key::MaxRetries => u32_field(key)?.map_or(policy, |value| policy.with_max_retries(value)),
+            Key::SessionRetries => u32_field(key)?.map_or(policy, |value| policy.with_session_retries(value)),
+            Key::SessionBaseDelayMs => ms_field(key)?.map_or(policy, |value| policy.with_session_base_delay_ms(value)),
+            Key::ExecBaseDelayMs => ms_field(key)?.map_or(policy, |value| policy.with_exec_base_delay_ms(value)),
             Key::MaxDelayMs => policy.with_max_delay_ms(ms_field(key)?),
             Key::Jitter => match fields.str(key.name())? {
                 None => policy,
@@ -292,9 +253,7 @@ fn parse_policy(value: &Value) -> Result<(RetryPolicy, u64), String> {
             Key::MaxCalls => policy.with_max_calls(u32_field(key)?),
             Key::TimeoutMs => policy.with_timeout_ms(ms_field(key)?),
             Key::BudgetMs => policy.with_budget_ms(ms_field(key)?),
-            Key::RetryAfterCapMs => {
-                ms_field(key)?.map_or(policy, |value| policy.with_retry_after_cap_ms(value))
-            }
+            Key::RetryAfterCapMs => ms_field(key)?.map_or(policy, |value| policy.with_retry_after_cap_ms(value)),
         };
     }
     let seed = fields.uint("seed", 0, u64::MAX)?.unwrap_or(0);
@@ -303,33 +262,19 @@ fn parse_policy(value: &Value) -> Result<(RetryPolicy, u64), String> {
 
 fn parse_jitter(name: &str) -> Result<Jitter, String> {
     Jitter::from_name(name).ok_or_else(|| {
-        let mut message = format!(
-            "unknown \"policy.jitter\" {}",
-            Value::String(name.to_owned())
-        );
+        let mut message = format!("unknown \"policy.jitter\" {}", Value::String(name.to_owned()));
         if let Some(nearest) = nearest(name, &Jitter::NAMES) {
             message.push_str(&format!("; did you mean \"{nearest}\"?"));
         }
-        let names: Vec<String> = Jitter::NAMES
-            .iter()
-            .map(|name| format!("\"{name}\""))
-            .collect();
+        let names: Vec<String> = Jitter::NAMES.iter().map(|name| format!("\"{name}\"")).collect();
         message.push_str(&format!(" (valid: {})", names.join(", ")));
         message
     })
 }
 
 /// The fields an outcome object may have.
-const OUTCOME_FIELDS: [&str; 8] = [
-    "error_message",
-    "raise",
-    "hang",
-    "latency_ms",
-    "status",
-    "retry_after_ms",
-    "should_retry",
-    "code",
-];
+const OUTCOME_FIELDS: [&str; 8] =
+    ["error_message", "raise", "hang", "latency_ms", "status", "retry_after_ms", "should_retry", "code"];
 
 /// The typed facts a failing outcome may carry.
 const TYPED: [&str; 4] = ["status", "retry_after_ms", "should_retry", "code"];
@@ -340,28 +285,20 @@ const SHAPES: [&str; 3] = ["error_message", "raise", "hang"];
 /// One outcome as a scripted step, and whether it is a hang.
 fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
     let place = format!("outcomes[{index}]");
-    let shapes = "\"ok\", {\"error_message\": str, ..}, {\"raise\": str, ..}, {\"hang\": true} or {\"latency_ms\": int}";
+    let shapes =
+        "\"ok\", {\"error_message\": str, ..}, {\"raise\": str, ..}, {\"hang\": true} or {\"latency_ms\": int}";
     let object = match value {
         Value::String(text) if text == "ok" => return Ok((Step::ok("ok"), false)),
         Value::Object(_) => value,
         other => {
-            return Err(format!(
-                "\"{place}\" must be one of {shapes}; found {}",
-                describe(other)
-            ));
+            return Err(format!("\"{place}\" must be one of {shapes}; found {}", describe(other)));
         }
     };
     let prefix = format!("{place}.");
     let fields = Fields::of(object, &prefix, &place)?;
     fields.only(&OUTCOME_FIELDS)?;
-    let chosen: Vec<&str> = SHAPES
-        .iter()
-        .copied()
-        .filter(|key| fields.has(key))
-        .collect();
-    let latency = fields
-        .uint("latency_ms", 0, u64::MAX)?
-        .map(Duration::from_millis);
+    let chosen: Vec<&str> = SHAPES.iter().copied().filter(|key| fields.has(key)).collect();
+    let latency = fields.uint("latency_ms", 0, u64::MAX)?.map(Duration::from_millis);
     let step = match chosen.as_slice() {
         [] => {
             if let Some(typed) = TYPED.iter().find(|key| fields.has(key)) {
@@ -372,9 +309,7 @@ fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
             }
             return match latency {
                 Some(latency) => Ok((Step::ok("ok").with_latency(latency), false)),
-                None => Err(format!(
-                    "\"{place}\" must be one of {shapes}; found an empty object"
-                )),
+                None => Err(format!("\"{place}\" must be one of {shapes}; found an empty object")),
             };
         }
         ["hang"] => {
@@ -384,14 +319,8 @@ fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
                     fields.name("hang")
                 ));
             }
-            if let Some(other) = OUTCOME_FIELDS
-                .iter()
-                .find(|key| **key != "hang" && fields.has(key))
-            {
-                return Err(format!(
-                    "{} does not go with a hang, which never answers or fails",
-                    fields.name(other)
-                ));
+            if let Some(other) = OUTCOME_FIELDS.iter().find(|key| **key != "hang" && fields.has(key)) {
+                return Err(format!("{} does not go with a hang, which never answers or fails", fields.name(other)));
             }
             return Ok((Step::hang(), true));
         }

@@ -15,50 +15,29 @@ fn classify(line: Value) -> Value {
 /// `(retryable, session reason, exec action, exec reason)` of one output object.
 fn verdicts(output: &Value) -> (bool, &str, &str, &str) {
     (
-        output["session"]["retryable"]
-            .as_bool()
-            .expect("retryable is a boolean"),
-        output["session"]["reason"]
-            .as_str()
-            .expect("the session reason is a string"),
-        output["exec"]["action"]
-            .as_str()
-            .expect("action is a string"),
-        output["exec"]["reason"]
-            .as_str()
-            .expect("the exec reason is a string"),
+        output["session"]["retryable"].as_bool().expect("retryable is a boolean"),
+        output["session"]["reason"].as_str().expect("the session reason is a string"),
+        output["exec"]["action"].as_str().expect("action is a string"),
+        output["exec"]["reason"].as_str().expect("the exec reason is a string"),
     )
 }
 
 fn message(text: &str) -> (bool, String, String, String) {
     let output = classify(json!({ "error_message": text }));
     let (retryable, session, action, exec) = verdicts(&output);
-    (
-        retryable,
-        session.to_owned(),
-        action.to_owned(),
-        exec.to_owned(),
-    )
+    (retryable, session.to_owned(), action.to_owned(), exec.to_owned())
 }
 
 /// The keys of an object, sorted.
 fn keys(value: &Value) -> Vec<&str> {
-    let mut keys: Vec<&str> = value
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut keys: Vec<&str> = value.as_object().expect("an object").keys().map(String::as_str).collect();
     keys.sort_unstable();
     keys
 }
 
 #[test]
 fn json_output_has_exactly_the_contract_fields_in_order() {
-    let run = agentic(
-        &["classify", "--json"],
-        "{\"error_message\": \"Too Many Requests\", \"status\": 429}\n",
-    );
+    let run = agentic(&["classify", "--json"], "{\"error_message\": \"Too Many Requests\", \"status\": 429}\n");
     assert_eq!(run.code, 0);
     assert_eq!(
         run.stdout,
@@ -79,10 +58,7 @@ fn every_exec_action_is_reachable() {
         ("AuthenticationError: invalid api key", "fail_permanently"),
         ("TypeError: missing argument", "raise"),
         ("NotImplementedError", "raise"),
-        (
-            "prompt is too long: 250000 tokens > 200000 maximum",
-            "context_overflow",
-        ),
+        ("prompt is too long: 250000 tokens > 200000 maximum", "context_overflow"),
     ];
     for (text, expected) in cases {
         assert_eq!(message(text).2, expected, "{text}");
@@ -96,18 +72,12 @@ fn the_three_reference_bugs_are_fixed() {
     assert_eq!(session, "context overflow: matched \"prompt is too long\"");
     assert_eq!(
         (action.as_str(), exec.as_str()),
-        (
-            "context_overflow",
-            "context overflow: matched \"prompt is too long\""
-        )
+        ("context_overflow", "context overflow: matched \"prompt is too long\"")
     );
 
     let (retryable, session, action, _) = message("maximum context length is 4290 tokens");
     assert!(!retryable, "4290 contains 429 but is a context overflow");
-    assert_eq!(
-        session,
-        "context overflow: matched \"maximum context length is \\d+ tokens\""
-    );
+    assert_eq!(session, "context overflow: matched \"maximum context length is \\d+ tokens\"");
     assert_eq!(action, "context_overflow");
 
     let (retryable, session, action, exec) = message("429 Too Many Requests: insufficient credits");
@@ -115,10 +85,7 @@ fn the_three_reference_bugs_are_fixed() {
     assert_eq!(session, "quota exhausted: matched \"insufficient credits\"");
     assert_eq!(
         (action.as_str(), exec.as_str()),
-        (
-            "fail_permanently",
-            "quota exhausted: matched \"insufficient credits\""
-        )
+        ("fail_permanently", "quota exhausted: matched \"insufficient credits\"")
     );
 
     // A quota text that asks to retry after a stated time is a per-minute rate limit.
@@ -129,12 +96,7 @@ fn the_three_reference_bugs_are_fixed() {
 
 #[test]
 fn status_numbers_inside_other_numbers_match_nothing() {
-    for text in [
-        "took 15000 ms",
-        "used 4290 tokens",
-        "scored 2.5000",
-        "id 5029",
-    ] {
+    for text in ["took 15000 ms", "used 4290 tokens", "scored 2.5000", "id 5029"] {
         let (retryable, session, _, _) = message(text);
         assert!(!retryable, "{text}");
         assert_eq!(session, "matched no retry pattern", "{text}");
@@ -154,10 +116,7 @@ fn stop_reason_defaults_to_error_and_other_reasons_are_not_retried() {
         let output = classify(json!({"error_message": "overloaded", "stop_reason": stop_reason}));
         let (retryable, reason, _, _) = verdicts(&output);
         assert!(!retryable, "{stop_reason}");
-        assert_eq!(
-            reason,
-            format!("stop_reason is \"{stop_reason}\", not \"error\"")
-        );
+        assert_eq!(reason, format!("stop_reason is \"{stop_reason}\", not \"error\""));
     }
 }
 
@@ -165,29 +124,17 @@ fn stop_reason_defaults_to_error_and_other_reasons_are_not_retried() {
 fn a_status_makes_a_typed_error_and_the_text_stays_as_given() {
     // The text names no status; the typed one decides.
     let output = classify(json!({"error_message": "upstream said no", "status": 503}));
-    assert_eq!(
-        verdicts(&output),
-        (
-            true,
-            "HTTP 503 is transient",
-            "retry",
-            "no permanent marker, status or code"
-        )
-    );
+    assert_eq!(verdicts(&output), (true, "HTTP 503 is transient", "retry", "no permanent marker, status or code"));
     let output = classify(json!({"error_message": "bad request", "status": 400}));
     let permanent = "HTTP 400 is permanent (a 4xx other than 408, 409, 425, 429)";
-    assert_eq!(
-        verdicts(&output),
-        (false, permanent, "fail_permanently", permanent)
-    );
+    assert_eq!(verdicts(&output), (false, permanent, "fail_permanently", permanent));
     // Without a status the same text matches no pattern.
     assert_eq!(message("upstream said no").1, "matched no retry pattern");
     // Overflow is checked before the status.
     let output = classify(json!({"error_message": "prompt is too long", "status": 429}));
     assert_eq!(verdicts(&output).2, "context_overflow");
     // null is the same as leaving a field out.
-    let output =
-        classify(json!({"error_message": "overloaded", "status": null, "stop_reason": null}));
+    let output = classify(json!({"error_message": "overloaded", "status": null, "stop_reason": null}));
     assert_eq!(verdicts(&output).1, "matched retry pattern \"overloaded\"");
 }
 
@@ -196,18 +143,10 @@ fn typed_should_retry_and_code_extensions() {
     let output = classify(json!({"error_message": "overloaded", "should_retry": false}));
     assert_eq!(
         verdicts(&output),
-        (
-            false,
-            "server sent x-should-retry: false",
-            "fail_permanently",
-            "server sent x-should-retry: false"
-        )
+        (false, "server sent x-should-retry: false", "fail_permanently", "server sent x-should-retry: false")
     );
     let output = classify(json!({"error_message": "slow down", "code": "insufficient_quota"}));
-    assert_eq!(
-        verdicts(&output).1,
-        "quota exhausted: provider code \"insufficient_quota\""
-    );
+    assert_eq!(verdicts(&output).1, "quota exhausted: provider code \"insufficient_quota\"");
     let output = classify(json!({"error_message": "too big", "code": "context_length_exceeded"}));
     assert_eq!(verdicts(&output).2, "context_overflow");
 }
@@ -232,10 +171,7 @@ fn malformed_lines_are_reported_with_their_number_and_the_rest_go_on() {
     let run = agentic(&["classify", "--json"], input);
     assert_eq!(run.code, 1, "{run:?}");
     let lines = run.json_lines();
-    let errors: Vec<&str> = lines
-        .iter()
-        .filter_map(|line| line["error"].as_str())
-        .collect();
+    let errors: Vec<&str> = lines.iter().filter_map(|line| line["error"].as_str()).collect();
     assert_eq!(
         errors,
         [
@@ -252,10 +188,7 @@ fn malformed_lines_are_reported_with_their_number_and_the_rest_go_on() {
     );
     // One output line per non-blank input line, in order; error lines hold only "error".
     assert_eq!(lines.len(), 10);
-    assert_eq!(
-        verdicts(&lines[0]).1,
-        "matched retry pattern \"overloaded\""
-    );
+    assert_eq!(verdicts(&lines[0]).1, "matched retry pattern \"overloaded\"");
     assert_eq!(verdicts(&lines[9]).1, "matched retry pattern \"503\"");
     for line in &lines[1..9] {
         assert_eq!(line.as_object().unwrap().len(), 1);
@@ -267,20 +200,14 @@ fn well_formed_input_exits_0_and_blank_lines_give_no_output() {
     let run = agentic(&["classify", "--json"], "\n{\"error_message\": \"\"}\r\n\n");
     assert_eq!(run.code, 0);
     let output = run.json();
-    assert_eq!(
-        verdicts(&output).1,
-        "empty error message (a dropped stream)"
-    );
+    assert_eq!(verdicts(&output).1, "empty error message (a dropped stream)");
     let empty = agentic(&["classify", "--json"], "");
     assert_eq!((empty.code, empty.stdout.as_str()), (0, ""));
 }
 
 #[test]
 fn a_line_that_is_not_utf8_is_malformed() {
-    let run = agentic(
-        &["classify", "--json"],
-        b"{\"error_message\": \"a\xff\"}\n{\"error_message\": \"503\"}\n",
-    );
+    let run = agentic(&["classify", "--json"], b"{\"error_message\": \"a\xff\"}\n{\"error_message\": \"503\"}\n");
     assert_eq!(run.code, 1);
     let lines = run.json_lines();
     assert_eq!(lines[0], json!({"error": "line 1: not valid UTF-8"}));
@@ -289,10 +216,7 @@ fn a_line_that_is_not_utf8_is_malformed() {
 
 #[test]
 fn json_with_text_arguments_classifies_the_arguments() {
-    let run = agentic(
-        &["classify", "--json", "overloaded", "invalid api key"],
-        "{\"ignored\": true}\n",
-    );
+    let run = agentic(&["classify", "--json", "overloaded", "invalid api key"], "{\"ignored\": true}\n");
     assert_eq!(run.code, 0);
     let lines = run.json_lines();
     assert_eq!(lines.len(), 2);
@@ -317,10 +241,7 @@ fn plain_output_reads_as_the_issue_shows() {
 
 #[test]
 fn plain_reads_stdin_lines_when_given_no_text() {
-    let run = agentic(
-        &["classify"],
-        "prompt is too long: 250000 tokens\n\nTypeError: x\n",
-    );
+    let run = agentic(&["classify"], "prompt is too long: 250000 tokens\n\nTypeError: x\n");
     assert_eq!(run.code, 0);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
@@ -346,19 +267,10 @@ fn bad_arguments_are_usage_errors_and_help_states_the_contract() {
 
     let help = agentic(&["classify", "--help"], "");
     assert_eq!(help.code, 0);
-    for part in [
-        "\"error_message\": str",
-        "\"stop_reason\"?",
-        "\"status\"?: int",
-        "fail_permanently",
-        "line N:",
-        "Exit status",
-    ] {
-        assert!(
-            help.stdout.contains(part),
-            "help lacks {part:?}:\n{}",
-            help.stdout
-        );
+    for part in
+        ["\"error_message\": str", "\"stop_reason\"?", "\"status\"?: int", "fail_permanently", "line N:", "Exit status"]
+    {
+        assert!(help.stdout.contains(part), "help lacks {part:?}:\n{}", help.stdout);
     }
 }
 
@@ -367,12 +279,7 @@ fn plain_reports_a_line_that_is_not_utf8_on_stderr_and_exits_1() {
     let run = agentic(&["classify"], b"a\xff\noverloaded\n");
     assert_eq!(run.code, 1);
     assert_eq!(run.stderr, "error: line 1: not valid UTF-8\n");
-    assert!(
-        run.stdout
-            .starts_with("\"overloaded\"\n  session: retryable"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.starts_with("\"overloaded\"\n  session: retryable"), "{}", run.stdout);
 }
 
 /// A bodiless 400 is a context overflow for both layers, even behind a `"<Kind>: "` prefix.

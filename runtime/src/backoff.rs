@@ -68,9 +68,7 @@ impl Schedule {
 
     /// The un-jittered, uncapped delay of step `index`: `base * 2^index`, saturating.
     pub fn nominal(&self, index: u32) -> Duration {
-        let nanos = (index < 64)
-            .then(|| self.base.as_nanos().checked_mul(1u128 << index))
-            .flatten();
+        let nanos = (index < 64).then(|| self.base.as_nanos().checked_mul(1u128 << index)).flatten();
         nanos
             .and_then(|nanos| {
                 let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
@@ -134,11 +132,9 @@ mod tests {
 
     #[test]
     fn every_jitter_stays_in_its_range_and_replays_with_the_seed() {
-        for (jitter, low, high) in [
-            (Jitter::Full, 0.0, 1.0),
-            (Jitter::Equal, 0.5, 1.0),
-            (Jitter::Proportional, 0.75, 1.25),
-        ] {
+        for (jitter, low, high) in
+            [(Jitter::Full, 0.0, 1.0), (Jitter::Equal, 0.5, 1.0), (Jitter::Proportional, 0.75, 1.25)]
+        {
             let mut schedule = Schedule::session(&policy(jitter));
             let mut rng = Rng::with_seed(42);
             let mut replay = Schedule::session(&policy(jitter));

@@ -44,7 +44,6 @@ pub mod report;
 mod runtime;
 mod session;
 
-
 pub use agent_fn::{AgentFn, Validator};
 pub use error::{ExecError, ExecErrorKind, ModelError, PolicyError, TransportKind};
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};

@@ -125,12 +125,7 @@ impl AssistantMessage {
 
     /// A failed call whose error arrived as an event in the stream: its text is kept as it is.
     pub fn error_event(text: impl Into<String>, error: Option<ModelError>) -> Self {
-        Self {
-            content: Vec::new(),
-            stop_reason: StopReason::Error,
-            error_message: Some(text.into()),
-            error,
-        }
+        Self { content: Vec::new(), stop_reason: StopReason::Error, error_message: Some(text.into()), error }
     }
 
     /// A failed call whose error was raised while streaming: the text is `"<Kind>: <text>"`

@@ -198,7 +198,9 @@ impl Runtime {
                 attempts.push(error.to_string());
                 return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
             }
-            let Some(Message::Assistant(last)) = history.pop() else { unreachable!("the layer leaves its message last") };
+            let Some(Message::Assistant(last)) = history.pop() else {
+                unreachable!("the layer leaves its message last")
+            };
             let (error, verdict, hint, rejected) = if last.is_error() {
                 let error = last.failure_text();
                 let verdict = exec_verdict(&error, last.error.as_ref());
@@ -207,7 +209,8 @@ impl Runtime {
                 (error, verdict, hint, false)
             } else {
                 let stop_reason = last.stop_reason;
-                let reply = Reply::new(last.into_text(), stop_reason, run.budget.calls(), run.attempt, run.budget.elapsed());
+                let reply =
+                    Reply::new(last.into_text(), stop_reason, run.budget.calls(), run.attempt, run.budget.elapsed());
                 let Some(validate) = function.validate else {
                     return Ok(reply.with_decisions(run.decisions));
                 };
@@ -272,5 +275,14 @@ fn fail(
     stopped_by: Option<String>,
     source: Option<crate::error::ModelError>,
 ) -> ExecError {
-    ExecError::new(kind, run.function, attempts, run.decisions, run.budget.calls(), run.budget.elapsed(), stopped_by, source)
+    ExecError::new(
+        kind,
+        run.function,
+        attempts,
+        run.decisions,
+        run.budget.calls(),
+        run.budget.elapsed(),
+        stopped_by,
+        source,
+    )
 }

@@ -28,7 +28,14 @@ pub(crate) struct Run<'a> {
 
 impl Run<'_> {
     /// Records a decision (failure path only) and reports it to `tracing`.
-    pub(crate) fn decide(&mut self, layer: Layer, error: String, verdict: Verdict, reason: String, delay: Option<Duration>) {
+    pub(crate) fn decide(
+        &mut self,
+        layer: Layer,
+        error: String,
+        verdict: Verdict,
+        reason: String,
+        delay: Option<Duration>,
+    ) {
         let decision = Decision {
             layer,
             attempt: self.attempt,

@@ -17,7 +17,12 @@ async fn max_calls_caps_both_layers_together() {
     assert_eq!(provider.calls(), 5);
     assert_eq!(error.kind(), ExecErrorKind::Budget);
     assert_eq!(error.stopped_by(), Some("`max_calls` (5) reached after 5 model calls"));
-    assert!(error.to_string().starts_with("exec() stopped after 2 attempts: `max_calls` (5) reached after 5 model calls:\nAttempt 1:"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .starts_with("exec() stopped after 2 attempts: `max_calls` (5) reached after 5 model calls:\nAttempt 1:"),
+        "{error}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -73,7 +78,8 @@ async fn retry_after_is_a_floor_on_the_delay() {
 
 #[tokio::test(start_paused = true)]
 async fn a_hint_in_the_text_counts_when_no_header_gives_one() {
-    let provider = ScriptedProvider::new([Step::error("Rate limit reached. Please try again in 12.5s."), Step::ok("ok")]);
+    let provider =
+        ScriptedProvider::new([Step::error("Rate limit reached. Please try again in 12.5s."), Step::ok("ok")]);
     let reply = Runtime::new(provider).exec("hi").await.unwrap();
     assert_eq!(sleeps(reply.decisions()), [12_500]);
 }

@@ -57,10 +57,7 @@ fn rule_3_permanent_markers_from_the_seed_and_added() {
         let verdict = exec_verdict(text, None);
         assert_eq!(verdict.action, ExecAction::FailPermanently, "{text}");
     }
-    assert_eq!(
-        exec_verdict("Unauthorized", None).reason.to_string(),
-        "matched permanent marker \"unauthorized\""
-    );
+    assert_eq!(exec_verdict("Unauthorized", None).reason.to_string(), "matched permanent marker \"unauthorized\"");
     // A quota text that asks to retry after a time is a rate limit.
     assert_eq!(action("RateLimitError: exceeded your current quota, retry in 20s"), ExecAction::Retry);
 }
@@ -86,9 +83,9 @@ fn rule_3_typed_permanence() {
 #[test]
 fn everything_else_is_worth_another_attempt() {
     for text in ["RateLimitError: 429", "ModelError", "ValueError: something odd", ""] {
-        assert_eq!(exec_verdict(text, None), agentic_runtime::classify::ExecVerdict {
-            action: ExecAction::Retry,
-            reason: Reason::NotPermanent
-        });
+        assert_eq!(
+            exec_verdict(text, None),
+            agentic_runtime::classify::ExecVerdict { action: ExecAction::Retry, reason: Reason::NotPermanent }
+        );
     }
 }

@@ -2,9 +2,7 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{
-    ExecErrorKind, Layer, ModelError, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict,
-};
+use agentic_runtime::{ExecErrorKind, Layer, ModelError, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
 
 fn exec_only() -> RetryPolicy {
     RetryPolicy::new().with_session_retries(0)
@@ -62,8 +60,8 @@ async fn permanent_errors_stop_after_one_call() {
 
 #[tokio::test(start_paused = true)]
 async fn programming_errors_return_unchanged_after_one_call() {
-    let provider = ScriptedProvider::new([Step::programming("TypeError", "prompt must be text")])
-        .with_fallback(Step::ok("never"));
+    let provider =
+        ScriptedProvider::new([Step::programming("TypeError", "prompt must be text")]).with_fallback(Step::ok("never"));
     let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Programming);
     assert_eq!(error.to_string(), "TypeError: prompt must be text");
@@ -89,17 +87,15 @@ async fn context_overflow_stops_after_one_call() {
 
 #[tokio::test(start_paused = true)]
 async fn the_defaults_multiply_to_12_calls_and_46_5_seconds() {
-    let provider = ScriptedProvider::new(Step::http(503, "Service Unavailable").times(12)).with_fallback(Step::ok("never"));
+    let provider =
+        ScriptedProvider::new(Step::http(503, "Service Unavailable").times(12)).with_fallback(Step::ok("never"));
     let runtime = Runtime::new(provider.clone());
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!(provider.calls(), 12);
     assert_eq!(error.calls(), 12);
     assert_eq!(error.kind(), ExecErrorKind::Exhausted);
     assert_eq!(error.elapsed(), Duration::from_millis(46_500));
-    assert_eq!(
-        sleeps(error.decisions()),
-        [2000, 4000, 8000, 1500, 2000, 4000, 8000, 3000, 2000, 4000, 8000]
-    );
+    assert_eq!(sleeps(error.decisions()), [2000, 4000, 8000, 1500, 2000, 4000, 8000, 3000, 2000, 4000, 8000]);
     assert_eq!(RetryPolicy::new().worst_case_calls(), 12);
     assert_eq!(RetryPolicy::new().worst_case_backoff(), Duration::from_millis(46_500));
     let layers: Vec<Layer> = error.decisions().iter().map(|d| d.layer).collect();

@@ -22,10 +22,7 @@ impl Run {
     pub fn json_lines(&self) -> Vec<Value> {
         self.stdout
             .lines()
-            .map(|line| {
-                serde_json::from_str(line)
-                    .unwrap_or_else(|error| panic!("{line:?} is not JSON: {error}"))
-            })
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{line:?} is not JSON: {error}")))
             .collect()
     }
 
@@ -33,13 +30,7 @@ impl Run {
     #[allow(dead_code)]
     pub fn json(&self) -> Value {
         let lines = self.json_lines();
-        assert_eq!(
-            lines.len(),
-            1,
-            "expected one line, got {:?} (stderr {:?})",
-            self.stdout,
-            self.stderr
-        );
+        assert_eq!(lines.len(), 1, "expected one line, got {:?} (stderr {:?})", self.stdout, self.stderr);
         lines.into_iter().next().unwrap()
     }
 }

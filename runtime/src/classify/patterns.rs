@@ -70,8 +70,10 @@ pub(crate) static QUOTA: LazyLock<PatternSet> = LazyLock::new(|| {
 
 /// "retry in 2 s": a per-minute rate limit, even when worded as quota.
 pub(crate) static RETRY_AFTER_TIME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|milliseconds?|s\b|secs?|seconds?|m\b|mins?|minutes?)?")
-        .expect("the retry-after text pattern is a valid regex")
+    Regex::new(
+        r"(?i)(?:try again|retry) in (\d+(?:\.\d+)?)\s*(ms|milliseconds?|s\b|secs?|seconds?|m\b|mins?|minutes?)?",
+    )
+    .expect("the retry-after text pattern is a valid regex")
 });
 
 /// Transient failures (section 3, rule 7). Status numbers match only as whole numbers.
@@ -132,8 +134,7 @@ pub(crate) static PERMANENT: LazyLock<PatternSet> = LazyLock::new(|| {
         "model_not_found",
     ];
     let escaped: Vec<String> = markers.iter().map(|marker| regex::escape(marker)).collect();
-    let patterns: Vec<(&'static str, &str)> =
-        markers.iter().copied().zip(escaped.iter().map(String::as_str)).collect();
+    let patterns: Vec<(&'static str, &str)> = markers.iter().copied().zip(escaped.iter().map(String::as_str)).collect();
     PatternSet::new(&patterns)
 });
 

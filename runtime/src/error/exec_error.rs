@@ -85,16 +85,7 @@ impl ExecError {
         stopped_by: Option<String>,
         source: Option<ModelError>,
     ) -> Self {
-        Self {
-            kind,
-            function,
-            attempts,
-            decisions,
-            calls,
-            elapsed,
-            stopped_by,
-            source: source.map(Source::Model),
-        }
+        Self { kind, function, attempts, decisions, calls, elapsed, stopped_by, source: source.map(Source::Model) }
     }
 
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
@@ -177,9 +168,9 @@ impl fmt::Display for ExecError {
         }
         match self.kind {
             ExecErrorKind::Permanent => f.write_str("exec() failed permanently:")?,
-            ExecErrorKind::ContextOverflow => f.write_str(
-                "exec() failed: context overflow (retrying cannot help; compact the history):",
-            )?,
+            ExecErrorKind::ContextOverflow => {
+                f.write_str("exec() failed: context overflow (retrying cannot help; compact the history):")?
+            }
             ExecErrorKind::Budget => write!(
                 f,
                 "exec() stopped after {} attempt{}: {}:",

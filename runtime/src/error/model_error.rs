@@ -184,11 +184,7 @@ impl ModelError {
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.message.is_empty() {
-            f.write_str(&self.kind)
-        } else {
-            write!(f, "{}: {}", self.kind, self.message)
-        }
+        if self.message.is_empty() { f.write_str(&self.kind) } else { write!(f, "{}: {}", self.kind, self.message) }
     }
 }
 

@@ -147,28 +147,19 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
             broke(key, format!("`{}` (0) must be greater than 0", key.name()));
         }
     }
-    for (key, value) in [
-        (Key::MaxDelayMs, values.max_delay_ms),
-        (Key::TimeoutMs, values.timeout_ms),
-        (Key::BudgetMs, values.budget_ms),
-    ] {
+    for (key, value) in
+        [(Key::MaxDelayMs, values.max_delay_ms), (Key::TimeoutMs, values.timeout_ms), (Key::BudgetMs, values.budget_ms)]
+    {
         if value == Some(0) {
-            broke(
-                key,
-                format!("`{}` (0) must be greater than 0; leave it out for no limit", key.name()),
-            );
+            broke(key, format!("`{}` (0) must be greater than 0; leave it out for no limit", key.name()));
         }
     }
     if let Some(cap) = values.max_delay_ms.filter(|&cap| cap > 0) {
-        for (key, base) in [
-            (Key::SessionBaseDelayMs, values.session_base_delay_ms),
-            (Key::ExecBaseDelayMs, values.exec_base_delay_ms),
-        ] {
+        for (key, base) in
+            [(Key::SessionBaseDelayMs, values.session_base_delay_ms), (Key::ExecBaseDelayMs, values.exec_base_delay_ms)]
+        {
             if cap < base {
-                broke(
-                    Key::MaxDelayMs,
-                    format!("`max_delay_ms` ({cap}) must be at least `{}` ({base})", key.name()),
-                );
+                broke(Key::MaxDelayMs, format!("`max_delay_ms` ({cap}) must be at least `{}` ({base})", key.name()));
             }
         }
     }
@@ -191,10 +182,7 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
     }
     if let (Some(timeout), Some(budget)) = (values.timeout_ms, values.budget_ms) {
         if timeout > budget {
-            broke(
-                Key::TimeoutMs,
-                format!("`timeout_ms` ({timeout}) must not exceed `budget_ms` ({budget})"),
-            );
+            broke(Key::TimeoutMs, format!("`timeout_ms` ({timeout}) must not exceed `budget_ms` ({budget})"));
         }
     }
     if let Some(budget) = values.budget_ms.filter(|&budget| budget > 0) {
@@ -228,9 +216,7 @@ pub fn worst_case(values: &PolicyValues) -> WorstCase {
     let full_attempts = calls / per_attempt;
     let partial_calls = calls % per_attempt;
     let session_sleeps_per_attempt = per_attempt - 1;
-    let session = |sleeps: u64| {
-        capped_doubling_sum(values.session_base_delay_ms, sleeps, values.max_delay_ms)
-    };
+    let session = |sleeps: u64| capped_doubling_sum(values.session_base_delay_ms, sleeps, values.max_delay_ms);
     let (exec_sleeps, partial_session) = if partial_calls == 0 {
         (full_attempts.saturating_sub(1), 0)
     } else {
@@ -239,11 +225,7 @@ pub fn worst_case(values: &PolicyValues) -> WorstCase {
     let backoff_ms = session(session_sleeps_per_attempt)
         .saturating_mul(full_attempts)
         .saturating_add(partial_session)
-        .saturating_add(capped_doubling_sum(
-            values.exec_base_delay_ms,
-            exec_sleeps,
-            values.max_delay_ms,
-        ));
+        .saturating_add(capped_doubling_sum(values.exec_base_delay_ms, exec_sleeps, values.max_delay_ms));
     WorstCase { calls, backoff_ms }
 }
 
@@ -322,14 +304,8 @@ mod tests {
     #[test]
     fn defaults_are_valid_and_cost_12_calls_and_46_5_s() {
         assert!(violations(&PolicyValues::DEFAULT).is_empty());
-        assert_eq!(
-            worst_case(&PolicyValues::DEFAULT),
-            WorstCase { calls: 12, backoff_ms: 46_500 }
-        );
-        assert_eq!(
-            describe_worst_case(&PolicyValues::DEFAULT),
-            "up to 12 model calls and 46.5 s of backoff per exec"
-        );
+        assert_eq!(worst_case(&PolicyValues::DEFAULT), WorstCase { calls: 12, backoff_ms: 46_500 });
+        assert_eq!(describe_worst_case(&PolicyValues::DEFAULT), "up to 12 model calls and 46.5 s of backoff per exec");
     }
 
     #[test]
@@ -350,22 +326,14 @@ mod tests {
 
     #[test]
     fn huge_values_saturate_instead_of_looping_or_overflowing() {
-        let huge = PolicyValues {
-            max_retries: u32::MAX,
-            session_retries: u32::MAX,
-            ..PolicyValues::DEFAULT
-        };
+        let huge = PolicyValues { max_retries: u32::MAX, session_retries: u32::MAX, ..PolicyValues::DEFAULT };
         assert_eq!(worst_case(&huge).backoff_ms, u64::MAX);
         assert!(violations(&huge).is_empty());
     }
 
     #[test]
     fn each_rule_names_its_key_and_value() {
-        let bad = PolicyValues {
-            max_retries: 0,
-            session_base_delay_ms: 0,
-            ..PolicyValues::DEFAULT
-        };
+        let bad = PolicyValues { max_retries: 0, session_base_delay_ms: 0, ..PolicyValues::DEFAULT };
         let found = violations(&bad);
         assert_eq!(found[0].key, Key::MaxRetries);
         assert!(found[0].message.contains("`max_retries` (0)"));

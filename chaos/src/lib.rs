@@ -1,0 +1,155 @@
+//! A fault-injecting HTTP server that speaks the OpenAI and Anthropic streaming wire formats.
+//!
+//! `agentic-chaos` answers `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages`
+//! (Anthropic) on 127.0.0.1, streamed (SSE, when the body has `"stream": true`) or as one JSON
+//! body, and fails on purpose, request by request, as a [`Scenario`] says: HTTP errors with the
+//! provider's body and headers, a socket closed before the headers, a stream dropped or truncated
+//! mid-way, an SSE error event, a stall, a hang, a malformed chunk, a context overflow, a bad key.
+//! It journals every request, so a test can assert how many calls a retry policy made and what
+//! each one carried.
+//!
+//! ```
+//! use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let scenario = Scenario::new()
+//!     .then(Step::http_error(429).retry_after_secs(2))
+//!     .then_times(2, Step::drop_stream(3))
+//!     .otherwise(Step::ok("fine"));
+//! let server = ChaosServer::start(scenario).await?;
+//! // Clients use server.openai_base_url() (http://127.0.0.1:PORT/v1)
+//! // or server.anthropic_base_url() (http://127.0.0.1:PORT).
+//!
+//! // Any HTTP client will do; a raw one shows the bytes.
+//! let mut socket = tokio::net::TcpStream::connect(server.addr()).await?;
+//! let body = r#"{"model": "m", "messages": [], "stream": true}"#;
+//! let request = format!(
+//!     "POST /v1/chat/completions HTTP/1.1\r\nhost: chaos\r\ncontent-type: application/json\r\n\
+//!      content-length: {}\r\nconnection: close\r\n\r\n{body}",
+//!     body.len()
+//! );
+//! socket.write_all(request.as_bytes()).await?;
+//! let mut response = String::new();
+//! socket.read_to_string(&mut response).await?;
+//! assert!(response.starts_with("HTTP/1.1 429 Too Many Requests\r\n"));
+//! assert!(response.contains("retry-after: 2\r\n"));
+//! assert!(response.contains(r#""code":"rate_limit_exceeded""#));
+//!
+//! let journal = server.journal();
+//! assert_eq!(journal[0].step.unwrap().kind, StepKind::HttpError);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Steps
+//!
+//! Each request to a model endpoint consumes the next step; a step with `times: n` answers `n`
+//! requests in a row; after the last step the `default` step (`ok` unless set) answers all further
+//! requests. "Chunks" are the text chunks of the stream: OpenAI `chat.completion.chunk`s carrying
+//! `delta.content` (the first also carries `"role": "assistant"`), Anthropic
+//! `content_block_delta`s with `text_delta`s. A fault "after K chunks" comes after the first K
+//! chunks of the step's text (after all of them if K is larger).
+//!
+//! | kind | streamed (`"stream": true`) | not streamed |
+//! | --- | --- | --- |
+//! | `ok` | the full stream: OpenAI chunks, a `finish_reason: "stop"` chunk, (a usage chunk if `stream_options.include_usage`), `data: [DONE]`; Anthropic `message_start`, `content_block_start`, `ping`, `content_block_delta` × N, `content_block_stop`, `message_delta` (`end_turn`), `message_stop` | the whole answer as one JSON body (`chat.completion` / `message`) |
+//! | `http_error` | status, headers (`retry-after`, `retry-after-ms`, `x-should-retry`, any other) and the provider's error body, see [`HttpError`] | same |
+//! | `context_overflow` | the provider's real 400 body, see [`Step::context_overflow`] | same |
+//! | `invalid_api_key` | the provider's real 401 body, see [`Step::invalid_api_key`] | same |
+//! | `close_before_headers` | the request is read, then the socket closes without a byte | same |
+//! | `drop_stream` | headers, K chunks, then the socket closes without the chunked body's end: a body error, not a clean end | headers (full `content-length`), half the body, socket closed |
+//! | `truncate` | headers, K chunks, then a clean end of the body, without the final events or `[DONE]` | half the body, declared as the whole (invalid JSON) |
+//! | `sse_error` | K chunks, an error event (Anthropic `event: error` + `{"type":"error","error":{..}}`; OpenAI `data: {"error":{..}}`), a clean end | an HTTP error with that body, status by type, see [`SseError`] |
+//! | `malformed_chunk` | K chunks, a `data:` line that is not JSON, then the rest of the stream as usual | a 200 whose body is that text |
+//! | `stall` | a pause of `ms` before the headers (or after K chunks with `after_chunks`), then the answer of an `ok` step | the pause before the headers (or between headers and body) |
+//! | `hang` | silence before the headers (or after K chunks with `after_chunks`) until the client hangs up or the server stops | same, after the headers with `after_chunks` |
+//!
+//! # Scenario files
+//!
+//! A scenario file is a JSON object with `steps` (a list, may be empty) and an optional `default`
+//! step. Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
+//! field the kind does not take, is an error naming the file and the field
+//! ([`ScenarioError`]).
+//!
+//! ```
+//! # use agentic_chaos::Scenario;
+//! let scenario = Scenario::from_json_str(r#"
+//! {
+//!   "steps": [
+//!     {"kind": "http_error", "status": 429, "retry_after": 2, "times": 2},
+//!     {"kind": "http_error", "status": 529, "retry_after_ms": 150, "x_should_retry": true,
+//!      "headers": {"anthropic-ratelimit-requests-remaining": "0"}},
+//!     {"kind": "http_error", "status": 500, "error_type": "api_error", "message": ""},
+//!     {"kind": "http_error", "status": 502, "body": "<html>Bad Gateway</html>",
+//!      "headers": {"content-type": "text/html"}},
+//!     {"kind": "close_before_headers"},
+//!     {"kind": "drop_stream", "after_chunks": 3, "text": "one two three four five"},
+//!     {"kind": "truncate", "after_chunks": 1, "chunks": 4},
+//!     {"kind": "sse_error", "after_chunks": 2, "error_type": "overloaded_error", "message": "Overloaded"},
+//!     {"kind": "malformed_chunk", "after_chunks": 1, "data": "{not json"},
+//!     {"kind": "stall", "ms": 20},
+//!     {"kind": "stall", "ms": 20, "after_chunks": 2},
+//!     {"kind": "hang", "after_chunks": 1},
+//!     {"kind": "context_overflow"},
+//!     {"kind": "invalid_api_key", "times": 3},
+//!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5}
+//!   ],
+//!   "default": {"kind": "ok", "text": "fine"}
+//! }
+//! "#)?;
+//! assert_eq!(scenario.scripted_requests(), 18);
+//! # Ok::<(), agentic_chaos::ScenarioError>(())
+//! ```
+//!
+//! | field | type | kinds | meaning |
+//! | --- | --- | --- | --- |
+//! | `kind` | string | all | the step, see the table above |
+//! | `times` | integer ≥ 1 | all but `default` | how many requests in a row this step answers (1) |
+//! | `text` | string | `ok` and the stream faults | the answer, or the text whose first chunks a fault sends (`Hello from the chaos server.`) |
+//! | `chunks` | integer ≥ 1 | same | split the text into this many chunks of equal length (one per word) |
+//! | `chunk_delay_ms` | integer | same | pause before each chunk (0) |
+//! | `after_chunks` | integer | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk` (0); `stall`, `hang` (before the headers) | K, the chunks sent before the fault |
+//! | `ms` | integer | `stall` (required) | the pause |
+//! | `status` | integer | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status) | HTTP status |
+//! | `retry_after` | integer or string | `http_error`, `context_overflow`, `invalid_api_key` | `retry-after` header: seconds, or any text such as an HTTP-date |
+//! | `retry_after_ms` | integer | same | `retry-after-ms` header |
+//! | `x_should_retry` | bool | same | `x-should-retry` header |
+//! | `param` | string | same | OpenAI's `param` |
+//! | `body` | string | same | this body instead of the provider-shaped one |
+//! | `error_type`, `message`, `code` | string | same and `sse_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
+//! | `headers` | object | all but `close_before_headers` | extra response headers |
+//! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
+//!
+//! [`Scenario::to_json`] writes this format, so a scenario built in Rust can be saved for the CLI.
+//!
+//! # Over HTTP
+//!
+//! Besides the two model endpoints the server answers `GET /_chaos/journal` (the [journal](JournalEntry)
+//! as a JSON array) and `POST /_chaos/reset` (start the scenario over and clear the journal; with
+//! a scenario JSON as the body, serve that one from now on). These control requests are not
+//! journaled and consume no step. Any other path is a 404 with a JSON error, journaled; a
+//! non-POST request to a model endpoint is a 405, journaled, and consumes no step either.
+//!
+//! # Keys
+//!
+//! The journal records whether a request had an `authorization`, `x-api-key` or `api-key` header,
+//! never its value; the server keeps no other trace of the headers.
+#![deny(missing_docs)]
+
+mod error;
+mod http;
+mod journal;
+mod scenario;
+mod server;
+mod spec;
+mod step;
+mod wire;
+
+pub use error::ScenarioError;
+pub use journal::{JournalEntry, StepRef};
+pub use scenario::Scenario;
+pub use server::ChaosServer;
+pub use step::{DEFAULT_TEXT, Hang, HttpError, Interrupt, Malformed, Reply, SseError, Stall, Step, StepKind};
+pub use wire::WireFormat;

@@ -1,0 +1,599 @@
+//! The server: the listener, the per-connection loop, the routes and the steps at work.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::http::{self, Conn, ReadError, Request};
+use crate::journal::JournalEntry;
+use crate::scenario::{Cursor, Scenario};
+use crate::step::{HttpError, Preset, Reply, Step};
+use crate::wire::{self, ErrorParts, Exchange, WireFormat};
+
+/// A running chaos server.
+///
+/// It serves in a tokio task from [`start`](ChaosServer::start) until the handle is dropped or
+/// [`shutdown`](ChaosServer::shutdown) is awaited; dropping it closes the listener and every open
+/// connection (promptly, on the runtime's next turn), `shutdown` does so before it returns.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let server = ChaosServer::start(Scenario::new().then(Step::http_error(503))).await?;
+/// println!("OPENAI_BASE_URL={}", server.openai_base_url()); // http://127.0.0.1:PORT/v1
+/// println!("ANTHROPIC_BASE_URL={}", server.anthropic_base_url()); // http://127.0.0.1:PORT
+/// // ... point a client at it ...
+/// assert_eq!(server.requests_served(), 0);
+/// server.shutdown().await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct ChaosServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    started: Instant,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    scenario: Scenario,
+    cursor: Cursor,
+    journal: Vec<JournalEntry>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; keep serving.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn reset(&self, scenario: Option<Scenario>) {
+        let mut state = self.lock();
+        if let Some(scenario) = scenario {
+            state.scenario = scenario;
+        }
+        state.cursor = Cursor::default();
+        state.journal.clear();
+    }
+
+    /// Journal a request and, for a model request, take the step that answers it.
+    fn record(&self, request: &Request, wire: Option<WireFormat>, body: Option<&Value>) -> (u64, Option<Step>) {
+        let at_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut state = self.lock();
+        let seq = state.journal.len() as u64;
+        let (step, at) = match (wire, request.method.as_str()) {
+            (Some(_), "POST") => {
+                let State { scenario, cursor, .. } = &mut *state;
+                let (step, at) = cursor.next(scenario);
+                (Some(step), Some(at))
+            }
+            _ => (None, None),
+        };
+        state.journal.push(JournalEntry {
+            seq,
+            at_ms,
+            method: request.method.clone(),
+            path: request.path.clone(),
+            wire,
+            stream: wire.map(|_| is_stream(body)),
+            model: body.and_then(|b| b.get("model")).and_then(Value::as_str).map(str::to_owned),
+            step: at,
+            agentic_call: request.header("x-agentic-call").map(str::to_owned),
+            auth: ["authorization", "x-api-key", "api-key"].iter().any(|name| request.header(name).is_some()),
+        });
+        (seq, step)
+    }
+}
+
+fn is_stream(body: Option<&Value>) -> bool {
+    body.and_then(|b| b.get("stream")).and_then(Value::as_bool) == Some(true)
+}
+
+impl ChaosServer {
+    /// Start serving `scenario` on 127.0.0.1, on a port the system picks.
+    ///
+    /// # Errors
+    ///
+    /// If the socket cannot be bound.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub async fn start(scenario: Scenario) -> io::Result<Self> {
+        Self::start_on(SocketAddr::from(([127, 0, 0, 1], 0)), scenario).await
+    }
+
+    /// Start serving `scenario` on `addr` (port 0: the system picks one). Anything but a loopback
+    /// address exposes the server beyond this machine.
+    ///
+    /// # Errors
+    ///
+    /// If the socket cannot be bound (e.g. the port is taken).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub async fn start_on(addr: SocketAddr, scenario: Scenario) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            started: Instant::now(),
+            state: Mutex::new(State { scenario, cursor: Cursor::default(), journal: Vec::new() }),
+        });
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared), stopped));
+        Ok(Self { addr, shared, stop, task })
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL for OpenAI-compatible clients, `http://127.0.0.1:PORT/v1`; they POST to
+    /// `{base}/chat/completions`.
+    pub fn openai_base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The base URL for Anthropic clients, `http://127.0.0.1:PORT`; they POST to
+    /// `{base}/v1/messages`.
+    pub fn anthropic_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request since the start (or the last reset), in arrival order.
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.shared.lock().journal.clone()
+    }
+
+    /// How many requests the journal holds: every request since the start (or the last reset)
+    /// except those to `/_chaos/...`.
+    pub fn requests_served(&self) -> usize {
+        self.shared.lock().journal.len()
+    }
+
+    /// Start the scenario over from its first step and clear the journal.
+    pub fn reset(&self) {
+        self.shared.reset(None);
+    }
+
+    /// Serve `scenario` from its first step on, and clear the journal.
+    pub fn set_scenario(&self, scenario: Scenario) {
+        self.shared.reset(Some(scenario));
+    }
+
+    /// Stop: close the listener and every connection, then return.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        let _ = (&mut self.task).await;
+    }
+}
+
+impl Drop for ChaosServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        // Dropping the accept loop drops its JoinSet, which aborts every connection.
+        self.task.abort();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    connections.spawn(serve(stream, Arc::clone(&shared)));
+                }
+                // Out of file descriptors or similar: give the system a moment.
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = stopped.changed() => break,
+        }
+    }
+    drop(listener);
+    connections.shutdown().await;
+}
+
+/// What happens to the connection after a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    KeepAlive,
+    Close,
+}
+
+async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    let mut conn = Conn::new(stream);
+    loop {
+        let request = match conn.read_request().await {
+            Ok(Some(request)) => request,
+            Ok(None) | Err(ReadError::Io) => return,
+            Err(ReadError::Bad { status, message }) => {
+                let body = generic_error(status, message);
+                send_json(&mut conn, status, &body, &[], false);
+                let _ = conn.flush().await;
+                return;
+            }
+        };
+        let keep_alive = request.keep_alive;
+        let after = match respond(&mut conn, &shared, request).await {
+            Ok(after) => after,
+            Err(_) => After::Close,
+        };
+        if after == After::Close || !keep_alive || conn.flush().await.is_err() {
+            let _ = conn.flush().await;
+            return;
+        }
+    }
+}
+
+fn generic_error(status: u16, message: &str) -> String {
+    let error_type = match status {
+        404 => "not_found_error",
+        405 => "method_not_allowed",
+        413 => "request_too_large",
+        _ => "invalid_request_error",
+    };
+    json!({"error": {"type": error_type, "message": message}}).to_string()
+}
+
+fn send_json(conn: &mut Conn, status: u16, body: &str, headers: &[(&str, &str)], keep_alive: bool) {
+    let length = body.len().to_string();
+    let mut all = vec![("content-type", "application/json"), ("content-length", length.as_str())];
+    all.extend_from_slice(headers);
+    conn.send(&http::head(status, &all, keep_alive));
+    conn.send(body.as_bytes());
+}
+
+async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Result<After> {
+    let keep_alive = request.keep_alive;
+    if let Some(control) = request.path.strip_prefix("/_chaos/") {
+        control_route(conn, shared, &request, control);
+        return Ok(After::KeepAlive);
+    }
+    let wire = WireFormat::from_path(&request.path);
+    let body: Option<Value> = wire.and_then(|_| serde_json::from_slice(&request.body).ok());
+    let (seq, step) = shared.record(&request, wire, body.as_ref());
+    let (Some(wire), Some(step)) = (wire, step) else {
+        let (status, message, allow) = match wire {
+            Some(wire) => (405, format!("{} accepts only POST", wire.path()), Some(("allow", "POST"))),
+            None => (
+                404,
+                format!(
+                    "no route for {} {}; the chaos server answers POST /v1/chat/completions \
+                     (OpenAI) and POST /v1/messages (Anthropic)",
+                    request.method, request.path
+                ),
+                None,
+            ),
+        };
+        let body = generic_error(status, &message);
+        send_json(conn, status, &body, allow.as_slice(), keep_alive);
+        return Ok(After::KeepAlive);
+    };
+    let exchange = Exchange {
+        wire,
+        seq,
+        model: body.as_ref().and_then(|b| b.get("model")).and_then(Value::as_str).unwrap_or("chaos-model").to_owned(),
+        created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        input_tokens: (request.body.len() as u64 / 4).max(1),
+        include_usage: body.as_ref().and_then(|b| b.pointer("/stream_options/include_usage")).and_then(Value::as_bool)
+            == Some(true),
+    };
+    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive };
+    answer.step(step).await
+}
+
+fn control_route(conn: &mut Conn, shared: &Shared, request: &Request, route: &str) {
+    let keep_alive = request.keep_alive;
+    match (request.method.as_str(), route) {
+        ("GET", "journal") => {
+            let body = serde_json::to_string(&shared.lock().journal).expect("the journal serializes");
+            send_json(conn, 200, &body, &[], keep_alive);
+        }
+        ("POST", "reset") => {
+            let text = String::from_utf8_lossy(&request.body);
+            if text.trim().is_empty() {
+                shared.reset(None);
+            } else {
+                match Scenario::from_json_str(&text) {
+                    Ok(scenario) => shared.reset(Some(scenario)),
+                    Err(e) => {
+                        let body = generic_error(400, &e.to_string());
+                        send_json(conn, 400, &body, &[], keep_alive);
+                        return;
+                    }
+                }
+            }
+            send_json(conn, 200, r#"{"reset":true}"#, &[], keep_alive);
+        }
+        (_, "journal" | "reset") => {
+            let body = generic_error(405, "use GET /_chaos/journal and POST /_chaos/reset");
+            send_json(conn, 405, &body, &[], keep_alive);
+        }
+        _ => {
+            let body = generic_error(404, "the control routes are GET /_chaos/journal and POST /_chaos/reset");
+            send_json(conn, 404, &body, &[], keep_alive);
+        }
+    }
+}
+
+/// A fault in the middle of an answer, after some text chunks.
+enum Fault {
+    None,
+    Drop(u32),
+    Truncate(u32),
+    SseError(u32, ErrorParts, u16),
+    Malformed(u32, String),
+    Stall(u32, u64),
+    Hang(u32),
+}
+
+impl Fault {
+    fn after_chunks(&self) -> Option<u32> {
+        match self {
+            Self::None => None,
+            Self::Drop(k)
+            | Self::Truncate(k)
+            | Self::SseError(k, ..)
+            | Self::Malformed(k, _)
+            | Self::Stall(k, _)
+            | Self::Hang(k) => Some(*k),
+        }
+    }
+}
+
+/// One model request being answered.
+struct Answer<'a> {
+    conn: &'a mut Conn,
+    exchange: Exchange,
+    stream: bool,
+    keep_alive: bool,
+}
+
+async fn sleep_ms(ms: u64) {
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+impl Answer<'_> {
+    async fn step(&mut self, step: Step) -> io::Result<After> {
+        let wire = self.exchange.wire;
+        match step {
+            Step::Ok(reply) => self.reply(&reply, Fault::None).await,
+            Step::HttpError(e) => {
+                self.http_error(&e, Preset::Generic);
+                Ok(After::KeepAlive)
+            }
+            Step::ContextOverflow(e) => {
+                self.http_error(&e, Preset::ContextOverflow);
+                Ok(After::KeepAlive)
+            }
+            Step::InvalidApiKey(e) => {
+                self.http_error(&e, Preset::InvalidApiKey);
+                Ok(After::KeepAlive)
+            }
+            Step::CloseBeforeHeaders => Ok(After::Close),
+            Step::DropStream(i) => self.reply(&i.reply, Fault::Drop(i.after_chunks)).await,
+            Step::Truncate(i) => self.reply(&i.reply, Fault::Truncate(i.after_chunks)).await,
+            Step::SseError(e) => {
+                let parts = wire::sse_error_parts(wire, &e);
+                let status = e.status.unwrap_or_else(|| wire::status_for_type(wire, &parts.error_type));
+                self.reply(&e.reply, Fault::SseError(e.after_chunks, parts, status)).await
+            }
+            Step::Stall(s) => match s.after_chunks {
+                Some(k) => self.reply(&s.reply, Fault::Stall(k, s.ms)).await,
+                None => {
+                    sleep_ms(s.ms).await;
+                    self.reply(&s.reply, Fault::None).await
+                }
+            },
+            Step::Hang(h) => match h.after_chunks {
+                Some(k) => self.reply(&h.reply, Fault::Hang(k)).await,
+                None => {
+                    self.conn.hang().await;
+                    Ok(After::Close)
+                }
+            },
+            Step::MalformedChunk(m) => {
+                let data = m.data.unwrap_or_else(|| wire::default_malformed(wire).to_owned());
+                self.reply(&m.reply, Fault::Malformed(m.after_chunks, data)).await
+            }
+        }
+    }
+
+    fn request_id(&self) -> (&'static str, String) {
+        self.exchange.request_id_header()
+    }
+
+    fn http_error(&mut self, e: &HttpError, preset: Preset) {
+        let wire = self.exchange.wire;
+        let body = match &e.body {
+            Some(body) => body.clone(),
+            None => wire::error_json(wire, &wire::http_error_parts(wire, e, preset)).to_string(),
+        };
+        let (id_name, id) = self.request_id();
+        let length = body.len().to_string();
+        let retry_after_ms = e.retry_after_ms.map(|ms| ms.to_string());
+        let should_retry = e.should_retry.map(|b| b.to_string());
+        let mut headers: Vec<(&str, &str)> = Vec::new();
+        if !e.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
+            headers.push(("content-type", "application/json"));
+        }
+        headers.push(("content-length", &length));
+        headers.push((id_name, &id));
+        if let Some(v) = &e.retry_after {
+            headers.push(("retry-after", v));
+        }
+        if let Some(v) = &retry_after_ms {
+            headers.push(("retry-after-ms", v));
+        }
+        if let Some(v) = &should_retry {
+            headers.push(("x-should-retry", v));
+        }
+        headers.extend(e.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        self.conn.send(&http::head(e.status, &headers, self.keep_alive));
+        self.conn.send(body.as_bytes());
+    }
+
+    fn error_response(&mut self, status: u16, parts: &ErrorParts) {
+        let body = wire::error_json(self.exchange.wire, parts).to_string();
+        let (id_name, id) = self.request_id();
+        send_json(self.conn, status, &body, &[(id_name, &id)], self.keep_alive);
+    }
+
+    async fn reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
+        if self.stream { self.stream_reply(reply, fault).await } else { self.whole_reply(reply, fault).await }
+    }
+
+    /// A streamed answer: headers, preamble events, text chunks (with the fault after `k` of
+    /// them), final events.
+    async fn stream_reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
+        let (id_name, id) = self.request_id();
+        let mut headers = vec![
+            ("content-type", "text/event-stream; charset=utf-8"),
+            ("cache-control", "no-cache"),
+            ("transfer-encoding", "chunked"),
+            (id_name, id.as_str()),
+        ];
+        headers.extend(reply.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        self.conn.send(&http::head(200, &headers, self.keep_alive));
+        for event in self.exchange.preamble() {
+            self.conn.send_chunk(event.as_bytes());
+        }
+        let pieces = reply.pieces();
+        let fault_at = fault.after_chunks().map(|k| (k as usize).min(pieces.len()));
+        for (i, piece) in pieces.iter().enumerate() {
+            if fault_at == Some(i) {
+                if let Some(after) = self.stream_fault(&fault).await? {
+                    return Ok(after);
+                }
+            }
+            if reply.chunk_delay_ms > 0 {
+                self.conn.flush().await?;
+                sleep_ms(reply.chunk_delay_ms).await;
+            }
+            self.conn.send_chunk(self.exchange.chunk(i, piece).as_bytes());
+        }
+        if fault_at == Some(pieces.len()) {
+            if let Some(after) = self.stream_fault(&fault).await? {
+                return Ok(after);
+            }
+        }
+        for event in self.exchange.epilogue(pieces.len() as u64) {
+            self.conn.send_chunk(event.as_bytes());
+        }
+        self.conn.send_last_chunk();
+        Ok(After::KeepAlive)
+    }
+
+    /// Apply a fault mid-stream; `Some` if the answer ends with it.
+    async fn stream_fault(&mut self, fault: &Fault) -> io::Result<Option<After>> {
+        match fault {
+            Fault::None => Ok(None),
+            Fault::Drop(_) => {
+                self.conn.flush().await?;
+                Ok(Some(After::Close))
+            }
+            Fault::Truncate(_) => {
+                self.conn.send_last_chunk();
+                Ok(Some(After::KeepAlive))
+            }
+            Fault::SseError(_, parts, _) => {
+                self.conn.send_chunk(self.exchange.error_event(parts).as_bytes());
+                self.conn.send_last_chunk();
+                Ok(Some(After::KeepAlive))
+            }
+            Fault::Malformed(_, data) => {
+                self.conn.send_chunk(self.exchange.malformed_event(data).as_bytes());
+                Ok(None)
+            }
+            Fault::Stall(_, ms) => {
+                self.conn.flush().await?;
+                sleep_ms(*ms).await;
+                Ok(None)
+            }
+            Fault::Hang(_) => {
+                self.conn.hang().await;
+                Ok(Some(After::Close))
+            }
+        }
+    }
+
+    /// A non-streamed answer: the whole JSON body, or its faulty counterpart.
+    async fn whole_reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
+        let pieces = reply.pieces();
+        sleep_ms(reply.chunk_delay_ms.saturating_mul(pieces.len() as u64)).await;
+        let body = self.exchange.full_body(&reply.text, pieces.len() as u64);
+        let (id_name, id) = self.request_id();
+        let head = |length: usize, keep_alive: bool| {
+            let length = length.to_string();
+            let mut headers =
+                vec![("content-type", "application/json"), ("content-length", length.as_str()), (id_name, id.as_str())];
+            headers.extend(reply.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            http::head(200, &headers, keep_alive)
+        };
+        let half = &body.as_bytes()[..body.len() / 2];
+        match fault {
+            Fault::None => {
+                self.conn.send(&head(body.len(), self.keep_alive));
+                self.conn.send(body.as_bytes());
+                Ok(After::KeepAlive)
+            }
+            Fault::Drop(_) => {
+                self.conn.send(&head(body.len(), self.keep_alive));
+                self.conn.send(half);
+                self.conn.flush().await?;
+                Ok(After::Close)
+            }
+            Fault::Truncate(_) => {
+                self.conn.send(&head(half.len(), self.keep_alive));
+                self.conn.send(half);
+                Ok(After::KeepAlive)
+            }
+            Fault::SseError(_, parts, status) => {
+                self.error_response(status, &parts);
+                Ok(After::KeepAlive)
+            }
+            Fault::Malformed(_, data) => {
+                self.conn.send(&head(data.len(), self.keep_alive));
+                self.conn.send(data.as_bytes());
+                Ok(After::KeepAlive)
+            }
+            Fault::Stall(_, ms) => {
+                self.conn.send(&head(body.len(), self.keep_alive));
+                self.conn.flush().await?;
+                sleep_ms(ms).await;
+                self.conn.send(body.as_bytes());
+                Ok(After::KeepAlive)
+            }
+            Fault::Hang(_) => {
+                self.conn.send(&head(body.len(), self.keep_alive));
+                self.conn.hang().await;
+                Ok(After::Close)
+            }
+        }
+    }
+}

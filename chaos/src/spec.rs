@@ -1,0 +1,498 @@
+//! The JSON form of a scenario: a flat, typo-proof model, its checks, and the conversion both ways.
+//!
+//! Every step is one flat object (`kind` plus the fields that kind takes), so that serde reports a
+//! wrong type with its exact path and line; which fields a kind takes is checked afterwards, here.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ScenarioError;
+use crate::scenario::Scenario;
+use crate::step::{
+    DEFAULT_TEXT, Hang, HttpError, Interrupt, InterruptKind, Malformed, Preset, Reply, SseError, Stall, Step, StepKind,
+};
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScenarioSpec {
+    #[serde(default)]
+    steps: Vec<StepSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    default: Option<StepSpec>,
+}
+
+macro_rules! step_spec {
+    ($($field:ident: $ty:ty,)*) => {
+        #[derive(Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct StepSpec {
+            kind: StepKind,
+            $(#[serde(default, skip_serializing_if = "Option::is_none")]
+            $field: Option<$ty>,)*
+        }
+
+        impl StepSpec {
+            fn empty(kind: StepKind) -> Self {
+                Self { kind, $($field: None,)* }
+            }
+
+            /// The names of the fields that are set, in declaration order.
+            fn present(&self) -> Vec<&'static str> {
+                let mut names = Vec::new();
+                $(if self.$field.is_some() {
+                    names.push(stringify!($field));
+                })*
+                names
+            }
+        }
+    };
+}
+
+step_spec! {
+    times: u32,
+    text: String,
+    chunks: u32,
+    chunk_delay_ms: u64,
+    after_chunks: u32,
+    ms: u64,
+    status: u16,
+    retry_after: RetryAfter,
+    retry_after_ms: u64,
+    x_should_retry: bool,
+    headers: BTreeMap<String, String>,
+    error_type: String,
+    message: String,
+    code: String,
+    param: String,
+    body: String,
+    data: String,
+}
+
+use StepKind as K;
+
+const ALL: &[StepKind] = &[
+    K::Ok,
+    K::HttpError,
+    K::CloseBeforeHeaders,
+    K::DropStream,
+    K::Truncate,
+    K::SseError,
+    K::Stall,
+    K::Hang,
+    K::MalformedChunk,
+    K::ContextOverflow,
+    K::InvalidApiKey,
+];
+const STREAMED: &[StepKind] = &[K::Ok, K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk];
+const MID_STREAM: &[StepKind] = &[K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk];
+const HEADERS: &[StepKind] = &[
+    K::Ok,
+    K::HttpError,
+    K::DropStream,
+    K::Truncate,
+    K::SseError,
+    K::Stall,
+    K::Hang,
+    K::MalformedChunk,
+    K::ContextOverflow,
+    K::InvalidApiKey,
+];
+const HTTP: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey];
+const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError];
+
+/// The kinds of step that take `field`.
+fn kinds_taking(field: &str) -> &'static [StepKind] {
+    match field {
+        "times" => ALL,
+        "text" | "chunks" | "chunk_delay_ms" => STREAMED,
+        "after_chunks" => MID_STREAM,
+        "ms" => &[K::Stall],
+        "status" | "error_type" | "message" | "code" => ERROR_BODY,
+        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "body" => HTTP,
+        "headers" => HEADERS,
+        "data" => &[K::MalformedChunk],
+        _ => &[],
+    }
+}
+
+/// A `retry_after` value: seconds as a number, or any header text such as an HTTP-date.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RetryAfter(String);
+
+impl Serialize for RetryAfter {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.parse::<u64>() {
+            Ok(secs) => serializer.serialize_u64(secs),
+            Err(_) => serializer.serialize_str(&self.0),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RetryAfter {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = RetryAfter;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("seconds as a non-negative integer, or a header value such as an HTTP-date")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, secs: u64) -> Result<RetryAfter, E> {
+                Ok(RetryAfter(secs.to_string()))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<RetryAfter, E> {
+                if valid_header_value(value) {
+                    Ok(RetryAfter(value.to_owned()))
+                } else {
+                    Err(E::custom("a header value must not contain CR, LF or NUL"))
+                }
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// Whether `name` is an HTTP token (RFC 9110 `tchar`s).
+pub(crate) fn valid_header_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Whether `value` can be sent as a header value without breaking the response.
+pub(crate) fn valid_header_value(value: &str) -> bool {
+    !value.contains(['\r', '\n', '\0'])
+}
+
+/// A check that failed after parsing: the field's path and what is wrong.
+struct Invalid {
+    field: String,
+    message: String,
+}
+
+fn invalid(field: String, message: impl Into<String>) -> Invalid {
+    Invalid { field, message: message.into() }
+}
+
+/// Parse and check a scenario; `file` names the source in errors.
+pub(crate) fn parse(json: &str, file: Option<&Path>) -> Result<Scenario, ScenarioError> {
+    let located = |field: Option<String>, line, column, message: String| ScenarioError::Invalid {
+        file: file.map(Path::to_path_buf),
+        field,
+        line,
+        column,
+        message,
+    };
+    let from_serde = |path: Option<String>, e: serde_json::Error| {
+        let (line, column) = (e.line(), e.column());
+        let message = with_suggestion(strip_position(&e.to_string(), line, column));
+        let field = field_of(path.as_deref().unwrap_or(""), &message);
+        let (line, column) = if line == 0 { (None, None) } else { (Some(line), Some(column)) };
+        located(field, line, column, message)
+    };
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let spec: ScenarioSpec = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+        let path = e.path().to_string();
+        from_serde(Some(path), e.into_inner())
+    })?;
+    deserializer.end().map_err(|e| from_serde(None, e))?;
+    spec.into_scenario().map_err(|e| located(Some(e.field), None, None, e.message))
+}
+
+/// serde_json's message without its " at line L column C" suffix (the error carries them apart).
+fn strip_position(message: &str, line: usize, column: usize) -> String {
+    let suffix = format!(" at line {line} column {column}");
+    message.strip_suffix(&suffix).unwrap_or(message).to_owned()
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" with "; did you mean `a`?" when one of the
+/// expected names is close.
+fn with_suggestion(message: String) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"))
+    else {
+        return message;
+    };
+    let Some((given, expected)) = rest.split_once('`') else {
+        return message;
+    };
+    let nearest = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|name| (edit_distance(given, name), name))
+        .filter(|(d, name)| *d <= 2.max(name.len() / 3))
+        .min_by_key(|(d, _)| *d);
+    match nearest {
+        Some((_, name)) => format!("{message}; did you mean `{name}`?"),
+        None => message,
+    }
+}
+
+/// Levenshtein distance, for suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// The field's path: serde_path_to_error's, plus the unknown field's own name when serde names
+/// one (the path stops at the object that holds it).
+fn field_of(path: &str, message: &str) -> Option<String> {
+    let path = if path == "." { "" } else { path };
+    let unknown = message.strip_prefix("unknown field `").and_then(|rest| rest.split_once('`')).map(|(name, _)| name);
+    match (path, unknown) {
+        (path, Some(name)) if !path.ends_with(name) => {
+            Some(if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") })
+        }
+        ("", _) => None,
+        (path, _) => Some(path.to_owned()),
+    }
+}
+
+impl ScenarioSpec {
+    fn into_scenario(self) -> Result<Scenario, Invalid> {
+        let mut scenario = Scenario::new();
+        for (i, spec) in self.steps.into_iter().enumerate() {
+            let at = format!("steps[{i}]");
+            let times = spec.times.unwrap_or(1);
+            if times == 0 {
+                return Err(invalid(format!("{at}.times"), "`times` must be at least 1; remove the step to skip it"));
+            }
+            let step = spec.into_step(&at)?;
+            scenario = scenario.then_times(times, step);
+        }
+        if let Some(spec) = self.default {
+            if spec.times.is_some() {
+                return Err(invalid(
+                    "default.times".to_owned(),
+                    "the default step answers every request after the scripted steps; it takes no `times`",
+                ));
+            }
+            scenario = scenario.otherwise(spec.into_step("default")?);
+        }
+        Ok(scenario)
+    }
+}
+
+fn list(kinds: &[StepKind]) -> String {
+    kinds.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+}
+
+impl StepSpec {
+    fn into_step(self, at: &str) -> Result<Step, Invalid> {
+        let kind = self.kind;
+        for field in self.present() {
+            let takes = kinds_taking(field);
+            if !takes.contains(&kind) {
+                return Err(invalid(
+                    format!("{at}.{field}"),
+                    format!("does not apply to a `{kind}` step; it applies to {}", list(takes)),
+                ));
+            }
+        }
+        if self.chunks == Some(0) {
+            return Err(invalid(format!("{at}.chunks"), "`chunks` must be at least 1"));
+        }
+        if let Some(status) = self.status {
+            if !(100..=999).contains(&status) {
+                return Err(invalid(
+                    format!("{at}.status"),
+                    format!("`status` must be a three-digit HTTP status, not {status}"),
+                ));
+            }
+        }
+        let headers = self.headers_checked(at)?;
+        let reply = Reply {
+            text: self.text.unwrap_or_else(|| DEFAULT_TEXT.to_owned()),
+            chunks: self.chunks,
+            chunk_delay_ms: self.chunk_delay_ms.unwrap_or(0),
+            headers: headers.clone(),
+        };
+        let after = self.after_chunks.unwrap_or(0);
+        let http = |preset: Preset, status: u16| HttpError {
+            status,
+            preset,
+            retry_after: self.retry_after.clone().map(|r| r.0),
+            retry_after_ms: self.retry_after_ms,
+            should_retry: self.x_should_retry,
+            headers: headers.clone(),
+            error_type: self.error_type.clone(),
+            message: self.message.clone(),
+            code: self.code.clone(),
+            param: self.param.clone(),
+            body: self.body.clone(),
+        };
+        if let Some(data) = &self.data {
+            if data.contains(['\r', '\n']) {
+                return Err(invalid(
+                    format!("{at}.data"),
+                    "the malformed chunk's `data` must be one line, without CR or LF",
+                ));
+            }
+        }
+        let step = match kind {
+            K::Ok => Step::Ok(reply),
+            K::HttpError => {
+                let Some(status) = self.status else {
+                    return Err(invalid(
+                        format!("{at}.status"),
+                        "an `http_error` step needs a `status`, e.g. `\"status\": 429`",
+                    ));
+                };
+                Step::HttpError(http(Preset::Generic, status))
+            }
+            K::ContextOverflow => Step::ContextOverflow(http(Preset::ContextOverflow, self.status.unwrap_or(400))),
+            K::InvalidApiKey => Step::InvalidApiKey(http(Preset::InvalidApiKey, self.status.unwrap_or(401))),
+            K::CloseBeforeHeaders => Step::CloseBeforeHeaders,
+            K::DropStream | K::Truncate => {
+                let kind = if kind == K::DropStream { InterruptKind::Drop } else { InterruptKind::Truncate };
+                Step::from(Interrupt { after_chunks: after, kind, reply })
+            }
+            K::SseError => Step::SseError(SseError {
+                after_chunks: after,
+                reply,
+                error_type: self.error_type,
+                message: self.message,
+                code: self.code,
+                status: self.status,
+            }),
+            K::Stall => {
+                let Some(ms) = self.ms else {
+                    return Err(invalid(
+                        format!("{at}.ms"),
+                        "a `stall` step needs `ms`, the pause in milliseconds, e.g. `\"ms\": 50`",
+                    ));
+                };
+                Step::Stall(Stall { ms, after_chunks: self.after_chunks, reply })
+            }
+            K::Hang => Step::Hang(Hang { after_chunks: self.after_chunks, reply }),
+            K::MalformedChunk => Step::MalformedChunk(Malformed { after_chunks: after, reply, data: self.data }),
+        };
+        Ok(step)
+    }
+
+    fn headers_checked(&self, at: &str) -> Result<Vec<(String, String)>, Invalid> {
+        let Some(headers) = &self.headers else {
+            return Ok(Vec::new());
+        };
+        for (name, value) in headers {
+            if !valid_header_name(name) {
+                return Err(invalid(
+                    format!("{at}.headers"),
+                    format!("{name:?} is not a valid header name: use letters, digits and `-`"),
+                ));
+            }
+            if !valid_header_value(value) {
+                return Err(invalid(format!("{at}.headers.{name}"), "a header value must not contain CR, LF or NUL"));
+            }
+        }
+        Ok(headers.iter().map(|(n, v)| (n.clone(), v.clone())).collect())
+    }
+
+    /// The JSON form of a step (`times` is set by the caller).
+    fn of(step: &Step) -> Self {
+        let mut spec = Self::empty(step.kind());
+        match step {
+            Step::Ok(reply) => spec.set_reply(reply),
+            Step::HttpError(e) | Step::ContextOverflow(e) | Step::InvalidApiKey(e) => {
+                let preset_status = match step.kind() {
+                    K::ContextOverflow => Some(400),
+                    K::InvalidApiKey => Some(401),
+                    _ => None,
+                };
+                spec.status = (preset_status != Some(e.status)).then_some(e.status);
+                spec.retry_after = e.retry_after.clone().map(RetryAfter);
+                spec.retry_after_ms = e.retry_after_ms;
+                spec.x_should_retry = e.should_retry;
+                spec.set_headers(&e.headers);
+                spec.error_type.clone_from(&e.error_type);
+                spec.message.clone_from(&e.message);
+                spec.code.clone_from(&e.code);
+                spec.param.clone_from(&e.param);
+                spec.body.clone_from(&e.body);
+            }
+            Step::CloseBeforeHeaders => {}
+            Step::DropStream(i) | Step::Truncate(i) => {
+                spec.after_chunks = Some(i.after_chunks);
+                spec.set_reply(&i.reply);
+            }
+            Step::SseError(s) => {
+                spec.after_chunks = Some(s.after_chunks);
+                spec.set_reply(&s.reply);
+                spec.error_type.clone_from(&s.error_type);
+                spec.message.clone_from(&s.message);
+                spec.code.clone_from(&s.code);
+                spec.status = s.status;
+            }
+            Step::Stall(s) => {
+                spec.ms = Some(s.ms);
+                spec.after_chunks = s.after_chunks;
+                spec.set_reply(&s.reply);
+            }
+            Step::Hang(h) => {
+                spec.after_chunks = h.after_chunks;
+                spec.set_reply(&h.reply);
+            }
+            Step::MalformedChunk(m) => {
+                spec.after_chunks = Some(m.after_chunks);
+                spec.set_reply(&m.reply);
+                spec.data.clone_from(&m.data);
+            }
+        }
+        spec
+    }
+
+    fn set_reply(&mut self, reply: &Reply) {
+        self.text = (reply.text != DEFAULT_TEXT).then(|| reply.text.clone());
+        self.chunks = reply.chunks;
+        self.chunk_delay_ms = (reply.chunk_delay_ms != 0).then_some(reply.chunk_delay_ms);
+        self.set_headers(&reply.headers);
+    }
+
+    fn set_headers(&mut self, headers: &[(String, String)]) {
+        self.headers = (!headers.is_empty()).then(|| headers.iter().cloned().collect());
+    }
+}
+
+impl From<&Scenario> for ScenarioSpec {
+    fn from(scenario: &Scenario) -> Self {
+        let steps = scenario
+            .steps()
+            .map(|(step, times)| {
+                let mut spec = StepSpec::of(step);
+                spec.times = (times != 1).then_some(times);
+                spec
+            })
+            .collect();
+        let default = scenario.default_step();
+        let is_plain_ok = matches!(default, Step::Ok(reply) if *reply == Reply::default());
+        Self { steps, default: (!is_plain_ok).then(|| StepSpec::of(default)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_pick_the_nearest_name() {
+        assert_eq!(edit_distance("staus", "status"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        let m = with_suggestion("unknown field `staus`, expected one of `kind`, `status`".into());
+        assert!(m.ends_with("; did you mean `status`?"), "{m}");
+        let m = with_suggestion("unknown field `zzzzzz`, expected one of `kind`, `status`".into());
+        assert!(!m.contains("did you mean"), "{m}");
+    }
+}

@@ -1,0 +1,835 @@
+//! The steps of a scenario: what the server does with one request.
+
+use serde::{Deserialize, Serialize};
+
+/// The text an `ok` reply (and the partial stream of a fault) carries when none is given.
+pub const DEFAULT_TEXT: &str = "Hello from the chaos server.";
+
+/// The kind of a [`Step`], as named in scenario files and in the [journal](crate::JournalEntry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StepKind {
+    /// A complete, successful answer.
+    Ok,
+    /// An HTTP error status with a provider-shaped body.
+    HttpError,
+    /// The request is read and the socket closed without any response.
+    CloseBeforeHeaders,
+    /// The stream is cut mid-body: the client sees a body error, not a clean end.
+    DropStream,
+    /// The stream ends cleanly but without its final events (`message_stop`, `[DONE]`).
+    Truncate,
+    /// An SSE error event in the middle of the stream.
+    SseError,
+    /// A pause of some milliseconds, then the answer goes on.
+    Stall,
+    /// No answer at all (or no more of it) until the client hangs up or the server stops.
+    Hang,
+    /// A `data:` line that is not valid JSON, in the middle of the stream.
+    MalformedChunk,
+    /// The provider's real 400 "context too long" answer.
+    ContextOverflow,
+    /// The provider's real 401 "bad API key" answer.
+    InvalidApiKey,
+}
+
+impl StepKind {
+    /// The snake_case name used in scenario files and in the journal, e.g. `"http_error"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::HttpError => "http_error",
+            Self::CloseBeforeHeaders => "close_before_headers",
+            Self::DropStream => "drop_stream",
+            Self::Truncate => "truncate",
+            Self::SseError => "sse_error",
+            Self::Stall => "stall",
+            Self::Hang => "hang",
+            Self::MalformedChunk => "malformed_chunk",
+            Self::ContextOverflow => "context_overflow",
+            Self::InvalidApiKey => "invalid_api_key",
+        }
+    }
+}
+
+impl std::fmt::Display for StepKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the server does with one request.
+///
+/// Build a step with one of the constructors (`Step::ok`, `Step::http_error`, ...), refine it with the
+/// builder methods of the type the constructor returns, and hand it to
+/// [`Scenario::then`](crate::Scenario::then), which takes anything that converts into a `Step`.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{Step, StepKind};
+///
+/// let step: Step = Step::http_error(429).retry_after_secs(2).into();
+/// assert_eq!(step.kind(), StepKind::HttpError);
+/// assert_eq!(Step::drop_stream(3).into_step().kind(), StepKind::DropStream);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Step {
+    /// A complete, successful answer.
+    Ok(Reply),
+    /// An HTTP error status with a provider-shaped body.
+    HttpError(HttpError),
+    /// The request is read and the socket closed without any response.
+    CloseBeforeHeaders,
+    /// The stream is cut after some chunks, without its HTTP end: the client sees a body error.
+    DropStream(Interrupt),
+    /// The stream ends cleanly after some chunks, without its final events.
+    Truncate(Interrupt),
+    /// An SSE error event after some chunks, then a clean end of the body.
+    SseError(SseError),
+    /// A pause before the headers or after some chunks, then the rest of the answer.
+    Stall(Stall),
+    /// No answer (or no more of it) until the client hangs up or the server stops.
+    Hang(Hang),
+    /// A `data:` line with invalid JSON after some chunks, then the rest of the stream.
+    MalformedChunk(Malformed),
+    /// The provider's real 400 "context too long" answer.
+    ContextOverflow(HttpError),
+    /// The provider's real 401 "bad API key" answer.
+    InvalidApiKey(HttpError),
+}
+
+impl Step {
+    /// The kind of this step.
+    pub fn kind(&self) -> StepKind {
+        match self {
+            Self::Ok(_) => StepKind::Ok,
+            Self::HttpError(_) => StepKind::HttpError,
+            Self::CloseBeforeHeaders => StepKind::CloseBeforeHeaders,
+            Self::DropStream(_) => StepKind::DropStream,
+            Self::Truncate(_) => StepKind::Truncate,
+            Self::SseError(_) => StepKind::SseError,
+            Self::Stall(_) => StepKind::Stall,
+            Self::Hang(_) => StepKind::Hang,
+            Self::MalformedChunk(_) => StepKind::MalformedChunk,
+            Self::ContextOverflow(_) => StepKind::ContextOverflow,
+            Self::InvalidApiKey(_) => StepKind::InvalidApiKey,
+        }
+    }
+
+    /// A successful answer with `text`, streamed one chunk per word unless [`Reply::chunks`] says
+    /// otherwise.
+    pub fn ok(text: impl Into<String>) -> Reply {
+        Reply::new(text)
+    }
+
+    /// An HTTP error with `status` and a body shaped like the provider's (see [`HttpError`] for the
+    /// defaults per status).
+    pub fn http_error(status: u16) -> HttpError {
+        HttpError::new(status, Preset::Generic)
+    }
+
+    /// The provider's real 400 answer to a prompt that does not fit the context window.
+    ///
+    /// OpenAI: `{"error":{"message":"This model's maximum context length is 128000 tokens. However,
+    /// your messages resulted in 250000 tokens. Please reduce the length of the messages.",
+    /// "type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`;
+    /// Anthropic: `{"type":"error","error":{"type":"invalid_request_error",
+    /// "message":"prompt is too long: 250000 tokens > 200000 maximum"}}`.
+    pub fn context_overflow() -> HttpError {
+        HttpError::new(400, Preset::ContextOverflow)
+    }
+
+    /// The provider's real 401 answer to a bad API key.
+    ///
+    /// OpenAI: `{"error":{"message":"Incorrect API key provided: sk-****. You can find your API key
+    /// at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,
+    /// "code":"invalid_api_key"}}`; Anthropic: `{"type":"error","error":{"type":"authentication_error",
+    /// "message":"invalid x-api-key"}}`.
+    pub fn invalid_api_key() -> HttpError {
+        HttpError::new(401, Preset::InvalidApiKey)
+    }
+
+    /// Read the request, then close the socket without sending a single byte.
+    pub fn close_before_headers() -> Step {
+        Step::CloseBeforeHeaders
+    }
+
+    /// Send the headers and `after_chunks` text chunks, then cut the connection without ending the
+    /// HTTP body, so that the client sees a body error.
+    pub fn drop_stream(after_chunks: u32) -> Interrupt {
+        Interrupt::new(after_chunks, InterruptKind::Drop)
+    }
+
+    /// Send the headers and `after_chunks` text chunks, then end the body cleanly without the final
+    /// events (Anthropic's `content_block_stop`, `message_delta`, `message_stop`; OpenAI's finishing
+    /// chunk and `data: [DONE]`).
+    pub fn truncate(after_chunks: u32) -> Interrupt {
+        Interrupt::new(after_chunks, InterruptKind::Truncate)
+    }
+
+    /// Send `after_chunks` text chunks, then an SSE error event, then end the body cleanly.
+    pub fn sse_error(after_chunks: u32) -> SseError {
+        SseError::new(after_chunks)
+    }
+
+    /// Wait `ms` milliseconds before the headers, then answer like an `ok` step. Call
+    /// [`Stall::after_chunks`] to stall in the middle of the stream instead.
+    pub fn stall(ms: u64) -> Stall {
+        Stall::new(ms)
+    }
+
+    /// Never answer: the connection stays open, silent, until the client hangs up or the server
+    /// stops. Call [`Hang::after_chunks`] to hang in the middle of the stream instead.
+    pub fn hang() -> Hang {
+        Hang::new()
+    }
+
+    /// Send `after_chunks` text chunks, then a `data:` line that is not valid JSON, then the rest
+    /// of the stream as usual.
+    pub fn malformed_chunk(after_chunks: u32) -> Malformed {
+        Malformed::new(after_chunks)
+    }
+
+    /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
+    pub fn into_step(self) -> Step {
+        self
+    }
+}
+
+fn check_header(name: &str, value: &str) {
+    assert!(crate::spec::valid_header_name(name), "invalid header name {name:?}: use letters, digits and `-`");
+    assert!(
+        crate::spec::valid_header_value(value),
+        "invalid value for header {name:?}: it must not contain CR, LF or NUL"
+    );
+}
+
+/// The text of an answer and how it is streamed; the `ok` step, and the part of a faulty stream
+/// that is sent before the fault.
+///
+/// # Default
+///
+/// Text [`DEFAULT_TEXT`], one chunk per word (each word keeps the space after it), no delay.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let step = Step::ok("The answer is 42.").chunks(2).chunk_delay_ms(5);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub(crate) text: String,
+    pub(crate) chunks: Option<u32>,
+    pub(crate) chunk_delay_ms: u64,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl Default for Reply {
+    fn default() -> Self {
+        Self::new(DEFAULT_TEXT)
+    }
+}
+
+impl Reply {
+    /// A reply with `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into(), chunks: None, chunk_delay_ms: 0, headers: Vec::new() }
+    }
+
+    /// Split the text into `n` chunks of about the same number of characters (at least 1).
+    ///
+    /// # Default
+    ///
+    /// One chunk per word.
+    pub fn chunks(mut self, n: u32) -> Self {
+        self.chunks = Some(n.max(1));
+        self
+    }
+
+    /// Wait `ms` milliseconds before each text chunk. A non-streaming request waits the sum before
+    /// its answer.
+    ///
+    /// # Default
+    ///
+    /// 0.
+    pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
+        self.chunk_delay_ms = ms;
+        self
+    }
+
+    /// Add a response header.
+    ///
+    /// # Panics
+    ///
+    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (name, value) = (name.into(), value.into());
+        check_header(&name, &value);
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The text of the answer.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The text cut into the chunks that the stream sends.
+    pub fn pieces(&self) -> Vec<String> {
+        match self.chunks {
+            None => split_words(&self.text),
+            Some(n) => split_even(&self.text, n as usize),
+        }
+    }
+}
+
+/// Words, each keeping the whitespace that follows it; one empty piece for an empty text.
+fn split_words(text: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    let mut in_space = false;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            in_space = true;
+        } else {
+            if in_space && !current.trim().is_empty() {
+                pieces.push(std::mem::take(&mut current));
+            }
+            in_space = false;
+        }
+        current.push(c);
+    }
+    if !current.is_empty() || pieces.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// `n` pieces of about the same number of characters; the first ones take the remainder.
+fn split_even(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let (base, extra) = (chars.len() / n, chars.len() % n);
+    let mut pieces = Vec::with_capacity(n);
+    let mut at = 0;
+    for i in 0..n {
+        let len = base + usize::from(i < extra);
+        pieces.push(chars[at..at + len].iter().collect());
+        at += len;
+    }
+    pieces
+}
+
+macro_rules! reply_setters {
+    ($ty:ident) => {
+        impl $ty {
+            /// The text whose first chunks are sent (see [`Reply::new`]).
+            ///
+            /// # Default
+            ///
+            /// [`DEFAULT_TEXT`](crate::DEFAULT_TEXT).
+            pub fn text(mut self, text: impl Into<String>) -> Self {
+                self.reply.text = text.into();
+                self
+            }
+
+            /// Split the text into `n` chunks (see [`Reply::chunks`]).
+            ///
+            /// # Default
+            ///
+            /// One chunk per word.
+            pub fn chunks(mut self, n: u32) -> Self {
+                self.reply = self.reply.chunks(n);
+                self
+            }
+
+            /// Wait `ms` milliseconds before each text chunk (see [`Reply::chunk_delay_ms`]).
+            ///
+            /// # Default
+            ///
+            /// 0.
+            pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
+                self.reply.chunk_delay_ms = ms;
+                self
+            }
+
+            /// Add a response header.
+            ///
+            /// # Panics
+            ///
+            /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+            pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+                self.reply = self.reply.header(name, value);
+                self
+            }
+        }
+    };
+}
+
+/// Which preset body an [`HttpError`] renders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Preset {
+    Generic,
+    ContextOverflow,
+    InvalidApiKey,
+}
+
+/// An HTTP error answer: the `http_error`, `context_overflow` and `invalid_api_key` steps.
+///
+/// The body has the shape of the request's provider — OpenAI
+/// `{"error":{"message","type","param","code"}}`, Anthropic `{"type":"error","error":{"type","message"}}`
+/// — with a type and message chosen by status unless set:
+///
+/// | status | Anthropic `type` | OpenAI `type` (`code`) |
+/// | --- | --- | --- |
+/// | 400 | `invalid_request_error` | `invalid_request_error` |
+/// | 401 | `authentication_error` | `invalid_request_error` (`invalid_api_key`) |
+/// | 402 | `billing_error` | `invalid_request_error` |
+/// | 403 | `permission_error` | `invalid_request_error` |
+/// | 404 | `not_found_error` | `invalid_request_error` (`model_not_found`) |
+/// | 409 | `conflict_error` | `invalid_request_error` |
+/// | 413 | `request_too_large` | `invalid_request_error` |
+/// | 429 | `rate_limit_error` | `requests` (`rate_limit_exceeded`) |
+/// | 500, other 5xx | `api_error` | `server_error` |
+/// | 503, 529 | `overloaded_error` | `server_error` |
+/// | 504 | `timeout_error` | `server_error` |
+/// | other 4xx | `invalid_request_error` | `invalid_request_error` |
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let rate_limited = Step::http_error(429).retry_after_secs(2).should_retry(true);
+/// let overloaded = Step::http_error(529).message("Overloaded").retry_after_ms(150);
+/// let odd = Step::http_error(500).body("<html>Bad gateway</html>").header("content-type", "text/html");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpError {
+    pub(crate) status: u16,
+    pub(crate) preset: Preset,
+    pub(crate) retry_after: Option<String>,
+    pub(crate) retry_after_ms: Option<u64>,
+    pub(crate) should_retry: Option<bool>,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) error_type: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) param: Option<String>,
+    pub(crate) body: Option<String>,
+}
+
+impl HttpError {
+    pub(crate) fn new(status: u16, preset: Preset) -> Self {
+        Self {
+            status,
+            preset,
+            retry_after: None,
+            retry_after_ms: None,
+            should_retry: None,
+            headers: Vec::new(),
+            error_type: None,
+            message: None,
+            code: None,
+            param: None,
+            body: None,
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status_code(&self) -> u16 {
+        self.status
+    }
+
+    /// Replace the status (for `context_overflow` and `invalid_api_key`, whose defaults are 400 and
+    /// 401).
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// Send `retry-after: SECS`.
+    ///
+    /// # Default
+    ///
+    /// No `retry-after` header.
+    pub fn retry_after_secs(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs.to_string());
+        self
+    }
+
+    /// Send `retry-after` with any value, e.g. an HTTP-date `"Wed, 21 Oct 2015 07:28:00 GMT"`.
+    ///
+    /// # Panics
+    ///
+    /// If the value contains CR, LF or NUL.
+    pub fn retry_after(mut self, value: impl Into<String>) -> Self {
+        let value = value.into();
+        check_header("retry-after", &value);
+        self.retry_after = Some(value);
+        self
+    }
+
+    /// Send `retry-after-ms: MS`.
+    ///
+    /// # Default
+    ///
+    /// No `retry-after-ms` header.
+    pub fn retry_after_ms(mut self, ms: u64) -> Self {
+        self.retry_after_ms = Some(ms);
+        self
+    }
+
+    /// Send `x-should-retry: true` or `false`.
+    ///
+    /// # Default
+    ///
+    /// No `x-should-retry` header.
+    pub fn should_retry(mut self, retry: bool) -> Self {
+        self.should_retry = Some(retry);
+        self
+    }
+
+    /// Add a response header.
+    ///
+    /// # Panics
+    ///
+    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (name, value) = (name.into(), value.into());
+        check_header(&name, &value);
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The error's `type` in the body.
+    ///
+    /// # Default
+    ///
+    /// By status and provider, see the table above.
+    pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
+        self.error_type = Some(error_type.into());
+        self
+    }
+
+    /// The error's `message` in the body (may be empty).
+    ///
+    /// # Default
+    ///
+    /// By status and provider.
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// The error's `code` in an OpenAI body (Anthropic bodies have none).
+    ///
+    /// # Default
+    ///
+    /// By status, see the table above; `null` where none is given.
+    pub fn code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// The error's `param` in an OpenAI body (Anthropic bodies have none).
+    ///
+    /// # Default
+    ///
+    /// `null` (`"messages"` for `context_overflow`).
+    pub fn param(mut self, param: impl Into<String>) -> Self {
+        self.param = Some(param.into());
+        self
+    }
+
+    /// Send this exact body instead of the provider-shaped one (e.g. an HTML page from a proxy, or
+    /// an oversized body). The content type stays `application/json` unless a header overrides it.
+    pub fn body(mut self, body: impl Into<String>) -> Self {
+        self.body = Some(body.into());
+        self
+    }
+}
+
+/// How an [`Interrupt`] ends the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InterruptKind {
+    Drop,
+    Truncate,
+}
+
+/// A stream cut short after some chunks: the `drop_stream` and `truncate` steps.
+///
+/// A non-streaming request gets the headers (with the full `content-length`) and half of the JSON
+/// body: `drop_stream` then cuts the connection, `truncate` declares only that half and ends
+/// cleanly, so the client gets a body that is not valid JSON.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let cut = Step::drop_stream(2).text("one two three four");
+/// let short = Step::truncate(1).chunks(4);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interrupt {
+    pub(crate) after_chunks: u32,
+    pub(crate) kind: InterruptKind,
+    pub(crate) reply: Reply,
+}
+
+impl Interrupt {
+    fn new(after_chunks: u32, kind: InterruptKind) -> Self {
+        Self { after_chunks, kind, reply: Reply::default() }
+    }
+}
+
+reply_setters!(Interrupt);
+
+/// An SSE error event in the middle of a stream: the `sse_error` step.
+///
+/// Anthropic: `event: error` + `data: {"type":"error","error":{"type":"overloaded_error",
+/// "message":"Overloaded"}}`; OpenAI: `data: {"error":{"message":"The server had an error while
+/// processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`.
+/// The body then ends cleanly, without the final events.
+///
+/// A non-streaming request gets an HTTP error with the same body instead, with
+/// [`status`](SseError::status) or a status that fits the type (`overloaded_error`: 529 for
+/// Anthropic, 503 for OpenAI; `rate_limit_error`: 429; `invalid_request_error`: 400; others 500).
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let overloaded = Step::sse_error(2);
+/// let empty = Step::sse_error(0).error_type("api_error").message("");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseError {
+    pub(crate) after_chunks: u32,
+    pub(crate) reply: Reply,
+    pub(crate) error_type: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) status: Option<u16>,
+}
+
+impl SseError {
+    fn new(after_chunks: u32) -> Self {
+        Self { after_chunks, reply: Reply::default(), error_type: None, message: None, code: None, status: None }
+    }
+
+    /// The error's `type`.
+    ///
+    /// # Default
+    ///
+    /// `overloaded_error` (Anthropic), `server_error` (OpenAI).
+    pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
+        self.error_type = Some(error_type.into());
+        self
+    }
+
+    /// The error's `message`, possibly empty.
+    ///
+    /// # Default
+    ///
+    /// `Overloaded` (Anthropic), `The server had an error while processing your request. Sorry
+    /// about that!` (OpenAI).
+    pub fn message(mut self, message: impl Into<String>) -> Self {
+        self.message = Some(message.into());
+        self
+    }
+
+    /// The error's `code` (OpenAI only).
+    ///
+    /// # Default
+    ///
+    /// `null`.
+    pub fn code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// The HTTP status a non-streaming request gets instead of the event.
+    ///
+    /// # Default
+    ///
+    /// By type, see above.
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+}
+
+reply_setters!(SseError);
+
+/// A pause: the `stall` step. After the pause the answer goes on as in an `ok` step.
+///
+/// By default the pause comes before the headers; with [`after_chunks`](Stall::after_chunks) it
+/// comes after that many text chunks (a non-streaming request then gets its headers, the pause,
+/// and its body).
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let slow_start = Step::stall(20);
+/// let slow_middle = Step::stall(20).after_chunks(2).text("one two three");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stall {
+    pub(crate) ms: u64,
+    pub(crate) after_chunks: Option<u32>,
+    pub(crate) reply: Reply,
+}
+
+impl Stall {
+    fn new(ms: u64) -> Self {
+        Self { ms, after_chunks: None, reply: Reply::default() }
+    }
+
+    /// Pause after `k` text chunks instead of before the headers.
+    pub fn after_chunks(mut self, k: u32) -> Self {
+        self.after_chunks = Some(k);
+        self
+    }
+}
+
+reply_setters!(Stall);
+
+/// Silence until the client hangs up or the server stops: the `hang` step.
+///
+/// By default nothing is sent, not even the headers; with [`after_chunks`](Hang::after_chunks) the
+/// headers and that many text chunks are sent first. Use it to test timeouts and deadlines.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let silent = Step::hang();
+/// let stuck = Step::hang().after_chunks(1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hang {
+    pub(crate) after_chunks: Option<u32>,
+    pub(crate) reply: Reply,
+}
+
+impl Hang {
+    fn new() -> Self {
+        Self { after_chunks: None, reply: Reply::default() }
+    }
+
+    /// Hang after the headers and `k` text chunks instead of before the headers.
+    pub fn after_chunks(mut self, k: u32) -> Self {
+        self.after_chunks = Some(k);
+        self
+    }
+}
+
+reply_setters!(Hang);
+
+/// A chunk that is not valid JSON in the middle of the stream: the `malformed_chunk` step.
+///
+/// After `after_chunks` text chunks the stream carries a text chunk cut off mid-JSON — OpenAI
+/// `data: {"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":`,
+/// Anthropic `event: content_block_delta` + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`
+/// — then goes on to its normal end. A non-streaming request gets a 200 whose body is that text.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let garbled = Step::malformed_chunk(1).data("{not json");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    pub(crate) after_chunks: u32,
+    pub(crate) reply: Reply,
+    pub(crate) data: Option<String>,
+}
+
+impl Malformed {
+    fn new(after_chunks: u32) -> Self {
+        Self { after_chunks, reply: Reply::default(), data: None }
+    }
+
+    /// The text after `data: ` (one line).
+    ///
+    /// # Default
+    ///
+    /// A text chunk of the request's wire format, cut off mid-JSON (see above).
+    ///
+    /// # Panics
+    ///
+    /// If the text contains CR or LF (it would no longer be one line).
+    pub fn data(mut self, data: impl Into<String>) -> Self {
+        let data = data.into();
+        assert!(!data.contains(['\r', '\n']), "the malformed chunk's data must be one line, without CR or LF");
+        self.data = Some(data);
+        self
+    }
+}
+
+reply_setters!(Malformed);
+
+macro_rules! into_step {
+    ($($ty:ty => |$v:ident| $e:expr;)*) => {
+        $(impl From<$ty> for Step {
+            fn from($v: $ty) -> Step {
+                $e
+            }
+        })*
+        $(impl $ty {
+            /// This builder as a [`Step`].
+            pub fn into_step(self) -> Step {
+                self.into()
+            }
+        })*
+    };
+}
+
+into_step! {
+    Reply => |r| Step::Ok(r);
+    HttpError => |e| match e.preset {
+        Preset::Generic => Step::HttpError(e),
+        Preset::ContextOverflow => Step::ContextOverflow(e),
+        Preset::InvalidApiKey => Step::InvalidApiKey(e),
+    };
+    Interrupt => |i| match i.kind {
+        InterruptKind::Drop => Step::DropStream(i),
+        InterruptKind::Truncate => Step::Truncate(i),
+    };
+    SseError => |s| Step::SseError(s);
+    Stall => |s| Step::Stall(s);
+    Hang => |h| Step::Hang(h);
+    Malformed => |m| Step::MalformedChunk(m);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_keep_their_spaces() {
+        assert_eq!(split_words("a bb  c"), ["a ", "bb  ", "c"]);
+        assert_eq!(split_words(""), [""]);
+        assert_eq!(split_words("  lead"), ["  lead"]);
+        assert_eq!(split_words("end "), ["end "]);
+    }
+
+    #[test]
+    fn even_split_covers_the_text() {
+        assert_eq!(split_even("abcdefg", 3), ["abc", "de", "fg"]);
+        assert_eq!(split_even("ab", 3), ["a", "b", ""]);
+        assert_eq!(split_even("héllo", 1), ["héllo"]);
+    }
+}

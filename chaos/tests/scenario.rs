@@ -1,0 +1,330 @@
+//! Repeat counts, the default step, the journal (API and HTTP), and scenario files.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use agentic_chaos::{ChaosServer, JournalEntry, Scenario, ScenarioError, Step, StepKind};
+use common::{Client, End, WireFormat, model};
+
+#[tokio::test]
+async fn steps_repeat_then_the_default_answers() {
+    let scenario =
+        Scenario::new().then_times(2, Step::http_error(503)).then(Step::drop_stream(1)).otherwise(Step::ok("fine"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let mut statuses = Vec::new();
+    for i in 0..5 {
+        let wire = if i % 2 == 0 { WireFormat::OpenAi } else { WireFormat::Anthropic };
+        let r = model(server.addr(), wire, true).await.response();
+        statuses.push((r.status, r.end));
+    }
+    assert_eq!(statuses, [(503, End::Clean), (503, End::Clean), (200, End::Cut), (200, End::Clean), (200, End::Clean)]);
+    let steps: Vec<_> = server
+        .journal()
+        .iter()
+        .map(|e| {
+            let s = e.step.unwrap();
+            (s.index, s.kind, s.repeat)
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (Some(0), StepKind::HttpError, 1),
+            (Some(0), StepKind::HttpError, 2),
+            (Some(1), StepKind::DropStream, 1),
+            (None, StepKind::Ok, 1),
+            (None, StepKind::Ok, 2),
+        ]
+    );
+    assert!(server.journal()[4].step.unwrap().is_default());
+}
+
+#[tokio::test]
+async fn an_empty_scenario_always_succeeds() {
+    let server = ChaosServer::start(Scenario::new()).await.unwrap();
+    for wire in common::BOTH {
+        let r = model(server.addr(), wire, true).await.response();
+        assert_eq!(common::stream_text(wire, &r.events()), (agentic_chaos::DEFAULT_TEXT.to_owned(), true));
+    }
+}
+
+#[tokio::test]
+async fn the_journal_records_each_request_without_the_key() {
+    let server = ChaosServer::start(Scenario::new().then(Step::http_error(429))).await.unwrap();
+    let canary = "sk-canary-0123456789";
+    let mut client = Client::connect(server.addr()).await;
+    let body = common::body(true);
+    let bearer = format!("Bearer {canary}");
+    client
+        .request(
+            "POST",
+            "/v1/chat/completions?api-version=1",
+            &[("authorization", &bearer), ("x-agentic-call", "1")],
+            &body,
+        )
+        .await
+        .response();
+    client
+        .request("POST", "/v1/messages", &[("x-api-key", canary), ("x-agentic-call", "2")], &common::body(false))
+        .await
+        .response();
+    client.request("POST", "/v1/messages", &[], "not json").await.response();
+
+    let journal = server.journal();
+    assert_eq!(journal.len(), 3);
+    assert_eq!(server.requests_served(), 3);
+    let first = &journal[0];
+    assert_eq!(first.seq, 0);
+    assert_eq!(first.method, "POST");
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert_eq!(first.wire, Some(WireFormat::OpenAi));
+    assert_eq!(first.stream, Some(true));
+    assert_eq!(first.model.as_deref(), Some("test-model"));
+    assert_eq!(first.agentic_call.as_deref(), Some("1"));
+    assert!(first.auth);
+    let second = &journal[1];
+    assert_eq!(second.wire, Some(WireFormat::Anthropic));
+    assert_eq!(second.stream, Some(false));
+    assert_eq!(second.agentic_call.as_deref(), Some("2"));
+    assert!(second.auth);
+    assert_eq!(second.step.unwrap().kind, StepKind::Ok);
+    let third = &journal[2];
+    assert!(!third.auth);
+    assert_eq!((third.stream, third.model.as_deref()), (Some(false), None));
+    assert_eq!(third.agentic_call, None);
+    assert!(journal.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+
+    let dump = format!("{journal:?}{}", serde_json::to_string(&journal).unwrap());
+    assert!(!dump.contains("canary"), "the key must never be journaled");
+}
+
+#[tokio::test]
+async fn the_journal_is_served_over_http_and_reset_starts_over() {
+    let server = ChaosServer::start(Scenario::new().then(Step::http_error(500))).await.unwrap();
+    let mut client = Client::connect(server.addr()).await;
+    assert_eq!(client.model(WireFormat::OpenAi, true).await.response().status, 500);
+    assert_eq!(client.model(WireFormat::OpenAi, true).await.response().status, 200);
+    let r = client.request("GET", "/_chaos/journal", &[], "").await.response();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let over_http: Vec<JournalEntry> = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(over_http, server.journal());
+    assert_eq!(over_http.len(), 2, "control requests are not journaled");
+    let raw = r.json();
+    assert_eq!(raw[0]["wire"], "openai");
+    assert_eq!(raw[0]["step"]["kind"], "http_error");
+    assert_eq!(raw[0]["step"]["index"], 0);
+    assert_eq!(raw[1]["step"]["index"], serde_json::Value::Null);
+
+    // Reset over HTTP: the scenario starts over, the journal is empty.
+    let r = client.request("POST", "/_chaos/reset", &[], "").await.response();
+    assert_eq!(r.status, 200);
+    assert_eq!(server.requests_served(), 0);
+    assert_eq!(client.model(WireFormat::Anthropic, true).await.response().status, 500);
+
+    // Reset with a new scenario.
+    let new = r#"{"steps": [{"kind": "http_error", "status": 418}]}"#;
+    let r = client.request("POST", "/_chaos/reset", &[], new).await.response();
+    assert_eq!(r.status, 200);
+    assert_eq!(client.model(WireFormat::OpenAi, false).await.response().status, 418);
+
+    // A bad scenario is refused with the reason, and changes nothing.
+    let bad = r#"{"steps": [{"kind": "http_error", "stauts": 418}]}"#;
+    let r = client.request("POST", "/_chaos/reset", &[], bad).await.response();
+    assert_eq!(r.status, 400);
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("steps[0].stauts"), "{message}");
+    assert_eq!(server.requests_served(), 1);
+
+    // Through the API.
+    server.set_scenario(Scenario::new().then(Step::http_error(402)));
+    assert_eq!(server.requests_served(), 0);
+    assert_eq!(client.model(WireFormat::OpenAi, false).await.response().status, 402);
+    server.reset();
+    assert_eq!(client.model(WireFormat::OpenAi, false).await.response().status, 402);
+}
+
+/// A scenario file in the system's temp folder, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, contents: &str) -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("agentic-chaos-{}-{n}-{name}", std::process::id()));
+        std::fs::write(&path, contents).unwrap();
+        Self(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+const FULL: &str = r#"{
+  "steps": [
+    {"kind": "http_error", "status": 429, "retry_after": 2, "times": 2},
+    {"kind": "http_error", "status": 529, "retry_after_ms": 150, "x_should_retry": true,
+     "headers": {"x-extra": "1"}},
+    {"kind": "http_error", "status": 500, "error_type": "api_error", "message": "", "code": "c", "param": "p"},
+    {"kind": "http_error", "status": 502, "body": "<html/>", "retry_after": "Wed, 21 Oct 2015 07:28:00 GMT"},
+    {"kind": "close_before_headers"},
+    {"kind": "drop_stream", "after_chunks": 3, "text": "one two three four five"},
+    {"kind": "truncate", "after_chunks": 1, "chunks": 4},
+    {"kind": "sse_error", "after_chunks": 2, "error_type": "overloaded_error", "message": "Overloaded", "status": 529},
+    {"kind": "malformed_chunk", "after_chunks": 1, "data": "{not json"},
+    {"kind": "stall", "ms": 20},
+    {"kind": "stall", "ms": 20, "after_chunks": 2},
+    {"kind": "hang"},
+    {"kind": "hang", "after_chunks": 1},
+    {"kind": "context_overflow"},
+    {"kind": "invalid_api_key", "times": 3},
+    {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5}
+  ],
+  "default": {"kind": "ok", "text": "fine"}
+}"#;
+
+fn full_in_rust() -> Scenario {
+    Scenario::new()
+        .then_times(2, Step::http_error(429).retry_after_secs(2))
+        .then(Step::http_error(529).retry_after_ms(150).should_retry(true).header("x-extra", "1"))
+        .then(Step::http_error(500).error_type("api_error").message("").code("c").param("p"))
+        .then(Step::http_error(502).body("<html/>").retry_after("Wed, 21 Oct 2015 07:28:00 GMT"))
+        .then(Step::close_before_headers())
+        .then(Step::drop_stream(3).text("one two three four five"))
+        .then(Step::truncate(1).chunks(4))
+        .then(Step::sse_error(2).error_type("overloaded_error").message("Overloaded").status(529))
+        .then(Step::malformed_chunk(1).data("{not json"))
+        .then(Step::stall(20))
+        .then(Step::stall(20).after_chunks(2))
+        .then(Step::hang())
+        .then(Step::hang().after_chunks(1))
+        .then(Step::context_overflow())
+        .then_times(3, Step::invalid_api_key())
+        .then(Step::ok("Recovered.").chunks(2).chunk_delay_ms(5))
+        .otherwise(Step::ok("fine"))
+}
+
+#[test]
+fn a_file_loads_into_the_same_scenario_as_the_builder() {
+    let file = TempFile::new("full.json", FULL);
+    let loaded = Scenario::load(&file.0).unwrap();
+    assert_eq!(loaded, full_in_rust());
+    assert_eq!(loaded.scripted_requests(), 19);
+    let kinds: Vec<_> = loaded.steps().map(|(s, _)| s.kind().as_str()).collect();
+    assert_eq!(kinds[3..6], ["http_error", "close_before_headers", "drop_stream"]);
+}
+
+#[test]
+fn to_json_round_trips() {
+    let scenario = full_in_rust();
+    let json = scenario.to_json();
+    assert_eq!(Scenario::from_json_str(&json).unwrap(), scenario);
+    assert_eq!(Scenario::from_json_str(&Scenario::new().to_json()).unwrap(), Scenario::new());
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        value["steps"][0],
+        serde_json::json!({"kind": "http_error", "status": 429, "retry_after": 2, "times": 2})
+    );
+}
+
+#[track_caller]
+fn error_of(json: &str) -> (ScenarioError, String) {
+    let file = TempFile::new("bad.json", json);
+    let err = Scenario::load(&file.0).unwrap_err();
+    let text = err.to_string();
+    let name = file.0.display().to_string();
+    assert!(text.contains(&name), "{text:?} names the file");
+    assert_eq!(err.file(), Some(file.0.as_path()));
+    (err, text)
+}
+
+#[test]
+fn a_typo_names_the_file_the_field_and_the_line() {
+    let (err, text) =
+        error_of("{\n  \"steps\": [\n    {\"kind\": \"ok\"},\n    {\"kind\": \"http_error\", \"staus\": 429}\n  ]\n}");
+    assert_eq!(err.field(), Some("steps[1].staus"));
+    assert_eq!(err.line(), Some(4));
+    assert!(text.contains("unknown field `staus`"), "{text}");
+    assert!(text.contains("`status`"), "the valid fields are listed: {text}");
+    assert!(text.contains("line 4"), "{text}");
+    assert!(text.ends_with("did you mean `status`?"), "{text}");
+}
+
+#[test]
+fn a_wrong_type_names_the_field_and_the_line() {
+    let (err, text) = error_of("{\"steps\": [\n {\"kind\": \"http_error\", \"status\": \"429\"}]}");
+    assert_eq!(err.field(), Some("steps[0].status"));
+    assert_eq!(err.line(), Some(2));
+    assert!(text.contains("invalid type: string \"429\", expected u16"), "{text}");
+}
+
+#[test]
+fn an_unknown_kind_lists_the_kinds() {
+    let (err, text) = error_of(r#"{"steps": [{"kind": "drop_streem"}]}"#);
+    assert_eq!(err.field(), Some("steps[0].kind"));
+    assert!(text.contains("unknown variant `drop_streem`"), "{text}");
+    assert!(text.contains("`drop_stream`"), "{text}");
+    assert!(text.ends_with("did you mean `drop_stream`?"), "{text}");
+}
+
+#[test]
+fn a_field_of_another_kind_is_refused() {
+    let (err, text) = error_of(r#"{"steps": [{"kind": "drop_stream", "retry_after": 2}]}"#);
+    assert_eq!(err.field(), Some("steps[0].retry_after"));
+    assert!(text.contains("does not apply to a `drop_stream` step; it applies to `http_error`"), "{text}");
+    let (err, _) = error_of(r#"{"steps": [], "default": {"kind": "close_before_headers", "text": "x"}}"#);
+    assert_eq!(err.field(), Some("default.text"));
+}
+
+#[test]
+fn missing_and_out_of_range_values_are_refused() {
+    let cases = [
+        (r#"{"steps": [{"kind": "http_error"}]}"#, "steps[0].status", "needs a `status`"),
+        (r#"{"steps": [{"kind": "stall"}]}"#, "steps[0].ms", "needs `ms`"),
+        (r#"{"steps": [{"kind": "ok", "times": 0}]}"#, "steps[0].times", "at least 1"),
+        (r#"{"steps": [{"kind": "ok", "chunks": 0}]}"#, "steps[0].chunks", "at least 1"),
+        (r#"{"steps": [{"kind": "http_error", "status": 42}]}"#, "steps[0].status", "three-digit"),
+        (r#"{"default": {"kind": "ok", "times": 2}}"#, "default.times", "takes no `times`"),
+        (r#"{"steps": [{"times": 2}]}"#, "steps[0]", "missing field `kind`"),
+        (r#"{"steps": [{"kind": "ok", "headers": {"bad name": "x"}}]}"#, "steps[0].headers", "not a valid header name"),
+        (r#"{"steps": [{"kind": "malformed_chunk", "data": "a\nb"}]}"#, "steps[0].data", "one line"),
+        (r#"{"stepz": []}"#, "stepz", "unknown field `stepz`"),
+    ];
+    for (json, field, message) in cases {
+        let (err, text) = error_of(json);
+        assert_eq!(err.field(), Some(field), "{json}: {text}");
+        assert!(text.contains(message), "{json}: {text}");
+    }
+}
+
+#[test]
+fn a_syntax_error_names_the_line() {
+    let (err, text) = error_of("{\"steps\": [\n  {\"kind\": \"ok\"},\n]}");
+    assert_eq!(err.line(), Some(3));
+    assert!(text.contains("line 3 column"), "{text}");
+    let (err, text) = error_of("{} trailing");
+    assert_eq!(err.line(), Some(1));
+    assert!(text.contains("trailing characters"), "{text}");
+}
+
+#[test]
+fn a_missing_file_is_a_read_error_naming_it() {
+    let path = std::env::temp_dir().join("agentic-chaos-no-such-file.json");
+    let err = Scenario::load(&path).unwrap_err();
+    assert!(matches!(err, ScenarioError::Read { .. }));
+    assert!(err.to_string().contains("agentic-chaos-no-such-file.json"));
+    assert!(std::error::Error::source(&err).is_some());
+}
+
+#[test]
+fn json_without_a_file_says_so() {
+    let err = Scenario::from_json_str(r#"{"steps": 3}"#).unwrap_err();
+    assert!(err.to_string().starts_with("scenario JSON, line 1"), "{err}");
+    assert_eq!(err.file(), None);
+    assert_eq!(err.field(), Some("steps"));
+}
