@@ -10,6 +10,7 @@
 //! | 2 | usage error: bad arguments, bad input JSON, an invalid policy (message on stderr) |
 
 mod ask;
+mod chaos;
 mod classify;
 mod input;
 mod json;
@@ -48,6 +49,9 @@ enum Command {
     /// Send one prompt to a model through both retry layers.
     #[command(long_about = ask::LONG_ABOUT)]
     Ask(ask::Args),
+    /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
+    #[command(long_about = chaos::LONG_ABOUT)]
+    Chaos(chaos::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,5 +59,6 @@ fn main() -> ExitCode {
         Command::Classify(args) => classify::run(&args),
         Command::Simulate(args) => simulate::run(&args),
         Command::Ask(args) => ask::run(&args),
+        Command::Chaos(args) => chaos::run(&args),
     }
 }

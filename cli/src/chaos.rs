@@ -1,0 +1,65 @@
+//! `agentic chaos`: serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
+
+use std::io::Write as _;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agentic_chaos::{ChaosServer, Scenario};
+
+use crate::input::usage_error;
+
+/// The help text of `agentic chaos`.
+pub(crate) const LONG_ABOUT: &str = "\
+Serve a fault-injecting server on 127.0.0.1 that speaks the OpenAI (POST /v1/chat/completions) and \
+Anthropic (POST /v1/messages) wire formats, failing request by request as the scenario file says. \
+Prints the base URLs (point `agentic ask --base-url`, OPENAI_BASE_URL or ANTHROPIC_BASE_URL at \
+them) and serves until interrupted (Ctrl-C). The journal of every request is at \
+GET /_chaos/journal; POST /_chaos/reset starts the scenario again.
+
+The scenario file's format is documented in the agentic-chaos crate: \
+{\"steps\": [{\"kind\": \"http_error\", \"status\": 429, \"retry_after\": 2, \"times\": 2}, \
+{\"kind\": \"drop_stream\", \"after_chunks\": 3}], \"default\": {\"kind\": \"ok\", \"text\": \"hi\"}}
+
+Exit 2 for a bad scenario file (the message names the file, the field and the line) or a port in use.";
+
+/// `agentic chaos` arguments.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The scenario file (JSON).
+    #[arg(long, value_name = "FILE")]
+    scenario: PathBuf,
+    /// The port to listen on (127.0.0.1 only) [default: any free port].
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    port: u16,
+}
+
+/// Runs `agentic chaos`.
+pub(crate) fn run(args: &Args) -> ExitCode {
+    let scenario = match Scenario::load(&args.scenario) {
+        Ok(scenario) => scenario,
+        Err(error) => return usage_error(error),
+    };
+    let tokio = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(tokio) => tokio,
+        Err(error) => return usage_error(format!("cannot start the async runtime: {error}")),
+    };
+    tokio.block_on(async {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
+        let server = match ChaosServer::start_on(addr, scenario).await {
+            Ok(server) => server,
+            Err(error) => return usage_error(format!("cannot listen on {addr}: {error}")),
+        };
+        println!("openai base URL:    {}", server.openai_base_url());
+        println!("anthropic base URL: {}", server.anthropic_base_url());
+        println!("journal:            http://{}/_chaos/journal", server.addr());
+        println!("serving until interrupted (Ctrl-C)");
+        let _ = std::io::stdout().flush();
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            eprintln!("error: cannot wait for Ctrl-C: {error}");
+        }
+        println!("served {} requests", server.requests_served());
+        server.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}

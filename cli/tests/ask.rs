@@ -1,0 +1,187 @@
+//! `agentic ask` and `agentic chaos` end to end: the binary against the chaos server on 127.0.0.1.
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+use agentic_chaos::{ChaosServer, Scenario, Step};
+use serde_json::Value;
+
+const CANARY: &str = "sk-canary-SECRET-7f3a";
+
+/// Runs `agentic` with no provider variables from the environment.
+fn agentic(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentic"))
+        .args(args)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the agentic binary runs")
+}
+
+async fn agentic_async(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || agentic(&args.iter().map(String::as_str).collect::<Vec<_>>())).await.unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+const FAST: [&str; 4] = ["--session-base-delay-ms", "2", "--exec-base-delay-ms", "2"];
+
+fn args(base: &[&str], rest: &[&str]) -> Vec<String> {
+    base.iter().chain(FAST.iter()).chain(rest.iter()).map(|s| s.to_string()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_after_a_rate_limit_a_dropped_stream_and_a_503() {
+    let scenario = Scenario::new()
+        .then(Step::http_error(429).retry_after_ms(20))
+        .then(Step::drop_stream(1))
+        .then(Step::http_error(503))
+        .otherwise(Step::ok("hello from chaos"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.openai_base_url();
+    let output = agentic_async(args(&["ask", "--base-url", &url, "--json"], &["say hi"])).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["answer"], "hello from chaos");
+    assert_eq!(json["calls"], 4);
+    let attempts = json["attempts"].as_array().unwrap();
+    let verdicts: Vec<&str> = attempts.iter().map(|a| a["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["retry", "retry", "retry"]);
+    // The server's 20 ms Retry-After is a floor on the 2 ms schedule.
+    assert_eq!(attempts[0]["delay_ms"], 20);
+    assert_eq!(attempts[0]["reason"], "HTTP 429 is transient");
+    assert_eq!(attempts[1]["reason"], "transport failure (stream dropped) is transient");
+    let calls: Vec<Option<String>> = server.journal().into_iter().map(|entry| entry.agentic_call).collect();
+    assert_eq!(calls, ["1", "2", "3", "4"].map(|call| Some(call.to_owned())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_key_fails_at_once_and_the_key_never_shows() {
+    let server = ChaosServer::start(Scenario::new().otherwise(Step::invalid_api_key())).await.unwrap();
+    for (provider, url) in [("openai", server.openai_base_url()), ("anthropic", server.anthropic_base_url())] {
+        let output = agentic_async(args(
+            &["ask", "--provider", provider, "--base-url", &url, "--api-key", CANARY, "-v"],
+            &["say hi"],
+        ))
+        .await;
+        assert_eq!(output.status.code(), Some(1));
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains("exec() failed permanently:\nAttempt 1: AuthenticationError: 401"), "{stderr}");
+        assert!(!stderr.contains(CANARY) && !text(&output.stdout).contains(CANARY), "{stderr}");
+    }
+    assert_eq!(server.journal().len(), 2);
+    assert!(server.journal().iter().all(|entry| entry.auth));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speaks_anthropic_and_retries_an_overloaded_event() {
+    let scenario = Scenario::new().then(Step::sse_error(1)).otherwise(Step::ok("bonjour"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.anthropic_base_url();
+    let output = agentic_async(args(&["ask", "--provider", "anthropic", "--base-url", &url], &["hi"])).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "bonjour\n");
+    assert_eq!(server.journal().len(), 2);
+}
+
+#[test]
+fn says_which_key_to_set() {
+    let output = agentic(&["ask", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "error: no API key for openai: pass --api-key or set OPENAI_API_KEY (a server of your own needs none: \
+         pass --base-url or set OPENAI_BASE_URL)\n"
+    );
+    let output = agentic(&["ask", "--provider", "anthropic", "hi"]);
+    assert!(text(&output.stderr).contains("set ANTHROPIC_API_KEY"));
+}
+
+#[test]
+fn an_invalid_policy_gives_the_attributes_message() {
+    let output = agentic(&["ask", "--base-url", "http://127.0.0.1:9/v1", "--max-calls", "100", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "error: `max_calls` (100) is more than the 12 calls this policy can make; lower it or raise \
+         `max_retries` / `session_retries`\n"
+    );
+    let output = agentic(&["ask", "--jitter", "wobbly", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("none, full, equal, decorrelated, proportional"));
+}
+
+#[test]
+fn a_refused_connection_is_retried_then_reported() {
+    // Port 9 (discard) on loopback: nothing listens there, so every connect is refused.
+    let output = agentic(&[
+        "ask",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--api-key",
+        CANARY,
+        "--max-retries",
+        "2",
+        "--session-retries",
+        "1",
+        "--session-base-delay-ms",
+        "1",
+        "--exec-base-delay-ms",
+        "1",
+        "hi",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = text(&output.stderr);
+    assert!(stderr.starts_with("exec() failed after 2 attempts:\nAttempt 1: ConnectionError:"), "{stderr}");
+    assert!(!stderr.contains(CANARY));
+}
+
+/// Kills the chaos process when the test ends, whatever happens.
+struct Serving(Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn chaos_serves_a_scenario_file_until_stopped() {
+    let dir = std::env::temp_dir().join(format!("agentic-chaos-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("scenario.json");
+    std::fs::write(
+        &file,
+        r#"{"steps": [{"kind": "http_error", "status": 503}], "default": {"kind": "ok", "text": "served"}}"#,
+    )
+    .unwrap();
+    let mut child = Serving(
+        Command::new(env!("CARGO_BIN_EXE_agentic"))
+            .args(["chaos", "--scenario", file.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first.strip_prefix("openai base URL:").unwrap().trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"), "{first}");
+    let output = agentic(&["ask", "--base-url", &url, "--session-base-delay-ms", "1", "hi"]);
+    assert_eq!(text(&output.stdout), "served\n", "{}", text(&output.stderr));
+    drop(child);
+
+    std::fs::write(&file, r#"{"steps": [{"kind": "http_error", "staus": 503}]}"#).unwrap();
+    let output = agentic(&["chaos", "--scenario", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("scenario.json") && stderr.contains("`steps[0].staus`"), "{stderr}");
+    assert!(stderr.contains("did you mean `status`?"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
