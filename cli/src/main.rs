@@ -48,7 +48,7 @@ enum Command {
     Simulate(simulate::Args),
     /// Send one prompt to a model through both retry layers.
     #[command(long_about = ask::LONG_ABOUT)]
-    Ask(ask::Args),
+    Ask(Box<ask::Args>),
     /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
     #[command(long_about = chaos::LONG_ABOUT)]
     Chaos(chaos::Args),

@@ -1,67 +1,130 @@
-//! The main job: an agent call that survives two transient failures, and one that fails fast.
+//! The main job: two agent functions meet a misbehaving model API and show what each layer does.
 //!
-//! Runs against the scripted provider (no API key, no network): the first call hits a 429 with a
-//! Retry-After hint and a dropped stream, then succeeds; the second hits an invalid key and stops
-//! at once. Every failure prints the layer that saw it, its verdict, the rule that decided and the
-//! delay before the next call.
+//! Starts the embedded chaos server on 127.0.0.1 (no API key, no network) with a scenario that
+//! answers `summarize` with a 429 carrying a Retry-After, a stream dropped mid-way, a 503 and
+//! finally an answer, and answers `translate` with an invalid-key error, which is permanent: it
+//! fails at once. Every decision of either layer prints as it is made: the layer, the call, the
+//! error, the verdict, the rule that decided and the delay before the next call.
+//!
+//! With `OPENAI_API_KEY` (or `ANTHROPIC_API_KEY`) set, the same functions run against the real
+//! provider instead, and the quickstart says so.
 //!
 //! ```text
 //! cargo run --example quickstart
 //! ```
 
-use std::time::Duration;
+use std::sync::Arc;
 
-use agentic_runtime::{Decision, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::{
+    AnthropicProvider, Decision, ExecError, OpenAiProvider, Provider, Reply, Runtime, agentic_function,
+};
 
-/// Short delays so the demo finishes in about a second; the defaults are 2 s / 4 s / 8 s and 1.5 s / 3 s.
-const POLICY: RetryPolicy = RetryPolicy::new().with_session_base_delay_ms(200).with_exec_base_delay_ms(150);
+/// Summarize the user's text in one sentence.
+#[agentic_function(session_base_delay_ms = 100, exec_base_delay_ms = 150, budget_ms = 10_000, timeout_ms = 5_000)]
+async fn summarize(runtime: &Runtime, text: &str) -> Result<Reply, ExecError> {
+    runtime.exec(format!("Summarize in one sentence: {text}")).await
+}
 
-fn print_timeline(decisions: &[Decision]) {
-    for decision in decisions {
-        let delay = decision.delay.map_or_else(|| "-".to_owned(), |d| format!("{} ms", d.as_millis()));
-        println!(
-            "  call {:>2}  {:<7}  {:<40}  {:<17} delay {:>7}  ({})",
-            decision.call,
-            decision.layer.name(),
-            decision.error,
-            decision.verdict.name(),
-            delay,
-            decision.reason
-        );
+/// Translate the user's text to French. Answer with the translation only.
+#[agentic_function(max_retries = 2, session_retries = 1, session_base_delay_ms = 100, exec_base_delay_ms = 100)]
+async fn translate(runtime: &Runtime, text: &str) -> Result<Reply, ExecError> {
+    runtime.exec(text).await
+}
+
+const TEXT: &str = "Retries are for transient failures: a rate limit, an overloaded server, a dropped \
+                    stream. A bad key or a prompt that is too long fails the same way every time.";
+
+fn print_decision(decision: &Decision) {
+    let delay = decision.delay.map_or_else(|| "stop".to_owned(), |delay| format!("wait {} ms", delay.as_millis()));
+    println!(
+        "  {:>6.3} s  {:<7}  call {}  {}\n             -> {} ({}), {delay}",
+        decision.at.as_secs_f64(),
+        decision.layer.name(),
+        decision.call,
+        decision.error,
+        decision.verdict,
+        decision.reason,
+    );
+}
+
+fn print_outcome(outcome: Result<Reply, ExecError>) {
+    match outcome {
+        Ok(reply) => println!(
+            "  answer after {} call(s) in {} ms: {}\n",
+            reply.calls(),
+            reply.elapsed().as_millis(),
+            reply.text().trim()
+        ),
+        Err(error) => {
+            println!("  {} error after {} call(s) in {} ms:", error.kind(), error.calls(), error.elapsed().as_millis());
+            for line in error.to_string().lines() {
+                println!("    {line}");
+            }
+            println!();
+        }
     }
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let provider = ScriptedProvider::new([
-        Step::http(429, "Too Many Requests").with_retry_after(Duration::from_millis(300)),
-        Step::error(""), // the stream dropped before any error text arrived
-        Step::ok("Retries are for transient failures; a bad key fails at once."),
-        Step::http(401, "Incorrect API key provided"),
-    ]);
-    let runtime = Runtime::new(provider.clone());
+/// The real provider when a key is set, else `None`.
+fn real_provider() -> Option<(Arc<dyn Provider>, &'static str)> {
+    let set = |name: &str| std::env::var(name).is_ok_and(|value| !value.is_empty());
+    if set("OPENAI_API_KEY") {
+        return OpenAiProvider::from_env().ok().map(|p| (Arc::new(p) as Arc<dyn Provider>, "OPENAI_API_KEY"));
+    }
+    if set("ANTHROPIC_API_KEY") {
+        return AnthropicProvider::from_env().ok().map(|p| (Arc::new(p) as Arc<dyn Provider>, "ANTHROPIC_API_KEY"));
+    }
+    None
+}
 
-    println!("1. summarize: a rate limit and a dropped stream, then an answer");
-    match runtime.exec_with(&POLICY, "Summarize the retry policy in one sentence.").await {
-        Ok(reply) => {
-            print_timeline(reply.decisions());
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> std::io::Result<()> {
+    let mut chaos = None;
+    let provider = match real_provider() {
+        Some((provider, variable)) => {
+            println!("{variable} is set: running against the real {} API\n", provider.name());
+            provider
+        }
+        None => {
+            let scenario = Scenario::new()
+                .then(Step::http_error(429).retry_after_ms(300))
+                .then(Step::drop_stream(3))
+                .then(Step::http_error(503))
+                .then(Step::ok(
+                    "Retry what is transient, stop at once on what is permanent, and bound it all by one budget.",
+                ))
+                .then(Step::invalid_api_key());
+            let server = ChaosServer::start(scenario).await?;
+            println!("chaos server on {} (no API key needed; set OPENAI_API_KEY to use the real API)", server.addr());
             println!(
-                "  answer after {} calls in {} ms: {}\n",
-                reply.calls(),
-                reply.elapsed().as_millis(),
-                reply.text()
+                "scenario: 429 with Retry-After 300 ms, a dropped stream, a 503, an answer; then an invalid key\n"
+            );
+            let provider: Arc<dyn Provider> = Arc::new(OpenAiProvider::new(server.openai_base_url(), None));
+            chaos = Some(server);
+            provider
+        }
+    };
+    let runtime = Runtime::from_shared(provider).with_observer(print_decision);
+
+    println!("summarize (session_base_delay_ms = 100, exec_base_delay_ms = 150, budget_ms = 10000)");
+    print_outcome(summarize(&runtime, TEXT).await);
+
+    println!("translate (max_retries = 2, session_retries = 1)");
+    print_outcome(translate(&runtime, "Good morning").await);
+
+    if let Some(server) = chaos {
+        println!("the chaos server's journal:");
+        for entry in server.journal() {
+            let step = entry.step.map_or_else(|| "-".to_owned(), |step| format!("{:?}", step.kind));
+            println!(
+                "  {:>5} ms  {} {}  call {}  answered by {step}",
+                entry.at_ms,
+                entry.method,
+                entry.path,
+                entry.agentic_call.as_deref().unwrap_or("-"),
             );
         }
-        Err(error) => println!("  unexpected failure: {error}\n"),
     }
-
-    println!("2. translate: an invalid key is permanent, so no retry is made");
-    match runtime.exec_with(&POLICY, "Translate 'hello' to French.").await {
-        Ok(reply) => println!("  unexpected answer: {reply}"),
-        Err(error) => {
-            print_timeline(error.decisions());
-            println!("  error ({}, after {} call): {error}", error.kind(), error.calls());
-        }
-    }
-    println!("\nmodel calls made: {}", provider.calls());
+    Ok(())
 }

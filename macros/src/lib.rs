@@ -1,9 +1,114 @@
-//! The `#[agentic_function]` attribute. Use it through `agentic-runtime`.
+//! The `#[agentic_function]` attribute of `agentic-runtime`. Use it through `agentic-runtime`
+//! (`agentic_runtime::agentic_function`): the code it generates refers to that crate.
+//!
+//! The attribute is a pipeline: `attr` parses the arguments, `valid` judges them with the
+//! runtime's own policy rules, `expand` rewrites the function.
+
+mod attr;
+mod expand;
+#[allow(dead_code)]
+#[path = "../../runtime/src/policy/rules.rs"]
+mod rules;
+mod valid;
 
 use proc_macro::TokenStream;
 
-/// Placeholder until the attribute lands (issue 3): returns the item unchanged.
+/// Turns an `async fn` into an agent function: every `runtime.exec(..)` in its body runs through
+/// both retry layers with a policy that is checked when the function compiles.
+///
+/// ```
+/// use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
+///
+/// /// Summarize the text in one sentence.
+/// #[agentic_function(max_retries = 2, session_retries = 1, budget_ms = 30_000)]
+/// async fn summarize(runtime: &Runtime, text: &str) -> Result<Reply, ExecError> {
+///     runtime.exec(text).await
+/// }
+/// ```
+///
+/// # What it does
+///
+/// - **Finds the runtime parameter**: the one parameter whose type is `Runtime`, `&Runtime` or
+///   `&mut Runtime`, under any path (`agentic_runtime::Runtime`, `rt::Runtime`), with any name.
+/// - **Rewrites its `exec` calls**: each `<runtime>.exec(prompt)` in the body — in nested blocks,
+///   closures, `async` blocks and the arguments of expression-like macros (`assert!`,
+///   `tokio::join!`, `format!`, ...) — runs with the attribute's policy instead of the runtime's
+///   default. Calls on any other receiver are left alone, and so is the name once a `let`, a closure
+///   parameter or a pattern rebinds it. Arguments of macros with their own grammar
+///   (`tokio::select!`) are not rewritten: create the future outside the macro.
+/// - **Sends the function's name and doc comment with each call**: the doc comment (lines joined
+///   with `\n`, trimmed) is the system instruction of requests that set none, and errors, logs and
+///   traces name the function.
+/// - **Documents the worst case**: a line such as "**Retry policy:** up to 12 model calls and
+///   46.5 s of backoff per exec." is added to the function's docs (hover, rustdoc).
+///
+/// The attribute works on free functions, inherent and trait-impl methods (`&self`, `&mut self`),
+/// generic functions, functions with lifetimes or `impl Trait` arguments, whatever they return.
+///
+/// # Keys
+///
+/// Every key is optional; with none, the seed's defaults apply (up to 12 model calls and 46.5 s of
+/// backoff per exec).
+///
+/// | key | value | default | meaning |
+/// |---|---|---|---|
+/// | `max_retries` | integer, at least 1 | `3` | exec attempts (layer 2); `1` means no exec retry |
+/// | `session_retries` | integer | `3` | session retries per attempt (layer 1); `0` turns layer 1 off |
+/// | `session_base_delay_ms` | integer, above 0 | `2000` | layer 1 waits `base * 2^(n-1)` before retry `n` |
+/// | `exec_base_delay_ms` | integer, above 0 | `1500` | layer 2 waits `base * 2^k` after failed attempt `k` |
+/// | `max_delay_ms` | integer, at least both base delays | none | cap on every delay, after jitter |
+/// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` or `"proportional"` | `"none"` | how delays are randomised |
+/// | `max_calls` | integer, 1 to the calls the layers can make | none | cap on model calls across both layers |
+/// | `timeout_ms` | integer, at most `budget_ms` | none | timeout of one model call |
+/// | `budget_ms` | integer, above the nominal backoff | none | one deadline for the whole exec |
+/// | `retry_after_cap_ms` | integer, above 0 | `60000` | the longest server-requested wait honoured |
+/// | `validate` | path to `fn(&Reply) -> Result<(), E>`, `E: Display` | none | checks each reply |
+/// | `crate` | string holding a path | `"::agentic_runtime"` | where the runtime is, for crates that re-export it |
+///
+/// The numbers are the ones of [`RetryPolicy`]'s `with_*` setters, and they are judged by the same
+/// rules as `RetryPolicy::validate`: a policy the runtime would reject does not compile.
+///
+/// `validate = check` names a function `fn check(reply: &Reply) -> Result<(), E>` where
+/// `E: Display` (`Self::check` works in methods). A rejected reply is a retryable failure of the
+/// exec layer: the reason is sent to the model with the next attempt, and when the attempts run out
+/// the error's kind is `InvalidResult`.
+///
+/// ```
+/// use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
+///
+/// fn one_word(reply: &Reply) -> Result<(), String> {
+///     match reply.text().split_whitespace().count() {
+///         1 => Ok(()),
+///         n => Err(format!("expected one word, got {n}")),
+///     }
+/// }
+///
+/// /// Name the capital of the country, in one word.
+/// #[agentic_function(max_retries = 3, session_retries = 0, validate = one_word, jitter = "full")]
+/// async fn capital(runtime: &Runtime, country: &str) -> Result<String, ExecError> {
+///     Ok(runtime.exec(country).await?.into_text())
+/// }
+/// ```
+///
+/// # Errors
+///
+/// Everything wrong is reported at once, each error on the token at fault, and the function is
+/// still emitted so that nothing else breaks: the attribute on something other than an `async fn`;
+/// no runtime parameter, or two; an argument that is not `key = value`; an unknown key (the
+/// nearest is suggested); a key given twice; a value of the wrong type or out of range; an unknown
+/// `jitter` kind; `validate` that is not a path; `crate` that is not a string; and every rule of
+/// the policy, e.g.
+///
+/// ```text
+/// error: `max_calls` (100) is more than the 12 calls this policy can make; lower it or raise `max_retries` / `session_retries`
+///  --> src/lib.rs:3:20
+///   |
+/// 3 | #[agentic_function(max_calls = 100)]
+///   |                    ^^^^^^^^^^^^^^^
+/// ```
+///
+/// [`RetryPolicy`]: ../agentic_runtime/struct.RetryPolicy.html
 #[proc_macro_attribute]
-pub fn agentic_function(_args: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn agentic_function(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::agentic_function(args.into(), item.into()).into()
 }

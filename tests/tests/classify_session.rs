@@ -54,8 +54,8 @@ fn rule_2_context_overflow_is_never_retried() {
         assert!(reason.starts_with("context overflow"), "{text}: {reason}");
     }
     // The reference retries these because they contain "500" or "429"; they are overflow.
-    assert_eq!(verdict("prompt is too long: 250000 tokens").0, false);
-    assert_eq!(verdict("maximum context length is 4290 tokens").0, false);
+    assert!(!verdict("prompt is too long: 250000 tokens").0);
+    assert!(!verdict("maximum context length is 4290 tokens").0);
     // Typed code wins even when the text would be retried.
     let error = ModelError::http(400, "server error").with_code("context_length_exceeded");
     assert_eq!(typed("server error", error).1, Reason::OverflowCode("context_length_exceeded"));

@@ -1,0 +1,505 @@
+//! The attribute's grammar: a flat, comma-separated list of `key = value` arguments.
+//!
+//! Each argument is parsed on its own, so a malformed one does not hide the others: every problem
+//! becomes a `syn::Error` on the tokens at fault and parsing goes on with the next argument.
+
+use proc_macro2::{Delimiter, Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt as _;
+use syn::{Error, Expr, ExprPath, Ident, Lit, Path};
+
+use crate::rules::{Key, PolicyValues, nearest_key};
+
+/// The `jitter` kinds, as spelled in the attribute, with the variant of `Jitter` each one names.
+pub(crate) const JITTER_KINDS: [(&str, &str); 5] = [
+    ("none", "None"),
+    ("full", "Full"),
+    ("equal", "Equal"),
+    ("decorrelated", "Decorrelated"),
+    ("proportional", "Proportional"),
+];
+
+/// A key of the attribute: a policy key of the shared rules, `validate` or `crate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Name {
+    Policy(Key),
+    Validate,
+    Crate,
+}
+
+impl Name {
+    fn all() -> impl Iterator<Item = Name> {
+        Key::ALL.into_iter().map(Name::Policy).chain([Name::Validate, Name::Crate])
+    }
+
+    fn from_name(name: &str) -> Option<Name> {
+        match name {
+            "validate" => Some(Name::Validate),
+            "crate" => Some(Name::Crate),
+            _ => Key::from_name(name).map(Name::Policy),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Name::Policy(key) => key.name(),
+            Name::Validate => "validate",
+            Name::Crate => "crate",
+        }
+    }
+
+    /// A value to show in "write `key = value`" hints: the default where there is one.
+    fn example(self) -> String {
+        match self {
+            Name::Policy(Key::Jitter) => "\"full\"".to_owned(),
+            Name::Policy(key) => default_of(key)
+                .unwrap_or(match key {
+                    Key::MaxCalls => 6,
+                    Key::BudgetMs => 120_000,
+                    _ => 30_000,
+                })
+                .to_string(),
+            Name::Validate => "check_reply".to_owned(),
+            Name::Crate => "\"my_crate::agentic\"".to_owned(),
+        }
+    }
+}
+
+/// The default of a numeric key, if it has one (`None` for the caps that are off by default).
+fn default_of(key: Key) -> Option<u64> {
+    let d = PolicyValues::DEFAULT;
+    match key {
+        Key::MaxRetries => Some(u64::from(d.max_retries)),
+        Key::SessionRetries => Some(u64::from(d.session_retries)),
+        Key::SessionBaseDelayMs => Some(d.session_base_delay_ms),
+        Key::ExecBaseDelayMs => Some(d.exec_base_delay_ms),
+        Key::MaxDelayMs => d.max_delay_ms,
+        Key::MaxCalls => d.max_calls.map(u64::from),
+        Key::TimeoutMs => d.timeout_ms,
+        Key::BudgetMs => d.budget_ms,
+        Key::RetryAfterCapMs => Some(d.retry_after_cap_ms),
+        Key::Jitter => None,
+    }
+}
+
+/// The largest value a numeric key takes: the keys that count calls or attempts are `u32`.
+pub(crate) fn max_value(key: Key) -> u64 {
+    match key {
+        Key::MaxRetries | Key::SessionRetries | Key::MaxCalls => u64::from(u32::MAX),
+        _ => u64::MAX,
+    }
+}
+
+/// A value that parsed, with the `key = value` tokens to blame when a rule about it breaks.
+pub(crate) struct Arg<T> {
+    pub(crate) value: T,
+    pub(crate) tokens: TokenStream,
+}
+
+/// The attribute's arguments, as far as they parsed.
+#[derive(Default)]
+pub(crate) struct Args {
+    /// The numeric policy keys, in the order written.
+    pub(crate) numbers: Vec<(Key, Arg<u64>)>,
+    /// The `Jitter` variant named by `jitter = "..."`, e.g. `"Full"`.
+    pub(crate) jitter: Option<Arg<&'static str>>,
+    pub(crate) validate: Option<Arg<ExprPath>>,
+    pub(crate) krate: Option<Arg<Path>>,
+    /// Numeric keys that were written with a value that did not parse: the rules must not guess them.
+    pub(crate) unparsed: Vec<Key>,
+}
+
+/// Parses every argument; each problem is pushed to `errors` and the argument is left out.
+pub(crate) fn parse(args: TokenStream, errors: &mut Vec<Error>) -> Args {
+    let mut parsed = Args::default();
+    let mut seen: Vec<(Name, String)> = Vec::new();
+    for (tokens, comma) in split_on_commas(args) {
+        if tokens.is_empty() {
+            if let Some(comma) = comma {
+                errors.push(Error::new(comma.span(), "expected `key = value` before `,`"));
+            }
+            continue;
+        }
+        match argument(&tokens) {
+            Ok((name, key_ident, value)) => {
+                if let Some((_, first)) = seen.iter().find(|(seen, _)| *seen == name) {
+                    errors.push(Error::new(
+                        key_ident.span(),
+                        format!("duplicate key `{}`: it is already set to {first}; remove one", name.name()),
+                    ));
+                    continue;
+                }
+                seen.push((name, show(value)));
+                let all: TokenStream = tokens.iter().cloned().collect();
+                if let Err(error) = store(&mut parsed, name, value, all) {
+                    if let Name::Policy(key) = name {
+                        parsed.unparsed.push(key);
+                    }
+                    errors.push(error);
+                }
+            }
+            Err(error) => errors.push(error),
+        }
+    }
+    parsed
+}
+
+/// Splits at the commas that are not inside `<...>` (a `validate` path may have generic arguments).
+/// Each piece comes with the comma that ends it.
+fn split_on_commas(args: TokenStream) -> Vec<(Vec<TokenTree>, Option<Punct>)> {
+    let mut pieces = Vec::new();
+    let mut current = Vec::new();
+    let mut depth = 0usize;
+    let mut previous_joint: Option<char> = None;
+    for tree in args {
+        if let TokenTree::Punct(punct) = &tree {
+            let arrow = matches!(previous_joint, Some('-' | '='));
+            match punct.as_char() {
+                '<' => depth += 1,
+                '>' if !arrow => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    pieces.push((std::mem::take(&mut current), Some(punct.clone())));
+                    previous_joint = None;
+                    continue;
+                }
+                _ => {}
+            }
+            previous_joint = (punct.spacing() == Spacing::Joint).then(|| punct.as_char());
+        } else {
+            previous_joint = None;
+        }
+        current.push(tree);
+    }
+    if !current.is_empty() {
+        pieces.push((current, None));
+    }
+    pieces
+}
+
+/// One argument: `key = value`, with a known key and a non-empty value.
+fn argument(tokens: &[TokenTree]) -> Result<(Name, Ident, &[TokenTree]), Error> {
+    let Some(TokenTree::Ident(key)) = tokens.first() else {
+        return Err(Error::new_spanned(
+            to_stream(tokens),
+            format!("expected `key = value`, found `{}`; for example `max_retries = 3`", show(tokens)),
+        ));
+    };
+    let written = key.unraw().to_string();
+    let Some(name) = Name::from_name(&written) else {
+        return Err(Error::new(key.span(), unknown_key(&written)));
+    };
+    let example = name.example();
+    match tokens.get(1) {
+        None => Err(Error::new(key.span(), format!("`{written}` needs a value: `{written} = {example}`"))),
+        // `=` is `Joint` when a punctuation character follows (`budget_ms =,`); `==` and `=>` are not `=`.
+        Some(TokenTree::Punct(eq))
+            if eq.as_char() == '='
+                && !matches!(tokens.get(2), Some(TokenTree::Punct(next))
+                    if eq.spacing() == Spacing::Joint && matches!(next.as_char(), '=' | '>')) =>
+        {
+            if tokens.len() == 2 {
+                return Err(Error::new(
+                    eq.span(),
+                    format!("`{written}` needs a value after `=`: `{written} = {example}`"),
+                ));
+            }
+            Ok((name, key.clone(), &tokens[2..]))
+        }
+        Some(TokenTree::Group(group)) if group.delimiter() != Delimiter::None => {
+            let inner = group.stream();
+            let value = if inner.is_empty() { example } else { show_stream(inner) };
+            Err(Error::new_spanned(
+                to_stream(tokens),
+                format!("expected `{written} = {value}`, found `{}`", show(tokens)),
+            ))
+        }
+        Some(other) => Err(Error::new(
+            other.span(),
+            format!("expected `=` after `{written}`, found `{other}`; write `{written} = {example}`"),
+        )),
+    }
+}
+
+fn unknown_key(written: &str) -> String {
+    let lower = written.to_lowercase();
+    let suggestion = if lower.contains("valid") || lower.contains("check") {
+        Some("validate")
+    } else if lower.contains("crate") {
+        Some("crate")
+    } else {
+        nearest_key(&lower).map(Key::name)
+    };
+    let keys: Vec<String> = Name::all().map(|name| format!("`{}`", name.name())).collect();
+    let keys = keys.join(", ");
+    match suggestion {
+        Some(near) => format!("unknown key `{written}`; did you mean `{near}`? the keys are {keys}"),
+        None => format!("unknown key `{written}`; the keys are {keys}"),
+    }
+}
+
+/// Checks the value's type and range and stores it.
+fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -> Result<(), Error> {
+    match name {
+        Name::Policy(Key::Jitter) => {
+            parsed.jitter = Some(Arg { value: jitter(value)?, tokens: all });
+        }
+        Name::Policy(key) => {
+            let number = number(key, value)?;
+            parsed.numbers.push((key, Arg { value: number, tokens: all }));
+        }
+        Name::Validate => parsed.validate = Some(Arg { value: validate(value)?, tokens: all }),
+        Name::Crate => parsed.krate = Some(Arg { value: krate(value)?, tokens: all }),
+    }
+    Ok(())
+}
+
+/// An unsigned integer literal within the key's range.
+fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
+    let name = key.name();
+    let example = Name::Policy(key).example();
+    let max = max_value(key);
+    let ty = if max == u64::MAX { "u64" } else { "u32" };
+    let (negative, literal) = match value {
+        [TokenTree::Punct(minus), TokenTree::Literal(literal)] if minus.as_char() == '-' => (true, literal),
+        [TokenTree::Literal(literal)] => (false, literal),
+        _ => {
+            let found = show(value);
+            let named = match value.first() {
+                Some(TokenTree::Ident(ident)) => ident != "true" && ident != "false",
+                _ => false,
+            };
+            let message = if named && value.iter().all(|tree| matches!(tree, TokenTree::Ident(_) | TokenTree::Punct(_)))
+            {
+                format!(
+                    "`{name}` takes an integer literal, found `{found}`; the policy is checked when the \
+                     function compiles, so write the number, e.g. `{name} = {example}`"
+                )
+            } else {
+                format!("`{name}` takes an integer, found `{found}`; write e.g. `{name} = {example}`")
+            };
+            return Err(Error::new_spanned(to_stream(value), message));
+        }
+    };
+    let span = literal.span();
+    let lit = Lit::new(literal.clone());
+    let spanned = to_stream(value);
+    match &lit {
+        Lit::Int(int) => {
+            let suffix = int.suffix();
+            if !suffix.is_empty() && suffix != ty {
+                return Err(Error::new(
+                    span,
+                    format!("`{name}` is a `{ty}`, found `{int}`; drop the `{suffix}` suffix"),
+                ));
+            }
+            let digits = int.base10_digits();
+            if negative {
+                return Err(Error::new_spanned(
+                    spanned,
+                    format!("`{name}` (-{digits}) must not be negative; it is a `{ty}`, from 0 to {max}"),
+                ));
+            }
+            match digits.parse::<u64>() {
+                Ok(n) if n <= max => Ok(n),
+                _ => {
+                    Err(Error::new(span, format!("`{name}` ({digits}) is out of range: it is a `{ty}`, at most {max}")))
+                }
+            }
+        }
+        Lit::Str(text) => {
+            let inner = text.value();
+            let fix = if inner.trim().parse::<u64>().is_ok() { inner.trim().to_owned() } else { example };
+            Err(Error::new(
+                span,
+                format!("`{name}` takes an integer, found the string {}; write `{name} = {fix}`", show(value)),
+            ))
+        }
+        Lit::Float(float) => Err(Error::new_spanned(
+            spanned,
+            format!("`{name}` takes a whole number, found `{}{float}`", if negative { "-" } else { "" }),
+        )),
+        _ => Err(Error::new_spanned(
+            spanned,
+            format!("`{name}` takes an integer, found `{}`; write e.g. `{name} = {example}`", show(value)),
+        )),
+    }
+}
+
+fn jitter_kinds() -> String {
+    let kinds: Vec<String> = JITTER_KINDS.iter().map(|(kind, _)| format!("\"{kind}\"")).collect();
+    let (last, rest) = kinds.split_last().expect("five kinds");
+    format!("{} and {last}", rest.join(", "))
+}
+
+/// A string naming a jitter kind; returns the `Jitter` variant.
+fn jitter(value: &[TokenTree]) -> Result<&'static str, Error> {
+    let spanned = to_stream(value);
+    if let [TokenTree::Literal(literal)] = value {
+        if let Lit::Str(text) = Lit::new(literal.clone()) {
+            let kind = text.value();
+            return match JITTER_KINDS.iter().find(|(name, _)| *name == kind) {
+                Some((_, variant)) => Ok(variant),
+                None => Err(Error::new(
+                    literal.span(),
+                    format!("unknown `jitter` kind \"{kind}\"; the kinds are {}", jitter_kinds()),
+                )),
+            };
+        }
+    }
+    // `jitter = full` or `jitter = Jitter::Full`: say how to quote it.
+    let last_ident = value.iter().rev().find_map(|tree| match tree {
+        TokenTree::Ident(ident) => Some(ident.to_string().to_lowercase()),
+        _ => None,
+    });
+    let message = match last_ident.filter(|word| JITTER_KINDS.iter().any(|(kind, _)| kind == word)) {
+        Some(kind) => format!("`jitter` takes a string, found `{}`; write `jitter = \"{kind}\"`", show(value)),
+        None => {
+            format!("`jitter` takes a string naming a kind, found `{}`; the kinds are {}", show(value), jitter_kinds())
+        }
+    };
+    Err(Error::new_spanned(spanned, message))
+}
+
+/// A path to the check function.
+fn validate(value: &[TokenTree]) -> Result<ExprPath, Error> {
+    let spanned = to_stream(value);
+    let expected = "`validate` takes the path of a function `fn(&Reply) -> Result<(), E>`";
+    match syn::parse2::<Expr>(spanned.clone()) {
+        Ok(Expr::Path(path)) if path.attrs.is_empty() => Ok(path),
+        Ok(Expr::Lit(syn::ExprLit { lit: Lit::Str(text), .. })) => {
+            let fix = match text.parse::<Path>() {
+                Ok(path) => format!("; write `validate = {}` without quotes", show_stream(path.to_token_stream())),
+                Err(_) => String::new(),
+            };
+            Err(Error::new_spanned(spanned, format!("{expected}, found the string {}{fix}", show(value))))
+        }
+        Ok(Expr::Closure(_)) => Err(Error::new_spanned(
+            spanned,
+            format!("{expected}, found a closure; move the closure into a `fn` and write `validate = that_fn`"),
+        )),
+        _ => Err(Error::new_spanned(spanned, format!("{expected}, found `{}`", show(value)))),
+    }
+}
+
+/// A string holding the path through which the runtime crate is reached.
+fn krate(value: &[TokenTree]) -> Result<Path, Error> {
+    let spanned = to_stream(value);
+    if let [TokenTree::Literal(literal)] = value {
+        if let Lit::Str(text) = Lit::new(literal.clone()) {
+            return text.parse_with(Path::parse_mod_style).map_err(|_| {
+                Error::new(
+                    literal.span(),
+                    format!(
+                        "`crate` ({}) is not a path; write the path through which `agentic_runtime` \
+                         is reached, e.g. `crate = \"my_crate::agentic\"`",
+                        show(value)
+                    ),
+                )
+            });
+        }
+    }
+    let fix = match syn::parse2::<Path>(spanned.clone()) {
+        Ok(path) => format!("; write `crate = \"{}\"`", show_stream(path.to_token_stream())),
+        Err(_) => "; write the path as a string, e.g. `crate = \"my_crate::agentic\"`".to_owned(),
+    };
+    Err(Error::new_spanned(spanned, format!("`crate` takes a string, found `{}`{fix}", show(value))))
+}
+
+fn to_stream(tokens: &[TokenTree]) -> TokenStream {
+    tokens.iter().cloned().collect()
+}
+
+/// Tokens as a person would write them (`a::b`, `-1`, `f(x)`), for messages.
+pub(crate) fn show(tokens: &[TokenTree]) -> String {
+    show_stream(to_stream(tokens))
+}
+
+fn show_stream(tokens: TokenStream) -> String {
+    let mut out = String::new();
+    write_tokens(&mut out, tokens);
+    out
+}
+
+fn write_tokens(out: &mut String, tokens: TokenStream) {
+    // Binary operators get a space on each side; everything else is written tight.
+    let wide = |punct: &Punct| punct.spacing() == Spacing::Alone && "=*/+%^".contains(punct.as_char());
+    // Whether the last token was a word (ident, literal, group), and whether it asks for a space.
+    let mut last_word = false;
+    let mut space_after = false;
+    let mut joined = false;
+    for tree in tokens {
+        let space = match &tree {
+            TokenTree::Punct(punct) => (wide(punct) && !joined) || space_after,
+            TokenTree::Group(group) => space_after || (last_word && group.delimiter() == Delimiter::Brace),
+            _ => space_after || last_word,
+        };
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        (last_word, space_after, joined) = match tree {
+            TokenTree::Group(group) => {
+                let (open, close) = match group.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{ ", " }"),
+                    Delimiter::None => ("", ""),
+                };
+                out.push_str(open);
+                write_tokens(out, group.stream());
+                out.push_str(close);
+                (true, false, false)
+            }
+            TokenTree::Punct(punct) => {
+                out.push(punct.as_char());
+                (false, wide(&punct) || punct.as_char() == ',', punct.spacing() == Spacing::Joint)
+            }
+            other => {
+                out.push_str(&other.to_string());
+                (true, false, false)
+            }
+        };
+    }
+}
+
+/// The span to blame when nothing better exists: the attribute itself.
+pub(crate) fn attribute_span() -> Span {
+    Span::call_site()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stream(text: &str) -> TokenStream {
+        text.parse().expect("valid tokens")
+    }
+
+    #[test]
+    fn commas_inside_generic_arguments_do_not_split() {
+        let pieces = split_on_commas(stream("validate = pick::<u8, fn() -> u8>, max_retries = 2,"));
+        let shown: Vec<String> = pieces.iter().map(|(tokens, _)| show(tokens)).collect();
+        assert_eq!(shown, ["validate = pick::<u8, fn()->u8>", "max_retries = 2"]);
+    }
+
+    #[test]
+    fn values_are_shown_as_written() {
+        for (written, shown) in [("a::b::C", "a::b::C"), ("2 * 1000", "2 * 1000"), ("-1", "-1"), ("f(x, y)", "f(x, y)")]
+        {
+            assert_eq!(show_stream(stream(written)), shown);
+        }
+    }
+
+    #[test]
+    fn every_argument_is_judged_and_the_good_ones_kept() {
+        let mut errors = Vec::new();
+        let args = parse(
+            stream("max_retries = 2, bogus = 1, jitter = \"equal\", budget_ms = \"x\", max_retries = 3"),
+            &mut errors,
+        );
+        assert_eq!(errors.len(), 3);
+        assert_eq!(args.numbers.len(), 1);
+        assert_eq!(args.numbers[0].1.value, 2);
+        assert_eq!(args.jitter.map(|arg| arg.value), Some("Equal"));
+        assert_eq!(args.unparsed, [Key::BudgetMs]);
+    }
+}

@@ -1,0 +1,508 @@
+//! Code generation: find the runtime parameter, rewrite its `exec` calls, add the docs line.
+//!
+//! The pipeline is parse (`attr`), judge (`valid`), expand (here). When anything is wrong the
+//! function is emitted unchanged, followed by one `compile_error!` per problem, so the user sees
+//! every problem at once and no error in code they did not write.
+
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt as _;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned as _;
+use syn::visit_mut::{self, VisitMut};
+use syn::{
+    Arm, AttrStyle, Attribute, Block, Error, Expr, ExprClosure, ExprForLoop, ExprIf, ExprLit, ExprMethodCall, ExprPath,
+    ExprWhile, FnArg, Ident, Item, ItemFn, Lit, Local, Macro, Meta, Pat, Stmt, Token, Type,
+};
+
+use crate::attr::{self, Args};
+use crate::rules::{Key, PolicyValues, describe_worst_case};
+use crate::valid;
+
+/// The attribute: `args` are the tokens inside `#[agentic_function(...)]`, `item` what it is on.
+pub(crate) fn agentic_function(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Vec::new();
+    let args = attr::parse(args, &mut errors);
+    let values = valid::check(&args, &mut errors);
+    let function = match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(function)) => Some(function),
+        Ok(other) => {
+            errors.push(not_a_function(&other));
+            None
+        }
+        // Not an item rustc would accept either: leave the diagnosis to rustc.
+        Err(_) => {
+            errors.push(Error::new(attr::attribute_span(), "`#[agentic_function]` can only be used on an `async fn`"));
+            None
+        }
+    };
+    let runtime = function.as_ref().and_then(|function| check_signature(function, &mut errors));
+    match (function, runtime, combine(errors)) {
+        (Some(function), Some(runtime), None) => expand(function, &runtime, &args, &values),
+        (_, _, error) => {
+            let errors = error.map(|error| error.to_compile_error());
+            quote! { #item #errors }
+        }
+    }
+}
+
+fn combine(errors: Vec<Error>) -> Option<Error> {
+    errors.into_iter().reduce(|mut all, error| {
+        all.combine(error);
+        all
+    })
+}
+
+/// The attribute on a struct, a const, a trait method without a body...: blame the attribute.
+fn not_a_function(item: &Item) -> Error {
+    let what = match item {
+        Item::Const(_) => "a `const`",
+        Item::Enum(_) => "an enum",
+        Item::ExternCrate(_) => "an `extern crate`",
+        Item::ForeignMod(_) => "an `extern` block",
+        Item::Impl(_) => "an `impl` block",
+        Item::Macro(_) => "a macro",
+        Item::Mod(_) => "a module",
+        Item::Static(_) => "a `static`",
+        Item::Struct(_) => "a struct",
+        Item::Trait(_) | Item::TraitAlias(_) => "a trait",
+        Item::Type(_) => "a type alias",
+        Item::Union(_) => "a union",
+        Item::Use(_) => "a `use`",
+        Item::Verbatim(tokens) if syn::parse2::<syn::TraitItemFn>(tokens.clone()).is_ok() => {
+            return Error::new(
+                attr::attribute_span(),
+                "`#[agentic_function]` needs a function with a body; put it on the `async fn` in the `impl` block",
+            );
+        }
+        _ => "this item",
+    };
+    Error::new(
+        attr::attribute_span(),
+        format!("`#[agentic_function]` can only be used on an `async fn`, not on {what}"),
+    )
+}
+
+/// How the runtime parameter is taken, which decides how it is passed to `__agentic_exec`.
+enum Taken {
+    Owned,
+    Borrowed,
+}
+
+struct RuntimeParam {
+    ident: Ident,
+    taken: Taken,
+}
+
+/// Checks `async` and finds the one runtime parameter.
+fn check_signature(function: &ItemFn, errors: &mut Vec<Error>) -> Option<RuntimeParam> {
+    let sig = &function.sig;
+    let name = sig.ident.unraw();
+    if sig.asyncness.is_none() {
+        errors.push(Error::new(
+            sig.fn_token.span,
+            format!("`#[agentic_function]` needs an `async fn`; write `async fn {name}`"),
+        ));
+    }
+    let mut found: Option<(RuntimeParam, &syn::PatType)> = None;
+    let mut ok = true;
+    for input in &sig.inputs {
+        let FnArg::Typed(param) = input else { continue };
+        let Some(taken) = runtime_type(&param.ty) else { continue };
+        if let Some((first, _)) = &found {
+            errors.push(Error::new_spanned(
+                param,
+                format!(
+                    "`{name}` has a second runtime parameter; `#[agentic_function]` rewrites the `exec` calls of \
+                     one runtime, and `{}` is already that one",
+                    first.ident
+                ),
+            ));
+            ok = false;
+            continue;
+        }
+        match &*param.pat {
+            Pat::Ident(binding) if binding.subpat.is_none() => {
+                found = Some((RuntimeParam { ident: binding.ident.clone(), taken }, param));
+            }
+            pattern => {
+                errors.push(Error::new_spanned(
+                    pattern,
+                    "the runtime parameter needs a name for `#[agentic_function]` to find its `exec` calls; \
+                     write e.g. `runtime: &Runtime`",
+                ));
+                ok = false;
+            }
+        }
+    }
+    if found.is_none() && ok {
+        let near = sig.inputs.iter().find_map(|input| match input {
+            FnArg::Typed(param) if mentions_runtime(param.ty.to_token_stream()) => Some(&param.ty),
+            _ => None,
+        });
+        let message = match near {
+            Some(ty) => format!(
+                "`#[agentic_function]` needs a parameter of type `Runtime`, `&Runtime` or `&mut Runtime`, \
+                 found `{}`; take `&Runtime` instead",
+                attr::show(&ty.to_token_stream().into_iter().collect::<Vec<_>>())
+            ),
+            None => {
+                format!("`#[agentic_function]` needs a runtime parameter, e.g. `runtime: &Runtime`; `{name}` has none")
+            }
+        };
+        errors.push(Error::new(sig.ident.span(), message));
+    }
+    found.filter(|_| ok).map(|(param, _)| param)
+}
+
+/// `Runtime`, `&Runtime` or `&mut Runtime`, under any path (`agentic_runtime::Runtime`, `rt::Runtime`).
+fn runtime_type(ty: &Type) -> Option<Taken> {
+    match ty {
+        Type::Reference(reference) => is_runtime(&reference.elem).then_some(Taken::Borrowed),
+        Type::Paren(inner) => runtime_type(&inner.elem),
+        Type::Group(inner) => runtime_type(&inner.elem),
+        other => is_runtime(other).then_some(Taken::Owned),
+    }
+}
+
+fn is_runtime(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => {
+            path.path.segments.last().is_some_and(|last| last.ident == "Runtime" && last.arguments.is_none())
+        }
+        Type::Paren(inner) => is_runtime(&inner.elem),
+        Type::Group(inner) => is_runtime(&inner.elem),
+        _ => false,
+    }
+}
+
+fn mentions_runtime(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tree| match tree {
+        proc_macro2::TokenTree::Ident(ident) => ident == "Runtime",
+        proc_macro2::TokenTree::Group(group) => mentions_runtime(group.stream()),
+        _ => false,
+    })
+}
+
+/// The name of the generated constant that holds the function's `AgentFn`.
+const FUNCTION_CONST: &str = "__AGENTIC_FUNCTION";
+
+fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &PolicyValues) -> TokenStream {
+    let krate = match &args.krate {
+        Some(arg) => arg.value.to_token_stream(),
+        None => quote!(::agentic_runtime),
+    };
+    let private = quote!(#krate::__private);
+    let name = function.sig.ident.unraw().to_string();
+    let doc = doc_text(&function.attrs);
+
+    let mut rewriter = Rewriter {
+        runtime,
+        private: &private,
+        validate: args.validate.as_ref().map(|arg| &arg.value),
+        shadowed: false,
+        rewritten: 0,
+    };
+    rewriter.visit_block_mut(&mut function.block);
+
+    if rewriter.rewritten > 0 {
+        let constant = Ident::new(FUNCTION_CONST, Span::call_site());
+        let doc = match &doc {
+            Some(text) => quote!(::core::option::Option::Some(#text)),
+            None => quote!(::core::option::Option::None),
+        };
+        let policy = policy_expr(args, &private);
+        let item: Stmt = syn::parse_quote! {
+            const #constant: #private::AgentFn = #private::AgentFn {
+                name: ::core::option::Option::Some(#name),
+                doc: #doc,
+                policy: #policy,
+                validate: ::core::option::Option::None,
+            };
+        };
+        function.block.stmts.insert(0, item);
+    }
+
+    let line = format!("**Retry policy:** {}.", describe_worst_case(values));
+    if doc.is_some() {
+        function.attrs.push(syn::parse_quote!(#[doc = ""]));
+    }
+    function.attrs.push(syn::parse_quote!(#[doc = #line]));
+    function.into_token_stream()
+}
+
+/// `RetryPolicy::new()` followed by a `with_*` call for each key the attribute sets.
+fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
+    let mut policy = quote!(#private::RetryPolicy::new());
+    for (key, arg) in &args.numbers {
+        let n = Literal::u64_unsuffixed(arg.value);
+        let (setter, value) = match key {
+            Key::MaxRetries => ("with_max_retries", quote!(#n)),
+            Key::SessionRetries => ("with_session_retries", quote!(#n)),
+            Key::SessionBaseDelayMs => ("with_session_base_delay_ms", quote!(#n)),
+            Key::ExecBaseDelayMs => ("with_exec_base_delay_ms", quote!(#n)),
+            Key::MaxDelayMs => ("with_max_delay_ms", quote!(::core::option::Option::Some(#n))),
+            Key::MaxCalls => ("with_max_calls", quote!(::core::option::Option::Some(#n))),
+            Key::TimeoutMs => ("with_timeout_ms", quote!(::core::option::Option::Some(#n))),
+            Key::BudgetMs => ("with_budget_ms", quote!(::core::option::Option::Some(#n))),
+            Key::RetryAfterCapMs => ("with_retry_after_cap_ms", quote!(#n)),
+            Key::Jitter => continue,
+        };
+        let setter = Ident::new(setter, Span::call_site());
+        policy = quote!(#policy.#setter(#value));
+    }
+    if let Some(jitter) = &args.jitter {
+        let variant = Ident::new(jitter.value, Span::call_site());
+        policy = quote!(#policy.with_jitter(#private::Jitter::#variant));
+    }
+    policy
+}
+
+/// The doc comment as one text: lines joined with `\n`, one leading space per line removed, trimmed.
+/// `#[doc = include_str!(..)]` and other non-literal docs are left out.
+fn doc_text(attrs: &[Attribute]) -> Option<String> {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if attr.style != AttrStyle::Outer || !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let Meta::NameValue(pair) = &attr.meta {
+            if let Expr::Lit(ExprLit { lit: Lit::Str(text), .. }) = &pair.value {
+                for line in text.value().split('\n') {
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    lines.push(line.strip_prefix(' ').unwrap_or(line).to_owned());
+                }
+            }
+        }
+    }
+    let text = lines.join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// Rewrites `<runtime>.exec(prompt)` into `Runtime::__agentic_exec(<runtime>, <AgentFn>, prompt)`
+/// wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
+/// not in nested items (they cannot see it). Macro arguments are rewritten when they parse as
+/// comma-separated expressions (`assert!`, `tokio::join!`, `format!`, ...).
+struct Rewriter<'a> {
+    runtime: &'a RuntimeParam,
+    private: &'a TokenStream,
+    validate: Option<&'a ExprPath>,
+    /// Whether the runtime's name is rebound at this point.
+    shadowed: bool,
+    rewritten: usize,
+}
+
+impl Rewriter<'_> {
+    fn binds(&self, pat: &Pat) -> bool {
+        binds(pat, &self.runtime.ident)
+    }
+
+    /// The call that replaces `receiver.exec(prompt)`.
+    fn rewrite(&mut self, call: &ExprMethodCall) -> Expr {
+        self.rewritten += 1;
+        let span = call.method.span();
+        let private = self.private;
+        let ident = &self.runtime.ident;
+        let runtime = match self.runtime.taken {
+            Taken::Owned => quote_spanned!(span=> &#ident),
+            Taken::Borrowed => quote_spanned!(span=> &*#ident),
+        };
+        let constant = Ident::new(FUNCTION_CONST, Span::call_site());
+        let function = match self.validate {
+            None => quote!(#constant),
+            Some(path) => {
+                // A non-capturing closure, coerced to the fn pointer: unlike an item, it may name
+                // `Self` and the function's generics (`validate = Self::check`).
+                let check = path.span();
+                // The path is first coerced to a fn pointer, so that a wrong signature is reported
+                // as "expected fn pointer `for<'a> fn(&'a Reply) -> Result<(), _>`, found ...".
+                let adapter = quote_spanned! {check=>
+                    |__agentic_reply: &#private::Reply| -> ::core::result::Result<(), ::std::string::String> {
+                        let __agentic_check: fn(&#private::Reply) -> ::core::result::Result<(), _> = #path;
+                        match __agentic_check(__agentic_reply) {
+                            ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                            ::core::result::Result::Err(__agentic_error) => {
+                                ::core::result::Result::Err(::std::string::ToString::to_string(&__agentic_error))
+                            }
+                        }
+                    }
+                };
+                quote! {
+                    #private::AgentFn { validate: ::core::option::Option::Some(#adapter), ..#constant }
+                }
+            }
+        };
+        let prompt = &call.args[0];
+        // The callee carries the span of `exec`, so that errors about the call point at the user's call.
+        let callee = respan(quote!(#private::Runtime::__agentic_exec), span);
+        let mut rewritten: syn::ExprCall = syn::parse_quote_spanned! {span=>
+            #callee(#runtime, #function, #prompt)
+        };
+        rewritten.attrs.clone_from(&call.attrs);
+        Expr::Call(rewritten)
+    }
+
+    fn is_runtime_exec(&self, call: &ExprMethodCall) -> bool {
+        if self.shadowed || call.method != "exec" || call.turbofish.is_some() || call.args.len() != 1 {
+            return false;
+        }
+        let mut receiver = &*call.receiver;
+        while let Expr::Paren(inner) = receiver {
+            receiver = &inner.expr;
+        }
+        matches!(receiver, Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty()
+            && path.path.is_ident(&self.runtime.ident))
+    }
+
+    /// Visits `if` / `while` conditions: the names a `let` binds are in scope in the rest of the
+    /// `&&` chain and in the body.
+    fn visit_condition(&mut self, cond: &mut Expr) {
+        match cond {
+            Expr::Let(binding) => {
+                self.visit_expr_mut(&mut binding.expr);
+                if self.binds(&binding.pat) {
+                    self.shadowed = true;
+                }
+            }
+            Expr::Binary(binary) if matches!(binary.op, syn::BinOp::And(_)) => {
+                self.visit_condition(&mut binary.left);
+                self.visit_condition(&mut binary.right);
+            }
+            other => self.visit_expr_mut(other),
+        }
+    }
+}
+
+impl VisitMut for Rewriter<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        visit_mut::visit_expr_mut(self, expr);
+        if let Expr::MethodCall(call) = expr {
+            if self.is_runtime_exec(call) {
+                *expr = self.rewrite(call);
+            }
+        }
+    }
+
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        let outer = self.shadowed;
+        for stmt in &mut block.stmts {
+            match stmt {
+                Stmt::Local(local) => self.visit_local_mut(local),
+                Stmt::Item(_) => {}
+                other => self.visit_stmt_mut(other),
+            }
+        }
+        self.shadowed = outer;
+    }
+
+    /// `let pat = init else { .. };`: the init and the else block still see the outer name; what
+    /// follows in the block sees the new binding (restored by `visit_block_mut`).
+    fn visit_local_mut(&mut self, local: &mut Local) {
+        if let Some(init) = &mut local.init {
+            self.visit_expr_mut(&mut init.expr);
+            if let Some((_, diverge)) = &mut init.diverge {
+                self.visit_expr_mut(diverge);
+            }
+        }
+        if self.binds(&local.pat) {
+            self.shadowed = true;
+        }
+    }
+
+    fn visit_item_mut(&mut self, _item: &mut Item) {}
+
+    fn visit_expr_closure_mut(&mut self, closure: &mut ExprClosure) {
+        let outer = self.shadowed;
+        if closure.inputs.iter().any(|pat| self.binds(pat)) {
+            self.shadowed = true;
+        }
+        self.visit_expr_mut(&mut closure.body);
+        self.shadowed = outer;
+    }
+
+    fn visit_arm_mut(&mut self, arm: &mut Arm) {
+        let outer = self.shadowed;
+        if self.binds(&arm.pat) {
+            self.shadowed = true;
+        }
+        if let Some((_, guard)) = &mut arm.guard {
+            self.visit_expr_mut(guard);
+        }
+        self.visit_expr_mut(&mut arm.body);
+        self.shadowed = outer;
+    }
+
+    fn visit_expr_for_loop_mut(&mut self, each: &mut ExprForLoop) {
+        self.visit_expr_mut(&mut each.expr);
+        let outer = self.shadowed;
+        if self.binds(&each.pat) {
+            self.shadowed = true;
+        }
+        self.visit_block_mut(&mut each.body);
+        self.shadowed = outer;
+    }
+
+    fn visit_expr_if_mut(&mut self, branch: &mut ExprIf) {
+        let outer = self.shadowed;
+        self.visit_condition(&mut branch.cond);
+        self.visit_block_mut(&mut branch.then_branch);
+        self.shadowed = outer;
+        if let Some((_, otherwise)) = &mut branch.else_branch {
+            self.visit_expr_mut(otherwise);
+        }
+    }
+
+    fn visit_expr_while_mut(&mut self, repeat: &mut ExprWhile) {
+        let outer = self.shadowed;
+        self.visit_condition(&mut repeat.cond);
+        self.visit_block_mut(&mut repeat.body);
+        self.shadowed = outer;
+    }
+
+    fn visit_macro_mut(&mut self, mac: &mut Macro) {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        let Ok(mut exprs) = mac.parse_body_with(parser) else { return };
+        let before = self.rewritten;
+        for expr in &mut exprs {
+            self.visit_expr_mut(expr);
+        }
+        if self.rewritten > before {
+            mac.tokens = exprs.into_token_stream();
+        }
+    }
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            }
+            tree.set_span(span);
+            tree
+        })
+        .collect()
+}
+
+/// Whether `pat` binds `name`.
+fn binds(pat: &Pat, name: &Ident) -> bool {
+    match pat {
+        Pat::Ident(binding) => {
+            binding.ident == *name || binding.subpat.as_ref().is_some_and(|(_, sub)| binds(sub, name))
+        }
+        Pat::Or(or) => or.cases.iter().any(|case| binds(case, name)),
+        Pat::Paren(inner) => binds(&inner.pat, name),
+        Pat::Reference(inner) => binds(&inner.pat, name),
+        Pat::Slice(slice) => slice.elems.iter().any(|elem| binds(elem, name)),
+        Pat::Struct(fields) => fields.fields.iter().any(|field| binds(&field.pat, name)),
+        Pat::Tuple(tuple) => tuple.elems.iter().any(|elem| binds(elem, name)),
+        Pat::TupleStruct(tuple) => tuple.elems.iter().any(|elem| binds(elem, name)),
+        Pat::Type(typed) => binds(&typed.pat, name),
+        _ => false,
+    }
+}

@@ -1,0 +1,64 @@
+//! The cross-key rules: the attribute's numbers are judged by the runtime's own rules
+//! (`runtime/src/policy/rules.rs`, included by `lib.rs`), so the attribute and
+//! `RetryPolicy::validate` can never disagree.
+
+use syn::Error;
+
+use crate::attr::{Args, attribute_span};
+use crate::rules::{Key, PolicyValues, Violation, violations};
+
+/// The policy the arguments describe (defaults for the keys left out). Every broken rule is pushed
+/// to `errors`, on the `key = value` it blames.
+pub(crate) fn check(args: &Args, errors: &mut Vec<Error>) -> PolicyValues {
+    let mut values = PolicyValues::DEFAULT;
+    for (key, arg) in &args.numbers {
+        set(&mut values, *key, arg.value);
+    }
+    for violation in trustworthy_violations(&values, &args.unparsed) {
+        let blamed = args.numbers.iter().find(|(key, _)| *key == violation.key);
+        errors.push(match blamed {
+            Some((_, arg)) => Error::new_spanned(&arg.tokens, violation.message),
+            None => Error::new(attribute_span(), violation.message),
+        });
+    }
+    values
+}
+
+/// The violations that do not depend on the value of a key the user wrote but that did not parse
+/// (that key already has its own error; judging the default in its place would blame the user
+/// for a number they did not write). A violation counts when it appears, word for word, whatever
+/// those keys are set to: the default, the smallest or a very large value.
+fn trustworthy_violations(values: &PolicyValues, unparsed: &[Key]) -> Vec<Violation> {
+    let found = violations(values);
+    if unparsed.is_empty() {
+        return found;
+    }
+    let probes: Vec<Vec<Violation>> = [1, 1 << 31]
+        .into_iter()
+        .map(|probe| {
+            let mut probed = *values;
+            for &key in unparsed {
+                set(&mut probed, key, probe);
+            }
+            violations(&probed)
+        })
+        .collect();
+    found.into_iter().filter(|violation| probes.iter().all(|found| found.contains(violation))).collect()
+}
+
+/// Sets a numeric key. `attr` has already checked the value against the key's range.
+fn set(values: &mut PolicyValues, key: Key, n: u64) {
+    let small = u32::try_from(n).unwrap_or(u32::MAX);
+    match key {
+        Key::MaxRetries => values.max_retries = small,
+        Key::SessionRetries => values.session_retries = small,
+        Key::SessionBaseDelayMs => values.session_base_delay_ms = n,
+        Key::ExecBaseDelayMs => values.exec_base_delay_ms = n,
+        Key::MaxDelayMs => values.max_delay_ms = Some(n),
+        Key::MaxCalls => values.max_calls = Some(small),
+        Key::TimeoutMs => values.timeout_ms = Some(n),
+        Key::BudgetMs => values.budget_ms = Some(n),
+        Key::RetryAfterCapMs => values.retry_after_cap_ms = n,
+        Key::Jitter => {}
+    }
+}
