@@ -15,7 +15,7 @@ use crate::wire::WireFormat;
 /// ```json
 /// {"seq": 0, "at_ms": 3, "method": "POST", "path": "/v1/messages", "wire": "anthropic",
 ///  "stream": true, "model": "claude-x", "step": {"index": 0, "kind": "http_error", "repeat": 1},
-///  "agentic_call": "1", "auth": true}
+///  "agentic_call": "1", "auth": true, "tools": ["get_weather"]}
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -40,6 +40,10 @@ pub struct JournalEntry {
     pub agentic_call: Option<String>,
     /// Whether an `authorization`, `x-api-key` or `api-key` header was present (never its value).
     pub auth: bool,
+    /// The names of the tools the request offered (OpenAI `tools[].function.name`, Anthropic
+    /// `tools[].name`), in order; empty when it offered none.
+    #[serde(default)]
+    pub tools: Vec<String>,
 }
 
 /// Which step of the scenario answered a request.

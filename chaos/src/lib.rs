@@ -5,8 +5,9 @@
 //! body, and fails on purpose, request by request, as a [`Scenario`] says: HTTP errors with the
 //! provider's body and headers, a socket closed before the headers, a stream dropped or truncated
 //! mid-way, an SSE error event, a stall, a hang, a malformed chunk, a context overflow, a bad key.
-//! It journals every request, so a test can assert how many calls a retry policy made and what
-//! each one carried.
+//! It can also answer with tool calls (the `tool_use` step), in both formats. It journals every
+//! request, so a test can assert how many calls a retry policy made and what each one carried
+//! (including the names of the tools it offered).
 //!
 //! ```
 //! use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
@@ -65,6 +66,7 @@
 //! | `malformed_chunk` | K chunks, a `data:` line that is not JSON, then the rest of the stream as usual | a 200 whose body is that text |
 //! | `stall` | a pause of `ms` before the headers (or after K chunks with `after_chunks`), then the answer of an `ok` step | the pause before the headers (or between headers and body) |
 //! | `hang` | silence before the headers (or after K chunks with `after_chunks`) until the client hangs up or the server stops | same, after the headers with `after_chunks` |
+//! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`] | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
 //!
 //! # Scenario files
 //!
@@ -94,12 +96,13 @@
 //!     {"kind": "hang", "after_chunks": 1},
 //!     {"kind": "context_overflow"},
 //!     {"kind": "invalid_api_key", "times": 3},
+//!     {"kind": "tool_use", "calls": [{"name": "get_weather", "input": {"city": "Paris"}}], "text": "Let me check."},
 //!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5}
 //!   ],
 //!   "default": {"kind": "ok", "text": "fine"}
 //! }
 //! "#)?;
-//! assert_eq!(scenario.scripted_requests(), 18);
+//! assert_eq!(scenario.scripted_requests(), 19);
 //! # Ok::<(), agentic_chaos::ScenarioError>(())
 //! ```
 //!
@@ -107,9 +110,9 @@
 //! | --- | --- | --- | --- |
 //! | `kind` | string | all | the step, see the table above |
 //! | `times` | integer ≥ 1 | all but `default` | how many requests in a row this step answers (1) |
-//! | `text` | string | `ok` and the stream faults | the answer, or the text whose first chunks a fault sends (`Hello from the chaos server.`) |
-//! | `chunks` | integer ≥ 1 | same | split the text into this many chunks of equal length (one per word) |
-//! | `chunk_delay_ms` | integer | same | pause before each chunk (0) |
+//! | `text` | string | `ok`, the stream faults, `tool_use` | the answer, or the text whose first chunks a fault sends (`Hello from the chaos server.`); for `tool_use`, the text before the calls (none) |
+//! | `chunks` | integer ≥ 1 | same | split the text into this many chunks of equal length (one per word); for `tool_use`, split each call's arguments into this many pieces (3) |
+//! | `chunk_delay_ms` | integer | `ok` and the stream faults | pause before each chunk (0) |
 //! | `after_chunks` | integer | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk` (0); `stall`, `hang` (before the headers) | K, the chunks sent before the fault |
 //! | `ms` | integer | `stall` (required) | the pause |
 //! | `status` | integer | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status) | HTTP status |
@@ -121,6 +124,7 @@
 //! | `error_type`, `message`, `code` | string | same and `sse_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
 //! | `headers` | object | all but `close_before_headers` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
+//! | `calls` | list of `{"name": string, "input": object}` | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
 //!
 //! [`Scenario::to_json`] writes this format, so a scenario built in Rust can be saved for the CLI.
 //!
@@ -151,5 +155,5 @@ pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};
 pub use scenario::Scenario;
 pub use server::ChaosServer;
-pub use step::{DEFAULT_TEXT, Hang, HttpError, Interrupt, Malformed, Reply, SseError, Stall, Step, StepKind};
+pub use step::{DEFAULT_TEXT, Hang, HttpError, Interrupt, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse};
 pub use wire::WireFormat;

@@ -13,7 +13,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
 use crate::scenario::{Cursor, Scenario};
-use crate::step::{HttpError, Preset, Reply, Step};
+use crate::step::{HttpError, Preset, Reply, Step, ToolUse};
 use crate::wire::{self, ErrorParts, Exchange, WireFormat};
 
 /// A running chaos server.
@@ -98,9 +98,23 @@ impl Shared {
             step: at,
             agentic_call: request.header("x-agentic-call").map(str::to_owned),
             auth: ["authorization", "x-api-key", "api-key"].iter().any(|name| request.header(name).is_some()),
+            tools: tool_names(body),
         });
         (seq, step)
     }
+}
+
+/// The names of the tools a request body offers: OpenAI `tools[].function.name`, Anthropic
+/// `tools[].name`.
+fn tool_names(body: Option<&Value>) -> Vec<String> {
+    let Some(tools) = body.and_then(|b| b.get("tools")).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    tools
+        .iter()
+        .filter_map(|tool| tool.pointer("/function/name").or_else(|| tool.get("name")).and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
 }
 
 fn is_stream(body: Option<&Value>) -> bool {
@@ -421,6 +435,37 @@ impl Answer<'_> {
                 let data = m.data.unwrap_or_else(|| wire::default_malformed(wire).to_owned());
                 self.reply(&m.reply, Fault::Malformed(m.after_chunks, data)).await
             }
+            Step::ToolUse(t) => {
+                self.tool_use(&t);
+                Ok(After::KeepAlive)
+            }
+        }
+    }
+
+    /// A tool-use answer: streamed events or one JSON body.
+    fn tool_use(&mut self, t: &ToolUse) {
+        let (id_name, id) = self.request_id();
+        if self.stream {
+            let mut headers = vec![
+                ("content-type", "text/event-stream; charset=utf-8"),
+                ("cache-control", "no-cache"),
+                ("transfer-encoding", "chunked"),
+                (id_name, id.as_str()),
+            ];
+            headers.extend(t.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            self.conn.send(&http::head(200, &headers, self.keep_alive));
+            for event in self.exchange.tool_use_events(t) {
+                self.conn.send_chunk(event.as_bytes());
+            }
+            self.conn.send_last_chunk();
+        } else {
+            let body = self.exchange.tool_use_body(t);
+            let length = body.len().to_string();
+            let mut headers =
+                vec![("content-type", "application/json"), ("content-length", length.as_str()), (id_name, id.as_str())];
+            headers.extend(t.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            self.conn.send(&http::head(200, &headers, self.keep_alive));
+            self.conn.send(body.as_bytes());
         }
     }
 

@@ -13,6 +13,7 @@ use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_TEXT, Hang, HttpError, Interrupt, InterruptKind, Malformed, Preset, Reply, SseError, Stall, Step, StepKind,
+    ToolUse,
 };
 
 #[derive(Serialize, Deserialize)]
@@ -69,6 +70,20 @@ step_spec! {
     param: String,
     body: String,
     data: String,
+    calls: Vec<ToolCallSpec>,
+}
+
+/// One call of a `tool_use` step: `{"name": "get_weather", "input": {"city": "Paris"}}`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolCallSpec {
+    name: String,
+    #[serde(default = "empty_object")]
+    input: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
 }
 
 use StepKind as K;
@@ -85,8 +100,11 @@ const ALL: &[StepKind] = &[
     K::MalformedChunk,
     K::ContextOverflow,
     K::InvalidApiKey,
+    K::ToolUse,
 ];
 const STREAMED: &[StepKind] = &[K::Ok, K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk];
+const TEXT: &[StepKind] =
+    &[K::Ok, K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk, K::ToolUse];
 const MID_STREAM: &[StepKind] = &[K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk];
 const HEADERS: &[StepKind] = &[
     K::Ok,
@@ -99,6 +117,7 @@ const HEADERS: &[StepKind] = &[
     K::MalformedChunk,
     K::ContextOverflow,
     K::InvalidApiKey,
+    K::ToolUse,
 ];
 const HTTP: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey];
 const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError];
@@ -107,7 +126,9 @@ const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidAp
 fn kinds_taking(field: &str) -> &'static [StepKind] {
     match field {
         "times" => ALL,
-        "text" | "chunks" | "chunk_delay_ms" => STREAMED,
+        "text" | "chunks" => TEXT,
+        "chunk_delay_ms" => STREAMED,
+        "calls" => &[K::ToolUse],
         "after_chunks" => MID_STREAM,
         "ms" => &[K::Stall],
         "status" | "error_type" | "message" | "code" => ERROR_BODY,
@@ -314,6 +335,7 @@ impl StepSpec {
             }
         }
         let headers = self.headers_checked(at)?;
+        let tool_text = self.text.clone();
         let reply = Reply {
             text: self.text.unwrap_or_else(|| DEFAULT_TEXT.to_owned()),
             chunks: self.chunks,
@@ -379,6 +401,32 @@ impl StepSpec {
             }
             K::Hang => Step::Hang(Hang { after_chunks: self.after_chunks, reply }),
             K::MalformedChunk => Step::MalformedChunk(Malformed { after_chunks: after, reply, data: self.data }),
+            K::ToolUse => {
+                let calls = self.calls.unwrap_or_default();
+                if calls.is_empty() {
+                    return Err(invalid(
+                        format!("{at}.calls"),
+                        "a `tool_use` step needs `calls`, e.g. `\"calls\": [{\"name\": \"get_weather\", \"input\": {\"city\": \"Paris\"}}]`",
+                    ));
+                }
+                for (i, call) in calls.iter().enumerate() {
+                    if call.name.is_empty() {
+                        return Err(invalid(format!("{at}.calls[{i}].name"), "a tool call needs a non-empty `name`"));
+                    }
+                    if !call.input.is_object() {
+                        return Err(invalid(
+                            format!("{at}.calls[{i}].input"),
+                            "a tool call's `input` must be a JSON object, e.g. `{\"city\": \"Paris\"}`",
+                        ));
+                    }
+                }
+                Step::ToolUse(ToolUse {
+                    calls: calls.into_iter().map(|call| (call.name, call.input)).collect(),
+                    text: tool_text,
+                    argument_chunks: self.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
+                    headers,
+                })
+            }
         };
         Ok(step)
     }
@@ -449,6 +497,14 @@ impl StepSpec {
                 spec.after_chunks = Some(m.after_chunks);
                 spec.set_reply(&m.reply);
                 spec.data.clone_from(&m.data);
+            }
+            Step::ToolUse(t) => {
+                let calls =
+                    t.calls.iter().map(|(name, input)| ToolCallSpec { name: name.clone(), input: input.clone() });
+                spec.calls = Some(calls.collect());
+                spec.text.clone_from(&t.text);
+                spec.chunks = (t.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(t.argument_chunks);
+                spec.set_headers(&t.headers);
             }
         }
         spec

@@ -32,6 +32,8 @@ pub enum StepKind {
     ContextOverflow,
     /// The provider's real 401 "bad API key" answer.
     InvalidApiKey,
+    /// A successful answer whose content is one or more tool calls.
+    ToolUse,
 }
 
 impl StepKind {
@@ -49,6 +51,7 @@ impl StepKind {
             Self::MalformedChunk => "malformed_chunk",
             Self::ContextOverflow => "context_overflow",
             Self::InvalidApiKey => "invalid_api_key",
+            Self::ToolUse => "tool_use",
         }
     }
 }
@@ -99,6 +102,8 @@ pub enum Step {
     ContextOverflow(HttpError),
     /// The provider's real 401 "bad API key" answer.
     InvalidApiKey(HttpError),
+    /// A successful answer whose content is one or more tool calls.
+    ToolUse(ToolUse),
 }
 
 impl Step {
@@ -116,6 +121,7 @@ impl Step {
             Self::MalformedChunk(_) => StepKind::MalformedChunk,
             Self::ContextOverflow(_) => StepKind::ContextOverflow,
             Self::InvalidApiKey(_) => StepKind::InvalidApiKey,
+            Self::ToolUse(_) => StepKind::ToolUse,
         }
     }
 
@@ -191,6 +197,12 @@ impl Step {
     /// of the stream as usual.
     pub fn malformed_chunk(after_chunks: u32) -> Malformed {
         Malformed::new(after_chunks)
+    }
+
+    /// A successful answer that calls the tool `name` with the arguments `input` (a JSON object);
+    /// add more calls with [`ToolUse::call`]. See [`ToolUse`] for the wire formats.
+    pub fn tool_use(name: impl Into<String>, input: serde_json::Value) -> ToolUse {
+        ToolUse::new().call(name, input)
     }
 
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
@@ -311,7 +323,7 @@ fn split_words(text: &str) -> Vec<String> {
 }
 
 /// `n` pieces of about the same number of characters; the first ones take the remainder.
-fn split_even(text: &str, n: usize) -> Vec<String> {
+pub(crate) fn split_even(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let (base, extra) = (chars.len() / n, chars.len() % n);
     let mut pieces = Vec::with_capacity(n);
@@ -781,6 +793,106 @@ impl Malformed {
 
 reply_setters!(Malformed);
 
+/// An answer whose content is tool calls: the `tool_use` step.
+///
+/// Every call gets a deterministic id that is unique per request: OpenAI `call_chaos{seq}_{i}`,
+/// Anthropic `toolu_chaos{seq}_{i}` (`seq` is the request's journal number, `i` the call's place,
+/// from 0). Each call's arguments (its `input` as compact JSON) are split into
+/// [`argument_chunks`](ToolUse::argument_chunks) pieces of about the same length.
+///
+/// Streamed, OpenAI: an optional text chunk, then per call a chunk
+/// `delta.tool_calls[{index, id, type: "function", function: {name, arguments: ""}}]` and one
+/// chunk `delta.tool_calls[{index, function: {arguments}}]` per piece, then a chunk with
+/// `finish_reason: "tool_calls"`, a usage chunk if asked, and `data: [DONE]`. Anthropic:
+/// `message_start`, an optional text block, then per call a `content_block_start` with
+/// `{"type": "tool_use", "id", "name", "input": {}}`, one `content_block_delta` with an
+/// `input_json_delta` (`partial_json`) per piece and a `content_block_stop`, then `message_delta`
+/// with `stop_reason: "tool_use"` and `message_stop`.
+///
+/// Not streamed: OpenAI `message.tool_calls[{id, type: "function", function: {name, arguments}}]`
+/// (`content` is the text or `null`) with `finish_reason: "tool_calls"`; Anthropic `content` with
+/// the text block (if any) and the `tool_use` blocks, `stop_reason: "tool_use"`.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{Step, StepKind};
+/// use serde_json::json;
+///
+/// let step = Step::tool_use("get_weather", json!({"city": "Paris"}))
+///     .call("get_time", json!({"zone": "CET"}))
+///     .text("Let me check.")
+///     .argument_chunks(4);
+/// assert_eq!(step.calls().len(), 2);
+/// assert_eq!(step.into_step().kind(), StepKind::ToolUse);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    pub(crate) calls: Vec<(String, serde_json::Value)>,
+    pub(crate) text: Option<String>,
+    pub(crate) argument_chunks: u32,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl ToolUse {
+    /// How many pieces each call's arguments are streamed in, unless set.
+    pub const DEFAULT_ARGUMENT_CHUNKS: u32 = 3;
+
+    fn new() -> Self {
+        Self { calls: Vec::new(), text: None, argument_chunks: Self::DEFAULT_ARGUMENT_CHUNKS, headers: Vec::new() }
+    }
+
+    /// Add a call of the tool `name` with the arguments `input`, after the others.
+    pub fn call(mut self, name: impl Into<String>, input: serde_json::Value) -> Self {
+        self.calls.push((name.into(), input));
+        self
+    }
+
+    /// Text the model says before its calls.
+    ///
+    /// # Default
+    ///
+    /// None.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
+    /// Stream each call's arguments in `n` pieces (at least 1; fewer when the JSON text is shorter).
+    ///
+    /// # Default
+    ///
+    /// 3 ([`ToolUse::DEFAULT_ARGUMENT_CHUNKS`]).
+    pub fn argument_chunks(mut self, n: u32) -> Self {
+        self.argument_chunks = n.max(1);
+        self
+    }
+
+    /// Add a response header.
+    ///
+    /// # Panics
+    ///
+    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (name, value) = (name.into(), value.into());
+        check_header(&name, &value);
+        self.headers.push((name, value));
+        self
+    }
+
+    /// The calls: each tool's name and arguments, in order.
+    pub fn calls(&self) -> &[(String, serde_json::Value)] {
+        &self.calls
+    }
+
+    /// Each call's arguments as the JSON text the wire carries, cut into the streamed pieces.
+    pub(crate) fn argument_pieces(&self, input: &serde_json::Value) -> Vec<String> {
+        let text = input.to_string();
+        let n = (self.argument_chunks as usize).min(text.chars().count()).max(1);
+        split_even(&text, n)
+    }
+}
+
 macro_rules! into_step {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {
         $(impl From<$ty> for Step {
@@ -812,6 +924,7 @@ into_step! {
     Stall => |s| Step::Stall(s);
     Hang => |h| Step::Hang(h);
     Malformed => |m| Step::MalformedChunk(m);
+    ToolUse => |t| Step::ToolUse(t);
 }
 
 #[cfg(test)]

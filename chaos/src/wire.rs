@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::step::{HttpError, Preset, SseError};
+use crate::step::{HttpError, Preset, SseError, ToolUse};
 
 /// The API a request spoke, told by its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -282,27 +282,31 @@ impl Exchange {
         format!("event: {name}\ndata: {data}\n\n")
     }
 
+    fn anthropic_message_start(&self) -> String {
+        Self::anthropic_event(
+            "message_start",
+            &json!({
+                "type": "message_start",
+                "message": {
+                    "id": self.id(),
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.model,
+                    "content": [],
+                    "stop_reason": null,
+                    "stop_sequence": null,
+                    "usage": {"input_tokens": self.input_tokens, "output_tokens": 1},
+                },
+            }),
+        )
+    }
+
     /// The events before the first text chunk.
     pub(crate) fn preamble(&self) -> Vec<String> {
         match self.wire {
             WireFormat::OpenAi => Vec::new(),
             WireFormat::Anthropic => vec![
-                Self::anthropic_event(
-                    "message_start",
-                    &json!({
-                        "type": "message_start",
-                        "message": {
-                            "id": self.id(),
-                            "type": "message",
-                            "role": "assistant",
-                            "model": self.model,
-                            "content": [],
-                            "stop_reason": null,
-                            "stop_sequence": null,
-                            "usage": {"input_tokens": self.input_tokens, "output_tokens": 1},
-                        },
-                    }),
-                ),
+                self.anthropic_message_start(),
                 Self::anthropic_event(
                     "content_block_start",
                     &json!({
@@ -389,6 +393,173 @@ impl Exchange {
             "completion_tokens": output_tokens,
             "total_tokens": self.input_tokens + output_tokens,
         })
+    }
+
+    /// The id of tool call `i` (from 0) of this answer.
+    fn tool_call_id(&self, i: usize) -> String {
+        match self.wire {
+            WireFormat::OpenAi => format!("call_chaos{:06}_{i}", self.seq),
+            WireFormat::Anthropic => format!("toolu_chaos{:06}_{i}", self.seq),
+        }
+    }
+
+    /// The output tokens a tool-use answer reports: one per text piece and argument piece.
+    fn tool_use_tokens(t: &ToolUse) -> u64 {
+        let arguments: usize = t.calls.iter().map(|(_, input)| t.argument_pieces(input).len()).sum();
+        (arguments + usize::from(t.text.is_some())) as u64
+    }
+
+    /// Every event of a streamed tool-use answer, in order (see [`ToolUse`]).
+    pub(crate) fn tool_use_events(&self, t: &ToolUse) -> Vec<String> {
+        let mut events = Vec::new();
+        let tokens = Self::tool_use_tokens(t);
+        match self.wire {
+            WireFormat::OpenAi => {
+                if let Some(text) = &t.text {
+                    events.push(self.openai_chunk(json!({"role": "assistant", "content": text}), None));
+                }
+                for (i, (name, input)) in t.calls.iter().enumerate() {
+                    let call = json!({
+                        "index": i,
+                        "id": self.tool_call_id(i),
+                        "type": "function",
+                        "function": {"name": name, "arguments": ""},
+                    });
+                    let delta = if events.is_empty() {
+                        json!({"role": "assistant", "content": null, "tool_calls": [call]})
+                    } else {
+                        json!({"tool_calls": [call]})
+                    };
+                    events.push(self.openai_chunk(delta, None));
+                    for piece in t.argument_pieces(input) {
+                        let delta = json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]});
+                        events.push(self.openai_chunk(delta, None));
+                    }
+                }
+                events.push(self.openai_chunk(json!({}), Some("tool_calls")));
+                if self.include_usage {
+                    let usage = json!({
+                        "id": self.id(),
+                        "object": "chat.completion.chunk",
+                        "created": self.created,
+                        "model": self.model,
+                        "choices": [],
+                        "usage": self.openai_usage(tokens),
+                    });
+                    events.push(format!("data: {usage}\n\n"));
+                }
+                events.push("data: [DONE]\n\n".to_owned());
+            }
+            WireFormat::Anthropic => {
+                events.push(self.anthropic_message_start());
+                let mut index = 0usize;
+                if let Some(text) = &t.text {
+                    events.push(Self::anthropic_event(
+                        "content_block_start",
+                        &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                    ));
+                    events.push(Self::anthropic_event("ping", &json!({"type": "ping"})));
+                    events.push(Self::anthropic_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+                    ));
+                    events.push(Self::anthropic_event(
+                        "content_block_stop",
+                        &json!({"type": "content_block_stop", "index": 0}),
+                    ));
+                    index = 1;
+                }
+                for (i, (name, input)) in t.calls.iter().enumerate() {
+                    let block = json!({"type": "tool_use", "id": self.tool_call_id(i), "name": name, "input": {}});
+                    events.push(Self::anthropic_event(
+                        "content_block_start",
+                        &json!({"type": "content_block_start", "index": index, "content_block": block}),
+                    ));
+                    if index == 0 {
+                        events.push(Self::anthropic_event("ping", &json!({"type": "ping"})));
+                    }
+                    for piece in t.argument_pieces(input) {
+                        events.push(Self::anthropic_event(
+                            "content_block_delta",
+                            &json!({
+                                "type": "content_block_delta",
+                                "index": index,
+                                "delta": {"type": "input_json_delta", "partial_json": piece},
+                            }),
+                        ));
+                    }
+                    events.push(Self::anthropic_event(
+                        "content_block_stop",
+                        &json!({"type": "content_block_stop", "index": index}),
+                    ));
+                    index += 1;
+                }
+                events.push(Self::anthropic_event(
+                    "message_delta",
+                    &json!({
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+                        "usage": {"output_tokens": tokens},
+                    }),
+                ));
+                events.push(Self::anthropic_event("message_stop", &json!({"type": "message_stop"})));
+            }
+        }
+        events
+    }
+
+    /// A tool-use answer as one JSON body, for a request without `"stream": true`.
+    pub(crate) fn tool_use_body(&self, t: &ToolUse) -> String {
+        let tokens = Self::tool_use_tokens(t);
+        let body = match self.wire {
+            WireFormat::OpenAi => {
+                let calls: Vec<Value> = t
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, input))| {
+                        json!({
+                            "id": self.tool_call_id(i),
+                            "type": "function",
+                            "function": {"name": name, "arguments": input.to_string()},
+                        })
+                    })
+                    .collect();
+                json!({
+                    "id": self.id(),
+                    "object": "chat.completion",
+                    "created": self.created,
+                    "model": self.model,
+                    "choices": [{
+                        "index": 0,
+                        "message": {"role": "assistant", "content": t.text, "refusal": null, "tool_calls": calls},
+                        "logprobs": null,
+                        "finish_reason": "tool_calls",
+                    }],
+                    "usage": self.openai_usage(tokens),
+                })
+            }
+            WireFormat::Anthropic => {
+                let mut content: Vec<Value> = Vec::new();
+                if let Some(text) = &t.text {
+                    content.push(json!({"type": "text", "text": text}));
+                }
+                for (i, (name, input)) in t.calls.iter().enumerate() {
+                    content.push(json!({"type": "tool_use", "id": self.tool_call_id(i), "name": name, "input": input}));
+                }
+                json!({
+                    "id": self.id(),
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self.model,
+                    "content": content,
+                    "stop_reason": "tool_use",
+                    "stop_sequence": null,
+                    "usage": {"input_tokens": self.input_tokens, "output_tokens": tokens},
+                })
+            }
+        };
+        body.to_string()
     }
 
     /// The whole answer as one JSON body, for a request without `"stream": true`.

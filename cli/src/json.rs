@@ -125,31 +125,8 @@ pub(crate) fn syntax_error_in_line(error: &serde_json::Error) -> String {
     }
 }
 
-/// The candidate nearest to `unknown` (edit distance at most 3, ignoring case), for "did you mean".
-pub(crate) fn nearest<'c>(unknown: &str, candidates: &[&'c str]) -> Option<&'c str> {
-    let unknown = unknown.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|candidate| (edit_distance(&unknown, candidate), *candidate))
-        .filter(|&(distance, _)| distance <= 3)
-        .min_by_key(|&(distance, _)| distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
-}
+/// The candidate nearest to `unknown`, for "did you mean": the policy rules' own matcher.
+pub(crate) use agentic_runtime::policy::rules::nearest;
 
 #[cfg(test)]
 mod tests {

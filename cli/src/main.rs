@@ -12,7 +12,9 @@
 mod ask;
 mod chaos;
 mod classify;
+mod grade;
 mod input;
+mod journal;
 mod json;
 mod policy_flags;
 mod simulate;
@@ -52,6 +54,12 @@ enum Command {
     /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
     #[command(long_about = chaos::LONG_ABOUT)]
     Chaos(chaos::Args),
+    /// Grade JSONL agent traces: incomplete, tool_error_unrecovered, tool_error_recovered, clean.
+    #[command(long_about = grade::LONG_ABOUT)]
+    Grade(grade::Args),
+    /// Count the failures in a failure journal file by function, kind and cause.
+    #[command(long_about = journal::LONG_ABOUT)]
+    Journal(journal::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,5 +68,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(&args),
         Command::Ask(args) => ask::run(&args),
         Command::Chaos(args) => chaos::run(&args),
+        Command::Grade(args) => grade::run(&args),
+        Command::Journal(args) => journal::run(&args),
     }
 }

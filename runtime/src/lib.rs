@@ -32,20 +32,26 @@
 pub mod agent;
 mod agent_fn;
 pub mod backoff;
-mod budget;
+pub mod budget;
 pub mod classify;
 pub mod error;
+pub mod journal;
 pub mod message;
 pub mod policy;
 mod prompt;
 pub mod provider;
 mod reply;
 pub mod report;
+pub mod resilient;
+mod retry;
 mod runtime;
 mod session;
+pub mod tool;
+pub mod trace;
 
 pub use agent_fn::{AgentFn, Validator};
 pub use error::{ExecError, ExecErrorKind, ModelError, PolicyError, TransportKind};
+pub use journal::{FailureRecord, Journal};
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
 pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
@@ -54,6 +60,9 @@ pub use reply::Reply;
 pub use report::{Decision, Layer, Verdict};
 pub use runtime::{Observer, Runtime};
 pub use session::AgentSession;
+pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
+pub use trace::grade::{GradeReport, grade_lines};
+pub use trace::{RunTrace, TraceEvent, TraceSink};
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]

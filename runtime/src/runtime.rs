@@ -6,16 +6,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agent_fn::AgentFn;
 use crate::backoff::{Rng, Schedule};
-use crate::budget::Budget;
-use crate::classify::{ExecAction, ExecVerdict, Reason, exec_verdict, retry_hint};
-use crate::error::{ExecError, ExecErrorKind};
+use crate::budget::store::SharedStore;
+use crate::budget::{Budget, Governor, RetryQuota};
+use crate::classify::{ExecAction, Reason, exec_verdict, retry_hint};
+use crate::error::{ExecError, ExecErrorKind, ModelError};
+use crate::journal::Journal;
 use crate::message::{AssistantMessage, Message};
 use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
 use crate::provider::Provider;
 use crate::reply::Reply;
-use crate::report::{Decision, Layer, Verdict};
-use crate::session::{AgentSession, Run, run_layer};
+use crate::report::Decision;
+use crate::retry::{Failed, Next, RetryState};
+use crate::session::{AgentSession, Run, is_timeout, run_layer};
 
 /// The entry point: a provider, a default policy, and `exec`.
 ///
@@ -47,6 +50,10 @@ pub struct Runtime {
     seed: u64,
     execs: Arc<AtomicU64>,
     observer: Option<Arc<Observer>>,
+    governor: Arc<Governor>,
+    quota: Option<RetryQuota>,
+    store: Option<Arc<dyn SharedStore>>,
+    journal: Option<Journal>,
 }
 
 /// A callback that sees every decision of both layers as it is made.
@@ -59,6 +66,7 @@ impl std::fmt::Debug for Runtime {
             .field("policy", &self.policy)
             .field("system", &self.system)
             .field("observer", &self.observer.is_some())
+            .field("journal", &self.journal.as_ref().map(Journal::path))
             .finish_non_exhaustive()
     }
 }
@@ -71,7 +79,12 @@ impl Runtime {
 
     /// A runtime on a provider that is already shared.
     pub fn from_shared(provider: Arc<dyn Provider>) -> Self {
+        let quota = Some(RetryQuota::standard());
         Self {
+            governor: Arc::new(Governor::new(provider.scope(), quota, None)),
+            quota,
+            store: None,
+            journal: None,
             provider,
             policy: RetryPolicy::new(),
             system: None,
@@ -123,6 +136,39 @@ impl Runtime {
         self
     }
 
+    /// The retry token bucket shared by every call of this runtime and its clones; `None` turns it
+    /// off. Set it before cloning: clones made earlier keep the bucket they had.
+    ///
+    /// # Default
+    /// [`RetryQuota::standard`] (capacity 500, retry cost 5, timeout cost 10, success refund 1)
+    pub fn with_retry_quota(mut self, quota: Option<RetryQuota>) -> Self {
+        self.quota = quota;
+        self.governor = Arc::new(Governor::new(self.provider.scope(), quota, self.store.clone()));
+        self
+    }
+
+    /// Keeps the retry bucket and the cooldowns in `store`, shared with every process that uses the
+    /// same store and provider scope (e.g. `RedisStore`, with the `redis` feature). When the store
+    /// does not answer, calls go on with this process's state and one warning is logged.
+    pub fn with_shared_store(mut self, store: Arc<dyn SharedStore>) -> Self {
+        self.store = Some(store);
+        self.governor = Arc::new(Governor::new(self.provider.scope(), self.quota, self.store.clone()));
+        self
+    }
+
+    /// Records every exec that fails for good as one JSON line in `journal` (and every retry, when
+    /// the journal was opened [`Journal::with_retries`]), so that "the same failure 5 times today"
+    /// is a query: `agentic journal FILE --since 24h`.
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Tokens left in this process's retry bucket (`None` when the bucket is off).
+    pub fn retry_tokens(&self) -> Option<u32> {
+        self.quota.map(|_| self.governor.local_tokens())
+    }
+
     /// The default policy.
     pub fn policy(&self) -> &RetryPolicy {
         &self.policy
@@ -165,18 +211,32 @@ impl Runtime {
         let exec = self.execs.fetch_add(1, Ordering::Relaxed);
         Run {
             provider: &*self.provider,
-            policy,
             system: system.or(self.system.as_deref()),
-            function,
-            budget: Budget::new(policy),
-            rng: Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-            decisions: Vec::new(),
-            attempt: 0,
-            observer: self.observer.as_deref(),
+            state: RetryState {
+                policy,
+                function,
+                budget: Budget::new(policy),
+                rng: Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                decisions: Vec::new(),
+                attempt: 0,
+                observer: self.observer.as_deref(),
+                journal: self.journal.as_ref(),
+                governor: Some(&self.governor),
+                last_retry_cost: 0,
+            },
         }
     }
 
     async fn exec_as(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
+        let result = self.exec_attempts(function, prompt).await;
+        if let (Err(error), Some(journal)) = (&result, &self.journal) {
+            // A journal that cannot be written warns once and never fails the exec.
+            let _ = journal.record_exec_error(error);
+        }
+        result
+    }
+
+    async fn exec_attempts(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
         let name = function.name;
         if let Err(error) = function.policy.validate() {
             return Err(ExecError::invalid_policy(name, error));
@@ -201,70 +261,61 @@ impl Runtime {
             let Some(Message::Assistant(last)) = history.pop() else {
                 unreachable!("the layer leaves its message last")
             };
-            let (error, verdict, hint, rejected) = if last.is_error() {
+            let failed = if last.is_error() {
                 let error = last.failure_text();
                 let verdict = exec_verdict(&error, last.error.as_ref());
                 let hint = retry_hint(last.error_text(), last.error.as_ref());
+                let timeout = is_timeout(&last);
                 history.push(Message::Assistant(last));
-                (error, verdict, hint, false)
+                Failed {
+                    error,
+                    action: verdict.action,
+                    reason: verdict.reason.to_string(),
+                    hint,
+                    timeout,
+                    rejected: false,
+                }
             } else {
                 let stop_reason = last.stop_reason;
                 let reply =
                     Reply::new(last.into_text(), stop_reason, run.budget.calls(), run.attempt, run.budget.elapsed());
-                let Some(validate) = function.validate else {
-                    return Ok(reply.with_decisions(run.decisions));
-                };
-                let reason = match validate(&reply) {
-                    Ok(()) => return Ok(reply.with_decisions(run.decisions)),
-                    Err(reason) => reason,
+                let rejection = function.validate.and_then(|validate| validate(&reply).err());
+                let Some(reason) = rejection else {
+                    run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
+                    return Ok(reply.with_decisions(std::mem::take(&mut run.decisions)));
                 };
                 history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
                 history.push(Message::user(format!(
                     "Your previous reply was rejected: {reason}. Answer again, fixing that."
                 )));
                 base = history.len();
-                let verdict = ExecVerdict { action: ExecAction::Retry, reason: Reason::Rejected };
-                (format!("InvalidResult: {reason}"), verdict, None, true)
-            };
-            attempts.push(error.clone());
-            let stop = match verdict.action {
-                ExecAction::Raise => Some((ExecErrorKind::Programming, Verdict::Raise)),
-                ExecAction::ContextOverflow => Some((ExecErrorKind::ContextOverflow, Verdict::ContextOverflow)),
-                ExecAction::FailPermanently => Some((ExecErrorKind::Permanent, Verdict::FailPermanently)),
-                ExecAction::Retry => None,
-            };
-            let source = last_model_error(&history);
-            if let Some((kind, verdict_taken)) = stop {
-                run.decide(Layer::Exec, error, verdict_taken, verdict.reason.to_string(), None);
-                return Err(fail(run, kind, attempts, None, source));
-            }
-            if let Some(why) = run.budget.take_stopped_by() {
-                run.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
-                return Err(fail(run, ExecErrorKind::Budget, attempts, Some(why), source));
-            }
-            if attempt + 1 == policy.max_retries() {
-                let reason = format!("{}; all {} exec attempts used", verdict.reason, policy.max_retries());
-                run.decide(Layer::Exec, error, Verdict::Exhausted, reason, None);
-                let kind = if rejected { ExecErrorKind::InvalidResult } else { ExecErrorKind::Exhausted };
-                return Err(fail(run, kind, attempts, None, source));
-            }
-            let computed = schedule.delay(attempt, &mut run.rng);
-            let delay = match run.budget.plan_retry(computed, hint) {
-                Ok(delay) => delay,
-                Err(why) => {
-                    run.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
-                    return Err(fail(run, ExecErrorKind::Budget, attempts, Some(why), source));
+                let error = format!("InvalidResult: {reason}");
+                Failed {
+                    error,
+                    action: ExecAction::Retry,
+                    reason: Reason::Rejected.to_string(),
+                    hint: None,
+                    timeout: false,
+                    rejected: true,
                 }
             };
-            run.decide(Layer::Exec, error, Verdict::Retry, verdict.reason.to_string(), Some(delay));
-            history.truncate(base);
-            tokio::time::sleep(delay).await;
+            attempts.push(failed.error.clone());
+            match run.after_failed_attempt(&mut schedule, attempt, failed).await {
+                Next::Retry(delay) => {
+                    history.truncate(base);
+                    tokio::time::sleep(delay).await;
+                }
+                Next::Stop(kind, stopped_by) => {
+                    let source = last_model_error(&history);
+                    return Err(fail(run, kind, attempts, stopped_by, source));
+                }
+            }
         }
         unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
     }
 }
 
-fn last_model_error(history: &[Message]) -> Option<crate::error::ModelError> {
+fn last_model_error(history: &[Message]) -> Option<ModelError> {
     history.last().and_then(Message::as_assistant).and_then(|message| message.error.clone())
 }
 
@@ -273,16 +324,8 @@ fn fail(
     kind: ExecErrorKind,
     attempts: Vec<String>,
     stopped_by: Option<String>,
-    source: Option<crate::error::ModelError>,
+    source: Option<ModelError>,
 ) -> ExecError {
-    ExecError::new(
-        kind,
-        run.function,
-        attempts,
-        run.decisions,
-        run.budget.calls(),
-        run.budget.elapsed(),
-        stopped_by,
-        source,
-    )
+    let RetryState { function, decisions, budget, .. } = run.state;
+    ExecError::new(kind, function, attempts, decisions, budget.calls(), budget.elapsed(), stopped_by, source)
 }

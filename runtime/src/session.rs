@@ -1,64 +1,34 @@
 //! Layer 1: `AgentSession` owns the history and retries transient model errors (DESIGN.md section 3).
 
-use std::time::Duration;
-
 use crate::agent;
-use crate::backoff::{Rng, Schedule};
-use crate::budget::Budget;
+use crate::backoff::Schedule;
 use crate::classify::{is_retryable_error, retry_hint};
-use crate::error::ModelError;
+use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, Message};
-use crate::policy::RetryPolicy;
 use crate::provider::{Provider, Request};
-use crate::report::{Decision, Layer, Verdict};
-use crate::runtime::{Observer, Runtime};
+use crate::report::{Layer, Verdict};
+use crate::retry::RetryState;
+use crate::runtime::Runtime;
 
-/// The state of one exec shared by both layers: the budget, the jitter RNG and the decisions so far.
+/// One exec's model-call context: the provider, the system instruction, and the retry state both
+/// layers share (reached through `Deref`).
 pub(crate) struct Run<'a> {
     pub(crate) provider: &'a dyn Provider,
-    pub(crate) policy: &'a RetryPolicy,
     pub(crate) system: Option<&'a str>,
-    pub(crate) function: Option<&'static str>,
-    pub(crate) budget: Budget,
-    pub(crate) rng: Rng,
-    pub(crate) decisions: Vec<Decision>,
-    pub(crate) attempt: u32,
-    pub(crate) observer: Option<&'a Observer>,
+    pub(crate) state: RetryState<'a>,
 }
 
-impl Run<'_> {
-    /// Records a decision (failure path only) and reports it to `tracing`.
-    pub(crate) fn decide(
-        &mut self,
-        layer: Layer,
-        error: String,
-        verdict: Verdict,
-        reason: String,
-        delay: Option<Duration>,
-    ) {
-        let decision = Decision {
-            layer,
-            attempt: self.attempt,
-            call: self.budget.calls(),
-            error,
-            verdict,
-            reason,
-            delay,
-            at: self.budget.elapsed(),
-        };
-        let function = self.function.unwrap_or("exec");
-        let delay_ms = delay.map(|delay| delay.as_millis() as u64);
-        if verdict == Verdict::Retry {
-            tracing::debug!(function, layer = layer.name(), call = decision.call, error = %decision.error,
-                reason = %decision.reason, delay_ms, "model call failed; retrying");
-        } else {
-            tracing::warn!(function, layer = layer.name(), call = decision.call, error = %decision.error,
-                verdict = verdict.name(), reason = %decision.reason, "model call failed");
-        }
-        if let Some(observer) = self.observer {
-            observer(&decision);
-        }
-        self.decisions.push(decision);
+impl<'a> std::ops::Deref for Run<'a> {
+    type Target = RetryState<'a>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Run<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.state
     }
 }
 
@@ -69,9 +39,11 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
     let mut schedule = Schedule::session(run.policy);
     let mut retry = 0u32;
     loop {
+        run.wait_for_cooldown().await;
         let call = run.budget.start_call();
         let timeout = run.budget.call_timeout();
-        let request = Request { system: run.system, messages: history, timeout, function: run.function, call };
+        let request =
+            Request { system: run.system, messages: history, timeout, function: run.function, call, tools: &[] };
         let message = agent::run(run.provider, &request, timeout).await?;
         let failed = message.is_error();
         history.push(Message::Assistant(message));
@@ -81,6 +53,10 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
         let Some(Message::Assistant(message)) = history.last() else { unreachable!("just pushed") };
         let verdict = is_retryable_error(message);
         let hint = retry_hint(message.error_text(), message.error.as_ref());
+        if let (Some(hint), Some(governor)) = (hint, run.governor) {
+            // Every other call of this runtime to this provider waits for it too.
+            governor.note_hint(hint).await;
+        }
         let error = message.failure_text();
         if !verdict.retryable {
             run.decide(Layer::Session, error, Verdict::GiveUp, verdict.reason.to_string(), None);
@@ -92,7 +68,8 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
             return Ok(());
         }
         let computed = schedule.delay(retry, &mut run.rng);
-        let delay = match run.budget.plan_retry(computed, hint) {
+        let timed_out = is_timeout(message);
+        let delay = match run.permit_retry(computed, hint, timed_out).await {
             Ok(delay) => delay,
             Err(why) => {
                 run.decide(Layer::Session, error, Verdict::Budget, why, None);
@@ -106,6 +83,11 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
         tokio::time::sleep(delay).await;
         retry += 1;
     }
+}
+
+/// True when the failure was the call's timeout (a retry after it costs more tokens).
+pub(crate) fn is_timeout(message: &AssistantMessage) -> bool {
+    message.error.as_ref().and_then(ModelError::transport_kind) == Some(TransportKind::Timeout)
 }
 
 /// A conversation with layer 1 only: each [`AgentSession::run`] adds the prompt and the model's

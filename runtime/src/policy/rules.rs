@@ -274,15 +274,23 @@ pub fn format_ms(ms: u64) -> String {
 
 /// The valid key nearest to `unknown`, for "did you mean" hints (edit distance at most 3).
 pub fn nearest_key(unknown: &str) -> Option<Key> {
-    Key::ALL
-        .into_iter()
-        .map(|key| (edit_distance(unknown, key.name()), key))
-        .filter(|&(distance, _)| distance <= 3)
-        .min_by_key(|&(distance, _)| distance)
-        .map(|(_, key)| key)
+    let names = Key::ALL.map(Key::name);
+    nearest(unknown, &names).and_then(Key::from_name)
 }
 
-/// Levenshtein distance over bytes (keys are ASCII).
+/// The candidate nearest to `unknown` (edit distance at most 3, ignoring ASCII case), for
+/// "did you mean" hints.
+pub fn nearest<'c>(unknown: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let unknown = unknown.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|candidate| (edit_distance(&unknown, candidate), *candidate))
+        .filter(|&(distance, _)| distance <= 3)
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance over bytes (names are ASCII).
 fn edit_distance(a: &str, b: &str) -> usize {
     let b = b.as_bytes();
     let mut previous: Vec<usize> = (0..=b.len()).collect();

@@ -16,7 +16,8 @@ use crate::message::{ContentBlock, Message, StopReason};
 ///
 /// It sends `x-api-key` (when a key is set), `anthropic-version: 2023-06-01`, the call's number as
 /// `x-agentic-call`, and a body with the model, `max_tokens` (the API requires it), the system
-/// instruction, the conversation (text, `tool_use` and `tool_result` blocks) and `temperature` when
+/// instruction, the conversation (text, `tool_use` and `tool_result` blocks), the tools offered
+/// (`tools: [{name, description, input_schema}]`, only when there are some) and `temperature` when
 /// set. It reads every event: `message_start`, `content_block_start` (text or `tool_use`),
 /// `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`, `message_delta`
 /// (`end_turn` and `stop_sequence` -> [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`],
@@ -175,6 +176,15 @@ impl AnthropicProvider {
         }
         if let Some(temperature) = self.temperature {
             body["temperature"] = json!(temperature);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(
+                    |tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters}),
+                )
+                .collect();
         }
         body
     }
@@ -507,6 +517,28 @@ mod tests {
                     ]},
                 ],
             })
+        );
+    }
+
+    #[test]
+    fn tools_are_sent_only_when_offered() {
+        let history = [Message::user("weather?")];
+        let provider = AnthropicProvider::new("http://x", None);
+        let mut request = Request::new(&history);
+        assert!(provider.body(&request).get("tools").is_none());
+        let tools = [crate::tool::ToolSpec::new(
+            "get_weather",
+            "The weather in a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+        )];
+        request.tools = &tools;
+        assert_eq!(
+            provider.body(&request)["tools"],
+            json!([{
+                "name": "get_weather",
+                "description": "The weather in a city.",
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            }])
         );
     }
 

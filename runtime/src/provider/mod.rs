@@ -14,6 +14,7 @@ use futures_core::Stream;
 
 use crate::error::ModelError;
 use crate::message::{Message, StopReason};
+use crate::tool::ToolSpec;
 
 pub use anthropic::AnthropicProvider;
 pub use http::ConfigError;
@@ -34,12 +35,14 @@ pub struct Request<'a> {
     pub function: Option<&'a str>,
     /// The model call's number within its exec, from 1 (HTTP providers send it as `x-agentic-call`).
     pub call: u32,
+    /// The tools offered to the model (none: the request says nothing about tools).
+    pub tools: &'a [ToolSpec],
 }
 
 impl<'a> Request<'a> {
-    /// A request for `messages` with no system instruction, timeout or function name (call 1).
+    /// A request for `messages` with no system instruction, timeout, function name or tools (call 1).
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, timeout: None, function: None, call: 1 }
+        Self { system: None, messages, timeout: None, function: None, call: 1, tools: &[] }
     }
 }
 
@@ -95,4 +98,14 @@ pub trait Provider: Send + Sync + 'static {
 
     /// Starts one call.
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a>;
+
+    /// What the retry bucket and the cooldowns are shared by: one provider endpoint and API key.
+    /// HTTP providers answer `"<name>:<fingerprint>"`, a hash of the base URL and the key (never the
+    /// key itself), so a fleet sharing a store shares them per key.
+    ///
+    /// # Default
+    /// [`Provider::name`]
+    fn scope(&self) -> String {
+        self.name().to_owned()
+    }
 }

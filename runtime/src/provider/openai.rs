@@ -14,8 +14,9 @@ use crate::message::{ContentBlock, Message, StopReason};
 
 /// A provider for any OpenAI-compatible `POST {base}/chat/completions` server, streamed (SSE).
 ///
-/// It sends the system instruction, the conversation (text, tool calls and tool results),
-/// `max_tokens` and `temperature` when set, `Authorization: Bearer <key>` when a key is set, and
+/// It sends the system instruction, the conversation (text, tool calls and tool results), the
+/// tools offered (`tools: [{"type": "function", "function": {name, description, parameters}}]`,
+/// only when there are some), `max_tokens` and `temperature` when set, `Authorization: Bearer <key>` when a key is set, and
 /// the call's number as `x-agentic-call`. It reads text deltas, tool-call deltas, the
 /// `finish_reason` (`stop` and `content_filter` -> [`StopReason::Stop`], `length` ->
 /// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]) and `{"error": ..}` objects in
@@ -171,6 +172,18 @@ impl OpenAiProvider {
         }
         if let Some(temperature) = self.temperature {
             body["temperature"] = json!(temperature);
+        }
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+                    })
+                })
+                .collect();
         }
         body
     }
@@ -513,6 +526,38 @@ mod tests {
                     {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                 ],
             })
+        );
+    }
+
+    #[test]
+    fn tools_are_sent_only_when_offered() {
+        let history = [Message::user("weather?")];
+        let provider = OpenAiProvider::new("http://x/v1", None);
+        let mut request = Request::new(&history);
+        assert!(provider.body(&request).get("tools").is_none());
+        let tools = [
+            crate::tool::ToolSpec::new(
+                "get_weather",
+                "The weather in a city.",
+                json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            ),
+            crate::tool::ToolSpec::new("get_time", "The time.", Value::Null),
+        ];
+        request.tools = &tools;
+        assert_eq!(
+            provider.body(&request)["tools"],
+            json!([
+                {"type": "function", "function": {
+                    "name": "get_weather",
+                    "description": "The weather in a city.",
+                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                }},
+                {"type": "function", "function": {
+                    "name": "get_time",
+                    "description": "The time.",
+                    "parameters": {"type": "object", "properties": {}},
+                }},
+            ])
         );
     }
 

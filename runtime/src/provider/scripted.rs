@@ -1,4 +1,5 @@
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -20,6 +21,7 @@ use crate::message::{Message, StopReason};
 /// let script = [
 ///     Step::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1)),
 ///     Step::error(""),                        // a dropped stream: an empty error message
+///     Step::tool_call("get_weather", serde_json::json!({"city": "Paris"})),
 ///     Step::ok("done").with_latency(Duration::from_millis(300)),
 /// ];
 /// ```
@@ -32,7 +34,12 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq)]
 enum Outcome {
     Ok(String),
-    ErrorEvent { message: String, error: Option<ModelError> },
+    /// Tool calls: each tool's name and its arguments as JSON text.
+    ToolCalls(Vec<(String, String)>),
+    ErrorEvent {
+        message: String,
+        error: Option<ModelError>,
+    },
     Raise(ModelError),
     Hang,
 }
@@ -41,6 +48,27 @@ impl Step {
     /// The call succeeds with `text`.
     pub fn ok(text: impl Into<String>) -> Self {
         Self::new(Outcome::Ok(text.into()))
+    }
+
+    /// The model answers with one call of the tool `name` with the arguments `input`.
+    ///
+    /// The call streams like a real one: a `ToolCallStart` (id `call_N`, where N counts the tool
+    /// calls this provider has played, from 1, so ids are unique and deterministic), the arguments'
+    /// JSON text in two `ToolCallDelta` fragments, and `Done` with [`StopReason::ToolUse`].
+    pub fn tool_call(name: impl Into<String>, input: serde_json::Value) -> Self {
+        Self::tool_calls([(name, input)])
+    }
+
+    /// The model answers with several tool calls in one turn, in this order (see
+    /// [`Step::tool_call`]).
+    pub fn tool_calls<N: Into<String>>(calls: impl IntoIterator<Item = (N, serde_json::Value)>) -> Self {
+        Self::new(Outcome::ToolCalls(calls.into_iter().map(|(name, input)| (name.into(), input.to_string())).collect()))
+    }
+
+    /// The model answers with one call of the tool `name` whose arguments are the text
+    /// `arguments`, as it is: use it to send arguments that are not valid JSON.
+    pub fn tool_call_raw(name: impl Into<String>, arguments: impl Into<String>) -> Self {
+        Self::new(Outcome::ToolCalls(vec![(name.into(), arguments.into())]))
     }
 
     /// The stream ends in an error event whose text is `message`, as it is (possibly empty, as when
@@ -123,10 +151,25 @@ impl Step {
         self
     }
 
-    fn events(self) -> Vec<Result<StreamEvent, ModelError>> {
+    /// The events of this step; tool calls take their ids from `next_call_id`.
+    fn events(self, next_call_id: &AtomicU64) -> Vec<Result<StreamEvent, ModelError>> {
         match self.outcome {
             Outcome::Ok(text) => {
                 vec![Ok(StreamEvent::TextDelta(text)), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
+            }
+            Outcome::ToolCalls(calls) => {
+                let mut events = Vec::with_capacity(calls.len() * 3 + 1);
+                for (index, (name, arguments)) in (0u32..).zip(calls) {
+                    let id = format!("call_{}", next_call_id.fetch_add(1, Ordering::Relaxed) + 1);
+                    events.push(Ok(StreamEvent::ToolCallStart { index, id, name }));
+                    let middle = arguments.char_indices().nth(arguments.chars().count() / 2).map_or(0, |(at, _)| at);
+                    let (head, tail) = arguments.split_at(middle);
+                    for fragment in [head, tail].into_iter().filter(|fragment| !fragment.is_empty()) {
+                        events.push(Ok(StreamEvent::ToolCallDelta { index, arguments: fragment.to_owned() }));
+                    }
+                }
+                events.push(Ok(StreamEvent::Done { stop_reason: StopReason::ToolUse }));
+                events
             }
             Outcome::ErrorEvent { message, error } => vec![Ok(StreamEvent::Error { message, error })],
             Outcome::Raise(error) => vec![Err(error)],
@@ -147,6 +190,8 @@ pub struct RecordedRequest {
     pub timeout: Option<Duration>,
     /// The agent function that made the call.
     pub function: Option<String>,
+    /// The names of the tools offered, in order.
+    pub tools: Vec<String>,
 }
 
 /// A provider that plays a list of [`Step`]s, one per call, and records every request.
@@ -178,6 +223,8 @@ pub struct ScriptedProvider {
 struct Shared {
     script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// How many tool calls have been played (the last id is `call_N`).
+    tool_calls: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -191,7 +238,13 @@ impl ScriptedProvider {
     /// A provider that answers with `steps` in order.
     pub fn new(steps: impl IntoIterator<Item = Step>) -> Self {
         let script = Script { steps: steps.into_iter().collect(), fallback: None, played: 0 };
-        Self { shared: Arc::new(Shared { script: Mutex::new(script), requests: Mutex::new(Vec::new()) }) }
+        Self {
+            shared: Arc::new(Shared {
+                script: Mutex::new(script),
+                requests: Mutex::new(Vec::new()),
+                tool_calls: AtomicU64::new(0),
+            }),
+        }
     }
 
     /// The step that answers every call after the script ran out.
@@ -242,6 +295,7 @@ impl Provider for ScriptedProvider {
             messages: request.messages.to_vec(),
             timeout: request.timeout,
             function: request.function.map(str::to_owned),
+            tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
         });
         let step = match self.next_step() {
             Ok(step) => step,
@@ -251,7 +305,7 @@ impl Provider for ScriptedProvider {
         if step.outcome == Outcome::Hang {
             return Box::pin(stream::pending());
         }
-        let events = stream::iter(step.events());
+        let events = stream::iter(step.events(&self.shared.tool_calls));
         if latency.is_zero() {
             return Box::pin(events);
         }
@@ -268,4 +322,49 @@ impl Provider for ScriptedProvider {
 /// A poisoned lock only means another test thread panicked; the record is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::message::ContentBlock;
+    use crate::tool::ToolSpec;
+
+    #[tokio::test]
+    async fn tool_call_steps_stream_calls_with_unique_ids() {
+        let provider = ScriptedProvider::new([
+            Step::tool_calls([("get_weather", json!({"city": "Paris"})), ("get_time", json!({}))]),
+            Step::tool_call("get_weather", json!({"city": "Rome"})),
+            Step::tool_call_raw("get_weather", "{\"city\": "),
+        ]);
+        let history = [Message::user("hi")];
+        let tools = [ToolSpec::new("get_weather", "", serde_json::Value::Null)];
+        let mut request = Request::new(&history);
+        request.tools = &tools;
+        let first = crate::agent::run(&provider, &request, None).await.unwrap();
+        assert_eq!(first.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            first.content,
+            [
+                ContentBlock::ToolUse {
+                    id: "call_1".into(),
+                    name: "get_weather".into(),
+                    input: json!({"city": "Paris"})
+                },
+                ContentBlock::ToolUse { id: "call_2".into(), name: "get_time".into(), input: json!({}) },
+            ]
+        );
+        let second = crate::agent::run(&provider, &Request::new(&history), None).await.unwrap();
+        assert!(matches!(&second.content[0], ContentBlock::ToolUse { id, .. } if id == "call_3"));
+        let third = crate::agent::run(&provider, &Request::new(&history), None).await.unwrap();
+        assert!(
+            matches!(&third.content[0], ContentBlock::ToolUse { input, .. } if *input == json!("{\"city\": ")),
+            "{third:?}"
+        );
+        let requests = provider.requests();
+        assert_eq!(requests[0].tools, ["get_weather"]);
+        assert!(requests[1].tools.is_empty());
+    }
 }

@@ -1,4 +1,13 @@
-//! One deadline and one call counter shared by both layers of one `exec` (DESIGN.md sections 5 and 6).
+//! One deadline and one call counter shared by both layers of one `exec` (DESIGN.md sections 5 and 6),
+//! and the stores a fleet can share its retry bucket and cooldowns through.
+
+mod quota;
+#[cfg(feature = "redis")]
+pub mod redis;
+pub mod store;
+
+pub(crate) use quota::Governor;
+pub use quota::RetryQuota;
 
 use std::time::Duration;
 
@@ -100,6 +109,21 @@ impl Budget {
             ));
         }
         None
+    }
+
+    /// Records a refusal decided elsewhere (the retry bucket) and returns it.
+    pub(crate) fn refuse(&mut self, why: String) -> String {
+        self.stopped_by = Some(why.clone());
+        why
+    }
+
+    /// `wait`, cut to `retry_after_cap_ms` and to the time left before the deadline.
+    pub(crate) fn bound_wait(&self, wait: Duration) -> Duration {
+        let wait = wait.min(self.retry_after_cap);
+        match self.deadline {
+            Some(deadline) => wait.min(deadline.saturating_duration_since(Instant::now())),
+            None => wait,
+        }
     }
 
     /// Why a cap refused a retry in this exec, if one did; taken once.

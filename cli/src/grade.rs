@@ -1,0 +1,158 @@
+//! `agentic grade`: read JSONL traces and put every run in one category.
+
+use std::fs::File;
+use std::io::{self, BufReader};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agentic_runtime::trace::grade::{Category, GradeReport, Grader, RunGrade};
+use serde::Serialize;
+
+use crate::input::{emit, usage_error};
+
+/// The help text of `agentic grade`.
+pub(crate) const LONG_ABOUT: &str = "\
+Read JSONL traces (agent_start, tool_call, tool_result, agent_finish lines, as the runtime's trace \
+sink writes them), group the events by run_id across all the files, and put every run in one \
+category; the first that applies wins:
+
+  incomplete              no agent_finish (the retry layers gave up, or the run was cut short)
+  tool_error_unrecovered  a tool returned an error and no later call of that same tool succeeded
+  tool_error_recovered    every tool error was followed by a successful call of the same tool
+  clean                   no tool returned an error
+
+Prints one line per run, then the totals. A malformed line (not JSON, an unknown event, a missing \
+run_id, tool, call_id or is_error) is reported on stderr as `warning: FILE:LINE: what is wrong` and \
+skipped; blank lines are skipped silently. FILE `-` reads stdin.
+
+With --json, stdout has one JSON object per run, in the order the runs first appear:
+  {\"run_id\": \"run-5f1c...\", \"file\": \"trace.jsonl\", \"function\": \"weather\" or null, \
+\"category\": \"tool_error_recovered\", \"tool_calls\": 3, \"tool_errors\": 2, \
+\"unrecovered_tools\": [], \"iterations\": 3 or null}
+then one totals object:
+  {\"totals\": {\"runs\": 4, \"clean\": 1, \"tool_error_recovered\": 1, \"tool_error_unrecovered\": 1, \
+\"incomplete\": 1, \"malformed_lines\": 0}}
+
+Exit codes: 0 graded (whatever the categories: grading is not failing); 1 graded, but some lines \
+were malformed and skipped; 2 a file could not be read (nothing is printed on stdout) or bad arguments.";
+
+/// `agentic grade` arguments.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The trace files (JSONL); `-` reads stdin.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// One JSON object per run, then a totals object (shapes in the long help).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `agentic grade`.
+pub(crate) fn run(args: &Args) -> ExitCode {
+    let mut grader = Grader::new();
+    for path in &args.files {
+        let read = if path.as_os_str() == "-" {
+            grader.read("<stdin>", io::stdin().lock())
+        } else {
+            let name = path.display().to_string();
+            File::open(path).and_then(|file| grader.read(&name, BufReader::new(file)))
+        };
+        if let Err(error) = read {
+            return usage_error(format!("cannot read `{}`: {error}", path.display()));
+        }
+    }
+    let report = grader.finish();
+    for line in &report.malformed {
+        eprintln!("warning: {line}");
+    }
+    let mut out = io::stdout().lock();
+    if args.json {
+        print_json(&mut out, &report)
+    } else {
+        print_plain(&mut out, &report)
+    };
+    if report.malformed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// One run in `--json`.
+#[derive(Serialize)]
+struct RunJson<'a> {
+    run_id: &'a str,
+    file: &'a str,
+    function: Option<&'a str>,
+    category: Category,
+    tool_calls: usize,
+    tool_errors: usize,
+    unrecovered_tools: &'a [String],
+    iterations: Option<u64>,
+}
+
+impl<'a> From<&'a RunGrade> for RunJson<'a> {
+    fn from(run: &'a RunGrade) -> Self {
+        Self {
+            run_id: &run.run_id,
+            file: &run.source,
+            function: run.function.as_deref(),
+            category: run.category,
+            tool_calls: run.tool_calls,
+            tool_errors: run.tool_errors,
+            unrecovered_tools: &run.unrecovered_tools,
+            iterations: run.iterations,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct TotalsJson {
+    totals: agentic_runtime::trace::grade::GradeTotals,
+}
+
+fn print_json(out: &mut impl io::Write, report: &GradeReport) {
+    for run in &report.runs {
+        let line = serde_json::to_string(&RunJson::from(run)).expect("a run serializes");
+        if !emit(out, line) {
+            return;
+        }
+    }
+    let totals = serde_json::to_string(&TotalsJson { totals: report.totals() }).expect("totals serialize");
+    emit(out, totals);
+}
+
+fn plural(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
+    let id_width = report.runs.iter().map(|run| run.run_id.len()).max().unwrap_or(0);
+    let category_width = Category::ALL.iter().map(|category| category.name().len()).max().unwrap_or(0);
+    for run in &report.runs {
+        let mut details = format!(
+            "{}, {}",
+            plural(run.tool_calls, "tool call", "tool calls"),
+            plural(run.tool_errors, "error", "errors")
+        );
+        if let Some(iterations) = run.iterations {
+            details.push_str(&format!(", {}", plural(iterations as usize, "iteration", "iterations")));
+        }
+        if !run.unrecovered_tools.is_empty() {
+            details.push_str(&format!("; unrecovered: {}", run.unrecovered_tools.join(", ")));
+        }
+        let line = format!(
+            "{:id_width$}  {:category_width$}  {}  ({details})",
+            run.run_id,
+            run.category.name(),
+            run.function.as_deref().unwrap_or("-"),
+        );
+        if !emit(out, line) {
+            return;
+        }
+    }
+    let totals = report.totals();
+    let counts: Vec<String> =
+        Category::ALL.iter().rev().map(|category| format!("{} {category}", totals.count(*category))).collect();
+    let mut line = format!("total: {}: {}", plural(totals.runs, "run", "runs"), counts.join(", "));
+    if totals.malformed_lines > 0 {
+        line.push_str(&format!("; {} skipped", plural(totals.malformed_lines, "malformed line", "malformed lines")));
+    }
+    emit(out, line);
+}

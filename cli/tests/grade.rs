@@ -1,0 +1,263 @@
+//! `agentic grade`: the categories on hand-written traces (the seed's 80%-failure run among them)
+//! and on a trace the runtime wrote, the plain and `--json` outputs, malformed lines, exit codes.
+
+mod common;
+
+use std::path::PathBuf;
+
+use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
+use agentic_runtime::tool::{ToolError, Toolbox};
+use agentic_runtime::trace::TraceSink;
+use common::agentic;
+use serde_json::{Value, json};
+
+/// A file in the temp directory, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(test: &str, contents: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("agentic-cli-grade-{}-{test}.jsonl", std::process::id()));
+        std::fs::write(&path, contents).expect("write the trace");
+        Self(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn event(run: &str, event: &str, ts_ms: u64, rest: Value) -> String {
+    let mut line = json!({"event": event, "ts_ms": ts_ms, "run_id": run});
+    for (key, value) in rest.as_object().unwrap() {
+        line[key] = value.clone();
+    }
+    line.to_string()
+}
+
+fn call(run: &str, ts_ms: u64, id: &str, tool: &str) -> String {
+    event(run, "tool_call", ts_ms, json!({"tool": tool, "arguments": {"customer_id": 7}, "call_id": id}))
+}
+
+fn result(run: &str, ts_ms: u64, id: &str, is_error: bool, content: &str) -> String {
+    event(run, "tool_result", ts_ms, json!({"call_id": id, "is_error": is_error, "content": content}))
+}
+
+fn start(run: &str) -> String {
+    event(run, "agent_start", 0, json!({"function": "support_agent"}))
+}
+
+fn finish(run: &str, ts_ms: u64, iterations: u32) -> String {
+    event(run, "agent_finish", ts_ms, json!({"final_text": "done", "iterations": iterations}))
+}
+
+/// The seed's 80%-failure run (two tool errors, then the model gives up), a recovered run, a clean
+/// run, and a run whose layers gave up.
+fn four_runs() -> String {
+    [
+        // Seed 003, trace_baseline_20260626_215009.jsonl: events 5-6 error, 9-10 error, 11-12 final text.
+        start("seed-80"),
+        call("seed-80", 1000, "toolu_1", "lookup_customer"),
+        result("seed-80", 1001, "toolu_1", true, "MockCustomerAPI.InternalServerError: 500"),
+        call("seed-80", 4000, "toolu_2", "lookup_customer"),
+        result("seed-80", 4001, "toolu_2", true, "MockCustomerAPI.InternalServerError: 500"),
+        finish("seed-80", 7000, 3),
+        // An error, then a success of the same tool.
+        start("recovered"),
+        call("recovered", 10, "c1", "get_weather"),
+        result("recovered", 10, "c1", true, "RateLimitError: 429"),
+        call("recovered", 3010, "c2", "get_weather"),
+        result("recovered", 3010, "c2", false, "sunny"),
+        finish("recovered", 6000, 3),
+        // No tool errors.
+        start("clean"),
+        call("clean", 5, "c1", "get_time"),
+        result("clean", 5, "c1", false, "12:00"),
+        finish("clean", 9, 2),
+        // The layers gave up: no agent_finish.
+        start("gave-up"),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+#[test]
+fn the_plain_output_has_one_line_per_run_and_the_totals() {
+    let trace = TempFile::new("plain", &four_runs());
+    let run = agentic(&["grade", trace.path()], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.stdout,
+        "\
+seed-80    tool_error_unrecovered  support_agent  (2 tool calls, 2 errors, 3 iterations; unrecovered: lookup_customer)
+recovered  tool_error_recovered    support_agent  (2 tool calls, 1 error, 3 iterations)
+clean      clean                   support_agent  (1 tool call, 0 errors, 2 iterations)
+gave-up    incomplete              support_agent  (0 tool calls, 0 errors)
+total: 4 runs: 1 clean, 1 tool_error_recovered, 1 tool_error_unrecovered, 1 incomplete
+"
+    );
+}
+
+#[test]
+fn json_prints_one_object_per_run_then_the_totals() {
+    let trace = TempFile::new("json", &four_runs());
+    let run = agentic(&["grade", "--json", trace.path()], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json_lines();
+    assert_eq!(lines.len(), 5);
+    assert_eq!(
+        lines[0],
+        json!({
+            "run_id": "seed-80",
+            "file": trace.path(),
+            "function": "support_agent",
+            "category": "tool_error_unrecovered",
+            "tool_calls": 2,
+            "tool_errors": 2,
+            "unrecovered_tools": ["lookup_customer"],
+            "iterations": 3,
+        })
+    );
+    let categories: Vec<&str> = lines[..4].iter().map(|line| line["category"].as_str().unwrap()).collect();
+    assert_eq!(categories, ["tool_error_unrecovered", "tool_error_recovered", "clean", "incomplete"]);
+    assert_eq!(lines[3]["iterations"], Value::Null);
+    assert_eq!(
+        lines[4],
+        json!({"totals": {
+            "runs": 4,
+            "clean": 1,
+            "tool_error_recovered": 1,
+            "tool_error_unrecovered": 1,
+            "incomplete": 1,
+            "malformed_lines": 0,
+        }})
+    );
+    assert!(run.stdout.starts_with("{\"run_id\":\"seed-80\",\"file\":"), "fields keep their order: {}", run.stdout);
+}
+
+#[test]
+fn malformed_lines_are_reported_with_file_and_line_skipped_and_exit_1() {
+    let text = [
+        start("r"),
+        "{not json".to_owned(),
+        String::new(),
+        event("r", "tool_call", 1, json!({"call_id": "c1"})),
+        event("r", "llm_retry", 1, json!({})),
+        call("r", 2, "c1", "t"),
+        result("r", 3, "c1", true, "boom"),
+        finish("r", 4, 2),
+    ]
+    .join("\n");
+    let trace = TempFile::new("malformed", &text);
+    let run = agentic(&["grade", "--json", trace.path()], "");
+    assert_eq!(run.code, 1, "{run:?}");
+    let warnings: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(warnings.len(), 3, "{}", run.stderr);
+    assert!(warnings[0].starts_with(&format!("warning: {}:2: not JSON: ", trace.path())), "{}", warnings[0]);
+    assert_eq!(warnings[1], format!("warning: {}:4: no `tool`", trace.path()));
+    assert!(warnings[2].starts_with(&format!("warning: {}:5: unknown event `llm_retry`", trace.path())));
+    let lines = run.json_lines();
+    assert_eq!(lines[0]["category"], "tool_error_unrecovered");
+    assert_eq!(lines[1]["totals"]["malformed_lines"], 3);
+
+    let plain = agentic(&["grade", trace.path()], "");
+    assert_eq!(plain.code, 1);
+    assert!(plain.stdout.ends_with("0 incomplete; 3 malformed lines skipped\n"), "{}", plain.stdout);
+}
+
+#[test]
+fn an_unreadable_file_exits_2_and_prints_nothing() {
+    let trace = TempFile::new("readable", &four_runs());
+    let missing = std::env::temp_dir().join("agentic-cli-grade-no-such-file.jsonl");
+    let run = agentic(&["grade", trace.path(), missing.to_str().unwrap()], "");
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.stdout, "");
+    assert!(run.stderr.starts_with(&format!("error: cannot read `{}`: ", missing.display())), "{}", run.stderr);
+    let no_files = agentic(&["grade"], "");
+    assert_eq!(no_files.code, 2);
+}
+
+#[test]
+fn a_run_may_span_files_and_stdin_is_dash() {
+    let first =
+        TempFile::new("span-1", &[start("r"), call("r", 1, "c1", "t"), result("r", 1, "c1", true, "x")].join("\n"));
+    let run = agentic(
+        &["grade", "--json", first.path(), "-"],
+        [call("r", 2, "c2", "t"), result("r", 2, "c2", false, "ok"), finish("r", 3, 3)].join("\n"),
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json_lines();
+    assert_eq!(lines[0]["category"], "tool_error_recovered");
+    assert_eq!(lines[0]["file"], first.path());
+    assert_eq!(lines[0]["tool_calls"], 2);
+
+    let empty = agentic(&["grade", "-"], "");
+    assert_eq!(
+        (empty.code, empty.stdout.as_str()),
+        (0, "total: 0 runs: 0 clean, 0 tool_error_recovered, 0 tool_error_unrecovered, 0 incomplete\n")
+    );
+}
+
+#[test]
+fn a_trace_the_runtime_wrote_is_graded() {
+    let path = std::env::temp_dir().join(format!("agentic-cli-grade-{}-runtime.jsonl", std::process::id()));
+    let _cleanup = TempFile(path.clone());
+    let sink = TraceSink::to_file(&path).unwrap();
+    let toolbox = Toolbox::new().with_fn("flaky", "Fails once.", json!(null), {
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let failed = std::sync::Arc::new(failed);
+        move |_| {
+            let failed = std::sync::Arc::clone(&failed);
+            async move {
+                if failed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    Ok("worked".to_owned())
+                } else {
+                    Err(ToolError::new("RateLimitError: 429"))
+                }
+            }
+        }
+    });
+    let turn = |id: &str| {
+        let mut message = AssistantMessage::text("");
+        message.content = vec![ContentBlock::ToolUse { id: id.into(), name: "flaky".into(), input: json!({}) }];
+        message.stop_reason = StopReason::ToolUse;
+        message
+    };
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (recovered, unrecovered, incomplete) = tokio.block_on(async {
+        let recovered = sink.start_run(Some("weather"));
+        toolbox.run_calls_traced(&turn("call_1"), Some(&recovered)).await;
+        toolbox.run_calls_traced(&turn("call_2"), Some(&recovered)).await;
+        recovered.agent_finish("It worked.", 3);
+        let unrecovered = sink.start_run(None);
+        let outcomes = toolbox.run_calls_traced(&turn("call_1"), Some(&unrecovered)).await;
+        assert!(!outcomes[0].is_error, "the flaky tool works by now");
+        let mut unknown = turn("call_2");
+        unknown.content = vec![ContentBlock::ToolUse { id: "call_2".into(), name: "missing".into(), input: json!({}) }];
+        let outcomes = toolbox.run_calls_traced(&unknown, Some(&unrecovered)).await;
+        assert_eq!(outcomes[0].content, "unknown tool `missing`; the tools are `flaky`");
+        unrecovered.agent_finish("I could not.", 3);
+        let incomplete = sink.start_run(Some("weather"));
+        (recovered.run_id().to_owned(), unrecovered.run_id().to_owned(), incomplete.run_id().to_owned())
+    });
+    let run = agentic(&["grade", "--json", path.to_str().unwrap()], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    let lines = run.json_lines();
+    let got: Vec<(&str, &str)> =
+        lines[..3].iter().map(|line| (line["run_id"].as_str().unwrap(), line["category"].as_str().unwrap())).collect();
+    assert_eq!(
+        got,
+        [
+            (recovered.as_str(), "tool_error_recovered"),
+            (unrecovered.as_str(), "tool_error_unrecovered"),
+            (incomplete.as_str(), "incomplete"),
+        ]
+    );
+    assert_eq!(lines[1]["unrecovered_tools"], json!(["missing"]));
+}

@@ -1,0 +1,47 @@
+//! How many requests one logical call costs the provider, with and without the retry token bucket,
+//! at 200 concurrent calls: during a full outage and during a 30 % transient error rate.
+//! Runs the real layers against the scripted provider on a paused clock (instant on the wall clock).
+//!
+//! ```text
+//! cargo run --example amplification
+//! ```
+
+use agentic_runtime::budget::RetryQuota;
+use agentic_runtime::{Runtime, ScriptedProvider, Step};
+
+const CALLS: usize = 200;
+
+fn provider(error_percent: u8) -> ScriptedProvider {
+    let mut rng = fastrand::Rng::with_seed(u64::from(error_percent));
+    let steps: Vec<Step> = (0..CALLS * 12)
+        .map(|_| if rng.u8(0..100) < error_percent { Step::http(503, "Service Unavailable") } else { Step::ok("fine") })
+        .collect();
+    ScriptedProvider::new(steps).with_fallback(Step::ok("fine"))
+}
+
+async fn run(error_percent: u8, quota: Option<RetryQuota>) -> (f64, usize) {
+    let provider = provider(error_percent);
+    let runtime = Runtime::new(provider.clone()).with_retry_quota(quota);
+    let calls: Vec<_> = (0..CALLS)
+        .map(|index| {
+            let runtime = runtime.clone();
+            tokio::spawn(async move { runtime.exec(format!("call {index}")).await.is_ok() })
+        })
+        .collect();
+    let mut ok = 0;
+    for call in calls {
+        ok += usize::from(call.await.unwrap());
+    }
+    (provider.calls() as f64 / CALLS as f64, ok)
+}
+
+#[tokio::main(flavor = "current_thread", start_paused = true)]
+async fn main() {
+    println!("{CALLS} concurrent execs, default policy (up to 12 requests each)\n");
+    println!("{:<22} {:>22} {:>22}", "provider", "requests/call, bucket", "requests/call, no bucket");
+    for (label, percent) in [("full outage", 100), ("30 % transient errors", 30), ("healthy", 0)] {
+        let (with, ok_with) = run(percent, Some(RetryQuota::standard())).await;
+        let (without, ok_without) = run(percent, None).await;
+        println!("{label:<22} {:>13.2} ({ok_with:>3} ok) {:>14.2} ({ok_without:>3} ok)", with, without);
+    }
+}

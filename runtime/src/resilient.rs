@@ -1,0 +1,396 @@
+//! Resilient calls for any async operation (the seed's `resilient_call`): classification, jittered
+//! capped backoff, one deadline, per-attempt timeouts, a validator, and a structured failure.
+//!
+//! It is layer 2 of `Runtime::exec` made generic: the same policy type and the same decision code
+//! (`retry.rs`), applied to any operation whose error implements [`Classify`].
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::backoff::{Rng, Schedule};
+use crate::budget::Budget;
+use crate::classify::{ExecAction, exec_verdict, retry_hint};
+use crate::error::{ExecErrorKind, ModelError, TransportKind};
+use crate::journal::{AttemptRecord, FailureRecord, Journal};
+use crate::policy::RetryPolicy;
+use crate::report::Decision;
+use crate::retry::{Failed, Next, RetryState};
+
+/// How an error should be handled by a retry loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Classification {
+    /// Retry, stop for good, or return at once.
+    pub action: ExecAction,
+    /// Why, in words.
+    pub reason: String,
+    /// The server's requested wait, a floor on the next delay.
+    pub retry_after: Option<Duration>,
+    /// The failure was a timeout.
+    pub timeout: bool,
+}
+
+impl Classification {
+    /// Worth another attempt.
+    pub fn retry(reason: impl Into<String>) -> Self {
+        Self { action: ExecAction::Retry, reason: reason.into(), retry_after: None, timeout: false }
+    }
+
+    /// The same operation will fail the same way: stop.
+    pub fn permanent(reason: impl Into<String>) -> Self {
+        Self { action: ExecAction::FailPermanently, ..Self::retry(reason) }
+    }
+
+    /// A programming error: return it at once.
+    pub fn raise(reason: impl Into<String>) -> Self {
+        Self { action: ExecAction::Raise, ..Self::retry(reason) }
+    }
+
+    /// Adds the server's requested wait.
+    pub fn with_retry_after(mut self, wait: Option<Duration>) -> Self {
+        self.retry_after = wait;
+        self
+    }
+
+    /// Marks the failure as a timeout.
+    pub fn with_timeout(mut self, timeout: bool) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// An error a retry loop can judge. Implemented for the runtime's [`ModelError`],
+/// [`std::io::Error`], `reqwest::Error` and HTTP statuses ([`HttpStatus`]); implement it for your
+/// own error types.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::resilient::{Classification, Classify};
+///
+/// #[derive(Debug)]
+/// enum SearchError { Busy, BadQuery }
+///
+/// impl std::fmt::Display for SearchError {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str(match self { SearchError::Busy => "busy", SearchError::BadQuery => "bad query" })
+///     }
+/// }
+///
+/// impl Classify for SearchError {
+///     fn classify(&self) -> Classification {
+///         match self {
+///             SearchError::Busy => Classification::retry("the index is busy"),
+///             SearchError::BadQuery => Classification::permanent("the query is malformed"),
+///         }
+///     }
+/// }
+/// ```
+pub trait Classify {
+    /// How to handle this error.
+    fn classify(&self) -> Classification;
+}
+
+impl Classify for ModelError {
+    fn classify(&self) -> Classification {
+        let text = self.to_string();
+        let verdict = exec_verdict(&text, Some(self));
+        Classification {
+            action: verdict.action,
+            reason: verdict.reason.to_string(),
+            retry_after: retry_hint(self.message(), Some(self)),
+            timeout: self.transport_kind() == Some(TransportKind::Timeout),
+        }
+    }
+}
+
+impl Classify for std::io::Error {
+    fn classify(&self) -> Classification {
+        use std::io::ErrorKind as Kind;
+        let kind = self.kind();
+        match kind {
+            Kind::TimedOut => Classification::retry("I/O timed out").with_timeout(true),
+            Kind::NotFound
+            | Kind::PermissionDenied
+            | Kind::AlreadyExists
+            | Kind::InvalidInput
+            | Kind::InvalidData
+            | Kind::Unsupported
+            | Kind::OutOfMemory => {
+                Classification::permanent(format!("I/O error `{kind}` will not go away by retrying"))
+            }
+            _ => Classification::retry(format!("I/O error `{kind}` is transient")),
+        }
+    }
+}
+
+impl Classify for reqwest::Error {
+    fn classify(&self) -> Classification {
+        if self.is_builder() {
+            return Classification::raise("the request cannot be built: fix the code");
+        }
+        if let Some(status) = self.status() {
+            return HttpStatus(status.as_u16()).classify();
+        }
+        if self.is_timeout() {
+            return Classification::retry("the request timed out").with_timeout(true);
+        }
+        if self.is_redirect() {
+            return Classification::permanent("too many redirects");
+        }
+        if self.is_connect() {
+            return Classification::retry("the connection failed");
+        }
+        Classification::retry("the request or its body failed in transit")
+    }
+}
+
+/// An HTTP status code as a failure: 408, 409, 425, 429 and 5xx are transient, any other is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HttpStatus(pub u16);
+
+impl fmt::Display for HttpStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.0)
+    }
+}
+
+impl Classify for HttpStatus {
+    fn classify(&self) -> Classification {
+        match self.0 {
+            status @ (408 | 409 | 425 | 429 | 500..=599) => {
+                Classification::retry(format!("HTTP {status} is transient"))
+            }
+            status => Classification::permanent(format!("HTTP {status} is permanent")),
+        }
+    }
+}
+
+impl Classify for reqwest::StatusCode {
+    fn classify(&self) -> Classification {
+        HttpStatus(self.as_u16()).classify()
+    }
+}
+
+/// Why a resilient call gave up, with every attempt: the seed's `{kind, name, attempts, last_error,
+/// elapsed}`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Failure<E> {
+    /// Why it gave up: permanent, exhausted, programming, budget or invalid_result.
+    pub kind: ExecErrorKind,
+    /// The call's name.
+    pub name: String,
+    /// Each failed attempt: its error, verdict, the rule that decided and the delay after it.
+    pub attempts: Vec<Decision>,
+    /// The last error the operation returned (`None` when the last attempt timed out or its value
+    /// was rejected).
+    pub last_error: Option<E>,
+    /// Time from the first attempt to the failure.
+    pub elapsed: Duration,
+    /// For `budget`: which cap stopped it; for an invalid policy: the broken rule.
+    pub stopped_by: Option<String>,
+}
+
+impl<E> fmt::Display for Failure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tried = self.attempts.iter().filter(|decision| decision.layer == crate::report::Layer::Exec).count();
+        match (self.kind, &self.stopped_by) {
+            (ExecErrorKind::Permanent, _) => write!(f, "{} failed permanently:", self.name)?,
+            (ExecErrorKind::Programming, Some(why)) => return write!(f, "{}: {why}", self.name),
+            (ExecErrorKind::Budget, Some(why)) => write!(f, "{} stopped after {tried} attempts: {why}:", self.name)?,
+            (kind, _) => write!(f, "{} failed after {tried} attempts ({kind}):", self.name)?,
+        }
+        for (index, attempt) in self.attempts.iter().enumerate() {
+            write!(f, "\nAttempt {}: {}", index + 1, attempt.error)?;
+        }
+        Ok(())
+    }
+}
+
+impl<E: fmt::Debug> std::error::Error for Failure<E> {}
+
+impl<E> Failure<E> {
+    /// The failure as a journal record (`op: "call"`).
+    pub fn record(&self) -> FailureRecord {
+        let last = self.attempts.last().map_or("", |decision| decision.error.as_str());
+        let mut record = FailureRecord::new(self.name.as_str(), self.kind.name(), last);
+        record.op = "call".to_owned();
+        record.attempts = self.attempts.iter().map(AttemptRecord::from).collect();
+        record.stopped_by = self.stopped_by.clone();
+        record.calls = u32::try_from(self.attempts.iter().filter(|d| d.layer == crate::report::Layer::Exec).count())
+            .unwrap_or(u32::MAX);
+        record.elapsed_ms = u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX);
+        record
+    }
+}
+
+/// A resilient call of any async operation, configured by the same [`RetryPolicy`] as `exec`:
+/// `max_retries` attempts, `exec_base_delay_ms * 2^k` backoff with `jitter` and `max_delay_ms`,
+/// one `budget_ms` deadline, a `timeout_ms` per attempt, `max_calls`, and `retry_after_cap_ms`
+/// for the server's hints. (The session keys do not apply: there is no session.)
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::RetryPolicy;
+/// use agentic_runtime::resilient::Resilient;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let policy = RetryPolicy::new().with_max_retries(3).with_budget_ms(Some(30_000));
+/// let mut failures = 2;
+/// let value = Resilient::new("read config", &policy)
+///     .validate(|text: &String| if text.is_empty() { Err("empty file".into()) } else { Ok(()) })
+///     .call(|| {
+///         let fail = failures > 0;
+///         failures -= 1;
+///         async move {
+///             if fail {
+///                 Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
+///             } else {
+///                 Ok(String::from("key = value"))
+///             }
+///         }
+///     })
+///     .await
+///     .unwrap();
+/// assert_eq!(value, "key = value");
+/// # }
+/// ```
+pub struct Resilient<'p, T> {
+    name: String,
+    policy: &'p RetryPolicy,
+    validate: Option<Check<'p, T>>,
+    seed: u64,
+    journal: Option<&'p Journal>,
+}
+
+/// A value check: `Err(reason)` rejects the value.
+type Check<'p, T> = Box<dyn Fn(&T) -> Result<(), String> + Send + Sync + 'p>;
+
+impl<'p, T> Resilient<'p, T> {
+    /// A resilient call named `name` (for errors, logs and the journal) under `policy`.
+    pub fn new(name: impl Into<String>, policy: &'p RetryPolicy) -> Self {
+        Self { name: name.into(), policy, validate: None, seed: fastrand::u64(..), journal: None }
+    }
+
+    /// Checks each value: `Err(reason)` makes the attempt a retryable failure ("success that isn't").
+    pub fn validate(mut self, check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'p) -> Self {
+        self.validate = Some(Box::new(check));
+        self
+    }
+
+    /// Seeds the jitter RNG so that delays replay exactly.
+    pub fn with_jitter_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Records the final failure (and retries, if the journal keeps them) in `journal`, as
+    /// `op: "call"` records.
+    pub fn with_journal(mut self, journal: &'p Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// Runs `operation` until it succeeds (and passes the validator) or the policy gives up.
+    pub async fn call<E, F, Fut>(self, mut operation: F) -> Result<T, Failure<E>>
+    where
+        E: Classify + fmt::Display,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        // There is no session layer: the policy is judged and applied with it off.
+        let effective = self.policy.with_session_retries(0);
+        let policy = &effective;
+        let mut state = RetryState {
+            policy,
+            function: None,
+            budget: Budget::new(policy),
+            rng: Rng::with_seed(self.seed),
+            decisions: Vec::new(),
+            attempt: 0,
+            observer: None,
+            journal: self.journal,
+            governor: None,
+            last_retry_cost: 0,
+        };
+        let give_up = |state: RetryState<'_>, kind, last_error, stopped_by| {
+            let failure = Failure {
+                kind,
+                name: self.name.clone(),
+                elapsed: state.budget.elapsed(),
+                attempts: state.decisions,
+                last_error,
+                stopped_by,
+            };
+            if let Some(journal) = self.journal {
+                let _ = journal.record(&failure.record());
+            }
+            failure
+        };
+        if let Err(error) = policy.validate() {
+            return Err(give_up(
+                state,
+                ExecErrorKind::Programming,
+                None,
+                Some(format!("invalid retry policy: {error}")),
+            ));
+        }
+        let mut schedule = Schedule::exec(policy);
+        for index in 0..policy.max_retries() {
+            state.attempt = index + 1;
+            state.budget.start_call();
+            let attempt = operation();
+            let outcome = match state.budget.call_timeout() {
+                Some(limit) => tokio::time::timeout(limit, attempt).await.map_err(|_| limit),
+                None => Ok(attempt.await),
+            };
+            let (failed, last_error) = match outcome {
+                Ok(Ok(value)) => match self.validate.as_ref().map_or(Ok(()), |check| check(&value)) {
+                    Ok(()) => return Ok(value),
+                    Err(reason) => (
+                        Failed {
+                            error: format!("InvalidResult: {reason}"),
+                            action: ExecAction::Retry,
+                            reason: "the validator rejected the value".to_owned(),
+                            hint: None,
+                            timeout: false,
+                            rejected: true,
+                        },
+                        None,
+                    ),
+                },
+                Ok(Err(error)) => {
+                    let class = error.classify();
+                    let failed = Failed {
+                        error: error.to_string(),
+                        action: class.action,
+                        reason: class.reason,
+                        hint: class.retry_after,
+                        timeout: class.timeout,
+                        rejected: false,
+                    };
+                    (failed, Some(error))
+                }
+                Err(limit) => (
+                    Failed {
+                        error: format!("TimeoutError: attempt timed out after {} ms", limit.as_millis()),
+                        action: ExecAction::Retry,
+                        reason: "the attempt timed out".to_owned(),
+                        hint: None,
+                        timeout: true,
+                        rejected: false,
+                    },
+                    None,
+                ),
+            };
+            match state.after_failed_attempt(&mut schedule, index, failed).await {
+                Next::Retry(delay) => tokio::time::sleep(delay).await,
+                Next::Stop(kind, stopped_by) => return Err(give_up(state, kind, last_error, stopped_by)),
+            }
+        }
+        unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
+    }
+}

@@ -1,0 +1,172 @@
+//! The retry state one exec shares between its two layers, and layer 2's decision after a failed
+//! attempt: one implementation, used by `Runtime::exec` and by [`crate::resilient_call`].
+
+use std::time::Duration;
+
+use crate::backoff::{Rng, Schedule};
+use crate::budget::{Budget, Governor};
+use crate::classify::ExecAction;
+use crate::error::ExecErrorKind;
+use crate::journal::Journal;
+use crate::policy::RetryPolicy;
+use crate::report::{Decision, Layer, Verdict};
+use crate::runtime::Observer;
+
+/// The retry state of one exec (or one resilient call) shared by both layers: the budget, the
+/// jitter RNG, the decisions so far, and the runtime's storm control.
+pub(crate) struct RetryState<'a> {
+    pub(crate) policy: &'a RetryPolicy,
+    pub(crate) function: Option<&'static str>,
+    pub(crate) budget: Budget,
+    pub(crate) rng: Rng,
+    pub(crate) decisions: Vec<Decision>,
+    pub(crate) attempt: u32,
+    pub(crate) observer: Option<&'a Observer>,
+    pub(crate) journal: Option<&'a Journal>,
+    pub(crate) governor: Option<&'a Governor>,
+    /// Tokens the latest retry of this exec took (returned if the call it led to succeeds).
+    pub(crate) last_retry_cost: u32,
+}
+
+impl RetryState<'_> {
+    /// Whether a retry may be made, and after how long: the budget's caps, deadline and the server's
+    /// hint as a floor, then the retry bucket.
+    pub(crate) async fn permit_retry(
+        &mut self,
+        computed: Duration,
+        hint: Option<Duration>,
+        timeout: bool,
+    ) -> Result<Duration, String> {
+        let delay = self.budget.plan_retry(computed, hint)?;
+        let Some(governor) = self.governor else { return Ok(delay) };
+        match governor.take_retry(timeout).await {
+            Ok(cost) => {
+                self.last_retry_cost = cost;
+                Ok(delay)
+            }
+            Err(why) => Err(self.budget.refuse(why)),
+        }
+    }
+
+    /// Waits while the provider is cooling down (a server asked another call to wait), at most
+    /// `retry_after_cap_ms` and never past the deadline.
+    pub(crate) async fn wait_for_cooldown(&self) {
+        let Some(governor) = self.governor else { return };
+        if let Some(wait) = governor.cooldown_remaining().await {
+            let wait = self.budget.bound_wait(wait);
+            if !wait.is_zero() {
+                tracing::debug!(
+                    scope = governor.scope(),
+                    wait_ms = wait.as_millis() as u64,
+                    "provider cooling down; waiting before the request"
+                );
+                tokio::time::sleep(wait).await;
+            }
+        }
+    }
+
+    /// Records a decision (failure path only) and reports it to `tracing`.
+    pub(crate) fn decide(
+        &mut self,
+        layer: Layer,
+        error: String,
+        verdict: Verdict,
+        reason: String,
+        delay: Option<Duration>,
+    ) {
+        let decision = Decision {
+            layer,
+            attempt: self.attempt,
+            call: self.budget.calls(),
+            error,
+            verdict,
+            reason,
+            delay,
+            at: self.budget.elapsed(),
+        };
+        let function = self.function.unwrap_or("exec");
+        let delay_ms = delay.map(|delay| delay.as_millis() as u64);
+        if verdict == Verdict::Retry {
+            tracing::debug!(function, layer = layer.name(), call = decision.call, error = %decision.error,
+                reason = %decision.reason, delay_ms, "model call failed; retrying");
+        } else {
+            tracing::warn!(function, layer = layer.name(), call = decision.call, error = %decision.error,
+                verdict = verdict.name(), reason = %decision.reason, "model call failed");
+        }
+        if let Some(observer) = self.observer {
+            observer(&decision);
+        }
+        if let Some(journal) = self.journal {
+            // Writes only retries, and only when the journal was opened to keep them.
+            let _ = journal.record_decision(self.function, &decision);
+        }
+        self.decisions.push(decision);
+    }
+}
+
+/// What layer 2 does after a failed attempt.
+#[derive(Debug)]
+pub(crate) enum Next {
+    /// Sleep this long, then make the next attempt.
+    Retry(Duration),
+    /// Give up with this kind (and, for `Budget`, the cap that stopped it).
+    Stop(ExecErrorKind, Option<String>),
+}
+
+/// A failed attempt as layer 2 sees it.
+pub(crate) struct Failed {
+    /// `"<Kind>: <text>"`.
+    pub(crate) error: String,
+    /// What the classifier says to do.
+    pub(crate) action: ExecAction,
+    /// Why.
+    pub(crate) reason: String,
+    /// The server's requested wait.
+    pub(crate) hint: Option<Duration>,
+    /// The attempt ran out of time.
+    pub(crate) timeout: bool,
+    /// The validator rejected the result.
+    pub(crate) rejected: bool,
+}
+
+impl RetryState<'_> {
+    /// Layer 2's rules after failed attempt `index` (from 0), DESIGN.md section 4: stop on a
+    /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
+    /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
+    /// bucket allow it. Records the decision.
+    pub(crate) async fn after_failed_attempt(&mut self, schedule: &mut Schedule, index: u32, failed: Failed) -> Next {
+        let Failed { error, action, reason, hint, timeout, rejected } = failed;
+        let stop = match action {
+            ExecAction::Raise => Some((ExecErrorKind::Programming, Verdict::Raise)),
+            ExecAction::ContextOverflow => Some((ExecErrorKind::ContextOverflow, Verdict::ContextOverflow)),
+            ExecAction::FailPermanently => Some((ExecErrorKind::Permanent, Verdict::FailPermanently)),
+            ExecAction::Retry => None,
+        };
+        if let Some((kind, verdict)) = stop {
+            self.decide(Layer::Exec, error, verdict, reason, None);
+            return Next::Stop(kind, None);
+        }
+        if let Some(why) = self.budget.take_stopped_by() {
+            self.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
+            return Next::Stop(ExecErrorKind::Budget, Some(why));
+        }
+        let attempts = self.policy.max_retries();
+        if index + 1 >= attempts {
+            let reason = format!("{reason}; all {attempts} exec attempts used");
+            self.decide(Layer::Exec, error, Verdict::Exhausted, reason, None);
+            let kind = if rejected { ExecErrorKind::InvalidResult } else { ExecErrorKind::Exhausted };
+            return Next::Stop(kind, None);
+        }
+        let computed = schedule.delay(index, &mut self.rng);
+        match self.permit_retry(computed, hint, timeout).await {
+            Ok(delay) => {
+                self.decide(Layer::Exec, error, Verdict::Retry, reason, Some(delay));
+                Next::Retry(delay)
+            }
+            Err(why) => {
+                self.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
+                Next::Stop(ExecErrorKind::Budget, Some(why))
+            }
+        }
+    }
+}

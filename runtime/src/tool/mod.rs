@@ -1,0 +1,203 @@
+//! Tools the model can call: the [`Tool`] trait, plain async functions registered by name, the
+//! [`Toolbox`] that offers them to the model and runs the calls of one assistant turn.
+//!
+//! A tool's failure is the model's business, never the retry layers' (DESIGN.md section 9): every
+//! way a call can go wrong — the tool returned an error, the model named a tool that does not
+//! exist, sent arguments that are not a JSON object or do not match the schema, or the tool
+//! panicked — becomes a [`ContentBlock::ToolResult`] with `is_error: true` and a text the model
+//! can act on. Nothing here is ever classified: a tool that fails with `"RateLimitError: 429"` is
+//! fed back to the model at once, with no sleep.
+//!
+//! # Examples
+//!
+//! ```
+//! use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
+//! use agentic_runtime::tool::{ToolError, Toolbox};
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let toolbox = Toolbox::new().with_fn(
+//!     "get_weather",
+//!     "The current weather in a city.",
+//!     json!({
+//!         "type": "object",
+//!         "properties": {"city": {"type": "string"}},
+//!         "required": ["city"],
+//!     }),
+//!     |input| async move {
+//!         match input["city"].as_str() {
+//!             Some("Atlantis") => Err(ToolError::new("no such city")),
+//!             Some(city) => Ok(format!("Sunny in {city}")),
+//!             None => unreachable!("the schema requires a string `city`"),
+//!         }
+//!     },
+//! );
+//!
+//! // One assistant turn with two tool calls.
+//! let mut turn = AssistantMessage::text("");
+//! turn.content = vec![
+//!     ContentBlock::ToolUse { id: "call_1".into(), name: "get_weather".into(), input: json!({"city": "Paris"}) },
+//!     ContentBlock::ToolUse { id: "call_2".into(), name: "get_weather".into(), input: json!({"town": "Paris"}) },
+//! ];
+//! turn.stop_reason = StopReason::ToolUse;
+//!
+//! let outcomes = toolbox.run_calls(&turn).await;
+//! assert_eq!((outcomes[0].content.as_str(), outcomes[0].is_error), ("Sunny in Paris", false));
+//! assert!(outcomes[1].is_error);
+//! assert_eq!(outcomes[1].content, "invalid arguments for `get_weather`: `city` is required");
+//! # }
+//! ```
+
+mod schema;
+mod toolbox;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use schema::check_arguments;
+pub use toolbox::{ToolOutcome, Toolbox, results_message};
+
+#[cfg(doc)]
+use crate::message::ContentBlock;
+
+/// What [`Tool::call`] returns: a boxed future of the tool's text result or its error.
+pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'a>>;
+
+/// A tool the model can call.
+///
+/// Most tools are plain async functions registered with [`Toolbox::with_fn`]; implement this
+/// trait for a tool that carries state or computes its description.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::tool::{Tool, ToolError, ToolFuture, Toolbox};
+/// use serde_json::{Value, json};
+///
+/// struct Clock {
+///     now: &'static str,
+/// }
+///
+/// impl Tool for Clock {
+///     fn name(&self) -> &str {
+///         "get_time"
+///     }
+///
+///     fn description(&self) -> &str {
+///         "The current time, as HH:MM."
+///     }
+///
+///     fn parameters(&self) -> Value {
+///         json!({"type": "object", "properties": {}})
+///     }
+///
+///     fn call(&self, _input: Value) -> ToolFuture<'_> {
+///         Box::pin(async move { Ok(self.now.to_owned()) })
+///     }
+/// }
+///
+/// let toolbox = Toolbox::new().with_tool(Clock { now: "12:00" });
+/// assert_eq!(toolbox.names().collect::<Vec<_>>(), ["get_time"]);
+/// ```
+pub trait Tool: Send + Sync + 'static {
+    /// The name the model calls it by: 1 to 64 ASCII letters, digits, `_` or `-` (what both APIs
+    /// accept).
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// The JSON schema of the arguments: an object schema such as
+    /// `{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}`.
+    ///
+    /// The [`Toolbox`] reads it once, when the tool is registered, and checks every call's
+    /// arguments against it before [`Tool::call`] (see [`check_arguments`] for what is checked).
+    fn parameters(&self) -> Value;
+
+    /// Runs the tool on `input` (a JSON object that matched the schema). The `Ok` text goes back
+    /// to the model as the result; the `Err` text goes back as an error result (`is_error: true`),
+    /// for the model to reason about. A panic is caught and becomes an error result too.
+    fn call(&self, input: Value) -> ToolFuture<'_>;
+}
+
+/// A tool's failure: its text goes back to the model as an error result, as it is.
+///
+/// It is never classified or retried by the runtime, whatever it says.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::tool::ToolError;
+///
+/// let error = ToolError::new("RateLimitError: 429");
+/// assert_eq!(error.to_string(), "RateLimitError: 429");
+/// let from_io = std::fs::read("/no/such/file").map_err(ToolError::new).unwrap_err();
+/// assert!(!from_io.message().is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    message: String,
+}
+
+impl ToolError {
+    /// An error with `message` (any displayable value: a string, an `io::Error`, ...).
+    pub fn new(message: impl fmt::Display) -> Self {
+        Self { message: message.to_string() }
+    }
+
+    /// The text the model gets.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self { message }
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        Self { message: message.to_owned() }
+    }
+}
+
+/// What a request tells the model about one tool: its name, description and argument schema.
+///
+/// The providers send it in their wire format: OpenAI
+/// `{"type": "function", "function": {"name", "description", "parameters"}}`, Anthropic
+/// `{"name", "description", "input_schema"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its arguments.
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A spec. A `null` schema stands for "no arguments", `{"type": "object", "properties": {}}`
+    /// (both APIs want an object schema).
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        let parameters =
+            if parameters.is_null() { serde_json::json!({"type": "object", "properties": {}}) } else { parameters };
+        Self { name: name.into(), description: description.into(), parameters }
+    }
+}

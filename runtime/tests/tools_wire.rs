@@ -1,0 +1,170 @@
+//! The tool pieces end to end, without the exec loop: tools offered on both wire formats, the
+//! chaos server's tool calls parsed into `ToolUse` blocks, the toolbox's results sent back, and
+//! the trace the toolbox writes graded.
+
+use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
+use agentic_runtime::agent;
+use agentic_runtime::message::{ContentBlock, Message, StopReason};
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, Request, ScriptedProvider, Step};
+use agentic_runtime::tool::{ToolError, Toolbox, results_message};
+use agentic_runtime::trace::grade::{Category, grade_lines};
+use agentic_runtime::trace::{TraceEvent, TraceSink};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// `get_weather` fails `failures` times with "RateLimitError: 429", then works; `get_time` works.
+fn toolbox(failures: u32) -> Toolbox {
+    let calls = Arc::new(AtomicU32::new(0));
+    Toolbox::new()
+        .with_fn(
+            "get_weather",
+            "The weather in a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            move |input| {
+                let calls = Arc::clone(&calls);
+                async move {
+                    if calls.fetch_add(1, Ordering::SeqCst) < failures {
+                        return Err(ToolError::new("RateLimitError: 429"));
+                    }
+                    Ok(format!("sunny in {}", input["city"].as_str().unwrap_or("?")))
+                }
+            },
+        )
+        .with_fn("get_time", "The time.", serde_json::Value::Null, |_| async { Ok("12:00".to_owned()) })
+}
+
+/// One model turn and, if it asked for tools, their results: what the exec loop will do per turn.
+async fn turn(
+    provider: &dyn Provider,
+    toolbox: &Toolbox,
+    history: &mut Vec<Message>,
+    trace: &agentic_runtime::trace::RunTrace,
+) -> bool {
+    let mut request = Request::new(history);
+    request.tools = toolbox.specs();
+    let message = agent::run(provider, &request, None).await.expect("no programming error");
+    assert!(!message.is_error(), "{message:?}");
+    let wants_tools = message.stop_reason == StopReason::ToolUse;
+    let outcomes = toolbox.run_calls_traced(&message, Some(trace)).await;
+    history.push(Message::Assistant(message));
+    if wants_tools {
+        history.push(results_message(outcomes));
+    }
+    wants_tools
+}
+
+async fn both_formats_against_chaos(provider: &dyn Provider, server: &ChaosServer, first_id: &str) {
+    let toolbox = toolbox(1);
+    let sink = TraceSink::in_memory();
+    let trace = sink.start_run(Some("weather"));
+    let mut history = vec![Message::user("Weather and time in Paris?")];
+    assert!(turn(provider, &toolbox, &mut history, &trace).await);
+    let Message::Assistant(first) = &history[1] else { panic!("{history:?}") };
+    assert_eq!(first.content[0], ContentBlock::text("Let me check."));
+    assert_eq!(
+        first.content[1],
+        ContentBlock::ToolUse { id: first_id.into(), name: "get_weather".into(), input: json!({"city": "Paris"}) }
+    );
+    assert!(
+        matches!(&first.content[2], ContentBlock::ToolUse { name, input, .. } if name == "get_time" && *input == json!({}))
+    );
+    assert!(turn(provider, &toolbox, &mut history, &trace).await, "the model calls again after the error");
+    assert!(!turn(provider, &toolbox, &mut history, &trace).await);
+    trace.agent_finish(&history.last().unwrap().text(), 3);
+
+    // The results went back: the error as is, then the success.
+    let Message::User { content } = &history[2] else { panic!("{history:?}") };
+    assert!(
+        matches!(&content[0], ContentBlock::ToolResult { content, is_error: true, .. } if content == "RateLimitError: 429")
+    );
+    assert!(matches!(&content[1], ContentBlock::ToolResult { content, is_error: false, .. } if content == "12:00"));
+    let Message::User { content } = &history[4] else { panic!("{history:?}") };
+    assert!(
+        matches!(&content[0], ContentBlock::ToolResult { content, is_error: false, .. } if content == "sunny in Paris")
+    );
+    assert_eq!(history.last().unwrap().text(), "It is sunny in Paris.");
+
+    let journal = server.journal();
+    assert_eq!(journal.len(), 3, "one request per turn: a tool error is never retried");
+    assert!(journal.iter().all(|entry| entry.tools == ["get_weather", "get_time"]), "{journal:?}");
+    let report = grade_lines(sink.contents().unwrap().as_bytes()).unwrap();
+    assert_eq!(report.runs[0].category, Category::ToolErrorRecovered);
+    assert_eq!((report.runs[0].tool_calls, report.runs[0].tool_errors), (3, 1));
+}
+
+fn scenario() -> Scenario {
+    Scenario::new()
+        .then(
+            ChaosStep::tool_use("get_weather", json!({"city": "Paris"}))
+                .call("get_time", json!({}))
+                .text("Let me check."),
+        )
+        .then(ChaosStep::tool_use("get_weather", json!({"city": "Paris"})))
+        .otherwise(ChaosStep::ok("It is sunny in Paris."))
+}
+
+#[tokio::test]
+async fn openai_sends_tools_and_reads_the_chaos_servers_tool_calls() {
+    let server = ChaosServer::start(scenario()).await.unwrap();
+    let provider = OpenAiProvider::new(server.openai_base_url(), None);
+    both_formats_against_chaos(&provider, &server, "call_chaos000000_0").await;
+}
+
+#[tokio::test]
+async fn anthropic_sends_tools_and_reads_the_chaos_servers_tool_calls() {
+    let server = ChaosServer::start(scenario()).await.unwrap();
+    let provider = AnthropicProvider::new(server.anthropic_base_url(), None);
+    both_formats_against_chaos(&provider, &server, "toolu_chaos000000_0").await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_seeds_flaky_tool_with_the_scripted_provider_is_fed_back_at_once() {
+    let provider = ScriptedProvider::new([
+        Step::tool_call("get_weather", json!({"city": "Paris"})),
+        Step::tool_call("get_weather", json!({"city": "Paris"})),
+        Step::tool_call("get_weather", json!({"city": "Paris"})),
+        Step::ok("It is sunny in Paris."),
+    ]);
+    let toolbox = toolbox(2);
+    let sink = TraceSink::in_memory();
+    let trace = sink.start_run(None);
+    let mut history = vec![Message::user("Weather in Paris?")];
+    let mut iterations = 0;
+    loop {
+        iterations += 1;
+        if !turn(&provider, &toolbox, &mut history, &trace).await {
+            break;
+        }
+    }
+    trace.agent_finish(&history.last().unwrap().text(), iterations);
+    assert_eq!(iterations, 4);
+    assert!(provider.requests().iter().all(|request| request.tools == ["get_weather", "get_time"]));
+
+    let events = TraceEvent::parse_all(&sink.contents().unwrap()).unwrap();
+    let names: Vec<&str> = events.iter().map(TraceEvent::name).collect();
+    assert_eq!(
+        names,
+        [
+            "agent_start",
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "agent_finish"
+        ]
+    );
+    let errors: Vec<bool> = events
+        .iter()
+        .filter_map(|event| match event {
+            TraceEvent::ToolResult { is_error, .. } => Some(*is_error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors, [true, true, false]);
+    assert!(events.windows(2).all(|pair| pair[1].ts_ms() == pair[0].ts_ms()), "no sleep anywhere: {events:?}");
+    let report = grade_lines(sink.contents().unwrap().as_bytes()).unwrap();
+    assert_eq!(report.runs[0].category, Category::ToolErrorRecovered);
+}

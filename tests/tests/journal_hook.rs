@@ -1,0 +1,80 @@
+//! The failure journal hooked into `Runtime::exec` and resilient calls.
+
+use std::path::PathBuf;
+
+use agentic_runtime::journal::{Journal, read_journal};
+use agentic_runtime::resilient::Resilient;
+use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, agentic_function};
+
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("agentic-journal-hook-{}-{name}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        Self(path)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Summarize the text.
+#[agentic_function(max_retries = 2, session_retries = 1)]
+async fn summarize(runtime: &Runtime, text: &str) -> Result<Reply, ExecError> {
+    runtime.exec(text).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_final_failure_of_exec_is_one_line() {
+    let file = TempFile::new("exec");
+    let provider = ScriptedProvider::new([]).with_fallback(Step::http(429, "Too Many Requests"));
+    let runtime = Runtime::new(provider).with_journal(Journal::open(&file.0).unwrap());
+    for _ in 0..3 {
+        summarize(&runtime, "text").await.unwrap_err();
+    }
+    let provider = ScriptedProvider::new([Step::ok("fine")]);
+    Runtime::new(provider).with_journal(Journal::open(&file.0).unwrap()).exec("ok").await.unwrap();
+
+    let contents = read_journal(&file.0).unwrap();
+    assert!(contents.corrupt.is_empty());
+    assert_eq!(contents.records.len(), 3, "failures only");
+    let record = &contents.records[0];
+    assert_eq!((record.name.as_str(), record.kind.as_str()), ("summarize", "exhausted"));
+    assert_eq!(record.calls, 4);
+    let counts = contents.counts_since(0);
+    assert_eq!(counts.len(), 1);
+    assert_eq!(counts[0].count, 3);
+    assert_eq!(counts[0].label, "429 rate limited");
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_are_recorded_when_asked() {
+    let file = TempFile::new("retries");
+    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::ok("fine")]);
+    let runtime = Runtime::new(provider).with_journal(Journal::open(&file.0).unwrap().with_retries(true));
+    runtime.exec("hi").await.unwrap();
+    let contents = read_journal(&file.0).unwrap();
+    assert_eq!(contents.records.len(), 1);
+    assert_eq!(contents.records[0].event.to_string(), "retry");
+}
+
+#[tokio::test(start_paused = true)]
+async fn resilient_calls_record_their_failure() {
+    let file = TempFile::new("call");
+    let journal = Journal::open(&file.0).unwrap();
+    let policy = RetryPolicy::new().with_max_retries(2);
+    let _ = Resilient::<()>::new("fetch prices", &policy)
+        .with_journal(&journal)
+        .call(|| async { Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) })
+        .await
+        .unwrap_err();
+    let contents = read_journal(&file.0).unwrap();
+    assert_eq!(contents.records.len(), 1);
+    let record = &contents.records[0];
+    assert_eq!((record.op.as_str(), record.name.as_str(), record.kind.as_str()), ("call", "fetch prices", "exhausted"));
+    assert_eq!(record.attempts.len(), 2);
+}

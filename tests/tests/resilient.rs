@@ -1,0 +1,192 @@
+//! Resilient calls for any async operation: io errors, reqwest errors, user errors, validators,
+//! timeouts and the deadline, on paused time.
+
+use std::cell::Cell;
+use std::fmt;
+use std::io::{Error, ErrorKind};
+use std::time::Duration;
+
+use agentic_runtime::classify::ExecAction;
+use agentic_runtime::resilient::{Classification, Classify, HttpStatus, Resilient};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Verdict};
+
+const POLICY: RetryPolicy = RetryPolicy::new();
+
+fn sleeps<E>(failure: &agentic_runtime::resilient::Failure<E>) -> Vec<u128> {
+    failure.attempts.iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn io_errors_retry_on_the_exec_schedule_then_succeed() {
+    let calls = Cell::new(0);
+    let start = tokio::time::Instant::now();
+    let value = Resilient::new("read", &POLICY)
+        .call(|| {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move { if n < 3 { Err(Error::from(ErrorKind::ConnectionReset)) } else { Ok(n) } }
+        })
+        .await
+        .unwrap();
+    assert_eq!(value, 3);
+    assert_eq!(start.elapsed(), Duration::from_millis(4500), "1.5 s then 3 s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_permanent_io_error_stops_after_one_attempt() {
+    let calls = Cell::new(0);
+    let failure = Resilient::new("open config", &POLICY)
+        .call(|| {
+            calls.set(calls.get() + 1);
+            async { Err::<(), _>(Error::new(ErrorKind::NotFound, "config.toml")) }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(calls.get(), 1);
+    assert_eq!(failure.kind, ExecErrorKind::Permanent);
+    assert_eq!(failure.name, "open config");
+    assert_eq!(failure.last_error.as_ref().unwrap().kind(), ErrorKind::NotFound);
+    assert_eq!(failure.to_string(), "open config failed permanently:\nAttempt 1: config.toml");
+}
+
+#[tokio::test(start_paused = true)]
+async fn exhaustion_keeps_every_attempt_with_its_verdict_and_delay() {
+    let failure = Resilient::new("fetch", &POLICY)
+        .call(|| async { Err::<(), _>(Error::from(ErrorKind::TimedOut)) })
+        .await
+        .unwrap_err();
+    assert_eq!(failure.kind, ExecErrorKind::Exhausted);
+    assert_eq!(sleeps(&failure), [1500, 3000]);
+    let verdicts: Vec<Verdict> = failure.attempts.iter().map(|d| d.verdict).collect();
+    assert_eq!(verdicts, [Verdict::Retry, Verdict::Retry, Verdict::Exhausted]);
+    assert_eq!(failure.attempts[0].reason, "I/O timed out");
+    assert_eq!(failure.elapsed, Duration::from_millis(4500));
+}
+
+#[derive(Debug)]
+enum SearchError {
+    Busy { retry_after: Duration },
+    BadQuery,
+}
+
+impl fmt::Display for SearchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchError::Busy { .. } => f.write_str("SearchError: busy"),
+            SearchError::BadQuery => f.write_str("SearchError: bad query"),
+        }
+    }
+}
+
+impl Classify for SearchError {
+    fn classify(&self) -> Classification {
+        match self {
+            SearchError::Busy { retry_after } => {
+                Classification::retry("the index is busy").with_retry_after(Some(*retry_after))
+            }
+            SearchError::BadQuery => Classification::permanent("the query is malformed"),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_user_error_type_decides_and_its_hint_is_a_floor() {
+    let calls = Cell::new(0);
+    let result = Resilient::<()>::new("search", &POLICY)
+        .call(|| {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move {
+                match n {
+                    1 => Err(SearchError::Busy { retry_after: Duration::from_secs(10) }),
+                    _ => Err(SearchError::BadQuery),
+                }
+            }
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(sleeps(&result), [10_000]);
+    assert_eq!(result.kind, ExecErrorKind::Permanent);
+    assert!(matches!(result.last_error, Some(SearchError::BadQuery)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_value_is_a_retryable_failure() {
+    let calls = Cell::new(0);
+    let policy = RetryPolicy::new().with_max_retries(2);
+    let failure =
+        Resilient::new("llm", &policy)
+            .validate(|results: &Vec<u32>| {
+                if results.len() == 60 { Ok(()) } else { Err(format!("expected 60 results, got {}", results.len())) }
+            })
+            .call(|| {
+                calls.set(calls.get() + 1);
+                async { Ok::<_, Error>(vec![1; 10]) }
+            })
+            .await
+            .unwrap_err();
+    assert_eq!(calls.get(), 2);
+    assert_eq!(failure.kind, ExecErrorKind::InvalidResult);
+    assert_eq!(failure.attempts[0].error, "InvalidResult: expected 60 results, got 10");
+    assert!(failure.last_error.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_attempt_has_a_timeout_and_all_share_one_deadline() {
+    let policy = RetryPolicy::new().with_timeout_ms(Some(2_000)).with_budget_ms(Some(6_000));
+    let start = tokio::time::Instant::now();
+    let failure = Resilient::new("slow", &policy)
+        .call(|| async {
+            std::future::pending::<()>().await;
+            Ok::<(), Error>(())
+        })
+        .await
+        .unwrap_err();
+    // 2 s, sleep 1.5 s, 2 s (at 5.5 s): a 3 s sleep does not fit in the 0.5 s left.
+    assert_eq!(failure.kind, ExecErrorKind::Budget);
+    assert_eq!(start.elapsed(), Duration::from_millis(5500));
+    assert_eq!(failure.attempts[0].error, "TimeoutError: attempt timed out after 2000 ms");
+    assert!(failure.stopped_by.as_deref().unwrap().starts_with("`budget_ms` (6000) would run out"));
+}
+
+#[test]
+fn http_statuses_and_model_errors_classify_like_the_exec_layer() {
+    assert_eq!(HttpStatus(429).classify().action, ExecAction::Retry);
+    assert_eq!(HttpStatus(503).classify().action, ExecAction::Retry);
+    assert_eq!(HttpStatus(401).classify().action, ExecAction::FailPermanently);
+    assert_eq!(reqwest::StatusCode::NOT_FOUND.classify().action, ExecAction::FailPermanently);
+    let error = agentic_runtime::ModelError::http(429, "slow down").with_retry_after(Duration::from_secs(3));
+    let class = error.classify();
+    assert_eq!((class.action, class.retry_after), (ExecAction::Retry, Some(Duration::from_secs(3))));
+    assert_eq!(agentic_runtime::ModelError::parse("TypeError: bad").classify().action, ExecAction::Raise);
+}
+
+#[tokio::test]
+async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::new().with_max_retries(2).with_exec_base_delay_ms(1);
+    let calls = Cell::new(0);
+    // Nothing listens on port 9 of the loopback address: every connect is refused.
+    let failure = Resilient::new("ping", &policy)
+        .call(|| {
+            calls.set(calls.get() + 1);
+            client.get("http://127.0.0.1:9/").send()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(calls.get(), 2);
+    assert_eq!(failure.kind, ExecErrorKind::Exhausted);
+    assert_eq!(failure.attempts[0].reason, "the connection failed");
+
+    let failure = Resilient::new("bad url", &policy).call(|| client.get("not a url").send()).await.unwrap_err();
+    assert_eq!(failure.kind, ExecErrorKind::Programming);
+    assert_eq!(failure.attempts.len(), 1);
+}
+
+#[tokio::test]
+async fn an_invalid_policy_is_refused_before_any_attempt() {
+    let policy = RetryPolicy::new().with_max_retries(0);
+    let failure = Resilient::new("x", &policy).call(|| async { Ok::<(), Error>(()) }).await.unwrap_err();
+    assert_eq!(failure.kind, ExecErrorKind::Programming);
+    assert!(failure.to_string().starts_with("x: invalid retry policy: `max_retries` (0)"), "{failure}");
+}
