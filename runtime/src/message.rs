@@ -139,6 +139,11 @@ impl AssistantMessage {
         }
     }
 
+    /// True when the message asks for at least one tool call.
+    pub fn has_tool_calls(&self) -> bool {
+        self.content.iter().any(|block| matches!(block, ContentBlock::ToolUse { .. }))
+    }
+
     /// True when the call failed.
     pub fn is_error(&self) -> bool {
         self.stop_reason == StopReason::Error

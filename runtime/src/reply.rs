@@ -16,12 +16,23 @@ pub struct Reply {
     calls: u32,
     attempts: u32,
     elapsed: Duration,
+    iterations: u32,
     decisions: Vec<Decision>,
 }
 
 impl Reply {
     pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
-        Self { text, stop_reason, calls, attempts, elapsed, decisions: Vec::new() }
+        Self { text, stop_reason, calls, attempts, elapsed, iterations: 0, decisions: Vec::new() }
+    }
+
+    pub(crate) fn with_iterations(mut self, iterations: u32) -> Self {
+        self.iterations = iterations;
+        self
+    }
+
+    /// Tool turns the model took before its final answer (0 without tools).
+    pub fn iterations(&self) -> u32 {
+        self.iterations
     }
 
     pub(crate) fn with_decisions(mut self, decisions: Vec<Decision>) -> Self {
@@ -49,7 +60,7 @@ impl Reply {
         self.calls
     }
 
-    /// Exec attempts made (layer 2), the successful one included.
+    /// Exec attempts made (layer 2) across every model turn, the successful one included.
     pub fn attempts(&self) -> u32 {
         self.attempts
     }

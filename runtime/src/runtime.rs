@@ -11,7 +11,7 @@ use crate::budget::{Budget, Governor, RetryQuota};
 use crate::classify::{ExecAction, Reason, exec_verdict, retry_hint};
 use crate::error::{ExecError, ExecErrorKind, ModelError};
 use crate::journal::Journal;
-use crate::message::{AssistantMessage, Message};
+use crate::message::{AssistantMessage, Message, StopReason};
 use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
 use crate::provider::Provider;
@@ -19,6 +19,8 @@ use crate::reply::Reply;
 use crate::report::Decision;
 use crate::retry::{Failed, Next, RetryState};
 use crate::session::{AgentSession, Run, is_timeout, run_layer};
+use crate::tool::{Toolbox, results_message};
+use crate::trace::TraceSink;
 
 /// The entry point: a provider, a default policy, and `exec`.
 ///
@@ -54,7 +56,13 @@ pub struct Runtime {
     quota: Option<RetryQuota>,
     store: Option<Arc<dyn SharedStore>>,
     journal: Option<Journal>,
+    tools: Toolbox,
+    trace: Option<TraceSink>,
+    max_iterations: u32,
 }
+
+/// The most tool turns of one exec, unless [`Runtime::with_max_iterations`] says otherwise.
+pub const DEFAULT_MAX_ITERATIONS: u32 = 20;
 
 /// A callback that sees every decision of both layers as it is made.
 pub type Observer = dyn Fn(&Decision) + Send + Sync;
@@ -85,6 +93,9 @@ impl Runtime {
             quota,
             store: None,
             journal: None,
+            tools: Toolbox::new(),
+            trace: None,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
             provider,
             policy: RetryPolicy::new(),
             system: None,
@@ -164,6 +175,61 @@ impl Runtime {
         self
     }
 
+    /// The tools the model may call during an exec. Each turn that asks for tools runs them (see
+    /// [`Toolbox::run_calls`]) and sends the results back, errors included (`is_error: true`), for
+    /// the model to decide what to do: a tool error is never retried by the layers, whatever it
+    /// says. The loop ends with the model's final text, or at `max_iterations` with an error of kind
+    /// [`ExecErrorKind::MaxIterations`]. Infrastructure retries apply per model turn: a failed turn
+    /// is retried with the history as it was before it, completed tool results kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Step, Toolbox};
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let tools = Toolbox::new().with_fn(
+    ///     "get_weather",
+    ///     "The weather in a city",
+    ///     json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    ///     |input| async move { Ok(format!("sunny in {}", input["city"].as_str().unwrap_or("?"))) },
+    /// );
+    /// let provider = ScriptedProvider::new([
+    ///     Step::tool_call("get_weather", json!({"city": "Paris"})),
+    ///     Step::ok("It is sunny in Paris."),
+    /// ]);
+    /// let runtime = Runtime::new(provider.clone()).with_tools(tools);
+    /// let reply = runtime.exec("What is the weather in Paris?").await.unwrap();
+    /// assert_eq!(reply.text(), "It is sunny in Paris.");
+    /// assert_eq!(reply.iterations(), 1);
+    /// # }
+    /// ```
+    pub fn with_tools(mut self, tools: Toolbox) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The most tool turns one exec may take before it stops with
+    /// [`ExecErrorKind::MaxIterations`] (not retried).
+    ///
+    /// # Default
+    /// `20`
+    pub fn with_max_iterations(mut self, iterations: u32) -> Self {
+        self.max_iterations = iterations;
+        self
+    }
+
+    /// Writes a JSONL trace of every exec: `agent_start`, `tool_call`, `tool_result` (with
+    /// `is_error`) and `agent_finish`. Infrastructure retries are not task events: they go to
+    /// `tracing` and the journal. An exec whose layers gave up writes no `agent_finish`, so the
+    /// grader (`agentic grade`) calls it `incomplete`.
+    pub fn with_trace(mut self, trace: TraceSink) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
     /// Tokens left in this process's retry bucket (`None` when the bucket is off).
     pub fn retry_tokens(&self) -> Option<u32> {
         self.quota.map(|_| self.governor.local_tokens())
@@ -212,6 +278,7 @@ impl Runtime {
         Run {
             provider: &*self.provider,
             system: system.or(self.system.as_deref()),
+            tools: self.tools.specs(),
             state: RetryState {
                 policy,
                 function,
@@ -245,73 +312,109 @@ impl Runtime {
         let system = own_system.as_deref().or(function.doc);
         let policy = &function.policy;
         let mut run = self.start_run(policy, system, name);
-        let mut schedule = Schedule::exec(policy);
         // Room for the prompt and the answer: the success path allocates the history once.
         let mut history = Vec::with_capacity(2);
         history.push(Message::user(text));
         let mut base = history.len();
-        let mut attempts: Vec<String> = Vec::new();
+        let trace = self.trace.as_ref().map(|sink| sink.start_run(name));
+        let mut iterations = 0u32;
+        let mut attempts_made = 0u32;
 
-        for attempt in 0..policy.max_retries() {
-            run.attempt = attempt + 1;
-            if let Err(error) = run_layer(&mut run, &mut history).await {
-                attempts.push(error.to_string());
-                return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
-            }
-            let Some(Message::Assistant(last)) = history.pop() else {
-                unreachable!("the layer leaves its message last")
-            };
-            let failed = if last.is_error() {
-                let error = last.failure_text();
-                let verdict = exec_verdict(&error, last.error.as_ref());
-                let hint = retry_hint(last.error_text(), last.error.as_ref());
-                let timeout = is_timeout(&last);
-                history.push(Message::Assistant(last));
-                Failed {
-                    error,
-                    action: verdict.action,
-                    reason: verdict.reason.to_string(),
-                    hint,
-                    timeout,
-                    rejected: false,
+        // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
+        // them and feeds the results back, with no retry and no sleep, whatever the tools said.
+        'turns: loop {
+            let mut schedule = Schedule::exec(policy);
+            let mut attempts: Vec<String> = Vec::new();
+            for attempt in 0..policy.max_retries() {
+                run.attempt = attempt + 1;
+                attempts_made += 1;
+                if let Err(error) = run_layer(&mut run, &mut history).await {
+                    attempts.push(error.to_string());
+                    return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
                 }
-            } else {
-                let stop_reason = last.stop_reason;
-                let reply =
-                    Reply::new(last.into_text(), stop_reason, run.budget.calls(), run.attempt, run.budget.elapsed());
-                let rejection = function.validate.and_then(|validate| validate(&reply).err());
-                let Some(reason) = rejection else {
-                    run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
-                    return Ok(reply.with_decisions(std::mem::take(&mut run.decisions)));
+                let Some(Message::Assistant(last)) = history.pop() else {
+                    unreachable!("the layer leaves its message last")
                 };
-                history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
-                history.push(Message::user(format!(
-                    "Your previous reply was rejected: {reason}. Answer again, fixing that."
-                )));
-                base = history.len();
-                let error = format!("InvalidResult: {reason}");
-                Failed {
-                    error,
-                    action: ExecAction::Retry,
-                    reason: Reason::Rejected.to_string(),
-                    hint: None,
-                    timeout: false,
-                    rejected: true,
-                }
-            };
-            attempts.push(failed.error.clone());
-            match run.after_failed_attempt(&mut schedule, attempt, failed).await {
-                Next::Retry(delay) => {
-                    history.truncate(base);
-                    tokio::time::sleep(delay).await;
-                }
-                Next::Stop(kind, stopped_by) => {
-                    let source = last_model_error(&history);
-                    return Err(fail(run, kind, attempts, stopped_by, source));
+                let failed = if last.is_error() {
+                    let error = last.failure_text();
+                    let verdict = exec_verdict(&error, last.error.as_ref());
+                    let hint = retry_hint(last.error_text(), last.error.as_ref());
+                    let timeout = is_timeout(&last);
+                    history.push(Message::Assistant(last));
+                    Failed {
+                        error,
+                        action: verdict.action,
+                        reason: verdict.reason.to_string(),
+                        hint,
+                        timeout,
+                        rejected: false,
+                    }
+                } else if last.stop_reason == StopReason::ToolUse && last.has_tool_calls() {
+                    if iterations >= self.max_iterations {
+                        let limit = format!(
+                            "the model still asked for tools after {iterations} tool iterations \
+                             (`max_iterations` is {}): no final answer",
+                            self.max_iterations
+                        );
+                        history.push(Message::Assistant(last));
+                        return Err(fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None));
+                    }
+                    iterations += 1;
+                    let outcomes = self.tools.run_calls_traced(&last, trace.as_ref()).await;
+                    history.push(Message::Assistant(last));
+                    history.push(results_message(outcomes));
+                    // A failed later turn is retried from here: completed tool results are kept.
+                    base = history.len();
+                    run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
+                    run.last_retry_cost = 0;
+                    continue 'turns;
+                } else {
+                    let stop_reason = last.stop_reason;
+                    let reply = Reply::new(
+                        last.into_text(),
+                        stop_reason,
+                        run.budget.calls(),
+                        attempts_made,
+                        run.budget.elapsed(),
+                    )
+                    .with_iterations(iterations);
+                    let rejection = function.validate.and_then(|validate| validate(&reply).err());
+                    let Some(reason) = rejection else {
+                        run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
+                        if let Some(trace) = &trace {
+                            trace.agent_finish(reply.text(), iterations);
+                        }
+                        return Ok(reply.with_decisions(std::mem::take(&mut run.decisions)));
+                    };
+                    history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
+                    history.push(Message::user(format!(
+                        "Your previous reply was rejected: {reason}. Answer again, fixing that."
+                    )));
+                    base = history.len();
+                    let error = format!("InvalidResult: {reason}");
+                    Failed {
+                        error,
+                        action: ExecAction::Retry,
+                        reason: Reason::Rejected.to_string(),
+                        hint: None,
+                        timeout: false,
+                        rejected: true,
+                    }
+                };
+                attempts.push(failed.error.clone());
+                match run.after_failed_attempt(&mut schedule, attempt, failed).await {
+                    Next::Retry(delay) => {
+                        history.truncate(base);
+                        tokio::time::sleep(delay).await;
+                    }
+                    Next::Stop(kind, stopped_by) => {
+                        let source = last_model_error(&history);
+                        return Err(fail(run, kind, attempts, stopped_by, source));
+                    }
                 }
             }
+            unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
         }
-        unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
     }
 }
 

@@ -9,12 +9,14 @@ use crate::provider::{Provider, Request};
 use crate::report::{Layer, Verdict};
 use crate::retry::RetryState;
 use crate::runtime::Runtime;
+use crate::tool::ToolSpec;
 
 /// One exec's model-call context: the provider, the system instruction, and the retry state both
 /// layers share (reached through `Deref`).
 pub(crate) struct Run<'a> {
     pub(crate) provider: &'a dyn Provider,
     pub(crate) system: Option<&'a str>,
+    pub(crate) tools: &'a [ToolSpec],
     pub(crate) state: RetryState<'a>,
 }
 
@@ -43,7 +45,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
         let call = run.budget.start_call();
         let timeout = run.budget.call_timeout();
         let request =
-            Request { system: run.system, messages: history, timeout, function: run.function, call, tools: &[] };
+            Request { system: run.system, messages: history, timeout, function: run.function, call, tools: run.tools };
         let message = agent::run(run.provider, &request, timeout).await?;
         let failed = message.is_error();
         history.push(Message::Assistant(message));

@@ -20,6 +20,8 @@ pub enum ExecErrorKind {
     Budget,
     /// Every reply was rejected by the validator.
     InvalidResult,
+    /// The model kept asking for tools past `max_iterations` (not retried).
+    MaxIterations,
 }
 
 impl ExecErrorKind {
@@ -32,6 +34,7 @@ impl ExecErrorKind {
             ExecErrorKind::ContextOverflow => "context_overflow",
             ExecErrorKind::Budget => "budget",
             ExecErrorKind::InvalidResult => "invalid_result",
+            ExecErrorKind::MaxIterations => "max_iterations",
         }
     }
 }
@@ -170,6 +173,13 @@ impl fmt::Display for ExecError {
             ExecErrorKind::Permanent => f.write_str("exec() failed permanently:")?,
             ExecErrorKind::ContextOverflow => {
                 f.write_str("exec() failed: context overflow (retrying cannot help; compact the history):")?
+            }
+            ExecErrorKind::MaxIterations => {
+                return write!(
+                    f,
+                    "exec() stopped: {}",
+                    self.attempts.first().map_or("too many tool iterations", String::as_str)
+                );
             }
             ExecErrorKind::Budget => write!(
                 f,
