@@ -143,3 +143,21 @@ async fn a_cooldown_wait_is_bounded_by_the_callers_deadline_and_cap() {
     runtime.exec_with(&capped, "second").await.unwrap();
     assert_eq!(start.elapsed(), Duration::from_secs(5), "waits at most its retry_after_cap_ms");
 }
+
+#[test]
+fn http_providers_are_scoped_by_a_fingerprint_of_url_and_key_never_the_key() {
+    use agentic_runtime::{AnthropicProvider, OpenAiProvider, Provider};
+    let key = "sk-canary-SECRET-scope";
+    let a = OpenAiProvider::new("https://api.openai.com/v1", Some(key.to_owned()));
+    let b = OpenAiProvider::new("https://api.openai.com/v1/", Some(key.to_owned())).with_model("other");
+    let other_key = OpenAiProvider::new("https://api.openai.com/v1", Some("sk-another".to_owned()));
+    let other_host = OpenAiProvider::new("http://127.0.0.1:8080/v1", Some(key.to_owned()));
+    assert_eq!(a.scope(), b.scope(), "same endpoint and key, same bucket");
+    assert_ne!(a.scope(), other_key.scope());
+    assert_ne!(a.scope(), other_host.scope());
+    assert!(a.scope().starts_with("openai:") && a.scope().len() == "openai:".len() + 16, "{}", a.scope());
+    assert!(!a.scope().contains("canary"));
+    let anthropic = AnthropicProvider::new("https://api.anthropic.com", Some(key.to_owned()));
+    assert!(anthropic.scope().starts_with("anthropic:"));
+    assert_eq!(ScriptedProvider::new([]).scope(), "scripted");
+}

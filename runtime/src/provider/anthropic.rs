@@ -6,7 +6,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, ErrorBody, Secret, Wire};
+use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire};
 use super::sse::SseEvent;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::ModelError;
@@ -42,13 +42,17 @@ use crate::message::{ContentBlock, Message, StopReason};
 /// ```
 #[derive(Clone)]
 pub struct AnthropicProvider {
-    client: Result<reqwest::Client, ModelError>,
-    base_url: String,
-    api_key: Option<Secret>,
-    model: String,
+    endpoint: Endpoint,
     max_tokens: u32,
-    temperature: Option<f32>,
 }
+
+/// The environment variables this provider reads.
+const ENV: EnvNames = EnvNames {
+    provider: "anthropic",
+    key: "ANTHROPIC_API_KEY",
+    base_url: "ANTHROPIC_BASE_URL",
+    default_base_url: AnthropicProvider::DEFAULT_BASE_URL,
+};
 
 impl AnthropicProvider {
     /// The default base URL, `https://api.anthropic.com`.
@@ -68,14 +72,9 @@ impl AnthropicProvider {
     /// none). An invalid base URL makes every call fail with a programming error; [`Self::from_env`]
     /// checks it up front.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
-        let base_url: String = base_url.into();
         Self {
-            client: http::client(),
-            base_url: base_url.trim().trim_end_matches('/').to_owned(),
-            api_key: Secret::new(api_key),
-            model: Self::DEFAULT_MODEL.to_owned(),
+            endpoint: Endpoint::new(base_url.into(), api_key, Self::DEFAULT_MODEL),
             max_tokens: Self::DEFAULT_MAX_TOKENS,
-            temperature: None,
         }
     }
 
@@ -87,22 +86,7 @@ impl AnthropicProvider {
     }
 
     fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let api_key = http::non_empty(&lookup, "ANTHROPIC_API_KEY");
-        let base_url = match http::non_empty(&lookup, "ANTHROPIC_BASE_URL") {
-            Some(url) => http::check_base_url(&url).map_err(|reason| ConfigError::InvalidBaseUrl {
-                variable: "ANTHROPIC_BASE_URL",
-                reason,
-                example: Self::DEFAULT_BASE_URL,
-            })?,
-            None => Self::DEFAULT_BASE_URL.to_owned(),
-        };
-        if api_key.is_none() && base_url == Self::DEFAULT_BASE_URL {
-            return Err(ConfigError::MissingApiKey {
-                provider: "anthropic",
-                key_variable: "ANTHROPIC_API_KEY",
-                base_url_variable: "ANTHROPIC_BASE_URL",
-            });
-        }
+        let (base_url, api_key) = ENV.read(lookup)?;
         Ok(Self::new(base_url, api_key))
     }
 
@@ -112,7 +96,7 @@ impl AnthropicProvider {
     ///
     /// `"claude-3-5-haiku-latest"` ([`Self::DEFAULT_MODEL`]).
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
+        self.endpoint.model = model.into();
         self
     }
 
@@ -132,41 +116,41 @@ impl AnthropicProvider {
     ///
     /// Unset: the server's default.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.temperature = Some(temperature);
+        self.endpoint.temperature = Some(temperature);
         self
     }
 
     /// The base URL, without a trailing `/`.
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.endpoint.base_url
     }
 
     /// The model asked for.
     pub fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     /// True when a key is set.
     pub fn has_api_key(&self) -> bool {
-        self.api_key.is_some()
+        self.endpoint.api_key.is_some()
     }
 
     fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
-        let client = self.client.clone()?;
+        let client = self.endpoint.client.clone()?;
         let mut headers = HeaderMap::new();
-        if let Some(secret) = &self.api_key {
+        if let Some(secret) = &self.endpoint.api_key {
             headers.insert("x-api-key", http::secret_header("", secret)?);
         }
         headers.insert("anthropic-version", HeaderValue::from_static(Self::API_VERSION));
         let body = self.body(request);
-        let url = format!("{}/v1/messages", self.base_url);
-        let built = http::post(&client, &url, headers, &body, request, self.api_key.as_ref())?;
+        let url = format!("{}/v1/messages", self.endpoint.base_url);
+        let built = http::post(&client, &url, headers, &body, request, self.endpoint.api_key.as_ref())?;
         Ok((client, built))
     }
 
     fn body(&self, request: &Request<'_>) -> Value {
         let mut body = json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "max_tokens": self.max_tokens,
             "messages": messages(request.messages),
             "stream": true,
@@ -174,7 +158,7 @@ impl AnthropicProvider {
         if let Some(system) = request.system {
             body["system"] = json!(system);
         }
-        if let Some(temperature) = self.temperature {
+        if let Some(temperature) = self.endpoint.temperature {
             body["temperature"] = json!(temperature);
         }
         if !request.tools.is_empty() {
@@ -192,12 +176,9 @@ impl AnthropicProvider {
 
 impl fmt::Debug for AnthropicProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicProvider")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key)
-            .field("model", &self.model)
+        self.endpoint
+            .debug_fields(&mut f.debug_struct("AnthropicProvider"))
             .field("max_tokens", &self.max_tokens)
-            .field("temperature", &self.temperature)
             .finish_non_exhaustive()
     }
 }
@@ -207,9 +188,15 @@ impl Provider for AnthropicProvider {
         "anthropic"
     }
 
+    fn scope(&self) -> String {
+        self.endpoint.scope(self.name())
+    }
+
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
         match self.build(request) {
-            Ok((client, built)) => http::stream_call(client, built, AnthropicWire::default(), self.api_key.clone()),
+            Ok((client, built)) => {
+                http::stream_call(client, built, AnthropicWire::default(), self.endpoint.api_key.clone())
+            }
             Err(error) => http::failed(error),
         }
     }

@@ -59,6 +59,90 @@ pub enum ConfigError {
 #[derive(Clone)]
 pub(crate) struct Secret(Arc<str>);
 
+/// The environment variables and defaults of one provider.
+pub(crate) struct EnvNames {
+    /// e.g. `"openai"`.
+    pub(crate) provider: &'static str,
+    /// e.g. `OPENAI_API_KEY`.
+    pub(crate) key: &'static str,
+    /// e.g. `OPENAI_BASE_URL`.
+    pub(crate) base_url: &'static str,
+    /// The provider's own base URL (a key is required there).
+    pub(crate) default_base_url: &'static str,
+}
+
+impl EnvNames {
+    /// The base URL and key from `lookup`, checked: a valid URL, and a key unless the URL is a
+    /// server of the user's own.
+    pub(crate) fn read(
+        &self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<(String, Option<String>), ConfigError> {
+        let api_key = non_empty(&lookup, self.key);
+        let base_url = match non_empty(&lookup, self.base_url) {
+            Some(url) => check_base_url(&url).map_err(|reason| ConfigError::InvalidBaseUrl {
+                variable: self.base_url,
+                reason,
+                example: self.default_base_url,
+            })?,
+            None => self.default_base_url.to_owned(),
+        };
+        if api_key.is_none() && base_url == self.default_base_url {
+            return Err(ConfigError::MissingApiKey {
+                provider: self.provider,
+                key_variable: self.key,
+                base_url_variable: self.base_url,
+            });
+        }
+        Ok((base_url, api_key))
+    }
+}
+
+/// What both HTTP providers hold: the client, where to send, the key, the model and the sampling
+/// temperature.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) client: Result<reqwest::Client, ModelError>,
+    pub(crate) base_url: String,
+    pub(crate) api_key: Option<Secret>,
+    pub(crate) model: String,
+    pub(crate) temperature: Option<f32>,
+}
+
+impl Endpoint {
+    pub(crate) fn new(base_url: String, api_key: Option<String>, model: &str) -> Self {
+        Self {
+            client: client(),
+            base_url: base_url.trim().trim_end_matches('/').to_owned(),
+            api_key: Secret::new(api_key),
+            model: model.to_owned(),
+            temperature: None,
+        }
+    }
+
+    /// `"<provider>:<fingerprint>"`: the first 16 hex digits of SHA-256 over the base URL and the
+    /// key, so that calls with the same key share a retry bucket and cooldowns, and the key itself
+    /// never leaves the process.
+    pub(crate) fn scope(&self, provider: &str) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(self.base_url.as_bytes());
+        hasher.update([0]);
+        hasher.update(self.api_key.as_ref().map_or("", Secret::expose).as_bytes());
+        let digest = hasher.finalize();
+        let hex: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+        format!("{provider}:{hex}")
+    }
+
+    /// The shared Debug fields; the key shows as `<redacted>`.
+    pub(crate) fn debug_fields<'a, 'b>(&self, f: &'a mut fmt::DebugStruct<'a, 'b>) -> &'a mut fmt::DebugStruct<'a, 'b> {
+        f.field("base_url", &self.base_url)
+            .field("api_key", &self.api_key)
+            .field("model", &self.model)
+            .field("temperature", &self.temperature)
+    }
+}
+
 impl Secret {
     /// The key, or `None` when it is empty.
     pub(crate) fn new(key: Option<String>) -> Option<Self> {

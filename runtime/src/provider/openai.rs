@@ -6,7 +6,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, ErrorBody, Secret, Wire};
+use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire};
 use super::sse::SseEvent;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::ModelError;
@@ -44,13 +44,17 @@ use crate::message::{ContentBlock, Message, StopReason};
 /// ```
 #[derive(Clone)]
 pub struct OpenAiProvider {
-    client: Result<reqwest::Client, ModelError>,
-    base_url: String,
-    api_key: Option<Secret>,
-    model: String,
+    endpoint: Endpoint,
     max_tokens: Option<u32>,
-    temperature: Option<f32>,
 }
+
+/// The environment variables this provider reads.
+const ENV: EnvNames = EnvNames {
+    provider: "openai",
+    key: "OPENAI_API_KEY",
+    base_url: "OPENAI_BASE_URL",
+    default_base_url: OpenAiProvider::DEFAULT_BASE_URL,
+};
 
 impl OpenAiProvider {
     /// The default base URL, `https://api.openai.com/v1`.
@@ -64,15 +68,7 @@ impl OpenAiProvider {
     /// none). An invalid base URL makes every call fail with a programming error; [`Self::from_env`]
     /// checks it up front.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
-        let base_url: String = base_url.into();
-        Self {
-            client: http::client(),
-            base_url: base_url.trim().trim_end_matches('/').to_owned(),
-            api_key: Secret::new(api_key),
-            model: Self::DEFAULT_MODEL.to_owned(),
-            max_tokens: None,
-            temperature: None,
-        }
+        Self { endpoint: Endpoint::new(base_url.into(), api_key, Self::DEFAULT_MODEL), max_tokens: None }
     }
 
     /// A provider configured from `OPENAI_API_KEY` and `OPENAI_BASE_URL` (default
@@ -83,22 +79,7 @@ impl OpenAiProvider {
     }
 
     fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let api_key = http::non_empty(&lookup, "OPENAI_API_KEY");
-        let base_url = match http::non_empty(&lookup, "OPENAI_BASE_URL") {
-            Some(url) => http::check_base_url(&url).map_err(|reason| ConfigError::InvalidBaseUrl {
-                variable: "OPENAI_BASE_URL",
-                reason,
-                example: Self::DEFAULT_BASE_URL,
-            })?,
-            None => Self::DEFAULT_BASE_URL.to_owned(),
-        };
-        if api_key.is_none() && base_url == Self::DEFAULT_BASE_URL {
-            return Err(ConfigError::MissingApiKey {
-                provider: "openai",
-                key_variable: "OPENAI_API_KEY",
-                base_url_variable: "OPENAI_BASE_URL",
-            });
-        }
+        let (base_url, api_key) = ENV.read(lookup)?;
         Ok(Self::new(base_url, api_key))
     }
 
@@ -108,7 +89,7 @@ impl OpenAiProvider {
     ///
     /// `"gpt-4o-mini"` ([`Self::DEFAULT_MODEL`]).
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        self.model = model.into();
+        self.endpoint.model = model.into();
         self
     }
 
@@ -130,47 +111,47 @@ impl OpenAiProvider {
     ///
     /// Unset: the server's default.
     pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.temperature = Some(temperature);
+        self.endpoint.temperature = Some(temperature);
         self
     }
 
     /// The base URL, without a trailing `/`.
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.endpoint.base_url
     }
 
     /// The model asked for.
     pub fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     /// True when a key is set.
     pub fn has_api_key(&self) -> bool {
-        self.api_key.is_some()
+        self.endpoint.api_key.is_some()
     }
 
     fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
-        let client = self.client.clone()?;
+        let client = self.endpoint.client.clone()?;
         let mut headers = HeaderMap::new();
-        if let Some(secret) = &self.api_key {
+        if let Some(secret) = &self.endpoint.api_key {
             headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
         }
         let body = self.body(request);
-        let url = format!("{}/chat/completions", self.base_url);
-        let built = http::post(&client, &url, headers, &body, request, self.api_key.as_ref())?;
+        let url = format!("{}/chat/completions", self.endpoint.base_url);
+        let built = http::post(&client, &url, headers, &body, request, self.endpoint.api_key.as_ref())?;
         Ok((client, built))
     }
 
     fn body(&self, request: &Request<'_>) -> Value {
         let mut body = json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "messages": messages(request),
             "stream": true,
         });
         if let Some(max_tokens) = self.max_tokens {
             body["max_tokens"] = json!(max_tokens);
         }
-        if let Some(temperature) = self.temperature {
+        if let Some(temperature) = self.endpoint.temperature {
             body["temperature"] = json!(temperature);
         }
         if !request.tools.is_empty() {
@@ -191,12 +172,9 @@ impl OpenAiProvider {
 
 impl fmt::Debug for OpenAiProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiProvider")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key)
-            .field("model", &self.model)
+        self.endpoint
+            .debug_fields(&mut f.debug_struct("OpenAiProvider"))
             .field("max_tokens", &self.max_tokens)
-            .field("temperature", &self.temperature)
             .finish_non_exhaustive()
     }
 }
@@ -206,9 +184,15 @@ impl Provider for OpenAiProvider {
         "openai"
     }
 
+    fn scope(&self) -> String {
+        self.endpoint.scope(self.name())
+    }
+
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
         match self.build(request) {
-            Ok((client, built)) => http::stream_call(client, built, OpenAiWire::default(), self.api_key.clone()),
+            Ok((client, built)) => {
+                http::stream_call(client, built, OpenAiWire::default(), self.endpoint.api_key.clone())
+            }
             Err(error) => http::failed(error),
         }
     }
