@@ -24,7 +24,7 @@ pub(crate) struct Budget {
     deadline: Option<Instant>,
     budget_ms: Option<u64>,
     max_calls: Option<u32>,
-    call_cap: u64,
+    policy: RetryPolicy,
     timeout: Option<Duration>,
     retry_after_cap: Duration,
     calls: u32,
@@ -39,7 +39,7 @@ impl Budget {
             deadline: policy.budget().and_then(|budget| start.checked_add(budget)),
             budget_ms: policy.values().budget_ms,
             max_calls: policy.values().max_calls,
-            call_cap: policy.worst_case_calls(),
+            policy: *policy,
             timeout: policy.timeout(),
             retry_after_cap: policy.retry_after_cap(),
             calls: 0,
@@ -86,8 +86,10 @@ impl Budget {
     }
 
     fn refusal(&self, computed: Duration, hint: Option<Duration>) -> Option<String> {
-        if u64::from(self.calls) >= self.call_cap {
-            let cap = self.max_calls.map_or(self.call_cap, u64::from);
+        // Computed on the failure path only: the success path never needs the cap.
+        let call_cap = self.policy.worst_case_calls();
+        if u64::from(self.calls) >= call_cap {
+            let cap = self.max_calls.map_or(call_cap, u64::from);
             return Some(format!("`max_calls` ({cap}) reached after {} model calls", self.calls));
         }
         if let Some(hint) = hint.filter(|hint| *hint > self.retry_after_cap) {

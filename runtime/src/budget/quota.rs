@@ -1,7 +1,7 @@
 //! Storm control shared by every call of a `Runtime`: the retry token bucket and the cooldown a
 //! server's Retry-After sets for everyone.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -98,8 +98,10 @@ impl RetryQuota {
 pub(crate) struct Governor {
     scope: String,
     quota: Option<RetryQuota>,
-    tokens: Mutex<u32>,
+    tokens: AtomicU32,
     cooldown: Mutex<Option<Instant>>,
+    /// Set once any cooldown was noted, so the success path skips the lock until then.
+    cooled: AtomicBool,
     store: Option<Arc<dyn SharedStore>>,
     warned: AtomicBool,
 }
@@ -109,7 +111,7 @@ impl std::fmt::Debug for Governor {
         f.debug_struct("Governor")
             .field("scope", &self.scope)
             .field("quota", &self.quota)
-            .field("tokens", &*lock(&self.tokens))
+            .field("tokens", &self.tokens.load(Ordering::Relaxed))
             .field("shared_store", &self.store.is_some())
             .finish()
     }
@@ -119,9 +121,10 @@ impl Governor {
     pub(crate) fn new(scope: String, quota: Option<RetryQuota>, store: Option<Arc<dyn SharedStore>>) -> Self {
         Self {
             scope,
-            tokens: Mutex::new(quota.map_or(0, |quota| quota.capacity)),
+            tokens: AtomicU32::new(quota.map_or(0, |quota| quota.capacity)),
             quota,
             cooldown: Mutex::new(None),
+            cooled: AtomicBool::new(false),
             store,
             warned: AtomicBool::new(false),
         }
@@ -166,18 +169,20 @@ impl Governor {
                 return;
             }
         }
-        let mut tokens = lock(&self.tokens);
-        *tokens = tokens.saturating_add(amount).min(quota.capacity);
+        let _ = self.tokens.fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
+            (tokens < quota.capacity).then(|| tokens.saturating_add(amount).min(quota.capacity))
+        });
     }
 
     /// Tokens left in the in-process bucket (the shared store's count is its own).
     pub(crate) fn local_tokens(&self) -> u32 {
-        *lock(&self.tokens)
+        self.tokens.load(Ordering::Acquire)
     }
 
     /// Records a server hint: nobody sends a request for this scope before `now + wait`.
     pub(crate) async fn note_hint(&self, wait: Duration) {
         let until = Instant::now() + wait;
+        self.cooled.store(true, Ordering::Release);
         {
             let mut cooldown = lock(&self.cooldown);
             if cooldown.is_none_or(|current| current < until) {
@@ -192,6 +197,9 @@ impl Governor {
 
     /// How long to wait before the next request, if the scope is cooling down.
     pub(crate) async fn cooldown_remaining(&self) -> Option<Duration> {
+        if self.store.is_none() && !self.cooled.load(Ordering::Acquire) {
+            return None;
+        }
         let now = Instant::now();
         let local = lock(&self.cooldown).and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
         let shared = match &self.store {
@@ -221,13 +229,7 @@ impl Governor {
     }
 
     fn take_local(&self, cost: u32) -> bool {
-        let mut tokens = lock(&self.tokens);
-        if *tokens >= cost {
-            *tokens -= cost;
-            true
-        } else {
-            false
-        }
+        self.tokens.fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| tokens.checked_sub(cost)).is_ok()
     }
 }
 
