@@ -146,7 +146,7 @@ impl ChaosServer {
     ///
     /// Outside a tokio runtime.
     pub async fn start_on(addr: SocketAddr, scenario: Scenario) -> io::Result<Self> {
-        let listener = TcpListener::bind(addr).await?;
+        let listener = listen(addr)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             started: Instant::now(),
@@ -208,6 +208,18 @@ impl Drop for ChaosServer {
         // Dropping the accept loop drops its JoinSet, which aborts every connection.
         self.task.abort();
     }
+}
+
+/// Connections the kernel may queue before the server accepts them. tokio's `TcpListener::bind`
+/// asks for 128, which drops connections when thousands of clients connect at once (a load test).
+const BACKLOG: u32 = 4096;
+
+/// A listener on `addr` with a deep accept queue.
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {

@@ -75,6 +75,12 @@ pub type Policy = RetryPolicy;
 #[doc(inline)]
 pub use agentic_macros::agentic_function;
 
+/// For the fuzz targets (`fuzz/`) and the corpus replay tests: the crate-private decoders. Not an API.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::provider::fuzz::{WireFormat, cooldown, http_error, retry_hints, sse, stream};
+}
+
 /// What the code `#[agentic_function]` generates refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {

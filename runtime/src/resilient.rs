@@ -4,6 +4,7 @@
 //! It is layer 2 of `Runtime::exec` made generic: the same policy type and the same decision code
 //! (`retry.rs`), applied to any operation whose error implements [`Classify`].
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use crate::error::{ExecErrorKind, ModelError, TransportKind};
 use crate::journal::{AttemptRecord, FailureRecord, Journal};
 use crate::policy::RetryPolicy;
 use crate::report::Decision;
-use crate::retry::{Failed, Next, RetryState};
+use crate::retry::{Failed, Next, RetryState, validate_policy};
 
 /// How an error should be handled by a retry loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,7 +260,8 @@ impl<E> Failure<E> {
 /// # }
 /// ```
 pub struct Resilient<'p, T> {
-    name: String,
+    /// Borrowed when given as a `&str`: the success path allocates nothing of its own.
+    name: Cow<'p, str>,
     policy: &'p RetryPolicy,
     validate: Option<Check<'p, T>>,
     seed: u64,
@@ -271,7 +273,7 @@ type Check<'p, T> = Box<dyn Fn(&T) -> Result<(), String> + Send + Sync + 'p>;
 
 impl<'p, T> Resilient<'p, T> {
     /// A resilient call named `name` (for errors, logs and the journal) under `policy`.
-    pub fn new(name: impl Into<String>, policy: &'p RetryPolicy) -> Self {
+    pub fn new(name: impl Into<Cow<'p, str>>, policy: &'p RetryPolicy) -> Self {
         Self { name: name.into(), policy, validate: None, seed: fastrand::u64(..), journal: None }
     }
 
@@ -319,7 +321,7 @@ impl<'p, T> Resilient<'p, T> {
         let give_up = |state: RetryState<'_>, kind, last_error, stopped_by| {
             let failure = Failure {
                 kind,
-                name: self.name.clone(),
+                name: self.name.clone().into_owned(),
                 elapsed: state.budget.elapsed(),
                 attempts: state.decisions,
                 last_error,
@@ -330,7 +332,7 @@ impl<'p, T> Resilient<'p, T> {
             }
             failure
         };
-        if let Err(error) = policy.validate() {
+        if let Err(error) = validate_policy(policy) {
             return Err(give_up(
                 state,
                 ExecErrorKind::Programming,
@@ -343,8 +345,8 @@ impl<'p, T> Resilient<'p, T> {
             state.attempt = index + 1;
             state.budget.start_call();
             let attempt = operation();
-            let outcome = match state.budget.call_timeout() {
-                Some(limit) => tokio::time::timeout(limit, attempt).await.map_err(|_| limit),
+            let outcome = match state.budget.call_limit() {
+                Some((at, limit)) => tokio::time::timeout_at(at, attempt).await.map_err(|_| limit),
                 None => Ok(attempt.await),
             };
             let (failed, last_error) = match outcome {
@@ -386,9 +388,18 @@ impl<'p, T> Resilient<'p, T> {
                     None,
                 ),
             };
-            match state.after_failed_attempt(&mut schedule, index, failed).await {
-                Next::Retry(delay) => tokio::time::sleep(delay).await,
-                Next::Stop(kind, stopped_by) => return Err(give_up(state, kind, last_error, stopped_by)),
+            // Boxed: the failure path's futures (the decision, the retry bucket, the sleep) would
+            // otherwise make every call's future larger, success path included.
+            let next = Box::pin(async {
+                let next = state.after_failed_attempt(&mut schedule, index, failed).await;
+                if let Next::Retry(delay) = next {
+                    tokio::time::sleep(delay).await;
+                }
+                next
+            })
+            .await;
+            if let Next::Stop(kind, stopped_by) = next {
+                return Err(give_up(state, kind, last_error, stopped_by));
             }
         }
         unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")

@@ -18,30 +18,26 @@ use crate::policy::rules::format_ms;
 
 /// The running budget of one exec. Both layers ask it before every retry, so a retry happens only
 /// when it fits: `now + delay < deadline`, calls below `max_calls`, the server's wait below its cap.
+///
+/// It borrows the policy rather than copying it: it is built on every call, success path included.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub(crate) struct Budget<'p> {
     start: Instant,
     deadline: Option<Instant>,
-    budget_ms: Option<u64>,
-    max_calls: Option<u32>,
-    policy: RetryPolicy,
-    timeout: Option<Duration>,
-    retry_after_cap: Duration,
+    policy: &'p RetryPolicy,
     calls: u32,
     stopped_by: Option<String>,
 }
 
-impl Budget {
-    pub(crate) fn new(policy: &RetryPolicy) -> Self {
+impl<'p> Budget<'p> {
+    // Inlined into the generic callers: built in place instead of returned and copied.
+    #[inline]
+    pub(crate) fn new(policy: &'p RetryPolicy) -> Self {
         let start = Instant::now();
         Self {
             start,
             deadline: policy.budget().and_then(|budget| start.checked_add(budget)),
-            budget_ms: policy.values().budget_ms,
-            max_calls: policy.values().max_calls,
-            policy: *policy,
-            timeout: policy.timeout(),
-            retry_after_cap: policy.retry_after_cap(),
+            policy,
             calls: 0,
             stopped_by: None,
         }
@@ -66,10 +62,28 @@ impl Budget {
     /// The next call's timeout: `min(timeout_ms, deadline - now)`.
     pub(crate) fn call_timeout(&self) -> Option<Duration> {
         let remaining = self.deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
-        match (self.timeout, remaining) {
+        match (self.policy.timeout(), remaining) {
             (Some(timeout), Some(remaining)) => Some(timeout.min(remaining)),
             (timeout, remaining) => timeout.or(remaining),
         }
+    }
+
+    /// [`Budget::call_timeout`] and the instant it runs out, from one reading of the clock, for
+    /// `tokio::time::timeout_at` (`tokio::time::timeout` would read the clock again). `None` when
+    /// the call has no limit.
+    pub(crate) fn call_limit(&self) -> Option<(Instant, Duration)> {
+        let timeout = self.policy.timeout();
+        if timeout.is_none() && self.deadline.is_none() {
+            return None;
+        }
+        let now = Instant::now();
+        let remaining = self.deadline.map(|deadline| deadline.saturating_duration_since(now));
+        let limit = match (timeout, remaining) {
+            (Some(timeout), Some(remaining)) => timeout.min(remaining),
+            (timeout, remaining) => timeout.or(remaining)?,
+        };
+        // A limit past what the clock can represent sets no timer, as in `tokio::time::timeout`.
+        Some((now.checked_add(limit)?, limit))
     }
 
     /// The wait before the next call, or why no next call may be made. The server's hint is a floor on
@@ -89,18 +103,19 @@ impl Budget {
         // Computed on the failure path only: the success path never needs the cap.
         let call_cap = self.policy.worst_case_calls();
         if u64::from(self.calls) >= call_cap {
-            let cap = self.max_calls.map_or(call_cap, u64::from);
+            let cap = self.policy.values().max_calls.map_or(call_cap, u64::from);
             return Some(format!("`max_calls` ({cap}) reached after {} model calls", self.calls));
         }
-        if let Some(hint) = hint.filter(|hint| *hint > self.retry_after_cap) {
+        let retry_after_cap = self.policy.retry_after_cap();
+        if let Some(hint) = hint.filter(|hint| *hint > retry_after_cap) {
             return Some(format!(
                 "server asked to wait {}; cap is {} (`retry_after_cap_ms`)",
                 format_ms(millis(hint)),
-                format_ms(millis(self.retry_after_cap))
+                format_ms(millis(retry_after_cap))
             ));
         }
         let delay = computed.max(hint.unwrap_or(Duration::ZERO));
-        let (deadline, budget_ms) = (self.deadline?, self.budget_ms?);
+        let (deadline, budget_ms) = (self.deadline?, self.policy.values().budget_ms?);
         let now = Instant::now();
         if now.checked_add(delay).is_none_or(|resume| resume >= deadline) {
             let left = format_ms(millis(deadline.saturating_duration_since(now)));
@@ -121,7 +136,7 @@ impl Budget {
 
     /// `wait`, cut to `retry_after_cap_ms` and to the time left before the deadline.
     pub(crate) fn bound_wait(&self, wait: Duration) -> Duration {
-        let wait = wait.min(self.retry_after_cap);
+        let wait = wait.min(self.policy.retry_after_cap());
         match self.deadline {
             Some(deadline) => wait.min(deadline.saturating_duration_since(Instant::now())),
             None => wait,

@@ -117,6 +117,9 @@ impl std::fmt::Debug for Governor {
     }
 }
 
+/// The longest cooldown a server's hint sets (100 years): longer waits would overflow the clocks.
+pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
 impl Governor {
     pub(crate) fn new(scope: String, quota: Option<RetryQuota>, store: Option<Arc<dyn SharedStore>>) -> Self {
         Self {
@@ -180,7 +183,11 @@ impl Governor {
     }
 
     /// Records a server hint: nobody sends a request for this scope before `now + wait`.
+    ///
+    /// A wait longer than [`MAX_COOLDOWN`] (a server can send `Retry-After: 1e19`) counts as that:
+    /// the clocks cannot represent `now + wait` much further out.
     pub(crate) async fn note_hint(&self, wait: Duration) {
+        let wait = wait.min(MAX_COOLDOWN);
         let until = Instant::now() + wait;
         self.cooled.store(true, Ordering::Release);
         {

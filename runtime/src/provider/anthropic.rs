@@ -321,7 +321,7 @@ struct MessageDeltaBody {
 
 /// The Messages stream: events until `message_stop`.
 #[derive(Debug, Default)]
-struct AnthropicWire {
+pub(super) struct AnthropicWire {
     /// The `stop_reason` of the `message_delta`, once sent.
     stop_reason: Option<StopReason>,
     /// A `tool_use` block was started.

@@ -175,10 +175,19 @@ pub(crate) fn redact(text: &str, secret: Option<&Secret>) -> String {
 }
 
 /// The HTTP client of one provider (rustls, HTTP/1.1, the system's proxy settings).
+/// How long establishing a connection may take.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
-    reqwest::Client::builder().user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION"))).build().map_err(
-        |error| ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error))),
-    )
+    reqwest::Client::builder()
+        .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
+        // A connection that is never accepted must not hold a call until the kernel gives up
+        // (minutes), even under a policy without `timeout_ms`: it becomes a retryable connect error.
+        .connect_timeout(CONNECT_TIMEOUT)
+        .build()
+        .map_err(|error| {
+            ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error)))
+        })
 }
 
 /// Checks a base URL: absolute, `http` or `https`. Returns it without a trailing `/`.
@@ -328,8 +337,10 @@ pub(crate) fn error_type(kind: &str) -> Option<(&'static str, u16)> {
 /// or from the type ([`error_type`]), the code from `code`, else `type`.
 pub(crate) fn error_event(body: &ErrorBody, secret: Option<&Secret>) -> StreamEvent {
     let message = redact(body.message.as_deref().unwrap_or(""), secret);
-    let known = body.kind.as_deref().and_then(error_type);
-    let kind: Cow<'static, str> = match (body.kind.as_deref(), known) {
+    // The type becomes the kind: redacted too, in case the server echoes the key there.
+    let written = body.kind.as_deref().map(|kind| redact(kind, secret));
+    let known = written.as_deref().and_then(error_type);
+    let kind: Cow<'static, str> = match (written.as_deref(), known) {
         (_, Some((kind, _))) => Cow::Borrowed(kind),
         (Some(kind), None) if crate::error::model_error::split_kind(kind).is_some() => Cow::Owned(kind.to_owned()),
         (Some(kind), None) if kind.ends_with("_error") => Cow::Owned(camel_case(kind)),
@@ -614,13 +625,18 @@ impl<W: Wire> Driver<W> {
 
     /// A JSON answer instead of a stream: an error object becomes an error event, an answer its events.
     async fn whole(&mut self, response: &mut reqwest::Response) {
-        let secret = self.secret.as_ref();
         let (body, cut) = read_capped(response, MAX_EVENT).await;
+        self.whole_body(&body, cut);
+    }
+
+    /// [`Driver::whole`] once the body is read (`cut`: it was longer than the bound).
+    fn whole_body(&mut self, body: &[u8], cut: bool) {
+        let secret = self.secret.as_ref();
         if cut {
             let text = format!("malformed chunk: a JSON answer larger than {} KiB", MAX_EVENT / 1024);
             return self.fail(ModelError::transport(TransportKind::Corrupted, text));
         }
-        let text = String::from_utf8_lossy(&body);
+        let text = String::from_utf8_lossy(body);
         let answer = match serde_json::from_str::<serde_json::Value>(&text) {
             Ok(answer) => answer,
             Err(error) => return self.fail(malformed(&text, &error, secret)),
@@ -686,6 +702,36 @@ impl<W: Wire> Driver<W> {
         self.response = None;
         self.queue.push_back(Err(error));
     }
+}
+
+/// Runs `wire`'s driver over a body that arrives in `reads` (an event stream) or, with `whole`, as
+/// one JSON answer, without a connection: the items the call would yield. For the fuzz targets.
+pub(crate) fn replay<W: Wire>(wire: W, reads: &[&[u8]], whole: bool, secret: Option<Secret>) -> Vec<Item> {
+    let mut driver = Driver {
+        start: None,
+        response: None,
+        decoder: SseDecoder::new(),
+        wire,
+        secret,
+        events: Vec::new(),
+        out: Vec::new(),
+        queue: VecDeque::new(),
+        ended: false,
+    };
+    if whole {
+        driver.whole_body(&reads.concat(), false);
+    } else {
+        for read in reads.iter().filter(|read| !read.is_empty()) {
+            if driver.ended {
+                break;
+            }
+            driver.feed(read);
+        }
+    }
+    if !driver.ended {
+        driver.end_of_body(None);
+    }
+    driver.queue.into()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! real model APIs over HTTP with streaming SSE; [`ScriptedProvider`] plays a script, for tests.
 
 mod anthropic;
+pub(crate) mod fuzz;
 mod http;
 mod openai;
 mod scripted;

@@ -321,7 +321,7 @@ struct FunctionChunk {
 
 /// The chat completions stream: chunks until `[DONE]`.
 #[derive(Debug, Default)]
-struct OpenAiWire {
+pub(super) struct OpenAiWire {
     /// The `finish_reason` of choice 0, once sent.
     finish: Option<StopReason>,
     /// The tool-call indices seen so far.

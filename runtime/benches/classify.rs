@@ -1,0 +1,74 @@
+//! Both layers' verdicts over a corpus of realistic error texts (`corpus/errors.txt`, one per line:
+//! OpenAI, Anthropic, Gemini, vLLM, Ollama, OpenRouter and other providers, gateways, proxies' HTML
+//! pages, transport errors, empty texts), in time per message. Before the timings it prints the
+//! verdicts' distribution, as a sanity check of the corpus.
+//! Run with `cargo bench -p agentic-runtime --bench classify`.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+use agentic_runtime::StopReason;
+use agentic_runtime::classify::{exec_verdict, session_verdict};
+
+const CORPUS: &str = include_str!("corpus/errors.txt");
+
+/// The rule's name without its data: `RetryPattern("overloaded")` -> `RetryPattern`.
+fn rule(reason: &impl std::fmt::Debug) -> String {
+    let debug = format!("{reason:?}");
+    debug.split('(').next().unwrap_or_default().to_owned()
+}
+
+fn print_distribution(corpus: &[&str]) {
+    let mut session: BTreeMap<(bool, String), usize> = BTreeMap::new();
+    let mut exec: BTreeMap<(&str, String), usize> = BTreeMap::new();
+    for text in corpus {
+        let verdict = session_verdict(StopReason::Error, text, None);
+        *session.entry((verdict.retryable, rule(&verdict.reason))).or_default() += 1;
+        let verdict = exec_verdict(text, None);
+        *exec.entry((verdict.action.name(), rule(&verdict.reason))).or_default() += 1;
+    }
+    let bytes: usize = corpus.iter().map(|text| text.len()).sum();
+    let longest = corpus.iter().map(|text| text.len()).max().unwrap_or(0);
+    println!("corpus: {} messages, {bytes} bytes, the longest {longest} bytes", corpus.len());
+    let retryable: usize = session.iter().filter(|((retry, _), _)| *retry).map(|(_, n)| n).sum();
+    println!("layer 1 (session_verdict): {retryable} retryable, {} not", corpus.len() - retryable);
+    for ((retryable, rule), count) in &session {
+        println!("  {:<14} {rule:<18} {count:>4}", if *retryable { "retryable" } else { "not retryable" });
+    }
+    println!("layer 2 (exec_verdict):");
+    for ((action, rule), count) in &exec {
+        println!("  {action:<16} {rule:<18} {count:>4}");
+    }
+}
+
+fn verdicts(c: &mut Criterion) {
+    let corpus: Vec<&str> = CORPUS.lines().collect();
+    print_distribution(&corpus);
+    // The proxies' HTML pages: the longest texts, the worst case per message.
+    let pages: Vec<&str> = corpus.iter().copied().filter(|text| text.len() > 1000).collect();
+
+    for (name, texts) in [("classify_corpus", &corpus), ("classify_long_pages", &pages)] {
+        let mut group = c.benchmark_group(name);
+        group.throughput(Throughput::Elements(texts.len() as u64));
+        group.bench_function("session_verdict", |b| {
+            b.iter(|| {
+                for text in texts.iter() {
+                    black_box(session_verdict(StopReason::Error, black_box(text), None));
+                }
+            })
+        });
+        group.bench_function("exec_verdict", |b| {
+            b.iter(|| {
+                for text in texts.iter() {
+                    black_box(exec_verdict(black_box(text), None));
+                }
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, verdicts);
+criterion_main!(benches);

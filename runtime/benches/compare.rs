@@ -1,0 +1,219 @@
+//! The retry machinery alone on the success path, side by side in one group: the same in-memory
+//! operation called directly, through `Resilient::call`, through backon and through tokio-retry2, each
+//! with the seed's exec schedule (3 attempts, 1.5 s then 3 s, no jitter); and `Runtime::exec` on an
+//! in-memory provider for scale. Before the timings it prints the heap allocations of one call of each
+//! and the size of its future. Run with `cargo bench -p agentic-runtime --bench compare`;
+//! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use criterion::{Criterion, criterion_group};
+use futures_util::stream;
+use tokio_retry2::strategy::ExponentialFactorBackoff;
+use tokio_retry2::{Retry, RetryError};
+
+use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
+use agentic_runtime::resilient::Resilient;
+use agentic_runtime::{Jitter, RetryPolicy, Runtime, StopReason};
+
+/// Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
+/// thread-local increment per allocation, the same for every variant.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The operation every variant wraps: succeeds at once, allocates nothing.
+async fn operation() -> Result<u64, std::io::Error> {
+    Ok(black_box(42))
+}
+
+/// The seed's exec layer: 3 attempts, 1.5 s then 3 s, no jitter, no caps.
+const POLICY: RetryPolicy = RetryPolicy::new();
+/// The same schedule with every cap on: jitter, a delay cap, a call cap, a per-attempt timeout
+/// (a `tokio::time::timeout_at` around the attempt) and a deadline.
+const CAPPED: RetryPolicy = RetryPolicy::new()
+    .with_jitter(Jitter::Full)
+    .with_max_delay_ms(Some(10_000))
+    .with_max_calls(Some(3))
+    .with_timeout_ms(Some(5_000))
+    .with_budget_ms(Some(60_000));
+/// backon's equivalent: 2 retries, 1.5 s doubling, no cap, no jitter.
+const BACKON: ExponentialBuilder = ExponentialBuilder::new()
+    .with_min_delay(Duration::from_millis(1500))
+    .with_factor(2.0)
+    .without_max_delay()
+    .with_max_times(2);
+
+/// tokio-retry2's equivalent: 1.5 s doubling, 2 retries (an iterator, so built per call).
+fn tokio_retry2_strategy() -> std::iter::Take<ExponentialFactorBackoff> {
+    ExponentialFactorBackoff::from_millis(1500, 2.0).take(2)
+}
+
+async fn direct() -> u64 {
+    operation().await.unwrap()
+}
+
+async fn resilient(policy: &RetryPolicy) -> u64 {
+    Resilient::new("op", policy).call(operation).await.unwrap()
+}
+
+async fn backon() -> u64 {
+    operation.retry(BACKON).await.unwrap()
+}
+
+async fn tokio_retry2() -> u64 {
+    Retry::spawn(tokio_retry2_strategy(), || async { operation().await.map_err(RetryError::transient) }).await.unwrap()
+}
+
+/// Answers at once: what is measured is the machinery, not the provider.
+struct Instant;
+
+impl Provider for Instant {
+    fn name(&self) -> &str {
+        "instant"
+    }
+
+    fn stream<'a>(&'a self, _request: &'a Request<'a>) -> EventStream<'a> {
+        Box::pin(stream::iter([
+            Ok(StreamEvent::TextDelta("the answer".to_owned())),
+            Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+        ]))
+    }
+}
+
+/// Allocations of one call of `work` on this thread (after a warm-up call).
+fn allocations<F: Future>(tokio: &tokio::runtime::Runtime, mut work: impl FnMut() -> F) -> usize {
+    tokio.block_on(work());
+    let before = ALLOCATIONS.with(Cell::get);
+    tokio.block_on(work());
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+fn print_allocations(tokio: &tokio::runtime::Runtime, runtime: &Runtime) {
+    let figures = [
+        ("direct", allocations(tokio, direct)),
+        ("resilient (defaults)", allocations(tokio, || resilient(&POLICY))),
+        ("resilient (every cap on)", allocations(tokio, || resilient(&CAPPED))),
+        ("backon", allocations(tokio, backon)),
+        ("tokio-retry2", allocations(tokio, tokio_retry2)),
+        ("Runtime::exec (in-memory provider, both layers)", allocations(tokio, || runtime.exec("the question"))),
+    ];
+    let sizes = [
+        std::mem::size_of_val(&operation()),
+        std::mem::size_of_val(&Resilient::new("op", &POLICY).call(operation)),
+        std::mem::size_of_val(&Resilient::new("op", &CAPPED).call(operation)),
+        std::mem::size_of_val(&operation.retry(BACKON)),
+        std::mem::size_of_val(&Retry::spawn(tokio_retry2_strategy(), || async {
+            operation().await.map_err(RetryError::transient)
+        })),
+        std::mem::size_of_val(&runtime.exec("the question")),
+    ];
+    println!("one successful call: heap allocations, size of the future in bytes");
+    for ((name, count), size) in figures.into_iter().zip(sizes) {
+        println!("  {name:<48} {count:>3} {size:>6}");
+    }
+}
+
+fn success_path(c: &mut Criterion) {
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let runtime = Runtime::new(Instant);
+    print_allocations(&tokio, &runtime);
+
+    let mut group = c.benchmark_group("retry_success_path");
+    group.bench_function("direct", |b| b.to_async(&tokio).iter(direct));
+    group.bench_function("resilient", |b| b.to_async(&tokio).iter(|| resilient(&POLICY)));
+    group.bench_function("backon", |b| b.to_async(&tokio).iter(backon));
+    group.bench_function("tokio_retry2", |b| b.to_async(&tokio).iter(tokio_retry2));
+    group.bench_function("resilient_every_cap", |b| b.to_async(&tokio).iter(|| resilient(&CAPPED)));
+    group.bench_function("exec_in_memory", |b| {
+        b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
+    });
+    group.finish();
+
+    // The runtime's dev-dependencies turn on tokio's `test-util`, which routes
+    // `tokio::time::Instant::now()` through a mutex-guarded test clock; production builds read the
+    // system clock directly. The difference, per read, inside a runtime:
+    let mut group = c.benchmark_group("clock");
+    group.bench_function("tokio_instant_now", |b| b.to_async(&tokio).iter(|| async { tokio::time::Instant::now() }));
+    group.bench_function("std_instant_now", |b| b.to_async(&tokio).iter(|| async { std::time::Instant::now() }));
+    group.finish();
+}
+
+/// `COMPARE_ROUNDS=<rounds>`: instead of the criterion run, interleaves the variants: each round times
+/// a block of calls of every variant, one after the other, then prints each variant's median time per
+/// call and the median of its per-round ratio to backon. On a shared machine the load drifts over the
+/// seconds criterion spends on each variant; within one round every variant sees about the same load.
+fn interleaved(rounds: usize) {
+    const CALLS: u32 = 100_000;
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    let runtime = Runtime::new(Instant);
+    async fn time<F: Future>(mut call: impl FnMut() -> F) -> f64 {
+        let start = std::time::Instant::now();
+        for _ in 0..CALLS {
+            black_box(call().await);
+        }
+        start.elapsed().as_nanos() as f64 / f64::from(CALLS)
+    }
+    let names = ["direct", "resilient", "backon", "tokio_retry2", "resilient_every_cap", "exec_in_memory"];
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    tokio.block_on(async {
+        for _ in 0..rounds {
+            let round = [
+                time(direct).await,
+                time(|| resilient(&POLICY)).await,
+                time(backon).await,
+                time(tokio_retry2).await,
+                time(|| resilient(&CAPPED)).await,
+                time(|| async { runtime.exec("the question").await.unwrap() }).await,
+            ];
+            for (column, value) in times.iter_mut().zip(round) {
+                column.push(value);
+            }
+        }
+    });
+    let median = |values: &[f64]| {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    let backon = &times[2];
+    println!("{rounds} interleaved rounds of {CALLS} calls per variant: median ns per call, median ratio to backon");
+    for (name, column) in names.iter().zip(&times) {
+        let ratios: Vec<f64> = column.iter().zip(backon).map(|(ours, theirs)| ours / theirs).collect();
+        println!("  {name:<20} {:>8.1} ns {:>6.2}", median(column), median(&ratios));
+    }
+}
+
+criterion_group!(benches, success_path);
+
+fn main() {
+    if let Ok(rounds) = std::env::var("COMPARE_ROUNDS") {
+        return interleaved(rounds.parse().expect("COMPARE_ROUNDS=<number of rounds>"));
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

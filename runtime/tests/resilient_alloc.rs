@@ -1,0 +1,79 @@
+//! The success path of a resilient call adds no heap allocation of the retry machinery's own: with an
+//! operation that allocates nothing, `Resilient::new(..).call(..)` allocates nothing.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+
+use agentic_runtime::RetryPolicy;
+use agentic_runtime::resilient::Resilient;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+/// Allocations made by `work` on this thread.
+fn count<T>(tokio: &tokio::runtime::Runtime, work: impl Future<Output = T>) -> (usize, T) {
+    let before = allocations();
+    let out = tokio.block_on(work);
+    (allocations() - before, out)
+}
+
+async fn operation() -> Result<u64, std::io::Error> {
+    Ok(black_box(42))
+}
+
+const DEFAULTS: RetryPolicy = RetryPolicy::new();
+/// Every cap on: a deadline, a per-attempt timeout (a `tokio::time::timeout_at` around the attempt),
+/// a call cap and jitter.
+const CAPPED: RetryPolicy = RetryPolicy::new()
+    .with_jitter(agentic_runtime::Jitter::Full)
+    .with_max_delay_ms(Some(10_000))
+    .with_max_calls(Some(3))
+    .with_timeout_ms(Some(5_000))
+    .with_budget_ms(Some(60_000));
+
+#[test]
+fn resilient_success_path_allocates_nothing() {
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    // Warm up lazily initialised state (tokio's thread-locals, fastrand's thread-local RNG).
+    tokio.block_on(Resilient::new("warm", &CAPPED).call(operation)).unwrap();
+
+    assert!(count(&tokio, async { black_box(Box::new(1u8)) }).0 > 0, "the counter counts");
+    for policy in [&DEFAULTS, &CAPPED] {
+        for _ in 0..3 {
+            let (made, value) = count(&tokio, async { Resilient::new("op", policy).call(operation).await });
+            assert_eq!(value.unwrap(), 42);
+            assert_eq!(made, 0, "a resilient call that succeeded at once made {made} allocations ({policy:?})");
+        }
+    }
+    // A name given as a `String` is the caller's allocation, not the machinery's; it is moved, not copied.
+    let name = String::from("op");
+    let (made, value) = count(&tokio, async { Resilient::new(name, &DEFAULTS).call(operation).await });
+    assert_eq!(value.unwrap(), 42);
+    assert_eq!(made, 0);
+}
