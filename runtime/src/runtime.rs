@@ -17,7 +17,7 @@ use crate::prompt::Prompt;
 use crate::provider::Provider;
 use crate::reply::Reply;
 use crate::report::Decision;
-use crate::retry::{Failed, Next, RetryState};
+use crate::retry::{Failed, Next, RetryState, validate_policy};
 use crate::session::{AgentSession, Run, is_timeout, run_layer};
 use crate::tool::{Toolbox, results_message};
 use crate::trace::TraceSink;
@@ -305,7 +305,7 @@ impl Runtime {
 
     async fn exec_attempts(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
         let name = function.name;
-        if let Err(error) = function.policy.validate() {
+        if let Err(error) = validate_policy(&function.policy) {
             return Err(ExecError::invalid_policy(name, error));
         }
         let (text, own_system) = prompt.into_parts();
