@@ -85,6 +85,13 @@ async fn backon() -> u64 {
     operation.retry(BACKON).await.unwrap()
 }
 
+/// backon with the nearest it has to the capped policy: jitter, a delay cap and a per-attempt timeout.
+async fn backon_capped() -> u64 {
+    let attempt =
+        || async { tokio::time::timeout(Duration::from_secs(5), operation()).await.map_err(std::io::Error::from)? };
+    attempt.retry(BACKON.with_jitter().with_max_delay(Duration::from_secs(10))).await.unwrap()
+}
+
 async fn tokio_retry2() -> u64 {
     Retry::spawn(tokio_retry2_strategy(), || async { operation().await.map_err(RetryError::transient) }).await.unwrap()
 }
@@ -119,14 +126,17 @@ fn print_allocations(tokio: &tokio::runtime::Runtime, runtime: &Runtime) {
         ("resilient (defaults)", allocations(tokio, || resilient(&POLICY))),
         ("resilient (every cap on)", allocations(tokio, || resilient(&CAPPED))),
         ("backon", allocations(tokio, backon)),
+        ("backon (jitter, delay cap, timeout per attempt)", allocations(tokio, backon_capped)),
         ("tokio-retry2", allocations(tokio, tokio_retry2)),
         ("Runtime::exec (in-memory provider, both layers)", allocations(tokio, || runtime.exec("the question"))),
     ];
     let sizes = [
         std::mem::size_of_val(&operation()),
-        std::mem::size_of_val(&Resilient::new("op", &POLICY).call(operation)),
-        std::mem::size_of_val(&Resilient::new("op", &CAPPED).call(operation)),
+        // `call` borrows its `Resilient`: both count.
+        std::mem::size_of_val(&Resilient::new("op", &POLICY).call(operation)) + size_of::<Resilient<u64>>(),
+        std::mem::size_of_val(&Resilient::new("op", &CAPPED).call(operation)) + size_of::<Resilient<u64>>(),
         std::mem::size_of_val(&operation.retry(BACKON)),
+        std::mem::size_of_val(&backon_capped()),
         std::mem::size_of_val(&Retry::spawn(tokio_retry2_strategy(), || async {
             operation().await.map_err(RetryError::transient)
         })),
@@ -149,6 +159,7 @@ fn success_path(c: &mut Criterion) {
     group.bench_function("backon", |b| b.to_async(&tokio).iter(backon));
     group.bench_function("tokio_retry2", |b| b.to_async(&tokio).iter(tokio_retry2));
     group.bench_function("resilient_every_cap", |b| b.to_async(&tokio).iter(|| resilient(&CAPPED)));
+    group.bench_function("backon_capped", |b| b.to_async(&tokio).iter(backon_capped));
     group.bench_function("exec_in_memory", |b| {
         b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
     });
@@ -178,7 +189,8 @@ fn interleaved(rounds: usize) {
         }
         start.elapsed().as_nanos() as f64 / f64::from(CALLS)
     }
-    let names = ["direct", "resilient", "backon", "tokio_retry2", "resilient_every_cap", "exec_in_memory"];
+    let names =
+        ["direct", "resilient", "backon", "tokio_retry2", "resilient_every_cap", "backon_capped", "exec_in_memory"];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     tokio.block_on(async {
         for _ in 0..rounds {
@@ -188,6 +200,7 @@ fn interleaved(rounds: usize) {
                 time(backon).await,
                 time(tokio_retry2).await,
                 time(|| resilient(&CAPPED)).await,
+                time(backon_capped).await,
                 time(|| async { runtime.exec("the question").await.unwrap() }).await,
             ];
             for (column, value) in times.iter_mut().zip(round) {

@@ -6,16 +6,21 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::future::poll_fn;
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
+
+use tokio::time::{Instant, Sleep};
 
 use crate::backoff::{Rng, Schedule};
 use crate::budget::Budget;
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
-use crate::error::{ExecErrorKind, ModelError, TransportKind};
+use crate::error::{ExecErrorKind, ModelError, PolicyError, TransportKind};
 use crate::journal::{AttemptRecord, FailureRecord, Journal};
 use crate::policy::RetryPolicy;
 use crate::report::Decision;
-use crate::retry::{Failed, Next, RetryState, validate_policy};
+use crate::retry::{Failed, Next, RetryState, validate_call_policy};
 
 /// How an error should be handled by a retry loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +192,9 @@ pub struct Failure<E> {
     /// The last error the operation returned (`None` when the last attempt timed out or its value
     /// was rejected).
     pub last_error: Option<E>,
-    /// Time from the first attempt to the failure.
+    /// Time from the first attempt to the failure. Without `timeout_ms` or `budget_ms` the clock is
+    /// first read once the first attempt has been polled (a call that succeeds at once reads no
+    /// clock), so the synchronous part of that first poll is not counted.
     pub elapsed: Duration,
     /// For `budget`: which cap stopped it; for an invalid policy: the broken rule.
     pub stopped_by: Option<String>,
@@ -264,7 +271,8 @@ pub struct Resilient<'p, T> {
     name: Cow<'p, str>,
     policy: &'p RetryPolicy,
     validate: Option<Check<'p, T>>,
-    seed: u64,
+    /// Drawn on the first failure unless given: the success path needs no RNG.
+    seed: Option<u64>,
     journal: Option<&'p Journal>,
 }
 
@@ -274,7 +282,7 @@ type Check<'p, T> = Box<dyn Fn(&T) -> Result<(), String> + Send + Sync + 'p>;
 impl<'p, T> Resilient<'p, T> {
     /// A resilient call named `name` (for errors, logs and the journal) under `policy`.
     pub fn new(name: impl Into<Cow<'p, str>>, policy: &'p RetryPolicy) -> Self {
-        Self { name: name.into(), policy, validate: None, seed: fastrand::u64(..), journal: None }
+        Self { name: name.into(), policy, validate: None, seed: None, journal: None }
     }
 
     /// Checks each value: `Err(reason)` makes the attempt a retryable failure ("success that isn't").
@@ -285,7 +293,7 @@ impl<'p, T> Resilient<'p, T> {
 
     /// Seeds the jitter RNG so that delays replay exactly.
     pub fn with_jitter_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
+        self.seed = Some(seed);
         self
     }
 
@@ -296,112 +304,214 @@ impl<'p, T> Resilient<'p, T> {
         self
     }
 
-    /// Runs `operation` until it succeeds (and passes the validator) or the policy gives up.
-    pub async fn call<E, F, Fut>(self, mut operation: F) -> Result<T, Failure<E>>
+    /// Runs `operation` until it succeeds (and passes the validator) or the policy gives up. A
+    /// `Resilient` can be kept and called any number of times; each call has its own attempts,
+    /// deadline and failure.
+    pub async fn call<E, F, Fut>(&self, mut operation: F) -> Result<T, Failure<E>>
     where
         E: Classify + fmt::Display,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        // There is no session layer: the policy is judged and applied with it off.
-        let effective = self.policy.with_session_retries(0);
-        let policy = &effective;
+        if let Err(error) = validate_call_policy(self.policy) {
+            return Err(self.invalid_policy(&error));
+        }
+        // The first attempt runs with nothing built around it: no retry state, no RNG, and no clock
+        // reading unless the policy limits the attempt's time or the attempt does not finish on its
+        // first poll. Most calls succeed at once; only a failure pays for the rest.
+        let (outcome, started) = match first_call_limit(self.policy) {
+            Some((start, at, limit)) => (within(at, limit, operation()).await, Some(start)),
+            None => first_attempt(operation()).await,
+        };
+        let first = match self.judge(outcome) {
+            Ok(value) => return Ok(value),
+            Err(failure) => failure,
+        };
+        // An attempt that failed on its first poll took no time the clock could see.
+        let start = started.unwrap_or_else(Instant::now);
+        // Boxed: the retry loop's state and futures would otherwise make every call's future larger,
+        // success path included.
+        Box::pin(self.retry(operation, first, start)).await
+    }
+
+    /// The attempts after a failed first one (made at `start`), until one succeeds or the policy gives
+    /// up: layer 2 of `exec`, on the same decision code.
+    async fn retry<E, F, Fut>(
+        &self,
+        mut operation: F,
+        first: (Failed, Option<E>),
+        start: Instant,
+    ) -> Result<T, Failure<E>>
+    where
+        E: Classify + fmt::Display,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        // There is no session layer: the policy is applied with it off.
+        let policy = &self.policy.with_session_retries(0);
         let mut state = RetryState {
             policy,
             function: None,
-            budget: Budget::new(policy),
-            rng: Rng::with_seed(self.seed),
+            budget: Budget::started_at(policy, start),
+            rng: Rng::with_seed(self.seed.unwrap_or_else(|| fastrand::u64(..))),
             decisions: Vec::new(),
-            attempt: 0,
+            attempt: 1,
             observer: None,
             journal: self.journal,
             governor: None,
             last_retry_cost: 0,
         };
-        let give_up = |state: RetryState<'_>, kind, last_error, stopped_by| {
-            let failure = Failure {
-                kind,
-                name: self.name.clone().into_owned(),
-                elapsed: state.budget.elapsed(),
-                attempts: state.decisions,
-                last_error,
-                stopped_by,
-            };
-            if let Some(journal) = self.journal {
-                let _ = journal.record(&failure.record());
-            }
-            failure
-        };
-        if let Err(error) = validate_policy(policy) {
-            return Err(give_up(
-                state,
-                ExecErrorKind::Programming,
-                None,
-                Some(format!("invalid retry policy: {error}")),
-            ));
-        }
+        state.budget.start_call();
         let mut schedule = Schedule::exec(policy);
-        for index in 0..policy.max_retries() {
-            state.attempt = index + 1;
-            state.budget.start_call();
-            let attempt = operation();
-            let outcome = match state.budget.call_limit() {
-                Some((at, limit)) => tokio::time::timeout_at(at, attempt).await.map_err(|_| limit),
-                None => Ok(attempt.await),
-            };
-            let (failed, last_error) = match outcome {
-                Ok(Ok(value)) => match self.validate.as_ref().map_or(Ok(()), |check| check(&value)) {
-                    Ok(()) => return Ok(value),
-                    Err(reason) => (
-                        Failed {
-                            error: format!("InvalidResult: {reason}"),
-                            action: ExecAction::Retry,
-                            reason: "the validator rejected the value".to_owned(),
-                            hint: None,
-                            timeout: false,
-                            rejected: true,
-                        },
-                        None,
-                    ),
-                },
-                Ok(Err(error)) => {
-                    let class = error.classify();
-                    let failed = Failed {
-                        error: error.to_string(),
-                        action: class.action,
-                        reason: class.reason,
-                        hint: class.retry_after,
-                        timeout: class.timeout,
-                        rejected: false,
+        let (mut failed, mut last_error) = first;
+        for index in 0.. {
+            match state.after_failed_attempt(&mut schedule, index, failed).await {
+                Next::Retry(delay) => tokio::time::sleep(delay).await,
+                Next::Stop(kind, stopped_by) => {
+                    let failure = Failure {
+                        kind,
+                        name: self.name.as_ref().to_owned(),
+                        elapsed: state.budget.elapsed(),
+                        attempts: state.decisions,
+                        last_error,
+                        stopped_by,
                     };
-                    (failed, Some(error))
+                    if let Some(journal) = self.journal {
+                        let _ = journal.record(&failure.record());
+                    }
+                    return Err(failure);
                 }
-                Err(limit) => (
+            }
+            state.attempt = index + 2;
+            state.budget.start_call();
+            let outcome = match state.budget.call_limit() {
+                Some((at, limit)) => within(at, limit, operation()).await,
+                None => Outcome::Finished(operation().await),
+            };
+            (failed, last_error) = match self.judge(outcome) {
+                Ok(value) => return Ok(value),
+                Err(failure) => failure,
+            };
+        }
+        unreachable!("`after_failed_attempt` stops after the last attempt")
+    }
+
+    /// The value, if it passed the validator; otherwise the failed attempt as layer 2 sees it, with
+    /// the operation's error.
+    #[inline]
+    fn judge<E: Classify + fmt::Display>(&self, outcome: Outcome<T, E>) -> Result<T, (Failed, Option<E>)> {
+        match outcome {
+            Outcome::Finished(Ok(value)) => match self.validate.as_ref().map_or(Ok(()), |check| check(&value)) {
+                Ok(()) => Ok(value),
+                Err(reason) => Err((
                     Failed {
-                        error: format!("TimeoutError: attempt timed out after {} ms", limit.as_millis()),
+                        error: format!("InvalidResult: {reason}"),
                         action: ExecAction::Retry,
-                        reason: "the attempt timed out".to_owned(),
+                        reason: "the validator rejected the value".to_owned(),
                         hint: None,
-                        timeout: true,
-                        rejected: false,
+                        timeout: false,
+                        rejected: true,
                     },
                     None,
-                ),
-            };
-            // Boxed: the failure path's futures (the decision, the retry bucket, the sleep) would
-            // otherwise make every call's future larger, success path included.
-            let next = Box::pin(async {
-                let next = state.after_failed_attempt(&mut schedule, index, failed).await;
-                if let Next::Retry(delay) = next {
-                    tokio::time::sleep(delay).await;
-                }
-                next
-            })
-            .await;
-            if let Next::Stop(kind, stopped_by) = next {
-                return Err(give_up(state, kind, last_error, stopped_by));
+                )),
+            },
+            Outcome::Finished(Err(error)) => {
+                let class = error.classify();
+                let failed = Failed {
+                    error: error.to_string(),
+                    action: class.action,
+                    reason: class.reason,
+                    hint: class.retry_after,
+                    timeout: class.timeout,
+                    rejected: false,
+                };
+                Err((failed, Some(error)))
             }
+            Outcome::TimedOut(limit) => Err((
+                Failed {
+                    error: format!("TimeoutError: attempt timed out after {} ms", limit.as_millis()),
+                    action: ExecAction::Retry,
+                    reason: "the attempt timed out".to_owned(),
+                    hint: None,
+                    timeout: true,
+                    rejected: false,
+                },
+                None,
+            )),
         }
-        unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
     }
+
+    /// The failure for a policy that breaks a rule: a programming error, before any attempt.
+    #[cold]
+    fn invalid_policy<E>(&self, error: &PolicyError) -> Failure<E> {
+        let failure = Failure {
+            kind: ExecErrorKind::Programming,
+            name: self.name.as_ref().to_owned(),
+            attempts: Vec::new(),
+            last_error: None,
+            elapsed: Duration::ZERO,
+            stopped_by: Some(format!("invalid retry policy: {error}")),
+        };
+        if let Some(journal) = self.journal {
+            let _ = journal.record(&failure.record());
+        }
+        failure
+    }
+}
+
+/// How one attempt ended.
+enum Outcome<T, E> {
+    /// The operation returned.
+    Finished(Result<T, E>),
+    /// The attempt's time limit (this long) ran out first.
+    TimedOut(Duration),
+}
+
+/// `attempt`, cut off at `at` (`limit` after it started). The timer is set only if the attempt does
+/// not finish on its first poll: an attempt that finishes at once never touches the timer wheel.
+async fn within<T, E>(at: Instant, limit: Duration, attempt: impl Future<Output = Result<T, E>>) -> Outcome<T, E> {
+    let mut attempt = pin!(attempt);
+    let mut timer = pin!(None::<Sleep>);
+    poll_fn(|cx| {
+        if let Poll::Ready(result) = attempt.as_mut().poll(cx) {
+            return Poll::Ready(Outcome::Finished(result));
+        }
+        if timer.is_none() {
+            timer.set(Some(tokio::time::sleep_until(at)));
+        }
+        match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Outcome::TimedOut(limit)),
+            _ => Poll::Pending,
+        }
+    })
+    .await
+}
+
+/// When a policy limits the first attempt's time: the call's start, the instant the attempt runs out
+/// and its limit, `min(timeout_ms, budget_ms)`, from one reading of the clock.
+fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)> {
+    let limit = match (policy.timeout(), policy.budget()) {
+        (Some(timeout), Some(budget)) => timeout.min(budget),
+        (timeout, budget) => timeout.or(budget)?,
+    };
+    let start = Instant::now();
+    // A limit past what the clock can represent sets no timer, as in `tokio::time::timeout`.
+    Some((start, start.checked_add(limit)?, limit))
+}
+
+/// Runs a first attempt that has no time limit. The clock is read only if the attempt does not finish
+/// on its first poll (then right after that poll), so an attempt that finishes at once never reads it:
+/// returns when the attempt started, if that was read.
+async fn first_attempt<T, E>(attempt: impl Future<Output = Result<T, E>>) -> (Outcome<T, E>, Option<Instant>) {
+    let mut attempt = pin!(attempt);
+    let mut start = None;
+    let result = poll_fn(|cx| {
+        let poll = attempt.as_mut().poll(cx);
+        if poll.is_pending() && start.is_none() {
+            start = Some(Instant::now());
+        }
+        poll
+    })
+    .await;
+    (Outcome::Finished(result), start)
 }

@@ -2,6 +2,7 @@
 //! attempt: one implementation, used by `Runtime::exec` and by [`crate::resilient_call`].
 
 use std::cell::Cell;
+use std::thread::LocalKey;
 use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
@@ -13,19 +14,37 @@ use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Verdict};
 use crate::runtime::Observer;
 
-/// [`RetryPolicy::validate`], remembered for the last valid policy seen on this thread. The rules are
-/// a pure function of the policy's values and a program calls with one or a few policies; checking
-/// them on every call was a fifth of the cost of a resilient call that succeeds at once
-/// (`benches/compare.rs`).
+/// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
+/// The rules are a pure function of the policy's values and a program calls with one or a few
+/// policies; checking them on every call was a fifth of the cost of a resilient call that succeeds at
+/// once (`benches/compare.rs`).
 pub(crate) fn validate_policy(policy: &RetryPolicy) -> Result<(), PolicyError> {
     thread_local! {
         static LAST_VALID: Cell<Option<RetryPolicy>> = const { Cell::new(None) };
     }
-    if LAST_VALID.with(Cell::get).as_ref() == Some(policy) {
+    remembered(&LAST_VALID, policy, RetryPolicy::validate)
+}
+
+/// The same for a resilient call, which has no session layer: `policy` is judged with it off.
+#[inline]
+pub(crate) fn validate_call_policy(policy: &RetryPolicy) -> Result<(), PolicyError> {
+    thread_local! {
+        static LAST_VALID: Cell<Option<RetryPolicy>> = const { Cell::new(None) };
+    }
+    remembered(&LAST_VALID, policy, |policy| policy.with_session_retries(0).validate())
+}
+
+#[inline]
+fn remembered(
+    last_valid: &'static LocalKey<Cell<Option<RetryPolicy>>>,
+    policy: &RetryPolicy,
+    validate: impl FnOnce(&RetryPolicy) -> Result<(), PolicyError>,
+) -> Result<(), PolicyError> {
+    if last_valid.with(Cell::get).as_ref() == Some(policy) {
         return Ok(());
     }
-    policy.validate()?;
-    LAST_VALID.with(|last| last.set(Some(*policy)));
+    validate(policy)?;
+    last_valid.with(|last| last.set(Some(*policy)));
     Ok(())
 }
 

@@ -190,3 +190,55 @@ async fn an_invalid_policy_is_refused_before_any_attempt() {
     assert_eq!(failure.kind, ExecErrorKind::Programming);
     assert!(failure.to_string().starts_with("x: invalid retry policy: `max_retries` (0)"), "{failure}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_policy_is_judged_without_the_session_layer() {
+    // 46.5 s of worst-case backoff with both layers, 4.5 s with the exec layer alone.
+    let policy = RetryPolicy::new().with_budget_ms(Some(10_000));
+    assert!(policy.validate().is_err());
+    let value = Resilient::new("x", &policy).call(|| async { Ok::<_, Error>(7) }).await.unwrap();
+    assert_eq!(value, 7);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_time_of_a_slow_first_attempt_counts() {
+    let failure = Resilient::new("slow", &POLICY)
+        .call(|| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Err::<(), _>(Error::from(ErrorKind::ConnectionReset))
+        })
+        .await
+        .unwrap_err();
+    // 200 ms, 1.5 s, 200 ms, 3 s, 200 ms.
+    assert_eq!(failure.elapsed, Duration::from_millis(5100));
+    let at: Vec<u128> = failure.attempts.iter().map(|decision| decision.at.as_millis()).collect();
+    assert_eq!(at, [200, 1900, 5100]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_resilient_serves_many_calls_each_with_its_own_attempts() {
+    let policy = RetryPolicy::new().with_max_retries(2);
+    let resilient = Resilient::new("fetch", &policy).with_jitter_seed(7);
+    for round in 1..=3 {
+        let calls = Cell::new(0);
+        let failure = resilient
+            .call(|| {
+                calls.set(calls.get() + 1);
+                async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }
+            })
+            .await
+            .unwrap_err();
+        assert_eq!((calls.get(), failure.attempts.len()), (2, 2), "round {round}");
+        assert_eq!(failure.elapsed, Duration::from_millis(1500));
+    }
+    let calls = Cell::new(0);
+    resilient
+        .call(|| {
+            calls.set(calls.get() + 1);
+            let fail = calls.get() == 1;
+            async move { if fail { Err(Error::from(ErrorKind::ConnectionReset)) } else { Ok(()) } }
+        })
+        .await
+        .unwrap();
+    assert_eq!(calls.get(), 2);
+}

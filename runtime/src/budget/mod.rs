@@ -33,7 +33,12 @@ impl<'p> Budget<'p> {
     // Inlined into the generic callers: built in place instead of returned and copied.
     #[inline]
     pub(crate) fn new(policy: &'p RetryPolicy) -> Self {
-        let start = Instant::now();
+        Self::started_at(policy, Instant::now())
+    }
+
+    /// The budget of an exec that started at `start`.
+    #[inline]
+    pub(crate) fn started_at(policy: &'p RetryPolicy, start: Instant) -> Self {
         Self {
             start,
             deadline: policy.budget().and_then(|budget| start.checked_add(budget)),
