@@ -238,6 +238,10 @@ impl<E> Failure<E> {
 /// one `budget_ms` deadline, a `timeout_ms` per attempt, `max_calls`, and `retry_after_cap_ms`
 /// for the server's hints. (The session keys do not apply: there is no session.)
 ///
+/// A call that succeeds at once costs a check of the policy (remembered per thread) and the poll of
+/// the operation: it allocates nothing and reads no clock unless the policy sets `timeout_ms` or
+/// `budget_ms`. Build one `Resilient` and call it as often as needed, or build one per call.
+///
 /// # Examples
 ///
 /// ```

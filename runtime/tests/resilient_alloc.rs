@@ -71,6 +71,12 @@ fn resilient_success_path_allocates_nothing() {
             assert_eq!(made, 0, "a resilient call that succeeded at once made {made} allocations ({policy:?})");
         }
     }
+    // A `Resilient` kept and called again allocates nothing either.
+    let kept = Resilient::new("kept", &CAPPED).with_jitter_seed(1);
+    for _ in 0..3 {
+        let (made, value) = count(&tokio, kept.call(operation));
+        assert_eq!((made, value.unwrap()), (0, 42));
+    }
     // A name given as a `String` is the caller's allocation, not the machinery's; it is moved, not copied.
     let name = String::from("op");
     let (made, value) = count(&tokio, async { Resilient::new(name, &DEFAULTS).call(operation).await });
