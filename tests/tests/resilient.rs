@@ -161,10 +161,11 @@ fn http_statuses_and_model_errors_classify_like_the_exec_layer() {
     assert_eq!(agentic_runtime::ModelError::parse("TypeError: bad").classify().action, ExecAction::Raise);
 }
 
-#[tokio::test]
+// Paused time: the backoff is virtual; a refused loopback connect sets no timer for the clock to skip.
+#[tokio::test(start_paused = true)]
 async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
     let client = reqwest::Client::new();
-    let policy = RetryPolicy::new().with_max_retries(2).with_exec_base_delay_ms(1);
+    let policy = RetryPolicy::new().with_max_retries(2);
     let calls = Cell::new(0);
     // Nothing listens on port 9 of the loopback address: every connect is refused.
     let failure = Resilient::new("ping", &policy)
@@ -177,6 +178,7 @@ async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
     assert_eq!(calls.get(), 2);
     assert_eq!(failure.kind, ExecErrorKind::Exhausted);
     assert_eq!(failure.attempts[0].reason, "the connection failed");
+    assert_eq!(failure.elapsed, Duration::from_millis(1500));
 
     let failure = Resilient::new("bad url", &policy).call(|| client.get("not a url").send()).await.unwrap_err();
     assert_eq!(failure.kind, ExecErrorKind::Programming);
