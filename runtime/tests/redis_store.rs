@@ -243,7 +243,8 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
     assert!(extend.is_err(), "{extend:?}");
 }
 
-#[tokio::test]
+// Paused time: nothing ever answers, so the runtime goes idle and the clock jumps to each timeout.
+#[tokio::test(start_paused = true)]
 async fn a_silent_server_times_out() {
     // Accepts connections (the kernel does, into the backlog) and never answers.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
