@@ -18,24 +18,10 @@ mod valid;
 #[path = "../../fuzz/checks/attribute.rs"]
 mod attribute;
 
-use std::path::Path;
+#[path = "../../fuzz/checks/replay.rs"]
+mod replay;
 
-/// Runs `check` on every file of `fuzz/corpus/<target>`; a panic names the file.
-fn replay(target: &str, check: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
-        .map(|entry| entry.expect("a corpus entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{} is empty", dir.display());
-    for file in files {
-        let data = std::fs::read(&file).expect("a corpus file");
-        if std::panic::catch_unwind(|| check(&data)).is_err() {
-            panic!("fuzz/corpus/{target}/{} fails", file.file_name().unwrap().to_string_lossy());
-        }
-    }
-}
+use replay::replay;
 
 /// On a thread with rustc's stack (8 MiB): `syn` parses nested generics (`validate = r<<<<..`)
 /// recursively, and an unoptimized build needs more than a test thread's 2 MiB for the corpus.

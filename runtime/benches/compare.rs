@@ -5,8 +5,6 @@
 //! and the size of its future. Run with `cargo bench -p agentic-runtime --bench compare`;
 //! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -20,31 +18,10 @@ use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
 use agentic_runtime::resilient::Resilient;
 use agentic_runtime::{Jitter, RetryPolicy, Runtime, StopReason};
 
-/// Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
-/// thread-local increment per allocation, the same for every variant.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
+// Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
+// thread-local increment per allocation, the same for every variant.
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
 /// The operation every variant wraps: succeeds at once, allocates nothing.
 async fn operation() -> Result<u64, std::io::Error> {
@@ -115,9 +92,7 @@ impl Provider for Instant {
 /// Allocations of one call of `work` on this thread (after a warm-up call).
 fn allocations<F: Future>(tokio: &tokio::runtime::Runtime, mut work: impl FnMut() -> F) -> usize {
     tokio.block_on(work());
-    let before = ALLOCATIONS.with(Cell::get);
-    tokio.block_on(work());
-    ALLOCATIONS.with(Cell::get) - before
+    counting_alloc::count(tokio, work()).0
 }
 
 fn print_allocations(tokio: &tokio::runtime::Runtime, runtime: &Runtime) {

@@ -8,24 +8,10 @@ mod retry_after;
 #[path = "../../fuzz/checks/sse.rs"]
 mod sse;
 
-use std::path::Path;
+#[path = "../../fuzz/checks/replay.rs"]
+mod replay;
 
-/// Runs `check` on every file of `fuzz/corpus/<target>`; a panic names the file.
-fn replay(target: &str, check: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(target);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
-        .map(|entry| entry.expect("a corpus entry").path())
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{} is empty", dir.display());
-    for file in files {
-        let data = std::fs::read(&file).expect("a corpus file");
-        if std::panic::catch_unwind(|| check(&data)).is_err() {
-            panic!("fuzz/corpus/{target}/{} fails", file.file_name().unwrap().to_string_lossy());
-        }
-    }
-}
+use replay::replay;
 
 #[test]
 fn the_sse_corpus_passes() {

@@ -1,47 +1,15 @@
 //! The success path of a resilient call adds no heap allocation of the retry machinery's own: with an
 //! operation that allocates nothing, `Resilient::new(..).call(..)` allocates nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::hint::black_box;
 
 use agentic_runtime::RetryPolicy;
 use agentic_runtime::resilient::Resilient;
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-/// Allocations made by `work` on this thread.
-fn count<T>(tokio: &tokio::runtime::Runtime, work: impl Future<Output = T>) -> (usize, T) {
-    let before = allocations();
-    let out = tokio.block_on(work);
-    (allocations() - before, out)
-}
+use counting_alloc::count;
 
 async fn operation() -> Result<u64, std::io::Error> {
     Ok(black_box(42))

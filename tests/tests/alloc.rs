@@ -1,46 +1,13 @@
 //! The success path of `exec` through both layers adds no heap allocation of the retry machinery's
 //! own: it allocates exactly what one bare model call allocates.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use agentic_runtime::provider::Request;
 use agentic_runtime::{ContentBlock, Message, Runtime, ScriptedProvider, Step, agent};
 
-struct Counting;
+#[path = "../../runtime/tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|count| count.set(count.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-/// Allocations made by `work` on this thread.
-fn count<T>(tokio: &tokio::runtime::Runtime, work: impl Future<Output = T>) -> (usize, T) {
-    let before = allocations();
-    let out = tokio.block_on(work);
-    (allocations() - before, out)
-}
+use counting_alloc::count;
 
 #[test]
 fn exec_success_path_allocates_only_what_the_call_itself_does() {
