@@ -244,3 +244,23 @@ async fn one_resilient_serves_many_calls_each_with_its_own_attempts() {
         .unwrap();
     assert_eq!(calls.get(), 2);
 }
+
+/// The call's future is `Send` with a validator and a journal: it can run on another task.
+#[tokio::test(start_paused = true)]
+async fn a_call_can_be_spawned_onto_another_task() {
+    static SPAWNED: RetryPolicy = RetryPolicy::new();
+    let path = std::env::temp_dir().join(format!("agentic-spawned-{}.jsonl", std::process::id()));
+    let journal: &'static agentic_runtime::Journal =
+        Box::leak(Box::new(agentic_runtime::Journal::open(&path).unwrap()));
+    let resilient = std::sync::Arc::new(
+        Resilient::new(String::from("spawned"), &SPAWNED)
+            .validate(|value: &u32| if *value > 0 { Ok(()) } else { Err("zero".into()) })
+            .with_journal(journal),
+    );
+    let task = tokio::spawn({
+        let resilient = std::sync::Arc::clone(&resilient);
+        async move { resilient.call(|| async { Ok::<_, Error>(5) }).await }
+    });
+    assert_eq!(task.await.unwrap().unwrap(), 5);
+    let _ = std::fs::remove_file(path);
+}
