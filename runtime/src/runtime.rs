@@ -252,20 +252,20 @@ impl Runtime {
 
     /// Runs `prompt` through both layers with the runtime's policy.
     pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_as(&AgentFn::anonymous(self.policy), prompt.into()).await
+        self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_as(&AgentFn::anonymous(*policy), prompt.into()).await
+        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into()).await
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_as(&function, prompt.into()).await
+        self.exec_attempts(&function, prompt.into()).await
     }
 
     pub(crate) fn start_run<'a>(
@@ -294,19 +294,19 @@ impl Runtime {
         }
     }
 
-    async fn exec_as(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(function, prompt).await;
-        if let (Err(error), Some(journal)) = (&result, &self.journal) {
-            // A journal that cannot be written warns once and never fails the exec.
-            let _ = journal.record_exec_error(error);
+    /// `error`, recorded in the journal if the runtime has one. A journal that cannot be written
+    /// warns once and never fails the exec.
+    fn journaled(&self, error: ExecError) -> ExecError {
+        if let Some(journal) = &self.journal {
+            let _ = journal.record_exec_error(&error);
         }
-        result
+        error
     }
 
     async fn exec_attempts(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
         let name = function.name;
         if let Err(error) = validate_policy(&function.policy) {
-            return Err(ExecError::invalid_policy(name, error));
+            return Err(self.journaled(ExecError::invalid_policy(name, error)));
         }
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);
@@ -330,7 +330,7 @@ impl Runtime {
                 attempts_made += 1;
                 if let Err(error) = run_layer(&mut run, &mut history).await {
                     attempts.push(error.to_string());
-                    return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
+                    return Err(self.journaled(fail(run, ExecErrorKind::Programming, attempts, None, Some(error))));
                 }
                 let Some(Message::Assistant(last)) = history.pop() else {
                     unreachable!("the layer leaves its message last")
@@ -357,7 +357,7 @@ impl Runtime {
                             self.max_iterations
                         );
                         history.push(Message::Assistant(last));
-                        return Err(fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None));
+                        return Err(self.journaled(fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None)));
                     }
                     iterations += 1;
                     let outcomes = self.tools.run_calls_traced(&last, trace.as_ref()).await;
@@ -409,7 +409,7 @@ impl Runtime {
                     }
                     Next::Stop(kind, stopped_by) => {
                         let source = last_model_error(&history);
-                        return Err(fail(run, kind, attempts, stopped_by, source));
+                        return Err(self.journaled(fail(run, kind, attempts, stopped_by, source)));
                     }
                 }
             }

@@ -52,39 +52,56 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
         if !failed {
             return Ok(());
         }
-        let Some(Message::Assistant(message)) = history.last() else { unreachable!("just pushed") };
-        let verdict = is_retryable_error(message);
-        let hint = retry_hint(message.error_text(), message.error.as_ref());
-        if let (Some(hint), Some(governor)) = (hint, run.governor) {
-            // Every other call of this runtime to this provider waits for it too.
-            governor.note_hint(hint).await;
-        }
-        let error = message.failure_text();
-        if !verdict.retryable {
-            run.decide(Layer::Session, error, Verdict::GiveUp, verdict.reason.to_string(), None);
+        // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
+        // make every call's future larger, success path included.
+        if !Box::pin(retry_after_failed_call(run, history, &mut schedule, retry)).await {
             return Ok(());
         }
-        if retry >= run.policy.session_retries() {
-            let reason = format!("{}; all {} session retries used", verdict.reason, run.policy.session_retries());
-            run.decide(Layer::Session, error, Verdict::RetriesExhausted, reason, None);
-            return Ok(());
-        }
-        let computed = schedule.delay(retry, &mut run.rng);
-        let timed_out = is_timeout(message);
-        let delay = match run.permit_retry(computed, hint, timed_out).await {
-            Ok(delay) => delay,
-            Err(why) => {
-                run.decide(Layer::Session, error, Verdict::Budget, why, None);
-                return Ok(());
-            }
-        };
-        run.decide(Layer::Session, error, Verdict::Retry, verdict.reason.to_string(), Some(delay));
-        if matches!(history.last(), Some(Message::Assistant(_))) {
-            history.pop();
-        }
-        tokio::time::sleep(delay).await;
         retry += 1;
     }
+}
+
+/// Layer 1's rules after a failed call (its message last in `history`): records the decision and,
+/// when the call is to be made again, removes the failed message and sleeps the backoff. Returns
+/// whether to call again.
+async fn retry_after_failed_call(
+    run: &mut Run<'_>,
+    history: &mut Vec<Message>,
+    schedule: &mut Schedule,
+    retry: u32,
+) -> bool {
+    let Some(Message::Assistant(message)) = history.last() else { unreachable!("the failed message is last") };
+    let verdict = is_retryable_error(message);
+    let hint = retry_hint(message.error_text(), message.error.as_ref());
+    if let (Some(hint), Some(governor)) = (hint, run.governor) {
+        // Every other call of this runtime to this provider waits for it too.
+        governor.note_hint(hint).await;
+    }
+    let error = message.failure_text();
+    if !verdict.retryable {
+        run.decide(Layer::Session, error, Verdict::GiveUp, verdict.reason.to_string(), None);
+        return false;
+    }
+    if retry >= run.policy.session_retries() {
+        let reason = format!("{}; all {} session retries used", verdict.reason, run.policy.session_retries());
+        run.decide(Layer::Session, error, Verdict::RetriesExhausted, reason, None);
+        return false;
+    }
+    let computed = schedule.delay(retry, &mut run.rng);
+    let timed_out = is_timeout(message);
+    let delay = match run.permit_retry(computed, hint, timed_out).await {
+        Ok(delay) => delay,
+        Err(why) => {
+            run.decide(Layer::Session, error, Verdict::Budget, why, None);
+            return false;
+        }
+    };
+    run.decide(Layer::Session, error, Verdict::Retry, verdict.reason.to_string(), Some(delay));
+    if matches!(history.last(), Some(Message::Assistant(_))) {
+        history.pop();
+    }
+    tokio::time::sleep(delay).await;
+    true
 }
 
 /// True when the failure was the call's timeout (a retry after it costs more tokens).
