@@ -252,20 +252,26 @@ impl Runtime {
 
     /// Runs `prompt` through both layers with the runtime's policy.
     pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await
+        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await;
+        self.journal_failure(&result);
+        result
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into()).await
+        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into()).await;
+        self.journal_failure(&result);
+        result
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_attempts(&function, prompt.into()).await
+        let result = self.exec_attempts(&function, prompt.into()).await;
+        self.journal_failure(&result);
+        result
     }
 
     pub(crate) fn start_run<'a>(
@@ -294,19 +300,18 @@ impl Runtime {
         }
     }
 
-    /// `error`, recorded in the journal if the runtime has one. A journal that cannot be written
-    /// warns once and never fails the exec.
-    fn journaled(&self, error: ExecError) -> ExecError {
-        if let Some(journal) = &self.journal {
-            let _ = journal.record_exec_error(&error);
+    /// Records a failed exec in the journal, if the runtime has one: every exec ends here. A journal
+    /// that cannot be written warns once and never fails the exec.
+    fn journal_failure(&self, result: &Result<Reply, ExecError>) {
+        if let (Err(error), Some(journal)) = (result, &self.journal) {
+            let _ = journal.record_exec_error(error);
         }
-        error
     }
 
     async fn exec_attempts(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
         let name = function.name;
         if let Err(error) = validate_policy(&function.policy) {
-            return Err(self.journaled(ExecError::invalid_policy(name, error)));
+            return Err(ExecError::invalid_policy(name, error));
         }
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);
@@ -330,7 +335,7 @@ impl Runtime {
                 attempts_made += 1;
                 if let Err(error) = run_layer(&mut run, &mut history).await {
                     attempts.push(error.to_string());
-                    return Err(self.journaled(fail(run, ExecErrorKind::Programming, attempts, None, Some(error))));
+                    return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
                 }
                 let Some(Message::Assistant(last)) = history.pop() else {
                     unreachable!("the layer leaves its message last")
@@ -357,7 +362,7 @@ impl Runtime {
                             self.max_iterations
                         );
                         history.push(Message::Assistant(last));
-                        return Err(self.journaled(fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None)));
+                        return Err(fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None));
                     }
                     iterations += 1;
                     let outcomes = self.tools.run_calls_traced(&last, trace.as_ref()).await;
@@ -409,7 +414,7 @@ impl Runtime {
                     }
                     Next::Stop(kind, stopped_by) => {
                         let source = last_model_error(&history);
-                        return Err(self.journaled(fail(run, kind, attempts, stopped_by, source)));
+                        return Err(fail(run, kind, attempts, stopped_by, source));
                     }
                 }
             }
