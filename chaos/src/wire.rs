@@ -338,9 +338,21 @@ impl Exchange {
 
     /// The events after the last text chunk, ending the answer.
     pub(crate) fn epilogue(&self, output_tokens: u64) -> Vec<String> {
+        let mut events = Vec::new();
+        if self.wire == WireFormat::Anthropic {
+            events
+                .push(Self::anthropic_event("content_block_stop", &json!({"type": "content_block_stop", "index": 0})));
+        }
+        self.push_stream_end(&mut events, false, output_tokens);
+        events
+    }
+
+    /// The events that end every streamed answer: its stop reason (a tool call or the end of the
+    /// turn), the usage when asked for, and the end marker.
+    fn push_stream_end(&self, events: &mut Vec<String>, tool_use: bool, output_tokens: u64) {
         match self.wire {
             WireFormat::OpenAi => {
-                let mut events = vec![self.openai_chunk(json!({}), Some("stop"))];
+                events.push(self.openai_chunk(json!({}), Some(if tool_use { "tool_calls" } else { "stop" })));
                 if self.include_usage {
                     let usage = json!({
                         "id": self.id(),
@@ -353,20 +365,19 @@ impl Exchange {
                     events.push(format!("data: {usage}\n\n"));
                 }
                 events.push("data: [DONE]\n\n".to_owned());
-                events
             }
-            WireFormat::Anthropic => vec![
-                Self::anthropic_event("content_block_stop", &json!({"type": "content_block_stop", "index": 0})),
-                Self::anthropic_event(
+            WireFormat::Anthropic => {
+                let stop_reason = if tool_use { "tool_use" } else { "end_turn" };
+                events.push(Self::anthropic_event(
                     "message_delta",
                     &json!({
                         "type": "message_delta",
-                        "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+                        "delta": {"stop_reason": stop_reason, "stop_sequence": null},
                         "usage": {"output_tokens": output_tokens},
                     }),
-                ),
-                Self::anthropic_event("message_stop", &json!({"type": "message_stop"})),
-            ],
+                ));
+                events.push(Self::anthropic_event("message_stop", &json!({"type": "message_stop"})));
+            }
         }
     }
 
@@ -436,19 +447,6 @@ impl Exchange {
                         events.push(self.openai_chunk(delta, None));
                     }
                 }
-                events.push(self.openai_chunk(json!({}), Some("tool_calls")));
-                if self.include_usage {
-                    let usage = json!({
-                        "id": self.id(),
-                        "object": "chat.completion.chunk",
-                        "created": self.created,
-                        "model": self.model,
-                        "choices": [],
-                        "usage": self.openai_usage(tokens),
-                    });
-                    events.push(format!("data: {usage}\n\n"));
-                }
-                events.push("data: [DONE]\n\n".to_owned());
             }
             WireFormat::Anthropic => {
                 events.push(self.anthropic_message_start());
@@ -494,17 +492,9 @@ impl Exchange {
                     ));
                     index += 1;
                 }
-                events.push(Self::anthropic_event(
-                    "message_delta",
-                    &json!({
-                        "type": "message_delta",
-                        "delta": {"stop_reason": "tool_use", "stop_sequence": null},
-                        "usage": {"output_tokens": tokens},
-                    }),
-                ));
-                events.push(Self::anthropic_event("message_stop", &json!({"type": "message_stop"})));
             }
         }
+        self.push_stream_end(&mut events, true, tokens);
         events
     }
 
