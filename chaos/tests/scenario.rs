@@ -2,8 +2,10 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "../../runtime/tests/support/temp_file.rs"]
+mod temp_file;
+
+use temp_file::TempFile;
 
 use agentic_chaos::{ChaosServer, JournalEntry, Scenario, ScenarioError, Step, StepKind};
 use common::{Client, End, WireFormat, model};
@@ -146,25 +148,6 @@ async fn the_journal_is_served_over_http_and_reset_starts_over() {
     assert_eq!(client.model(WireFormat::OpenAi, false).await.response().status, 402);
 }
 
-/// A scenario file in the system's temp folder, removed when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(name: &str, contents: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("agentic-chaos-{}-{n}-{name}", std::process::id()));
-        std::fs::write(&path, contents).unwrap();
-        Self(path)
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 const FULL: &str = r#"{
   "steps": [
     {"kind": "http_error", "status": 429, "retry_after": 2, "times": 2},
@@ -211,7 +194,7 @@ fn full_in_rust() -> Scenario {
 
 #[test]
 fn a_file_loads_into_the_same_scenario_as_the_builder() {
-    let file = TempFile::new("full.json", FULL);
+    let file = TempFile::with_contents("full.json", FULL);
     let loaded = Scenario::load(&file.0).unwrap();
     assert_eq!(loaded, full_in_rust());
     assert_eq!(loaded.scripted_requests(), 19);
@@ -234,7 +217,7 @@ fn to_json_round_trips() {
 
 #[track_caller]
 fn error_of(json: &str) -> (ScenarioError, String) {
-    let file = TempFile::new("bad.json", json);
+    let file = TempFile::with_contents("bad.json", json);
     let err = Scenario::load(&file.0).unwrap_err();
     let text = err.to_string();
     let name = file.0.display().to_string();

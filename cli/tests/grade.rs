@@ -3,34 +3,16 @@
 
 mod common;
 
-use std::path::PathBuf;
+#[path = "../../runtime/tests/support/temp_file.rs"]
+mod temp_file;
+
+use temp_file::TempFile;
 
 use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
 use agentic_runtime::tool::{ToolError, Toolbox};
 use agentic_runtime::trace::TraceSink;
 use common::agentic;
 use serde_json::{Value, json};
-
-/// A file in the temp directory, removed when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(test: &str, contents: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("agentic-cli-grade-{}-{test}.jsonl", std::process::id()));
-        std::fs::write(&path, contents).expect("write the trace");
-        Self(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().expect("a UTF-8 temp path")
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 fn event(run: &str, event: &str, ts_ms: u64, rest: Value) -> String {
     let mut line = json!({"event": event, "ts_ms": ts_ms, "run_id": run});
@@ -88,8 +70,8 @@ fn four_runs() -> String {
 
 #[test]
 fn the_plain_output_has_one_line_per_run_and_the_totals() {
-    let trace = TempFile::new("plain", &four_runs());
-    let run = agentic(&["grade", trace.path()], "");
+    let trace = TempFile::with_contents("plain", &four_runs());
+    let run = agentic(&["grade", trace.arg()], "");
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stderr, "");
     assert_eq!(
@@ -106,8 +88,8 @@ total: 4 runs: 1 clean, 1 tool_error_recovered, 1 tool_error_unrecovered, 1 inco
 
 #[test]
 fn json_prints_one_object_per_run_then_the_totals() {
-    let trace = TempFile::new("json", &four_runs());
-    let run = agentic(&["grade", "--json", trace.path()], "");
+    let trace = TempFile::with_contents("json", &four_runs());
+    let run = agentic(&["grade", "--json", trace.arg()], "");
     assert_eq!(run.code, 0, "{run:?}");
     let lines = run.json_lines();
     assert_eq!(lines.len(), 5);
@@ -115,7 +97,7 @@ fn json_prints_one_object_per_run_then_the_totals() {
         lines[0],
         json!({
             "run_id": "seed-80",
-            "file": trace.path(),
+            "file": trace.arg(),
             "function": "support_agent",
             "category": "tool_error_unrecovered",
             "tool_calls": 2,
@@ -154,28 +136,28 @@ fn malformed_lines_are_reported_with_file_and_line_skipped_and_exit_1() {
         finish("r", 4, 2),
     ]
     .join("\n");
-    let trace = TempFile::new("malformed", &text);
-    let run = agentic(&["grade", "--json", trace.path()], "");
+    let trace = TempFile::with_contents("malformed", &text);
+    let run = agentic(&["grade", "--json", trace.arg()], "");
     assert_eq!(run.code, 1, "{run:?}");
     let warnings: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(warnings.len(), 3, "{}", run.stderr);
-    assert!(warnings[0].starts_with(&format!("warning: {}:2: not JSON: ", trace.path())), "{}", warnings[0]);
-    assert_eq!(warnings[1], format!("warning: {}:4: no `tool`", trace.path()));
-    assert!(warnings[2].starts_with(&format!("warning: {}:5: unknown event `llm_retry`", trace.path())));
+    assert!(warnings[0].starts_with(&format!("warning: {}:2: not JSON: ", trace.arg())), "{}", warnings[0]);
+    assert_eq!(warnings[1], format!("warning: {}:4: no `tool`", trace.arg()));
+    assert!(warnings[2].starts_with(&format!("warning: {}:5: unknown event `llm_retry`", trace.arg())));
     let lines = run.json_lines();
     assert_eq!(lines[0]["category"], "tool_error_unrecovered");
     assert_eq!(lines[1]["totals"]["malformed_lines"], 3);
 
-    let plain = agentic(&["grade", trace.path()], "");
+    let plain = agentic(&["grade", trace.arg()], "");
     assert_eq!(plain.code, 1);
     assert!(plain.stdout.ends_with("0 incomplete; 3 malformed lines skipped\n"), "{}", plain.stdout);
 }
 
 #[test]
 fn an_unreadable_file_exits_2_and_prints_nothing() {
-    let trace = TempFile::new("readable", &four_runs());
+    let trace = TempFile::with_contents("readable", &four_runs());
     let missing = std::env::temp_dir().join("agentic-cli-grade-no-such-file.jsonl");
-    let run = agentic(&["grade", trace.path(), missing.to_str().unwrap()], "");
+    let run = agentic(&["grade", trace.arg(), missing.to_str().unwrap()], "");
     assert_eq!(run.code, 2, "{run:?}");
     assert_eq!(run.stdout, "");
     assert!(run.stderr.starts_with(&format!("error: cannot read `{}`: ", missing.display())), "{}", run.stderr);
@@ -185,16 +167,18 @@ fn an_unreadable_file_exits_2_and_prints_nothing() {
 
 #[test]
 fn a_run_may_span_files_and_stdin_is_dash() {
-    let first =
-        TempFile::new("span-1", &[start("r"), call("r", 1, "c1", "t"), result("r", 1, "c1", true, "x")].join("\n"));
+    let first = TempFile::with_contents(
+        "span-1",
+        &[start("r"), call("r", 1, "c1", "t"), result("r", 1, "c1", true, "x")].join("\n"),
+    );
     let run = agentic(
-        &["grade", "--json", first.path(), "-"],
+        &["grade", "--json", first.arg(), "-"],
         [call("r", 2, "c2", "t"), result("r", 2, "c2", false, "ok"), finish("r", 3, 3)].join("\n"),
     );
     assert_eq!(run.code, 0, "{run:?}");
     let lines = run.json_lines();
     assert_eq!(lines[0]["category"], "tool_error_recovered");
-    assert_eq!(lines[0]["file"], first.path());
+    assert_eq!(lines[0]["file"], first.arg());
     assert_eq!(lines[0]["tool_calls"], 2);
 
     let empty = agentic(&["grade", "-"], "");

@@ -2,9 +2,10 @@
 
 mod common;
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "../../runtime/tests/support/temp_file.rs"]
+mod temp_file;
+
+use temp_file::TempFile;
 
 use agentic_runtime::journal::{Event, FailureRecord, Journal, now_ms};
 use common::agentic;
@@ -16,49 +17,6 @@ const MINUTE: u64 = 60 * 1000;
 const HOUR: u64 = 60 * MINUTE;
 const DAY: u64 = 24 * HOUR;
 
-/// A journal file under the temp directory, unique to this test, removed when dropped.
-struct TempJournal(PathBuf);
-
-impl TempJournal {
-    fn new(test: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let unique = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("agentic-cli-journal-{}-{test}-{unique}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        Self(path)
-    }
-
-    /// A journal holding `records`.
-    fn with(test: &str, records: &[FailureRecord]) -> Self {
-        let file = Self::new(test);
-        let journal = Journal::open(file.path()).unwrap().with_retries(true);
-        for record in records {
-            journal.record(record).unwrap();
-        }
-        file
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().expect("the temp dir is UTF-8")
-    }
-
-    fn append_raw(&self, bytes: &[u8]) {
-        let mut file = std::fs::OpenOptions::new().append(true).create(true).open(&self.0).unwrap();
-        file.write_all(bytes).unwrap();
-    }
-}
-
-impl Drop for TempJournal {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn failure(name: &str, kind: &str, last_error: &str, time_ms: u64) -> FailureRecord {
     FailureRecord::new(name, kind, last_error).with_time_ms(time_ms)
 }
@@ -69,11 +27,21 @@ fn rate_limited(name: &str, time_ms: u64) -> FailureRecord {
     record
 }
 
+/// A journal in a temp file holding `records` (retries kept).
+fn journal_with(test: &str, records: &[FailureRecord]) -> TempFile {
+    let file = TempFile::new(test);
+    let journal = Journal::open(file.path()).unwrap().with_retries(true);
+    for record in records {
+        journal.record(record).unwrap();
+    }
+    file
+}
+
 #[test]
 fn prints_one_row_per_cause_most_frequent_first() {
     let mut retry = failure("summarize", "retry", "ServiceUnavailableError: 503", NOV_30 - 3 * HOUR);
     retry.event = Event::Retry;
-    let file = TempJournal::with(
+    let file = journal_with(
         "table",
         &[
             rate_limited("summarize", NOV_30 - 5 * MINUTE),
@@ -104,7 +72,7 @@ fn prints_one_row_per_cause_most_frequent_first() {
 #[test]
 fn since_keeps_the_last_window_only() {
     let now = now_ms();
-    let file = TempJournal::with(
+    let file = journal_with(
         "since",
         &[
             rate_limited("summarize", now - HOUR),
@@ -135,7 +103,7 @@ fn since_keeps_the_last_window_only() {
 
 #[test]
 fn json_prints_one_object_per_group() {
-    let file = TempJournal::with(
+    let file = journal_with(
         "json",
         &[
             rate_limited("summarize", NOV_30 - 1000),
@@ -168,7 +136,7 @@ fn json_prints_one_object_per_group() {
 
 #[test]
 fn corrupt_lines_are_reported_with_their_numbers_and_skipped() {
-    let file = TempJournal::with("corrupt", &[rate_limited("summarize", NOV_30)]);
+    let file = journal_with("corrupt", &[rate_limited("summarize", NOV_30)]);
     file.append_raw(b"{\"time_ms\": 1, \"name\": \"x\"}\n\n");
     Journal::open(file.path()).unwrap().record(&rate_limited("summarize", NOV_30 - 1)).unwrap();
     file.append_raw(b"\xff\n{\"time_ms\":17964");
@@ -201,7 +169,7 @@ fn corrupt_lines_are_reported_with_their_numbers_and_skipped() {
 
 #[test]
 fn an_empty_journal_has_no_records() {
-    let file = TempJournal::new("empty");
+    let file = TempFile::new("empty");
     file.append_raw(b"");
     let run = agentic(&["journal", file.arg()], "");
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
@@ -210,7 +178,7 @@ fn an_empty_journal_has_no_records() {
 
 #[test]
 fn a_file_that_cannot_be_read_is_exit_2() {
-    let file = TempJournal::new("missing");
+    let file = TempFile::new("missing");
     let run = agentic(&["journal", file.arg()], "");
     assert_eq!(run.code, 2);
     assert_eq!(run.stdout, "");
@@ -223,7 +191,7 @@ fn a_file_that_cannot_be_read_is_exit_2() {
 
 #[test]
 fn a_bad_since_is_exit_2_with_the_expected_form() {
-    let file = TempJournal::with("bad-since", &[rate_limited("summarize", NOV_30)]);
+    let file = journal_with("bad-since", &[rate_limited("summarize", NOV_30)]);
     for (since, problem) in [
         ("5x", "unknown unit \"x\""),
         ("24", "the unit is missing"),

@@ -2,11 +2,14 @@
 //! reported and skipped, concurrent writers leave only whole lines, retries are opt-in, and a
 //! failed write is logged once and never fatal.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+#[path = "support/temp_file.rs"]
+mod temp_file;
+
+use temp_file::TempFile;
 
 use agentic_runtime::journal::{
     AttemptRecord, CorruptLine, Event, FailureRecord, Journal, JournalContents, read_journal,
@@ -15,35 +18,6 @@ use agentic_runtime::{
     Decision, ExecError, ExecErrorKind, Layer, Reply, Runtime, ScriptedProvider, Step, TransportKind, Verdict,
     agentic_function,
 };
-
-/// A journal file under the temp directory, unique to this test, removed when dropped.
-struct TempJournal(PathBuf);
-
-impl TempJournal {
-    fn new(test: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let unique = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("agentic-runtime-journal-{}-{test}-{unique}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        Self(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn append_raw(&self, bytes: &[u8]) {
-        let mut file = std::fs::OpenOptions::new().append(true).open(&self.0).expect("the journal exists");
-        file.write_all(bytes).expect("the test can write");
-    }
-}
-
-impl Drop for TempJournal {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 #[agentic_function(max_retries = 2, session_retries = 1)]
 async fn summarize(runtime: &Runtime) -> Result<Reply, ExecError> {
@@ -113,7 +87,7 @@ async fn unnamed_execs_permanent_failures_and_transport_failures() {
 
 #[tokio::test(start_paused = true)]
 async fn records_round_trip_through_the_file() {
-    let file = TempJournal::new("round-trip");
+    let file = TempFile::new("round-trip");
     let journal = Journal::open(file.path()).unwrap().with_retries(true);
     let mut handmade = FailureRecord::new("llm", "budget", "ModelError: line one\nline \"two\" é").with_time_ms(42);
     handmade.op = "call".to_owned();
@@ -149,7 +123,7 @@ async fn records_round_trip_through_the_file() {
 
 #[test]
 fn a_corrupt_line_and_a_truncated_last_line_are_reported_and_skipped() {
-    let file = TempJournal::new("corrupt");
+    let file = TempFile::new("corrupt");
     let journal = Journal::open(file.path()).unwrap();
     let first = FailureRecord::new("a", "exhausted", "ServiceUnavailableError: 503").with_time_ms(1);
     let second = FailureRecord::new("b", "permanent", "AuthenticationError: 401 bad key").with_time_ms(2);
@@ -183,7 +157,7 @@ fn a_corrupt_line_and_a_truncated_last_line_are_reported_and_skipped() {
 
 #[test]
 fn a_missing_file_is_an_error() {
-    let file = TempJournal::new("missing");
+    let file = TempFile::new("missing");
     let error = read_journal(file.path()).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
 }
@@ -192,7 +166,7 @@ fn a_missing_file_is_an_error() {
 fn concurrent_writers_leave_only_whole_lines() {
     const THREADS: usize = 8;
     const EACH: usize = 200;
-    let file = TempJournal::new("concurrent");
+    let file = TempFile::new("concurrent");
     let journal = Journal::open(file.path()).unwrap();
     // Long lines (about 5 KB each) would show any interleaving.
     let padding = "x".repeat(5000);
@@ -225,7 +199,7 @@ fn concurrent_writers_leave_only_whole_lines() {
 
 #[test]
 fn retries_are_written_only_when_asked_for() {
-    let file = TempJournal::new("retries");
+    let file = TempFile::new("retries");
     let quiet = Journal::open(file.path()).unwrap();
     assert!(!quiet.retries());
     let decision = retry_decision(1, "RateLimitError: 429 Too Many Requests");
@@ -251,7 +225,7 @@ fn retries_are_written_only_when_asked_for() {
 
 #[tokio::test(start_paused = true)]
 async fn an_observer_and_the_exec_error_fill_the_journal() {
-    let file = TempJournal::new("observer");
+    let file = TempFile::new("observer");
     let journal = Journal::open(file.path()).unwrap().with_retries(true);
     let observer = journal.clone();
     let provider = ScriptedProvider::new([]).with_fallback(Step::http(503, ""));
@@ -273,7 +247,7 @@ async fn an_observer_and_the_exec_error_fill_the_journal() {
 
 #[test]
 fn counts_since_a_time_from_a_file() {
-    let file = TempJournal::new("counts");
+    let file = TempFile::new("counts");
     let journal = Journal::open(file.path()).unwrap();
     let day = 24 * 3600 * 1000;
     let now = 100 * day;

@@ -1,26 +1,13 @@
 //! The failure journal hooked into `Runtime::exec` and resilient calls.
 
-use std::path::PathBuf;
+#[path = "../../runtime/tests/support/temp_file.rs"]
+mod temp_file;
+
+use temp_file::TempFile;
 
 use agentic_runtime::journal::{Journal, read_journal};
 use agentic_runtime::resilient::Resilient;
 use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, agentic_function};
-
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("agentic-journal-hook-{}-{name}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        Self(path)
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 /// Summarize the text.
 #[agentic_function(max_retries = 2, session_retries = 1)]

@@ -6,6 +6,11 @@ use std::fmt;
 use std::io::{Error, ErrorKind};
 use std::time::Duration;
 
+#[path = "../../runtime/tests/support/temp_file.rs"]
+mod temp_file;
+
+use temp_file::TempFile;
+
 use agentic_runtime::classify::ExecAction;
 use agentic_runtime::resilient::{Classification, Classify, HttpStatus, Resilient};
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Verdict};
@@ -249,9 +254,9 @@ async fn one_resilient_serves_many_calls_each_with_its_own_attempts() {
 #[tokio::test(start_paused = true)]
 async fn a_call_can_be_spawned_onto_another_task() {
     static SPAWNED: RetryPolicy = RetryPolicy::new();
-    let path = std::env::temp_dir().join(format!("agentic-spawned-{}.jsonl", std::process::id()));
+    let file = TempFile::new("spawned.jsonl");
     let journal: &'static agentic_runtime::Journal =
-        Box::leak(Box::new(agentic_runtime::Journal::open(&path).unwrap()));
+        Box::leak(Box::new(agentic_runtime::Journal::open(file.path()).unwrap()));
     let resilient = std::sync::Arc::new(
         Resilient::new(String::from("spawned"), &SPAWNED)
             .validate(|value: &u32| if *value > 0 { Ok(()) } else { Err("zero".into()) })
@@ -262,5 +267,4 @@ async fn a_call_can_be_spawned_onto_another_task() {
         async move { resilient.call(|| async { Ok::<_, Error>(5) }).await }
     });
     assert_eq!(task.await.unwrap().unwrap(), 5);
-    let _ = std::fs::remove_file(path);
 }
