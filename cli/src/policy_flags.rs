@@ -3,7 +3,7 @@
 
 use agentic_runtime::{Jitter, RetryPolicy};
 
-/// One flag per key of `#[agentic_function]`, kebab-case. Each left out keeps the seed's default.
+/// One flag per key of `#[agentic_function]`, kebab-case. Each left out keeps the default.
 #[derive(Debug, Default, clap::Args)]
 pub(crate) struct PolicyFlags {
     /// Exec attempts (layer 2) [default: 3].
@@ -21,21 +21,49 @@ pub(crate) struct PolicyFlags {
     /// Cap on every computed delay, applied after jitter [default: none].
     #[arg(long, value_name = "MS", help_heading = "Retry policy")]
     max_delay_ms: Option<u64>,
-    /// none, full, equal, decorrelated or proportional [default: none].
+    /// none, full, equal, decorrelated or proportional [default: proportional: each delay times
+    /// U(0.75, 1.25), so clients that failed together do not retry together; none gives the exact
+    /// 2/4/8 s and 1.5/3 s schedules].
     #[arg(long, value_name = "KIND", value_parser = parse_jitter, help_heading = "Retry policy")]
     jitter: Option<Jitter>,
     /// Cap on model calls across both layers [default: the product of the layers].
     #[arg(long, value_name = "N", help_heading = "Retry policy")]
     max_calls: Option<u32>,
-    /// Timeout of one model call [default: none].
-    #[arg(long, value_name = "MS", help_heading = "Retry policy")]
-    timeout_ms: Option<u64>,
-    /// One deadline for the whole exec [default: none].
+    /// One deadline for the whole exec; the retries that fit are made [default: none, each model
+    /// turn is bounded by --turn-timeout-ms].
     #[arg(long, value_name = "MS", help_heading = "Retry policy")]
     budget_ms: Option<u64>,
     /// The longest server-requested wait that is honoured [default: 60000].
     #[arg(long, value_name = "MS", help_heading = "Retry policy")]
     retry_after_cap_ms: Option<u64>,
+    /// Connecting to the server [default: 10000: the OpenAI and Anthropic SDKs allow 5 s; twice that
+    /// covers a TLS handshake over a slow link].
+    #[arg(long, value_name = "MS", help_heading = "Time and size bounds")]
+    connect_timeout_ms: Option<u64>,
+    /// From the request to the response headers [default: 120000: hosted APIs answer in a second; a
+    /// local server may hold the headers while it loads a model or reads a long prompt].
+    #[arg(long, value_name = "MS", help_heading = "Time and size bounds")]
+    headers_timeout_ms: Option<u64>,
+    /// From the request to the first content [default: 300000: reasoning models think for minutes
+    /// before their first token].
+    #[arg(long, value_name = "MS", help_heading = "Time and size bounds")]
+    first_token_timeout_ms: Option<u64>,
+    /// Without new content once the answer flows; keep-alives, pings and empty chunks do not count
+    /// [default: 60000: a live stream does not pause for a minute mid-answer].
+    #[arg(long, value_name = "MS", help_heading = "Time and size bounds")]
+    idle_timeout_ms: Option<u64>,
+    /// One model call [default: 600000: what the OpenAI and Anthropic SDKs allow one request].
+    #[arg(long, value_name = "MS", help_heading = "Time and size bounds")]
+    timeout_ms: Option<u64>,
+    /// One model turn, calls and backoff of both layers [default: 900000: one SDK request's ten
+    /// minutes plus room for the retries that may save it; an exec whose calls never return ends
+    /// within 15 minutes].
+    #[arg(long, value_name = "MS", help_heading = "Time and size bounds")]
+    turn_timeout_ms: Option<u64>,
+    /// The largest answer (text and tool-call arguments) [default: 4194304 (4 MiB): the longest
+    /// answers models give are about 0.5 MiB].
+    #[arg(long, value_name = "BYTES", help_heading = "Time and size bounds")]
+    max_answer_bytes: Option<u64>,
 }
 
 impl PolicyFlags {
@@ -43,7 +71,7 @@ impl PolicyFlags {
     pub(crate) fn policy(&self) -> RetryPolicy {
         let defaults = RetryPolicy::new();
         let values = defaults.values();
-        RetryPolicy::new()
+        let policy = RetryPolicy::new()
             .with_max_retries(self.max_retries.unwrap_or(values.max_retries))
             .with_session_retries(self.session_retries.unwrap_or(values.session_retries))
             .with_session_base_delay_ms(self.session_base_delay_ms.unwrap_or(values.session_base_delay_ms))
@@ -53,7 +81,27 @@ impl PolicyFlags {
             .with_max_calls(self.max_calls.or(values.max_calls))
             .with_timeout_ms(self.timeout_ms.or(values.timeout_ms))
             .with_budget_ms(self.budget_ms.or(values.budget_ms))
-            .with_retry_after_cap_ms(self.retry_after_cap_ms.unwrap_or(values.retry_after_cap_ms))
+            .with_retry_after_cap_ms(self.retry_after_cap_ms.unwrap_or(values.retry_after_cap_ms));
+        let mut policy = policy;
+        if let Some(ms) = self.connect_timeout_ms {
+            policy = policy.with_connect_timeout_ms(ms);
+        }
+        if let Some(ms) = self.headers_timeout_ms {
+            policy = policy.with_headers_timeout_ms(ms);
+        }
+        if let Some(ms) = self.first_token_timeout_ms {
+            policy = policy.with_first_token_timeout_ms(ms);
+        }
+        if let Some(ms) = self.idle_timeout_ms {
+            policy = policy.with_idle_timeout_ms(ms);
+        }
+        if let Some(ms) = self.turn_timeout_ms {
+            policy = policy.with_turn_timeout_ms(ms);
+        }
+        if let Some(bytes) = self.max_answer_bytes {
+            policy = policy.with_max_answer_bytes(bytes);
+        }
+        policy
     }
 }
 

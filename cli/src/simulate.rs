@@ -24,9 +24,10 @@ stdin is one JSON document:
 
 \"policy\" (optional; every key optional, null = left out) takes the attribute's keys: \
 max_retries, session_retries, session_base_delay_ms, exec_base_delay_ms, max_delay_ms, \
-jitter (\"none\"|\"full\"|\"equal\"|\"decorrelated\"|\"proportional\"), max_calls, timeout_ms, \
-budget_ms, retry_after_cap_ms; and \"seed\" for the jitter RNG (default 0, so a run replays \
-exactly).
+jitter (\"none\"|\"full\"|\"equal\"|\"decorrelated\"|\"proportional\", default \"proportional\"), \
+max_calls, timeout_ms, budget_ms, retry_after_cap_ms, connect_timeout_ms, headers_timeout_ms, \
+first_token_timeout_ms, idle_timeout_ms, turn_timeout_ms, max_answer_bytes; and \"seed\" for the \
+jitter RNG (default 0, so a run replays exactly; \"jitter\": \"none\" gives the exact schedules).
 
 \"outcomes\" (required): each model call consumes the next one; after the list every call \
 answers \"ok\".
@@ -35,7 +36,8 @@ answers \"ok\".
   {\"raise\": \"TypeError: ..\"}       the call raises this error while streaming: TypeError and
                                    NotImplementedError are programming errors, returned at once;
                                    any other kind becomes an error message \"<Kind>: <text>\"
-  {\"hang\": true}                   the call never answers (needs timeout_ms or budget_ms)
+  {\"hang\": true}                   the call never answers: the policy's bounds end it (by default
+                                   the first token's 300 s, within the model turn's 900 s)
   {\"latency_ms\": int}              the call answers after that long
 An error_message or raise outcome may add \"status\" (HTTP status, 100 to 599), \"retry_after_ms\" \
 (the server's Retry-After), \"should_retry\" (x-should-retry), \"code\" (the provider's error code) \
@@ -52,8 +54,8 @@ error (the exec error's text) come with outcome \"error\"; elapsed_ms is virtual
 --json the same run is reported for people, one line per decision of either layer.
 
 Exit status: 0 when the simulation ran (whatever its outcome); 2 for bad input: not JSON, an \
-unknown field (the nearest valid name is suggested), a wrong type, an unknown outcome shape, a hang \
-under a policy with neither timeout_ms nor budget_ms, or a policy that breaks a rule (then stderr \
+unknown field (the nearest valid name is suggested), a wrong type, an unknown outcome shape, \
+or a policy that breaks a rule (then stderr \
 holds exactly the message #[agentic_function] gives at compile time, one line per broken rule).";
 
 /// Arguments of `agentic simulate`.
@@ -205,25 +207,12 @@ fn parse(text: &str) -> Result<Simulation, Refusal> {
         Some(other) => return Err(usage(top.wrong("outcomes", "an array", other))),
     };
     let mut steps = Vec::with_capacity(outcomes.len());
-    let mut first_hang = None;
     for (index, outcome) in outcomes.iter().enumerate() {
-        let (step, hang) = parse_outcome(index, outcome).map_err(usage)?;
-        if hang && first_hang.is_none() {
-            first_hang = Some(index);
-        }
-        steps.push(step);
+        steps.push(parse_outcome(index, outcome).map_err(usage)?);
     }
     let broken = policy.violations();
     if !broken.is_empty() {
         return Err(Refusal::Policy(broken.iter().map(ToString::to_string).collect()));
-    }
-    if let Some(index) = first_hang {
-        if policy.timeout().is_none() && policy.budget().is_none() {
-            return Err(usage(format!(
-                "\"outcomes[{index}]\" is a hang, and a hang never ends under a policy with neither \
-                 \"timeout_ms\" nor \"budget_ms\"; set \"timeout_ms\" or \"budget_ms\" in \"policy\""
-            )));
-        }
     }
     Ok(Simulation { policy, seed, steps })
 }
@@ -254,6 +243,14 @@ fn parse_policy(value: &Value) -> Result<(RetryPolicy, u64), String> {
             Key::TimeoutMs => policy.with_timeout_ms(ms_field(key)?),
             Key::BudgetMs => policy.with_budget_ms(ms_field(key)?),
             Key::RetryAfterCapMs => ms_field(key)?.map_or(policy, |value| policy.with_retry_after_cap_ms(value)),
+            Key::ConnectTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_connect_timeout_ms(value)),
+            Key::HeadersTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_headers_timeout_ms(value)),
+            Key::FirstTokenTimeoutMs => {
+                ms_field(key)?.map_or(policy, |value| policy.with_first_token_timeout_ms(value))
+            }
+            Key::IdleTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_idle_timeout_ms(value)),
+            Key::TurnTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_turn_timeout_ms(value)),
+            Key::MaxAnswerBytes => ms_field(key)?.map_or(policy, |value| policy.with_max_answer_bytes(value)),
         };
     }
     let seed = fields.uint("seed", 0, u64::MAX)?.unwrap_or(0);
@@ -282,13 +279,13 @@ const TYPED: [&str; 4] = ["status", "retry_after_ms", "should_retry", "code"];
 /// The fields that choose an outcome's shape.
 const SHAPES: [&str; 3] = ["error_message", "raise", "hang"];
 
-/// One outcome as a scripted step, and whether it is a hang.
-fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
+/// One outcome as a scripted step.
+fn parse_outcome(index: usize, value: &Value) -> Result<Step, String> {
     let place = format!("outcomes[{index}]");
     let shapes =
         "\"ok\", {\"error_message\": str, ..}, {\"raise\": str, ..}, {\"hang\": true} or {\"latency_ms\": int}";
     let object = match value {
-        Value::String(text) if text == "ok" => return Ok((Step::ok("ok"), false)),
+        Value::String(text) if text == "ok" => return Ok(Step::ok("ok")),
         Value::Object(_) => value,
         other => {
             return Err(format!("\"{place}\" must be one of {shapes}; found {}", describe(other)));
@@ -308,7 +305,7 @@ fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
                 ));
             }
             return match latency {
-                Some(latency) => Ok((Step::ok("ok").with_latency(latency), false)),
+                Some(latency) => Ok(Step::ok("ok").with_latency(latency)),
                 None => Err(format!("\"{place}\" must be one of {shapes}; found an empty object")),
             };
         }
@@ -322,7 +319,7 @@ fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
             if let Some(other) = OUTCOME_FIELDS.iter().find(|key| **key != "hang" && fields.has(key)) {
                 return Err(format!("{} does not go with a hang, which never answers or fails", fields.name(other)));
             }
-            return Ok((Step::hang(), true));
+            return Ok(Step::hang());
         }
         ["error_message"] => Step::error(fields.required_str("error_message")?),
         [_raise] => Step::raise(ModelError::parse(fields.required_str("raise")?)),
@@ -350,5 +347,5 @@ fn parse_outcome(index: usize, value: &Value) -> Result<(Step, bool), String> {
     if let Some(latency) = latency {
         step = step.with_latency(latency);
     }
-    Ok((step, false))
+    Ok(step)
 }

@@ -75,9 +75,15 @@ fn default_of(key: Key) -> Option<u64> {
         Key::ExecBaseDelayMs => Some(d.exec_base_delay_ms),
         Key::MaxDelayMs => d.max_delay_ms,
         Key::MaxCalls => d.max_calls.map(u64::from),
-        Key::TimeoutMs => d.timeout_ms,
+        Key::TimeoutMs => Some(d.timeout_ms()),
         Key::BudgetMs => d.budget_ms,
         Key::RetryAfterCapMs => Some(d.retry_after_cap_ms),
+        Key::ConnectTimeoutMs => Some(d.connect_timeout_ms()),
+        Key::HeadersTimeoutMs => Some(d.headers_timeout_ms()),
+        Key::FirstTokenTimeoutMs => Some(d.first_token_timeout_ms()),
+        Key::IdleTimeoutMs => Some(d.idle_timeout_ms()),
+        Key::TurnTimeoutMs => Some(d.turn_timeout_ms()),
+        Key::MaxAnswerBytes => Some(d.max_answer_bytes()),
         Key::Jitter => None,
     }
 }

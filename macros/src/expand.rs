@@ -15,8 +15,9 @@ use syn::{
     ExprWhile, FnArg, Ident, Item, ItemFn, Lit, Local, Macro, Meta, Pat, Stmt, Token, Type,
 };
 
+use crate::attr::JITTER_KINDS;
 use crate::attr::{self, Args};
-use crate::rules::{Key, PolicyValues, describe_worst_case};
+use crate::rules::{Jitter, Key, PolicyValues, describe_worst_case};
 use crate::valid;
 
 /// The attribute: `args` are the tokens inside `#[agentic_function(...)]`, `item` what it is on.
@@ -223,7 +224,15 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
         function.block.stmts.insert(0, item);
     }
 
-    let line = format!("**Retry policy:** {}.", describe_worst_case(values));
+    let jitter = match &args.jitter {
+        Some(arg) => JITTER_KINDS
+            .iter()
+            .find(|(_, variant)| *variant == arg.value)
+            .and_then(|(name, _)| Jitter::from_name(name))
+            .unwrap_or_default(),
+        None => Jitter::default(),
+    };
+    let line = format!("**Retry policy:** {}.", describe_worst_case(values, jitter));
     if doc.is_some() {
         function.attrs.push(syn::parse_quote!(#[doc = ""]));
     }
@@ -246,6 +255,12 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
             Key::TimeoutMs => ("with_timeout_ms", quote!(::core::option::Option::Some(#n))),
             Key::BudgetMs => ("with_budget_ms", quote!(::core::option::Option::Some(#n))),
             Key::RetryAfterCapMs => ("with_retry_after_cap_ms", quote!(#n)),
+            Key::ConnectTimeoutMs => ("with_connect_timeout_ms", quote!(#n)),
+            Key::HeadersTimeoutMs => ("with_headers_timeout_ms", quote!(#n)),
+            Key::FirstTokenTimeoutMs => ("with_first_token_timeout_ms", quote!(#n)),
+            Key::IdleTimeoutMs => ("with_idle_timeout_ms", quote!(#n)),
+            Key::TurnTimeoutMs => ("with_turn_timeout_ms", quote!(#n)),
+            Key::MaxAnswerBytes => ("with_max_answer_bytes", quote!(#n)),
             Key::Jitter => continue,
         };
         let setter = Ident::new(setter, Span::call_site());

@@ -59,6 +59,12 @@ fn set(values: &mut PolicyValues, key: Key, n: u64) {
         Key::TimeoutMs => values.timeout_ms = Some(n),
         Key::BudgetMs => values.budget_ms = Some(n),
         Key::RetryAfterCapMs => values.retry_after_cap_ms = n,
+        Key::ConnectTimeoutMs => values.connect_timeout_ms = Some(n),
+        Key::HeadersTimeoutMs => values.headers_timeout_ms = Some(n),
+        Key::FirstTokenTimeoutMs => values.first_token_timeout_ms = Some(n),
+        Key::IdleTimeoutMs => values.idle_timeout_ms = Some(n),
+        Key::TurnTimeoutMs => values.turn_timeout_ms = Some(n),
+        Key::MaxAnswerBytes => values.max_answer_bytes = Some(n),
         Key::Jitter => {}
     }
 }

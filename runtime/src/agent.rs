@@ -1,12 +1,19 @@
-//! One model call: drives the provider's stream into an [`AssistantMessage`].
+//! One model call: drives the provider's stream into an [`AssistantMessage`], within the call's
+//! time and size bounds.
 
+use std::future::{Future as _, poll_fn};
+use std::pin::{Pin, pin};
+use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
+use futures_core::Stream;
+use tokio::time::{Instant, Sleep};
 
+use crate::budget::CallLimit;
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
-use crate::provider::{Provider, Request, StreamEvent};
+use crate::policy::rules::format_ms;
+use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 
 /// Runs one streamed call and returns its final message.
 ///
@@ -14,22 +21,34 @@ use crate::provider::{Provider, Request, StreamEvent};
 /// converted to `"<Kind>: <text>"` (with its typed facts kept), an error event is kept as it is, a
 /// stream that ends without its final event and a call that outlives `timeout` become transport
 /// errors. Only a programming error ([`ModelError::is_programming`]) is returned as `Err`, unchanged.
+///
+/// The request's [`CallBounds`] apply too: a call with no content within `first_token`, or none new
+/// for `idle` once content flows, is cut as a timeout that names the bound; an answer past
+/// `max_answer_bytes` ends the call with an `AnswerTooLargeError`. Keep-alive comments, pings and
+/// empty chunks are not content.
 pub async fn run(
     provider: &dyn Provider,
     request: &Request<'_>,
     timeout: Option<Duration>,
 ) -> Result<AssistantMessage, ModelError> {
-    let call = drive(provider, request);
-    let outcome = match timeout {
-        None => call.await,
-        Some(limit) => match tokio::time::timeout(limit, call).await {
-            Ok(outcome) => outcome,
-            Err(_) => Ok(AssistantMessage::from_error(ModelError::transport(
-                TransportKind::Timeout,
-                format!("model call timed out after {} ms", limit.as_millis()),
-            ))),
-        },
-    };
+    let deadline = timeout.and_then(|limit| {
+        let at = Instant::now().checked_add(limit)?;
+        Some((at, format!("model call timed out after {}", format_ms(millis(limit)))))
+    });
+    finish(drive(provider, request, deadline).await)
+}
+
+/// [`run`] within a limit the budget computed, whose message names the bound that set it.
+pub(crate) async fn run_within(
+    provider: &dyn Provider,
+    request: &Request<'_>,
+    limit: Option<CallLimit>,
+) -> Result<AssistantMessage, ModelError> {
+    let deadline = limit.map(|limit| (limit.at, limit.timed_out()));
+    finish(drive(provider, request, deadline).await)
+}
+
+fn finish(outcome: Result<AssistantMessage, ModelError>) -> Result<AssistantMessage, ModelError> {
     match outcome {
         Err(error) if error.is_programming() => Err(error),
         Err(error) => Ok(AssistantMessage::from_error(error)),
@@ -37,16 +56,128 @@ pub async fn run(
     }
 }
 
-async fn drive(provider: &dyn Provider, request: &Request<'_>) -> Result<AssistantMessage, ModelError> {
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What ends a wait for the next event: the call's own deadline, or the progress clock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    Call,
+    FirstToken,
+    Idle,
+}
+
+/// The progress clock of one call. It is read only when the stream makes the call wait: a provider
+/// whose events are ready at once (in memory, or already buffered) never reads the clock nor sets a
+/// timer, and events that arrive together cost one reading.
+struct Progress {
+    bounds: CallBounds,
+    /// The call's deadline and the message for it.
+    call: Option<(Instant, String)>,
+    /// Content arrived since the timer was last set.
+    moved: bool,
+    /// Content has arrived at all.
+    started: bool,
+    /// What the timer, once set, is waiting for.
+    armed: Option<Watch>,
+}
+
+impl Progress {
+    /// The deadline and its cause for a wait that starts now, or `None` to keep the timer as set.
+    fn rearm(&mut self) -> Option<(Instant, Watch)> {
+        if self.armed.is_some() && !self.moved {
+            return None;
+        }
+        self.moved = false;
+        let (span, watch) =
+            if self.started { (self.bounds.idle, Watch::Idle) } else { (self.bounds.first_token, Watch::FirstToken) };
+        let progress = Instant::now().checked_add(span);
+        let chosen = match (&self.call, progress) {
+            (Some((call, _)), Some(progress)) if *call <= progress => (*call, Watch::Call),
+            (_, Some(progress)) => (progress, watch),
+            (Some((call, _)), None) => (*call, Watch::Call),
+            (None, None) => return None,
+        };
+        self.armed = Some(chosen.1);
+        Some(chosen)
+    }
+
+    fn expired(&mut self) -> ModelError {
+        let text = match self.armed {
+            Some(Watch::Call) | None => self.call.take().map(|(_, text)| text).unwrap_or_default(),
+            Some(Watch::FirstToken) => format!(
+                "model call timed out: no content after {} (`first_token_timeout_ms` = {})",
+                format_ms(millis(self.bounds.first_token)),
+                millis(self.bounds.first_token)
+            ),
+            Some(Watch::Idle) => format!(
+                "model call timed out: no new content for {} (`idle_timeout_ms` = {})",
+                format_ms(millis(self.bounds.idle)),
+                millis(self.bounds.idle)
+            ),
+        };
+        ModelError::transport(TransportKind::Timeout, text)
+    }
+}
+
+/// The next event of `stream`, or the timeout that came first.
+async fn next_event<S>(
+    stream: &mut S,
+    progress: &mut Progress,
+    timer: &mut Pin<&mut Option<Sleep>>,
+) -> Result<Option<S::Item>, ModelError>
+where
+    S: Stream + Unpin,
+{
+    poll_fn(|cx| {
+        if let Poll::Ready(item) = Pin::new(&mut *stream).poll_next(cx) {
+            return Poll::Ready(Ok(item));
+        }
+        if let Some((at, _)) = progress.rearm() {
+            match timer.as_mut().as_pin_mut() {
+                Some(sleep) => sleep.reset(at),
+                None => timer.set(Some(tokio::time::sleep_until(at))),
+            }
+        }
+        match timer.as_mut().as_pin_mut().map(|sleep| sleep.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Err(progress.expired())),
+            _ => Poll::Pending,
+        }
+    })
+    .await
+}
+
+async fn drive(
+    provider: &dyn Provider,
+    request: &Request<'_>,
+    call: Option<(Instant, String)>,
+) -> Result<AssistantMessage, ModelError> {
+    let bounds = request.bounds;
     let mut stream = provider.stream(request);
+    let mut progress = Progress { bounds, call, moved: false, started: false, armed: None };
+    let mut timer = pin!(None::<Sleep>);
+    let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes };
     let mut text = String::new();
     let mut tool_calls: Vec<ToolCall> = Vec::new();
-    while let Some(event) = stream.next().await {
+    while let Some(event) = next_event(&mut stream, &mut progress, &mut timer).await? {
+        let before = answer.bytes;
         match event? {
-            StreamEvent::TextDelta(delta) if text.is_empty() => text = delta,
-            StreamEvent::TextDelta(delta) => text.push_str(&delta),
+            StreamEvent::TextDelta(delta) => {
+                answer.add(delta.len())?;
+                if text.is_empty() {
+                    text = delta;
+                } else {
+                    text.push_str(&delta);
+                }
+            }
             StreamEvent::ToolCallStart { index, id, name } => {
-                let call = ToolCall::find(&mut tool_calls, index);
+                answer.add(id.len() + name.len())?;
+                let (call, new) = ToolCall::find(&mut tool_calls, index);
+                if new {
+                    // A call of its own is content, and each one costs memory: count it.
+                    answer.add(TOOL_CALL_OVERHEAD)?;
+                }
                 if call.id.is_empty() {
                     call.id = id;
                 }
@@ -55,7 +186,8 @@ async fn drive(provider: &dyn Provider, request: &Request<'_>) -> Result<Assista
                 }
             }
             StreamEvent::ToolCallDelta { index, arguments } => {
-                ToolCall::find(&mut tool_calls, index).arguments.push_str(&arguments);
+                answer.add(arguments.len())?;
+                ToolCall::find(&mut tool_calls, index).0.arguments.push_str(&arguments);
             }
             StreamEvent::Done { stop_reason } => {
                 let mut content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
@@ -70,8 +202,38 @@ async fn drive(provider: &dyn Provider, request: &Request<'_>) -> Result<Assista
                 return Ok(failed);
             }
         }
+        if answer.bytes > before {
+            progress.moved = true;
+            progress.started = true;
+        }
     }
     Err(ModelError::transport(TransportKind::Truncated, "stream ended unexpectedly, before its final event"))
+}
+
+/// What a new tool call counts against the answer's size bound besides its id, name and arguments.
+const TOOL_CALL_OVERHEAD: usize = 64;
+
+/// The size of the answer so far, against its bound.
+struct Answer {
+    bytes: usize,
+    limit: u64,
+}
+
+impl Answer {
+    fn add(&mut self, bytes: usize) -> Result<(), ModelError> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes as u64 > self.limit {
+            return Err(ModelError::new(
+                "AnswerTooLargeError",
+                format!(
+                    "the answer passed {} bytes (`max_answer_bytes`): the stream was cut there; raise \
+                     `max_answer_bytes` or ask for a shorter answer",
+                    self.limit
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// A tool call being streamed: its arguments arrive as fragments of JSON text.
@@ -83,16 +245,16 @@ struct ToolCall {
 }
 
 impl ToolCall {
-    /// The call with `index`, started now if it was not.
-    fn find(calls: &mut Vec<ToolCall>, index: u32) -> &mut ToolCall {
-        let position = match calls.iter().position(|call| call.index == index) {
-            Some(position) => position,
+    /// The call with `index`, started now if it was not (then the flag is true).
+    fn find(calls: &mut Vec<ToolCall>, index: u32) -> (&mut ToolCall, bool) {
+        let (position, new) = match calls.iter().position(|call| call.index == index) {
+            Some(position) => (position, false),
             None => {
                 calls.push(ToolCall { index, id: String::new(), name: String::new(), arguments: String::new() });
-                calls.len() - 1
+                (calls.len() - 1, true)
             }
         };
-        &mut calls[position]
+        (&mut calls[position], new)
     }
 
     /// The finished call as a block. Its arguments are parsed as JSON (none: an empty object); text

@@ -325,7 +325,7 @@ impl<'p, T> Resilient<'p, T> {
         // first poll. Most calls succeed at once; only a failure pays for the rest.
         let (outcome, started) = match first_call_limit(self.policy) {
             Some((start, at, limit)) => (within(at, limit, operation()).await, Some(start)),
-            None => first_attempt(operation()).await,
+            None => first_attempt(self.policy.timeout().min(self.policy.turn_timeout()), operation()).await,
         };
         let first = match self.judge(outcome) {
             Ok(value) => return Ok(value),
@@ -389,7 +389,7 @@ impl<'p, T> Resilient<'p, T> {
             state.attempt = index + 2;
             state.budget.start_call();
             let outcome = match state.budget.call_limit() {
-                Some((at, limit)) => within(at, limit, operation()).await,
+                Some(limit) => within(limit.at, limit.limit, operation()).await,
                 None => Outcome::Finished(operation().await),
             };
             (failed, last_error) = match self.judge(outcome) {
@@ -491,31 +491,51 @@ async fn within<T, E>(at: Instant, limit: Duration, attempt: impl Future<Output 
     .await
 }
 
-/// When a policy limits the first attempt's time: the call's start, the instant the attempt runs out
-/// and its limit, `min(timeout_ms, budget_ms)`, from one reading of the clock.
+/// When the policy sets the first attempt's limit itself (`timeout_ms`, `budget_ms` or
+/// `turn_timeout_ms`): the call's start, the instant the attempt runs out and its limit, the least of
+/// them, from one reading of the clock. `None` when only the defaults apply: then the limit is set
+/// lazily, by [`first_attempt`].
 fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)> {
-    let limit = match (policy.timeout(), policy.budget()) {
-        (Some(timeout), Some(budget)) => timeout.min(budget),
-        (timeout, budget) => timeout.or(budget)?,
-    };
+    let values = policy.values();
+    if values.timeout_ms.is_none() && values.budget_ms.is_none() && values.turn_timeout_ms.is_none() {
+        return None;
+    }
+    let mut limit = policy.timeout().min(policy.turn_timeout());
+    if let Some(budget) = policy.budget() {
+        limit = limit.min(budget);
+    }
     let start = Instant::now();
     // A limit past what the clock can represent sets no timer, as in `tokio::time::timeout`.
     Some((start, start.checked_add(limit)?, limit))
 }
 
-/// Runs a first attempt that has no time limit. The clock is read only if the attempt does not finish
-/// on its first poll (then right after that poll), so an attempt that finishes at once never reads it:
-/// returns when the attempt started, if that was read.
-async fn first_attempt<T, E>(attempt: impl Future<Output = Result<T, E>>) -> (Outcome<T, E>, Option<Instant>) {
+/// Runs a first attempt under the default limit `limit`. The clock is read and the timer set only if
+/// the attempt does not finish on its first poll (then right after that poll, so the limit counts
+/// from there), so an attempt that finishes at once never reads it: returns when the attempt
+/// started, if that was read.
+async fn first_attempt<T, E>(
+    limit: Duration,
+    attempt: impl Future<Output = Result<T, E>>,
+) -> (Outcome<T, E>, Option<Instant>) {
     let mut attempt = pin!(attempt);
+    let mut timer = pin!(None::<Sleep>);
     let mut start = None;
-    let result = poll_fn(|cx| {
-        let poll = attempt.as_mut().poll(cx);
-        if poll.is_pending() && start.is_none() {
-            start = Some(Instant::now());
+    let outcome = poll_fn(|cx| {
+        if let Poll::Ready(result) = attempt.as_mut().poll(cx) {
+            return Poll::Ready(Outcome::Finished(result));
         }
-        poll
+        if start.is_none() {
+            let now = Instant::now();
+            start = Some(now);
+            if let Some(at) = now.checked_add(limit) {
+                timer.set(Some(tokio::time::sleep_until(at)));
+            }
+        }
+        match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Outcome::TimedOut(limit)),
+            _ => Poll::Pending,
+        }
     })
     .await;
-    (Outcome::Finished(result), start)
+    (outcome, start)
 }

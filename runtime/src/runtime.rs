@@ -1,5 +1,5 @@
 //! Layer 2: `Runtime::exec` retries failed attempts and fails fast on permanent and programming
-//! errors (DESIGN.md section 4).
+//! errors.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -372,6 +372,7 @@ impl Runtime {
                     base = history.len();
                     run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
                     run.last_retry_cost = 0;
+                    run.budget.start_turn();
                     continue 'turns;
                 } else {
                     let stop_reason = last.stop_reason;

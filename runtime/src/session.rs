@@ -1,11 +1,11 @@
-//! Layer 1: `AgentSession` owns the history and retries transient model errors (DESIGN.md section 3).
+//! Layer 1: `AgentSession` owns the history and retries transient model errors.
 
 use crate::agent;
 use crate::backoff::Schedule;
 use crate::classify::{is_retryable_error, retry_hint};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, Message};
-use crate::provider::{Provider, Request};
+use crate::provider::{CallBounds, Provider, Request};
 use crate::report::{Layer, Verdict};
 use crate::retry::RetryState;
 use crate::runtime::Runtime;
@@ -43,10 +43,17 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
     loop {
         run.wait_for_cooldown().await;
         let call = run.budget.start_call();
-        let timeout = run.budget.call_timeout();
-        let request =
-            Request { system: run.system, messages: history, timeout, function: run.function, call, tools: run.tools };
-        let message = agent::run(run.provider, &request, timeout).await?;
+        let limit = run.budget.call_limit();
+        let request = Request {
+            system: run.system,
+            messages: history,
+            timeout: limit.map(|limit| limit.limit),
+            function: run.function,
+            call,
+            tools: run.tools,
+            bounds: CallBounds::of(run.policy),
+        };
+        let message = agent::run_within(run.provider, &request, limit).await?;
         let failed = message.is_error();
         history.push(Message::Assistant(message));
         if !failed {

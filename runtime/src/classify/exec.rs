@@ -86,7 +86,7 @@ fn typed_permanence(error: Option<&ModelError>) -> Option<Reason> {
         Some(true) => return None,
         None => {}
     }
-    if let Some(reason @ Reason::PermanentStatus(_)) = typed_verdict(error) {
+    if let Some(reason @ (Reason::PermanentStatus(_) | Reason::NotAStream)) = typed_verdict(error) {
         return Some(reason);
     }
     quota_exhausted("", Some(error))

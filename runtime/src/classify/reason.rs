@@ -39,6 +39,9 @@ pub enum Reason {
     NotPermanent,
     /// Exec: the validator rejected the reply.
     Rejected,
+    /// A successful HTTP response whose body is neither an event stream nor JSON (a wrong base URL,
+    /// a proxy's login page): the same request gets the same page.
+    NotAStream,
 }
 
 impl fmt::Display for Reason {
@@ -62,6 +65,9 @@ impl fmt::Display for Reason {
             Reason::PermanentMarker(marker) => write!(f, "matched permanent marker \"{marker}\""),
             Reason::NotPermanent => f.write_str("no permanent marker, status or code"),
             Reason::Rejected => f.write_str("the validator rejected the reply"),
+            Reason::NotAStream => f.write_str(
+                "the server answered with a page that is not an event stream: the same request gets the same page",
+            ),
         }
     }
 }

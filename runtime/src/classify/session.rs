@@ -97,8 +97,11 @@ pub(crate) fn quota_exhausted(text: &str, error: Option<&ModelError>) -> Option<
     (!RETRY_AFTER_TIME.is_match(text)).then_some(Reason::QuotaText(pattern))
 }
 
-/// The typed verdict: HTTP status, then transport kind.
+/// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.
 pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
+    if error.code() == Some(crate::provider::NOT_A_STREAM) {
+        return Some(Reason::NotAStream);
+    }
     match error.status() {
         Some(status @ (408 | 409 | 425 | 429 | 500..=599)) => return Some(Reason::RetryableStatus(status)),
         Some(status @ 400..=499) => return Some(Reason::PermanentStatus(status)),

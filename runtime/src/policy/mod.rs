@@ -2,64 +2,11 @@
 
 pub mod rules;
 
-use std::fmt;
 use std::time::Duration;
 
 use crate::error::PolicyError;
+pub use rules::Jitter;
 use rules::PolicyValues;
-
-/// How a computed delay is randomised so that clients that failed together do not retry together.
-///
-/// The cap (`max_delay_ms`) is applied after jitter. The RNG is seedable (`Runtime::with_jitter_seed`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Jitter {
-    /// The seed's exact schedule: no randomness.
-    #[default]
-    None,
-    /// `U(0, d)`.
-    Full,
-    /// `d/2 + U(0, d/2)`.
-    Equal,
-    /// `min(cap, U(base, 3 * previous))`.
-    Decorrelated,
-    /// `d * U(0.75, 1.25)`.
-    Proportional,
-}
-
-impl Jitter {
-    /// Every kind, as spelled in the attribute's `jitter = "..."`.
-    pub const NAMES: [&'static str; 5] = ["none", "full", "equal", "decorrelated", "proportional"];
-
-    /// The kind named `name` (as in [`Jitter::NAMES`]).
-    pub fn from_name(name: &str) -> Option<Jitter> {
-        Some(match name {
-            "none" => Jitter::None,
-            "full" => Jitter::Full,
-            "equal" => Jitter::Equal,
-            "decorrelated" => Jitter::Decorrelated,
-            "proportional" => Jitter::Proportional,
-            _ => return None,
-        })
-    }
-
-    /// The kind's name, as accepted by [`Jitter::from_name`].
-    pub const fn name(self) -> &'static str {
-        match self {
-            Jitter::None => "none",
-            Jitter::Full => "full",
-            Jitter::Equal => "equal",
-            Jitter::Decorrelated => "decorrelated",
-            Jitter::Proportional => "proportional",
-        }
-    }
-}
-
-impl fmt::Display for Jitter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// The policy of one `exec`: how both retry layers behave and what bounds them.
 ///
@@ -91,10 +38,13 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The seed's defaults: 3 exec attempts (1.5 s, 3 s apart), 3 session retries (2 s, 4 s, 8 s), no
-    /// jitter, no caps: up to 12 model calls and 46.5 s of backoff per exec.
+    /// The defaults: 3 exec attempts (1.5 s, 3 s apart), 3 session retries (2 s, 4 s, 8 s), each
+    /// delay times U(0.75, 1.25) ([`Jitter::Proportional`]): up to 12 model calls and 46.5 s ± 25 % of
+    /// backoff per exec. Every wait is bounded (connect 10 s, response headers 120 s, first token
+    /// 300 s, 60 s without new content, 600 s per call, 900 s per model turn) and every answer is
+    /// bounded to 4 MiB, so an exec whose calls never return ends within 15 minutes.
     pub const fn new() -> Self {
-        Self { values: PolicyValues::DEFAULT, jitter: Jitter::None }
+        Self { values: PolicyValues::DEFAULT, jitter: Jitter::Proportional }
     }
 
     /// Exec attempts (layer 2). `1` means no exec retry.
@@ -142,10 +92,11 @@ impl RetryPolicy {
         self
     }
 
-    /// How delays are randomised.
+    /// How delays are randomised. [`Jitter::None`] gives the exact schedules.
     ///
     /// # Default
-    /// [`Jitter::None`]
+    /// [`Jitter::Proportional`]: each delay times U(0.75, 1.25), so that clients that failed together
+    /// do not retry together
     pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = jitter;
         self
@@ -160,19 +111,81 @@ impl RetryPolicy {
         self
     }
 
-    /// Timeout of one model call; the call gets `min(timeout, deadline - now)`.
+    /// Timeout of one model call; the call gets `min(timeout, deadline - now)`. `None` restores the
+    /// default.
     ///
     /// # Default
-    /// `None` (a call may take as long as the budget allows)
+    /// `600000` ms (10 min): what the OpenAI and Anthropic SDKs allow one request
     pub const fn with_timeout_ms(mut self, ms: Option<u64>) -> Self {
         self.values.timeout_ms = ms;
         self
     }
 
-    /// One deadline for the whole exec: every attempt, sleep and server-requested wait.
+    /// Time to establish a connection to the provider.
     ///
     /// # Default
-    /// `None` (no deadline)
+    /// `10000` ms: the SDKs allow 5 s; twice that covers a TLS handshake over a slow link
+    pub const fn with_connect_timeout_ms(mut self, ms: u64) -> Self {
+        self.values.connect_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Time from sending the request to the complete response headers.
+    ///
+    /// # Default
+    /// `120000` ms: hosted APIs answer a streamed request's headers within a second; a local server
+    /// may hold them while it loads a model or reads a long prompt
+    pub const fn with_headers_timeout_ms(mut self, ms: u64) -> Self {
+        self.values.headers_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Time from sending the request to the first content (text, a tool call). Keep-alive comments,
+    /// pings and empty chunks are not content.
+    ///
+    /// # Default
+    /// `300000` ms: reasoning models think for minutes before their first token
+    pub const fn with_first_token_timeout_ms(mut self, ms: u64) -> Self {
+        self.values.first_token_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Time without new content once the answer flows. Keep-alive comments, pings and empty chunks
+    /// do not reset it.
+    ///
+    /// # Default
+    /// `60000` ms: a live stream does not pause for a minute mid-answer
+    pub const fn with_idle_timeout_ms(mut self, ms: u64) -> Self {
+        self.values.idle_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Time for one model turn: its calls and the backoff between them, both layers. A retry that
+    /// would not fit is not made.
+    ///
+    /// # Default
+    /// `900000` ms (15 min): one SDK request's ten minutes plus room for the retries that may save it
+    pub const fn with_turn_timeout_ms(mut self, ms: u64) -> Self {
+        self.values.turn_timeout_ms = Some(ms);
+        self
+    }
+
+    /// The largest answer (text plus tool-call arguments) one call may stream; past it the call ends
+    /// with an error saying the bound.
+    ///
+    /// # Default
+    /// `4194304` (4 MiB): the longest answers models give today are about 0.5 MiB
+    pub const fn with_max_answer_bytes(mut self, bytes: u64) -> Self {
+        self.values.max_answer_bytes = Some(bytes);
+        self
+    }
+
+    /// One deadline for the whole exec: every attempt, sleep and server-requested wait. A budget
+    /// shorter than the backoff is valid: the retries that fit are made, and the first that does not
+    /// fit ends the exec with kind `budget`.
+    ///
+    /// # Default
+    /// `None` (no exec deadline; each model turn is bounded by `turn_timeout_ms`)
     pub const fn with_budget_ms(mut self, ms: Option<u64>) -> Self {
         self.values.budget_ms = ms;
         self
@@ -249,17 +262,44 @@ impl RetryPolicy {
         self.jitter
     }
 
-    /// Per-call timeout, if any.
-    pub const fn timeout(&self) -> Option<Duration> {
-        match self.values.timeout_ms {
-            Some(ms) => Some(Duration::from_millis(ms)),
-            None => None,
-        }
+    /// The timeout of one model call in effect.
+    pub const fn timeout(&self) -> Duration {
+        Duration::from_millis(self.values.timeout_ms())
     }
 
-    /// The exec deadline, if any.
+    /// The connect timeout in effect.
+    pub const fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(self.values.connect_timeout_ms())
+    }
+
+    /// The time to the response headers in effect.
+    pub const fn headers_timeout(&self) -> Duration {
+        Duration::from_millis(self.values.headers_timeout_ms())
+    }
+
+    /// The time to the first content in effect.
+    pub const fn first_token_timeout(&self) -> Duration {
+        Duration::from_millis(self.values.first_token_timeout_ms())
+    }
+
+    /// The idle time between content in effect.
+    pub const fn idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.values.idle_timeout_ms())
+    }
+
+    /// The time of one model turn in effect.
+    pub const fn turn_timeout(&self) -> Duration {
+        Duration::from_millis(self.values.turn_timeout_ms())
+    }
+
+    /// The size bound of one answer in effect, in bytes.
+    pub const fn max_answer_bytes(&self) -> u64 {
+        self.values.max_answer_bytes()
+    }
+
+    /// The exec deadline, if any (at most a year, [`rules::MAX_WAIT_MS`]).
     pub const fn budget(&self) -> Option<Duration> {
-        match self.values.budget_ms {
+        match self.values.budget_ms() {
             Some(ms) => Some(Duration::from_millis(ms)),
             None => None,
         }
@@ -281,8 +321,15 @@ impl RetryPolicy {
         Duration::from_millis(rules::worst_case(&self.values).backoff_ms)
     }
 
-    /// The worst case in words: "up to 12 model calls and 46.5 s of backoff per exec".
+    /// The longest one model turn takes (`turn_timeout_ms`, or `budget_ms` when shorter): an exec
+    /// whose calls never return ends within this.
+    pub fn worst_case_turn(&self) -> Duration {
+        Duration::from_millis(rules::worst_case(&self.values).turn_ms)
+    }
+
+    /// The worst case in words: "up to 12 model calls and 46.5 s ± 25 % of backoff per exec; a
+    /// model turn ends within 15 min".
     pub fn describe_worst_case(&self) -> String {
-        rules::describe_worst_case(&self.values)
+        rules::describe_worst_case(&self.values, self.jitter)
     }
 }

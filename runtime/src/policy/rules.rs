@@ -6,7 +6,92 @@
 
 use std::fmt::Write as _;
 
+/// How a computed delay is randomised so that clients that failed together do not retry together.
+///
+/// The cap (`max_delay_ms`) is applied after jitter. The RNG is seedable (`Runtime::with_jitter_seed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Jitter {
+    /// No randomness: the exact schedules (2 s, 4 s, 8 s and 1.5 s, 3 s with the default delays).
+    None,
+    /// `U(0, d)`.
+    Full,
+    /// `d/2 + U(0, d/2)`.
+    Equal,
+    /// `min(cap, U(base, 3 * previous))`.
+    Decorrelated,
+    /// `d * U(0.75, 1.25)`: the default. It spreads clients that failed together over half the
+    /// delay, so they do not come back at the same instant, and keeps each wait near its nominal value.
+    #[default]
+    Proportional,
+}
+
+impl Jitter {
+    /// Every kind, as spelled in the attribute's `jitter = "..."`.
+    pub const NAMES: [&'static str; 5] = ["none", "full", "equal", "decorrelated", "proportional"];
+
+    /// The kind named `name` (as in [`Jitter::NAMES`]).
+    pub fn from_name(name: &str) -> Option<Jitter> {
+        Some(match name {
+            "none" => Jitter::None,
+            "full" => Jitter::Full,
+            "equal" => Jitter::Equal,
+            "decorrelated" => Jitter::Decorrelated,
+            "proportional" => Jitter::Proportional,
+            _ => return None,
+        })
+    }
+
+    /// The kind's name, as accepted by [`Jitter::from_name`].
+    pub const fn name(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+            Jitter::Proportional => "proportional",
+        }
+    }
+}
+
+impl std::fmt::Display for Jitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The default of `connect_timeout_ms`: 10 s. The OpenAI and Anthropic SDKs give a connection 5 s;
+/// twice that covers a TLS handshake over a slow link or a cold proxy. A host that has not accepted
+/// by then is down, and a retry (perhaps to another address) is the better bet.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 10_000;
+/// The default of `headers_timeout_ms`: 120 s from the request to the response headers. Hosted APIs
+/// send the headers of a streamed answer within a second; a local server (llama.cpp, Ollama) may
+/// hold them while it loads a model or reads a long prompt, which two minutes covers.
+pub const DEFAULT_HEADERS_TIMEOUT_MS: u64 = 120_000;
+/// The default of `first_token_timeout_ms`: 300 s from the request to the first content. Reasoning
+/// models think for minutes before their first token; five minutes is where agent platforms end a
+/// turn anyway.
+pub const DEFAULT_FIRST_TOKEN_TIMEOUT_MS: u64 = 300_000;
+/// The default of `idle_timeout_ms`: 60 s without new content once the answer flows. A live stream
+/// does not pause for a minute mid-answer (Anthropic pings every ~15 s, and pings, keep-alive
+/// comments and empty chunks do not count as content).
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// The default of `timeout_ms`: 600 s for one model call, what the OpenAI and Anthropic SDKs allow
+/// one request.
+pub const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+/// The default of `turn_timeout_ms`: 900 s for one model turn (its calls and the backoff between
+/// them, both layers). It bounds an exec whose calls never return to 15 minutes: one SDK request's
+/// ten minutes plus room for the retries that may save it.
+pub const DEFAULT_TURN_TIMEOUT_MS: u64 = 900_000;
+/// The default of `max_answer_bytes`: 4 MiB of text and tool-call arguments per answer. The longest
+/// answers models give today (128 K output tokens) are about 0.5 MiB; a stream past 4 MiB is a
+/// runaway, and the bound keeps memory bounded however long it runs.
+pub const DEFAULT_MAX_ANSWER_BYTES: u64 = 4 * 1024 * 1024;
+
 /// The numbers of a policy, as plain values (the attribute's keys, without `jitter`).
+///
+/// A time bound or size bound left at `None` takes its default (the `DEFAULT_*` constants of this
+/// module); `max_delay_ms`, `max_calls` and `budget_ms` at `None` are off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PolicyValues {
     /// Exec attempts (layer 2), at least 1.
@@ -21,12 +106,24 @@ pub struct PolicyValues {
     pub max_delay_ms: Option<u64>,
     /// Cap on model calls across both layers of one exec.
     pub max_calls: Option<u32>,
-    /// Timeout of one model call.
+    /// Timeout of one model call (`None`: [`DEFAULT_TIMEOUT_MS`]).
     pub timeout_ms: Option<u64>,
     /// Deadline of one exec, across every attempt and sleep.
     pub budget_ms: Option<u64>,
     /// The longest server-requested wait that is honoured.
     pub retry_after_cap_ms: u64,
+    /// Time to establish a connection (`None`: [`DEFAULT_CONNECT_TIMEOUT_MS`]).
+    pub connect_timeout_ms: Option<u64>,
+    /// Time from the request to the response headers (`None`: [`DEFAULT_HEADERS_TIMEOUT_MS`]).
+    pub headers_timeout_ms: Option<u64>,
+    /// Time from the request to the first content (`None`: [`DEFAULT_FIRST_TOKEN_TIMEOUT_MS`]).
+    pub first_token_timeout_ms: Option<u64>,
+    /// Time without new content once the answer flows (`None`: [`DEFAULT_IDLE_TIMEOUT_MS`]).
+    pub idle_timeout_ms: Option<u64>,
+    /// Time for one model turn, calls and backoff of both layers (`None`: [`DEFAULT_TURN_TIMEOUT_MS`]).
+    pub turn_timeout_ms: Option<u64>,
+    /// Size of one answer's text and tool-call arguments (`None`: [`DEFAULT_MAX_ANSWER_BYTES`]).
+    pub max_answer_bytes: Option<u64>,
 }
 
 impl PolicyValues {
@@ -41,7 +138,74 @@ impl PolicyValues {
         timeout_ms: None,
         budget_ms: None,
         retry_after_cap_ms: 60_000,
+        connect_timeout_ms: None,
+        headers_timeout_ms: None,
+        first_token_timeout_ms: None,
+        idle_timeout_ms: None,
+        turn_timeout_ms: None,
+        max_answer_bytes: None,
     };
+
+    /// The timeout of one model call in effect.
+    pub const fn timeout_ms(&self) -> u64 {
+        or_default(self.timeout_ms, DEFAULT_TIMEOUT_MS)
+    }
+
+    /// The connect timeout in effect.
+    pub const fn connect_timeout_ms(&self) -> u64 {
+        or_default(self.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS)
+    }
+
+    /// The time to the response headers in effect.
+    pub const fn headers_timeout_ms(&self) -> u64 {
+        or_default(self.headers_timeout_ms, DEFAULT_HEADERS_TIMEOUT_MS)
+    }
+
+    /// The time to the first content in effect.
+    pub const fn first_token_timeout_ms(&self) -> u64 {
+        or_default(self.first_token_timeout_ms, DEFAULT_FIRST_TOKEN_TIMEOUT_MS)
+    }
+
+    /// The idle time between content in effect.
+    pub const fn idle_timeout_ms(&self) -> u64 {
+        or_default(self.idle_timeout_ms, DEFAULT_IDLE_TIMEOUT_MS)
+    }
+
+    /// The time for one model turn in effect.
+    pub const fn turn_timeout_ms(&self) -> u64 {
+        or_default(self.turn_timeout_ms, DEFAULT_TURN_TIMEOUT_MS)
+    }
+
+    /// The size bound of one answer in effect.
+    pub const fn max_answer_bytes(&self) -> u64 {
+        match self.max_answer_bytes {
+            Some(bytes) => bytes,
+            None => DEFAULT_MAX_ANSWER_BYTES,
+        }
+    }
+}
+
+/// The longest any time bound lasts: one year (365 days). A longer setting, up to `u64::MAX`, means
+/// one year: nothing waits forever, and every timer the runtime sets fits tokio's timer wheel, so a
+/// paused clock (tests, `agentic simulate`) jumps to it in one step instead of stepping through it.
+pub const MAX_WAIT_MS: u64 = 365 * 24 * 3600 * 1000;
+
+const fn or_default(value: Option<u64>, default: u64) -> u64 {
+    let value = match value {
+        Some(value) => value,
+        None => default,
+    };
+    if value > MAX_WAIT_MS { MAX_WAIT_MS } else { value }
+}
+
+impl PolicyValues {
+    /// The exec's deadline in effect, if any (at most [`MAX_WAIT_MS`]).
+    pub const fn budget_ms(&self) -> Option<u64> {
+        match self.budget_ms {
+            Some(budget) if budget > MAX_WAIT_MS => Some(MAX_WAIT_MS),
+            other => other,
+        }
+    }
 }
 
 /// A policy key, as spelled in the attribute and in the builder's `with_*` setters.
@@ -67,11 +231,23 @@ pub enum Key {
     BudgetMs,
     /// `retry_after_cap_ms`
     RetryAfterCapMs,
+    /// `connect_timeout_ms`
+    ConnectTimeoutMs,
+    /// `headers_timeout_ms`
+    HeadersTimeoutMs,
+    /// `first_token_timeout_ms`
+    FirstTokenTimeoutMs,
+    /// `idle_timeout_ms`
+    IdleTimeoutMs,
+    /// `turn_timeout_ms`
+    TurnTimeoutMs,
+    /// `max_answer_bytes`
+    MaxAnswerBytes,
 }
 
 impl Key {
     /// Every key, in the order the docs list them.
-    pub const ALL: [Key; 10] = [
+    pub const ALL: [Key; 16] = [
         Key::MaxRetries,
         Key::SessionRetries,
         Key::SessionBaseDelayMs,
@@ -82,6 +258,12 @@ impl Key {
         Key::TimeoutMs,
         Key::BudgetMs,
         Key::RetryAfterCapMs,
+        Key::ConnectTimeoutMs,
+        Key::HeadersTimeoutMs,
+        Key::FirstTokenTimeoutMs,
+        Key::IdleTimeoutMs,
+        Key::TurnTimeoutMs,
+        Key::MaxAnswerBytes,
     ];
 
     /// The key's name, e.g. `"max_retries"`.
@@ -97,6 +279,12 @@ impl Key {
             Key::TimeoutMs => "timeout_ms",
             Key::BudgetMs => "budget_ms",
             Key::RetryAfterCapMs => "retry_after_cap_ms",
+            Key::ConnectTimeoutMs => "connect_timeout_ms",
+            Key::HeadersTimeoutMs => "headers_timeout_ms",
+            Key::FirstTokenTimeoutMs => "first_token_timeout_ms",
+            Key::IdleTimeoutMs => "idle_timeout_ms",
+            Key::TurnTimeoutMs => "turn_timeout_ms",
+            Key::MaxAnswerBytes => "max_answer_bytes",
         }
     }
 
@@ -122,9 +310,16 @@ pub struct WorstCase {
     pub calls: u64,
     /// Nominal backoff in milliseconds (no jitter, `max_delay_ms` applied, no server hints).
     pub backoff_ms: u64,
+    /// The longest one model turn takes, calls and backoff included: `turn_timeout_ms`, or
+    /// `budget_ms` when it is shorter. An exec whose calls never return ends within this.
+    pub turn_ms: u64,
 }
 
 /// Every rule a policy must satisfy, in a fixed order. Empty when the policy is valid.
+///
+/// A `budget_ms` shorter than the nominal backoff is valid: it means "retry what fits", and the
+/// first retry that does not fit ends the exec with kind `budget`. Only a budget that cannot hold
+/// one call (`timeout_ms` above it) is refused.
 pub fn violations(values: &PolicyValues) -> Vec<Violation> {
     let mut found = Vec::new();
     let mut broke = |key: Key, message: String| found.push(Violation { key, message });
@@ -147,20 +342,53 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
             broke(key, format!("`{}` (0) must be greater than 0", key.name()));
         }
     }
-    for (key, value) in
-        [(Key::MaxDelayMs, values.max_delay_ms), (Key::TimeoutMs, values.timeout_ms), (Key::BudgetMs, values.budget_ms)]
-    {
+    for (key, value) in [(Key::MaxDelayMs, values.max_delay_ms), (Key::BudgetMs, values.budget_ms)] {
         if value == Some(0) {
             broke(key, format!("`{}` (0) must be greater than 0; leave it out for no limit", key.name()));
         }
     }
+    for (key, value, default) in [
+        (Key::TimeoutMs, values.timeout_ms, DEFAULT_TIMEOUT_MS),
+        (Key::ConnectTimeoutMs, values.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
+        (Key::HeadersTimeoutMs, values.headers_timeout_ms, DEFAULT_HEADERS_TIMEOUT_MS),
+        (Key::FirstTokenTimeoutMs, values.first_token_timeout_ms, DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
+        (Key::IdleTimeoutMs, values.idle_timeout_ms, DEFAULT_IDLE_TIMEOUT_MS),
+        (Key::TurnTimeoutMs, values.turn_timeout_ms, DEFAULT_TURN_TIMEOUT_MS),
+    ] {
+        if value == Some(0) {
+            broke(
+                key,
+                format!(
+                    "`{}` (0) must be greater than 0; leave it out for the default ({})",
+                    key.name(),
+                    format_ms(default)
+                ),
+            );
+        }
+    }
+    if values.max_answer_bytes == Some(0) {
+        broke(
+            Key::MaxAnswerBytes,
+            format!(
+                "`max_answer_bytes` (0) must be greater than 0; leave it out for the default ({DEFAULT_MAX_ANSWER_BYTES})"
+            ),
+        );
+    }
     if let Some(cap) = values.max_delay_ms.filter(|&cap| cap > 0) {
-        for (key, base) in
-            [(Key::SessionBaseDelayMs, values.session_base_delay_ms), (Key::ExecBaseDelayMs, values.exec_base_delay_ms)]
-        {
-            if cap < base {
-                broke(Key::MaxDelayMs, format!("`max_delay_ms` ({cap}) must be at least `{}` ({base})", key.name()));
+        let (session, exec) = (values.session_base_delay_ms, values.exec_base_delay_ms);
+        let message = match (cap < session, cap < exec) {
+            (true, true) => Some(format!(
+                "`max_delay_ms` ({cap}) must be at least `session_base_delay_ms` ({session}) and \
+                 `exec_base_delay_ms` ({exec})"
+            )),
+            (true, false) => {
+                Some(format!("`max_delay_ms` ({cap}) must be at least `session_base_delay_ms` ({session})"))
             }
+            (false, true) => Some(format!("`max_delay_ms` ({cap}) must be at least `exec_base_delay_ms` ({exec})")),
+            (false, false) => None,
+        };
+        if let Some(message) = message {
+            broke(Key::MaxDelayMs, message);
         }
     }
     if let Some(max_calls) = values.max_calls {
@@ -181,24 +409,49 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
         }
     }
     if let (Some(timeout), Some(budget)) = (values.timeout_ms, values.budget_ms) {
-        if timeout > budget {
+        if timeout.min(MAX_WAIT_MS) > budget.min(MAX_WAIT_MS) && budget > 0 {
             broke(Key::TimeoutMs, format!("`timeout_ms` ({timeout}) must not exceed `budget_ms` ({budget})"));
         }
     }
-    if let Some(budget) = values.budget_ms.filter(|&budget| budget > 0) {
-        let backoff = worst_case(values).backoff_ms;
-        if backoff >= budget {
+    // A bound set above the one that contains it would never be reached: say so rather than let
+    // the outer bound end the call under another name.
+    let call = values.timeout_ms();
+    let turn = values.turn_timeout_ms();
+    if let Some(timeout) = values.timeout_ms.filter(|&timeout| timeout.min(MAX_WAIT_MS) > turn && turn > 0) {
+        broke(
+            Key::TimeoutMs,
+            format!(
+                "`timeout_ms` ({timeout}) must not exceed `turn_timeout_ms` ({}): a call cannot outlast its \
+                 turn; raise `turn_timeout_ms` too",
+                shown(values.turn_timeout_ms, turn)
+            ),
+        );
+    }
+    for (key, value) in [
+        (Key::HeadersTimeoutMs, values.headers_timeout_ms),
+        (Key::FirstTokenTimeoutMs, values.first_token_timeout_ms),
+        (Key::IdleTimeoutMs, values.idle_timeout_ms),
+    ] {
+        if let Some(value) = value.filter(|&value| value.min(MAX_WAIT_MS) > call && call > 0) {
             broke(
-                Key::BudgetMs,
+                key,
                 format!(
-                    "`budget_ms` ({budget}) leaves no time for this policy's {} of nominal backoff; \
-                     raise `budget_ms` above {backoff} or lower the retries or delays",
-                    format_ms(backoff)
+                    "`{}` ({value}) must not exceed `timeout_ms` ({}): the call would end first; raise `timeout_ms` too",
+                    key.name(),
+                    shown(values.timeout_ms, call)
                 ),
             );
         }
     }
     found
+}
+
+/// A value for a message: `600000` when set, `600000, the default` when it is the default.
+fn shown(set: Option<u64>, value: u64) -> String {
+    match set {
+        Some(_) => value.to_string(),
+        None => format!("{value}, the default"),
+    }
 }
 
 /// Calls both layers can make without `max_calls`: `(session_retries + 1) * max_retries`.
@@ -226,7 +479,11 @@ pub fn worst_case(values: &PolicyValues) -> WorstCase {
         .saturating_mul(full_attempts)
         .saturating_add(partial_session)
         .saturating_add(capped_doubling_sum(values.exec_base_delay_ms, exec_sleeps, values.max_delay_ms));
-    WorstCase { calls, backoff_ms }
+    let turn_ms = match values.budget_ms() {
+        Some(budget) => budget.min(values.turn_timeout_ms()),
+        None => values.turn_timeout_ms(),
+    };
+    WorstCase { calls, backoff_ms, turn_ms }
 }
 
 /// `sum_{i < count} min(cap, base * 2^i)`, saturating, in O(64) steps whatever `count` is.
@@ -247,19 +504,36 @@ fn capped_doubling_sum(base: u64, count: u64, cap: Option<u64>) -> u64 {
 }
 
 /// The line the attribute adds to a function's docs, e.g.
-/// "up to 12 model calls and 46.5 s of backoff per exec".
-pub fn describe_worst_case(values: &PolicyValues) -> String {
+/// "up to 12 model calls and 46.5 s ± 25 % of backoff per exec; a model turn ends within 15 min".
+pub fn describe_worst_case(values: &PolicyValues, jitter: Jitter) -> String {
     let worst = worst_case(values);
+    let nominal = format_ms(worst.backoff_ms);
+    let backoff = match jitter {
+        Jitter::None => nominal,
+        Jitter::Proportional => format!("{nominal} ± 25 %"),
+        Jitter::Full => format!("up to {nominal}"),
+        Jitter::Equal => format!("{}-{nominal}", format_ms(worst.backoff_ms / 2)),
+        Jitter::Decorrelated => format!("{nominal} nominal"),
+    };
     let mut line = format!(
-        "up to {} model call{} and {} of backoff per exec",
+        "up to {} model call{} and {backoff} of backoff per exec",
         worst.calls,
         if worst.calls == 1 { "" } else { "s" },
-        format_ms(worst.backoff_ms)
     );
-    if let Some(budget) = values.budget_ms {
-        let _ = write!(line, ", within a {} budget", format_ms(budget));
+    match values.budget_ms {
+        Some(budget) if budget <= values.turn_timeout_ms() => {
+            let _ = write!(line, ", within a {} budget", format_ms(budget));
+        }
+        _ => {
+            let _ = write!(line, "; a model turn ends within {}", format_long_ms(worst.turn_ms));
+        }
     }
     line
+}
+
+/// Like [`format_ms`], in whole minutes when it is some: 900000 -> "15 min", 90000 -> "90 s".
+pub fn format_long_ms(ms: u64) -> String {
+    if ms >= 60_000 && ms % 60_000 == 0 { format!("{} min", ms / 60_000) } else { format_ms(ms) }
 }
 
 /// Milliseconds as seconds for people: 46500 -> "46.5 s", 250 -> "0.25 s", 3000 -> "3 s".
@@ -312,17 +586,29 @@ mod tests {
     #[test]
     fn defaults_are_valid_and_cost_12_calls_and_46_5_s() {
         assert!(violations(&PolicyValues::DEFAULT).is_empty());
-        assert_eq!(worst_case(&PolicyValues::DEFAULT), WorstCase { calls: 12, backoff_ms: 46_500 });
-        assert_eq!(describe_worst_case(&PolicyValues::DEFAULT), "up to 12 model calls and 46.5 s of backoff per exec");
+        assert_eq!(worst_case(&PolicyValues::DEFAULT), WorstCase { calls: 12, backoff_ms: 46_500, turn_ms: 900_000 });
+        assert_eq!(
+            describe_worst_case(&PolicyValues::DEFAULT, Jitter::default()),
+            "up to 12 model calls and 46.5 s ± 25 % of backoff per exec; a model turn ends within 15 min"
+        );
+        assert_eq!(
+            describe_worst_case(&PolicyValues::DEFAULT, Jitter::None),
+            "up to 12 model calls and 46.5 s of backoff per exec; a model turn ends within 15 min"
+        );
+        let budget = PolicyValues { budget_ms: Some(20_000), ..PolicyValues::DEFAULT };
+        assert_eq!(
+            describe_worst_case(&budget, Jitter::None),
+            "up to 12 model calls and 46.5 s of backoff per exec, within a 20 s budget"
+        );
     }
 
     #[test]
     fn max_calls_truncates_the_worst_case() {
         let five = PolicyValues { max_calls: Some(5), ..PolicyValues::DEFAULT };
         // calls 1..4 in attempt 0 (2+4+8 s), exec sleep 1.5 s, call 5.
-        assert_eq!(worst_case(&five), WorstCase { calls: 5, backoff_ms: 15_500 });
+        assert_eq!(worst_case(&five), WorstCase { calls: 5, backoff_ms: 15_500, turn_ms: 900_000 });
         let four = PolicyValues { max_calls: Some(4), ..PolicyValues::DEFAULT };
-        assert_eq!(worst_case(&four), WorstCase { calls: 4, backoff_ms: 14_000 });
+        assert_eq!(worst_case(&four), WorstCase { calls: 4, backoff_ms: 14_000, turn_ms: 900_000 });
     }
 
     #[test]
@@ -334,7 +620,12 @@ mod tests {
 
     #[test]
     fn huge_values_saturate_instead_of_looping_or_overflowing() {
-        let huge = PolicyValues { max_retries: u32::MAX, session_retries: u32::MAX, ..PolicyValues::DEFAULT };
+        let huge = PolicyValues {
+            max_retries: u32::MAX,
+            session_retries: u32::MAX,
+            budget_ms: Some(u64::MAX),
+            ..PolicyValues::DEFAULT
+        };
         assert_eq!(worst_case(&huge).backoff_ms, u64::MAX);
         assert!(violations(&huge).is_empty());
     }
@@ -356,8 +647,16 @@ mod tests {
 
         let low_cap = PolicyValues { max_delay_ms: Some(100), ..PolicyValues::DEFAULT };
         let found = violations(&low_cap);
-        assert_eq!(found.len(), 2);
-        assert_eq!(found[0].message, "`max_delay_ms` (100) must be at least `session_base_delay_ms` (2000)");
+        assert_eq!(found.len(), 1, "one error naming both base delays");
+        assert_eq!(
+            found[0].message,
+            "`max_delay_ms` (100) must be at least `session_base_delay_ms` (2000) and `exec_base_delay_ms` (1500)"
+        );
+        let between = PolicyValues { max_delay_ms: Some(1800), ..PolicyValues::DEFAULT };
+        assert_eq!(
+            violations(&between)[0].message,
+            "`max_delay_ms` (1800) must be at least `session_base_delay_ms` (2000)"
+        );
 
         let slow = PolicyValues {
             timeout_ms: Some(5000),
@@ -367,9 +666,45 @@ mod tests {
             ..PolicyValues::DEFAULT
         };
         assert_eq!(violations(&slow)[0].message, "`timeout_ms` (5000) must not exceed `budget_ms` (1000)");
+    }
 
-        let short = PolicyValues { budget_ms: Some(10_000), ..PolicyValues::DEFAULT };
-        assert!(violations(&short)[0].message.contains("46.5 s of nominal backoff"));
+    #[test]
+    fn a_budget_shorter_than_the_backoff_is_valid() {
+        for budget in [1, 10_000, 20_000, 46_500] {
+            let short = PolicyValues { budget_ms: Some(budget), ..PolicyValues::DEFAULT };
+            assert!(violations(&short).is_empty(), "budget {budget}: {:?}", violations(&short));
+        }
+    }
+
+    #[test]
+    fn time_bounds_are_positive_and_nested() {
+        let zero = PolicyValues { idle_timeout_ms: Some(0), turn_timeout_ms: Some(0), ..PolicyValues::DEFAULT };
+        let found = violations(&zero);
+        assert_eq!(
+            found[0].message,
+            "`idle_timeout_ms` (0) must be greater than 0; leave it out for the default (60 s)"
+        );
+        assert_eq!(found[1].key, Key::TurnTimeoutMs);
+
+        let long_call = PolicyValues { timeout_ms: Some(1_200_000), ..PolicyValues::DEFAULT };
+        assert_eq!(
+            violations(&long_call)[0].message,
+            "`timeout_ms` (1200000) must not exceed `turn_timeout_ms` (900000, the default): a call cannot \
+             outlast its turn; raise `turn_timeout_ms` too"
+        );
+        let raised = PolicyValues { turn_timeout_ms: Some(1_800_000), ..long_call };
+        assert!(violations(&raised).is_empty());
+        // A short turn with the default call timeout is what a user means by "bound the turn".
+        let short_turn = PolicyValues { turn_timeout_ms: Some(30_000), ..PolicyValues::DEFAULT };
+        assert!(violations(&short_turn).is_empty());
+
+        let slow_first = PolicyValues { first_token_timeout_ms: Some(700_000), ..PolicyValues::DEFAULT };
+        assert_eq!(
+            violations(&slow_first)[0].message,
+            "`first_token_timeout_ms` (700000) must not exceed `timeout_ms` (600000, the default): the call \
+             would end first; raise `timeout_ms` too"
+        );
+        assert_eq!(PolicyValues::DEFAULT.max_answer_bytes(), 4 * 1024 * 1024);
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl AnthropicProvider {
     }
 
     fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
-        let client = self.endpoint.client.clone()?;
+        let client = self.endpoint.client(request.bounds.connect)?;
         let mut headers = HeaderMap::new();
         if let Some(secret) = &self.endpoint.api_key {
             headers.insert("x-api-key", http::secret_header("", secret)?);
@@ -194,9 +194,13 @@ impl Provider for AnthropicProvider {
 
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
         match self.build(request) {
-            Ok((client, built)) => {
-                http::stream_call(client, built, AnthropicWire::default(), self.endpoint.api_key.clone())
-            }
+            Ok((client, built)) => http::stream_call(
+                client,
+                built,
+                AnthropicWire::default(),
+                self.endpoint.api_key.clone(),
+                request.bounds,
+            ),
             Err(error) => http::failed(error),
         }
     }

@@ -11,9 +11,10 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::HeaderMap;
 
 use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
-use super::{EventStream, StreamEvent};
+use super::{CallBounds, EventStream, StreamEvent};
 use crate::error::{ModelError, TransportKind};
 use crate::message::StopReason;
+use crate::policy::rules::format_ms;
 
 /// The most bytes of an error response body read and kept (16 KiB); the rest is cut.
 pub(crate) const MAX_ERROR_BODY: usize = 16 * 1024;
@@ -102,7 +103,7 @@ impl EnvNames {
 /// temperature.
 #[derive(Clone)]
 pub(crate) struct Endpoint {
-    pub(crate) client: Result<reqwest::Client, ModelError>,
+    clients: Clients,
     pub(crate) base_url: String,
     pub(crate) api_key: Option<Secret>,
     pub(crate) model: String,
@@ -112,12 +113,17 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     pub(crate) fn new(base_url: String, api_key: Option<String>, model: &str) -> Self {
         Self {
-            client: client(),
+            clients: Clients::default(),
             base_url: base_url.trim().trim_end_matches('/').to_owned(),
             api_key: Secret::new(api_key),
             model: model.to_owned(),
             temperature: None,
         }
+    }
+
+    /// The HTTP client whose connections time out after `connect` (built once per value).
+    pub(crate) fn client(&self, connect: Duration) -> Result<reqwest::Client, ModelError> {
+        self.clients.get(connect)
     }
 
     /// `"<provider>:<fingerprint>"`: the first 16 hex digits of SHA-256 over the base URL and the
@@ -174,16 +180,36 @@ pub(crate) fn redact(text: &str, secret: Option<&Secret>) -> String {
     }
 }
 
-/// The HTTP client of one provider (rustls, HTTP/1.1, the system's proxy settings).
-/// How long establishing a connection may take.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The HTTP clients of one provider, one per connect timeout in use (reqwest sets that timeout per
+/// client, not per request). A program uses one or two policies, so the list stays short; past
+/// [`Clients::MAX`] values the oldest is dropped.
+#[derive(Clone, Default)]
+struct Clients(Arc<std::sync::Mutex<Vec<(Duration, reqwest::Client)>>>);
 
-pub(crate) fn client() -> Result<reqwest::Client, ModelError> {
+impl Clients {
+    const MAX: usize = 8;
+
+    fn get(&self, connect: Duration) -> Result<reqwest::Client, ModelError> {
+        let mut clients = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, client)) = clients.iter().find(|(timeout, _)| *timeout == connect) {
+            return Ok(client.clone());
+        }
+        let client = client(connect)?;
+        if clients.len() >= Self::MAX {
+            clients.remove(0);
+        }
+        clients.push((connect, client.clone()));
+        Ok(client)
+    }
+}
+
+/// An HTTP client (rustls, HTTP/1.1, the system's proxy settings) whose connections time out after
+/// `connect`: a connection that is never accepted must not hold a call until the kernel gives up
+/// (minutes); it becomes a retryable timeout.
+pub(crate) fn client(connect: Duration) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
-        // A connection that is never accepted must not hold a call until the kernel gives up
-        // (minutes), even under a policy without `timeout_ms`: it becomes a retryable connect error.
-        .connect_timeout(CONNECT_TIMEOUT)
+        .connect_timeout(connect)
         .build()
         .map_err(|error| {
             ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error)))
@@ -241,10 +267,15 @@ impl Hints {
     }
 }
 
-/// A non-negative number of units (`per_second` units make a second) as a duration.
+/// A non-negative number of units (`per_second` units make a second) as a duration. A number too
+/// large for a `Duration` (`1e300`, `inf`) is `Duration::MAX`: above any cap, so the caller stops
+/// at once and says the server asked for longer than the cap, rather than taking it for no hint.
 fn parse_seconds(value: &str, per_second: f64) -> Option<Duration> {
     let amount: f64 = value.parse().ok()?;
-    (amount.is_finite() && amount >= 0.0).then(|| Duration::try_from_secs_f64(amount / per_second).ok())?
+    if amount.is_nan() || amount < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(amount / per_second).unwrap_or(Duration::MAX))
 }
 
 /// `Retry-After`: delay-seconds, or an HTTP-date.
@@ -446,13 +477,48 @@ pub(crate) fn transport_error(error: reqwest::Error, phase: Phase, secret: Optio
     ModelError::transport(kind, redact(&format!("{context}: {cause}"), secret))
 }
 
-/// True when the response is JSON rather than an event stream.
-fn is_json(response: &reqwest::Response) -> bool {
-    let content_type = response.headers().get(reqwest::header::CONTENT_TYPE);
-    content_type.and_then(|value| value.to_str().ok()).is_some_and(|value| {
-        let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        essence == "application/json" || essence.ends_with("+json")
-    })
+/// What a successful response's body is, by its content type.
+enum BodyKind {
+    /// An event stream, or no content type at all (some local servers send none).
+    Stream,
+    /// A whole JSON answer: a server that ignored `"stream": true`, or an error object.
+    Json,
+    /// Anything else, e.g. a proxy's HTML login page: the content type as sent.
+    Other(String),
+}
+
+fn body_kind(response: &reqwest::Response) -> BodyKind {
+    let Some(value) = response.headers().get(reqwest::header::CONTENT_TYPE) else { return BodyKind::Stream };
+    let text = String::from_utf8_lossy(value.as_bytes());
+    let essence = text.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if essence == "text/event-stream" {
+        BodyKind::Stream
+    } else if essence == "application/json" || essence.ends_with("+json") {
+        BodyKind::Json
+    } else {
+        BodyKind::Other(text.chars().take(100).collect())
+    }
+}
+
+/// The code of a successful response that is not an answer at all (see [`not_a_stream`]).
+pub(crate) const NOT_A_STREAM: &str = "unexpected_content_type";
+
+/// A `2xx` whose body is neither an event stream nor JSON: a wrong base URL, or a proxy's login page.
+/// The same request gets the same page, so it is permanent (code [`NOT_A_STREAM`]); the text names
+/// the status, the content type and the URL's path (never its host's secrets or the query).
+fn not_a_stream(status: reqwest::StatusCode, content_type: &str, path: &str, secret: Option<&Secret>) -> ModelError {
+    let text = format!(
+        "{} from POST {path} is `{content_type}`, not an event stream (`text/event-stream`): check the base \
+         URL; a web page or a proxy's login page answered instead of the model API",
+        status
+    );
+    ModelError::new("UnexpectedContentTypeError", redact(&text, secret))
+        .with_status(status.as_u16())
+        .with_code(NOT_A_STREAM)
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// An error and its causes, joined with `": "`.
@@ -518,11 +584,9 @@ pub(crate) fn post(
     headers.insert("x-agentic-call", HeaderValue::from(request.call));
     let body = serde_json::to_vec(body)
         .map_err(|error| ModelError::programming("TypeError", format!("cannot serialize the request: {error}")))?;
-    let mut builder = client.post(url).headers(headers).body(body);
-    if let Some(timeout) = request.timeout {
-        builder = builder.timeout(timeout);
-    }
-    builder.build().map_err(|error| {
+    // The call's own time limits are the agent's (it names the bound that ran out); reqwest's
+    // per-request timeout would cut the call first with a text that names none.
+    client.post(url).headers(headers).body(body).build().map_err(|error| {
         let text = format!("cannot build a request to `{url}`: {}", describe(&error.without_url()));
         ModelError::programming("ConfigError", redact(&text, secret))
     })
@@ -541,14 +605,17 @@ pub(crate) fn secret_header(prefix: &str, secret: &Secret) -> Result<reqwest::he
     Ok(value)
 }
 
-/// Sends `request` and streams the response through `wire`.
+/// Sends `request` and streams the response through `wire`, within `bounds.connect` (the client's)
+/// and `bounds.headers`.
 pub(crate) fn stream_call<W: Wire>(
     client: reqwest::Client,
     request: reqwest::Request,
     wire: W,
     secret: Option<Secret>,
+    bounds: CallBounds,
 ) -> EventStream<'static> {
     let driver = Driver {
+        bounds,
         start: Some((client, request)),
         response: None,
         decoder: SseDecoder::new(),
@@ -573,6 +640,7 @@ pub(crate) fn failed(error: ModelError) -> EventStream<'static> {
 type Item = Result<StreamEvent, ModelError>;
 
 struct Driver<W> {
+    bounds: CallBounds,
     start: Option<(reqwest::Client, reqwest::Request)>,
     response: Option<reqwest::Response>,
     decoder: SseDecoder,
@@ -610,10 +678,41 @@ impl<W: Wire> Driver<W> {
     }
 
     async fn send(&mut self, client: reqwest::Client, request: reqwest::Request) {
-        match client.execute(request).await {
+        let path = request.url().path().to_owned();
+        let headers = self.bounds.headers;
+        let sent = match tokio::time::timeout(headers, client.execute(request)).await {
+            Ok(sent) => sent,
+            Err(_) => {
+                let text = format!(
+                    "model call timed out: no response headers after {} (`headers_timeout_ms` = {})",
+                    format_ms(millis(headers)),
+                    millis(headers)
+                );
+                return self.fail(ModelError::transport(TransportKind::Timeout, text));
+            }
+        };
+        match sent {
+            Err(error) if error.is_connect() && error.is_timeout() => {
+                let connect = self.bounds.connect;
+                let text = format!(
+                    "model call timed out: no connection after {} (`connect_timeout_ms` = {})",
+                    format_ms(millis(connect)),
+                    millis(connect)
+                );
+                self.fail(ModelError::transport(TransportKind::Timeout, text));
+            }
             Err(error) => self.fail(transport_error(error, Phase::Send, self.secret.as_ref())),
-            Ok(response) if response.status().is_success() && !is_json(&response) => self.response = Some(response),
-            Ok(mut response) if response.status().is_success() => self.whole(&mut response).await,
+            Ok(response) if response.status().is_success() => match body_kind(&response) {
+                BodyKind::Stream => self.response = Some(response),
+                BodyKind::Json => {
+                    let mut response = response;
+                    self.whole(&mut response).await;
+                }
+                BodyKind::Other(content_type) => {
+                    let status = response.status();
+                    self.fail(not_a_stream(status, &content_type, &path, self.secret.as_ref()));
+                }
+            },
             Ok(mut response) => {
                 let status = response.status().as_u16();
                 let hints = Hints::from_headers(response.headers(), SystemTime::now());
@@ -708,6 +807,7 @@ impl<W: Wire> Driver<W> {
 /// one JSON answer, without a connection: the items the call would yield. For the fuzz targets.
 pub(crate) fn replay<W: Wire>(wire: W, reads: &[&[u8]], whole: bool, secret: Option<Secret>) -> Vec<Item> {
     let mut driver = Driver {
+        bounds: CallBounds::DEFAULT,
         start: None,
         response: None,
         decoder: SseDecoder::new(),
@@ -762,7 +862,9 @@ mod tests {
         assert_eq!(hints(&[("retry-after", &earlier)]).retry_after, Some(Duration::ZERO));
         assert_eq!(hints(&[("retry-after", "soon"), ("retry-after-ms", "-1")]).retry_after, None);
         assert_eq!(hints(&[("retry-after-ms", "NaN")]).retry_after, None);
-        assert_eq!(hints(&[("retry-after-ms", "1e300")]).retry_after, None);
+        assert_eq!(hints(&[("retry-after-ms", "1e300")]).retry_after, Some(Duration::MAX));
+        assert_eq!(hints(&[("retry-after", "99999999999999999999999")]).retry_after, Some(Duration::MAX));
+        assert_eq!(hints(&[("retry-after", "inf")]).retry_after, Some(Duration::MAX));
     }
 
     #[test]

@@ -15,10 +15,12 @@ use futures_core::Stream;
 
 use crate::error::ModelError;
 use crate::message::{Message, StopReason};
+use crate::policy::RetryPolicy;
 use crate::tool::ToolSpec;
 
 pub use anthropic::AnthropicProvider;
 pub use http::ConfigError;
+pub(crate) use http::NOT_A_STREAM;
 pub use openai::OpenAiProvider;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 
@@ -38,12 +40,57 @@ pub struct Request<'a> {
     pub call: u32,
     /// The tools offered to the model (none: the request says nothing about tools).
     pub tools: &'a [ToolSpec],
+    /// How long each phase of the call may take and how large its answer may grow. HTTP providers
+    /// apply `connect` and `headers`; the agent applies the rest to every provider.
+    pub bounds: CallBounds,
 }
 
 impl<'a> Request<'a> {
-    /// A request for `messages` with no system instruction, timeout, function name or tools (call 1).
+    /// A request for `messages` with no system instruction, timeout, function name or tools (call 1),
+    /// and the default [`CallBounds`].
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, timeout: None, function: None, call: 1, tools: &[] }
+        Self { system: None, messages, timeout: None, function: None, call: 1, tools: &[], bounds: CallBounds::DEFAULT }
+    }
+}
+
+/// The bounds of one model call besides its total time (the request's `timeout`): every phase of a
+/// call has one, so that no fault of the server holds a call forever, and the answer has a size
+/// bound, so that no stream grows memory without bound. Each comes from a policy key of the same
+/// name; see [`RetryPolicy`] for the defaults and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallBounds {
+    /// Establishing the connection (`connect_timeout_ms`).
+    pub connect: Duration,
+    /// From sending the request to the complete response headers (`headers_timeout_ms`).
+    pub headers: Duration,
+    /// From the start of the call to the first content (`first_token_timeout_ms`).
+    pub first_token: Duration,
+    /// Without new content once the answer flows (`idle_timeout_ms`).
+    pub idle: Duration,
+    /// The answer's text and tool-call arguments, in bytes (`max_answer_bytes`).
+    pub max_answer_bytes: u64,
+}
+
+impl CallBounds {
+    /// The bounds of the default policy.
+    pub const DEFAULT: CallBounds = CallBounds::of(&RetryPolicy::new());
+
+    /// The bounds `policy` sets.
+    pub const fn of(policy: &RetryPolicy) -> CallBounds {
+        CallBounds {
+            connect: policy.connect_timeout(),
+            headers: policy.headers_timeout(),
+            first_token: policy.first_token_timeout(),
+            idle: policy.idle_timeout(),
+            max_answer_bytes: policy.max_answer_bytes(),
+        }
+    }
+}
+
+impl Default for CallBounds {
+    fn default() -> Self {
+        Self::DEFAULT
     }
 }
 

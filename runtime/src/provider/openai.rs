@@ -131,7 +131,7 @@ impl OpenAiProvider {
     }
 
     fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
-        let client = self.endpoint.client.clone()?;
+        let client = self.endpoint.client(request.bounds.connect)?;
         let mut headers = HeaderMap::new();
         if let Some(secret) = &self.endpoint.api_key {
             headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
@@ -191,7 +191,7 @@ impl Provider for OpenAiProvider {
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
         match self.build(request) {
             Ok((client, built)) => {
-                http::stream_call(client, built, OpenAiWire::default(), self.endpoint.api_key.clone())
+                http::stream_call(client, built, OpenAiWire::default(), self.endpoint.api_key.clone(), request.bounds)
             }
             Err(error) => http::failed(error),
         }
