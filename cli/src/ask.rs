@@ -121,7 +121,8 @@ pub(crate) fn build_provider(
     let base_url = args.base_url.clone().or_else(|| env(url_var)).unwrap_or_else(|| default_url.to_owned());
     if !base_url.starts_with("http://") && !base_url.starts_with("https://") {
         return Err(format!(
-            "the base URL `{base_url}` is not an http(s) URL: pass e.g. --base-url http://127.0.0.1:8080{}",
+            "the base URL `{}` is not an http(s) URL: pass e.g. --base-url http://127.0.0.1:8080{}",
+            agentic_runtime::provider::display_url(&base_url),
             if kind == ProviderKind::Openai { "/v1" } else { "" }
         ));
     }

@@ -5,11 +5,12 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
 
+pub(crate) use super::secret::Secret;
+use super::secret::{display_url, redact};
 use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
 use super::{CallBounds, EventStream, StreamEvent};
 use crate::error::{ModelError, TransportKind};
@@ -18,9 +19,6 @@ use crate::policy::rules::format_ms;
 
 /// The most bytes of an error response body read and kept (16 KiB); the rest is cut.
 pub(crate) const MAX_ERROR_BODY: usize = 16 * 1024;
-
-/// What replaces the API key wherever it would appear in a text.
-pub(crate) const REDACTED: &str = "<redacted>";
 
 /// A provider's configuration from the environment is incomplete or invalid (see
 /// [`OpenAiProvider::from_env`] and [`AnthropicProvider::from_env`]). Its text names the
@@ -55,10 +53,6 @@ pub enum ConfigError {
         example: &'static str,
     },
 }
-
-/// An API key. Its Debug shows `"<redacted>"`; texts that might contain it go through [`Secret::redact`].
-#[derive(Clone)]
-pub(crate) struct Secret(Arc<str>);
 
 /// The environment variables and defaults of one provider.
 pub(crate) struct EnvNames {
@@ -142,41 +136,10 @@ impl Endpoint {
 
     /// The shared Debug fields; the key shows as `<redacted>`.
     pub(crate) fn debug_fields<'a, 'b>(&self, f: &'a mut fmt::DebugStruct<'a, 'b>) -> &'a mut fmt::DebugStruct<'a, 'b> {
-        f.field("base_url", &self.base_url)
+        f.field("base_url", &redact(&display_url(&self.base_url), self.api_key.as_ref()))
             .field("api_key", &self.api_key)
             .field("model", &self.model)
             .field("temperature", &self.temperature)
-    }
-}
-
-impl Secret {
-    /// The key, or `None` when it is empty.
-    pub(crate) fn new(key: Option<String>) -> Option<Self> {
-        key.filter(|key| !key.is_empty()).map(|key| Self(key.into()))
-    }
-
-    /// The key itself, for a request header only.
-    pub(crate) fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// `text` with every occurrence of the key replaced by `"<redacted>"`.
-    pub(crate) fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if text.contains(&*self.0) { Cow::Owned(text.replace(&*self.0, REDACTED)) } else { Cow::Borrowed(text) }
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(REDACTED)
-    }
-}
-
-/// `text` with the key (if any) redacted.
-pub(crate) fn redact(text: &str, secret: Option<&Secret>) -> String {
-    match secret {
-        Some(secret) => secret.redact(text).into_owned(),
-        None => text.to_owned(),
     }
 }
 
@@ -184,7 +147,7 @@ pub(crate) fn redact(text: &str, secret: Option<&Secret>) -> String {
 /// client, not per request). A program uses one or two policies, so the list stays short; past
 /// [`Clients::MAX`] values the oldest is dropped.
 #[derive(Clone, Default)]
-struct Clients(Arc<std::sync::Mutex<Vec<(Duration, reqwest::Client)>>>);
+struct Clients(std::sync::Arc<std::sync::Mutex<Vec<(Duration, reqwest::Client)>>>);
 
 impl Clients {
     const MAX: usize = 8;
@@ -587,7 +550,7 @@ pub(crate) fn post(
     // The call's own time limits are the agent's (it names the bound that ran out); reqwest's
     // per-request timeout would cut the call first with a text that names none.
     client.post(url).headers(headers).body(body).build().map_err(|error| {
-        let text = format!("cannot build a request to `{url}`: {}", describe(&error.without_url()));
+        let text = format!("cannot build a request to `{}`: {}", display_url(url), describe(&error.without_url()));
         ModelError::programming("ConfigError", redact(&text, secret))
     })
 }

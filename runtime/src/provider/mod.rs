@@ -6,6 +6,7 @@ pub(crate) mod fuzz;
 mod http;
 mod openai;
 mod scripted;
+mod secret;
 mod sse;
 
 use std::pin::Pin;
@@ -23,6 +24,7 @@ pub use http::ConfigError;
 pub(crate) use http::NOT_A_STREAM;
 pub use openai::OpenAiProvider;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
+pub use secret::display_url;
 
 /// What one model call is asked.
 #[derive(Debug, Clone, Copy)]
