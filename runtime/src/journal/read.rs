@@ -258,10 +258,13 @@ fn read_lines(
     Ok(())
 }
 
+/// What groups records: event, op, name, kind and label.
+type GroupKey = (Event, String, String, String, String);
+
 /// The groups of records: their counts, first and last times, and the memory their keys take.
 #[derive(Default)]
 struct Counter {
-    groups: HashMap<(Event, String, String, String, String), (usize, u64, u64)>,
+    groups: HashMap<GroupKey, (usize, u64, u64)>,
     bytes: usize,
 }
 
