@@ -47,9 +47,15 @@ given; a status, should_retry or code makes it a typed error as well. Each line 
    \"exec\": {\"action\": \"retry\"|\"fail_permanently\"|\"raise\"|\"context_overflow\", \"reason\": str}}
 
 A malformed line (not JSON, not an object, a missing, unknown or ill-typed field, an unknown \
-stop_reason, a status out of range, not UTF-8) gives {\"error\": \"line N: <what is wrong>\"} and \
-the next lines go on; N counts every line of stdin from 1. Blank lines give no output. With --json \
-and TEXT arguments, stdin is not read: each TEXT is an error_message with the defaults.
+stop_reason, a status out of range, not UTF-8, longer than 1 MiB) gives {\"error\": \"line N: \
+<what is wrong>\"} and the next lines go on; N counts every line of stdin from 1. Blank lines give \
+no output. With --json and TEXT arguments, stdin is not read: each TEXT is an error_message with \
+the defaults.
+
+Limits: a line of stdin may be at most 1 MiB (a plain one too); a longer line is skipped without \
+being read into memory and reported as `line N: longer than 1 MiB (the limit for one line); it was \
+skipped` (on stderr without --json), and the next lines go on. Lines are classified one at a time, \
+so stdin may be of any length.
 
 Exit status: 0, or 1 when any line was malformed.";
 
@@ -148,14 +154,17 @@ fn classify_stdin(json: bool, out: &mut impl Write) -> ExitCode {
             Ok(line) => line,
             Err(error) => return usage_error(format!("cannot read stdin: {error}")),
         };
-        let Some(text) = line.text else {
-            malformed = true;
-            let problem = format!("line {}: not valid UTF-8", line.number);
-            let written = if json { emit(out, to_json(&JsonError { error: problem })) } else { warn(&problem) };
-            if !written {
-                break;
+        let text = match line.text {
+            Ok(text) => text,
+            Err(problem) => {
+                malformed = true;
+                let problem = format!("line {}: {problem}", line.number);
+                let written = if json { emit(out, to_json(&JsonError { error: problem })) } else { warn(&problem) };
+                if !written {
+                    break;
+                }
+                continue;
             }
-            continue;
         };
         if text.trim().is_empty() {
             continue;

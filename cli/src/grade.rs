@@ -1,10 +1,12 @@
 //! `agentic grade`: read JSONL traces and put every run in one category.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use agentic_runtime::lines::shorten;
 use agentic_runtime::trace::grade::{Category, GradeReport, Grader, RunGrade};
 use serde::Serialize;
 
@@ -21,9 +23,11 @@ category; the first that applies wins:
   tool_error_recovered    every tool error was followed by a successful call of the same tool
   clean                   no tool returned an error
 
-Prints one line per run, then the totals. A malformed line (not JSON, an unknown event, a missing \
-run_id, tool, call_id or is_error) is reported on stderr as `warning: FILE:LINE: what is wrong` and \
-skipped; blank lines are skipped silently. FILE `-` reads stdin.
+Prints one line per run, then the totals; an id, function or tool name longer than 64 characters \
+is shortened there (with `…`), never in --json. A malformed line (not JSON, an unknown event, a \
+missing run_id, tool, call_id or is_error, not UTF-8, longer than 1 MiB) is reported on stderr as \
+`warning: FILE:LINE: what is wrong` and skipped; blank lines are skipped silently. The first 100 \
+malformed lines are reported, the others counted. FILE `-` reads stdin.
 
 With --json, stdout has one JSON object per run, in the order the runs first appear:
   {\"run_id\": \"run-5f1c...\", \"file\": \"trace.jsonl\", \"function\": \"weather\" or null, \
@@ -33,8 +37,18 @@ then one totals object:
   {\"totals\": {\"runs\": 4, \"clean\": 1, \"tool_error_recovered\": 1, \"tool_error_unrecovered\": 1, \
 \"incomplete\": 1, \"malformed_lines\": 0}}
 
+Limits, so that no input takes all the memory there is: a line may be at most 1 MiB (a longer one \
+is skipped without being read into memory, as malformed); the runs tracked across all the files may \
+take at most 256 MiB (about a million runs or ten million tool calls), past which grading stops \
+with an error naming the line: grade the traces in parts then, each run's lines in one part.
+
 Exit codes: 0 graded (whatever the categories: grading is not failing); 1 graded, but some lines \
-were malformed and skipped; 2 a file could not be read (nothing is printed on stdout) or bad arguments.";
+were malformed and skipped; 2 a file could not be read or the runs passed 256 MiB (nothing is \
+printed on stdout), or bad arguments.";
+
+/// The most characters of an id, a function or a tool name the plain output shows: enough for any
+/// id a runtime makes (`run-` and 16 hex digits), short enough to keep the columns readable.
+const MAX_SHOWN_CHARS: usize = 64;
 
 /// `agentic grade` arguments.
 #[derive(Debug, clap::Args)]
@@ -57,13 +71,20 @@ pub(crate) fn run(args: &Args) -> ExitCode {
             let name = path.display().to_string();
             File::open(path).and_then(|file| grader.read(&name, BufReader::new(file)))
         };
-        if let Err(error) = read {
-            return usage_error(format!("cannot read `{}`: {error}", path.display()));
+        match read {
+            Ok(()) => {}
+            // The grader's message names the file and line, and says what to do.
+            Err(error) if error.kind() == io::ErrorKind::OutOfMemory => return usage_error(error),
+            Err(error) => return usage_error(format!("cannot read `{}`: {error}", path.display())),
         }
     }
     let report = grader.finish();
     for line in &report.malformed {
         eprintln!("warning: {line}");
+    }
+    let unshown = report.malformed_lines.saturating_sub(report.malformed.len());
+    if unshown > 0 {
+        eprintln!("warning: {} not shown", plural(unshown, "more malformed line", "more malformed lines"));
     }
     let mut out = io::stdout().lock();
     if args.json {
@@ -71,7 +92,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
     } else {
         print_plain(&mut out, &report)
     };
-    if report.malformed.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if report.malformed_lines == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 /// One run in `--json`.
@@ -123,26 +144,26 @@ fn plural(count: usize, one: &str, many: &str) -> String {
 }
 
 fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
-    let id_width = report.runs.iter().map(|run| run.run_id.len()).max().unwrap_or(0);
+    let ids: Vec<Cow<'_, str>> = report.runs.iter().map(|run| shorten(&run.run_id, MAX_SHOWN_CHARS)).collect();
+    // Characters, not bytes: `{:width$}` pads to a number of characters.
+    let id_width = ids.iter().map(|id| id.chars().count()).max().unwrap_or(0);
     let category_width = Category::ALL.iter().map(|category| category.name().len()).max().unwrap_or(0);
-    for run in &report.runs {
+    for (run, id) in report.runs.iter().zip(&ids) {
         let mut details = format!(
             "{}, {}",
             plural(run.tool_calls, "tool call", "tool calls"),
             plural(run.tool_errors, "error", "errors")
         );
         if let Some(iterations) = run.iterations {
-            details.push_str(&format!(", {}", plural(iterations as usize, "iteration", "iterations")));
+            details.push_str(&format!(", {iterations} iteration{}", if iterations == 1 { "" } else { "s" }));
         }
         if !run.unrecovered_tools.is_empty() {
-            details.push_str(&format!("; unrecovered: {}", run.unrecovered_tools.join(", ")));
+            let tools: Vec<Cow<'_, str>> =
+                run.unrecovered_tools.iter().map(|tool| shorten(tool, MAX_SHOWN_CHARS)).collect();
+            details.push_str(&format!("; unrecovered: {}", tools.join(", ")));
         }
-        let line = format!(
-            "{:id_width$}  {:category_width$}  {}  ({details})",
-            run.run_id,
-            run.category.name(),
-            run.function.as_deref().unwrap_or("-"),
-        );
+        let function = run.function.as_deref().map_or(Cow::Borrowed("-"), |name| shorten(name, MAX_SHOWN_CHARS));
+        let line = format!("{id:id_width$}  {:category_width$}  {function}  ({details})", run.category.name());
         if !emit(out, line) {
             return;
         }

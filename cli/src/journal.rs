@@ -1,13 +1,15 @@
 //! `agentic journal`: how often each cause made calls fail, from a failure journal file.
 //!
 //! The journal is written by `agentic_runtime::journal::Journal`; this command reads it with
-//! `read_journal` and prints `JournalContents::counts_since` as a table or as JSON lines.
+//! `count_journal` (one line at a time, keeping only the counts) and prints them as a table or as
+//! JSON lines.
 
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentic_runtime::journal::{Count, now_ms, read_journal};
+use agentic_runtime::journal::{Count, count_journal, now_ms};
+use agentic_runtime::lines::shorten;
 use serde::Serialize;
 
 use crate::input::{emit, usage_error};
@@ -50,12 +52,23 @@ one, in UTC.
 (first and last are the times of the earliest and latest record of the group, in milliseconds \
 since the Unix epoch and as RFC 3339 UTC text, e.g. \"2026-11-30T14:02:07.123Z\").
 
-A line that is not a record (not UTF-8, not JSON, a missing or ill-typed field, a last line cut \
-short by a writer that stopped) is reported on stderr as FILE:LINE: <what is wrong>, and skipped; \
-LINE counts every line from 1. Blank lines are skipped silently.
+A line that is not a record (not UTF-8, not JSON, a missing or ill-typed field, longer than 1 MiB, \
+a last line cut short by a writer that stopped) is reported on stderr as FILE:LINE: <what is \
+wrong>, and skipped; LINE counts every line from 1. The first 100 corrupt lines are reported, the \
+others counted. Blank lines are skipped silently. In the table, an op, name, kind or label longer \
+than 64 characters is shortened (with `…`), never in --json.
+
+Limits, so that no file takes all the memory there is: the journal is read one line at a time and \
+only the counts are kept; a line may be at most 1 MiB (a longer one is skipped without being read \
+into memory, as corrupt); the groups may take at most 64 MiB (far more than the few hundred causes \
+of a real journal), past which counting stops with an error: count a shorter window with --since.
 
 Exit status: 0 when the file was read, corrupt lines or not; 2 when it cannot be read (missing, \
-unreadable) or the arguments are wrong (an invalid --since).";
+unreadable), its groups pass 64 MiB, or the arguments are wrong (an invalid --since).";
+
+/// The most characters of an op, name, kind or label the table shows: labels are at most 41, and
+/// a function name longer than 64 characters is a mistake the table need not spell out.
+const MAX_SHOWN_CHARS: usize = 64;
 
 /// Arguments of `agentic journal`.
 #[derive(Debug, clap::Args)]
@@ -113,15 +126,22 @@ struct JsonCount<'a> {
 
 /// Runs `agentic journal`.
 pub(crate) fn run(args: &Args) -> ExitCode {
-    let contents = match read_journal(&args.file) {
+    let since_ms = args.since.as_ref().map_or(0, |since| now_ms().saturating_sub(since.ms));
+    let contents = match count_journal(&args.file, since_ms) {
         Ok(contents) => contents,
+        Err(error) if error.kind() == io::ErrorKind::OutOfMemory => {
+            return usage_error(format!("cannot count {}: {error}", args.file.display()));
+        }
         Err(error) => return usage_error(format!("cannot read {}: {error}", args.file.display())),
     };
     for corrupt in &contents.corrupt {
         eprintln!("{}:{}: {}", args.file.display(), corrupt.line, corrupt.error);
     }
-    let since_ms = args.since.as_ref().map_or(0, |since| now_ms().saturating_sub(since.ms));
-    let counts = contents.counts_since(since_ms);
+    let unshown = contents.corrupt_lines.saturating_sub(contents.corrupt.len());
+    if unshown > 0 {
+        eprintln!("{}: {unshown} more corrupt line{} not shown", args.file.display(), plural(unshown));
+    }
+    let counts = contents.counts;
     let mut out = io::stdout().lock();
     if args.json {
         for count in &counts {
@@ -158,8 +178,10 @@ pub(crate) fn run(args: &Args) -> ExitCode {
 
 /// `exec summarize: 429 rate limited x5 (exhausted, last 2026-11-30 14:02 UTC)`.
 fn row(count: &Count) -> String {
-    let who = if count.name == count.op { count.op.clone() } else { format!("{} {}", count.op, count.name) };
-    format!("{who}: {} x{} ({}, last {} UTC)", count.label, count.count, count.kind, minutes(count.last_ms))
+    let [op, name, kind, label] =
+        [&count.op, &count.name, &count.kind, &count.label].map(|text| shorten(text, MAX_SHOWN_CHARS));
+    let who = if count.name == count.op { op.into_owned() } else { format!("{op} {name}") };
+    format!("{who}: {label} x{} ({kind}, last {} UTC)", count.count, minutes(count.last_ms))
 }
 
 fn plural(count: usize) -> &'static str {

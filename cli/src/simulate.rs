@@ -18,7 +18,8 @@ pub(crate) const LONG_ABOUT: &str = "\
 Run the real retry layers against scripted model calls, on a virtual clock: a run with 46.5 s of \
 backoff answers at once.
 
-stdin is one JSON document:
+stdin is one JSON document of at most 1 MiB (more is a usage error: stdin that never ends is not \
+read into memory):
 
   {\"policy\": {..}, \"outcomes\": [..]}
 

@@ -36,6 +36,7 @@ pub mod budget;
 pub mod classify;
 pub mod error;
 pub mod journal;
+pub mod lines;
 pub mod message;
 pub mod policy;
 mod prompt;

@@ -38,7 +38,9 @@ mod read;
 mod record;
 
 pub use label::{MAX_TEXT_LABEL, failure_label};
-pub use read::{CorruptLine, Count, JournalContents, read_journal};
+pub use read::{
+    CorruptLine, Count, JournalContents, JournalCounts, MAX_CORRUPT_KEPT, MAX_COUNT_BYTES, count_journal, read_journal,
+};
 pub use record::{AttemptRecord, Event, FailureRecord, now_ms};
 
 use std::fs::{File, OpenOptions};

@@ -14,7 +14,9 @@
 //! or lacks a field its event needs (`run_id` always; `tool` and `call_id` for `tool_call`;
 //! `call_id` and `is_error` (or `error`) for `tool_result`) is reported as malformed, with its
 //! source and line number, and skipped. Blank lines are skipped silently; `ts_ms` and the other
-//! fields are not needed to grade.
+//! fields are not needed to grade. A line longer than [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES)
+//! is malformed too, and skipped without being held in memory; the runs tracked may take up to
+//! [`MAX_GRADER_BYTES`] (so that no input, however large, takes all the memory there is).
 //!
 //! # Examples
 //!
@@ -45,6 +47,8 @@ use std::io::{self, BufRead};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::lines::{BoundedLines, bytes_text, shorten};
 
 /// What a run is graded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -129,8 +133,11 @@ impl fmt::Display for MalformedLine {
 pub struct GradeReport {
     /// One grade per run, in the order the runs first appear.
     pub runs: Vec<RunGrade>,
-    /// The malformed lines, in reading order.
+    /// The first [`MAX_MALFORMED_KEPT`] malformed lines, in reading order.
     pub malformed: Vec<MalformedLine>,
+    /// How many lines were malformed, all of them (the first ones are in
+    /// [`malformed`](Self::malformed)).
+    pub malformed_lines: usize,
 }
 
 /// How many runs fell in each category.
@@ -167,7 +174,7 @@ impl GradeReport {
     /// The counts per category.
     pub fn totals(&self) -> GradeTotals {
         let mut totals =
-            GradeTotals { runs: self.runs.len(), malformed_lines: self.malformed.len(), ..GradeTotals::default() };
+            GradeTotals { runs: self.runs.len(), malformed_lines: self.malformed_lines, ..GradeTotals::default() };
         for run in &self.runs {
             match run.category {
                 Category::Incomplete => totals.incomplete += 1,
@@ -185,11 +192,28 @@ impl GradeReport {
     }
 }
 
+/// How much memory a [`Grader`] spends on the runs it tracks, at most, by default: 256 MiB.
+///
+/// A run costs about 300 bytes and its id twice, a tool call 16 bytes (and its call id while it
+/// waits for its result), so 256 MiB holds about a million runs or ten million tool calls: more
+/// than a day of a busy service's traces, and still memory any machine that runs the grader can
+/// spare. Past it, [`Grader::read`] stops with an error rather than let hostile or huge input
+/// take all the memory there is.
+pub const MAX_GRADER_BYTES: usize = 256 * 1024 * 1024;
+
+/// How many malformed lines a [`GradeReport`] keeps with their reasons; the others are counted
+/// only. A hundred show what is wrong with a file; a million would be a million lines of noise
+/// and memory.
+pub const MAX_MALFORMED_KEPT: usize = 100;
+
+/// How long a value from the input may be in a malformed line's reason, in characters.
+const MAX_SHOWN_CHARS: usize = 64;
+
 /// Grades the trace lines of `reader` (named `<trace>` in malformed-line reports).
 ///
 /// # Errors
 ///
-/// If reading fails (a line that is not UTF-8 is malformed, not an error).
+/// As [`Grader::read`].
 pub fn grade_lines(reader: impl BufRead) -> io::Result<GradeReport> {
     let mut grader = Grader::new();
     grader.read("<trace>", reader)?;
@@ -197,6 +221,12 @@ pub fn grade_lines(reader: impl BufRead) -> io::Result<GradeReport> {
 }
 
 /// Reads traces from several sources (a run may span them) and grades the runs at the end.
+///
+/// Memory stays bounded whatever the input: a line is read up to
+/// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) (a longer one
+/// is malformed and skipped without being held), the runs are tracked up to [`MAX_GRADER_BYTES`]
+/// (see [`with_memory_limit`](Self::with_memory_limit)), and [`MAX_MALFORMED_KEPT`] malformed
+/// lines are kept.
 ///
 /// # Examples
 ///
@@ -211,27 +241,63 @@ pub fn grade_lines(reader: impl BufRead) -> io::Result<GradeReport> {
 /// assert_eq!(report.runs[0].source, "one.jsonl");
 /// # Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Grader {
     runs: Vec<Run>,
     index: HashMap<String, usize>,
+    /// The sources read, in order; a run names its own by position.
+    sources: Vec<String>,
     malformed: Vec<MalformedLine>,
+    malformed_lines: usize,
+    tool_calls: usize,
+    /// An estimate of the memory the runs hold, checked against `max_bytes`.
+    bytes: usize,
+    max_bytes: usize,
 }
+
+impl Default for Grader {
+    fn default() -> Self {
+        Self {
+            runs: Vec::new(),
+            index: HashMap::new(),
+            sources: Vec::new(),
+            malformed: Vec::new(),
+            malformed_lines: 0,
+            tool_calls: 0,
+            bytes: 0,
+            max_bytes: MAX_GRADER_BYTES,
+        }
+    }
+}
+
+/// The memory a run takes besides its strings: the run itself and its index entry.
+const RUN_COST: usize = 320;
+/// The memory a distinct tool of a run takes besides its name (held twice).
+const TOOL_COST: usize = 96;
+/// The memory a tool call takes.
+const CALL_COST: usize = std::mem::size_of::<Call>();
+/// The memory a call id waiting for its result takes besides the id.
+const PENDING_COST: usize = 96;
 
 #[derive(Debug)]
 struct Run {
     run_id: String,
-    source: String,
+    source: usize,
     function: Option<String>,
     finished: bool,
     iterations: Option<u64>,
+    /// The distinct tools called, in order of first appearance, and their positions.
+    tools: Vec<String>,
+    tool_index: HashMap<String, usize>,
     calls: Vec<Call>,
+    /// The calls waiting for their result, by call id, latest last.
+    pending: HashMap<String, Vec<usize>>,
 }
 
 #[derive(Debug)]
 struct Call {
-    call_id: String,
-    tool: String,
+    /// The position of its tool in `Run::tools`.
+    tool: usize,
     /// `Some(is_error)` once answered.
     result: Option<bool>,
 }
@@ -245,53 +311,75 @@ enum Line {
 }
 
 impl Grader {
-    /// A grader that has read nothing.
+    /// A grader that has read nothing, bounded by [`MAX_GRADER_BYTES`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same grader, with at most `bytes` of memory for the runs it tracks (an estimate:
+    /// strings by their length, each run, tool and call by a fixed cost).
+    pub fn with_memory_limit(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
     }
 
     /// Reads the lines of `reader`; `source` names it in reports (a file name).
     ///
     /// # Errors
     ///
-    /// If reading fails; the lines read before the failure are kept.
-    pub fn read(&mut self, source: &str, mut reader: impl BufRead) -> io::Result<()> {
-        let mut buffer = Vec::new();
-        let mut number = 0;
-        loop {
-            buffer.clear();
-            if reader.read_until(b'\n', &mut buffer)? == 0 {
-                return Ok(());
+    /// If reading fails, or, with an error of kind [`io::ErrorKind::OutOfMemory`], when the runs
+    /// read would take more than the memory limit; its message names the line and says how to go
+    /// on. The lines read before either are kept.
+    pub fn read(&mut self, source: &str, reader: impl BufRead) -> io::Result<()> {
+        let source_index = self.sources.len();
+        self.sources.push(source.to_owned());
+        self.bytes = self.bytes.saturating_add(source.len());
+        let mut lines = BoundedLines::new(reader);
+        while let Some(line) = lines.next_line()? {
+            match line.bytes {
+                Err(too_long) => self.malformed(source_index, line.number, too_long.to_string()),
+                Ok(bytes) => match std::str::from_utf8(bytes) {
+                    Ok(text) => self.line(source_index, line.number, text)?,
+                    Err(_) => self.malformed(source_index, line.number, "not UTF-8".to_owned()),
+                },
             }
-            number += 1;
-            match std::str::from_utf8(&buffer) {
-                Ok(text) => self.line(source, number, text),
-                Err(_) => self.malformed(source, number, "not UTF-8".to_owned()),
-            }
+        }
+        Ok(())
+    }
+
+    fn malformed(&mut self, source: usize, line: usize, reason: String) {
+        self.malformed_lines += 1;
+        if self.malformed.len() < MAX_MALFORMED_KEPT {
+            self.malformed.push(MalformedLine { source: self.sources[source].clone(), line, reason });
         }
     }
 
-    fn malformed(&mut self, source: &str, line: usize, reason: String) {
-        self.malformed.push(MalformedLine { source: source.to_owned(), line, reason });
-    }
-
-    fn line(&mut self, source: &str, number: usize, text: &str) {
+    fn line(&mut self, source: usize, number: usize, text: &str) -> io::Result<()> {
         let text = text.trim();
         if text.is_empty() {
-            return;
+            return Ok(());
         }
         let (run_id, line) = match parse(text) {
             Ok(parsed) => parsed,
-            Err(reason) => return self.malformed(source, number, reason),
+            Err(reason) => {
+                self.malformed(source, number, reason);
+                return Ok(());
+            }
         };
-        let position = *self.index.entry(run_id.clone()).or_insert_with(|| {
+        let position = self.index.get(&run_id).copied();
+        self.spend(self.cost(position, &line, &run_id), source, number)?;
+        let position = position.unwrap_or_else(|| {
+            self.index.insert(run_id.clone(), self.runs.len());
             self.runs.push(Run {
                 run_id,
-                source: source.to_owned(),
+                source,
                 function: None,
                 finished: false,
                 iterations: None,
+                tools: Vec::new(),
+                tool_index: HashMap::new(),
                 calls: Vec::new(),
+                pending: HashMap::new(),
             });
             self.runs.len() - 1
         });
@@ -302,15 +390,30 @@ impl Grader {
                     run.function = function;
                 }
             }
-            Line::Call { tool, call_id } => run.calls.push(Call { call_id, tool, result: None }),
+            Line::Call { tool, call_id } => {
+                let tool = run.tool(tool);
+                let stack = run.pending.entry(call_id).or_default();
+                stack.push(run.calls.len());
+                run.calls.push(Call { tool, result: None });
+                self.tool_calls += 1;
+            }
             Line::Result { call_id, is_error, tool } => {
-                match run.calls.iter_mut().rev().find(|call| call.call_id == call_id && call.result.is_none()) {
-                    Some(call) => call.result = Some(is_error),
-                    None => run.calls.push(Call {
-                        call_id,
-                        tool: tool.unwrap_or_else(|| "(unknown tool)".to_owned()),
-                        result: Some(is_error),
-                    }),
+                let waiting =
+                    run.pending.get_mut(&call_id).and_then(|stack| stack.pop().map(|call| (call, stack.is_empty())));
+                match waiting {
+                    Some((call, drained)) => {
+                        run.calls[call].result = Some(is_error);
+                        self.bytes = self.bytes.saturating_sub(std::mem::size_of::<usize>());
+                        if drained {
+                            run.pending.remove(&call_id);
+                            self.bytes = self.bytes.saturating_sub(call_id.len() + PENDING_COST);
+                        }
+                    }
+                    None => {
+                        let tool = run.tool(tool.unwrap_or_else(|| "(unknown tool)".to_owned()));
+                        run.calls.push(Call { tool, result: Some(is_error) });
+                        self.tool_calls += 1;
+                    }
                 }
             }
             Line::Finish { iterations } => {
@@ -318,28 +421,96 @@ impl Grader {
                 run.iterations = iterations;
             }
         }
+        Ok(())
+    }
+
+    /// The memory `line` adds: a new run, a function name, a new tool, a call and its pending id.
+    fn cost(&self, position: Option<usize>, line: &Line, run_id: &str) -> usize {
+        let run = position.map(|position| &self.runs[position]);
+        let new_run = if run.is_none() { RUN_COST + 2 * run_id.len() } else { 0 };
+        let new_tool = |tool: &str| {
+            if run.is_some_and(|run| run.tool_index.contains_key(tool)) { 0 } else { TOOL_COST + 2 * tool.len() }
+        };
+        let line_cost = match line {
+            Line::Start { function } => match (run.and_then(|run| run.function.as_ref()), function) {
+                (None, Some(function)) => function.len(),
+                _ => 0,
+            },
+            Line::Call { tool, call_id } => {
+                let new_id = if run.is_some_and(|run| run.pending.contains_key(call_id)) {
+                    0
+                } else {
+                    call_id.len() + PENDING_COST
+                };
+                new_tool(tool) + CALL_COST + std::mem::size_of::<usize>() + new_id
+            }
+            Line::Result { call_id, tool, .. } => {
+                if run.is_some_and(|run| run.pending.contains_key(call_id)) {
+                    0
+                } else {
+                    new_tool(tool.as_deref().unwrap_or("(unknown tool)")) + CALL_COST
+                }
+            }
+            Line::Finish { .. } => 0,
+        };
+        new_run + line_cost
+    }
+
+    /// Counts `bytes` more, or refuses them when they would pass the limit.
+    fn spend(&mut self, bytes: usize, source: usize, number: usize) -> io::Result<()> {
+        let total = self.bytes.saturating_add(bytes);
+        if total > self.max_bytes {
+            return Err(io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!(
+                    "{}:{number}: the runs read so far would take more than {} of memory to track \
+                     ({} runs, {} tool calls); grade the traces in parts, each run's lines in one part",
+                    self.sources[source],
+                    bytes_text(self.max_bytes),
+                    self.runs.len(),
+                    self.tool_calls
+                ),
+            ));
+        }
+        self.bytes = total;
+        Ok(())
     }
 
     /// The grades of every run read, and the malformed lines.
     pub fn finish(self) -> GradeReport {
-        let runs = self.runs.into_iter().map(grade).collect();
-        GradeReport { runs, malformed: self.malformed }
+        let sources = self.sources;
+        let runs = self.runs.into_iter().map(|run| grade(run, &sources)).collect();
+        GradeReport { runs, malformed: self.malformed, malformed_lines: self.malformed_lines }
     }
 }
 
-fn grade(run: Run) -> RunGrade {
-    let answered = || run.calls.iter().filter_map(|call| call.result.map(|is_error| (call.tool.as_str(), is_error)));
-    let tool_errors = answered().filter(|(_, is_error)| *is_error).count();
-    // A tool is unrecovered when its last answered call failed.
-    let mut last: Vec<(&str, bool)> = Vec::new();
-    for (tool, is_error) in answered() {
-        match last.iter_mut().find(|(name, _)| *name == tool) {
-            Some(entry) => entry.1 = is_error,
-            None => last.push((tool, is_error)),
+impl Run {
+    /// The position of `tool` in `tools`, added if new.
+    fn tool(&mut self, tool: String) -> usize {
+        if let Some(&position) = self.tool_index.get(&tool) {
+            return position;
         }
+        self.tools.push(tool.clone());
+        self.tool_index.insert(tool, self.tools.len() - 1);
+        self.tools.len() - 1
+    }
+}
+
+fn grade(run: Run, sources: &[String]) -> RunGrade {
+    // A tool is unrecovered when its last answered call (in call order) failed.
+    let mut last: Vec<Option<bool>> = vec![None; run.tools.len()];
+    let mut order = Vec::new();
+    let mut tool_errors = 0;
+    for call in &run.calls {
+        let Some(is_error) = call.result else { continue };
+        tool_errors += usize::from(is_error);
+        if last[call.tool].is_none() {
+            order.push(call.tool);
+        }
+        last[call.tool] = Some(is_error);
     }
     let unrecovered_tools: Vec<String> =
-        last.iter().filter(|(_, is_error)| *is_error).map(|(tool, _)| (*tool).to_owned()).collect();
+        order.into_iter().filter(|&tool| last[tool] == Some(true)).map(|tool| run.tools[tool].clone()).collect();
     let category = if !run.finished {
         Category::Incomplete
     } else if !unrecovered_tools.is_empty() {
@@ -355,10 +526,15 @@ fn grade(run: Run) -> RunGrade {
         unrecovered_tools,
         category,
         run_id: run.run_id,
-        source: run.source,
+        source: sources[run.source].clone(),
         function: run.function,
         iterations: run.iterations,
     }
+}
+
+/// A value from the input as a reason shows it: its JSON, shortened.
+fn shown(value: &Value) -> String {
+    shorten(&value.to_string(), MAX_SHOWN_CHARS).into_owned()
 }
 
 /// The run id and the checked content of one line, or why it is malformed.
@@ -371,7 +547,7 @@ fn parse(text: &str) -> Result<(String, Line), String> {
         match object.get(key) {
             Some(Value::String(text)) => Ok(text.clone()),
             Some(Value::Number(number)) if key.ends_with("_id") => Ok(number.to_string()),
-            Some(other) => Err(format!("`{key}` must be a string, not {other}")),
+            Some(other) => Err(format!("`{key}` must be a string, not {}", shown(other))),
             None => Err(format!("no `{key}`")),
         }
     };
@@ -383,7 +559,7 @@ fn parse(text: &str) -> Result<(String, Line), String> {
         "tool_result" => {
             let is_error = match object.get("is_error").or_else(|| object.get("error")) {
                 Some(Value::Bool(is_error)) => *is_error,
-                Some(other) => return Err(format!("`is_error` must be true or false, not {other}")),
+                Some(other) => return Err(format!("`is_error` must be true or false, not {}", shown(other))),
                 None => return Err("no `is_error`".to_owned()),
             };
             Line::Result { call_id: string("call_id")?, is_error, tool: string("tool").ok() }
@@ -391,7 +567,8 @@ fn parse(text: &str) -> Result<(String, Line), String> {
         "agent_finish" => Line::Finish { iterations: object.get("iterations").and_then(Value::as_u64) },
         other => {
             return Err(format!(
-                "unknown event `{other}`; the events are `agent_start`, `tool_call`, `tool_result`, `agent_finish`"
+                "unknown event `{}`; the events are `agent_start`, `tool_call`, `tool_result`, `agent_finish`",
+                shorten(other, MAX_SHOWN_CHARS)
             ));
         }
     };
@@ -508,5 +685,91 @@ mod tests {
         );
         assert_eq!(report.runs.len(), 1);
         assert_eq!(report.runs[0].category, Category::Clean);
+    }
+
+    #[test]
+    fn an_over_long_line_is_malformed_and_the_next_lines_are_graded() {
+        let mut text = vec![b'['; crate::lines::MAX_LINE_BYTES + 1];
+        text.extend_from_slice(b"\n{\"event\":\"agent_finish\",\"run_id\":\"r\"}\n");
+        let report = grade_lines(&text[..]).unwrap();
+        let reasons: Vec<String> = report.malformed.iter().map(ToString::to_string).collect();
+        assert_eq!(reasons, ["<trace>:1: longer than 1 MiB (the limit for one line); it was skipped"]);
+        assert_eq!(report.runs[0].category, Category::Clean);
+    }
+
+    #[test]
+    fn values_from_the_input_are_shortened_in_reasons() {
+        let long = "x".repeat(100_000);
+        let text = format!(
+            "{{\"event\":\"{long}\",\"run_id\":\"r\"}}\n{{\"event\":\"agent_start\",\"run_id\":[\"{long}\"]}}\n"
+        );
+        let report = grade_text(&text);
+        let reasons: Vec<&str> = report.malformed.iter().map(|line| line.reason.as_str()).collect();
+        let x64 = "x".repeat(64);
+        let x62 = "x".repeat(62);
+        assert_eq!(
+            reasons,
+            [
+                format!(
+                    "unknown event `{x64}…`; the events are `agent_start`, `tool_call`, `tool_result`, `agent_finish`"
+                ),
+                format!("`run_id` must be a string, not [\"{x62}…"),
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_first_malformed_lines_are_kept_and_all_are_counted() {
+        let report = grade_text(&"nope\n".repeat(MAX_MALFORMED_KEPT + 50));
+        assert_eq!(report.malformed.len(), MAX_MALFORMED_KEPT);
+        assert_eq!(report.malformed_lines, MAX_MALFORMED_KEPT + 50);
+        assert_eq!(report.totals().malformed_lines, MAX_MALFORMED_KEPT + 50);
+    }
+
+    #[test]
+    fn the_memory_limit_stops_reading_with_a_clear_error() {
+        let runs: String =
+            (0..100).map(|run| format!("{{\"event\":\"agent_start\",\"run_id\":\"run-{run}\"}}\n")).collect();
+        let mut grader = Grader::new().with_memory_limit(4096);
+        let error = grader.read("many.jsonl", runs.as_bytes()).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::OutOfMemory);
+        assert_eq!(
+            error.to_string(),
+            "many.jsonl:13: the runs read so far would take more than 4 KiB of memory to track \
+             (12 runs, 0 tool calls); grade the traces in parts, each run's lines in one part"
+        );
+        assert_eq!(grader.finish().runs.len(), 12);
+    }
+
+    #[test]
+    fn answered_calls_give_their_memory_back() {
+        // A million calls answered one by one stay within a small limit: only waiting ids cost.
+        let mut grader = Grader::new().with_memory_limit(RUN_COST + 2 + TOOL_COST + 2 + 1000 + 100_000 * CALL_COST);
+        let pairs: String = (0..100_000)
+            .map(|call| {
+                format!(
+                    "{{\"event\":\"tool_call\",\"run_id\":\"r\",\"tool\":\"t\",\"call_id\":\"{call}\"}}\n\
+                     {{\"event\":\"tool_result\",\"run_id\":\"r\",\"call_id\":\"{call}\",\"is_error\":false}}\n"
+                )
+            })
+            .collect();
+        grader.read("calls.jsonl", pairs.as_bytes()).unwrap();
+        let report = grader.finish();
+        assert_eq!((report.runs[0].tool_calls, report.runs[0].tool_errors), (100_000, 0));
+    }
+
+    #[test]
+    fn a_result_answers_the_latest_waiting_call_with_its_id_in_call_order() {
+        let line = |rest: &str| format!("{{\"run_id\":\"r\",{rest}}}");
+        let text = [
+            line(r#""event":"tool_call","tool":"t","call_id":"1""#),
+            line(r#""event":"tool_call","tool":"t","call_id":"2""#),
+            line(r#""event":"tool_result","call_id":"2","is_error":false"#),
+            line(r#""event":"tool_result","call_id":"1","is_error":true"#),
+            line(r#""event":"agent_finish""#),
+        ]
+        .join("\n");
+        // The last call of `t` (call 2) succeeded: recovered, whatever order the results came in.
+        assert_eq!(grade_text(&text).runs[0].category, Category::ToolErrorRecovered);
     }
 }

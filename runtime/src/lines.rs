@@ -1,0 +1,254 @@
+//! Reading untrusted text line by line with a bound on each line.
+//!
+//! A line reader that buffers a whole line before looking at it holds all of a file with no
+//! newline in memory: `/dev/zero` fills gigabytes in seconds. [`BoundedLines`] keeps at most
+//! [`MAX_LINE_BYTES`] of a line (or the bound it is given); the rest of a longer line is read in
+//! the reader's own chunks and dropped, and the line is reported as [`TooLong`], so the lines
+//! after it are still read. The trace grader, the journal reader and the `agentic` command read
+//! their input with it.
+//!
+//! # Examples
+//!
+//! ```
+//! use agentic_runtime::lines::BoundedLines;
+//!
+//! let input = format!("first\r\n{}\nlast", "x".repeat(100));
+//! let mut lines = BoundedLines::with_max(input.as_bytes(), 10);
+//! let mut seen = Vec::new();
+//! while let Some(line) = lines.next_line()? {
+//!     match line.bytes {
+//!         Ok(bytes) => seen.push(format!("{}: {}", line.number, String::from_utf8_lossy(bytes))),
+//!         Err(too_long) => seen.push(format!("{}: {too_long}", line.number)),
+//!     }
+//! }
+//! assert_eq!(seen, ["1: first", "2: longer than 10 bytes (the limit for one line); it was skipped", "3: last"]);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, BufRead};
+
+/// The default bound on one line, in bytes, without its line ending: 1 MiB.
+///
+/// One JSON line of a trace, a journal or `agentic classify --json` is a few hundred bytes; a tool
+/// result or an error message quoted in full rarely passes 100 KiB. 1 MiB is ten times that, and
+/// small enough that holding one line is never a memory problem.
+pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+/// A line longer than the bound; its bytes were skipped, not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    /// The bound it broke, in bytes.
+    pub max: usize,
+}
+
+impl fmt::Display for TooLong {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "longer than {} (the limit for one line); it was skipped", bytes_text(self.max))
+    }
+}
+
+impl std::error::Error for TooLong {}
+
+/// `1 MiB`, `64 KiB`, `10 bytes`: a size as messages show it (whole units only).
+pub fn bytes_text(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    const GIB: usize = 1024 * MIB;
+    match bytes {
+        0 => "0 bytes".to_owned(),
+        1 => "1 byte".to_owned(),
+        _ if bytes % GIB == 0 => format!("{} GiB", bytes / GIB),
+        _ if bytes % MIB == 0 => format!("{} MiB", bytes / MIB),
+        _ if bytes % KIB == 0 => format!("{} KiB", bytes / KIB),
+        _ => format!("{bytes} bytes"),
+    }
+}
+
+/// One line read by [`BoundedLines::next_line`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// The line's number, from 1; every line counts, blank and over-long ones too.
+    pub number: usize,
+    /// Its bytes without the line ending (`\n` or `\r\n`), or [`TooLong`] when it had more than
+    /// the bound.
+    pub bytes: Result<&'a [u8], TooLong>,
+    /// Whether a `\n` ended it; only the last line of the input may lack one.
+    pub ended: bool,
+}
+
+/// The lines of a reader, each at most a bound long; see the [module](self) documentation.
+#[derive(Debug)]
+pub struct BoundedLines<R> {
+    reader: R,
+    max: usize,
+    number: usize,
+    buffer: Vec<u8>,
+}
+
+impl<R: BufRead> BoundedLines<R> {
+    /// The lines of `reader`, each at most [`MAX_LINE_BYTES`] long.
+    pub fn new(reader: R) -> Self {
+        Self::with_max(reader, MAX_LINE_BYTES)
+    }
+
+    /// The lines of `reader`, each at most `max` bytes long (without the line ending).
+    pub fn with_max(reader: R, max: usize) -> Self {
+        Self { reader, max, number: 0, buffer: Vec::new() }
+    }
+
+    /// The bound on one line, in bytes.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The next line, or `None` at the end of the input.
+    ///
+    /// At most the bound plus one byte (a `\r` that may precede the `\n`) is kept in memory,
+    /// however long the line is.
+    ///
+    /// # Errors
+    ///
+    /// When reading fails (an interrupted read is retried). The lines before it were given.
+    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+        self.buffer.clear();
+        // The bound plus a `\r` that the line ending may hold.
+        let keep = self.max.saturating_add(1);
+        let mut too_long = false;
+        let mut read_any = false;
+        let ended = loop {
+            let chunk = match self.reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => return Err(error),
+            };
+            if chunk.is_empty() {
+                break false;
+            }
+            read_any = true;
+            let newline = chunk.iter().position(|&byte| byte == b'\n');
+            let part = &chunk[..newline.unwrap_or(chunk.len())];
+            if !too_long && part.len() <= keep - self.buffer.len() {
+                self.buffer.extend_from_slice(part);
+            } else if !too_long {
+                too_long = true;
+                self.buffer.clear();
+            }
+            let used = newline.map_or(chunk.len(), |end| end + 1);
+            self.reader.consume(used);
+            if newline.is_some() {
+                break true;
+            }
+        };
+        if !read_any {
+            return Ok(None);
+        }
+        self.number += 1;
+        if ended && self.buffer.last() == Some(&b'\r') {
+            self.buffer.pop();
+        }
+        let bytes = if too_long || self.buffer.len() > self.max {
+            Err(TooLong { max: self.max })
+        } else {
+            Ok(self.buffer.as_slice())
+        };
+        Ok(Some(Line { number: self.number, bytes, ended }))
+    }
+}
+
+/// `text` cut to `max_chars` characters, with `…` at the cut: for showing a long id or value in a
+/// message or a table. Text that fits is borrowed as it is.
+///
+/// ```
+/// use agentic_runtime::lines::shorten;
+///
+/// assert_eq!(shorten("run-1", 8), "run-1");
+/// assert_eq!(shorten("run-5f1c9a2e", 8), "run-5f1c…");
+/// assert_eq!(shorten("ééééé", 2), "éé…");
+/// ```
+pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line as (number, text or the too-long message, ended).
+    fn lines(input: &[u8], max: usize, chunk: usize) -> Vec<(usize, String, bool)> {
+        let reader = io::BufReader::with_capacity(chunk, input);
+        let mut lines = BoundedLines::with_max(reader, max);
+        let mut all = Vec::new();
+        while let Some(line) = lines.next_line().unwrap() {
+            let text = match line.bytes {
+                Ok(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                Err(too_long) => too_long.to_string(),
+            };
+            all.push((line.number, text, line.ended));
+        }
+        all
+    }
+
+    #[test]
+    fn lines_are_numbered_and_lose_their_endings() {
+        for chunk in [1, 2, 3, 8192] {
+            assert_eq!(
+                lines(b"a\r\n\nb\rc\n\r\nlast\r", 10, chunk),
+                [
+                    (1, "a".to_owned(), true),
+                    (2, String::new(), true),
+                    (3, "b\rc".to_owned(), true),
+                    (4, String::new(), true),
+                    (5, "last\r".to_owned(), false),
+                ],
+                "chunk {chunk}"
+            );
+        }
+        assert!(lines(b"", 10, 8).is_empty());
+    }
+
+    #[test]
+    fn a_line_over_the_bound_is_skipped_and_the_next_lines_come() {
+        let skipped = "longer than 4 bytes (the limit for one line); it was skipped".to_owned();
+        for chunk in [1, 2, 3, 5, 8192] {
+            assert_eq!(
+                lines(b"abcd\nabcde\nabcd\r\nabcde\r\nok\nabcdefgh", 4, chunk),
+                [
+                    (1, "abcd".to_owned(), true),
+                    (2, skipped.clone(), true),
+                    (3, "abcd".to_owned(), true),
+                    (4, skipped.clone(), true),
+                    (5, "ok".to_owned(), true),
+                    (6, skipped.clone(), false),
+                ],
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn memory_stays_at_the_bound_however_long_the_line() {
+        let input = vec![0u8; 4 * 1024 * 1024];
+        let mut lines = BoundedLines::with_max(&input[..], 1024);
+        let line = lines.next_line().unwrap().unwrap();
+        assert_eq!(line.bytes, Err(TooLong { max: 1024 }));
+        assert!(lines.buffer.capacity() <= 4 * 1024, "{}", lines.buffer.capacity());
+        assert!(lines.next_line().unwrap().is_none());
+    }
+
+    #[test]
+    fn sizes_and_shortening_read_well() {
+        assert_eq!(bytes_text(MAX_LINE_BYTES), "1 MiB");
+        assert_eq!(bytes_text(256 * 1024 * 1024), "256 MiB");
+        assert_eq!(bytes_text(2048), "2 KiB");
+        assert_eq!(bytes_text(1000), "1000 bytes");
+        assert_eq!(bytes_text(1), "1 byte");
+        assert_eq!(shorten("", 0), "");
+        assert_eq!(shorten("ab", 0), "…");
+        assert_eq!(shorten("a\u{1F600}b", 2), "a\u{1F600}…");
+    }
+}
