@@ -1,12 +1,20 @@
 //! Tools the model can call: the [`Tool`] trait, plain async functions registered by name, the
 //! [`Toolbox`] that offers them to the model and runs the calls of one assistant turn.
 //!
-//! A tool's failure is the model's business, never the retry layers' (DESIGN.md section 9): every
-//! way a call can go wrong — the tool returned an error, the model named a tool that does not
-//! exist, sent arguments that are not a JSON object or do not match the schema, or the tool
-//! panicked — becomes a [`ContentBlock::ToolResult`] with `is_error: true` and a text the model
-//! can act on. Nothing here is ever classified: a tool that fails with `"RateLimitError: 429"` is
-//! fed back to the model at once, with no sleep.
+//! A tool's failure is the model's business, never the retry layers': every way a call can go
+//! wrong — the tool returned an error, the model named a tool that does not exist, sent arguments
+//! that are not a JSON object or do not match the schema, the tool panicked or did not finish in
+//! time — becomes a [`ContentBlock::ToolResult`] with `is_error: true` and a text the model can act
+//! on. Nothing here is ever classified: a tool that fails with `"RateLimitError: 429"` is fed back
+//! to the model at once, with no sleep.
+//!
+//! # Timeouts
+//!
+//! No call waits forever: each gets [`DEFAULT_TOOL_TIMEOUT`] (120 s) unless the toolbox
+//! ([`Toolbox::with_timeout`]) or the tool itself ([`Tool::timeout`], [`Toolbox::with_fn_timeout`])
+//! says otherwise; the tool's own value wins. A call still running when its time is up is
+//! cancelled (its future is dropped) and answered with the error result
+//! ``the tool `get_weather` timed out after 120 s``.
 //!
 //! # Examples
 //!
@@ -55,6 +63,7 @@ mod toolbox;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -64,6 +73,16 @@ pub use toolbox::{ToolOutcome, Toolbox, results_message};
 
 #[cfg(doc)]
 use crate::message::ContentBlock;
+
+/// How long one tool call may run when neither its tool ([`Tool::timeout`]) nor its toolbox
+/// ([`Toolbox::with_timeout`]) sets a limit: 120 s.
+///
+/// Long enough for what agents' tools typically do — fetch a web page, query an API, run a build
+/// or test step — and short enough that one stuck tool does not eat an agent platform's turn
+/// (commonly about 5 minutes), leaving the model time to read the error and try something else.
+/// It is the default of Claude Code's shell tool, and twice the MCP SDK's 60 s request timeout (a
+/// tool here may do more than one request).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What [`Tool::call`] returns: a boxed future of the tool's text result or its error.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'a>>;
@@ -122,7 +141,23 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the tool on `input` (a JSON object that matched the schema). The `Ok` text goes back
     /// to the model as the result; the `Err` text goes back as an error result (`is_error: true`),
     /// for the model to reason about. A panic is caught and becomes an error result too.
+    ///
+    /// The future must yield to be timed out (see [`Tool::timeout`]): run blocking work with
+    /// `tokio::task::spawn_blocking`, not on the async thread.
     fn call(&self, input: Value) -> ToolFuture<'_>;
+
+    /// How long one call may run, when this tool needs its own limit; `None` (the default) uses
+    /// the toolbox's ([`Toolbox::with_timeout`], else [`DEFAULT_TOOL_TIMEOUT`]). Read at every
+    /// call.
+    ///
+    /// When the time is up the call's future is dropped, which cancels what it awaits; work it
+    /// started elsewhere (a spawned task, a thread, a child process) keeps running unless dropping
+    /// stops it. The model gets the error result ``the tool `name` timed out after 30 s``.
+    /// `Duration::ZERO` gives the call a single poll: only a call that finishes without waiting
+    /// succeeds.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// A tool's failure: its text goes back to the model as an error result, as it is.

@@ -5,20 +5,24 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use super::schema::check_arguments;
-use super::{Tool, ToolError, ToolFuture, ToolSpec};
+use super::{DEFAULT_TOOL_TIMEOUT, Tool, ToolError, ToolFuture, ToolSpec};
 use crate::message::{AssistantMessage, ContentBlock, Message};
+use crate::policy::rules::format_ms;
 use crate::trace::RunTrace;
 
 /// The tools offered to the model, by name. Cloning is cheap: clones share the tools.
 ///
 /// Build it with [`Toolbox::with_fn`] (a plain async function) and [`Toolbox::with_tool`] (any
 /// [`Tool`]); give [`Toolbox::specs`] to the request; run each assistant turn's calls with
-/// [`Toolbox::run_calls`] and send [`results_message`] back.
+/// [`Toolbox::run_calls`] and send [`results_message`] back. Every call has a timeout:
+/// [`DEFAULT_TOOL_TIMEOUT`], or the toolbox's ([`Toolbox::with_timeout`]), or the tool's own
+/// ([`Tool::timeout`], [`Toolbox::with_fn_timeout`]), which wins.
 ///
 /// # Examples
 ///
@@ -47,16 +51,27 @@ pub struct Toolbox {
     inner: Arc<Inner>,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Inner {
     tools: Vec<Arc<dyn Tool>>,
     /// The specs, in registration order, read once from the tools.
     specs: Vec<ToolSpec>,
+    /// The limit of a call whose tool sets none.
+    timeout: Duration,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Self { tools: Vec::new(), specs: Vec::new(), timeout: DEFAULT_TOOL_TIMEOUT }
+    }
 }
 
 impl fmt::Debug for Toolbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Toolbox").field("tools", &self.names().collect::<Vec<_>>()).finish()
+        f.debug_struct("Toolbox")
+            .field("tools", &self.names().collect::<Vec<_>>())
+            .field("timeout", &self.inner.timeout)
+            .finish()
     }
 }
 
@@ -65,6 +80,7 @@ struct FnTool<F> {
     name: String,
     description: String,
     parameters: Value,
+    timeout: Option<Duration>,
     function: F,
 }
 
@@ -87,6 +103,10 @@ where
 
     fn call(&self, input: Value) -> ToolFuture<'_> {
         Box::pin((self.function)(input))
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 }
 
@@ -117,14 +137,105 @@ impl Toolbox {
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
     {
-        let spec = ToolSpec::new(name, description, parameters);
+        self.register_fn(ToolSpec::new(name, description, parameters), None, function)
+    }
+
+    /// [`Toolbox::with_fn`] for a function with its own `timeout` per call, instead of the
+    /// toolbox's (see [`Tool::timeout`] for what happens when it is up).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use agentic_runtime::tool::{DEFAULT_TOOL_TIMEOUT, Toolbox};
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let toolbox = Toolbox::new()
+    ///     .with_fn("now", "The time.", json!(null), |_| async { Ok("12:00".to_owned()) })
+    ///     .with_fn_timeout("build", "Builds the project.", json!(null), Duration::from_secs(600), |_| async {
+    ///         std::future::pending().await // a build that hangs
+    ///     });
+    /// assert_eq!(toolbox.timeout_of("now"), Some(DEFAULT_TOOL_TIMEOUT));
+    /// assert_eq!(toolbox.timeout_of("build"), Some(Duration::from_secs(600)));
+    /// let error = toolbox.call("build", json!({})).await.unwrap_err();
+    /// assert_eq!(error.message(), "the tool `build` timed out after 600 s");
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `name` is not 1 to 64 ASCII letters, digits, `_` or `-`, or is already registered.
+    pub fn with_fn_timeout<F, Fut>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: Value,
+        timeout: Duration,
+        function: F,
+    ) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+    {
+        self.register_fn(ToolSpec::new(name, description, parameters), Some(timeout), function)
+    }
+
+    fn register_fn<F, Fut>(self, spec: ToolSpec, timeout: Option<Duration>, function: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+    {
         let tool = FnTool {
             name: spec.name.clone(),
             description: spec.description.clone(),
             parameters: spec.parameters.clone(),
+            timeout,
             function,
         };
         self.register(Arc::new(tool), spec)
+    }
+
+    /// Limits every call of a tool that sets no timeout of its own ([`Tool::timeout`]) to
+    /// `timeout`, instead of [`DEFAULT_TOOL_TIMEOUT`]; tools registered before and after alike.
+    ///
+    /// Every value is valid and none waits forever: `Duration::ZERO` gives a call a single poll
+    /// (only a call that finishes without waiting succeeds), `Duration::MAX` is in effect no limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use agentic_runtime::tool::{DEFAULT_TOOL_TIMEOUT, Toolbox};
+    /// use serde_json::json;
+    ///
+    /// let toolbox = Toolbox::new().with_fn("now", "The time.", json!(null), |_| async { Ok("12:00".to_owned()) });
+    /// assert_eq!(toolbox.timeout(), DEFAULT_TOOL_TIMEOUT);
+    /// let quick = toolbox.with_timeout(Duration::from_millis(500));
+    /// assert_eq!(quick.timeout_of("now"), Some(Duration::from_millis(500)));
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        Arc::make_mut(&mut self.inner).timeout = timeout;
+        self
+    }
+
+    /// The limit of a call whose tool sets none: [`DEFAULT_TOOL_TIMEOUT`] unless
+    /// [`Toolbox::with_timeout`] changed it.
+    pub fn timeout(&self) -> Duration {
+        self.inner.timeout
+    }
+
+    /// The limit of one call of the tool `name`: its own ([`Tool::timeout`]), else the
+    /// toolbox's. `None` when there is no such tool.
+    pub fn timeout_of(&self, name: &str) -> Option<Duration> {
+        self.get(name).map(|tool| self.limit(tool))
+    }
+
+    fn limit(&self, tool: &dyn Tool) -> Duration {
+        tool.timeout().unwrap_or(self.inner.timeout)
     }
 
     /// Registers `tool`. Its [`Tool::parameters`] are read once, now.
@@ -185,8 +296,9 @@ impl Toolbox {
     }
 
     /// Calls the tool `name` with `input`, as the model would: an unknown name, arguments that
-    /// are not a JSON object or do not match the schema, the tool's own error and a panic inside
-    /// the tool are all `Err`, with a text meant for the model.
+    /// are not a JSON object or do not match the schema, the tool's own error, a panic inside
+    /// the tool and a call that outlives its timeout ([`Toolbox::timeout_of`]) are all `Err`, with
+    /// a text meant for the model.
     pub async fn call(&self, name: &str, input: Value) -> Result<String, ToolError> {
         let Some(position) = self.inner.specs.iter().position(|spec| spec.name == name) else {
             return Err(self.unknown(name));
@@ -202,7 +314,13 @@ impl Toolbox {
         }
         check_arguments(&spec.parameters, &input)
             .map_err(|problems| ToolError::new(format!("invalid arguments for `{name}`: {problems}")))?;
-        invoke(&*self.inner.tools[position], input).await
+        let tool = &*self.inner.tools[position];
+        let limit = self.limit(tool);
+        // On timeout `invoke`'s future is dropped here, which cancels the tool's.
+        match tokio::time::timeout(limit, invoke(tool, input)).await {
+            Ok(result) => result,
+            Err(_elapsed) => Err(ToolError::new(format!("the tool `{name}` timed out after {}", seconds(limit)))),
+        }
     }
 
     fn unknown(&self, name: &str) -> ToolError {
@@ -220,7 +338,8 @@ impl Toolbox {
     /// The calls run **concurrently** (the model asked for them in one turn, so none depends on
     /// another's result); each outcome is still in the position of its call. Every failure is an
     /// outcome with `is_error: true`, never an `Err` and never a retry: see [`Toolbox::call`] for
-    /// the texts. A tool that never returns blocks the turn: give it its own timeout.
+    /// the texts. No call waits longer than its timeout ([`Toolbox::timeout_of`]), so neither
+    /// does the turn.
     pub async fn run_calls(&self, message: &AssistantMessage) -> Vec<ToolOutcome> {
         self.run_calls_traced(message, None).await
     }
@@ -278,6 +397,13 @@ fn panicked(name: &str, payload: &(dyn Any + Send)) -> ToolError {
     }
 }
 
+/// `duration` in seconds for a message, e.g. `120 s`, `0.5 s`; a part of a millisecond counts as
+/// a whole one, so that no nonzero limit reads `0 s`.
+fn seconds(duration: Duration) -> String {
+    let millis = duration.as_nanos().div_ceil(1_000_000);
+    format_ms(u64::try_from(millis).unwrap_or(u64::MAX))
+}
+
 /// At most `max` characters of `text`, with `...` when cut.
 fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -298,7 +424,8 @@ pub struct ToolOutcome {
     pub input: Value,
     /// The result text, or the error text.
     pub content: String,
-    /// True when the call failed (the tool's error, an unknown tool, bad arguments, a panic).
+    /// True when the call failed (the tool's error, an unknown tool, bad arguments, a panic, a
+    /// timeout).
     pub is_error: bool,
 }
 
@@ -450,6 +577,101 @@ mod tests {
         let two = one.clone().with_fn("noop", "", Value::Null, |_| async { Ok(String::new()) });
         assert_eq!(one.names().collect::<Vec<_>>(), ["get_weather"]);
         assert_eq!(two.names().collect::<Vec<_>>(), ["get_weather", "noop"]);
-        assert_eq!(format!("{two:?}"), "Toolbox { tools: [\"get_weather\", \"noop\"] }");
+        assert_eq!(format!("{two:?}"), "Toolbox { tools: [\"get_weather\", \"noop\"], timeout: 120s }");
+    }
+
+    /// Sets its flag when dropped: shows that a timed-out call's future was dropped.
+    struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_its_timeout_is_cancelled_and_its_peers_finish() {
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&dropped);
+        let toolbox = weather().with_timeout(Duration::from_secs(3)).with_fn("stuck", "", Value::Null, move |_| {
+            let guard = DropFlag(Arc::clone(&flag));
+            async move {
+                let _guard = guard;
+                std::future::pending().await
+            }
+        });
+        let message = turn(&[("c1", "stuck", json!({})), ("c2", "get_weather", json!({"city": "Oslo"}))]);
+        let start = tokio::time::Instant::now();
+        let outcomes = toolbox.run_calls(&message).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(3));
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst), "the stuck call's future was dropped");
+        let got: Vec<(&str, bool)> = outcomes.iter().map(|o| (o.content.as_str(), o.is_error)).collect();
+        assert_eq!(got, [("the tool `stuck` timed out after 3 s", true), ("sunny in Oslo", false)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_call_is_cut_at_a_fractional_limit() {
+        // `Slow` sleeps 5 s: past a 4.5 s limit.
+        let toolbox = weather().with_timeout(Duration::from_millis(4500));
+        let start = tokio::time::Instant::now();
+        let error = toolbox.call("get_weather", json!({"city": "Slow"})).await.unwrap_err();
+        assert_eq!(error.message(), "the tool `get_weather` timed out after 4.5 s");
+        assert_eq!(start.elapsed(), Duration::from_millis(4500));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_zero_timeout_gives_one_poll_and_the_longest_one_never_overflows() {
+        let zero = weather().with_timeout(Duration::ZERO);
+        assert_eq!(zero.call("get_weather", json!({"city": "Oslo"})).await, Ok("sunny in Oslo".to_owned()));
+        let error = zero.call("get_weather", json!({"city": "Slow"})).await.unwrap_err();
+        assert_eq!(error.message(), "the tool `get_weather` timed out after 0 s");
+
+        let unlimited = weather().with_timeout(Duration::MAX);
+        assert_eq!(unlimited.call("get_weather", json!({"city": "Slow"})).await, Ok("sunny in Slow".to_owned()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_tool_sets_its_own_timeout_through_the_trait() {
+        struct Hang;
+        impl Tool for Hang {
+            fn name(&self) -> &str {
+                "hang"
+            }
+            fn description(&self) -> &str {
+                "never answers"
+            }
+            fn parameters(&self) -> Value {
+                Value::Null
+            }
+            fn call(&self, _: Value) -> ToolFuture<'_> {
+                Box::pin(std::future::pending())
+            }
+            fn timeout(&self) -> Option<Duration> {
+                Some(Duration::from_millis(250))
+            }
+        }
+        let toolbox = weather().with_tool(Hang).with_timeout(Duration::from_secs(60));
+        assert_eq!(toolbox.timeout_of("hang"), Some(Duration::from_millis(250)));
+        assert_eq!(toolbox.timeout_of("get_weather"), Some(Duration::from_secs(60)));
+        assert_eq!(toolbox.timeout_of("nope"), None);
+        let start = tokio::time::Instant::now();
+        let error = toolbox.call("hang", json!({})).await.unwrap_err();
+        assert_eq!(error.message(), "the tool `hang` timed out after 0.25 s");
+        assert_eq!(start.elapsed(), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn limits_read_in_seconds() {
+        let cases = [
+            (DEFAULT_TOOL_TIMEOUT, "120 s"),
+            (Duration::from_millis(500), "0.5 s"),
+            (Duration::ZERO, "0 s"),
+            (Duration::from_micros(1), "0.001 s"),
+            (Duration::from_nanos(1_500_000), "0.002 s"),
+            (Duration::MAX, "18446744073709551.615 s"),
+        ];
+        for (duration, text) in cases {
+            assert_eq!(seconds(duration), text, "{duration:?}");
+        }
     }
 }
