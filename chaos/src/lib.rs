@@ -155,5 +155,9 @@ pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};
 pub use scenario::Scenario;
 pub use server::ChaosServer;
-pub use step::{DEFAULT_TEXT, Hang, HttpError, Interrupt, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse};
+pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
+pub use step::{
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HttpError, Interrupt,
+    KeepAliveFlood, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse, WrongContentType,
+};
 pub use wire::WireFormat;
