@@ -167,7 +167,8 @@ impl Step {
     }
 
     /// An HTTP error with `status` and a body shaped like the provider's (see [`HttpError`] for the
-    /// defaults per status).
+    /// defaults per status). A scenario file refuses a status outside 400–599; here the status is
+    /// sent as given.
     pub fn http_error(status: u16) -> HttpError {
         HttpError::new(status, Preset::Generic)
     }
