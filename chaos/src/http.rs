@@ -7,6 +7,7 @@
 //! that a client sees exactly the chunks a step promises.
 
 use std::io;
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -17,6 +18,11 @@ const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 64 * 1024 * 1024;
 /// The most request headers parsed.
 const MAX_HEADERS: usize = 128;
+/// Output queued beyond this is written before more is queued, so that a long answer never sits
+/// whole in memory.
+const MAX_QUEUED: usize = 64 * 1024;
+/// How much a flood without pauses writes at once.
+const FLOOD_BATCH: usize = 16 * 1024;
 
 /// One parsed request.
 #[derive(Debug)]
@@ -144,11 +150,12 @@ impl Conn {
 
     /// Queue `data` as one chunk of a chunked body.
     pub(crate) fn send_chunk(&mut self, data: &[u8]) {
-        if !data.is_empty() {
-            self.output.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-            self.output.extend_from_slice(data);
-            self.output.extend_from_slice(b"\r\n");
-        }
+        chunk_into(&mut self.output, data);
+    }
+
+    /// Write what is queued if it has grown large.
+    pub(crate) async fn flush_if_full(&mut self) -> io::Result<()> {
+        if self.output.len() >= MAX_QUEUED { self.flush().await } else { Ok(()) }
     }
 
     /// Queue the end of a chunked body.
@@ -170,12 +177,69 @@ impl Conn {
         if self.flush().await.is_err() {
             return;
         }
-        let mut sink = [0u8; 4 * 1024];
-        while let Ok(n) = self.stream.read(&mut sink).await {
-            if n == 0 {
-                return;
+        until_closed(&mut self.stream).await;
+    }
+
+    /// Flush, then write what `next` appends, over and over: once every `interval`, or as fast as
+    /// the client reads when `interval` is zero. Ends when the client closes its side, the
+    /// connection fails, or `next` appends nothing.
+    ///
+    /// At most one batch is in memory, and a client that stops reading blocks the writes (the
+    /// task sleeps, it does not spin).
+    pub(crate) async fn flood(&mut self, interval: Duration, mut next: impl FnMut(&mut Vec<u8>)) {
+        if self.flush().await.is_err() {
+            return;
+        }
+        let (mut reader, mut writer) = self.stream.split();
+        // Reading only ever finishes at the client's end, so the write it cancels is the last one.
+        let closed = until_closed(&mut reader);
+        tokio::pin!(closed);
+        let mut batch = Vec::with_capacity(FLOOD_BATCH);
+        loop {
+            batch.clear();
+            loop {
+                let before = batch.len();
+                next(&mut batch);
+                if batch.len() == before {
+                    return;
+                }
+                if !interval.is_zero() || batch.len() >= FLOOD_BATCH {
+                    break;
+                }
+            }
+            let send = async {
+                if !interval.is_zero() {
+                    tokio::time::sleep(interval).await;
+                }
+                writer.write_all(&batch).await
+            };
+            tokio::select! {
+                () = &mut closed => return,
+                written = send => if written.is_err() {
+                    return;
+                },
             }
         }
+    }
+}
+
+/// Read and discard until the end of the stream or an error.
+async fn until_closed(reader: &mut (impl AsyncReadExt + Unpin)) {
+    let mut sink = [0u8; 4 * 1024];
+    while let Ok(n) = reader.read(&mut sink).await {
+        if n == 0 {
+            return;
+        }
+    }
+}
+
+/// Append `data` to `out` as one chunk of a chunked body (nothing for empty data, which would end
+/// the body).
+pub(crate) fn chunk_into(out: &mut Vec<u8>, data: &[u8]) {
+    if !data.is_empty() {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
     }
 }
 

@@ -4,8 +4,11 @@
 //! (Anthropic) on 127.0.0.1, streamed (SSE, when the body has `"stream": true`) or as one JSON
 //! body, and fails on purpose, request by request, as a [`Scenario`] says: HTTP errors with the
 //! provider's body and headers, a socket closed before the headers, a stream dropped or truncated
-//! mid-way, an SSE error event, a stall, a hang, a malformed chunk, a context overflow, a bad key.
-//! It can also answer with tool calls (the `tool_use` step), in both formats. It journals every
+//! mid-way, an SSE error event, a stall, a hang (before, in or after the headers, or mid-stream),
+//! a malformed chunk, a context overflow, a bad key, an error that echoes the key, endless answers
+//! (keep-alives, empty chunks, text, an error or JSON body that never ends) and a 200 that is an
+//! HTML page. It can also answer with tool calls (the `tool_use` step), in both formats. It
+//! journals every
 //! request, so a test can assert how many calls a retry policy made and what each one carried
 //! (including the names of the tools it offered).
 //!
@@ -65,7 +68,12 @@
 //! | `sse_error` | K chunks, an error event (Anthropic `event: error` + `{"type":"error","error":{..}}`; OpenAI `data: {"error":{..}}`), a clean end | an HTTP error with that body, status by type, see [`SseError`] |
 //! | `malformed_chunk` | K chunks, a `data:` line that is not JSON, then the rest of the stream as usual | a 200 whose body is that text |
 //! | `stall` | a pause of `ms` before the headers (or after K chunks with `after_chunks`), then the answer of an `ok` step | the pause before the headers (or between headers and body) |
-//! | `hang` | silence before the headers (or after K chunks with `after_chunks`) until the client hangs up or the server stops | same, after the headers with `after_chunks` |
+//! | `hang` | silence until the client hangs up or the server stops: before the headers; with `"at": "in_headers"` after the status line and header lines but before the blank line that ends the head; with `"at": "after_headers"` after the whole head; with `after_chunks` after K chunks. See [`Hang`] | same; after the headers (with the full `content-length`) with `after_chunks` |
+//! | `keep_alive_flood` | the headers, then `: keep-alive` SSE comments (Anthropic: `event: ping` events with `ping`) every `interval_ms`, nothing else, until the client hangs up; with `after_chunks` the stream's first events and K chunks come first. See [`KeepAliveFlood`] | a 200 `application/json` whose chunked body is a newline every interval |
+//! | `empty_chunk_flood` | the stream's first events, K chunks, then valid chunks with empty text (OpenAI `delta.content: ""`, Anthropic `text_delta` with `text: ""`) every `interval_ms`, until the client hangs up. See [`EmptyChunkFlood`] | as `endless_json` |
+//! | `endless_text` | the stream's first events, then the text's chunks over and over every `interval_ms`, never the final events, until the client hangs up. See [`EndlessText`] | a 200 `application/json` body that opens the answer and its text string, then sends the text over and over |
+//! | `endless_json` | a 200 `application/json`, chunked, whose body opens the answer object and then sends a newline every `interval_ms`, until the client hangs up. See [`EndlessJson`] | same |
+//! | `wrong_content_type` | a 200 with `content_type` (`text/html; charset=utf-8`) and `body` (a small HTML login page). See [`WrongContentType`] | same |
 //! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`] | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
 //!
 //! # Scenario files
@@ -97,12 +105,22 @@
 //!     {"kind": "context_overflow"},
 //!     {"kind": "invalid_api_key", "times": 3},
 //!     {"kind": "tool_use", "calls": [{"name": "get_weather", "input": {"city": "Paris"}}], "text": "Let me check."},
+//!     {"kind": "hang", "at": "in_headers"},
+//!     {"kind": "hang", "at": "after_headers"},
+//!     {"kind": "keep_alive_flood", "ping": true, "after_chunks": 1, "interval_ms": 0},
+//!     {"kind": "empty_chunk_flood", "after_chunks": 2},
+//!     {"kind": "endless_text", "text": "all work and no play ", "interval_ms": 0},
+//!     {"kind": "endless_json", "interval_ms": 1000},
+//!     {"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0},
+//!     {"kind": "invalid_api_key", "echo_key": "last12"},
+//!     {"kind": "http_error", "status": 429, "retry_after": "99999999999999999999999"},
+//!     {"kind": "wrong_content_type"},
 //!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5}
 //!   ],
 //!   "default": {"kind": "ok", "text": "fine"}
 //! }
 //! "#)?;
-//! assert_eq!(scenario.scripted_requests(), 19);
+//! assert_eq!(scenario.scripted_requests(), 29);
 //! # Ok::<(), agentic_chaos::ScenarioError>(())
 //! ```
 //!
@@ -110,21 +128,39 @@
 //! | --- | --- | --- | --- |
 //! | `kind` | string | all | the step, see the table above |
 //! | `times` | integer ≥ 1 | all but `default` | how many requests in a row this step answers (1) |
-//! | `text` | string | `ok`, the stream faults, `tool_use` | the answer, or the text whose first chunks a fault sends (`Hello from the chaos server.`); for `tool_use`, the text before the calls (none) |
-//! | `chunks` | integer ≥ 1 | same | split the text into this many chunks of equal length (one per word); for `tool_use`, split each call's arguments into this many pieces (3) |
-//! | `chunk_delay_ms` | integer | `ok` and the stream faults | pause before each chunk (0) |
-//! | `after_chunks` | integer | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk` (0); `stall`, `hang` (before the headers) | K, the chunks sent before the fault |
+//! | `text` | string | `ok`, the stream faults, the floods, `endless_text` (not empty), `tool_use` | the answer, or the text whose first chunks a fault sends (`Hello from the chaos server.`); for `endless_text`, the text sent over and over; for `tool_use`, the text before the calls (none) |
+//! | `chunks` | integer, 1 to 100 000 | same | split the text into this many chunks of equal length (one per word); for `tool_use`, split each call's arguments into this many pieces (3) |
+//! | `chunk_delay_ms` | integer | `ok`, the stream faults, `keep_alive_flood`, `empty_chunk_flood` | pause before each chunk (0) |
+//! | `after_chunks` | integer, 0 to 100 000 | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk`, `empty_chunk_flood` (0); `stall`, `hang` (before the headers), `keep_alive_flood` (right after the headers) | K, the chunks sent before the fault |
+//! | `at` | `"before_headers"`, `"in_headers"`, `"after_headers"` | `hang` (`before_headers`), not with `after_chunks` | where the silence starts |
+//! | `interval_ms` | integer | `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, and the HTTP errors with `endless_body` | the pause between two pieces of the endless part ([`DEFAULT_INTERVAL_MS`], 10); 0 sends them as fast as the client reads |
+//! | `ping` | bool | `keep_alive_flood` | Anthropic requests get `event: ping` events instead of comments (false) |
 //! | `ms` | integer | `stall` (required) | the pause |
-//! | `status` | integer | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status) | HTTP status |
-//! | `retry_after` | integer or string | `http_error`, `context_overflow`, `invalid_api_key` | `retry-after` header: seconds, or any text such as an HTTP-date |
+//! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status) | HTTP status |
+//! | `endless_body` | bool | `http_error`, `context_overflow`, `invalid_api_key` | the body, chunked, then a newline every `interval_ms` forever (false) |
+//! | `echo_key` | `"whole"`, `"first12"`, `"last12"`, `"without_prefix"` | same and `sse_error` | append this piece of the request's API key to the error message, see [`EchoKey`] |
+//! | `retry_after` | integer or string | `http_error`, `context_overflow`, `invalid_api_key` | `retry-after` header: seconds, or any text such as an HTTP-date or a number no clock can hold (`"1e300"`) |
 //! | `retry_after_ms` | integer | same | `retry-after-ms` header |
 //! | `x_should_retry` | bool | same | `x-should-retry` header |
 //! | `param` | string | same | OpenAI's `param` |
-//! | `body` | string | same | this body instead of the provider-shaped one |
+//! | `body` | string | same, `wrong_content_type` | this body instead of the provider-shaped one; for `wrong_content_type`, the page (an HTML login page) |
+//! | `content_type` | string | `wrong_content_type` | the `content-type` (`text/html; charset=utf-8`) |
 //! | `error_type`, `message`, `code` | string | same and `sse_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
 //! | `headers` | object | all but `close_before_headers` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
-//! | `calls` | list of `{"name": string, "input": object}` | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
+//! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
+//!
+//! ## Limits
+//!
+//! So that no scenario can make the server run out of memory, a file is refused at load, naming
+//! the field, when an answer would have more than [`MAX_CHUNKS`] (100 000) chunks (`chunks`,
+//! `after_chunks`, the words of a `text` streamed one per word, a `tool_use` step's argument
+//! pieces in all), when a text is longer than [`MAX_TEXT_BYTES`] (8 MiB: `text`, `body`,
+//! `message`, `data`, a header value, a call's `input`), or when a `tool_use` step has more than
+//! [`MAX_TOOL_CALLS`] (1 000) calls. The server itself cuts chunks on the fly and writes under
+//! backpressure: a step built in Rust with a larger count costs time, not memory, and an endless
+//! answer holds at most a few kilobytes, sleeps while its client does not read, and ends when the
+//! client hangs up ([`ChaosServer::open_connections`] shows it) or the server stops.
 //!
 //! [`Scenario::to_json`] writes this format, so a scenario built in Rust can be saved for the CLI.
 //!
@@ -139,7 +175,8 @@
 //! # Keys
 //!
 //! The journal records whether a request had an `authorization`, `x-api-key` or `api-key` header,
-//! never its value; the server keeps no other trace of the headers.
+//! never its value; the server keeps no other trace of the headers. Only an error step with
+//! `echo_key` reads the key, to send a piece of it back in that one response.
 #![deny(missing_docs)]
 
 mod error;
@@ -155,5 +192,9 @@ pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};
 pub use scenario::Scenario;
 pub use server::ChaosServer;
-pub use step::{DEFAULT_TEXT, Hang, HttpError, Interrupt, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse};
+pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
+pub use step::{
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HttpError, Interrupt,
+    KeepAliveFlood, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse, WrongContentType,
+};
 pub use wire::WireFormat;

@@ -2,6 +2,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -13,7 +14,10 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
 use crate::scenario::{Cursor, Scenario};
-use crate::step::{HttpError, Preset, Reply, Step, ToolUse};
+use crate::step::{
+    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, Pieces, Preset, Reply, Step, ToolUse,
+    WrongContentType,
+};
 use crate::wire::{self, ErrorParts, Exchange, WireFormat};
 
 /// A running chaos server.
@@ -50,6 +54,24 @@ pub struct ChaosServer {
 struct Shared {
     started: Instant,
     state: Mutex<State>,
+    /// Connections being served.
+    open: AtomicUsize,
+}
+
+/// Counts a connection as open while it lives.
+struct Open<'a>(&'a AtomicUsize);
+
+impl<'a> Open<'a> {
+    fn new(open: &'a AtomicUsize) -> Self {
+        open.fetch_add(1, Ordering::Relaxed);
+        Self(open)
+    }
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug)]
@@ -151,6 +173,7 @@ impl ChaosServer {
         let shared = Arc::new(Shared {
             started: Instant::now(),
             state: Mutex::new(State { scenario, cursor: Cursor::default(), journal: Vec::new() }),
+            open: AtomicUsize::new(0),
         });
         let (stop, stopped) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, Arc::clone(&shared), stopped));
@@ -183,6 +206,14 @@ impl ChaosServer {
     /// except those to `/_chaos/...`.
     pub fn requests_served(&self) -> usize {
         self.shared.lock().journal.len()
+    }
+
+    /// How many connections the server holds open right now: a connection stays open while a
+    /// response is written (a flood or a hang included) and, between requests, while the client
+    /// keeps it alive. A test can wait for it to fall to 0 to see that the server let go of a
+    /// client that hung up.
+    pub fn open_connections(&self) -> usize {
+        self.shared.open.load(Ordering::Relaxed)
     }
 
     /// Start the scenario over from its first step and clear the journal.
@@ -250,6 +281,7 @@ enum After {
 }
 
 async fn serve(stream: TcpStream, shared: Arc<Shared>) {
+    let _open = Open::new(&shared.open);
     let mut conn = Conn::new(stream);
     loop {
         let request = match conn.read_request().await {
@@ -327,7 +359,8 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         include_usage: body.as_ref().and_then(|b| b.pointer("/stream_options/include_usage")).and_then(Value::as_bool)
             == Some(true),
     };
-    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive };
+    let api_key = api_key(&request, wire);
+    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key };
     answer.step(step).await
 }
 
@@ -374,6 +407,7 @@ enum Fault {
     Malformed(u32, String),
     Stall(u32, u64),
     Hang(u32),
+    Flood(u32, FloodOf, u64),
 }
 
 impl Fault {
@@ -385,9 +419,21 @@ impl Fault {
             | Self::SseError(k, ..)
             | Self::Malformed(k, _)
             | Self::Stall(k, _)
-            | Self::Hang(k) => Some(*k),
+            | Self::Hang(k)
+            | Self::Flood(k, ..) => Some(*k),
         }
     }
+}
+
+/// What a flood sends over and over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FloodOf {
+    /// Keep-alive comments, or Anthropic pings.
+    KeepAlive { ping: bool },
+    /// Text chunks with empty text.
+    EmptyChunks,
+    /// Newlines: JSON whitespace.
+    Newlines,
 }
 
 /// One model request being answered.
@@ -396,6 +442,25 @@ struct Answer<'a> {
     exchange: Exchange,
     stream: bool,
     keep_alive: bool,
+    /// The request's API key, for an error that echoes a piece of it; never stored beyond the
+    /// answer.
+    api_key: Option<String>,
+}
+
+/// The API key a request carries: the header of its own wire format first.
+fn api_key(request: &Request, wire: WireFormat) -> Option<String> {
+    let bearer = || {
+        request.header("authorization").map(|value| {
+            let token = value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"));
+            token.map_or(value, |(_, token)| token.trim())
+        })
+    };
+    let x_api_key = || request.header("x-api-key");
+    let found = match wire {
+        WireFormat::Anthropic => x_api_key().or_else(bearer),
+        _ => bearer().or_else(x_api_key),
+    };
+    found.or_else(|| request.header("api-key")).map(str::to_owned)
 }
 
 async fn sleep_ms(ms: u64) {
@@ -404,28 +469,39 @@ async fn sleep_ms(ms: u64) {
     }
 }
 
+/// The text chunks of an endless answer: the non-empty pieces of its text, or of the default
+/// text when it has none.
+fn non_empty_pieces(reply: &Reply) -> impl Iterator<Item = &str> + '_ {
+    let text = if reply.text.is_empty() { DEFAULT_TEXT } else { reply.text.as_str() };
+    let pieces = match reply.chunks {
+        None => Pieces::words(text),
+        Some(n) => Pieces::even(text, n as usize),
+    };
+    pieces.filter(|piece| !piece.is_empty())
+}
+
+/// A string's JSON form without its quotes: what goes between them.
+fn json_escaped(text: &str) -> String {
+    let quoted = Value::from(text).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
 impl Answer<'_> {
     async fn step(&mut self, step: Step) -> io::Result<After> {
         let wire = self.exchange.wire;
         match step {
             Step::Ok(reply) => self.reply(&reply, Fault::None).await,
-            Step::HttpError(e) => {
-                self.http_error(&e, Preset::Generic);
-                Ok(After::KeepAlive)
-            }
-            Step::ContextOverflow(e) => {
-                self.http_error(&e, Preset::ContextOverflow);
-                Ok(After::KeepAlive)
-            }
-            Step::InvalidApiKey(e) => {
-                self.http_error(&e, Preset::InvalidApiKey);
-                Ok(After::KeepAlive)
-            }
+            Step::HttpError(e) => self.http_error(&e, Preset::Generic).await,
+            Step::ContextOverflow(e) => self.http_error(&e, Preset::ContextOverflow).await,
+            Step::InvalidApiKey(e) => self.http_error(&e, Preset::InvalidApiKey).await,
             Step::CloseBeforeHeaders => Ok(After::Close),
             Step::DropStream(i) => self.reply(&i.reply, Fault::Drop(i.after_chunks)).await,
             Step::Truncate(i) => self.reply(&i.reply, Fault::Truncate(i.after_chunks)).await,
             Step::SseError(e) => {
-                let parts = wire::sse_error_parts(wire, &e);
+                let mut parts = wire::sse_error_parts(wire, &e);
+                if let Some(echo) = e.echo_key {
+                    parts.message = echo.append(&parts.message, self.api_key.as_deref());
+                }
                 let status = e.status.unwrap_or_else(|| wire::status_for_type(wire, &parts.error_type));
                 self.reply(&e.reply, Fault::SseError(e.after_chunks, parts, status)).await
             }
@@ -436,48 +512,23 @@ impl Answer<'_> {
                     self.reply(&s.reply, Fault::None).await
                 }
             },
-            Step::Hang(h) => match h.after_chunks {
-                Some(k) => self.reply(&h.reply, Fault::Hang(k)).await,
-                None => {
-                    self.conn.hang().await;
-                    Ok(After::Close)
-                }
-            },
+            Step::Hang(h) => self.hang(&h).await,
             Step::MalformedChunk(m) => {
                 let data = m.data.unwrap_or_else(|| wire::default_malformed(wire).to_owned());
                 self.reply(&m.reply, Fault::Malformed(m.after_chunks, data)).await
             }
-            Step::ToolUse(t) => {
-                self.tool_use(&t);
+            Step::ToolUse(t) => self.tool_use(&t).await,
+            Step::KeepAliveFlood(f) => self.keep_alive_flood(&f).await,
+            Step::EmptyChunkFlood(f) if self.stream => {
+                self.reply(&f.reply, Fault::Flood(f.after_chunks, FloodOf::EmptyChunks, f.interval_ms)).await
+            }
+            Step::EmptyChunkFlood(f) => self.endless_json(&f.reply.headers, f.interval_ms).await,
+            Step::EndlessText(e) => self.endless_text(&e).await,
+            Step::EndlessJson(e) => self.endless_json(&e.headers, e.interval_ms).await,
+            Step::WrongContentType(w) => {
+                self.wrong_content_type(&w);
                 Ok(After::KeepAlive)
             }
-        }
-    }
-
-    /// A tool-use answer: streamed events or one JSON body.
-    fn tool_use(&mut self, t: &ToolUse) {
-        let (id_name, id) = self.request_id();
-        if self.stream {
-            let mut headers = vec![
-                ("content-type", "text/event-stream; charset=utf-8"),
-                ("cache-control", "no-cache"),
-                ("transfer-encoding", "chunked"),
-                (id_name, id.as_str()),
-            ];
-            headers.extend(t.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-            self.conn.send(&http::head(200, &headers, self.keep_alive));
-            for event in self.exchange.tool_use_events(t) {
-                self.conn.send_chunk(event.as_bytes());
-            }
-            self.conn.send_last_chunk();
-        } else {
-            let body = self.exchange.tool_use_body(t);
-            let length = body.len().to_string();
-            let mut headers =
-                vec![("content-type", "application/json"), ("content-length", length.as_str()), (id_name, id.as_str())];
-            headers.extend(t.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-            self.conn.send(&http::head(200, &headers, self.keep_alive));
-            self.conn.send(body.as_bytes());
         }
     }
 
@@ -485,11 +536,93 @@ impl Answer<'_> {
         self.exchange.request_id_header()
     }
 
-    fn http_error(&mut self, e: &HttpError, preset: Preset) {
+    /// The head of a 200 event stream, with chunked framing.
+    fn stream_head(&self, extra: &[(String, String)]) -> Vec<u8> {
+        let (id_name, id) = self.request_id();
+        let mut headers = vec![
+            ("content-type", "text/event-stream; charset=utf-8"),
+            ("cache-control", "no-cache"),
+            ("transfer-encoding", "chunked"),
+            (id_name, id.as_str()),
+        ];
+        headers.extend(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        http::head(200, &headers, self.keep_alive)
+    }
+
+    /// The head of a 200 `application/json` answer: `content-length` when `length` is known,
+    /// chunked otherwise.
+    fn json_head(&self, length: Option<usize>, extra: &[(String, String)]) -> Vec<u8> {
+        let (id_name, id) = self.request_id();
+        let length = length.map(|n| n.to_string());
+        let mut headers = vec![("content-type", "application/json")];
+        match &length {
+            Some(length) => headers.push(("content-length", length)),
+            None => headers.push(("transfer-encoding", "chunked")),
+        }
+        headers.push((id_name, &id));
+        headers.extend(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        http::head(200, &headers, self.keep_alive)
+    }
+
+    /// The head a reply would have: an event stream, or JSON with the whole body's length.
+    fn reply_head(&self, reply: &Reply) -> Vec<u8> {
+        if self.stream {
+            self.stream_head(&reply.headers)
+        } else {
+            let body = self.exchange.full_body(&reply.text, reply.chunk_count() as u64);
+            self.json_head(Some(body.len()), &reply.headers)
+        }
+    }
+
+    async fn hang(&mut self, h: &Hang) -> io::Result<After> {
+        match h.at {
+            HangAt::BeforeHeaders => {}
+            HangAt::InHeaders => {
+                let head = self.reply_head(&h.reply);
+                // Without the blank line that ends the head.
+                self.conn.send(&head[..head.len() - 2]);
+            }
+            HangAt::AfterHeaders => {
+                let head = self.reply_head(&h.reply);
+                self.conn.send(&head);
+            }
+            HangAt::AfterChunks(k) => return self.reply(&h.reply, Fault::Hang(k)).await,
+        }
+        self.conn.hang().await;
+        Ok(After::Close)
+    }
+
+    /// A tool-use answer: streamed events or one JSON body.
+    async fn tool_use(&mut self, t: &ToolUse) -> io::Result<After> {
+        if self.stream {
+            let head = self.stream_head(&t.headers);
+            self.conn.send(&head);
+            for event in self.exchange.tool_use_events(t) {
+                self.conn.send_chunk(event.as_bytes());
+                self.conn.flush_if_full().await?;
+            }
+            self.conn.send_last_chunk();
+        } else {
+            let body = self.exchange.tool_use_body(t);
+            let head = self.json_head(Some(body.len()), &t.headers);
+            self.conn.send(&head);
+            self.conn.send(body.as_bytes());
+        }
+        Ok(After::KeepAlive)
+    }
+
+    async fn http_error(&mut self, e: &HttpError, preset: Preset) -> io::Result<After> {
         let wire = self.exchange.wire;
+        let key = self.api_key.as_deref();
         let body = match &e.body {
-            Some(body) => body.clone(),
-            None => wire::error_json(wire, &wire::http_error_parts(wire, e, preset)).to_string(),
+            Some(body) => e.echo_key.map_or_else(|| body.clone(), |echo| echo.append(body, key)),
+            None => {
+                let mut parts = wire::http_error_parts(wire, e, preset);
+                if let Some(echo) = e.echo_key {
+                    parts.message = echo.append(&parts.message, key);
+                }
+                wire::error_json(wire, &parts).to_string()
+            }
         };
         let (id_name, id) = self.request_id();
         let length = body.len().to_string();
@@ -499,7 +632,10 @@ impl Answer<'_> {
         if !e.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
             headers.push(("content-type", "application/json"));
         }
-        headers.push(("content-length", &length));
+        match e.endless {
+            Some(_) => headers.push(("transfer-encoding", "chunked")),
+            None => headers.push(("content-length", &length)),
+        }
         headers.push((id_name, &id));
         if let Some(v) = &e.retry_after {
             headers.push(("retry-after", v));
@@ -512,13 +648,107 @@ impl Answer<'_> {
         }
         headers.extend(e.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(e.status, &headers, self.keep_alive));
-        self.conn.send(body.as_bytes());
+        let Some(interval_ms) = e.endless else {
+            self.conn.send(body.as_bytes());
+            return Ok(After::KeepAlive);
+        };
+        self.conn.send_chunk(body.as_bytes());
+        self.flood(FloodOf::Newlines, 0, interval_ms).await
     }
 
     fn error_response(&mut self, status: u16, parts: &ErrorParts) {
         let body = wire::error_json(self.exchange.wire, parts).to_string();
         let (id_name, id) = self.request_id();
         send_json(self.conn, status, &body, &[(id_name, &id)], self.keep_alive);
+    }
+
+    fn wrong_content_type(&mut self, w: &WrongContentType) {
+        let (id_name, id) = self.request_id();
+        let length = w.body.len().to_string();
+        let mut headers = vec![("content-type", w.content_type.as_str()), ("content-length", &length), (id_name, &id)];
+        headers.extend(w.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        self.conn.send(&http::head(200, &headers, self.keep_alive));
+        self.conn.send(w.body.as_bytes());
+    }
+
+    async fn keep_alive_flood(&mut self, f: &KeepAliveFlood) -> io::Result<After> {
+        let of = FloodOf::KeepAlive { ping: f.ping };
+        if !self.stream {
+            let head = self.json_head(None, &f.reply.headers);
+            self.conn.send(&head);
+            return self.flood(FloodOf::Newlines, 0, f.interval_ms).await;
+        }
+        match f.after_chunks {
+            Some(k) => self.reply(&f.reply, Fault::Flood(k, of, f.interval_ms)).await,
+            None => {
+                let head = self.stream_head(&f.reply.headers);
+                self.conn.send(&head);
+                self.flood(of, 0, f.interval_ms).await
+            }
+        }
+    }
+
+    /// A 200 `application/json` whose body opens the answer object and then sends newlines.
+    async fn endless_json(&mut self, headers: &[(String, String)], interval_ms: u64) -> io::Result<After> {
+        let head = self.json_head(None, headers);
+        self.conn.send(&head);
+        self.conn.send_chunk(self.exchange.json_opening().as_bytes());
+        self.flood(FloodOf::Newlines, 0, interval_ms).await
+    }
+
+    /// The text's chunks over and over: as stream events, or inside an unclosed JSON string.
+    async fn endless_text(&mut self, e: &EndlessText) -> io::Result<After> {
+        let interval = Duration::from_millis(e.interval_ms);
+        let reply = &e.reply;
+        let mut pieces = non_empty_pieces(reply);
+        let mut next_piece = move || {
+            pieces.next().unwrap_or_else(|| {
+                pieces = non_empty_pieces(reply);
+                pieces.next().unwrap_or(DEFAULT_TEXT)
+            })
+        };
+        if self.stream {
+            let head = self.stream_head(&reply.headers);
+            self.conn.send(&head);
+            for event in self.exchange.preamble() {
+                self.conn.send_chunk(event.as_bytes());
+            }
+            let exchange = &self.exchange;
+            let mut i = 0;
+            self.conn
+                .flood(interval, |out| {
+                    http::chunk_into(out, exchange.chunk(i, next_piece()).as_bytes());
+                    i += 1;
+                })
+                .await;
+        } else {
+            let head = self.json_head(None, &reply.headers);
+            self.conn.send(&head);
+            self.conn.send_chunk(self.exchange.text_opening().as_bytes());
+            self.conn.flood(interval, |out| http::chunk_into(out, json_escaped(next_piece()).as_bytes())).await;
+        }
+        Ok(After::Close)
+    }
+
+    /// Send `of` over and over until the client leaves; `sent` text chunks came before.
+    async fn flood(&mut self, of: FloodOf, sent: usize, interval_ms: u64) -> io::Result<After> {
+        let interval = Duration::from_millis(interval_ms);
+        match of {
+            FloodOf::KeepAlive { ping } => {
+                let event = self.exchange.keep_alive(ping);
+                self.conn.flood(interval, |out| http::chunk_into(out, event.as_bytes())).await;
+            }
+            FloodOf::EmptyChunks => {
+                // The first chunk of an OpenAI answer also carries the role.
+                let mut first = Some(self.exchange.chunk(sent, ""));
+                let rest = self.exchange.chunk(sent.max(1), "");
+                self.conn
+                    .flood(interval, |out| http::chunk_into(out, first.take().as_ref().unwrap_or(&rest).as_bytes()))
+                    .await;
+            }
+            FloodOf::Newlines => self.conn.flood(interval, |out| http::chunk_into(out, b"\n")).await,
+        }
+        Ok(After::Close)
     }
 
     async fn reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
@@ -528,23 +758,16 @@ impl Answer<'_> {
     /// A streamed answer: headers, preamble events, text chunks (with the fault after `k` of
     /// them), final events.
     async fn stream_reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
-        let (id_name, id) = self.request_id();
-        let mut headers = vec![
-            ("content-type", "text/event-stream; charset=utf-8"),
-            ("cache-control", "no-cache"),
-            ("transfer-encoding", "chunked"),
-            (id_name, id.as_str()),
-        ];
-        headers.extend(reply.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-        self.conn.send(&http::head(200, &headers, self.keep_alive));
+        let head = self.stream_head(&reply.headers);
+        self.conn.send(&head);
         for event in self.exchange.preamble() {
             self.conn.send_chunk(event.as_bytes());
         }
-        let pieces = reply.pieces();
-        let fault_at = fault.after_chunks().map(|k| (k as usize).min(pieces.len()));
-        for (i, piece) in pieces.iter().enumerate() {
+        let count = reply.chunk_count();
+        let fault_at = fault.after_chunks().map(|k| (k as usize).min(count));
+        for (i, piece) in reply.pieces().enumerate() {
             if fault_at == Some(i) {
-                if let Some(after) = self.stream_fault(&fault).await? {
+                if let Some(after) = self.stream_fault(&fault, i).await? {
                     return Ok(after);
                 }
             }
@@ -553,21 +776,22 @@ impl Answer<'_> {
                 sleep_ms(reply.chunk_delay_ms).await;
             }
             self.conn.send_chunk(self.exchange.chunk(i, piece).as_bytes());
+            self.conn.flush_if_full().await?;
         }
-        if fault_at == Some(pieces.len()) {
-            if let Some(after) = self.stream_fault(&fault).await? {
+        if fault_at == Some(count) {
+            if let Some(after) = self.stream_fault(&fault, count).await? {
                 return Ok(after);
             }
         }
-        for event in self.exchange.epilogue(pieces.len() as u64) {
+        for event in self.exchange.epilogue(count as u64) {
             self.conn.send_chunk(event.as_bytes());
         }
         self.conn.send_last_chunk();
         Ok(After::KeepAlive)
     }
 
-    /// Apply a fault mid-stream; `Some` if the answer ends with it.
-    async fn stream_fault(&mut self, fault: &Fault) -> io::Result<Option<After>> {
+    /// Apply a fault mid-stream, after `sent` chunks; `Some` if the answer ends with it.
+    async fn stream_fault(&mut self, fault: &Fault, sent: usize) -> io::Result<Option<After>> {
         match fault {
             Fault::None => Ok(None),
             Fault::Drop(_) => {
@@ -596,37 +820,34 @@ impl Answer<'_> {
                 self.conn.hang().await;
                 Ok(Some(After::Close))
             }
+            Fault::Flood(_, of, interval_ms) => self.flood(*of, sent, *interval_ms).await.map(Some),
         }
     }
 
     /// A non-streamed answer: the whole JSON body, or its faulty counterpart.
     async fn whole_reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
-        let pieces = reply.pieces();
-        sleep_ms(reply.chunk_delay_ms.saturating_mul(pieces.len() as u64)).await;
-        let body = self.exchange.full_body(&reply.text, pieces.len() as u64);
-        let (id_name, id) = self.request_id();
-        let head = |length: usize, keep_alive: bool| {
-            let length = length.to_string();
-            let mut headers =
-                vec![("content-type", "application/json"), ("content-length", length.as_str()), (id_name, id.as_str())];
-            headers.extend(reply.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
-            http::head(200, &headers, keep_alive)
-        };
+        let count = reply.chunk_count() as u64;
+        sleep_ms(reply.chunk_delay_ms.saturating_mul(count)).await;
+        let body = self.exchange.full_body(&reply.text, count);
+        let head = |length: usize| self.json_head(Some(length), &reply.headers);
         let half = &body.as_bytes()[..body.len() / 2];
         match fault {
             Fault::None => {
-                self.conn.send(&head(body.len(), self.keep_alive));
+                let head = head(body.len());
+                self.conn.send(&head);
                 self.conn.send(body.as_bytes());
                 Ok(After::KeepAlive)
             }
             Fault::Drop(_) => {
-                self.conn.send(&head(body.len(), self.keep_alive));
+                let head = head(body.len());
+                self.conn.send(&head);
                 self.conn.send(half);
                 self.conn.flush().await?;
                 Ok(After::Close)
             }
             Fault::Truncate(_) => {
-                self.conn.send(&head(half.len(), self.keep_alive));
+                let head = head(half.len());
+                self.conn.send(&head);
                 self.conn.send(half);
                 Ok(After::KeepAlive)
             }
@@ -635,22 +856,26 @@ impl Answer<'_> {
                 Ok(After::KeepAlive)
             }
             Fault::Malformed(_, data) => {
-                self.conn.send(&head(data.len(), self.keep_alive));
+                let head = head(data.len());
+                self.conn.send(&head);
                 self.conn.send(data.as_bytes());
                 Ok(After::KeepAlive)
             }
             Fault::Stall(_, ms) => {
-                self.conn.send(&head(body.len(), self.keep_alive));
+                let head = head(body.len());
+                self.conn.send(&head);
                 self.conn.flush().await?;
                 sleep_ms(ms).await;
                 self.conn.send(body.as_bytes());
                 Ok(After::KeepAlive)
             }
             Fault::Hang(_) => {
-                self.conn.send(&head(body.len(), self.keep_alive));
+                let head = head(body.len());
+                self.conn.send(&head);
                 self.conn.hang().await;
                 Ok(After::Close)
             }
+            Fault::Flood(_, _, interval_ms) => self.endless_json(&reply.headers, interval_ms).await,
         }
     }
 }

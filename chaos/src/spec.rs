@@ -12,9 +12,21 @@ use serde::{Deserialize, Serialize};
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_TEXT, Hang, HttpError, Interrupt, InterruptKind, Malformed, Preset, Reply, SseError, Stall, Step, StepKind,
-    ToolUse,
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError,
+    Interrupt, InterruptKind, KeepAliveFlood, Malformed, Preset, Reply, SseError, Stall, Step, StepKind, ToolUse,
+    WrongContentType,
 };
+
+/// The most chunks an answer may have (`chunks`, `after_chunks`, the words of a `text` streamed one
+/// per word, a `tool_use` step's argument pieces in all).
+pub const MAX_CHUNKS: u32 = 100_000;
+
+/// The longest text a scenario may give, in bytes (8 MiB): each of `text`, `body`, `message`,
+/// `data`, a header value, a tool call's `input` as JSON.
+pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most calls a `tool_use` step may have.
+pub const MAX_TOOL_CALLS: usize = 1_000;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,6 +83,23 @@ step_spec! {
     body: String,
     data: String,
     calls: Vec<ToolCallSpec>,
+    at: HangAtSpec,
+    interval_ms: u64,
+    ping: bool,
+    endless_body: bool,
+    echo_key: EchoKey,
+    content_type: String,
+}
+
+/// Where a `hang` step falls silent, besides `after_chunks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum HangAtSpec {
+    #[serde(rename = "before_headers")]
+    Before,
+    #[serde(rename = "in_headers")]
+    In,
+    #[serde(rename = "after_headers")]
+    After,
 }
 
 /// One call of a `tool_use` step: `{"name": "get_weather", "input": {"city": "Paris"}}`.
@@ -101,11 +130,55 @@ const ALL: &[StepKind] = &[
     K::ContextOverflow,
     K::InvalidApiKey,
     K::ToolUse,
+    K::KeepAliveFlood,
+    K::EmptyChunkFlood,
+    K::EndlessText,
+    K::EndlessJson,
+    K::WrongContentType,
 ];
-const STREAMED: &[StepKind] = &[K::Ok, K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk];
-const TEXT: &[StepKind] =
-    &[K::Ok, K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk, K::ToolUse];
-const MID_STREAM: &[StepKind] = &[K::DropStream, K::Truncate, K::SseError, K::Stall, K::Hang, K::MalformedChunk];
+const STREAMED: &[StepKind] = &[
+    K::Ok,
+    K::DropStream,
+    K::Truncate,
+    K::SseError,
+    K::Stall,
+    K::Hang,
+    K::MalformedChunk,
+    K::KeepAliveFlood,
+    K::EmptyChunkFlood,
+];
+const TEXT: &[StepKind] = &[
+    K::Ok,
+    K::DropStream,
+    K::Truncate,
+    K::SseError,
+    K::Stall,
+    K::Hang,
+    K::MalformedChunk,
+    K::ToolUse,
+    K::KeepAliveFlood,
+    K::EmptyChunkFlood,
+    K::EndlessText,
+];
+const MID_STREAM: &[StepKind] = &[
+    K::DropStream,
+    K::Truncate,
+    K::SseError,
+    K::Stall,
+    K::Hang,
+    K::MalformedChunk,
+    K::KeepAliveFlood,
+    K::EmptyChunkFlood,
+];
+const INTERVAL: &[StepKind] = &[
+    K::HttpError,
+    K::ContextOverflow,
+    K::InvalidApiKey,
+    K::KeepAliveFlood,
+    K::EmptyChunkFlood,
+    K::EndlessText,
+    K::EndlessJson,
+];
 const HEADERS: &[StepKind] = &[
     K::Ok,
     K::HttpError,
@@ -118,6 +191,11 @@ const HEADERS: &[StepKind] = &[
     K::ContextOverflow,
     K::InvalidApiKey,
     K::ToolUse,
+    K::KeepAliveFlood,
+    K::EmptyChunkFlood,
+    K::EndlessText,
+    K::EndlessJson,
+    K::WrongContentType,
 ];
 const HTTP: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey];
 const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError];
@@ -132,9 +210,15 @@ fn kinds_taking(field: &str) -> &'static [StepKind] {
         "after_chunks" => MID_STREAM,
         "ms" => &[K::Stall],
         "status" | "error_type" | "message" | "code" => ERROR_BODY,
-        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "body" => HTTP,
+        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "endless_body" => HTTP,
+        "body" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::WrongContentType],
+        "echo_key" => ERROR_BODY,
         "headers" => HEADERS,
         "data" => &[K::MalformedChunk],
+        "at" => &[K::Hang],
+        "interval_ms" => INTERVAL,
+        "ping" => &[K::KeepAliveFlood],
+        "content_type" => &[K::WrongContentType],
         _ => &[],
     }
 }
@@ -145,9 +229,10 @@ struct RetryAfter(String);
 
 impl Serialize for RetryAfter {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Only a value that a number writes back exactly ("2", not "+2" or "007") is a number.
         match self.0.parse::<u64>() {
-            Ok(secs) => serializer.serialize_u64(secs),
-            Err(_) => serializer.serialize_str(&self.0),
+            Ok(secs) if secs.to_string() == self.0 => serializer.serialize_u64(secs),
+            _ => serializer.serialize_str(&self.0),
         }
     }
 }
@@ -164,6 +249,13 @@ impl<'de> Deserialize<'de> for RetryAfter {
 
             fn visit_u64<E: serde::de::Error>(self, secs: u64) -> Result<RetryAfter, E> {
                 Ok(RetryAfter(secs.to_string()))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<RetryAfter, E> {
+                Err(E::custom(
+                    "as a number, `retry_after` is whole seconds below 2^64; to send any other value, \
+                     write it as a string, e.g. `\"1e300\"`",
+                ))
             }
 
             fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<RetryAfter, E> {
@@ -214,6 +306,10 @@ pub(crate) fn parse(json: &str, file: Option<&Path>) -> Result<Scenario, Scenari
         let (line, column) = if line == 0 { (None, None) } else { (Some(line), Some(column)) };
         located(field, line, column, message)
     };
+    if let Some((line, column)) = top_level_array(json) {
+        let message = "a scenario is a JSON object `{\"steps\": [...]}`, not an array".to_owned();
+        return Err(located(None, Some(line), Some(column), message));
+    }
     let mut deserializer = serde_json::Deserializer::from_str(json);
     let spec: ScenarioSpec = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
         let path = e.path().to_string();
@@ -223,10 +319,29 @@ pub(crate) fn parse(json: &str, file: Option<&Path>) -> Result<Scenario, Scenari
     spec.into_scenario().map_err(|e| located(Some(e.field), None, None, e.message))
 }
 
-/// serde_json's message without its " at line L column C" suffix (the error carries them apart).
+/// Where the JSON starts with `[`, if it does: serde would read an array into the scenario's
+/// fields in order, which nobody means.
+fn top_level_array(json: &str) -> Option<(usize, usize)> {
+    let start = json.len() - json.trim_start().len();
+    if !json[start..].starts_with('[') {
+        return None;
+    }
+    let before = &json[..start];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |last| last.chars().count()) + 1;
+    Some((line, column))
+}
+
+/// serde_json's message without its " at line L column C" suffix (the error carries them apart),
+/// and with the model's type names in the words of the format.
 fn strip_position(message: &str, line: usize, column: usize) -> String {
     let suffix = format!(" at line {line} column {column}");
-    message.strip_suffix(&suffix).unwrap_or(message).to_owned()
+    message
+        .strip_suffix(&suffix)
+        .unwrap_or(message)
+        .replace("struct ScenarioSpec", "a scenario object `{\"steps\": [...]}`")
+        .replace("struct StepSpec", "a step object `{\"kind\": ...}`")
+        .replace("struct ToolCallSpec", "a tool call object `{\"name\": ..., \"input\": {...}}`")
 }
 
 /// serde's "unknown field `x`, expected one of `a`, `b`" with "; did you mean `a`?" when one of the
@@ -307,6 +422,17 @@ impl ScenarioSpec {
     }
 }
 
+/// A text of `len` bytes, `name` at `field`, fits in [`MAX_TEXT_BYTES`].
+fn check_length(field: String, name: &str, len: usize) -> Result<(), Invalid> {
+    if len <= MAX_TEXT_BYTES {
+        return Ok(());
+    }
+    Err(invalid(
+        field,
+        format!("`{name}` is {len} bytes long, more than the chaos server's limit of {MAX_TEXT_BYTES} bytes (8 MiB)"),
+    ))
+}
+
 fn list(kinds: &[StepKind]) -> String {
     kinds.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
 }
@@ -323,17 +449,8 @@ impl StepSpec {
                 ));
             }
         }
-        if self.chunks == Some(0) {
-            return Err(invalid(format!("{at}.chunks"), "`chunks` must be at least 1"));
-        }
-        if let Some(status) = self.status {
-            if !(100..=999).contains(&status) {
-                return Err(invalid(
-                    format!("{at}.status"),
-                    format!("`status` must be a three-digit HTTP status, not {status}"),
-                ));
-            }
-        }
+        self.check_values(at)?;
+        self.check_sizes(at)?;
         let headers = self.headers_checked(at)?;
         let tool_text = self.text.clone();
         let reply = Reply {
@@ -343,6 +460,7 @@ impl StepSpec {
             headers: headers.clone(),
         };
         let after = self.after_chunks.unwrap_or(0);
+        let interval_ms = self.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
         let http = |preset: Preset, status: u16| HttpError {
             status,
             preset,
@@ -355,15 +473,9 @@ impl StepSpec {
             code: self.code.clone(),
             param: self.param.clone(),
             body: self.body.clone(),
+            endless: (self.endless_body == Some(true)).then_some(interval_ms),
+            echo_key: self.echo_key,
         };
-        if let Some(data) = &self.data {
-            if data.contains(['\r', '\n']) {
-                return Err(invalid(
-                    format!("{at}.data"),
-                    "the malformed chunk's `data` must be one line, without CR or LF",
-                ));
-            }
-        }
         let step = match kind {
             K::Ok => Step::Ok(reply),
             K::HttpError => {
@@ -389,6 +501,7 @@ impl StepSpec {
                 message: self.message,
                 code: self.code,
                 status: self.status,
+                echo_key: self.echo_key,
             }),
             K::Stall => {
                 let Some(ms) = self.ms else {
@@ -399,36 +512,182 @@ impl StepSpec {
                 };
                 Step::Stall(Stall { ms, after_chunks: self.after_chunks, reply })
             }
-            K::Hang => Step::Hang(Hang { after_chunks: self.after_chunks, reply }),
-            K::MalformedChunk => Step::MalformedChunk(Malformed { after_chunks: after, reply, data: self.data }),
-            K::ToolUse => {
-                let calls = self.calls.unwrap_or_default();
-                if calls.is_empty() {
-                    return Err(invalid(
-                        format!("{at}.calls"),
-                        "a `tool_use` step needs `calls`, e.g. `\"calls\": [{\"name\": \"get_weather\", \"input\": {\"city\": \"Paris\"}}]`",
-                    ));
-                }
-                for (i, call) in calls.iter().enumerate() {
-                    if call.name.is_empty() {
-                        return Err(invalid(format!("{at}.calls[{i}].name"), "a tool call needs a non-empty `name`"));
-                    }
-                    if !call.input.is_object() {
-                        return Err(invalid(
-                            format!("{at}.calls[{i}].input"),
-                            "a tool call's `input` must be a JSON object, e.g. `{\"city\": \"Paris\"}`",
-                        ));
-                    }
-                }
-                Step::ToolUse(ToolUse {
-                    calls: calls.into_iter().map(|call| (call.name, call.input)).collect(),
-                    text: tool_text,
-                    argument_chunks: self.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
-                    headers,
-                })
+            K::Hang => {
+                let at = match (self.at, self.after_chunks) {
+                    (_, Some(k)) => HangAt::AfterChunks(k),
+                    (None | Some(HangAtSpec::Before), None) => HangAt::BeforeHeaders,
+                    (Some(HangAtSpec::In), None) => HangAt::InHeaders,
+                    (Some(HangAtSpec::After), None) => HangAt::AfterHeaders,
+                };
+                Step::Hang(Hang { at, reply })
             }
+            K::MalformedChunk => Step::MalformedChunk(Malformed { after_chunks: after, reply, data: self.data }),
+            K::ToolUse => Step::ToolUse(ToolUse {
+                calls: self.calls.unwrap_or_default().into_iter().map(|call| (call.name, call.input)).collect(),
+                text: tool_text,
+                argument_chunks: self.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
+                headers,
+            }),
+            K::KeepAliveFlood => Step::KeepAliveFlood(KeepAliveFlood {
+                after_chunks: self.after_chunks,
+                interval_ms,
+                ping: self.ping == Some(true),
+                reply,
+            }),
+            K::EmptyChunkFlood => Step::EmptyChunkFlood(EmptyChunkFlood { after_chunks: after, interval_ms, reply }),
+            K::EndlessText => Step::EndlessText(EndlessText { interval_ms, reply }),
+            K::EndlessJson => Step::EndlessJson(EndlessJson { interval_ms, headers }),
+            K::WrongContentType => Step::WrongContentType(WrongContentType {
+                content_type: self.content_type.unwrap_or_else(|| WrongContentType::DEFAULT_CONTENT_TYPE.to_owned()),
+                body: self.body.unwrap_or_else(|| WrongContentType::DEFAULT_BODY.to_owned()),
+                headers,
+            }),
         };
         Ok(step)
+    }
+
+    /// The checks of single values: ranges, required fields, fields that exclude each other.
+    fn check_values(&self, at: &str) -> Result<(), Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        if self.chunks == Some(0) {
+            return Err(invalid(field("chunks"), "`chunks` must be at least 1"));
+        }
+        if let Some(status) = self.status {
+            if !(400..=599).contains(&status) {
+                return Err(invalid(
+                    field("status"),
+                    format!("`status` must be an HTTP error status, from 400 to 599, not {status}"),
+                ));
+            }
+        }
+        if let Some(data) = &self.data {
+            if data.contains(['\r', '\n']) {
+                return Err(invalid(field("data"), "the malformed chunk's `data` must be one line, without CR or LF"));
+            }
+        }
+        if let Some(content_type) = &self.content_type {
+            if !valid_header_value(content_type) {
+                return Err(invalid(field("content_type"), "a header value must not contain CR, LF or NUL"));
+            }
+        }
+        if self.at.is_some() && self.after_chunks.is_some() {
+            return Err(invalid(
+                field("at"),
+                "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, \
+                 `after_chunks` after some chunks of the body",
+            ));
+        }
+        if self.interval_ms.is_some() && HTTP.contains(&self.kind) && self.endless_body != Some(true) {
+            return Err(invalid(
+                field("interval_ms"),
+                "`interval_ms` paces an endless body: add `\"endless_body\": true`, or remove `interval_ms`",
+            ));
+        }
+        if self.kind == K::EndlessText && self.text.as_deref() == Some("") {
+            return Err(invalid(
+                field("text"),
+                "an `endless_text` step needs a non-empty `text`: its chunks are sent over and over",
+            ));
+        }
+        if self.kind == K::ToolUse {
+            self.check_calls(at)?;
+        }
+        Ok(())
+    }
+
+    fn check_calls(&self, at: &str) -> Result<(), Invalid> {
+        let calls = self.calls.as_deref().unwrap_or_default();
+        if calls.is_empty() {
+            return Err(invalid(
+                format!("{at}.calls"),
+                "a `tool_use` step needs `calls`, e.g. `\"calls\": [{\"name\": \"get_weather\", \"input\": {\"city\": \"Paris\"}}]`",
+            ));
+        }
+        for (i, call) in calls.iter().enumerate() {
+            if call.name.is_empty() {
+                return Err(invalid(format!("{at}.calls[{i}].name"), "a tool call needs a non-empty `name`"));
+            }
+            if !call.input.is_object() {
+                return Err(invalid(
+                    format!("{at}.calls[{i}].input"),
+                    "a tool call's `input` must be a JSON object, e.g. `{\"city\": \"Paris\"}`",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The bounds on everything that sizes an answer, so that no scenario can make the server
+    /// allocate more than a sane test needs.
+    fn check_sizes(&self, at: &str) -> Result<(), Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        let too_many = |name: &str, n: u64| {
+            invalid(field(name), format!("`{name}` must be at most {MAX_CHUNKS} (the chaos server's limit), not {n}"))
+        };
+        if let Some(n) = self.chunks.filter(|n| *n > MAX_CHUNKS) {
+            return Err(too_many("chunks", n.into()));
+        }
+        if let Some(n) = self.after_chunks.filter(|n| *n > MAX_CHUNKS) {
+            return Err(too_many("after_chunks", n.into()));
+        }
+        let texts = [
+            ("text", self.text.as_deref()),
+            ("body", self.body.as_deref()),
+            ("message", self.message.as_deref()),
+            ("error_type", self.error_type.as_deref()),
+            ("code", self.code.as_deref()),
+            ("param", self.param.as_deref()),
+            ("data", self.data.as_deref()),
+            ("content_type", self.content_type.as_deref()),
+        ];
+        for (name, text) in texts {
+            check_length(field(name), name, text.map_or(0, str::len))?;
+        }
+        for (name, value) in self.headers.iter().flatten() {
+            check_length(field(&format!("headers.{name}")), &format!("headers.{name}"), value.len())?;
+        }
+        if let (Some(text), None, true) = (&self.text, self.chunks, self.kind != K::ToolUse) {
+            let words = crate::step::Pieces::words(text).count();
+            if words > MAX_CHUNKS as usize {
+                return Err(invalid(
+                    field("text"),
+                    format!(
+                        "`text` has {words} words, streamed one chunk per word: more than the {MAX_CHUNKS} \
+                         chunks an answer may have; set `chunks` to at most {MAX_CHUNKS}"
+                    ),
+                ));
+            }
+        }
+        self.check_call_sizes(at)
+    }
+
+    fn check_call_sizes(&self, at: &str) -> Result<(), Invalid> {
+        let Some(calls) = &self.calls else {
+            return Ok(());
+        };
+        if calls.len() > MAX_TOOL_CALLS {
+            return Err(invalid(
+                format!("{at}.calls"),
+                format!("a `tool_use` step may have at most {MAX_TOOL_CALLS} calls, not {}", calls.len()),
+            ));
+        }
+        let per_call = self.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS) as usize;
+        let mut pieces = 0usize;
+        for (i, call) in calls.iter().enumerate() {
+            let json = call.input.to_string();
+            check_length(format!("{at}.calls[{i}].input"), "input", json.len())?;
+            pieces += per_call.min(json.chars().count()).max(1);
+        }
+        if pieces > MAX_CHUNKS as usize {
+            return Err(invalid(
+                format!("{at}.chunks"),
+                format!(
+                    "the calls' arguments would stream in {pieces} chunks in all, more than the {MAX_CHUNKS} \
+                     an answer may have; lower `chunks`"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn headers_checked(&self, at: &str) -> Result<Vec<(String, String)>, Invalid> {
@@ -470,6 +729,9 @@ impl StepSpec {
                 spec.code.clone_from(&e.code);
                 spec.param.clone_from(&e.param);
                 spec.body.clone_from(&e.body);
+                spec.endless_body = e.endless.map(|_| true);
+                spec.interval_ms = e.endless.filter(|ms| *ms != DEFAULT_INTERVAL_MS);
+                spec.echo_key = e.echo_key;
             }
             Step::CloseBeforeHeaders => {}
             Step::DropStream(i) | Step::Truncate(i) => {
@@ -483,6 +745,7 @@ impl StepSpec {
                 spec.message.clone_from(&s.message);
                 spec.code.clone_from(&s.code);
                 spec.status = s.status;
+                spec.echo_key = s.echo_key;
             }
             Step::Stall(s) => {
                 spec.ms = Some(s.ms);
@@ -490,7 +753,12 @@ impl StepSpec {
                 spec.set_reply(&s.reply);
             }
             Step::Hang(h) => {
-                spec.after_chunks = h.after_chunks;
+                match h.at {
+                    HangAt::BeforeHeaders => {}
+                    HangAt::InHeaders => spec.at = Some(HangAtSpec::In),
+                    HangAt::AfterHeaders => spec.at = Some(HangAtSpec::After),
+                    HangAt::AfterChunks(k) => spec.after_chunks = Some(k),
+                }
                 spec.set_reply(&h.reply);
             }
             Step::MalformedChunk(m) => {
@@ -506,8 +774,37 @@ impl StepSpec {
                 spec.chunks = (t.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(t.argument_chunks);
                 spec.set_headers(&t.headers);
             }
+            Step::KeepAliveFlood(f) => {
+                spec.after_chunks = f.after_chunks;
+                spec.set_interval(f.interval_ms);
+                spec.ping = f.ping.then_some(true);
+                spec.set_reply(&f.reply);
+            }
+            Step::EmptyChunkFlood(f) => {
+                spec.after_chunks = (f.after_chunks != 0).then_some(f.after_chunks);
+                spec.set_interval(f.interval_ms);
+                spec.set_reply(&f.reply);
+            }
+            Step::EndlessText(e) => {
+                spec.set_interval(e.interval_ms);
+                spec.set_reply(&e.reply);
+            }
+            Step::EndlessJson(e) => {
+                spec.set_interval(e.interval_ms);
+                spec.set_headers(&e.headers);
+            }
+            Step::WrongContentType(w) => {
+                spec.content_type =
+                    (w.content_type != WrongContentType::DEFAULT_CONTENT_TYPE).then(|| w.content_type.clone());
+                spec.body = (w.body != WrongContentType::DEFAULT_BODY).then(|| w.body.clone());
+                spec.set_headers(&w.headers);
+            }
         }
         spec
+    }
+
+    fn set_interval(&mut self, ms: u64) {
+        self.interval_ms = (ms != DEFAULT_INTERVAL_MS).then_some(ms);
     }
 
     fn set_reply(&mut self, reply: &Reply) {

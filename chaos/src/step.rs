@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 /// The text an `ok` reply (and the partial stream of a fault) carries when none is given.
 pub const DEFAULT_TEXT: &str = "Hello from the chaos server.";
 
+/// The pause, in milliseconds, between two pieces of an endless answer (a flood, an endless text
+/// or body) when none is given.
+pub const DEFAULT_INTERVAL_MS: u64 = 10;
+
 /// The kind of a [`Step`], as named in scenario files and in the [journal](crate::JournalEntry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,6 +38,17 @@ pub enum StepKind {
     InvalidApiKey,
     /// A successful answer whose content is one or more tool calls.
     ToolUse,
+    /// After the headers (and maybe some chunks), keep-alive comments or pings and nothing else,
+    /// until the client hangs up.
+    KeepAliveFlood,
+    /// Valid chunks with empty text, endlessly, until the client hangs up.
+    EmptyChunkFlood,
+    /// Valid text chunks, endlessly, until the client hangs up.
+    EndlessText,
+    /// A 200 `application/json` body that starts a JSON object and never ends.
+    EndlessJson,
+    /// A 200 whose content type is not an event stream nor JSON (an HTML login page by default).
+    WrongContentType,
 }
 
 impl StepKind {
@@ -52,6 +67,11 @@ impl StepKind {
             Self::ContextOverflow => "context_overflow",
             Self::InvalidApiKey => "invalid_api_key",
             Self::ToolUse => "tool_use",
+            Self::KeepAliveFlood => "keep_alive_flood",
+            Self::EmptyChunkFlood => "empty_chunk_flood",
+            Self::EndlessText => "endless_text",
+            Self::EndlessJson => "endless_json",
+            Self::WrongContentType => "wrong_content_type",
         }
     }
 }
@@ -104,6 +124,16 @@ pub enum Step {
     InvalidApiKey(HttpError),
     /// A successful answer whose content is one or more tool calls.
     ToolUse(ToolUse),
+    /// Keep-alive comments (or Anthropic pings) after the headers, endlessly.
+    KeepAliveFlood(KeepAliveFlood),
+    /// Valid chunks with empty text, endlessly.
+    EmptyChunkFlood(EmptyChunkFlood),
+    /// Valid text chunks, endlessly.
+    EndlessText(EndlessText),
+    /// A 200 `application/json` body that never ends.
+    EndlessJson(EndlessJson),
+    /// A 200 whose content type is neither an event stream nor JSON.
+    WrongContentType(WrongContentType),
 }
 
 impl Step {
@@ -122,6 +152,11 @@ impl Step {
             Self::ContextOverflow(_) => StepKind::ContextOverflow,
             Self::InvalidApiKey(_) => StepKind::InvalidApiKey,
             Self::ToolUse(_) => StepKind::ToolUse,
+            Self::KeepAliveFlood(_) => StepKind::KeepAliveFlood,
+            Self::EmptyChunkFlood(_) => StepKind::EmptyChunkFlood,
+            Self::EndlessText(_) => StepKind::EndlessText,
+            Self::EndlessJson(_) => StepKind::EndlessJson,
+            Self::WrongContentType(_) => StepKind::WrongContentType,
         }
     }
 
@@ -132,7 +167,8 @@ impl Step {
     }
 
     /// An HTTP error with `status` and a body shaped like the provider's (see [`HttpError`] for the
-    /// defaults per status).
+    /// defaults per status). A scenario file refuses a status outside 400–599; here the status is
+    /// sent as given.
     pub fn http_error(status: u16) -> HttpError {
         HttpError::new(status, Preset::Generic)
     }
@@ -188,7 +224,8 @@ impl Step {
     }
 
     /// Never answer: the connection stays open, silent, until the client hangs up or the server
-    /// stops. Call [`Hang::after_chunks`] to hang in the middle of the stream instead.
+    /// stops. Call [`Hang::in_headers`], [`Hang::after_headers`] or [`Hang::after_chunks`] to hang
+    /// later in the response instead.
     pub fn hang() -> Hang {
         Hang::new()
     }
@@ -203,6 +240,37 @@ impl Step {
     /// add more calls with [`ToolUse::call`]. See [`ToolUse`] for the wire formats.
     pub fn tool_use(name: impl Into<String>, input: serde_json::Value) -> ToolUse {
         ToolUse::new().call(name, input)
+    }
+
+    /// Send the headers of a 200 event stream, then keep-alive comments (`: keep-alive`) every
+    /// [`interval_ms`](KeepAliveFlood::interval_ms) and nothing else, until the client hangs up. See
+    /// [`KeepAliveFlood`].
+    pub fn keep_alive_flood() -> KeepAliveFlood {
+        KeepAliveFlood::new()
+    }
+
+    /// Send the start of a streamed answer, then valid chunks whose text is empty, endlessly, until
+    /// the client hangs up. See [`EmptyChunkFlood`].
+    pub fn empty_chunk_flood() -> EmptyChunkFlood {
+        EmptyChunkFlood::new()
+    }
+
+    /// Stream an answer that never ends: the text's chunks over and over, until the client hangs
+    /// up. See [`EndlessText`].
+    pub fn endless_text() -> EndlessText {
+        EndlessText::new()
+    }
+
+    /// Answer 200 `application/json` with a body that opens a JSON object and then sends whitespace
+    /// forever, until the client hangs up. See [`EndlessJson`].
+    pub fn endless_json() -> EndlessJson {
+        EndlessJson::new()
+    }
+
+    /// Answer 200 with a body that is not what a model endpoint sends: by default an HTML login
+    /// page, `text/html; charset=utf-8`. See [`WrongContentType`].
+    pub fn wrong_content_type() -> WrongContentType {
+        WrongContentType::new()
     }
 
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
@@ -291,49 +359,87 @@ impl Reply {
         &self.text
     }
 
-    /// The text cut into the chunks that the stream sends.
-    pub fn pieces(&self) -> Vec<String> {
+    /// The text cut into the chunks that the stream sends, lazily: a count as large as
+    /// `chunks(u32::MAX)` costs no memory, only time.
+    pub fn pieces(&self) -> impl Iterator<Item = &str> + '_ {
         match self.chunks {
-            None => split_words(&self.text),
-            Some(n) => split_even(&self.text, n as usize),
+            None => Pieces::words(&self.text),
+            Some(n) => Pieces::even(&self.text, n as usize),
+        }
+    }
+
+    /// How many chunks [`pieces`](Reply::pieces) yields.
+    pub(crate) fn chunk_count(&self) -> usize {
+        match self.chunks {
+            None => Pieces::words(&self.text).count(),
+            Some(n) => n as usize,
         }
     }
 }
 
-/// Words, each keeping the whitespace that follows it; one empty piece for an empty text.
-fn split_words(text: &str) -> Vec<String> {
-    let mut pieces = Vec::new();
-    let mut current = String::new();
-    let mut in_space = false;
-    for c in text.chars() {
-        if c.is_whitespace() {
-            in_space = true;
-        } else {
-            if in_space && !current.trim().is_empty() {
-                pieces.push(std::mem::take(&mut current));
+/// The chunks of a text, cut on the fly.
+#[derive(Debug, Clone)]
+pub(crate) enum Pieces<'a> {
+    /// Words, each keeping the whitespace that follows it (the first also what precedes it); one
+    /// empty piece for an empty text.
+    Words { rest: &'a str, started: bool },
+    /// `left` more pieces of about the same number of characters; the first `extra` take one more.
+    Even { rest: &'a str, base: usize, extra: usize, left: usize },
+}
+
+impl<'a> Pieces<'a> {
+    pub(crate) fn words(text: &'a str) -> Self {
+        Self::Words { rest: text, started: false }
+    }
+
+    pub(crate) fn even(text: &'a str, n: usize) -> Self {
+        let n = n.max(1);
+        let chars = text.chars().count();
+        Self::Even { rest: text, base: chars / n, extra: chars % n, left: n }
+    }
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Self::Words { rest, started } => {
+                if rest.is_empty() {
+                    return if std::mem::replace(started, true) { None } else { Some("") };
+                }
+                *started = true;
+                let (piece, tail) = rest.split_at(word_end(rest));
+                *rest = tail;
+                Some(piece)
             }
-            in_space = false;
+            Self::Even { rest, base, extra, left } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                let len = *base + usize::from(*extra > 0);
+                *extra = extra.saturating_sub(1);
+                let at = rest.char_indices().nth(len).map_or(rest.len(), |(at, _)| at);
+                let (piece, tail) = rest.split_at(at);
+                *rest = tail;
+                Some(piece)
+            }
         }
-        current.push(c);
     }
-    if !current.is_empty() || pieces.is_empty() {
-        pieces.push(current);
-    }
-    pieces
+}
+
+/// The end of the first word of `text` and the whitespace around it.
+fn word_end(text: &str) -> usize {
+    let lead = text.len() - text.trim_start().len();
+    let word = text[lead..].find(char::is_whitespace).map_or(text.len(), |at| lead + at);
+    let after = &text[word..];
+    word + (after.len() - after.trim_start().len())
 }
 
 /// `n` pieces of about the same number of characters; the first ones take the remainder.
 pub(crate) fn split_even(text: &str, n: usize) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let (base, extra) = (chars.len() / n, chars.len() % n);
-    let mut pieces = Vec::with_capacity(n);
-    let mut at = 0;
-    for i in 0..n {
-        let len = base + usize::from(i < extra);
-        pieces.push(chars[at..at + len].iter().collect());
-        at += len;
-    }
-    pieces
+    Pieces::even(text, n).map(str::to_owned).collect()
 }
 
 macro_rules! reply_setters {
@@ -433,6 +539,8 @@ pub struct HttpError {
     pub(crate) code: Option<String>,
     pub(crate) param: Option<String>,
     pub(crate) body: Option<String>,
+    pub(crate) endless: Option<u64>,
+    pub(crate) echo_key: Option<EchoKey>,
 }
 
 impl HttpError {
@@ -449,6 +557,8 @@ impl HttpError {
             code: None,
             param: None,
             body: None,
+            endless: None,
+            echo_key: None,
         }
     }
 
@@ -564,6 +674,106 @@ impl HttpError {
         self.body = Some(body.into());
         self
     }
+
+    /// Never end the body: send it chunked (no `content-length`), then a newline every
+    /// [`DEFAULT_INTERVAL_MS`](crate::DEFAULT_INTERVAL_MS) milliseconds, until the client hangs up
+    /// or the server stops. `endless_body` in a scenario file.
+    ///
+    /// # Default
+    ///
+    /// The body ends.
+    pub fn endless_body(mut self) -> Self {
+        self.endless = Some(self.endless.unwrap_or(crate::DEFAULT_INTERVAL_MS));
+        self
+    }
+
+    /// With an endless body: the pause between two newlines; 0 sends them as fast as the client
+    /// reads. Implies [`endless_body`](HttpError::endless_body).
+    ///
+    /// # Default
+    ///
+    /// [`DEFAULT_INTERVAL_MS`](crate::DEFAULT_INTERVAL_MS).
+    pub fn interval_ms(mut self, ms: u64) -> Self {
+        self.endless = Some(ms);
+        self
+    }
+
+    /// Echo a fragment of the request's API key in the error message (or after a custom
+    /// [`body`](HttpError::body)), as some servers and proxies do: a canary for a client that
+    /// must never log or show any piece of its key. See [`EchoKey`].
+    ///
+    /// # Default
+    ///
+    /// No echo.
+    pub fn echo_key(mut self, echo: EchoKey) -> Self {
+        self.echo_key = Some(echo);
+        self
+    }
+}
+
+/// Which piece of the request's API key an error echoes: the `echo_key` field of `http_error`,
+/// `context_overflow`, `invalid_api_key` and `sse_error`.
+///
+/// The key is the request's `x-api-key` header, or the token of its `authorization: Bearer`
+/// header, or its `api-key` header (the request's own wire format's header first). The fragment
+/// is appended to the error's message after a space (it is the whole message when that is empty;
+/// after a custom `body`, it is appended to the body after a space). A request without a key gets
+/// no echo. The server keeps no trace of the key: the journal records only whether one was sent.
+///
+/// For the key `sk-ant-api03-abcdefghijklmnop`:
+///
+/// | value | JSON | echoes |
+/// | --- | --- | --- |
+/// | [`Whole`](EchoKey::Whole) | `"whole"` | `sk-ant-api03-abcdefghijklmnop` |
+/// | [`First12`](EchoKey::First12) | `"first12"` | `sk-ant-api03` |
+/// | [`Last12`](EchoKey::Last12) | `"last12"` | `efghijklmnop` |
+/// | [`WithoutPrefix`](EchoKey::WithoutPrefix) | `"without_prefix"` | `ant-api03-abcdefghijklmnop` (all after the first `-`; the whole key if it has none) |
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{EchoKey, Step};
+///
+/// let leaky = Step::invalid_api_key().echo_key(EchoKey::Last12);
+/// assert_eq!(EchoKey::First12.fragment("sk-ant-api03-abcdefghijklmnop"), "sk-ant-api03");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum EchoKey {
+    /// The whole key.
+    #[serde(rename = "whole")]
+    Whole,
+    /// Its first 12 characters (the whole key if shorter).
+    #[serde(rename = "first12")]
+    First12,
+    /// Its last 12 characters (the whole key if shorter).
+    #[serde(rename = "last12")]
+    Last12,
+    /// All after its first `-`, e.g. without `sk-` (the whole key if it has no `-`).
+    #[serde(rename = "without_prefix")]
+    WithoutPrefix,
+}
+
+impl EchoKey {
+    /// The piece of `key` this echo sends.
+    pub fn fragment(self, key: &str) -> &str {
+        let chars = key.chars().count();
+        match self {
+            Self::Whole => key,
+            Self::First12 => key.char_indices().nth(12).map_or(key, |(at, _)| &key[..at]),
+            Self::Last12 => key.char_indices().nth(chars.saturating_sub(12)).map_or(key, |(at, _)| &key[at..]),
+            Self::WithoutPrefix => key.split_once('-').map_or(key, |(_, rest)| rest),
+        }
+    }
+
+    /// `message` with the fragment of `key` appended after a space.
+    pub(crate) fn append(self, message: &str, key: Option<&str>) -> String {
+        match key.map(|key| self.fragment(key)) {
+            None | Some("") => message.to_owned(),
+            Some(fragment) if message.is_empty() => fragment.to_owned(),
+            Some(fragment) => format!("{message} {fragment}"),
+        }
+    }
 }
 
 /// How an [`Interrupt`] ends the stream.
@@ -629,11 +839,30 @@ pub struct SseError {
     pub(crate) message: Option<String>,
     pub(crate) code: Option<String>,
     pub(crate) status: Option<u16>,
+    pub(crate) echo_key: Option<EchoKey>,
 }
 
 impl SseError {
     fn new(after_chunks: u32) -> Self {
-        Self { after_chunks, reply: Reply::default(), error_type: None, message: None, code: None, status: None }
+        Self {
+            after_chunks,
+            reply: Reply::default(),
+            error_type: None,
+            message: None,
+            code: None,
+            status: None,
+            echo_key: None,
+        }
+    }
+
+    /// Echo a fragment of the request's API key in the error's message (see [`EchoKey`]).
+    ///
+    /// # Default
+    ///
+    /// No echo.
+    pub fn echo_key(mut self, echo: EchoKey) -> Self {
+        self.echo_key = Some(echo);
+        self
     }
 
     /// The error's `type`.
@@ -717,8 +946,15 @@ reply_setters!(Stall);
 
 /// Silence until the client hangs up or the server stops: the `hang` step.
 ///
-/// By default nothing is sent, not even the headers; with [`after_chunks`](Hang::after_chunks) the
-/// headers and that many text chunks are sent first. Use it to test timeouts and deadlines.
+/// By default nothing is sent, not even the headers. Later points:
+///
+/// | builder | JSON | sent before the silence |
+/// | --- | --- | --- |
+/// | [`in_headers`](Hang::in_headers) | `"at": "in_headers"` | the status line and every header line of the answer, but not the blank line that ends the head |
+/// | [`after_headers`](Hang::after_headers) | `"at": "after_headers"` | the whole head (a 200 event stream, or `application/json` with the full `content-length` when not streamed), no body byte |
+/// | [`after_chunks(k)`](Hang::after_chunks) | `"after_chunks": k` | the head, the stream's first events and `k` text chunks (not streamed: the head) |
+///
+/// Use it to test timeouts and deadlines.
 ///
 /// # Examples
 ///
@@ -726,22 +962,46 @@ reply_setters!(Stall);
 /// use agentic_chaos::Step;
 ///
 /// let silent = Step::hang();
+/// let half_a_head = Step::hang().in_headers();
+/// let no_body = Step::hang().after_headers();
 /// let stuck = Step::hang().after_chunks(1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hang {
-    pub(crate) after_chunks: Option<u32>,
+    pub(crate) at: HangAt,
     pub(crate) reply: Reply,
+}
+
+/// Where a [`Hang`] falls silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HangAt {
+    BeforeHeaders,
+    InHeaders,
+    AfterHeaders,
+    AfterChunks(u32),
 }
 
 impl Hang {
     fn new() -> Self {
-        Self { after_chunks: None, reply: Reply::default() }
+        Self { at: HangAt::BeforeHeaders, reply: Reply::default() }
     }
 
     /// Hang after the headers and `k` text chunks instead of before the headers.
     pub fn after_chunks(mut self, k: u32) -> Self {
-        self.after_chunks = Some(k);
+        self.at = HangAt::AfterChunks(k);
+        self
+    }
+
+    /// Hang in the middle of the head: after the status line and the header lines, before the
+    /// blank line that ends the head.
+    pub fn in_headers(mut self) -> Self {
+        self.at = HangAt::InHeaders;
+        self
+    }
+
+    /// Hang after the whole head, before the first byte of the body.
+    pub fn after_headers(mut self) -> Self {
+        self.at = HangAt::AfterHeaders;
         self
     }
 }
@@ -893,6 +1153,313 @@ impl ToolUse {
     }
 }
 
+macro_rules! interval_setter {
+    ($ty:ident) => {
+        impl $ty {
+            /// The pause between two pieces of the endless part; 0 sends them as fast as the client
+            /// reads (the server never buffers ahead of the socket).
+            ///
+            /// # Default
+            ///
+            /// [`DEFAULT_INTERVAL_MS`](crate::DEFAULT_INTERVAL_MS).
+            pub fn interval_ms(mut self, ms: u64) -> Self {
+                self.interval_ms = ms;
+                self
+            }
+        }
+    };
+}
+
+/// Keep-alives and nothing else: the `keep_alive_flood` step.
+///
+/// Streamed: the headers of a 200 event stream, then the SSE comment `: keep-alive` (a line, then
+/// a blank line) every [`interval_ms`](KeepAliveFlood::interval_ms), until the client hangs up or the
+/// server stops. With [`ping`](KeepAliveFlood::ping), Anthropic requests get what Anthropic really
+/// sends instead, `event: ping` + `data: {"type": "ping"}` (OpenAI has no ping event: its requests
+/// still get comments). With [`after_chunks(k)`](KeepAliveFlood::after_chunks) the stream's first
+/// events (Anthropic `message_start`, `content_block_start`, `ping`) and `k` text chunks come first.
+///
+/// Not streamed: a 200 `application/json` whose chunked body is a newline every interval, the
+/// whitespace some proxies send to keep a long request alive, and never any JSON.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let comments = Step::keep_alive_flood();
+/// let pings = Step::keep_alive_flood().ping().after_chunks(2).interval_ms(0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeepAliveFlood {
+    pub(crate) after_chunks: Option<u32>,
+    pub(crate) interval_ms: u64,
+    pub(crate) ping: bool,
+    pub(crate) reply: Reply,
+}
+
+impl KeepAliveFlood {
+    fn new() -> Self {
+        Self { after_chunks: None, interval_ms: crate::DEFAULT_INTERVAL_MS, ping: false, reply: Reply::default() }
+    }
+
+    /// Send the stream's first events and `k` text chunks before the keep-alives.
+    ///
+    /// # Default
+    ///
+    /// The keep-alives come right after the headers, before any event.
+    pub fn after_chunks(mut self, k: u32) -> Self {
+        self.after_chunks = Some(k);
+        self
+    }
+
+    /// Anthropic requests get `event: ping` events instead of comments.
+    ///
+    /// # Default
+    ///
+    /// Comments for both formats.
+    pub fn ping(mut self) -> Self {
+        self.ping = true;
+        self
+    }
+}
+
+reply_setters!(KeepAliveFlood);
+interval_setter!(KeepAliveFlood);
+
+/// Valid chunks with no text, endlessly: the `empty_chunk_flood` step.
+///
+/// Streamed: the stream's first events (Anthropic `message_start`, `content_block_start`, `ping`),
+/// [`after_chunks`](EmptyChunkFlood::after_chunks) text chunks, then every
+/// [`interval_ms`](EmptyChunkFlood::interval_ms) a chunk whose text is empty, until the client hangs
+/// up or the server stops: OpenAI `data: {"id":..,"object":"chat.completion.chunk",..,
+/// "choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}]}` (the
+/// first chunk of the answer also carries `"role":"assistant"`), Anthropic `event:
+/// content_block_delta` + `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}`.
+///
+/// Not streamed: a 200 `application/json` whose body opens the answer object and then sends a
+/// newline every interval, like [`EndlessJson`].
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let nothing_forever = Step::empty_chunk_flood().after_chunks(1).interval_ms(0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmptyChunkFlood {
+    pub(crate) after_chunks: u32,
+    pub(crate) interval_ms: u64,
+    pub(crate) reply: Reply,
+}
+
+impl EmptyChunkFlood {
+    fn new() -> Self {
+        Self { after_chunks: 0, interval_ms: crate::DEFAULT_INTERVAL_MS, reply: Reply::default() }
+    }
+
+    /// Send `k` text chunks before the empty ones.
+    ///
+    /// # Default
+    ///
+    /// 0.
+    pub fn after_chunks(mut self, k: u32) -> Self {
+        self.after_chunks = k;
+        self
+    }
+}
+
+reply_setters!(EmptyChunkFlood);
+interval_setter!(EmptyChunkFlood);
+
+/// An answer that never ends: the `endless_text` step, to prove that a client bounds the memory
+/// an answer may take.
+///
+/// Streamed: the stream's first events, then the text's chunks (see [`Reply::chunks`]; empty
+/// chunks are skipped) one every [`interval_ms`](EndlessText::interval_ms), over and over, never
+/// the final events, until the client hangs up or the server stops. Not streamed: a 200
+/// `application/json` whose body opens the answer object and its text string (OpenAI
+/// `choices[0].message.content`, Anthropic `content[0].text`) and then sends the text, over and
+/// over, never closing the string.
+///
+/// An empty text streams [`DEFAULT_TEXT`](crate::DEFAULT_TEXT) instead (a scenario file refuses
+/// it).
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let fast = Step::endless_text().text("all work and no play ").interval_ms(0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndlessText {
+    pub(crate) interval_ms: u64,
+    pub(crate) reply: Reply,
+}
+
+impl EndlessText {
+    fn new() -> Self {
+        Self { interval_ms: crate::DEFAULT_INTERVAL_MS, reply: Reply::default() }
+    }
+
+    /// The text sent over and over.
+    ///
+    /// # Default
+    ///
+    /// [`DEFAULT_TEXT`](crate::DEFAULT_TEXT).
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.reply.text = text.into();
+        self
+    }
+
+    /// Split the text into `n` chunks (see [`Reply::chunks`]).
+    ///
+    /// # Default
+    ///
+    /// One chunk per word.
+    pub fn chunks(mut self, n: u32) -> Self {
+        self.reply = self.reply.chunks(n);
+        self
+    }
+
+    /// Add a response header.
+    ///
+    /// # Panics
+    ///
+    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.reply = self.reply.header(name, value);
+        self
+    }
+}
+
+interval_setter!(EndlessText);
+
+/// A JSON body that never ends: the `endless_json` step.
+///
+/// Whether or not the request asked for a stream: a 200 `application/json` with a chunked body
+/// that opens the answer object — OpenAI `{"id":"chatcmpl-..","object":"chat.completion",
+/// "created":..,"model":"..",`, Anthropic `{"id":"msg_..","type":"message","role":"assistant",
+/// "model":"..",` — and then sends a newline every [`interval_ms`](EndlessJson::interval_ms) (valid
+/// JSON whitespace), until the client hangs up or the server stops. A very large interval makes it
+/// a stall after the opening.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let trickle = Step::endless_json();
+/// let stalled = Step::endless_json().interval_ms(3_600_000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndlessJson {
+    pub(crate) interval_ms: u64,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl EndlessJson {
+    fn new() -> Self {
+        Self { interval_ms: crate::DEFAULT_INTERVAL_MS, headers: Vec::new() }
+    }
+
+    /// Add a response header.
+    ///
+    /// # Panics
+    ///
+    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (name, value) = (name.into(), value.into());
+        check_header(&name, &value);
+        self.headers.push((name, value));
+        self
+    }
+}
+
+interval_setter!(EndlessJson);
+
+/// A 200 that is not a model's answer: the `wrong_content_type` step, e.g. the login page of a
+/// captive portal or an SSO proxy in front of the API.
+///
+/// Whether or not the request asked for a stream: status 200, `content-type`
+/// [`content_type`](WrongContentType::content_type), a `content-length` and
+/// [`body`](WrongContentType::body).
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let login_page = Step::wrong_content_type();
+/// let plain = Step::wrong_content_type().content_type("text/plain").body("upstream said no");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrongContentType {
+    pub(crate) content_type: String,
+    pub(crate) body: String,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl WrongContentType {
+    /// The content type sent unless set.
+    pub const DEFAULT_CONTENT_TYPE: &str = "text/html; charset=utf-8";
+
+    /// The body sent unless set: a small HTML login page.
+    pub const DEFAULT_BODY: &str = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n\
+        <body><h1>Sign in to continue</h1>\n\
+        <form method=\"post\" action=\"/login\"><input name=\"username\"> \
+        <input name=\"password\" type=\"password\"> <button>Sign in</button></form>\n\
+        </body></html>\n";
+
+    fn new() -> Self {
+        Self {
+            content_type: Self::DEFAULT_CONTENT_TYPE.to_owned(),
+            body: Self::DEFAULT_BODY.to_owned(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// The `content-type` header.
+    ///
+    /// # Default
+    ///
+    /// [`WrongContentType::DEFAULT_CONTENT_TYPE`], `text/html; charset=utf-8`.
+    ///
+    /// # Panics
+    ///
+    /// If the value contains CR, LF or NUL.
+    pub fn content_type(mut self, content_type: impl Into<String>) -> Self {
+        let content_type = content_type.into();
+        check_header("content-type", &content_type);
+        self.content_type = content_type;
+        self
+    }
+
+    /// The body.
+    ///
+    /// # Default
+    ///
+    /// [`WrongContentType::DEFAULT_BODY`], a small HTML login page.
+    pub fn body(mut self, body: impl Into<String>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// Add a response header.
+    ///
+    /// # Panics
+    ///
+    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (name, value) = (name.into(), value.into());
+        check_header(&name, &value);
+        self.headers.push((name, value));
+        self
+    }
+}
+
 macro_rules! into_step {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {
         $(impl From<$ty> for Step {
@@ -925,11 +1492,20 @@ into_step! {
     Hang => |h| Step::Hang(h);
     Malformed => |m| Step::MalformedChunk(m);
     ToolUse => |t| Step::ToolUse(t);
+    KeepAliveFlood => |f| Step::KeepAliveFlood(f);
+    EmptyChunkFlood => |f| Step::EmptyChunkFlood(f);
+    EndlessText => |e| Step::EndlessText(e);
+    EndlessJson => |e| Step::EndlessJson(e);
+    WrongContentType => |w| Step::WrongContentType(w);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn split_words(text: &str) -> Vec<&str> {
+        Pieces::words(text).collect()
+    }
 
     #[test]
     fn words_keep_their_spaces() {
@@ -937,6 +1513,16 @@ mod tests {
         assert_eq!(split_words(""), [""]);
         assert_eq!(split_words("  lead"), ["  lead"]);
         assert_eq!(split_words("end "), ["end "]);
+        assert_eq!(split_words("   "), ["   "]);
+        assert_eq!(split_words("a\n\tb"), ["a\n\t", "b"]);
+    }
+
+    #[test]
+    fn a_huge_chunk_count_costs_no_memory() {
+        let reply = Reply::new("abc").chunks(u32::MAX);
+        assert_eq!(reply.chunk_count(), u32::MAX as usize);
+        let first: Vec<&str> = reply.pieces().take(5).collect();
+        assert_eq!(first, ["a", "b", "c", "", ""]);
     }
 
     #[test]

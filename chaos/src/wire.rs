@@ -390,6 +390,38 @@ impl Exchange {
         }
     }
 
+    /// A keep-alive: the SSE comment `: keep-alive`, or with `ping` for Anthropic its `ping` event.
+    pub(crate) fn keep_alive(&self, ping: bool) -> String {
+        match self.wire {
+            WireFormat::Anthropic if ping => Self::anthropic_event("ping", &json!({"type": "ping"})),
+            _ => ": keep-alive\n\n".to_owned(),
+        }
+    }
+
+    /// The start of a non-streamed answer's JSON object, up to and with the comma after its
+    /// model: what an endless JSON body sends before its whitespace.
+    pub(crate) fn json_opening(&self) -> String {
+        let (id, model) = (Value::from(self.id()), Value::from(self.model.as_str()));
+        match self.wire {
+            WireFormat::OpenAi => {
+                format!(r#"{{"id":{id},"object":"chat.completion","created":{},"model":{model},"#, self.created)
+            }
+            WireFormat::Anthropic => format!(r#"{{"id":{id},"type":"message","role":"assistant","model":{model},"#),
+        }
+    }
+
+    /// The start of a non-streamed answer up to the opening quote of its text: what an endless
+    /// text body sends before the text.
+    pub(crate) fn text_opening(&self) -> String {
+        let opening = self.json_opening();
+        match self.wire {
+            WireFormat::OpenAi => {
+                format!(r#"{opening}"choices":[{{"index":0,"message":{{"role":"assistant","content":""#)
+            }
+            WireFormat::Anthropic => format!(r#"{opening}"content":[{{"type":"text","text":""#),
+        }
+    }
+
     /// A `data:` line that is not JSON, under the event name the stream uses for text.
     pub(crate) fn malformed_event(&self, data: &str) -> String {
         match self.wire {

@@ -7,7 +7,10 @@ mod temp_file;
 
 use temp_file::TempFile;
 
-use agentic_chaos::{ChaosServer, JournalEntry, Scenario, ScenarioError, Step, StepKind};
+use agentic_chaos::{
+    ChaosServer, EchoKey, JournalEntry, MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS, Scenario, ScenarioError, Step,
+    StepKind,
+};
 use common::{Client, End, WireFormat, model};
 
 #[tokio::test]
@@ -271,7 +274,7 @@ fn missing_and_out_of_range_values_are_refused() {
         (r#"{"steps": [{"kind": "stall"}]}"#, "steps[0].ms", "needs `ms`"),
         (r#"{"steps": [{"kind": "ok", "times": 0}]}"#, "steps[0].times", "at least 1"),
         (r#"{"steps": [{"kind": "ok", "chunks": 0}]}"#, "steps[0].chunks", "at least 1"),
-        (r#"{"steps": [{"kind": "http_error", "status": 42}]}"#, "steps[0].status", "three-digit"),
+        (r#"{"steps": [{"kind": "http_error", "status": 42}]}"#, "steps[0].status", "from 400 to 599, not 42"),
         (r#"{"default": {"kind": "ok", "times": 2}}"#, "default.times", "takes no `times`"),
         (r#"{"steps": [{"times": 2}]}"#, "steps[0]", "missing field `kind`"),
         (r#"{"steps": [{"kind": "ok", "headers": {"bad name": "x"}}]}"#, "steps[0].headers", "not a valid header name"),
@@ -310,4 +313,232 @@ fn json_without_a_file_says_so() {
     assert!(err.to_string().starts_with("scenario JSON, line 1"), "{err}");
     assert_eq!(err.file(), None);
     assert_eq!(err.field(), Some("steps"));
+}
+
+/// The field and message of the refusal of `json` loaded from a file, after checking that the
+/// whole text is `scenario file `PATH`, `FIELD`: MESSAGE`.
+#[track_caller]
+fn refusal(json: &str) -> (String, String) {
+    let (err, text) = error_of(json);
+    let ScenarioError::Invalid { file: Some(file), field: Some(field), line: None, message, .. } = err else {
+        panic!("a refusal after parsing: {err:?}");
+    };
+    assert_eq!(text, format!("scenario file `{}`, `{field}`: {message}", file.display()));
+    (field, message)
+}
+
+#[test]
+fn an_answer_too_large_for_memory_is_refused_at_load() {
+    let cases = [
+        (
+            r#"{"steps":[{"kind":"ok","chunks":4294967295}]}"#.to_owned(),
+            "steps[0].chunks",
+            "`chunks` must be at most 100000 (the chaos server's limit), not 4294967295".to_owned(),
+        ),
+        (
+            r#"{"steps":[{"kind":"hang","after_chunks":100001}]}"#.to_owned(),
+            "steps[0].after_chunks",
+            "`after_chunks` must be at most 100000 (the chaos server's limit), not 100001".to_owned(),
+        ),
+        (
+            format!(r#"{{"steps":[{{"kind":"ok","text":"{}"}}]}}"#, "x".repeat(MAX_TEXT_BYTES + 1)),
+            "steps[0].text",
+            "`text` is 8388609 bytes long, more than the chaos server's limit of 8388608 bytes (8 MiB)".to_owned(),
+        ),
+        (
+            format!(r#"{{"default":{{"kind":"endless_text","text":"{}"}}}}"#, "a ".repeat(100_001)),
+            "default.text",
+            "`text` has 100001 words, streamed one chunk per word: more than the 100000 chunks an answer may \
+             have; set `chunks` to at most 100000"
+                .to_owned(),
+        ),
+        (
+            format!(
+                r#"{{"steps":[{{"kind":"http_error","status":500,"body":"{}"}}]}}"#,
+                "x".repeat(MAX_TEXT_BYTES + 1)
+            ),
+            "steps[0].body",
+            "`body` is 8388609 bytes long, more than the chaos server's limit of 8388608 bytes (8 MiB)".to_owned(),
+        ),
+        (
+            format!(r#"{{"steps":[{{"kind":"ok","headers":{{"x-big":"{}"}}}}]}}"#, "x".repeat(MAX_TEXT_BYTES + 1)),
+            "steps[0].headers.x-big",
+            "`headers.x-big` is 8388609 bytes long, more than the chaos server's limit of 8388608 bytes (8 MiB)"
+                .to_owned(),
+        ),
+        (
+            format!(r#"{{"steps":[{{"kind":"tool_use","calls":[{}]}}]}}"#, vec![r#"{"name":"f"}"#; 1001].join(",")),
+            "steps[0].calls",
+            "a `tool_use` step may have at most 1000 calls, not 1001".to_owned(),
+        ),
+        (
+            format!(
+                r#"{{"steps":[{{"kind":"tool_use","chunks":60000,"calls":[{call},{call}]}}]}}"#,
+                call = format!(r#"{{"name":"f","input":{{"a":"{}"}}}}"#, "x".repeat(70_000))
+            ),
+            "steps[0].chunks",
+            "the calls' arguments would stream in 120000 chunks in all, more than the 100000 an answer may have; \
+             lower `chunks`"
+                .to_owned(),
+        ),
+    ];
+    for (json, field, message) in cases {
+        assert_eq!(refusal(&json), (field.to_owned(), message), "{}", &json[..60.min(json.len())]);
+    }
+    // At the limits, everything loads.
+    let json = format!(
+        r#"{{"steps":[{{"kind":"ok","chunks":100000,"text":"{}"}},{{"kind":"hang","after_chunks":100000}}]}}"#,
+        "x".repeat(MAX_TEXT_BYTES)
+    );
+    assert_eq!(Scenario::from_json_str(&json).unwrap().steps().len(), 2);
+    assert_eq!((MAX_CHUNKS, MAX_TOOL_CALLS), (100_000, 1_000));
+}
+
+#[test]
+fn a_top_level_array_is_refused() {
+    let (err, text) = error_of("[]");
+    let file = err.file().unwrap().display().to_string();
+    assert_eq!(
+        text,
+        format!(
+            "scenario file `{file}`, line 1 column 1: a scenario is a JSON object `{{\"steps\": [...]}}`, not an array"
+        )
+    );
+    assert_eq!(err.field(), None);
+    // serde alone would read an array's items into the fields in order: this one would load.
+    let (err, text) = error_of("\n  [[{\"kind\": \"ok\"}], null]");
+    assert_eq!(err.line(), Some(2));
+    assert!(text.contains("line 2 column 3: a scenario is a JSON object"), "{text}");
+    let err = Scenario::from_json_str("\"steps\"").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "scenario JSON, line 1 column 7: invalid type: string \"steps\", expected a scenario object `{\"steps\": [...]}`"
+    );
+}
+
+#[test]
+fn an_http_error_status_outside_400_to_599_is_refused() {
+    for (kind, status) in [("http_error", 200), ("http_error", 399), ("http_error", 600), ("invalid_api_key", 302)] {
+        let json = format!(r#"{{"steps":[{{"kind":"{kind}","status":{status}}}]}}"#);
+        let message = format!("`status` must be an HTTP error status, from 400 to 599, not {status}");
+        assert_eq!(refusal(&json), ("steps[0].status".to_owned(), message));
+    }
+    for status in [400, 599] {
+        Scenario::from_json_str(&format!(r#"{{"steps":[{{"kind":"http_error","status":{status}}}]}}"#)).unwrap();
+    }
+}
+
+#[test]
+fn the_new_fields_are_checked() {
+    let cases = [
+        (
+            r#"{"steps":[{"kind":"hang","at":"in_headers","after_chunks":1}]}"#,
+            "steps[0].at",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, `after_chunks` \
+             after some chunks of the body",
+        ),
+        (
+            r#"{"steps":[{"kind":"http_error","status":503,"interval_ms":0}]}"#,
+            "steps[0].interval_ms",
+            "`interval_ms` paces an endless body: add `\"endless_body\": true`, or remove `interval_ms`",
+        ),
+        (
+            r#"{"steps":[{"kind":"ok","ping":true}]}"#,
+            "steps[0].ping",
+            "does not apply to a `ok` step; it applies to `keep_alive_flood`",
+        ),
+        (
+            r#"{"steps":[{"kind":"endless_text","text":""}]}"#,
+            "steps[0].text",
+            "an `endless_text` step needs a non-empty `text`: its chunks are sent over and over",
+        ),
+        (
+            r#"{"steps":[{"kind":"wrong_content_type","content_type":"text/html\u0000"}]}"#,
+            "steps[0].content_type",
+            "a header value must not contain CR, LF or NUL",
+        ),
+        (
+            r#"{"steps":[{"kind":"endless_json","text":"x"}]}"#,
+            "steps[0].text",
+            "does not apply to a `endless_json` step; it applies to `ok`, `drop_stream`, `truncate`, `sse_error`, \
+             `stall`, `hang`, `malformed_chunk`, `tool_use`, `keep_alive_flood`, `empty_chunk_flood`, `endless_text`",
+        ),
+    ];
+    for (json, field, message) in cases {
+        assert_eq!(refusal(json), (field.to_owned(), message.to_owned()), "{json}");
+    }
+    let (err, text) = error_of(r#"{"steps":[{"kind":"http_error","status":401,"echo_key":"first13"}]}"#);
+    assert_eq!(err.field(), Some("steps[0].echo_key"));
+    assert!(text.ends_with("did you mean `first12`?"), "{text}");
+    let (err, text) = error_of(r#"{"steps":[{"kind":"hang","at":"during"}]}"#);
+    assert_eq!(err.field(), Some("steps[0].at"));
+    assert!(text.contains("expected one of `before_headers`, `in_headers`, `after_headers`"), "{text}");
+    let (err, text) = error_of(r#"{"steps":[{"kind":"http_error","status":429,"retry_after":1e300}]}"#);
+    assert_eq!(err.field(), Some("steps[0].retry_after"));
+    assert!(
+        text.ends_with(
+            "as a number, `retry_after` is whole seconds below 2^64; to send any other value, write it as a string, \
+             e.g. `\"1e300\"`"
+        ),
+        "{text}"
+    );
+}
+
+const NEW_KINDS: &str = r#"{
+  "steps": [
+    {"kind": "hang", "at": "in_headers"},
+    {"kind": "hang", "at": "after_headers"},
+    {"kind": "hang", "at": "before_headers"},
+    {"kind": "keep_alive_flood"},
+    {"kind": "keep_alive_flood", "after_chunks": 2, "ping": true, "interval_ms": 0, "text": "a b c"},
+    {"kind": "empty_chunk_flood", "after_chunks": 1, "interval_ms": 5},
+    {"kind": "endless_text", "text": "more ", "chunks": 1, "interval_ms": 0},
+    {"kind": "endless_json", "interval_ms": 3600000, "headers": {"x-proxy": "1"}},
+    {"kind": "http_error", "status": 503, "endless_body": true},
+    {"kind": "http_error", "status": 401, "echo_key": "last12", "endless_body": true, "interval_ms": 1},
+    {"kind": "invalid_api_key", "echo_key": "without_prefix"},
+    {"kind": "sse_error", "after_chunks": 1, "echo_key": "first12"},
+    {"kind": "wrong_content_type"},
+    {"kind": "wrong_content_type", "content_type": "text/plain", "body": "no"},
+    {"kind": "http_error", "status": 429, "retry_after": "99999999999999999999999"}
+  ],
+  "default": {"kind": "endless_text"}
+}"#;
+
+fn new_kinds_in_rust() -> Scenario {
+    Scenario::new()
+        .then(Step::hang().in_headers())
+        .then(Step::hang().after_headers())
+        .then(Step::hang())
+        .then(Step::keep_alive_flood())
+        .then(Step::keep_alive_flood().after_chunks(2).ping().interval_ms(0).text("a b c"))
+        .then(Step::empty_chunk_flood().after_chunks(1).interval_ms(5))
+        .then(Step::endless_text().text("more ").chunks(1).interval_ms(0))
+        .then(Step::endless_json().interval_ms(3_600_000).header("x-proxy", "1"))
+        .then(Step::http_error(503).endless_body())
+        .then(Step::http_error(401).echo_key(EchoKey::Last12).interval_ms(1))
+        .then(Step::invalid_api_key().echo_key(EchoKey::WithoutPrefix))
+        .then(Step::sse_error(1).echo_key(EchoKey::First12))
+        .then(Step::wrong_content_type())
+        .then(Step::wrong_content_type().content_type("text/plain").body("no"))
+        .then(Step::http_error(429).retry_after("99999999999999999999999"))
+        .otherwise(Step::endless_text())
+}
+
+#[test]
+fn the_new_kinds_load_like_the_builder_and_round_trip() {
+    let loaded = Scenario::from_json_str(NEW_KINDS).unwrap();
+    assert_eq!(loaded, new_kinds_in_rust());
+    let json = loaded.to_json();
+    assert_eq!(Scenario::from_json_str(&json).unwrap(), loaded);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["steps"][2], serde_json::json!({"kind": "hang"}));
+    assert_eq!(value["steps"][8], serde_json::json!({"kind": "http_error", "status": 503, "endless_body": true}));
+    let kinds: Vec<&str> = loaded.steps().map(|(s, _)| s.kind().as_str()).skip(3).step_by(2).collect();
+    assert_eq!(
+        kinds,
+        ["keep_alive_flood", "empty_chunk_flood", "endless_json", "http_error", "sse_error", "wrong_content_type"]
+    );
+    assert_eq!(loaded.default_step().kind(), StepKind::EndlessText);
+    assert_eq!(serde_json::to_value(StepKind::EmptyChunkFlood).unwrap(), "empty_chunk_flood");
 }

@@ -185,3 +185,23 @@ fn chaos_serves_a_scenario_file_until_stopped() {
     assert!(stderr.contains("did you mean `status`?"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn chaos_refuses_a_scenario_that_would_exhaust_memory_before_serving() {
+    let dir = std::env::temp_dir().join(format!("agentic-chaos-cli-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("huge.json");
+    std::fs::write(&file, r#"{"steps":[{"kind":"ok","chunks":4294967295}]}"#).unwrap();
+    let output = agentic(&["chaos", "--scenario", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(text(&output.stdout), "", "nothing served");
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "error: scenario file `{}`, `steps[0].chunks`: `chunks` must be at most 100000 (the chaos server's \
+             limit), not 4294967295\n",
+            file.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

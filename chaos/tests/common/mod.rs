@@ -219,10 +219,12 @@ impl Client {
         Some(self.buf.drain(..n).collect())
     }
 
-    pub async fn read_response(&mut self) -> Outcome {
+    /// The status and headers of a response (the body stays unread), or `None` if the
+    /// connection closed before a status line.
+    pub async fn read_head(&mut self) -> Option<Response> {
         let Some(status_line) = self.line().await else {
             assert!(self.buf.is_empty(), "partial status line {:?}", self.buf);
-            return Outcome::ClosedBeforeHeaders;
+            return None;
         };
         let status: u16 = status_line
             .split(' ')
@@ -239,7 +241,57 @@ impl Client {
             let (name, value) = line.split_once(':').expect("a header line");
             headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
         }
-        let mut response = Response { status, headers, body: Vec::new(), end: End::Clean };
+        Some(Response { status, headers, body: Vec::new(), end: End::Clean })
+    }
+
+    /// The next chunk of a chunked body; `None` at the last chunk or when the connection closes.
+    pub async fn read_chunk(&mut self) -> Option<Vec<u8>> {
+        let size_line = self.line().await?;
+        let size = usize::from_str_radix(&size_line, 16).expect("a chunk size");
+        if size == 0 {
+            assert_eq!(self.line().await.as_deref(), Some(""), "no trailers");
+            return None;
+        }
+        let data = self.bytes(size + 2).await?;
+        assert_eq!(&data[size..], b"\r\n");
+        Some(data[..size].to_vec())
+    }
+
+    /// The next chunk as text; panics if the body ended.
+    pub async fn chunk_text(&mut self) -> String {
+        String::from_utf8(self.read_chunk().await.expect("one more chunk")).expect("a UTF-8 chunk")
+    }
+
+    /// Exactly `n` raw bytes; panics if the connection closes first.
+    pub async fn read_exactly(&mut self, n: usize) -> Vec<u8> {
+        self.bytes(n).await.unwrap_or_else(|| panic!("EOF before {n} bytes"))
+    }
+
+    /// Whether nothing arrives for `wait`. On paused time the clock jumps as soon as every task
+    /// waits, so call it only once all that the server sent has been read (otherwise the jump
+    /// can come before the bytes are seen): it then shows that the server sent nothing more.
+    pub async fn silent_for(&mut self, wait: std::time::Duration) -> bool {
+        self.buf.is_empty() && tokio::time::timeout(wait, self.fill()).await.is_err()
+    }
+
+    /// Send a model request in `wire`'s format with extra headers, without reading the answer.
+    pub async fn send_model(&mut self, wire: WireFormat, stream: bool, headers: &[(&str, &str)]) {
+        let body = body(stream);
+        let mut request =
+            format!("POST {} HTTP/1.1\r\nhost: chaos.test\r\ncontent-length: {}\r\n", wire.path(), body.len());
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        self.send_raw(request.as_bytes()).await;
+    }
+
+    pub async fn read_response(&mut self) -> Outcome {
+        let Some(mut response) = self.read_head().await else {
+            return Outcome::ClosedBeforeHeaders;
+        };
+        let status = response.status;
         if status == 100 {
             return Box::pin(self.read_response()).await;
         }
@@ -304,6 +356,21 @@ impl Client {
     /// Whether the server has closed the connection (reads EOF).
     pub async fn is_closed(&mut self) -> bool {
         self.buf.is_empty() && self.fill().await == 0
+    }
+}
+
+/// Wait until `done` holds, on paused time: 1 ms at a time, at most 10 000 times.
+#[track_caller]
+pub fn wait_for(mut done: impl FnMut() -> bool, what: &str) -> impl std::future::Future<Output = ()> {
+    let what = what.to_owned();
+    async move {
+        for _ in 0..10_000 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        panic!("{what} did not happen within 10 s");
     }
 }
 
