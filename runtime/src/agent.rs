@@ -21,6 +21,7 @@ use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 /// converted to `"<Kind>: <text>"` (with its typed facts kept), an error event is kept as it is, a
 /// stream that ends without its final event and a call that outlives `timeout` become transport
 /// errors. Only a programming error ([`ModelError::is_programming`]) is returned as `Err`, unchanged.
+/// `timeout` of `None` takes the request's own `timeout`, if any.
 ///
 /// The request's [`CallBounds`] apply too: a call with no content within `first_token`, or none new
 /// for `idle` once content flows, is cut as a timeout that names the bound; an answer past
@@ -31,7 +32,7 @@ pub async fn run(
     request: &Request<'_>,
     timeout: Option<Duration>,
 ) -> Result<AssistantMessage, ModelError> {
-    let deadline = timeout.and_then(|limit| {
+    let deadline = timeout.or(request.timeout).and_then(|limit| {
         let at = Instant::now().checked_add(limit)?;
         Some((at, format!("model call timed out after {}", format_ms(millis(limit)))))
     });

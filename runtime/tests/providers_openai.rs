@@ -322,7 +322,11 @@ async fn transport_failures_are_typed() {
     for _ in 0..2 {
         let message = call(&provider, Some(Duration::from_millis(50))).await;
         assert_eq!(transport_kind(&message), Some(TransportKind::Timeout), "{}", message.error_text());
-        assert!(message.error_text().starts_with("TimeoutError: request timed out"), "{}", message.error_text());
+        assert!(
+            message.error_text().starts_with("TimeoutError: model call timed out after 0.05 s"),
+            "{}",
+            message.error_text()
+        );
         assert_eq!(verdicts(&message), (true, ExecAction::Retry));
         assert_no_canary(&message);
     }
