@@ -20,6 +20,11 @@ fn result(input: Value) -> Value {
     run.json()
 }
 
+/// The default jitter without randomness: pins the exact schedules.
+fn exact() -> Value {
+    json!({"jitter": "none"})
+}
+
 /// A failure every layer retries.
 fn transient() -> Value {
     json!({"error_message": "503 Service Unavailable"})
@@ -38,7 +43,7 @@ fn keys(value: &Value) -> Vec<&str> {
 #[test]
 fn defaults_with_every_call_failing_make_12_calls_and_46_5_s_of_backoff_instantly() {
     let started = Instant::now();
-    let output = result(json!({"policy": {}, "outcomes": vec![transient(); 12]}));
+    let output = result(json!({"policy": exact(), "outcomes": vec![transient(); 12]}));
     assert!(started.elapsed() < Duration::from_secs(30), "the clock is virtual");
     assert_eq!(output["calls"], 12);
     assert_eq!(sleeps(&output), [2000, 4000, 8000, 1500, 2000, 4000, 8000, 3000, 2000, 4000, 8000]);
@@ -69,7 +74,7 @@ fn the_output_line_follows_the_contract_field_order() {
 
 #[test]
 fn two_transient_failures_then_ok() {
-    let output = result(json!({"outcomes": [transient(), {"error_message": ""}, "ok"]}));
+    let output = result(json!({"policy": exact(), "outcomes": [transient(), {"error_message": ""}, "ok"]}));
     assert_eq!(output["calls"], 3);
     assert_eq!(sleeps(&output), [2000, 4000]);
     assert_eq!(output["outcome"], "ok");
@@ -102,7 +107,7 @@ fn a_raised_type_error_is_a_programming_error_after_one_call() {
     assert_eq!(output["error"], "TypeError: bad argument");
 
     // Any other raised kind becomes an error message: not retried by layer 1, retried by layer 2.
-    let output = result(json!({"outcomes": [{"raise": "ValueError: odd"}]}));
+    let output = result(json!({"policy": exact(), "outcomes": [{"raise": "ValueError: odd"}]}));
     assert_eq!((output["calls"].as_u64(), sleeps(&output)), (Some(2), vec![1500]));
 }
 
@@ -115,7 +120,7 @@ fn context_overflow_stops_after_one_call() {
 
 #[test]
 fn a_hang_ends_at_the_call_timeout_and_is_retried() {
-    let output = result(json!({"policy": {"timeout_ms": 1000}, "outcomes": [{"hang": true}]}));
+    let output = result(json!({"policy": {"jitter": "none", "timeout_ms": 1000}, "outcomes": [{"hang": true}]}));
     assert_eq!(output["calls"], 2);
     assert_eq!(sleeps(&output), [2000]);
     assert_eq!(output["elapsed_ms"], 3000);
@@ -132,12 +137,29 @@ fn a_hang_under_a_budget_ends_at_the_deadline() {
 }
 
 #[test]
-fn a_hang_without_timeout_or_budget_is_a_usage_error() {
-    let run = simulate(json!({"policy": {"max_retries": 1}, "outcomes": ["ok", {"hang": true}]}));
-    assert_eq!(run.code, 2);
-    assert!(run.stdout.is_empty());
-    assert!(run.stderr.contains("\"outcomes[1]\" is a hang"), "{}", run.stderr);
-    assert!(run.stderr.contains("set \"timeout_ms\" or \"budget_ms\""), "{}", run.stderr);
+fn a_hang_is_ended_by_the_default_bounds() {
+    // No timeout or budget set: the first token's 300 s ends the call, and it is retried.
+    let run = simulate(json!({"policy": exact(), "outcomes": [{"hang": true}]}));
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(run.stdout, "{\"calls\":2,\"sleeps_ms\":[2000],\"outcome\":\"ok\",\"elapsed_ms\":302000}\n");
+
+    // Calls that all hang: the model turn's 900 s ends the exec, with the retry that did not fit.
+    let run = simulate(json!({"policy": exact(), "outcomes": vec![json!({"hang": true}); 12]}));
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(
+        run.json(),
+        json!({
+            "calls": 3,
+            "sleeps_ms": [2000, 4000],
+            "outcome": "error",
+            "error_kind": "budget",
+            "error": "exec() stopped after 1 attempt: `turn_timeout_ms` (900000) would run out: \
+                      the wait of 8 s does not fit in the 0 s left:\n\
+                      Attempt 1: TimeoutError: model call timed out after 294 s, \
+                      at the model turn's deadline (`turn_timeout_ms` = 900000)",
+            "elapsed_ms": 900_000
+        })
+    );
 }
 
 #[test]
@@ -166,7 +188,8 @@ fn retry_after_is_a_floor_on_both_layers() {
     assert_eq!(sleeps(&output), [5000]);
     assert_eq!(output["elapsed_ms"], 5000);
     // A shorter hint leaves the schedule alone.
-    let output = result(json!({"outcomes": [{"error_message": "overloaded", "retry_after_ms": 500}]}));
+    let output =
+        result(json!({"policy": exact(), "outcomes": [{"error_message": "overloaded", "retry_after_ms": 500}]}));
     assert_eq!(sleeps(&output), [2000]);
     // Layer 2: layer 1 does not retry this text; layer 2 waits 5 s instead of 1.5 s.
     let output = result(json!({"outcomes": [{"error_message": "something odd", "retry_after_ms": 5000}]}));
@@ -189,7 +212,7 @@ fn retry_after_above_the_cap_stops_with_budget() {
 
 #[test]
 fn max_calls_caps_both_layers() {
-    let output = result(json!({"policy": {"max_calls": 5}, "outcomes": vec![transient(); 12]}));
+    let output = result(json!({"policy": {"jitter": "none", "max_calls": 5}, "outcomes": vec![transient(); 12]}));
     assert_eq!(output["calls"], 5);
     assert_eq!(sleeps(&output), [2000, 4000, 8000, 1500]);
     assert_eq!(output["error_kind"], "budget");
@@ -200,7 +223,7 @@ fn max_calls_caps_both_layers() {
 fn latency_is_virtual_time_too() {
     let output = result(json!({"outcomes": [{"latency_ms": 300}]}));
     assert_eq!((output["calls"].as_u64(), output["elapsed_ms"].as_u64()), (Some(1), Some(300)));
-    let output = result(json!({"outcomes": [{"error_message": "overloaded", "latency_ms": 700}]}));
+    let output = result(json!({"policy": exact(), "outcomes": [{"error_message": "overloaded", "latency_ms": 700}]}));
     assert_eq!(output["elapsed_ms"], 2700);
 }
 
@@ -253,14 +276,21 @@ fn bad_input_names_the_field_and_exits_2() {
 
 #[test]
 fn without_json_the_run_is_reported_for_people() {
-    let run = agentic(&["simulate"], json!({"outcomes": vec![transient(); 12]}).to_string());
+    let run = agentic(&["simulate"], json!({"policy": exact(), "outcomes": vec![transient(); 12]}).to_string());
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines[0], "policy: up to 12 model calls and 46.5 s of backoff per exec");
+    assert_eq!(lines[0], "policy: up to 12 model calls and 46.5 s of backoff per exec; a model turn ends within 15 min");
     assert_eq!(lines.len(), 1 + 15 + 1 + 4, "{}", run.stdout);
     assert!(lines[1].contains("session attempt 1 call 1") && lines[1].ends_with("sleeping 2000 ms"), "{}", lines[1]);
     assert!(run.stdout.contains("outcome: error (exhausted) after 12 model calls"), "{}", run.stdout);
     assert!(run.stdout.contains("46.5 s elapsed"), "{}", run.stdout);
+
+    // The default policy jitters each delay by up to a quarter either way.
+    let run = agentic(&["simulate"], json!({"outcomes": ["ok"]}).to_string());
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("policy: up to 12 model calls and 46.5 s ± 25 % of backoff per exec; a model turn ends within 15 min")
+    );
 }
 
 #[test]
@@ -268,7 +298,7 @@ fn help_states_the_contract() {
     let help = agentic(&["simulate", "--help"], "");
     assert_eq!(help.code, 0);
     for part in
-        ["\"outcomes\"", "{\"hang\": true}", "retry_after_ms", "\"sleeps_ms\": [int..]", "timeout_ms or budget_ms"]
+        ["\"outcomes\"", "{\"hang\": true}", "retry_after_ms", "\"sleeps_ms\": [int..]", "the policy's bounds end it"]
     {
         assert!(help.stdout.contains(part), "help lacks {part:?}:\n{}", help.stdout);
     }

@@ -34,9 +34,10 @@ fn saturating_nanos(duration: Duration) -> u64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use agentic_runtime::{RetryPolicy, backoff::{Rng, Schedule}};
+/// use agentic_runtime::{Jitter, RetryPolicy, backoff::{Rng, Schedule}};
 ///
-/// let mut session = Schedule::session(&RetryPolicy::new());
+/// // Without jitter the schedule is exactly the doubling one.
+/// let mut session = Schedule::session(&RetryPolicy::new().with_jitter(Jitter::None));
 /// let mut rng = Rng::with_seed(7);
 /// let delays: Vec<_> = (0..3).map(|n| session.delay(n, &mut rng)).collect();
 /// assert_eq!(delays, [2, 4, 8].map(Duration::from_secs));
@@ -115,7 +116,7 @@ mod tests {
     #[test]
     fn seed_schedules_without_jitter() {
         let mut rng = Rng::with_seed(1);
-        let mut exec = Schedule::exec(&RetryPolicy::new());
+        let mut exec = Schedule::exec(&policy(Jitter::None));
         let delays: Vec<u128> = (0..4).map(|k| exec.delay(k, &mut rng).as_millis()).collect();
         assert_eq!(delays, [1500, 3000, 6000, 12000]);
     }
