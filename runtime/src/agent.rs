@@ -34,7 +34,7 @@ pub async fn run(
 ) -> Result<AssistantMessage, ModelError> {
     let deadline = timeout.or(request.timeout).and_then(|limit| {
         let at = Instant::now().checked_add(limit)?;
-        Some((at, format!("model call timed out after {}", format_ms(millis(limit)))))
+        Some(CallDeadline::After { at, limit })
     });
     finish(drive(provider, request, deadline).await)
 }
@@ -45,8 +45,33 @@ pub(crate) async fn run_within(
     request: &Request<'_>,
     limit: Option<CallLimit>,
 ) -> Result<AssistantMessage, ModelError> {
-    let deadline = limit.map(|limit| (limit.at, limit.timed_out()));
-    finish(drive(provider, request, deadline).await)
+    finish(drive(provider, request, limit.map(CallDeadline::Limit)).await)
+}
+
+/// The call's own deadline. Its message is written only when the call runs out: the success path
+/// allocates nothing for it.
+#[derive(Clone, Copy)]
+enum CallDeadline {
+    /// [`run`]'s `timeout`.
+    After { at: Instant, limit: Duration },
+    /// The limit the budget computed.
+    Limit(CallLimit),
+}
+
+impl CallDeadline {
+    fn at(&self) -> Instant {
+        match self {
+            Self::After { at, .. } => *at,
+            Self::Limit(limit) => limit.at,
+        }
+    }
+
+    fn timed_out(&self) -> String {
+        match self {
+            Self::After { limit, .. } => format!("model call timed out after {}", format_ms(millis(*limit))),
+            Self::Limit(limit) => limit.timed_out(),
+        }
+    }
 }
 
 fn finish(outcome: Result<AssistantMessage, ModelError>) -> Result<AssistantMessage, ModelError> {
@@ -74,8 +99,8 @@ enum Watch {
 /// timer, and events that arrive together cost one reading.
 struct Progress {
     bounds: CallBounds,
-    /// The call's deadline and the message for it.
-    call: Option<(Instant, String)>,
+    /// The call's deadline.
+    call: Option<CallDeadline>,
     /// Content arrived since the timer was last set.
     moved: bool,
     /// Content has arrived at all.
@@ -94,10 +119,11 @@ impl Progress {
         let (span, watch) =
             if self.started { (self.bounds.idle, Watch::Idle) } else { (self.bounds.first_token, Watch::FirstToken) };
         let progress = Instant::now().checked_add(span);
-        let chosen = match (&self.call, progress) {
-            (Some((call, _)), Some(progress)) if *call <= progress => (*call, Watch::Call),
+        let call = self.call.as_ref().map(CallDeadline::at);
+        let chosen = match (call, progress) {
+            (Some(call), Some(progress)) if call <= progress => (call, Watch::Call),
             (_, Some(progress)) => (progress, watch),
-            (Some((call, _)), None) => (*call, Watch::Call),
+            (Some(call), None) => (call, Watch::Call),
             (None, None) => return None,
         };
         self.armed = Some(chosen.1);
@@ -106,7 +132,7 @@ impl Progress {
 
     fn expired(&mut self) -> ModelError {
         let text = match self.armed {
-            Some(Watch::Call) | None => self.call.take().map(|(_, text)| text).unwrap_or_default(),
+            Some(Watch::Call) | None => self.call.as_ref().map(CallDeadline::timed_out).unwrap_or_default(),
             Some(Watch::FirstToken) => format!(
                 "model call timed out: no content after {} (`first_token_timeout_ms` = {})",
                 format_ms(millis(self.bounds.first_token)),
@@ -152,7 +178,7 @@ where
 async fn drive(
     provider: &dyn Provider,
     request: &Request<'_>,
-    call: Option<(Instant, String)>,
+    call: Option<CallDeadline>,
 ) -> Result<AssistantMessage, ModelError> {
     let bounds = request.bounds;
     let mut stream = provider.stream(request);
