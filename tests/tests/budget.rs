@@ -28,7 +28,8 @@ async fn max_calls_caps_both_layers_together() {
 #[tokio::test(start_paused = true)]
 async fn budget_refuses_a_retry_that_would_sleep_into_the_deadline() {
     let provider = ScriptedProvider::new(Step::error("overloaded").with_latency(Duration::from_secs(3)).times(12));
-    let policy = RetryPolicy::new().with_budget_ms(Some(50_000));
+    // Pins the exact schedule.
+    let policy = RetryPolicy::new().with_jitter(Jitter::None).with_budget_ms(Some(50_000));
     let error = Runtime::new(provider.clone()).exec_with(&policy, "hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Budget);
     // Calls at 0, 5, 12, 23 s (3 s each + 2/4/8 s sleeps); then 1.5 s exec sleep, call at 27.5 s (ends 30.5),
@@ -44,7 +45,11 @@ async fn budget_refuses_a_retry_that_would_sleep_into_the_deadline() {
 #[tokio::test(start_paused = true)]
 async fn each_call_gets_min_of_timeout_and_time_left() {
     let provider = ScriptedProvider::new(Step::hang().times(12));
-    let policy = RetryPolicy::new().with_timeout_ms(Some(10_000)).with_budget_ms(Some(30_000)).with_max_retries(1);
+    let policy = RetryPolicy::new()
+        .with_jitter(Jitter::None)
+        .with_timeout_ms(Some(10_000))
+        .with_budget_ms(Some(30_000))
+        .with_max_retries(1);
     let error = Runtime::new(provider.clone()).exec_with(&policy, "hi").await.unwrap_err();
     let timeouts: Vec<Option<Duration>> = provider.requests().iter().map(|r| r.timeout).collect();
     // call 1 at 0 s: 10 s; sleep 2 s; call 2 at 12 s: 10 s; sleep 4 s; call 3 at 26 s: only 4 s left.
@@ -57,11 +62,11 @@ async fn each_call_gets_min_of_timeout_and_time_left() {
 #[tokio::test(start_paused = true)]
 async fn a_timeout_is_a_retryable_failure() {
     let provider = ScriptedProvider::new([Step::hang(), Step::ok("made it")]);
-    let policy = RetryPolicy::new().with_timeout_ms(Some(1_000));
+    let policy = RetryPolicy::new().with_jitter(Jitter::None).with_timeout_ms(Some(1_000));
     let reply = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap();
     assert_eq!(reply.text(), "made it");
     assert_eq!(reply.elapsed(), Duration::from_secs(3));
-    assert_eq!(reply.decisions()[0].error, "TimeoutError: model call timed out after 1000 ms");
+    assert_eq!(reply.decisions()[0].error, "TimeoutError: model call timed out after 1 s (`timeout_ms` = 1000)");
 }
 
 #[tokio::test(start_paused = true)]
@@ -71,7 +76,8 @@ async fn retry_after_is_a_floor_on_the_delay() {
         Step::http(429, "slow down").with_retry_after(Duration::from_millis(100)),
         Step::ok("done"),
     ]);
-    let reply = Runtime::new(provider).exec("hi").await.unwrap();
+    let policy = RetryPolicy::new().with_jitter(Jitter::None);
+    let reply = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap();
     // 7 s beats the 2 s of the schedule; 100 ms does not beat 4 s.
     assert_eq!(sleeps(reply.decisions()), [7000, 4000]);
 }
@@ -109,7 +115,7 @@ async fn a_hint_past_the_deadline_ends_the_exec_at_once() {
 #[tokio::test(start_paused = true)]
 async fn max_delay_caps_the_schedule() {
     let provider = ScriptedProvider::new(Step::error("overloaded").times(12));
-    let policy = RetryPolicy::new().with_max_delay_ms(Some(3000));
+    let policy = RetryPolicy::new().with_jitter(Jitter::None).with_max_delay_ms(Some(3000));
     let error = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap_err();
     assert_eq!(sleeps(error.decisions()), [2000, 3000, 3000, 1500, 2000, 3000, 3000, 3000, 2000, 3000, 3000]);
 }
