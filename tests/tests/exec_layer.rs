@@ -2,10 +2,18 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{ExecErrorKind, Layer, ModelError, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::{
+    ExecErrorKind, Jitter, Layer, ModelError, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict,
+};
 
+/// Layer 2 alone, without jitter: pins the exact schedule.
 fn exec_only() -> RetryPolicy {
-    RetryPolicy::new().with_session_retries(0)
+    exact().with_session_retries(0)
+}
+
+/// The defaults without jitter: pins the exact schedules.
+fn exact() -> RetryPolicy {
+    RetryPolicy::new().with_jitter(Jitter::None)
 }
 
 fn sleeps(decisions: &[agentic_runtime::Decision]) -> Vec<u128> {
@@ -90,7 +98,7 @@ async fn the_defaults_multiply_to_12_calls_and_46_5_seconds() {
     let provider =
         ScriptedProvider::new(Step::http(503, "Service Unavailable").times(12)).with_fallback(Step::ok("never"));
     let runtime = Runtime::new(provider.clone());
-    let error = runtime.exec("hi").await.unwrap_err();
+    let error = runtime.exec_with(&exact(), "hi").await.unwrap_err();
     assert_eq!(provider.calls(), 12);
     assert_eq!(error.calls(), 12);
     assert_eq!(error.kind(), ExecErrorKind::Exhausted);
@@ -106,7 +114,7 @@ async fn the_defaults_multiply_to_12_calls_and_46_5_seconds() {
 #[tokio::test(start_paused = true)]
 async fn success_after_transient_failures_reports_its_cost() {
     let provider = ScriptedProvider::new([Step::http(429, "rate limited"), Step::error(""), Step::ok("42")]);
-    let reply = Runtime::new(provider).exec("hi").await.unwrap();
+    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
     assert_eq!(reply.text(), "42");
     assert_eq!(reply.to_string(), "42");
     assert_eq!(reply.as_ref(), "42");
