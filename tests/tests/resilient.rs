@@ -13,9 +13,10 @@ use temp_file::TempFile;
 
 use agentic_runtime::classify::ExecAction;
 use agentic_runtime::resilient::{Classification, Classify, HttpStatus, Resilient};
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Verdict};
+use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Verdict};
 
-const POLICY: RetryPolicy = RetryPolicy::new();
+/// The defaults without jitter: pins the exact schedule (1.5 s, 3 s).
+const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
 
 fn sleeps<E>(failure: &agentic_runtime::resilient::Failure<E>) -> Vec<u128> {
     failure.attempts.iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
@@ -118,7 +119,7 @@ async fn a_user_error_type_decides_and_its_hint_is_a_floor() {
 #[tokio::test(start_paused = true)]
 async fn a_rejected_value_is_a_retryable_failure() {
     let calls = Cell::new(0);
-    let policy = RetryPolicy::new().with_max_retries(2);
+    let policy = POLICY.with_max_retries(2);
     let failure =
         Resilient::new("llm", &policy)
             .validate(|results: &Vec<u32>| {
@@ -138,7 +139,7 @@ async fn a_rejected_value_is_a_retryable_failure() {
 
 #[tokio::test(start_paused = true)]
 async fn each_attempt_has_a_timeout_and_all_share_one_deadline() {
-    let policy = RetryPolicy::new().with_timeout_ms(Some(2_000)).with_budget_ms(Some(6_000));
+    let policy = POLICY.with_timeout_ms(Some(2_000)).with_budget_ms(Some(6_000));
     let start = tokio::time::Instant::now();
     let failure = Resilient::new("slow", &policy)
         .call(|| async {
@@ -166,11 +167,12 @@ fn http_statuses_and_model_errors_classify_like_the_exec_layer() {
     assert_eq!(agentic_runtime::ModelError::parse("TypeError: bad").classify().action, ExecAction::Raise);
 }
 
-// Paused time: the backoff is virtual; a refused loopback connect sets no timer for the clock to skip.
+// Paused time: the backoff is virtual. The attempt's timer (the default `timeout_ms`) is set, but the
+// loopback refuses the connect before the runtime parks, so the clock never skips to it.
 #[tokio::test(start_paused = true)]
 async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
     let client = reqwest::Client::new();
-    let policy = RetryPolicy::new().with_max_retries(2);
+    let policy = POLICY.with_max_retries(2);
     let calls = Cell::new(0);
     // Nothing listens on port 9 of the loopback address: every connect is refused.
     let failure = Resilient::new("ping", &policy)
@@ -199,12 +201,30 @@ async fn an_invalid_policy_is_refused_before_any_attempt() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_policy_is_judged_without_the_session_layer() {
-    // 46.5 s of worst-case backoff with both layers, 4.5 s with the exec layer alone.
-    let policy = RetryPolicy::new().with_budget_ms(Some(10_000));
-    assert!(policy.validate().is_err());
+async fn a_budget_shorter_than_the_backoff_retries_what_fits() {
+    // 4.5 s of worst-case backoff (46.5 s with both layers) and a 3 s budget: valid, retry what fits.
+    let policy = POLICY.with_budget_ms(Some(3_000));
+    assert!(policy.validate().is_ok());
     let value = Resilient::new("x", &policy).call(|| async { Ok::<_, Error>(7) }).await.unwrap();
     assert_eq!(value, 7);
+
+    let calls = Cell::new(0);
+    let failure = Resilient::new("x", &policy)
+        .call(|| {
+            calls.set(calls.get() + 1);
+            async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }
+        })
+        .await
+        .unwrap_err();
+    // 1.5 s fits; then the 3 s wait does not fit in the 1.5 s left.
+    assert_eq!(calls.get(), 2);
+    assert_eq!(failure.kind, ExecErrorKind::Budget);
+    assert_eq!(sleeps(&failure), [1500]);
+    assert_eq!(failure.elapsed, Duration::from_millis(1500));
+    assert_eq!(
+        failure.stopped_by.as_deref(),
+        Some("`budget_ms` (3000) would run out: the wait of 3 s does not fit in the 1.5 s left")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -224,7 +244,7 @@ async fn the_time_of_a_slow_first_attempt_counts() {
 
 #[tokio::test(start_paused = true)]
 async fn one_resilient_serves_many_calls_each_with_its_own_attempts() {
-    let policy = RetryPolicy::new().with_max_retries(2);
+    let policy = POLICY.with_max_retries(2);
     let resilient = Resilient::new("fetch", &policy).with_jitter_seed(7);
     for round in 1..=3 {
         let calls = Cell::new(0);
