@@ -279,7 +279,10 @@ fn without_json_the_run_is_reported_for_people() {
     let run = agentic(&["simulate"], json!({"policy": exact(), "outcomes": vec![transient(); 12]}).to_string());
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
-    assert_eq!(lines[0], "policy: up to 12 model calls and 46.5 s of backoff per exec; a model turn ends within 15 min");
+    assert_eq!(
+        lines[0],
+        "policy: up to 12 model calls and 46.5 s of backoff per exec; a model turn ends within 15 min"
+    );
     assert_eq!(lines.len(), 1 + 15 + 1 + 4, "{}", run.stdout);
     assert!(lines[1].contains("session attempt 1 call 1") && lines[1].ends_with("sleeping 2000 ms"), "{}", lines[1]);
     assert!(run.stdout.contains("outcome: error (exhausted) after 12 model calls"), "{}", run.stdout);

@@ -2,8 +2,13 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{Message, RetryPolicy, Runtime, ScriptedProvider, Step, StopReason, Verdict};
+use agentic_runtime::{Jitter, Message, RetryPolicy, Runtime, ScriptedProvider, Step, StopReason, Verdict};
 use tokio::time::Instant;
+
+/// The defaults without jitter: pins the exact schedule.
+fn exact() -> RetryPolicy {
+    RetryPolicy::new().with_jitter(Jitter::None)
+}
 
 fn ms(list: &[u64]) -> Vec<Duration> {
     list.iter().map(|ms| Duration::from_millis(*ms)).collect()
@@ -12,7 +17,7 @@ fn ms(list: &[u64]) -> Vec<Duration> {
 #[tokio::test(start_paused = true)]
 async fn retries_three_times_after_2_4_8_seconds() {
     let provider = ScriptedProvider::new(Step::error("overloaded").times(5));
-    let runtime = Runtime::new(provider.clone());
+    let runtime = Runtime::new(provider.clone()).with_policy(exact());
     let mut session = runtime.session();
     let start = Instant::now();
     let last = session.run("hi").await.unwrap().clone();
@@ -31,7 +36,7 @@ async fn retries_three_times_after_2_4_8_seconds() {
 async fn the_sleeps_are_exactly_the_seed_schedule() {
     let provider = ScriptedProvider::new([Step::error(""), Step::error(""), Step::error(""), Step::ok("ok")]);
     let runtime = Runtime::new(provider.clone());
-    let reply = runtime.exec("hi").await.unwrap();
+    let reply = runtime.exec_with(&exact(), "hi").await.unwrap();
     let sleeps: Vec<Duration> = reply.decisions().iter().filter_map(|d| d.delay).collect();
     assert_eq!(sleeps, ms(&[2000, 4000, 8000]));
     assert!(reply.decisions().iter().all(|d| d.verdict == Verdict::Retry));

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use agentic_runtime::budget::RetryQuota;
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step};
 
 /// Runs `count` concurrent execs and returns (requests made, successes).
 async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> (usize, usize) {
@@ -27,7 +27,10 @@ async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> 
 async fn an_empty_bucket_refuses_retries_at_once_and_success_refills_it() {
     // 10 tokens: two retries of 5.
     let provider = ScriptedProvider::new(Step::error("overloaded").times(3)).with_fallback(Step::ok("fine"));
-    let runtime = Runtime::new(provider.clone()).with_retry_quota(Some(RetryQuota::standard().with_capacity(10)));
+    // Without jitter: pins the exact 2 s + 4 s of sleep.
+    let runtime = Runtime::new(provider.clone())
+        .with_policy(RetryPolicy::new().with_jitter(Jitter::None))
+        .with_retry_quota(Some(RetryQuota::standard().with_capacity(10)));
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Budget);
     assert_eq!(provider.calls(), 3, "first call and two retries");

@@ -10,8 +10,8 @@ use agentic_runtime::message::ContentBlock;
 use agentic_runtime::trace::grade::{Category, grade_lines};
 use agentic_runtime::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{
-    AnthropicProvider, ExecError, ExecErrorKind, Message, OpenAiProvider, Provider, Reply, RetryPolicy, Runtime,
-    ScriptedProvider, Step, ToolError, Toolbox, agentic_function,
+    AnthropicProvider, ExecError, ExecErrorKind, Jitter, Message, OpenAiProvider, Provider, Reply, RetryPolicy,
+    Runtime, ScriptedProvider, Step, ToolError, Toolbox, agentic_function,
 };
 use serde_json::json;
 
@@ -119,7 +119,10 @@ async fn a_503_during_the_loop_is_retried_without_losing_completed_tool_results(
         Step::error(""),
         Step::ok("It is sunny in Oslo."),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_tools(flaky_weather(0));
+    // Without jitter: pins the exact 2 s, 4 s schedule.
+    let runtime = Runtime::new(provider.clone())
+        .with_policy(RetryPolicy::new().with_jitter(Jitter::None))
+        .with_tools(flaky_weather(0));
     let reply = runtime.exec("Weather in Oslo?").await.unwrap();
     assert_eq!(reply.text(), "It is sunny in Oslo.");
     assert_eq!(reply.calls(), 4);
