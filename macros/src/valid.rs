@@ -28,6 +28,10 @@ pub(crate) fn check(args: &Args, errors: &mut Vec<Error>) -> PolicyValues {
 /// (that key already has its own error; judging the default in its place would blame the user
 /// for a number they did not write). A violation counts when it appears, word for word, whatever
 /// those keys are set to: the default, the smallest or a very large value.
+///
+/// One rule may word its message after the unparsed key too (`max_delay_ms` below both base
+/// delays is one message naming both): when that rule is broken whatever the key is set to, it is
+/// reported in the words of a setting whose message leaves the unparsed key out.
 fn trustworthy_violations(values: &PolicyValues, unparsed: &[Key]) -> Vec<Violation> {
     let found = violations(values);
     if unparsed.is_empty() {
@@ -43,7 +47,18 @@ fn trustworthy_violations(values: &PolicyValues, unparsed: &[Key]) -> Vec<Violat
             violations(&probed)
         })
         .collect();
-    found.into_iter().filter(|violation| probes.iter().all(|found| found.contains(violation))).collect()
+    let every = || std::iter::once(&found).chain(&probes);
+    let mut trusted: Vec<Violation> =
+        found.iter().filter(|violation| probes.iter().all(|found| found.contains(violation))).cloned().collect();
+    for candidate in probes.iter().flatten() {
+        let names_unparsed = unparsed.iter().any(|key| candidate.message.contains(&format!("`{}`", key.name())));
+        let always_broken = every().all(|found| found.iter().any(|violation| violation.key == candidate.key));
+        let reported = trusted.iter().any(|violation| violation.key == candidate.key);
+        if !names_unparsed && always_broken && !reported {
+            trusted.push(candidate.clone());
+        }
+    }
+    trusted
 }
 
 /// Sets a numeric key. `attr` has already checked the value against the key's range.
@@ -66,5 +81,39 @@ fn set(values: &mut PolicyValues, key: Key, n: u64) {
         Key::TurnTimeoutMs => values.turn_timeout_ms = Some(n),
         Key::MaxAnswerBytes => values.max_answer_bytes = Some(n),
         Key::Jitter => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn messages(values: &PolicyValues, unparsed: &[Key]) -> Vec<String> {
+        trustworthy_violations(values, unparsed).into_iter().map(|violation| violation.message).collect()
+    }
+
+    #[test]
+    fn a_cap_below_both_bases_is_judged_by_the_base_that_parsed() {
+        let values = PolicyValues { max_delay_ms: Some(100), ..PolicyValues::DEFAULT };
+        assert_eq!(
+            messages(&values, &[]),
+            ["`max_delay_ms` (100) must be at least `session_base_delay_ms` (2000) and `exec_base_delay_ms` (1500)"]
+        );
+        assert_eq!(
+            messages(&values, &[Key::SessionBaseDelayMs]),
+            ["`max_delay_ms` (100) must be at least `exec_base_delay_ms` (1500)"]
+        );
+        assert_eq!(
+            messages(&values, &[Key::ExecBaseDelayMs]),
+            ["`max_delay_ms` (100) must be at least `session_base_delay_ms` (2000)"]
+        );
+        assert_eq!(messages(&values, &[Key::SessionBaseDelayMs, Key::ExecBaseDelayMs]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_cap_that_only_the_unparsed_base_could_break_is_not_judged() {
+        let values = PolicyValues { max_delay_ms: Some(1800), ..PolicyValues::DEFAULT };
+        assert_eq!(messages(&values, &[]), ["`max_delay_ms` (1800) must be at least `session_base_delay_ms` (2000)"]);
+        assert_eq!(messages(&values, &[Key::SessionBaseDelayMs]), Vec::<String>::new());
     }
 }
