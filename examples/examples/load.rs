@@ -685,7 +685,7 @@ async fn main() -> std::io::Result<()> {
     let note = |line: &str| if args.json { eprintln!("{line}") } else { println!("{line}") };
     note(&format!(
         "policy: 3 exec attempts ({POLICY_EXEC_MS}, {} ms apart) x 4 session calls ({POLICY_SESSION_MS}, {}, {} ms \
-         apart), {POLICY_TIMEOUT_MS} ms timeout per model call: up to {} requests and 510 ms of backoff per call \
+         apart), {POLICY_TIMEOUT_MS} ms timeout per model call: up to {} requests and 510 ms ± 25 % of backoff per call \
          (short delays, so that an outage ends in seconds); injected error: HTTP 503; bucket: \
          RetryQuota::standard (500 tokens, 5 per retry, 10 after a timeout)",
         2 * POLICY_EXEC_MS,

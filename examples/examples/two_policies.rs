@@ -66,7 +66,7 @@ fn timeline(reply: &Reply) -> String {
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     let provider = ScriptedProvider::new([
-        // 1. summarize through a short outage: layer 1 retries after 2 s and 4 s.
+        // 1. summarize through a short outage: layer 1 retries after about 2 s and 4 s.
         Step::error("503 Service Unavailable"),
         Step::http(429, "Too Many Requests"),
         Step::ok("Retries belong to infrastructure; tool errors belong to the model."),

@@ -40,15 +40,17 @@ use proc_macro::TokenStream;
 ///   with `\n`, trimmed) is the system instruction of requests that set none, and errors, logs and
 ///   traces name the function.
 /// - **Documents the worst case**: a line such as "**Retry policy:** up to 12 model calls and
-///   46.5 s of backoff per exec." is added to the function's docs (hover, rustdoc).
+///   46.5 s ± 25 % of backoff per exec; a model turn ends within 15 min." is added to the function's
+///   docs (hover, rustdoc).
 ///
 /// The attribute works on free functions, inherent and trait-impl methods (`&self`, `&mut self`),
 /// generic functions, functions with lifetimes or `impl Trait` arguments, whatever they return.
 ///
 /// # Keys
 ///
-/// Every key is optional; with none, the seed's defaults apply (up to 12 model calls and 46.5 s of
-/// backoff per exec).
+/// Every key is optional; with none, the seed's defaults apply (up to 12 model calls and 46.5 s
+/// ± 25 % of backoff per exec; a model turn ends within 15 min). Time bounds above one year mean one
+/// year.
 ///
 /// | key | value | default | meaning |
 /// |---|---|---|---|
@@ -57,11 +59,17 @@ use proc_macro::TokenStream;
 /// | `session_base_delay_ms` | integer, above 0 | `2000` | layer 1 waits `base * 2^(n-1)` before retry `n` |
 /// | `exec_base_delay_ms` | integer, above 0 | `1500` | layer 2 waits `base * 2^k` after failed attempt `k` |
 /// | `max_delay_ms` | integer, at least both base delays | none | cap on every delay, after jitter |
-/// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` or `"proportional"` | `"none"` | how delays are randomised |
+/// | `jitter` | `"none"`, `"full"`, `"equal"`, `"decorrelated"` or `"proportional"` | `"proportional"` | how delays are randomised (`"proportional"`: each delay times U(0.75, 1.25); `"none"`: the exact schedules) |
 /// | `max_calls` | integer, 1 to the calls the layers can make | none | cap on model calls across both layers |
-/// | `timeout_ms` | integer, at most `budget_ms` | none | timeout of one model call |
-/// | `budget_ms` | integer, above the nominal backoff | none | one deadline for the whole exec |
+/// | `timeout_ms` | integer, above 0, at most `budget_ms` and `turn_timeout_ms` | `600000` | timeout of one model call |
+/// | `budget_ms` | integer, above 0 | none | one deadline for the whole exec; a retry that does not fit is not made (kind `budget`) |
 /// | `retry_after_cap_ms` | integer, above 0 | `60000` | the longest server-requested wait honoured |
+/// | `connect_timeout_ms` | integer, above 0 | `10000` | time to establish a connection |
+/// | `headers_timeout_ms` | integer, above 0, at most `timeout_ms` | `120000` | time from the request to the response headers |
+/// | `first_token_timeout_ms` | integer, above 0, at most `timeout_ms` | `300000` | time from the request to the first content |
+/// | `idle_timeout_ms` | integer, above 0, at most `timeout_ms` | `60000` | time without new content once the answer flows |
+/// | `turn_timeout_ms` | integer, above 0 | `900000` | one model turn: its calls and the backoff of both layers |
+/// | `max_answer_bytes` | integer, above 0 | `4194304` (4 MiB) | the largest answer one call may stream |
 /// | `validate` | path to `fn(&Reply) -> Result<(), E>`, `E: Display` | none | checks each reply |
 /// | `crate` | string holding a path | `"::agentic_runtime"` | where the runtime is, for crates that re-export it |
 ///

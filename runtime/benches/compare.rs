@@ -29,7 +29,7 @@ async fn operation() -> Result<u64, std::io::Error> {
 }
 
 /// The seed's exec layer: 3 attempts, 1.5 s then 3 s, no jitter, no caps.
-const POLICY: RetryPolicy = RetryPolicy::new();
+const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
 /// The same schedule with every cap on: jitter, a delay cap, a call cap, a per-attempt timeout
 /// (a `tokio::time::timeout_at` around the attempt) and a deadline.
 const CAPPED: RetryPolicy = RetryPolicy::new()
