@@ -1,6 +1,6 @@
 //! The retry machinery alone on the success path, side by side in one group: the same in-memory
 //! operation called directly, through `Resilient::call`, through backon and through tokio-retry2, each
-//! with the seed's exec schedule (3 attempts, 1.5 s then 3 s, no jitter); and `Runtime::exec` on an
+//! with the default exec schedule (3 attempts, 1.5 s then 3 s); and `Runtime::exec` on an
 //! in-memory provider for scale. Before the timings it prints the heap allocations of one call of each
 //! and the size of its future. Run with `cargo bench -p agentic-runtime --bench compare`;
 //! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
@@ -28,8 +28,9 @@ async fn operation() -> Result<u64, std::io::Error> {
     Ok(black_box(42))
 }
 
-/// The seed's exec layer: 3 attempts, 1.5 s then 3 s, no jitter, no caps.
-const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
+/// The default policy: 3 attempts, 1.5 s then 3 s, proportional jitter, the default time bounds
+/// (set lazily: a call that succeeds at once reads no clock), no other cap.
+const POLICY: RetryPolicy = RetryPolicy::new();
 /// The same schedule with every cap on: jitter, a delay cap, a call cap, a per-attempt timeout
 /// (a `tokio::time::timeout_at` around the attempt) and a deadline.
 const CAPPED: RetryPolicy = RetryPolicy::new()
