@@ -133,7 +133,7 @@
 //! | `chunk_delay_ms` | integer | `ok`, the stream faults, `keep_alive_flood`, `empty_chunk_flood` | pause before each chunk (0) |
 //! | `after_chunks` | integer, 0 to 100 000 | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk`, `empty_chunk_flood` (0); `stall`, `hang` (before the headers), `keep_alive_flood` (right after the headers) | K, the chunks sent before the fault |
 //! | `at` | `"before_headers"`, `"in_headers"`, `"after_headers"` | `hang` (`before_headers`), not with `after_chunks` | where the silence starts |
-//! | `interval_ms` | integer | `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, and the HTTP errors with `endless_body` | the pause between two pieces of the endless part ([`DEFAULT_INTERVAL_MS`], 10); 0 sends them as fast as the client reads |
+//! | `interval_ms` | integer | `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, and the HTTP errors with `endless_body` | the pause between two pieces of the endless part ([`DEFAULT_INTERVAL_MS`], 10); 0 sends them as fast as the client reads (a blank body then comes in lines of 1023 blanks) |
 //! | `ping` | bool | `keep_alive_flood` | Anthropic requests get `event: ping` events instead of comments (false) |
 //! | `ms` | integer | `stall` (required) | the pause |
 //! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status) | HTTP status |

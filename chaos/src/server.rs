@@ -732,6 +732,12 @@ impl Answer<'_> {
 
     /// Send `of` over and over until the client leaves; `sent` text chunks came before.
     async fn flood(&mut self, of: FloodOf, sent: usize, interval_ms: u64) -> io::Result<After> {
+        /// 1023 blanks and a newline: what an unpaced flood of blank lines sends per chunk.
+        const BLANK_LINE: &[u8] = &{
+            let mut line = [b' '; 1024];
+            line[1023] = b'\n';
+            line
+        };
         let interval = Duration::from_millis(interval_ms);
         match of {
             FloodOf::KeepAlive { ping } => {
@@ -749,8 +755,7 @@ impl Answer<'_> {
             FloodOf::Newlines => {
                 // As fast as the client reads: whole lines of blanks, so that the client spends its
                 // time on bytes rather than on the framing of one-byte chunks.
-                const BLANKS: &[u8] = &[b' '; 1024];
-                let piece: &[u8] = if interval.is_zero() { BLANKS } else { b"\n" };
+                let piece: &[u8] = if interval.is_zero() { BLANK_LINE } else { b"\n" };
                 self.conn.flood(interval, |out| http::chunk_into(out, piece)).await
             }
         }
