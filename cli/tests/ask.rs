@@ -117,6 +117,43 @@ fn an_invalid_policy_gives_the_attributes_message() {
 }
 
 #[test]
+fn help_states_every_bound_with_its_default_and_reason() {
+    let output = agentic(&["ask", "--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    let help = text(&output.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "--connect-timeout-ms <MS>",
+        "[default: 10000: the OpenAI and Anthropic SDKs allow 5 s",
+        "--headers-timeout-ms <MS>",
+        "[default: 120000:",
+        "--first-token-timeout-ms <MS>",
+        "[default: 300000: reasoning models think for minutes",
+        "--idle-timeout-ms <MS>",
+        "[default: 60000: a live stream does not pause for a minute mid-answer]",
+        "--timeout-ms <MS>",
+        "[default: 600000: what the OpenAI and Anthropic SDKs allow one request]",
+        "--turn-timeout-ms <MS>",
+        "an exec whose calls never return ends within 15 minutes]",
+        "--max-answer-bytes <BYTES>",
+        "[default: 4194304 (4 MiB)",
+        "[default: proportional",
+    ] {
+        assert!(help.contains(expected), "`agentic ask --help` lacks {expected:?}:\n{help}");
+    }
+}
+
+#[test]
+fn a_bound_that_could_never_be_reached_is_refused_like_the_attribute_refuses_it() {
+    let output = agentic(&["ask", "--base-url", "http://127.0.0.1:9/v1", "--first-token-timeout-ms", "700000", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "error: `first_token_timeout_ms` (700000) must not exceed `timeout_ms` (600000, the default): the call \
+         would end first; raise `timeout_ms` too\n"
+    );
+}
+
+#[test]
 fn a_refused_connection_is_retried_then_reported() {
     // Port 9 (discard) on loopback: nothing listens there, so every connect is refused.
     let output = agentic(&[

@@ -61,13 +61,16 @@ enum Release {
     AtEnd,
 }
 
+/// What lets a hold go by itself.
+type Condition = Box<dyn Fn() -> bool + Send>;
+
 /// Keeps tokio's paused clock still while held (a task yields in a loop, so the runtime is never
 /// idle), and lets it jump again when released.
 #[derive(Clone, Default)]
 struct Hold {
     held: Arc<AtomicBool>,
     /// Checked while held: once true, the hold lets go by itself.
-    until: Arc<Mutex<Option<Box<dyn Fn() -> bool + Send>>>>,
+    until: Arc<Mutex<Option<Condition>>>,
     wake: Arc<tokio::sync::Notify>,
 }
 
@@ -97,7 +100,7 @@ impl Hold {
         hold
     }
 
-    fn hold(&self, until: Option<Box<dyn Fn() -> bool + Send>>) {
+    fn hold(&self, until: Option<Condition>) {
         *self.until.lock().unwrap() = until;
         self.held.store(true, Ordering::SeqCst);
         self.wake.notify_one();
