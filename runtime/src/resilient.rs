@@ -325,7 +325,7 @@ impl<'p, T> Resilient<'p, T> {
         // first poll. Most calls succeed at once; only a failure pays for the rest.
         let (outcome, started) = match first_call_limit(self.policy) {
             Some((start, at, limit)) => (within(at, limit, operation()).await, Some(start)),
-            None => first_attempt(self.policy.timeout().min(self.policy.turn_timeout()), operation()).await,
+            None => first_attempt(self.policy, operation()).await,
         };
         let first = match self.judge(outcome) {
             Ok(value) => return Ok(value),
@@ -495,6 +495,7 @@ async fn within<T, E>(at: Instant, limit: Duration, attempt: impl Future<Output 
 /// `turn_timeout_ms`): the call's start, the instant the attempt runs out and its limit, the least of
 /// them, from one reading of the clock. `None` when only the defaults apply: then the limit is set
 /// lazily, by [`first_attempt`].
+#[inline]
 fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)> {
     let values = policy.values();
     if values.timeout_ms.is_none() && values.budget_ms.is_none() && values.turn_timeout_ms.is_none() {
@@ -509,14 +510,15 @@ fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)
     Some((start, start.checked_add(limit)?, limit))
 }
 
-/// Runs a first attempt under the default limit `limit`. The clock is read and the timer set only if
-/// the attempt does not finish on its first poll (then right after that poll, so the limit counts
-/// from there), so an attempt that finishes at once never reads it: returns when the attempt
-/// started, if that was read.
+/// Runs a first attempt under `policy`'s default limit (`timeout_ms` cut to `turn_timeout_ms`). The
+/// limit is computed, the clock read and the timer set only if the attempt does not finish on its
+/// first poll (then right after that poll, so the limit counts from there), so an attempt that
+/// finishes at once pays for none of it: returns when the attempt started, if that was read.
 async fn first_attempt<T, E>(
-    limit: Duration,
+    policy: &RetryPolicy,
     attempt: impl Future<Output = Result<T, E>>,
 ) -> (Outcome<T, E>, Option<Instant>) {
+    let mut limit = Duration::ZERO;
     let mut attempt = pin!(attempt);
     let mut timer = pin!(None::<Sleep>);
     let mut start = None;
@@ -527,6 +529,7 @@ async fn first_attempt<T, E>(
         if start.is_none() {
             let now = Instant::now();
             start = Some(now);
+            limit = policy.timeout().min(policy.turn_timeout());
             if let Some(at) = now.checked_add(limit) {
                 timer.set(Some(tokio::time::sleep_until(at)));
             }
