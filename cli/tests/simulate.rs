@@ -163,6 +163,36 @@ fn a_hang_is_ended_by_the_default_bounds() {
 }
 
 #[test]
+fn limits_near_u64_max_answer_at_once() {
+    // Every bound that could end a hang set to u64::MAX: a bound lasts at most a year, and the
+    // virtual clock jumps there in one step (it used to step through its timer wheel for minutes).
+    let max = u64::MAX;
+    let policy = json!({
+        "jitter": "none",
+        "budget_ms": max,
+        "turn_timeout_ms": max,
+        "timeout_ms": max,
+        "first_token_timeout_ms": max,
+        "idle_timeout_ms": max,
+    });
+    let run = simulate(json!({"policy": policy, "outcomes": [{"hang": true}]}));
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(
+        run.json(),
+        json!({
+            "calls": 1,
+            "sleeps_ms": [],
+            "outcome": "error",
+            "error_kind": "budget",
+            "error": "exec() stopped after 1 attempt: `budget_ms` (31536000000) would run out: \
+                      the wait of 2 s does not fit in the 0 s left:\n\
+                      Attempt 1: TimeoutError: model call timed out after 31536000 s (`timeout_ms` = 31536000000)",
+            "elapsed_ms": 31_536_000_000u64
+        })
+    );
+}
+
+#[test]
 fn an_invalid_policy_prints_exactly_the_policy_error() {
     let run = simulate(json!({"policy": {"max_retries": 0}, "outcomes": []}));
     assert_eq!(run.code, 2);
