@@ -1,8 +1,8 @@
 //! `agentic ask`: one exec against a real provider (or any compatible server), through both layers.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
+use agentic_runtime::policy::rules::millis;
 use agentic_runtime::{AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime};
 use serde::Serialize;
 
@@ -208,8 +208,4 @@ impl<'a> JsonAttempt<'a> {
             delay_ms: decision.delay.map_or(0, millis),
         }
     }
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

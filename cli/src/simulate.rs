@@ -5,7 +5,7 @@ use std::io;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentic_runtime::policy::rules::{Key, format_ms};
+use agentic_runtime::policy::rules::{Key, format_ms, millis};
 use agentic_runtime::{Decision, ExecError, Jitter, ModelError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
 use serde::Serialize;
 use serde_json::Value;
@@ -180,10 +180,6 @@ fn readable(policy: &RetryPolicy, result: &Result<Reply, ExecError>) -> String {
         }
     }
     lines.join("\n")
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Reads the simulation, or says why it cannot run.

@@ -117,6 +117,27 @@ fn an_invalid_policy_gives_the_attributes_message() {
 }
 
 #[test]
+fn a_rejected_base_url_is_shown_without_the_key() {
+    const KEY: &str = "sk-proj-Zq7vK2mN9xR4tB8wL1pC6hJ3fD5gS0yE";
+    let cases = [
+        (format!("ftp://user:{KEY}@host/v1?key={KEY}"), "ftp://<redacted>:<redacted>@host/v1?key=<redacted>"),
+        // The key where the URL goes (the two values swapped).
+        (KEY.to_owned(), "<redacted>"),
+    ];
+    for (url, shown) in cases {
+        let output = agentic(&["ask", "--base-url", &url, "--api-key", KEY, "hi"]);
+        assert_eq!(output.status.code(), Some(2));
+        assert_eq!(
+            text(&output.stderr),
+            format!(
+                "error: the base URL `{shown}` is not an http(s) URL: pass e.g. --base-url http://127.0.0.1:8080/v1\n"
+            )
+        );
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
 fn help_states_every_bound_with_its_default_and_reason() {
     let output = agentic(&["ask", "--help"]);
     assert_eq!(output.status.code(), Some(0));

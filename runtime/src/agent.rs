@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 use crate::budget::CallLimit;
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
-use crate::policy::rules::format_ms;
+use crate::policy::rules::{format_ms, millis};
 use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 
 /// Runs one streamed call and returns its final message.
@@ -80,10 +80,6 @@ fn finish(outcome: Result<AssistantMessage, ModelError>) -> Result<AssistantMess
         Err(error) => Ok(AssistantMessage::from_error(error)),
         Ok(message) => Ok(message),
     }
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What ends a wait for the next event: the call's own deadline, or the progress clock.

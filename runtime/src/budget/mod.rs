@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::policy::RetryPolicy;
-use crate::policy::rules::format_ms;
+use crate::policy::rules::{format_ms, millis};
 
 /// The running budget of one exec. Both layers ask it before every retry, so a retry happens only
 /// when it fits: `now + delay` before the exec's deadline (`budget_ms`) and the turn's
@@ -214,8 +214,4 @@ impl<'p> Budget<'p> {
     pub(crate) fn take_stopped_by(&mut self) -> Option<String> {
         self.stopped_by.take()
     }
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

@@ -536,6 +536,11 @@ pub fn format_long_ms(ms: u64) -> String {
     if ms >= 60_000 && ms % 60_000 == 0 { format!("{} min", ms / 60_000) } else { format_ms(ms) }
 }
 
+/// A duration in whole milliseconds, saturating at `u64::MAX` (for messages and settings).
+pub fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Milliseconds as seconds for people: 46500 -> "46.5 s", 250 -> "0.25 s", 3000 -> "3 s".
 pub fn format_ms(ms: u64) -> String {
     let (secs, frac) = (ms / 1000, ms % 1000);

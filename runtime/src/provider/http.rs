@@ -15,7 +15,7 @@ use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
 use super::{CallBounds, EventStream, StreamEvent};
 use crate::error::{ModelError, TransportKind};
 use crate::message::StopReason;
-use crate::policy::rules::format_ms;
+use crate::policy::rules::{format_ms, millis};
 
 /// The most bytes of an error response body read and kept (16 KiB); the rest is cut.
 pub(crate) const MAX_ERROR_BODY: usize = 16 * 1024;
@@ -478,10 +478,6 @@ fn not_a_stream(status: reqwest::StatusCode, content_type: &str, path: &str, sec
     ModelError::new("UnexpectedContentTypeError", redact(&text, secret))
         .with_status(status.as_u16())
         .with_code(NOT_A_STREAM)
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// An error and its causes, joined with `": "`.
