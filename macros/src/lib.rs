@@ -2,14 +2,14 @@
 //! (`agentic_runtime::agentic_function`): the code it generates refers to that crate.
 //!
 //! The attribute is a pipeline: `attr` parses the arguments, `valid` judges them with the
-//! runtime's own policy rules, `expand` rewrites the function.
+//! policy rules `agentic-runtime` uses too (the `agentic-policy` crate), `expand` rewrites the function.
 
 mod attr;
 mod expand;
-#[allow(dead_code)]
-#[path = "../../runtime/src/policy/rules.rs"]
-mod rules;
 mod valid;
+
+/// The policy rules, shared with `agentic-runtime` through the `agentic-policy` crate.
+use agentic_policy as rules;
 
 use proc_macro::TokenStream;
 

@@ -1,5 +1,5 @@
 //! The cross-key rules: the attribute's numbers are judged by the runtime's own rules
-//! (`runtime/src/policy/rules.rs`, included by `lib.rs`), so the attribute and
+//! (the `agentic-policy` crate, which `agentic-runtime` validates with too), so the attribute and
 //! `RetryPolicy::validate` can never disagree.
 
 use syn::Error;

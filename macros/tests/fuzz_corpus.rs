@@ -8,9 +8,7 @@ mod attr;
 #[allow(dead_code)]
 #[path = "../src/expand.rs"]
 mod expand;
-#[allow(dead_code)]
-#[path = "../../runtime/src/policy/rules.rs"]
-mod rules;
+use agentic_policy as rules;
 #[allow(dead_code)]
 #[path = "../src/valid.rs"]
 mod valid;

@@ -1,6 +1,8 @@
 //! The retry policy of one `exec`: both layers' settings, caps and the one validation function.
 
-pub mod rules;
+/// The policy's plain values, keys, rules and worst case: the `agentic-policy` crate, which the
+/// attribute judges with too.
+pub use agentic_policy as rules;
 
 use std::time::Duration;
 

@@ -1,16 +1,21 @@
-//! The one place where a retry policy's rules are written.
+//! The retry policy of agentic, as plain values: the keys, the one rules function, the jitter
+//! kinds, the worst-case arithmetic and the defaults with their reasons.
 //!
-//! This file depends on nothing but `std` on purpose: `agentic-macros` includes it with
-//! `#[path]` so that `#[agentic_function(...)]` rejects at compile time exactly what
-//! `RetryPolicy::validate` rejects at run time. A rule changed here changes in both places.
+//! A crate of its own, with no dependency, because two crates judge a policy: `agentic-runtime`'s
+//! `RetryPolicy::validate` at run time and `agentic-macros`' `#[agentic_function(...)]` at compile
+//! time. Both call [`violations`], so they can never disagree. Use it through `agentic-runtime`
+//! (`agentic_runtime::policy::rules`).
+#![deny(missing_docs)]
 
 use std::fmt::Write as _;
 
 /// How a computed delay is randomised so that clients that failed together do not retry together.
 ///
 /// The cap (`max_delay_ms`) is applied after jitter. The RNG is seedable (`Runtime::with_jitter_seed`).
+///
+/// Not `#[non_exhaustive]` on purpose: the runtime, pinned to this crate's exact version, matches
+/// every kind, so a kind added here without its delay there does not compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
 pub enum Jitter {
     /// No randomness: the exact schedules (2 s, 4 s, 8 s and 1.5 s, 3 s with the default delays).
     None,
