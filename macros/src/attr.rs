@@ -8,16 +8,7 @@ use quote::ToTokens;
 use syn::ext::IdentExt as _;
 use syn::{Error, Expr, ExprPath, Ident, Lit, Path};
 
-use crate::rules::{Key, PolicyValues, nearest_key};
-
-/// The `jitter` kinds, as spelled in the attribute, with the variant of `Jitter` each one names.
-pub(crate) const JITTER_KINDS: [(&str, &str); 5] = [
-    ("none", "None"),
-    ("full", "Full"),
-    ("equal", "Equal"),
-    ("decorrelated", "Decorrelated"),
-    ("proportional", "Proportional"),
-];
+use crate::rules::{Jitter, Key, PolicyValues, nearest_key};
 
 /// A key of the attribute: a policy key of the shared rules, `validate` or `crate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,8 +98,8 @@ pub(crate) struct Arg<T> {
 pub(crate) struct Args {
     /// The numeric policy keys, in the order written.
     pub(crate) numbers: Vec<(Key, Arg<u64>)>,
-    /// The `Jitter` variant named by `jitter = "..."`, e.g. `"Full"`.
-    pub(crate) jitter: Option<Arg<&'static str>>,
+    /// The kind named by `jitter = "..."`.
+    pub(crate) jitter: Option<Arg<Jitter>>,
     pub(crate) validate: Option<Arg<ExprPath>>,
     pub(crate) krate: Option<Arg<Path>>,
     /// Numeric keys that were written with a value that did not parse: the rules must not guess them.
@@ -332,19 +323,19 @@ fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
 }
 
 fn jitter_kinds() -> String {
-    let kinds: Vec<String> = JITTER_KINDS.iter().map(|(kind, _)| format!("\"{kind}\"")).collect();
+    let kinds: Vec<String> = Jitter::NAMES.iter().map(|kind| format!("\"{kind}\"")).collect();
     let (last, rest) = kinds.split_last().expect("five kinds");
     format!("{} and {last}", rest.join(", "))
 }
 
-/// A string naming a jitter kind; returns the `Jitter` variant.
-fn jitter(value: &[TokenTree]) -> Result<&'static str, Error> {
+/// A string naming a jitter kind.
+fn jitter(value: &[TokenTree]) -> Result<Jitter, Error> {
     let spanned = to_stream(value);
     if let [TokenTree::Literal(literal)] = value {
         if let Lit::Str(text) = Lit::new(literal.clone()) {
             let kind = text.value();
-            return match JITTER_KINDS.iter().find(|(name, _)| *name == kind) {
-                Some((_, variant)) => Ok(variant),
+            return match Jitter::from_name(&kind) {
+                Some(jitter) => Ok(jitter),
                 None => Err(Error::new(
                     literal.span(),
                     format!("unknown `jitter` kind \"{kind}\"; the kinds are {}", jitter_kinds()),
@@ -357,7 +348,7 @@ fn jitter(value: &[TokenTree]) -> Result<&'static str, Error> {
         TokenTree::Ident(ident) => Some(ident.to_string().to_lowercase()),
         _ => None,
     });
-    let message = match last_ident.filter(|word| JITTER_KINDS.iter().any(|(kind, _)| kind == word)) {
+    let message = match last_ident.filter(|word| Jitter::from_name(word).is_some()) {
         Some(kind) => format!("`jitter` takes a string, found `{}`; write `jitter = \"{kind}\"`", show(value)),
         None => {
             format!("`jitter` takes a string naming a kind, found `{}`; the kinds are {}", show(value), jitter_kinds())
@@ -505,7 +496,7 @@ mod tests {
         assert_eq!(errors.len(), 3);
         assert_eq!(args.numbers.len(), 1);
         assert_eq!(args.numbers[0].1.value, 2);
-        assert_eq!(args.jitter.map(|arg| arg.value), Some("Equal"));
+        assert_eq!(args.jitter.map(|arg| arg.value), Some(Jitter::Equal));
         assert_eq!(args.unparsed, [Key::BudgetMs]);
     }
 }

@@ -15,7 +15,6 @@ use syn::{
     ExprWhile, FnArg, Ident, Item, ItemFn, Lit, Local, Macro, Meta, Pat, Stmt, Token, Type,
 };
 
-use crate::attr::JITTER_KINDS;
 use crate::attr::{self, Args};
 use crate::rules::{Jitter, Key, PolicyValues, describe_worst_case};
 use crate::valid;
@@ -224,14 +223,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
         function.block.stmts.insert(0, item);
     }
 
-    let jitter = match &args.jitter {
-        Some(arg) => JITTER_KINDS
-            .iter()
-            .find(|(_, variant)| *variant == arg.value)
-            .and_then(|(name, _)| Jitter::from_name(name))
-            .unwrap_or_default(),
-        None => Jitter::default(),
-    };
+    let jitter = args.jitter.as_ref().map_or_else(Jitter::default, |arg| arg.value);
     let line = format!("**Retry policy:** {}.", describe_worst_case(values, jitter));
     if doc.is_some() {
         function.attrs.push(syn::parse_quote!(#[doc = ""]));
@@ -267,7 +259,7 @@ fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
         policy = quote!(#policy.#setter(#value));
     }
     if let Some(jitter) = &args.jitter {
-        let variant = Ident::new(jitter.value, Span::call_site());
+        let variant = Ident::new(jitter.value.variant(), Span::call_site());
         policy = quote!(#policy.with_jitter(#private::Jitter::#variant));
     }
     policy

@@ -47,6 +47,18 @@ impl Jitter {
         })
     }
 
+    /// The kind's variant as written in Rust (`"Proportional"`), for code that names it, such as the
+    /// attribute's expansion.
+    pub const fn variant(self) -> &'static str {
+        match self {
+            Jitter::None => "None",
+            Jitter::Full => "Full",
+            Jitter::Equal => "Equal",
+            Jitter::Decorrelated => "Decorrelated",
+            Jitter::Proportional => "Proportional",
+        }
+    }
+
     /// The kind's name, as accepted by [`Jitter::from_name`].
     pub const fn name(self) -> &'static str {
         match self {
