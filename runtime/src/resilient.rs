@@ -163,11 +163,11 @@ impl fmt::Display for HttpStatus {
 
 impl Classify for HttpStatus {
     fn classify(&self) -> Classification {
-        match self.0 {
-            status @ (408 | 409 | 425 | 429 | 500..=599) => {
-                Classification::retry(format!("HTTP {status} is transient"))
-            }
-            status => Classification::permanent(format!("HTTP {status} is permanent")),
+        let status = self.0;
+        if crate::classify::is_transient_status(status) {
+            Classification::retry(format!("HTTP {status} is transient"))
+        } else {
+            Classification::permanent(format!("HTTP {status} is permanent"))
         }
     }
 }

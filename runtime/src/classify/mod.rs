@@ -14,4 +14,4 @@ mod session;
 pub use exec::{ExecAction, ExecVerdict, exec_verdict};
 pub use hint::retry_hint;
 pub use reason::Reason;
-pub use session::{SessionVerdict, is_context_overflow, is_retryable_error, session_verdict};
+pub use session::{SessionVerdict, is_context_overflow, is_retryable_error, is_transient_status, session_verdict};

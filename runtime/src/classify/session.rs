@@ -97,13 +97,19 @@ pub(crate) fn quota_exhausted(text: &str, error: Option<&ModelError>) -> Option<
     (!RETRY_AFTER_TIME.is_match(text)).then_some(Reason::QuotaText(pattern))
 }
 
+/// Whether an HTTP status is transient: 408, 409, 425, 429 and every 5xx. The one list both the
+/// layers and resilient calls judge statuses by.
+pub fn is_transient_status(status: u16) -> bool {
+    matches!(status, 408 | 409 | 425 | 429 | 500..=599)
+}
+
 /// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.
 pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
     if error.code() == Some(crate::provider::NOT_A_STREAM) {
         return Some(Reason::NotAStream);
     }
     match error.status() {
-        Some(status @ (408 | 409 | 425 | 429 | 500..=599)) => return Some(Reason::RetryableStatus(status)),
+        Some(status) if is_transient_status(status) => return Some(Reason::RetryableStatus(status)),
         Some(status @ 400..=499) => return Some(Reason::PermanentStatus(status)),
         _ => {}
     }
