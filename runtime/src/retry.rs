@@ -1,5 +1,5 @@
 //! The retry state one exec shares between its two layers, and layer 2's decision after a failed
-//! attempt: one implementation, used by `Runtime::exec` and by [`crate::resilient_call`].
+//! attempt: one implementation, used by `Runtime::exec` and by [`Resilient`](crate::resilient::Resilient).
 
 use std::cell::Cell;
 use std::thread::LocalKey;
