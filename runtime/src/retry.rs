@@ -166,7 +166,7 @@ pub(crate) struct Failed {
 }
 
 impl RetryState<'_> {
-    /// Layer 2's rules after failed attempt `index` (from 0), DESIGN.md section 4: stop on a
+    /// Layer 2's rules after failed attempt `index` (from 0), docs/design.md §5: stop on a
     /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
     /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
     /// bucket allow it. Records the decision.
