@@ -449,7 +449,7 @@ macro_rules! reply_setters {
             ///
             /// # Default
             ///
-            /// [`DEFAULT_TEXT`](crate::DEFAULT_TEXT).
+            /// [`DEFAULT_TEXT`].
             pub fn text(mut self, text: impl Into<String>) -> Self {
                 self.reply.text = text.into();
                 self
@@ -676,7 +676,7 @@ impl HttpError {
     }
 
     /// Never end the body: send it chunked (no `content-length`), then a newline every
-    /// [`DEFAULT_INTERVAL_MS`](crate::DEFAULT_INTERVAL_MS) milliseconds, until the client hangs up
+    /// [`DEFAULT_INTERVAL_MS`] milliseconds, until the client hangs up
     /// or the server stops. `endless_body` in a scenario file.
     ///
     /// # Default
@@ -692,7 +692,7 @@ impl HttpError {
     ///
     /// # Default
     ///
-    /// [`DEFAULT_INTERVAL_MS`](crate::DEFAULT_INTERVAL_MS).
+    /// [`DEFAULT_INTERVAL_MS`].
     pub fn interval_ms(mut self, ms: u64) -> Self {
         self.endless = Some(ms);
         self
@@ -1161,7 +1161,7 @@ macro_rules! interval_setter {
             ///
             /// # Default
             ///
-            /// [`DEFAULT_INTERVAL_MS`](crate::DEFAULT_INTERVAL_MS).
+            /// [`DEFAULT_INTERVAL_MS`].
             pub fn interval_ms(mut self, ms: u64) -> Self {
                 self.interval_ms = ms;
                 self
@@ -1283,7 +1283,7 @@ interval_setter!(EmptyChunkFlood);
 /// `choices[0].message.content`, Anthropic `content[0].text`) and then sends the text, over and
 /// over, never closing the string.
 ///
-/// An empty text streams [`DEFAULT_TEXT`](crate::DEFAULT_TEXT) instead (a scenario file refuses
+/// An empty text streams [`DEFAULT_TEXT`] instead (a scenario file refuses
 /// it).
 ///
 /// # Examples
@@ -1308,7 +1308,7 @@ impl EndlessText {
     ///
     /// # Default
     ///
-    /// [`DEFAULT_TEXT`](crate::DEFAULT_TEXT).
+    /// [`DEFAULT_TEXT`].
     pub fn text(mut self, text: impl Into<String>) -> Self {
         self.reply.text = text.into();
         self

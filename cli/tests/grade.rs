@@ -1,5 +1,6 @@
-//! `agentic grade`: the categories on hand-written traces (the seed's 80%-failure run among them)
-//! and on a trace the runtime wrote, the plain and `--json` outputs, malformed lines, exit codes.
+//! `agentic grade`: the categories on hand-written traces (the unrecovered run of docs/design.md
+//! §13 among them) and on a trace the runtime wrote, the plain and `--json` outputs, malformed
+//! lines, exit codes.
 
 mod common;
 
@@ -38,11 +39,11 @@ fn finish(run: &str, ts_ms: u64, iterations: u32) -> String {
     event(run, "agent_finish", ts_ms, json!({"final_text": "done", "iterations": iterations}))
 }
 
-/// The seed's 80%-failure run (two tool errors, then the model gives up), a recovered run, a clean
-/// run, and a run whose layers gave up.
+/// The unrecovered run of docs/design.md §13 (two tool errors, then the model gives up), a
+/// recovered run, a clean run, and a run whose layers gave up.
 fn four_runs() -> String {
     [
-        // Seed 003, trace_baseline_20260626_215009.jsonl: events 5-6 error, 9-10 error, 11-12 final text.
+        // Two failed calls of one tool 3 s apart (the model's thinking, no sleep), then the final text.
         start("seed-80"),
         call("seed-80", 1000, "toolu_1", "lookup_customer"),
         result("seed-80", 1001, "toolu_1", true, "MockCustomerAPI.InternalServerError: 500"),

@@ -1,4 +1,4 @@
-//! `agentic simulate --json`: the real layers on virtual time (DESIGN.md sections 3 to 6 and 8).
+//! `agentic simulate --json`: the real layers on virtual time (docs/design.md §4 to §8 and §17).
 
 mod common;
 
@@ -337,7 +337,7 @@ fn help_states_the_contract() {
     }
 }
 
-/// DESIGN.md section 4, rule 2: layer 2 stops on context overflow as section 3 defines it, which
+/// docs/design.md §5, rule 2: layer 2 stops on context overflow as §4 defines it, which
 /// includes a bodiless 400/413, which layer 2 sees as `"ModelError: 400 (no body)"`.
 #[test]
 fn a_bodiless_400_is_a_context_overflow_for_layer_2_too() {

@@ -1,6 +1,7 @@
-//! A tool that fails twice with "RateLimitError: 429", then works (seed 003): the errors go back to
-//! the model as `tool_result`s with `is_error: true`, with no infrastructure retry and no sleep; the
-//! model calls the tool again; the JSONL trace shows it and the grader calls the run recovered.
+//! A tool that fails twice with "RateLimitError: 429", then works (docs/design.md §12): the errors
+//! go back to the model as `tool_result`s with `is_error: true`, with no infrastructure retry and no
+//! sleep; the model calls the tool again; the JSONL trace shows it and the grader calls the run
+//! recovered.
 //!
 //! ```text
 //! cargo run --example flaky_tool

@@ -48,7 +48,7 @@ use proc_macro::TokenStream;
 ///
 /// # Keys
 ///
-/// Every key is optional; with none, the seed's defaults apply (up to 12 model calls and 46.5 s
+/// Every key is optional; with none, the defaults apply (up to 12 model calls and 46.5 s
 /// ± 25 % of backoff per exec; a model turn ends within 15 min). Time bounds above one year mean one
 /// year.
 ///

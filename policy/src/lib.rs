@@ -144,7 +144,8 @@ pub struct PolicyValues {
 }
 
 impl PolicyValues {
-    /// The seed's defaults: 3 exec attempts, 3 session retries, 2000 ms and 1500 ms base delays.
+    /// The defaults (docs/design.md §4, §5, §9): 3 exec attempts, 3 session retries, 2000 ms and
+    /// 1500 ms base delays, every other bound at its `DEFAULT_*`.
     pub const DEFAULT: Self = Self {
         max_retries: 3,
         session_retries: 3,

@@ -1,4 +1,5 @@
-//! Backoff schedules: the seed's doubling delays, jitter, and the cap (applied after jitter).
+//! Backoff schedules (docs/design.md §8): both layers' doubling delays, jitter, and the cap
+//! (applied after jitter).
 
 use std::time::Duration;
 
@@ -114,7 +115,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_schedules_without_jitter() {
+    fn reference_schedules_without_jitter() {
         let mut rng = Rng::with_seed(1);
         let mut exec = Schedule::exec(&policy(Jitter::None));
         let delays: Vec<u128> = (0..4).map(|k| exec.delay(k, &mut rng).as_millis()).collect();

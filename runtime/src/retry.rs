@@ -1,5 +1,5 @@
 //! The retry state one exec shares between its two layers, and layer 2's decision after a failed
-//! attempt: one implementation, used by `Runtime::exec` and by [`crate::resilient_call`].
+//! attempt: one implementation, used by `Runtime::exec` and by [`Resilient`](crate::resilient::Resilient).
 
 use std::cell::Cell;
 use std::thread::LocalKey;
@@ -166,7 +166,7 @@ pub(crate) struct Failed {
 }
 
 impl RetryState<'_> {
-    /// Layer 2's rules after failed attempt `index` (from 0), DESIGN.md section 4: stop on a
+    /// Layer 2's rules after failed attempt `index` (from 0), docs/design.md §5: stop on a
     /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
     /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
     /// bucket allow it. Records the decision.

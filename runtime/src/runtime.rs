@@ -80,7 +80,7 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// A runtime on `provider` with the seed's default policy.
+    /// A runtime on `provider` with the default policy ([`RetryPolicy::new`]).
     pub fn new(provider: impl Provider) -> Self {
         Self::from_shared(Arc::new(provider))
     }

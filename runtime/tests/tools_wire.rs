@@ -119,7 +119,7 @@ async fn anthropic_sends_tools_and_reads_the_chaos_servers_tool_calls() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_seeds_flaky_tool_with_the_scripted_provider_is_fed_back_at_once() {
+async fn a_flaky_tool_with_the_scripted_provider_is_fed_back_at_once() {
     let provider = ScriptedProvider::new([
         Step::tool_call("get_weather", json!({"city": "Paris"})),
         Step::tool_call("get_weather", json!({"city": "Paris"})),

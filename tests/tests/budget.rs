@@ -1,5 +1,5 @@
 //! One deadline, one call cap, per-call timeouts and server hints across both layers
-//! (DESIGN.md sections 5 and 6).
+//! (docs/design.md §7 and §8).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Layer 2's decision table (DESIGN.md section 4), rule by rule, in order.
+//! Layer 2's decision table (docs/design.md §5), rule by rule, in order.
 
 use agentic_runtime::ModelError;
 use agentic_runtime::classify::{ExecAction, Reason, exec_verdict};
@@ -32,7 +32,7 @@ fn rule_2_context_overflow_stops() {
 }
 
 #[test]
-fn rule_3_permanent_markers_from_the_seed_and_added() {
+fn rule_3_permanent_markers_from_the_reference_and_added() {
     for text in [
         "ValueError: not a valid image",
         "BadRequestError: invalid image data",

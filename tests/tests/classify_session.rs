@@ -1,4 +1,4 @@
-//! Layer 1's decision table (DESIGN.md section 3), rule by rule, in order.
+//! Layer 1's decision table (docs/design.md §4), rule by rule, in order.
 
 use std::time::Duration;
 

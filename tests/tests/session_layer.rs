@@ -33,7 +33,7 @@ async fn retries_three_times_after_2_4_8_seconds() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_sleeps_are_exactly_the_seed_schedule() {
+async fn the_sleeps_are_exactly_the_reference_schedule() {
     let provider = ScriptedProvider::new([Step::error(""), Step::error(""), Step::error(""), Step::ok("ok")]);
     let runtime = Runtime::new(provider.clone());
     let reply = runtime.exec_with(&exact(), "hi").await.unwrap();

@@ -71,7 +71,7 @@ async fn a_timeout_costs_more() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_off_switch_keeps_the_seed_behaviour() {
+async fn the_off_switch_keeps_the_reference_behaviour() {
     let provider = ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
     let runtime = Runtime::new(provider.clone()).with_retry_quota(None);
     let (requests, ok) = storm(&runtime, &provider, 50).await;

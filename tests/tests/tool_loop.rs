@@ -1,5 +1,5 @@
-//! The ReAct loop inside `exec` (issue 6, seed 003): tool errors go back to the model, never to the
-//! retry layers; infrastructure retries apply per model turn; traces and their grades.
+//! The ReAct loop inside `exec` (issue 6; docs/design.md §12): tool errors go back to the model,
+//! never to the retry layers; infrastructure retries apply per model turn; traces and their grades.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -46,7 +46,7 @@ impl fmt::Display for ExecVerdict {
     }
 }
 
-/// Layer 2's decision on a failed attempt whose text is `"<Kind>: <text>"` (DESIGN.md section 4);
+/// Layer 2's decision on a failed attempt whose text is `"<Kind>: <text>"` (docs/design.md §5);
 /// the first rule that applies wins.
 ///
 /// # Examples

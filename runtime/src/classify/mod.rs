@@ -3,7 +3,7 @@
 //! Layer 1 ([`session_verdict`], [`is_retryable_error`]) decides whether `AgentSession` retries a
 //! failed model call. Layer 2 ([`exec_verdict`]) decides whether `Runtime::exec` retries a failed
 //! attempt, stops for good, or returns a programming error unchanged. The rules and their order are
-//! DESIGN.md sections 3 and 4; every verdict carries its [`Reason`].
+//! docs/design.md §4 and §5; every verdict carries its [`Reason`].
 
 mod exec;
 mod hint;

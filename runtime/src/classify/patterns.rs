@@ -1,4 +1,4 @@
-//! The pattern sets of DESIGN.md sections 3 and 4, each compiled once, matched case-insensitively.
+//! The pattern sets of docs/design.md §4 and §5, each compiled once, matched case-insensitively.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -35,7 +35,7 @@ macro_rules! same {
     ($($pattern:literal),* $(,)?) => { &[$(($pattern, $pattern)),*] };
 }
 
-/// Context overflow (section 3, rule 2): the 17 patterns and the bodiless 400/413.
+/// Context overflow (docs/design.md §4, rule 2): the 17 patterns and the bodiless 400/413.
 pub(crate) static OVERFLOW: LazyLock<PatternSet> = LazyLock::new(|| {
     let mut patterns: Vec<(&str, &str)> = same![
         "prompt is too long",
@@ -61,7 +61,7 @@ pub(crate) static OVERFLOW: LazyLock<PatternSet> = LazyLock::new(|| {
     PatternSet::new(&patterns)
 });
 
-/// Quota or billing exhausted (section 3, rule 4; section 4, rule 3).
+/// Quota or billing exhausted (docs/design.md §4, rule 4; §5, rule 3).
 pub(crate) static QUOTA: LazyLock<PatternSet> = LazyLock::new(|| {
     PatternSet::new(same![
         "insufficient_quota",
@@ -81,7 +81,7 @@ pub(crate) static RETRY_AFTER_TIME: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the retry-after text pattern is a valid regex")
 });
 
-/// Transient failures (section 3, rule 7). Status numbers match only as whole numbers.
+/// Transient failures (docs/design.md §4, rule 7). Status numbers match only as whole numbers.
 pub(crate) static RETRY: LazyLock<PatternSet> = LazyLock::new(|| {
     PatternSet::new(&[
         ("overloaded", "overloaded"),
@@ -117,7 +117,7 @@ pub(crate) static RETRY: LazyLock<PatternSet> = LazyLock::new(|| {
     ])
 });
 
-/// Permanent markers (section 4, rule 3), matched as substrings of lower(`"<Kind>: <text>"`).
+/// Permanent markers (docs/design.md §5, rule 3), matched as substrings of lower(`"<Kind>: <text>"`).
 pub(crate) static PERMANENT: LazyLock<PatternSet> = LazyLock::new(|| {
     let markers = [
         "not a valid image",
@@ -153,7 +153,7 @@ pub(crate) const QUOTA_CODES: [&str; 2] = ["insufficient_quota", "billing_hard_l
 mod tests {
     use super::*;
 
-    /// The sets as DESIGN.md states them: case-insensitive regexes over the text as it is.
+    /// The sets as docs/design.md §4 and §5 state them: case-insensitive regexes over the text as it is.
     fn reference(set: &PatternSet) -> RegexSet {
         RegexSetBuilder::new(set.set.patterns()).case_insensitive(true).build().unwrap()
     }

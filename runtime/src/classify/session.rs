@@ -22,7 +22,7 @@ impl fmt::Display for SessionVerdict {
     }
 }
 
-/// Layer 1's decision on a message (DESIGN.md section 3).
+/// Layer 1's decision on a message (docs/design.md §4).
 ///
 /// # Examples
 ///
@@ -69,7 +69,7 @@ pub fn session_verdict(stop_reason: StopReason, text: &str, error: Option<&Model
     }
 }
 
-/// Context overflow, by typed code or text; checked always (DESIGN.md section 3, rule 2).
+/// Context overflow, by typed code or text; checked always (docs/design.md §4, rule 2).
 pub fn is_context_overflow(text: &str, error: Option<&ModelError>) -> Option<Reason> {
     if let Some(code) = error.and_then(ModelError::code) {
         if let Some(known) = OVERFLOW_CODES.iter().find(|known| **known == code) {

@@ -47,7 +47,7 @@ impl fmt::Display for ExecErrorKind {
 
 /// The error of one `exec`: why it gave up, every attempt, and what it cost.
 ///
-/// Its Display is the seed's text, prefixed by the agent function's name when known:
+/// Its Display is the attempt list of docs/design.md §5, prefixed by the agent function's name when known:
 ///
 /// ```text
 /// summarize: exec() failed after 3 attempts:

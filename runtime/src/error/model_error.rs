@@ -176,7 +176,7 @@ impl ModelError {
     }
 
     /// True for programming errors: made by [`ModelError::programming`], or of kind `TypeError` or
-    /// `NotImplementedError` (the seed's two).
+    /// `NotImplementedError` (docs/design.md §3).
     pub fn is_programming(&self) -> bool {
         self.programming || is_programming_kind(&self.kind)
     }
@@ -190,7 +190,7 @@ impl fmt::Display for ModelError {
 
 impl std::error::Error for ModelError {}
 
-/// True for the seed's programming-error kinds.
+/// True for the kinds that mark a programming error: `TypeError` and `NotImplementedError`.
 pub(crate) fn is_programming_kind(kind: &str) -> bool {
     matches!(kind, "TypeError" | "NotImplementedError")
 }

@@ -28,7 +28,7 @@ pub const MAX_TEXT_LABEL: usize = 40;
 ///    `MalformedStreamError` `"malformed stream"`, `RateLimitError` `"rate limited"`,
 ///    `OverloadedError` `"overloaded"`.
 /// 6. an empty error (a bare `ModelError`, or nothing): `"dropped stream"` — a stream that ended
-///    with no error text, as the seed's providers report a dropped connection.
+///    with no error text, which is how a dropped connection looks (docs/design.md §4, rule 6).
 /// 7. words in the text (case-insensitive): "rate limit" or "too many requests" give `"rate
 ///    limited"`, "overloaded" `"overloaded"`, "timed out" or "timeout" `"timeout"`.
 /// 8. otherwise a specific kind (any but the generic `ModelError`, `Error`, `Exception`) is the

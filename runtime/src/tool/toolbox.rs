@@ -120,7 +120,7 @@ impl Toolbox {
     /// arguments follow the JSON schema `parameters` (`null`: no arguments).
     ///
     /// The function gets the arguments as a JSON object that matched the schema (see
-    /// [`check_arguments`](super::check_arguments)); its `Ok` text is the result the model reads,
+    /// [`check_arguments`]); its `Ok` text is the result the model reads,
     /// its `Err` goes back as an error result.
     ///
     /// # Panics

@@ -584,7 +584,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_eighty_percent_failure_run_is_unrecovered() {
+    fn the_eighty_percent_failure_run_is_unrecovered() {
         let report = grade_text(
             r#"{"event":"agent_start","ts_ms":0,"run_id":"r","function":"support"}
 {"event":"tool_call","ts_ms":1,"run_id":"r","tool":"lookup","call_id":"1","arguments":{}}

@@ -1,4 +1,4 @@
-//! JSONL traces of agent runs (DESIGN.md section 9), and their [grader](grade).
+//! JSONL traces of agent runs (docs/design.md §13), and their [grader](grade).
 //!
 //! A [`TraceSink`] receives one JSON object per line, one line per task event of a run:
 //!

@@ -1,10 +1,10 @@
-//! A free function, with no keys (the seed's defaults) and with every key.
+//! A free function, with no keys (the defaults) and with every key.
 #![deny(warnings)]
 #![allow(dead_code)]
 
 use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
 
-/// The seed's defaults.
+/// The defaults.
 #[agentic_function]
 async fn defaults(runtime: &Runtime) -> Result<Reply, ExecError> {
     runtime.exec("hello").await
