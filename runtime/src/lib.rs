@@ -31,6 +31,7 @@
 
 pub mod agent;
 mod agent_fn;
+mod agent_session;
 pub mod backoff;
 pub mod budget;
 pub mod classify;
@@ -51,6 +52,7 @@ pub mod tool;
 pub mod trace;
 
 pub use agent_fn::{AgentFn, Validator};
+pub use agent_session::AgentSession;
 pub use error::{ExecError, ExecErrorKind, ModelError, PolicyError, TransportKind};
 pub use journal::{FailureRecord, Journal};
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
@@ -58,9 +60,8 @@ pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
 pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, Provider, ScriptedProvider, Step};
 pub use reply::Reply;
-pub use report::{Decision, Layer, Verdict};
-pub use runtime::{Observer, Runtime};
-pub use session::AgentSession;
+pub use report::{Decision, Layer, Observer, Verdict};
+pub use runtime::Runtime;
 pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
 pub use trace::grade::{GradeReport, grade_lines};
 pub use trace::{RunTrace, TraceEvent, TraceSink};

@@ -66,6 +66,9 @@ impl fmt::Display for Verdict {
     }
 }
 
+/// A callback that sees every decision of both layers as it is made (`Runtime::with_observer`).
+pub type Observer = dyn Fn(&Decision) + Send + Sync;
+
 /// One decision of one layer about one failure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {

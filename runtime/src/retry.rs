@@ -11,8 +11,7 @@ use crate::classify::ExecAction;
 use crate::error::{ExecErrorKind, PolicyError};
 use crate::journal::Journal;
 use crate::policy::RetryPolicy;
-use crate::report::{Decision, Layer, Verdict};
-use crate::runtime::Observer;
+use crate::report::{Decision, Layer, Observer, Verdict};
 
 /// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
 /// The rules are a pure function of the policy's values and a program calls with one or a few

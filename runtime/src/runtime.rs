@@ -16,9 +16,9 @@ use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
 use crate::provider::Provider;
 use crate::reply::Reply;
-use crate::report::Decision;
+use crate::report::{Decision, Observer};
 use crate::retry::{Failed, Next, RetryState, validate_policy};
-use crate::session::{AgentSession, Run, is_timeout, run_layer};
+use crate::session::{Run, is_timeout, run_layer};
 use crate::tool::{Toolbox, results_message};
 use crate::trace::TraceSink;
 
@@ -63,9 +63,6 @@ pub struct Runtime {
 
 /// The most tool turns of one exec, unless [`Runtime::with_max_iterations`] says otherwise.
 pub const DEFAULT_MAX_ITERATIONS: u32 = 20;
-
-/// A callback that sees every decision of both layers as it is made.
-pub type Observer = dyn Fn(&Decision) + Send + Sync;
 
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -245,11 +242,6 @@ impl Runtime {
         &*self.provider
     }
 
-    /// A conversation with layer 1 only.
-    pub fn session(&self) -> AgentSession {
-        AgentSession::new(self.clone())
-    }
-
     /// Runs `prompt` through both layers with the runtime's policy.
     pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
         let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await;
@@ -331,7 +323,7 @@ impl Runtime {
             let mut schedule = Schedule::exec(policy);
             let mut attempts: Vec<String> = Vec::new();
             for attempt in 0..policy.max_retries() {
-                run.attempt = attempt + 1;
+                run.state.attempt = attempt + 1;
                 attempts_made += 1;
                 if let Err(error) = run_layer(&mut run, &mut history).await {
                     attempts.push(error.to_string());
@@ -370,27 +362,31 @@ impl Runtime {
                     history.push(results_message(outcomes));
                     // A failed later turn is retried from here: completed tool results are kept.
                     base = history.len();
-                    run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
-                    run.last_retry_cost = 0;
-                    run.budget.start_turn();
+                    run.state.governor.expect("exec runs have a governor").on_success(run.state.last_retry_cost).await;
+                    run.state.last_retry_cost = 0;
+                    run.state.budget.start_turn();
                     continue 'turns;
                 } else {
                     let stop_reason = last.stop_reason;
                     let reply = Reply::new(
                         last.into_text(),
                         stop_reason,
-                        run.budget.calls(),
+                        run.state.budget.calls(),
                         attempts_made,
-                        run.budget.elapsed(),
+                        run.state.budget.elapsed(),
                     )
                     .with_iterations(iterations);
                     let rejection = function.validate.and_then(|validate| validate(&reply).err());
                     let Some(reason) = rejection else {
-                        run.governor.expect("exec runs have a governor").on_success(run.last_retry_cost).await;
+                        run.state
+                            .governor
+                            .expect("exec runs have a governor")
+                            .on_success(run.state.last_retry_cost)
+                            .await;
                         if let Some(trace) = &trace {
                             trace.agent_finish(reply.text(), iterations);
                         }
-                        return Ok(reply.with_decisions(std::mem::take(&mut run.decisions)));
+                        return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
                     };
                     history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
                     history.push(Message::user(format!(
@@ -408,7 +404,7 @@ impl Runtime {
                     }
                 };
                 attempts.push(failed.error.clone());
-                match run.after_failed_attempt(&mut schedule, attempt, failed).await {
+                match run.state.after_failed_attempt(&mut schedule, attempt, failed).await {
                     Next::Retry(delay) => {
                         history.truncate(base);
                         tokio::time::sleep(delay).await;

@@ -105,7 +105,7 @@ pub fn is_transient_status(status: u16) -> bool {
 
 /// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.
 pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
-    if error.code() == Some(crate::provider::NOT_A_STREAM) {
+    if error.code() == Some(crate::error::model_error::NOT_A_STREAM) {
         return Some(Reason::NotAStream);
     }
     match error.status() {

@@ -2,6 +2,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
+/// The code of a successful HTTP response that is no answer at all: its content type is neither an
+/// event stream nor JSON (a wrong base URL, a proxy's login page). Permanent: the same request gets
+/// the same page.
+pub(crate) const NOT_A_STREAM: &str = "unexpected_content_type";
+
 /// How a connection or a stream failed below HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -1,4 +1,4 @@
-use crate::policy::rules::{Key, Violation};
+use agentic_policy::{Key, Violation};
 
 /// A retry policy that breaks a rule. The message names the key, quotes the value and says the fix,
 /// exactly as the attribute's compile error does.

@@ -13,6 +13,7 @@ pub(crate) use super::secret::Secret;
 use super::secret::{display_url, redact};
 use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
 use super::{CallBounds, EventStream, StreamEvent};
+use crate::error::model_error::NOT_A_STREAM;
 use crate::error::{ModelError, TransportKind};
 use crate::message::StopReason;
 use crate::policy::rules::{format_ms, millis};
@@ -462,9 +463,6 @@ fn body_kind(response: &reqwest::Response) -> BodyKind {
         BodyKind::Other(text.chars().take(100).collect())
     }
 }
-
-/// The code of a successful response that is not an answer at all (see [`not_a_stream`]).
-pub(crate) const NOT_A_STREAM: &str = "unexpected_content_type";
 
 /// A `2xx` whose body is neither an event stream nor JSON: a wrong base URL, or a proxy's login page.
 /// The same request gets the same page, so it is permanent (code [`NOT_A_STREAM`]); the text names

@@ -21,7 +21,6 @@ use crate::tool::ToolSpec;
 
 pub use anthropic::AnthropicProvider;
 pub use http::ConfigError;
-pub(crate) use http::NOT_A_STREAM;
 pub use openai::OpenAiProvider;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 pub use secret::display_url;
