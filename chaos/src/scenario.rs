@@ -1,10 +1,6 @@
-//! A scenario: the ordered steps, their repeat counts, and the step that answers after them.
+//! A scenario: the ordered steps, their repeat counts, and the step that answers after them. Its
+//! JSON form (`from_json_str`, `load`, `to_json`) is in `spec`, which knows files; this module does not.
 
-use std::path::Path;
-
-use serde::Serialize;
-
-use crate::error::ScenarioError;
 use crate::journal::StepRef;
 use crate::step::{Reply, Step};
 
@@ -85,62 +81,6 @@ impl Scenario {
     /// How many requests the scripted steps answer before the default takes over.
     pub fn scripted_requests(&self) -> u64 {
         self.steps.iter().map(|(_, times)| u64::from(*times)).sum()
-    }
-
-    /// Parse a scenario from JSON (format in the [crate docs](crate#scenario-files)).
-    ///
-    /// # Errors
-    ///
-    /// [`ScenarioError::Invalid`] naming the field (`steps[1].status`) and, for syntax and type
-    /// errors, the line and column.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use agentic_chaos::Scenario;
-    ///
-    /// let scenario = Scenario::from_json_str(r#"{"steps": [{"kind": "http_error", "status": 503}]}"#)?;
-    /// assert_eq!(scenario.steps().len(), 1);
-    ///
-    /// let err = Scenario::from_json_str(r#"{"steps": [{"kind": "http_error", "staus": 503}]}"#)
-    ///     .unwrap_err();
-    /// assert_eq!(err.field(), Some("steps[0].staus"));
-    /// # Ok::<(), agentic_chaos::ScenarioError>(())
-    /// ```
-    pub fn from_json_str(json: &str) -> Result<Self, ScenarioError> {
-        crate::spec::parse(json, None)
-    }
-
-    /// Read and parse a scenario file.
-    ///
-    /// # Errors
-    ///
-    /// [`ScenarioError::Read`] if the file cannot be read; [`ScenarioError::Invalid`] naming the
-    /// file, the field and (where serde knows it) the line and column.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, ScenarioError> {
-        let path = path.as_ref();
-        let json =
-            std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
-        crate::spec::parse(&json, Some(path))
-    }
-
-    /// The scenario as pretty JSON, in the format that [`Scenario::from_json_str`] reads.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a scenario always serializes")
-    }
-}
-
-impl std::str::FromStr for Scenario {
-    type Err = ScenarioError;
-
-    fn from_str(json: &str) -> Result<Self, Self::Err> {
-        Self::from_json_str(json)
-    }
-}
-
-impl Serialize for Scenario {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        crate::spec::ScenarioSpec::from(self).serialize(serializer)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError,
     Interrupt, InterruptKind, KeepAliveFlood, Malformed, Preset, Reply, SseError, Stall, Step, StepKind, ToolUse,
-    WrongContentType,
+    WrongContentType, valid_header_name, valid_header_value,
 };
 
 /// The most chunks an answer may have (`chunks`, `after_chunks`, the words of a `text` streamed one
@@ -268,16 +268,6 @@ impl<'de> Deserialize<'de> for RetryAfter {
         }
         deserializer.deserialize_any(Visitor)
     }
-}
-
-/// Whether `name` is an HTTP token (RFC 9110 `tchar`s).
-pub(crate) fn valid_header_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// Whether `value` can be sent as a header value without breaking the response.
-pub(crate) fn valid_header_value(value: &str) -> bool {
-    !value.contains(['\r', '\n', '\0'])
 }
 
 /// A check that failed after parsing: the field's path and what is wrong.
@@ -832,6 +822,66 @@ impl From<&Scenario> for ScenarioSpec {
         let default = scenario.default_step();
         let is_plain_ok = matches!(default, Step::Ok(reply) if *reply == Reply::default());
         Self { steps, default: (!is_plain_ok).then(|| StepSpec::of(default)) }
+    }
+}
+
+/// The JSON form of a [`Scenario`] lives here, with its checks: the scenario itself knows nothing of
+/// files.
+impl Scenario {
+    /// Parse a scenario from JSON (format in the [crate docs](crate#scenario-files)).
+    ///
+    /// # Errors
+    ///
+    /// [`ScenarioError::Invalid`] naming the field (`steps[1].status`) and, for syntax and type
+    /// errors, the line and column.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::Scenario;
+    ///
+    /// let scenario = Scenario::from_json_str(r#"{"steps": [{"kind": "http_error", "status": 503}]}"#)?;
+    /// assert_eq!(scenario.steps().len(), 1);
+    ///
+    /// let err = Scenario::from_json_str(r#"{"steps": [{"kind": "http_error", "staus": 503}]}"#)
+    ///     .unwrap_err();
+    /// assert_eq!(err.field(), Some("steps[0].staus"));
+    /// # Ok::<(), agentic_chaos::ScenarioError>(())
+    /// ```
+    pub fn from_json_str(json: &str) -> Result<Self, ScenarioError> {
+        parse(json, None)
+    }
+
+    /// Read and parse a scenario file.
+    ///
+    /// # Errors
+    ///
+    /// [`ScenarioError::Read`] if the file cannot be read; [`ScenarioError::Invalid`] naming the
+    /// file, the field and (where serde knows it) the line and column.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, ScenarioError> {
+        let path = path.as_ref();
+        let json =
+            std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+        parse(&json, Some(path))
+    }
+
+    /// The scenario as pretty JSON, in the format that [`Scenario::from_json_str`] reads.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a scenario always serializes")
+    }
+}
+
+impl std::str::FromStr for Scenario {
+    type Err = ScenarioError;
+
+    fn from_str(json: &str) -> Result<Self, Self::Err> {
+        Self::from_json_str(json)
+    }
+}
+
+impl Serialize for Scenario {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ScenarioSpec::from(self).serialize(serializer)
     }
 }
 
