@@ -50,11 +50,9 @@ impl AgentSession {
         self.history.push(Message::user(prompt));
         let policy = *self.runtime.policy();
         let mut run = self.runtime.start_run(&policy, None, None);
-        run_layer(&mut run, &mut self.history).await?;
-        match self.history.last() {
-            Some(Message::Assistant(message)) => Ok(message),
-            _ => unreachable!("run_layer leaves the final message last"),
-        }
+        let message = run_layer(&mut run, &self.history).await?;
+        self.history.push(Message::Assistant(message));
+        Ok(self.history.last().and_then(Message::as_assistant).expect("the message was just pushed"))
     }
 
     /// The conversation so far.

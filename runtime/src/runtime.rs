@@ -20,7 +20,7 @@ use crate::report::{Decision, Observer};
 use crate::retry::{Failed, Next, RetryState, validate_policy};
 use crate::session::{Run, is_timeout, run_layer};
 use crate::tool::{Toolbox, results_message};
-use crate::trace::TraceSink;
+use crate::trace::{RunTrace, TraceSink};
 
 /// The entry point: a provider, a default policy, and `exec`.
 ///
@@ -307,130 +307,181 @@ impl Runtime {
         }
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);
-        let policy = &function.policy;
-        let mut run = self.start_run(policy, system, name);
-        // Room for the prompt and the answer: the success path allocates the history once.
-        let mut history = Vec::with_capacity(2);
-        history.push(Message::user(text));
-        let mut base = history.len();
-        let trace = self.trace.as_ref().map(|sink| sink.start_run(name));
-        let mut iterations = 0u32;
-        let mut attempts_made = 0u32;
-
+        let mut run = self.start_run(&function.policy, system, name);
+        let mut exec = Exec {
+            function,
+            // The prompt alone, and later each tool turn: the success path allocates the history once.
+            history: vec![Message::user(text)],
+            trace: self.trace.as_ref().map(|sink| sink.start_run(name)),
+            iterations: 0,
+            attempts_made: 0,
+        };
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
-        'turns: loop {
-            let mut schedule = Schedule::exec(policy);
-            let mut attempts: Vec<String> = Vec::new();
-            for attempt in 0..policy.max_retries() {
-                run.state.attempt = attempt + 1;
-                attempts_made += 1;
-                if let Err(error) = run_layer(&mut run, &mut history).await {
+        loop {
+            let turn = self.turn(&mut run, &mut exec).await;
+            let governor = run.state.governor;
+            match turn {
+                Err(error) => return Err(error),
+                Ok(TurnEnd::Answer(reply)) => {
+                    if let Some(governor) = governor {
+                        governor.on_success(run.state.last_retry_cost).await;
+                    }
+                    if let Some(trace) = &exec.trace {
+                        trace.agent_finish(reply.text(), exec.iterations);
+                    }
+                    return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
+                }
+                Ok(TurnEnd::Tools(message)) => {
+                    if exec.iterations >= self.max_iterations {
+                        let limit = format!(
+                            "the model still asked for tools after {} tool iterations (`max_iterations` is {}): \
+                             no final answer",
+                            exec.iterations, self.max_iterations
+                        );
+                        return Err(fail(&mut run, ExecErrorKind::MaxIterations, vec![limit], None, None));
+                    }
+                    exec.iterations += 1;
+                    let outcomes = self.tools.run_calls_traced(&message, exec.trace.as_ref()).await;
+                    exec.history.push(Message::Assistant(message));
+                    exec.history.push(results_message(outcomes));
+                    if let Some(governor) = governor {
+                        governor.on_success(run.state.last_retry_cost).await;
+                    }
+                    run.state.last_retry_cost = 0;
+                    run.state.budget.start_turn();
+                }
+            }
+        }
+    }
+
+    /// One model turn through layer 2: attempts until one gives an answer or asks for tools, or the
+    /// layer gives up. A failed attempt is retried with the history as the turn began, plus any
+    /// validator feedback (completed tool results are kept).
+    async fn turn(&self, run: &mut Run<'_>, exec: &mut Exec<'_>) -> Result<TurnEnd, ExecError> {
+        let mut schedule = Schedule::exec(run.state.policy);
+        let mut attempts: Vec<String> = Vec::new();
+        let mut index = 0u32;
+        loop {
+            run.state.attempt = index + 1;
+            exec.attempts_made += 1;
+            let message = run_layer(run, &exec.history).await;
+            let (failed, source) = match judge(run, exec, message) {
+                Attempt::Answer(reply) => return Ok(TurnEnd::Answer(reply)),
+                Attempt::Tools(message) => return Ok(TurnEnd::Tools(message)),
+                Attempt::Raised(error) => {
                     attempts.push(error.to_string());
                     return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
                 }
-                let Some(Message::Assistant(last)) = history.pop() else {
-                    unreachable!("the layer leaves its message last")
-                };
-                let failed = if last.is_error() {
-                    let error = last.failure_text();
-                    let verdict = exec_verdict(&error, last.error.as_ref());
-                    let hint = retry_hint(last.error_text(), last.error.as_ref());
-                    let timeout = is_timeout(&last);
-                    history.push(Message::Assistant(last));
-                    Failed {
-                        error,
-                        action: verdict.action,
-                        reason: verdict.reason.to_string(),
-                        hint,
-                        timeout,
-                        rejected: false,
-                    }
-                } else if last.stop_reason == StopReason::ToolUse && last.has_tool_calls() {
-                    if iterations >= self.max_iterations {
-                        let limit = format!(
-                            "the model still asked for tools after {iterations} tool iterations \
-                             (`max_iterations` is {}): no final answer",
-                            self.max_iterations
-                        );
-                        history.push(Message::Assistant(last));
-                        return Err(fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None));
-                    }
-                    iterations += 1;
-                    let outcomes = self.tools.run_calls_traced(&last, trace.as_ref()).await;
-                    history.push(Message::Assistant(last));
-                    history.push(results_message(outcomes));
-                    // A failed later turn is retried from here: completed tool results are kept.
-                    base = history.len();
-                    run.state.governor.expect("exec runs have a governor").on_success(run.state.last_retry_cost).await;
-                    run.state.last_retry_cost = 0;
-                    run.state.budget.start_turn();
-                    continue 'turns;
-                } else {
-                    let stop_reason = last.stop_reason;
-                    let reply = Reply::new(
-                        last.into_text(),
-                        stop_reason,
-                        run.state.budget.calls(),
-                        attempts_made,
-                        run.state.budget.elapsed(),
-                    )
-                    .with_iterations(iterations);
-                    let rejection = function.validate.and_then(|validate| validate(&reply).err());
-                    let Some(reason) = rejection else {
-                        run.state
-                            .governor
-                            .expect("exec runs have a governor")
-                            .on_success(run.state.last_retry_cost)
-                            .await;
-                        if let Some(trace) = &trace {
-                            trace.agent_finish(reply.text(), iterations);
-                        }
-                        return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
-                    };
-                    history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
-                    history.push(Message::user(format!(
-                        "Your previous reply was rejected: {reason}. Answer again, fixing that."
-                    )));
-                    base = history.len();
-                    let error = format!("InvalidResult: {reason}");
-                    Failed {
-                        error,
-                        action: ExecAction::Retry,
-                        reason: Reason::Rejected.to_string(),
-                        hint: None,
-                        timeout: false,
-                        rejected: true,
-                    }
-                };
-                attempts.push(failed.error.clone());
-                match run.state.after_failed_attempt(&mut schedule, attempt, failed).await {
-                    Next::Retry(delay) => {
-                        history.truncate(base);
-                        tokio::time::sleep(delay).await;
-                    }
-                    Next::Stop(kind, stopped_by) => {
-                        let source = last_model_error(&history);
-                        return Err(fail(run, kind, attempts, stopped_by, source));
-                    }
+                Attempt::Failed(failed, source) => (failed, source),
+            };
+            attempts.push(failed.error.clone());
+            // Boxed: the failure path's futures (the decision, the retry bucket, the sleep) would
+            // otherwise make every exec's future larger, success path included.
+            let next = Box::pin(async {
+                let next = run.state.after_failed_attempt(&mut schedule, index, failed).await;
+                if let Next::Retry(delay) = next {
+                    tokio::time::sleep(delay).await;
                 }
+                next
+            })
+            .await;
+            if let Next::Stop(kind, stopped_by) = next {
+                return Err(fail(run, kind, attempts, stopped_by, source));
             }
-            unreachable!("a valid policy makes at least one attempt and every attempt returns or continues")
+            index += 1;
         }
     }
 }
 
-fn last_model_error(history: &[Message]) -> Option<ModelError> {
-    history.last().and_then(Message::as_assistant).and_then(|message| message.error.clone())
+/// The judge of one attempt: what its final message (or the programming error that ended it) comes
+/// to. A rejected answer adds itself and the validator's reason to the history, for the next
+/// attempt to see. Synchronous on purpose: the exec's future holds no state of its own for it.
+fn judge(run: &Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, ModelError>) -> Attempt {
+    let message = match message {
+        Ok(message) => message,
+        Err(error) => return Attempt::Raised(error),
+    };
+    if message.is_error() {
+        let error = message.failure_text();
+        let verdict = exec_verdict(&error, message.error.as_ref());
+        let failed = Failed {
+            hint: retry_hint(message.error_text(), message.error.as_ref()),
+            timeout: is_timeout(&message),
+            error,
+            action: verdict.action,
+            reason: verdict.reason.to_string(),
+            rejected: false,
+        };
+        return Attempt::Failed(failed, message.error);
+    }
+    if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
+        return Attempt::Tools(message);
+    }
+    let stop_reason = message.stop_reason;
+    let reply = Reply::new(
+        message.into_text(),
+        stop_reason,
+        run.state.budget.calls(),
+        exec.attempts_made,
+        run.state.budget.elapsed(),
+    )
+    .with_iterations(exec.iterations);
+    let Some(reason) = exec.function.validate.and_then(|validate| validate(&reply).err()) else {
+        return Attempt::Answer(reply);
+    };
+    exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
+    exec.history.push(Message::user(format!("Your previous reply was rejected: {reason}. Answer again, fixing that.")));
+    let failed = Failed {
+        error: format!("InvalidResult: {reason}"),
+        action: ExecAction::Retry,
+        reason: Reason::Rejected.to_string(),
+        hint: None,
+        timeout: false,
+        rejected: true,
+    };
+    Attempt::Failed(failed, None)
 }
 
+/// What one exec carries from turn to turn.
+struct Exec<'f> {
+    function: &'f AgentFn,
+    history: Vec<Message>,
+    trace: Option<RunTrace>,
+    iterations: u32,
+    attempts_made: u32,
+}
+
+/// How a model turn ended, when it did not fail.
+enum TurnEnd {
+    /// The final answer, accepted by the validator.
+    Answer(Reply),
+    /// The model asks for tools: its message.
+    Tools(AssistantMessage),
+}
+
+/// What one attempt of a turn came to.
+enum Attempt {
+    /// The final answer, accepted by the validator.
+    Answer(Reply),
+    /// The model asks for tools.
+    Tools(AssistantMessage),
+    /// A failed attempt for layer 2 to judge, with the model's typed error if there was one.
+    Failed(Failed, Option<ModelError>),
+    /// A programming error: returned at once, unchanged.
+    Raised(ModelError),
+}
+
+/// The exec's error: its kind, attempts and cause, with the decisions and counts of `run`.
 fn fail(
-    run: Run<'_>,
+    run: &mut Run<'_>,
     kind: ExecErrorKind,
     attempts: Vec<String>,
     stopped_by: Option<String>,
     source: Option<ModelError>,
 ) -> ExecError {
-    let RetryState { function, decisions, budget, .. } = run.state;
-    ExecError::new(kind, function, attempts, decisions, budget.calls(), budget.elapsed(), stopped_by, source)
+    let state = &mut run.state;
+    let decisions = std::mem::take(&mut state.decisions);
+    let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
+    ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
 }

@@ -21,9 +21,10 @@ pub(crate) struct Run<'a> {
 }
 
 /// Runs layer 1 on `history` (whose last message is the prompt): calls the model, and while the
-/// answer is a retryable error and retries and budget remain, removes it and calls again after the
-/// backoff. The final message (answer or failure) is left at the end of `history`.
-pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> Result<(), ModelError> {
+/// answer is a retryable error and retries and budget remain, calls again after the backoff. Returns
+/// the final message, answer or failure; `history` is left as it was (a failed call never enters it,
+/// so a run dropped at any point leaves none behind).
+pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<AssistantMessage, ModelError> {
     let mut schedule = Schedule::session(run.state.policy);
     let mut retry = 0u32;
     loop {
@@ -40,30 +41,26 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &mut Vec<Message>) -> 
             bounds: CallBounds::of(run.state.policy),
         };
         let message = agent::run_within(run.provider, &request, limit).await?;
-        let failed = message.is_error();
-        history.push(Message::Assistant(message));
-        if !failed {
-            return Ok(());
+        if !message.is_error() {
+            return Ok(message);
         }
         // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
         // make every call's future larger, success path included.
-        if !Box::pin(retry_after_failed_call(run, history, &mut schedule, retry)).await {
-            return Ok(());
+        if !Box::pin(retry_after_failed_call(run, &message, &mut schedule, retry)).await {
+            return Ok(message);
         }
         retry += 1;
     }
 }
 
-/// Layer 1's rules after a failed call (its message last in `history`): records the decision and,
-/// when the call is to be made again, removes the failed message and sleeps the backoff. Returns
-/// whether to call again.
+/// Layer 1's rules after a failed call: records the decision and, when the call is to be made
+/// again, sleeps the backoff. Returns whether to call again.
 async fn retry_after_failed_call(
     run: &mut Run<'_>,
-    history: &mut Vec<Message>,
+    message: &AssistantMessage,
     schedule: &mut Schedule,
     retry: u32,
 ) -> bool {
-    let Some(Message::Assistant(message)) = history.last() else { unreachable!("the failed message is last") };
     let verdict = is_retryable_error(message);
     let hint = retry_hint(message.error_text(), message.error.as_ref());
     if let (Some(hint), Some(governor)) = (hint, run.state.governor) {
@@ -90,9 +87,6 @@ async fn retry_after_failed_call(
         }
     };
     run.state.decide(Layer::Session, error, Verdict::Retry, verdict.reason.to_string(), Some(delay));
-    if matches!(history.last(), Some(Message::Assistant(_))) {
-        history.pop();
-    }
     tokio::time::sleep(delay).await;
     true
 }
