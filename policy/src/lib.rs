@@ -1,9 +1,9 @@
 //! The retry policy of agentic, as plain values: the keys, the one rules function, the jitter
 //! kinds, the worst-case arithmetic and the defaults with their reasons.
 //!
-//! A crate of its own, with no dependency, because two crates judge a policy: `agentic-runtime`'s
-//! `RetryPolicy::validate` at run time and `agentic-macros`' `#[agentic_function(...)]` at compile
-//! time. Both call [`violations`], so they can never disagree. Use it through `agentic-runtime`
+//! A crate of its own (its one dependency is `strsim`, for "did you mean"), because two crates
+//! judge a policy: `agentic-runtime`'s `RetryPolicy::validate` at run time and `agentic-macros`'
+//! `#[agentic_function(...)]` at compile time. Both call [`violations`], so they can never disagree. Use it through `agentic-runtime`
 //! (`agentic_runtime::policy::rules`).
 #![deny(missing_docs)]
 
@@ -581,25 +581,10 @@ pub fn nearest<'c>(unknown: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let unknown = unknown.to_ascii_lowercase();
     candidates
         .iter()
-        .map(|candidate| (edit_distance(&unknown, candidate), *candidate))
+        .map(|candidate| (strsim::levenshtein(&unknown, candidate), *candidate))
         .filter(|&(distance, _)| distance <= 3)
         .min_by_key(|&(distance, _)| distance)
         .map(|(_, candidate)| candidate)
-}
-
-/// Levenshtein distance over bytes (names are ASCII).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, &ca) in a.as_bytes().iter().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]
