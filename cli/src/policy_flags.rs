@@ -1,6 +1,7 @@
 //! The attribute's keys as command-line flags (`--max-retries`, ...), shared by the commands that
 //! run an exec.
 
+use agentic_runtime::policy::rules::{Key, PolicyValues};
 use agentic_runtime::{Jitter, RetryPolicy};
 
 /// One flag per key of `#[agentic_function]`, kebab-case. Each left out keeps the default.
@@ -69,39 +70,35 @@ pub(crate) struct PolicyFlags {
 impl PolicyFlags {
     /// The policy these flags describe (not validated: `RetryPolicy::validate` says what is wrong).
     pub(crate) fn policy(&self) -> RetryPolicy {
-        let defaults = RetryPolicy::new();
-        let values = defaults.values();
-        let policy = RetryPolicy::new()
-            .with_max_retries(self.max_retries.unwrap_or(values.max_retries))
-            .with_session_retries(self.session_retries.unwrap_or(values.session_retries))
-            .with_session_base_delay_ms(self.session_base_delay_ms.unwrap_or(values.session_base_delay_ms))
-            .with_exec_base_delay_ms(self.exec_base_delay_ms.unwrap_or(values.exec_base_delay_ms))
-            .with_max_delay_ms(self.max_delay_ms.or(values.max_delay_ms))
-            .with_jitter(self.jitter.unwrap_or(defaults.jitter()))
-            .with_max_calls(self.max_calls.or(values.max_calls))
-            .with_timeout_ms(self.timeout_ms.or(values.timeout_ms))
-            .with_budget_ms(self.budget_ms.or(values.budget_ms))
-            .with_retry_after_cap_ms(self.retry_after_cap_ms.unwrap_or(values.retry_after_cap_ms));
-        let mut policy = policy;
-        if let Some(ms) = self.connect_timeout_ms {
-            policy = policy.with_connect_timeout_ms(ms);
+        let wide = u64::from;
+        let given = [
+            (Key::MaxRetries, self.max_retries.map(wide)),
+            (Key::SessionRetries, self.session_retries.map(wide)),
+            (Key::SessionBaseDelayMs, self.session_base_delay_ms),
+            (Key::ExecBaseDelayMs, self.exec_base_delay_ms),
+            (Key::MaxDelayMs, self.max_delay_ms),
+            (Key::MaxCalls, self.max_calls.map(wide)),
+            (Key::BudgetMs, self.budget_ms),
+            (Key::RetryAfterCapMs, self.retry_after_cap_ms),
+            (Key::ConnectTimeoutMs, self.connect_timeout_ms),
+            (Key::HeadersTimeoutMs, self.headers_timeout_ms),
+            (Key::FirstTokenTimeoutMs, self.first_token_timeout_ms),
+            (Key::IdleTimeoutMs, self.idle_timeout_ms),
+            (Key::TimeoutMs, self.timeout_ms),
+            (Key::TurnTimeoutMs, self.turn_timeout_ms),
+            (Key::MaxAnswerBytes, self.max_answer_bytes),
+        ];
+        let mut values = PolicyValues::DEFAULT;
+        for (key, value) in given {
+            if let Some(value) = value {
+                values.set(key, value);
+            }
         }
-        if let Some(ms) = self.headers_timeout_ms {
-            policy = policy.with_headers_timeout_ms(ms);
+        let policy = RetryPolicy::from_values(values);
+        match self.jitter {
+            Some(jitter) => policy.with_jitter(jitter),
+            None => policy,
         }
-        if let Some(ms) = self.first_token_timeout_ms {
-            policy = policy.with_first_token_timeout_ms(ms);
-        }
-        if let Some(ms) = self.idle_timeout_ms {
-            policy = policy.with_idle_timeout_ms(ms);
-        }
-        if let Some(ms) = self.turn_timeout_ms {
-            policy = policy.with_turn_timeout_ms(ms);
-        }
-        if let Some(bytes) = self.max_answer_bytes {
-            policy = policy.with_max_answer_bytes(bytes);
-        }
-        policy
     }
 }
 

@@ -5,7 +5,7 @@ use std::io;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use agentic_runtime::policy::rules::{Key, format_ms, millis};
+use agentic_runtime::policy::rules::{Key, PolicyValues, format_ms, millis};
 use agentic_runtime::{Decision, ExecError, Jitter, ModelError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
 use serde::Serialize;
 use serde_json::Value;
@@ -220,35 +220,15 @@ fn parse_policy(value: &Value) -> Result<(RetryPolicy, u64), String> {
     let mut names: Vec<&str> = Key::ALL.iter().map(|key| key.name()).collect();
     names.push("seed");
     fields.only(&names)?;
-    let u32_field = |key: Key| -> Result<Option<u32>, String> {
-        Ok(fields.uint(key.name(), 0, u64::from(u32::MAX))?.map(|value| value as u32))
-    };
-    let ms_field = |key: Key| fields.uint(key.name(), 0, u64::MAX);
-    let mut policy = RetryPolicy::new();
-    for key in Key::ALL {
-        policy = match key {
-            Key::MaxRetries => u32_field(key)?.map_or(policy, |value| policy.with_max_retries(value)),
-            Key::SessionRetries => u32_field(key)?.map_or(policy, |value| policy.with_session_retries(value)),
-            Key::SessionBaseDelayMs => ms_field(key)?.map_or(policy, |value| policy.with_session_base_delay_ms(value)),
-            Key::ExecBaseDelayMs => ms_field(key)?.map_or(policy, |value| policy.with_exec_base_delay_ms(value)),
-            Key::MaxDelayMs => policy.with_max_delay_ms(ms_field(key)?),
-            Key::Jitter => match fields.str(key.name())? {
-                None => policy,
-                Some(name) => policy.with_jitter(parse_jitter(name)?),
-            },
-            Key::MaxCalls => policy.with_max_calls(u32_field(key)?),
-            Key::TimeoutMs => policy.with_timeout_ms(ms_field(key)?),
-            Key::BudgetMs => policy.with_budget_ms(ms_field(key)?),
-            Key::RetryAfterCapMs => ms_field(key)?.map_or(policy, |value| policy.with_retry_after_cap_ms(value)),
-            Key::ConnectTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_connect_timeout_ms(value)),
-            Key::HeadersTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_headers_timeout_ms(value)),
-            Key::FirstTokenTimeoutMs => {
-                ms_field(key)?.map_or(policy, |value| policy.with_first_token_timeout_ms(value))
-            }
-            Key::IdleTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_idle_timeout_ms(value)),
-            Key::TurnTimeoutMs => ms_field(key)?.map_or(policy, |value| policy.with_turn_timeout_ms(value)),
-            Key::MaxAnswerBytes => ms_field(key)?.map_or(policy, |value| policy.with_max_answer_bytes(value)),
-        };
+    let mut values = PolicyValues::DEFAULT;
+    for key in Key::ALL.into_iter().filter(|key| *key != Key::Jitter) {
+        if let Some(value) = fields.uint(key.name(), 0, key.max_value())? {
+            values.set(key, value);
+        }
+    }
+    let mut policy = RetryPolicy::from_values(values);
+    if let Some(name) = fields.str(Key::Jitter.name())? {
+        policy = policy.with_jitter(parse_jitter(name)?);
     }
     let seed = fields.uint("seed", 0, u64::MAX)?.unwrap_or(0);
     Ok((policy, seed))

@@ -79,14 +79,6 @@ fn default_of(key: Key) -> Option<u64> {
     }
 }
 
-/// The largest value a numeric key takes: the keys that count calls or attempts are `u32`.
-pub(crate) fn max_value(key: Key) -> u64 {
-    match key {
-        Key::MaxRetries | Key::SessionRetries | Key::MaxCalls => u64::from(u32::MAX),
-        _ => u64::MAX,
-    }
-}
-
 /// A value that parsed, with the `key = value` tokens to blame when a rule about it breaks.
 pub(crate) struct Arg<T> {
     pub(crate) value: T,
@@ -254,7 +246,7 @@ fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -
 fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
     let name = key.name();
     let example = Name::Policy(key).example();
-    let max = max_value(key);
+    let max = key.max_value();
     let ty = if max == u64::MAX { "u64" } else { "u32" };
     let (negative, literal) = match value {
         [TokenTree::Punct(minus), TokenTree::Literal(literal)] if minus.as_char() == '-' => (true, literal),

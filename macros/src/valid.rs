@@ -12,7 +12,7 @@ use crate::rules::{Key, PolicyValues, Violation, violations};
 pub(crate) fn check(args: &Args, errors: &mut Vec<Error>) -> PolicyValues {
     let mut values = PolicyValues::DEFAULT;
     for (key, arg) in &args.numbers {
-        set(&mut values, *key, arg.value);
+        values.set(*key, arg.value);
     }
     for violation in trustworthy_violations(&values, &args.unparsed) {
         let blamed = args.numbers.iter().find(|(key, _)| *key == violation.key);
@@ -42,7 +42,7 @@ fn trustworthy_violations(values: &PolicyValues, unparsed: &[Key]) -> Vec<Violat
         .map(|probe| {
             let mut probed = *values;
             for &key in unparsed {
-                set(&mut probed, key, probe);
+                probed.set(key, probe);
             }
             violations(&probed)
         })
@@ -59,29 +59,6 @@ fn trustworthy_violations(values: &PolicyValues, unparsed: &[Key]) -> Vec<Violat
         }
     }
     trusted
-}
-
-/// Sets a numeric key. `attr` has already checked the value against the key's range.
-fn set(values: &mut PolicyValues, key: Key, n: u64) {
-    let small = u32::try_from(n).unwrap_or(u32::MAX);
-    match key {
-        Key::MaxRetries => values.max_retries = small,
-        Key::SessionRetries => values.session_retries = small,
-        Key::SessionBaseDelayMs => values.session_base_delay_ms = n,
-        Key::ExecBaseDelayMs => values.exec_base_delay_ms = n,
-        Key::MaxDelayMs => values.max_delay_ms = Some(n),
-        Key::MaxCalls => values.max_calls = Some(small),
-        Key::TimeoutMs => values.timeout_ms = Some(n),
-        Key::BudgetMs => values.budget_ms = Some(n),
-        Key::RetryAfterCapMs => values.retry_after_cap_ms = n,
-        Key::ConnectTimeoutMs => values.connect_timeout_ms = Some(n),
-        Key::HeadersTimeoutMs => values.headers_timeout_ms = Some(n),
-        Key::FirstTokenTimeoutMs => values.first_token_timeout_ms = Some(n),
-        Key::IdleTimeoutMs => values.idle_timeout_ms = Some(n),
-        Key::TurnTimeoutMs => values.turn_timeout_ms = Some(n),
-        Key::MaxAnswerBytes => values.max_answer_bytes = Some(n),
-        Key::Jitter => {}
-    }
 }
 
 #[cfg(test)]

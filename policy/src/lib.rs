@@ -164,6 +164,30 @@ impl PolicyValues {
         max_answer_bytes: None,
     };
 
+    /// Sets the numeric key `key` to `value` (at most [`Key::max_value`]; a larger one saturates).
+    /// `Key::Jitter` is not a number and is left alone: it lives beside the values.
+    pub fn set(&mut self, key: Key, value: u64) {
+        let small = u32::try_from(value).unwrap_or(u32::MAX);
+        match key {
+            Key::MaxRetries => self.max_retries = small,
+            Key::SessionRetries => self.session_retries = small,
+            Key::SessionBaseDelayMs => self.session_base_delay_ms = value,
+            Key::ExecBaseDelayMs => self.exec_base_delay_ms = value,
+            Key::MaxDelayMs => self.max_delay_ms = Some(value),
+            Key::MaxCalls => self.max_calls = Some(small),
+            Key::TimeoutMs => self.timeout_ms = Some(value),
+            Key::BudgetMs => self.budget_ms = Some(value),
+            Key::RetryAfterCapMs => self.retry_after_cap_ms = value,
+            Key::ConnectTimeoutMs => self.connect_timeout_ms = Some(value),
+            Key::HeadersTimeoutMs => self.headers_timeout_ms = Some(value),
+            Key::FirstTokenTimeoutMs => self.first_token_timeout_ms = Some(value),
+            Key::IdleTimeoutMs => self.idle_timeout_ms = Some(value),
+            Key::TurnTimeoutMs => self.turn_timeout_ms = Some(value),
+            Key::MaxAnswerBytes => self.max_answer_bytes = Some(value),
+            Key::Jitter => {}
+        }
+    }
+
     /// The timeout of one model call in effect.
     pub const fn timeout_ms(&self) -> u64 {
         or_default(self.timeout_ms, DEFAULT_TIMEOUT_MS)
@@ -303,6 +327,14 @@ impl Key {
             Key::IdleTimeoutMs => "idle_timeout_ms",
             Key::TurnTimeoutMs => "turn_timeout_ms",
             Key::MaxAnswerBytes => "max_answer_bytes",
+        }
+    }
+
+    /// The largest value the key takes: the keys that count calls or attempts are `u32`.
+    pub const fn max_value(self) -> u64 {
+        match self {
+            Key::MaxRetries | Key::SessionRetries | Key::MaxCalls => u32::MAX as u64,
+            _ => u64::MAX,
         }
     }
 

@@ -2,13 +2,16 @@
 //! bucket and the cooldowns; with Redis down, calls go on with local state and one warning.
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+#[path = "support/captured_log.rs"]
+mod captured_log;
+
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use captured_log::Captured;
 
 fn redis_url(test: &str) -> Option<String> {
     if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
@@ -74,20 +77,6 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     assert_eq!(reply.calls(), 1, "the second runtime never saw the 429");
     let waited = start.elapsed();
     assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
-}
-
-/// Captures what `tracing` writes, to count the fail-open warning.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[test]

@@ -5,16 +5,18 @@
 //! Debug output, a log line, a trace or the journal. The key is in the base URL too (userinfo and
 //! query), where Debug output and errors must not show it either.
 
+#[path = "support/captured_log.rs"]
+mod captured_log;
 mod providers_support;
 #[path = "support/temp_file.rs"]
 mod temp_file;
 
 use std::fmt::Debug;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, display_url};
 use agentic_runtime::{ExecError, ExecErrorKind, Jitter, Journal, RetryPolicy, Runtime, TraceSink, Verdict};
+use captured_log::Captured;
 use providers_support::{Reply, Server};
 use serde_json::{Value, json};
 use temp_file::TempFile;
@@ -65,27 +67,6 @@ fn keyed_url(server: &Server) -> String {
 /// The default retry counts with millisecond delays and no jitter.
 fn fast_policy() -> RetryPolicy {
     RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_jitter(Jitter::None)
-}
-
-/// What `tracing` writes, kept for the assertions.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Everything one failed exec left behind, as text.

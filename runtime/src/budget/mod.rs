@@ -7,7 +7,6 @@ pub mod redis;
 pub mod store;
 
 pub(crate) use quota::Governor;
-
 pub use quota::RetryQuota;
 
 use std::time::Duration;
@@ -43,6 +42,17 @@ pub(crate) enum Bound {
     Turn,
 }
 
+impl Bound {
+    /// The policy key that sets this bound.
+    fn key(self) -> &'static str {
+        match self {
+            Bound::Call => "timeout_ms",
+            Bound::Budget => "budget_ms",
+            Bound::Turn => "turn_timeout_ms",
+        }
+    }
+}
+
 /// The time one model call may take, and what sets it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CallLimit {
@@ -60,16 +70,12 @@ impl CallLimit {
     /// What a call cut at this limit says: "model call timed out after 600 s (`timeout_ms` = 600000)".
     pub(crate) fn timed_out(&self) -> String {
         let after = format_ms(millis(self.limit));
-        let setting = self.setting_ms;
-        match self.bound {
-            Bound::Call => format!("model call timed out after {after} (`timeout_ms` = {setting})"),
-            Bound::Budget => {
-                format!("model call timed out after {after}, at the exec's deadline (`budget_ms` = {setting})")
-            }
-            Bound::Turn => format!(
-                "model call timed out after {after}, at the model turn's deadline (`turn_timeout_ms` = {setting})"
-            ),
-        }
+        let at = match self.bound {
+            Bound::Call => "",
+            Bound::Budget => ", at the exec's deadline",
+            Bound::Turn => ", at the model turn's deadline",
+        };
+        format!("model call timed out after {after}{at} (`{}` = {})", self.bound.key(), self.setting_ms)
     }
 }
 
@@ -186,9 +192,9 @@ impl<'p> Budget<'p> {
             let left = format_ms(millis(deadline.saturating_duration_since(now)));
             let wait = format_ms(millis(delay));
             let asked = if hint.is_some_and(|hint| hint >= computed) { "the server's requested" } else { "the" };
-            let key = if bound == Bound::Turn { "turn_timeout_ms" } else { "budget_ms" };
             return Some(format!(
-                "`{key}` ({}) would run out: {asked} wait of {wait} does not fit in the {left} left",
+                "`{}` ({}) would run out: {asked} wait of {wait} does not fit in the {left} left",
+                bound.key(),
                 self.setting_ms(bound)
             ));
         }

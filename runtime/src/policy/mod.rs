@@ -46,7 +46,13 @@ impl RetryPolicy {
     /// 300 s, 60 s without new content, 600 s per call, 900 s per model turn) and every answer is
     /// bounded to 4 MiB, so an exec whose calls never return ends within 15 minutes.
     pub const fn new() -> Self {
-        Self { values: PolicyValues::DEFAULT, jitter: Jitter::Proportional }
+        Self::from_values(PolicyValues::DEFAULT)
+    }
+
+    /// The policy of `values` (checked by [`RetryPolicy::validate`] like any other), with the
+    /// default jitter.
+    pub const fn from_values(values: PolicyValues) -> Self {
+        Self { values, jitter: Jitter::Proportional }
     }
 
     /// Exec attempts (layer 2). `1` means no exec retry.
