@@ -175,7 +175,7 @@ struct JsonAttempt<'a> {
     call: u32,
     error: &'a str,
     verdict: &'static str,
-    reason: &'a str,
+    reason: String,
     delay_ms: u64,
 }
 
@@ -204,7 +204,7 @@ impl<'a> JsonAttempt<'a> {
             call: decision.call,
             error: &decision.error,
             verdict: decision.verdict.name(),
-            reason: &decision.reason,
+            reason: decision.reason.to_string(),
             delay_ms: decision.delay.map_or(0, millis),
         }
     }

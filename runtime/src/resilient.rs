@@ -14,12 +14,13 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use crate::backoff::{Rng, Schedule};
-use crate::budget::Budget;
+use crate::budget::{Budget, CallLimit, Governor, Refusal};
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
-use crate::error::{ExecErrorKind, ModelError, PolicyError, TransportKind};
+use crate::error::{ModelError, PolicyError, TransportKind};
+use crate::exec_error::ExecErrorKind;
 use crate::journal::{AttemptRecord, FailureRecord, Journal};
 use crate::policy::RetryPolicy;
-use crate::report::Decision;
+use crate::report::{Decision, Rule};
 use crate::retry::{Failed, Next, RetryState, validate_call_policy};
 
 /// How an error should be handled by a retry loop.
@@ -28,8 +29,8 @@ use crate::retry::{Failed, Next, RetryState, validate_call_policy};
 pub struct Classification {
     /// Retry, stop for good, or return at once.
     pub action: ExecAction,
-    /// Why, in words.
-    pub reason: String,
+    /// Why: the rule that judged it (a classifier's, or your own words).
+    pub reason: Rule,
     /// The server's requested wait, a floor on the next delay.
     pub retry_after: Option<Duration>,
     /// The failure was a timeout.
@@ -38,17 +39,17 @@ pub struct Classification {
 
 impl Classification {
     /// Worth another attempt.
-    pub fn retry(reason: impl Into<String>) -> Self {
+    pub fn retry(reason: impl Into<Rule>) -> Self {
         Self { action: ExecAction::Retry, reason: reason.into(), retry_after: None, timeout: false }
     }
 
     /// The same operation will fail the same way: stop.
-    pub fn permanent(reason: impl Into<String>) -> Self {
+    pub fn permanent(reason: impl Into<Rule>) -> Self {
         Self { action: ExecAction::FailPermanently, ..Self::retry(reason) }
     }
 
     /// A programming error: return it at once.
-    pub fn raise(reason: impl Into<String>) -> Self {
+    pub fn raise(reason: impl Into<Rule>) -> Self {
         Self { action: ExecAction::Raise, ..Self::retry(reason) }
     }
 
@@ -103,7 +104,7 @@ impl Classify for ModelError {
         let verdict = exec_verdict(&text, Some(self));
         Classification {
             action: verdict.action,
-            reason: verdict.reason.to_string(),
+            reason: verdict.reason.into(),
             retry_after: retry_hint(self.message(), Some(self)),
             timeout: self.transport_kind() == Some(TransportKind::Timeout),
         }
@@ -195,8 +196,10 @@ pub struct Failure<E> {
     /// first read once the first attempt has been polled (a call that succeeds at once reads no
     /// clock), so the synchronous part of that first poll is not counted.
     pub elapsed: Duration,
-    /// For `budget`: which cap stopped it; for an invalid policy: the broken rule.
+    /// For `budget`: which cap stopped it, in words; for an invalid policy: the broken rule.
     pub stopped_by: Option<String>,
+    /// For `budget`: which cap stopped it, as data.
+    pub refusal: Option<Refusal>,
 }
 
 impl<E> fmt::Display for Failure<E> {
@@ -323,7 +326,7 @@ impl<'p, T> Resilient<'p, T> {
         // reading unless the policy limits the attempt's time or the attempt does not finish on its
         // first poll. Most calls succeed at once; only a failure pays for the rest.
         let (outcome, started) = match first_call_limit(self.policy) {
-            Some((start, at, limit)) => (within(at, limit, operation()).await, Some(start)),
+            Some((start, limit)) => (within(limit.at, limit.limit, operation()).await, Some(start)),
             None => first_attempt(self.policy, operation()).await,
         };
         let first = match self.judge(outcome) {
@@ -352,40 +355,24 @@ impl<'p, T> Resilient<'p, T> {
     {
         // There is no session layer: the policy is applied with it off.
         let policy = &self.policy.with_session_retries(0);
+        let governor = Governor::unlimited();
+        let rng = Rng::with_seed(self.seed.unwrap_or_else(|| fastrand::u64(..)));
         let mut state = RetryState {
-            policy,
-            function: None,
-            budget: Budget::started_at(policy, start),
-            rng: Rng::with_seed(self.seed.unwrap_or_else(|| fastrand::u64(..))),
-            decisions: Vec::new(),
             attempt: 1,
-            observer: None,
             journal: self.journal,
-            governor: None,
-            last_retry_cost: 0,
+            ..RetryState::new(policy, Budget::started_at(policy, start), rng, &governor)
         };
         state.budget.start_call();
         let mut schedule = Schedule::exec(policy);
         let (mut failed, mut last_error) = first;
-        for index in 0.. {
+        let mut index = 0;
+        loop {
             match state.after_failed_attempt(&mut schedule, index, failed).await {
                 Next::Retry(delay) => tokio::time::sleep(delay).await,
-                Next::Stop(kind, stopped_by) => {
-                    let failure = Failure {
-                        kind,
-                        name: self.name.as_ref().to_owned(),
-                        elapsed: state.budget.elapsed(),
-                        attempts: state.decisions,
-                        last_error,
-                        stopped_by,
-                    };
-                    if let Some(journal) = self.journal {
-                        let _ = journal.record(&failure.record());
-                    }
-                    return Err(failure);
-                }
+                Next::Stop(kind, refusal) => return Err(self.failure(kind, state, last_error, refusal)),
             }
-            state.attempt = index + 2;
+            index += 1;
+            state.attempt = index + 1;
             state.budget.start_call();
             let outcome = match state.budget.call_limit() {
                 Some(limit) => within(limit.at, limit.limit, operation()).await,
@@ -396,7 +383,29 @@ impl<'p, T> Resilient<'p, T> {
                 Err(failure) => failure,
             };
         }
-        unreachable!("`after_failed_attempt` stops after the last attempt")
+    }
+
+    /// The call's failure, recorded in the journal if there is one.
+    fn failure<E>(
+        &self,
+        kind: ExecErrorKind,
+        state: RetryState<'_>,
+        last_error: Option<E>,
+        refusal: Option<Refusal>,
+    ) -> Failure<E> {
+        let failure = Failure {
+            kind,
+            name: self.name.as_ref().to_owned(),
+            elapsed: state.budget.elapsed(),
+            attempts: state.decisions,
+            last_error,
+            stopped_by: refusal.as_ref().map(ToString::to_string),
+            refusal,
+        };
+        if let Some(journal) = self.journal {
+            let _ = journal.record(&failure.record());
+        }
+        failure
     }
 
     /// The value, if it passed the validator; otherwise the failed attempt as layer 2 sees it, with
@@ -406,41 +415,19 @@ impl<'p, T> Resilient<'p, T> {
         match outcome {
             Outcome::Finished(Ok(value)) => match self.validate.as_ref().map_or(Ok(()), |check| check(&value)) {
                 Ok(()) => Ok(value),
-                Err(reason) => Err((
-                    Failed {
-                        error: format!("InvalidResult: {reason}"),
-                        action: ExecAction::Retry,
-                        reason: "the validator rejected the value".to_owned(),
-                        hint: None,
-                        timeout: false,
-                        rejected: true,
-                    },
-                    None,
-                )),
+                Err(why) => Err((Failed::rejected(&why, "the validator rejected the value"), None)),
             },
             Outcome::Finished(Err(error)) => {
                 let class = error.classify();
-                let failed = Failed {
-                    error: error.to_string(),
-                    action: class.action,
-                    reason: class.reason,
-                    hint: class.retry_after,
-                    timeout: class.timeout,
-                    rejected: false,
-                };
+                let failed = Failed::new(error.to_string(), class.action, class.reason)
+                    .with_hint(class.retry_after)
+                    .with_timeout(class.timeout);
                 Err((failed, Some(error)))
             }
-            Outcome::TimedOut(limit) => Err((
-                Failed {
-                    error: format!("TimeoutError: attempt timed out after {} ms", limit.as_millis()),
-                    action: ExecAction::Retry,
-                    reason: "the attempt timed out".to_owned(),
-                    hint: None,
-                    timeout: true,
-                    rejected: false,
-                },
-                None,
-            )),
+            Outcome::TimedOut(limit) => {
+                let error = format!("TimeoutError: attempt timed out after {} ms", limit.as_millis());
+                Err((Failed::new(error, ExecAction::Retry, "the attempt timed out").with_timeout(true), None))
+            }
         }
     }
 
@@ -454,6 +441,7 @@ impl<'p, T> Resilient<'p, T> {
             last_error: None,
             elapsed: Duration::ZERO,
             stopped_by: Some(format!("invalid retry policy: {error}")),
+            refusal: None,
         };
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
@@ -491,22 +479,17 @@ async fn within<T, E>(at: Instant, limit: Duration, attempt: impl Future<Output 
 }
 
 /// When the policy sets the first attempt's limit itself (`timeout_ms`, `budget_ms` or
-/// `turn_timeout_ms`): the call's start, the instant the attempt runs out and its limit, the least of
-/// them, from one reading of the clock. `None` when only the defaults apply: then the limit is set
-/// lazily, by [`first_attempt`].
+/// `turn_timeout_ms`): the call's start and the attempt's limit, from one reading of the clock.
+/// `None` when only the defaults apply: then the limit is set lazily, by [`first_attempt`].
 #[inline]
-fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)> {
+fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, CallLimit)> {
     let values = policy.values();
     if values.timeout_ms.is_none() && values.budget_ms.is_none() && values.turn_timeout_ms.is_none() {
         return None;
     }
-    let mut limit = policy.timeout().min(policy.turn_timeout());
-    if let Some(budget) = policy.budget() {
-        limit = limit.min(budget);
-    }
     let start = Instant::now();
     // A limit past what the clock can represent sets no timer, as in `tokio::time::timeout`.
-    Some((start, start.checked_add(limit)?, limit))
+    Some((start, Budget::started_at(policy, start).call_limit_at(start)?))
 }
 
 /// Runs a first attempt under `policy`'s default limit (`timeout_ms` cut to `turn_timeout_ms`). The
@@ -528,9 +511,9 @@ async fn first_attempt<T, E>(
         if start.is_none() {
             let now = Instant::now();
             start = Some(now);
-            limit = policy.timeout().min(policy.turn_timeout());
-            if let Some(at) = now.checked_add(limit) {
-                timer.set(Some(tokio::time::sleep_until(at)));
+            if let Some(call) = Budget::started_at(policy, now).call_limit_at(now) {
+                limit = call.limit;
+                timer.set(Some(tokio::time::sleep_until(call.at)));
             }
         }
         match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {

@@ -6,12 +6,13 @@ use std::thread::LocalKey;
 use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
-use crate::budget::{Budget, Governor};
+use crate::budget::{Budget, Governor, Refusal};
 use crate::classify::ExecAction;
-use crate::error::{ExecErrorKind, PolicyError};
+use crate::error::PolicyError;
+use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::policy::RetryPolicy;
-use crate::report::{Decision, Layer, Observer, Verdict};
+use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
 
 /// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
 /// The rules are a pure function of the policy's values and a program calls with one or a few
@@ -58,12 +59,29 @@ pub(crate) struct RetryState<'a> {
     pub(crate) attempt: u32,
     pub(crate) observer: Option<&'a Observer>,
     pub(crate) journal: Option<&'a Journal>,
-    pub(crate) governor: Option<&'a Governor>,
+    /// The runtime's storm control; a resilient call has one of its own that limits nothing.
+    pub(crate) governor: &'a Governor,
     /// Tokens the latest retry of this exec took (returned if the call it led to succeeds).
     pub(crate) last_retry_cost: u32,
 }
 
-impl RetryState<'_> {
+impl<'a> RetryState<'a> {
+    /// The state before the first call: no decisions yet, no function name, no observer, no journal.
+    pub(crate) fn new(policy: &'a RetryPolicy, budget: Budget<'a>, rng: Rng, governor: &'a Governor) -> Self {
+        Self {
+            policy,
+            function: None,
+            budget,
+            rng,
+            decisions: Vec::new(),
+            attempt: 0,
+            observer: None,
+            journal: None,
+            governor,
+            last_retry_cost: 0,
+        }
+    }
+
     /// Whether a retry may be made, and after how long: the budget's caps, deadline and the server's
     /// hint as a floor, then the retry bucket.
     pub(crate) async fn permit_retry(
@@ -71,22 +89,21 @@ impl RetryState<'_> {
         computed: Duration,
         hint: Option<Duration>,
         timeout: bool,
-    ) -> Result<Duration, String> {
+    ) -> Result<Duration, Refusal> {
         let delay = self.budget.plan_retry(computed, hint)?;
-        let Some(governor) = self.governor else { return Ok(delay) };
-        match governor.take_retry(timeout).await {
+        match self.governor.take_retry(timeout).await {
             Ok(cost) => {
                 self.last_retry_cost = cost;
                 Ok(delay)
             }
-            Err(why) => Err(self.budget.refuse(why)),
+            Err(refusal) => Err(self.budget.refuse(refusal)),
         }
     }
 
     /// Waits while the provider is cooling down (a server asked another call to wait), at most
     /// `retry_after_cap_ms` and never past the deadline.
     pub(crate) async fn wait_for_cooldown(&self) {
-        let Some(governor) = self.governor else { return };
+        let governor = self.governor;
         if let Some(wait) = governor.cooldown_remaining().await {
             let wait = self.budget.bound_wait(wait);
             if !wait.is_zero() {
@@ -106,7 +123,7 @@ impl RetryState<'_> {
         layer: Layer,
         error: String,
         verdict: Verdict,
-        reason: String,
+        reason: Why,
         delay: Option<Duration>,
     ) {
         let decision = Decision {
@@ -145,7 +162,7 @@ pub(crate) enum Next {
     /// Sleep this long, then make the next attempt.
     Retry(Duration),
     /// Give up with this kind (and, for `Budget`, the cap that stopped it).
-    Stop(ExecErrorKind, Option<String>),
+    Stop(ExecErrorKind, Option<Refusal>),
 }
 
 /// A failed attempt as layer 2 sees it.
@@ -154,8 +171,8 @@ pub(crate) struct Failed {
     pub(crate) error: String,
     /// What the classifier says to do.
     pub(crate) action: ExecAction,
-    /// Why.
-    pub(crate) reason: String,
+    /// The rule that said it.
+    pub(crate) rule: Rule,
     /// The server's requested wait.
     pub(crate) hint: Option<Duration>,
     /// The attempt ran out of time.
@@ -164,13 +181,35 @@ pub(crate) struct Failed {
     pub(crate) rejected: bool,
 }
 
+impl Failed {
+    /// A failure `error` that `rule` judged: do `action`.
+    pub(crate) fn new(error: String, action: ExecAction, rule: impl Into<Rule>) -> Self {
+        Self { error, action, rule: rule.into(), hint: None, timeout: false, rejected: false }
+    }
+
+    /// An answer the validator rejected for `why`: worth another attempt, which sees the reason.
+    pub(crate) fn rejected(why: &str, rule: impl Into<Rule>) -> Self {
+        Self { rejected: true, ..Self::new(format!("InvalidResult: {why}"), ExecAction::Retry, rule) }
+    }
+
+    /// With the server's requested wait.
+    pub(crate) fn with_hint(self, hint: Option<Duration>) -> Self {
+        Self { hint, ..self }
+    }
+
+    /// Marked as the attempt's timeout (a retry after it costs the retry bucket more).
+    pub(crate) fn with_timeout(self, timeout: bool) -> Self {
+        Self { timeout, ..self }
+    }
+}
+
 impl RetryState<'_> {
     /// Layer 2's rules after failed attempt `index` (from 0), docs/design.md §5: stop on a
     /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
     /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
     /// bucket allow it. Records the decision.
     pub(crate) async fn after_failed_attempt(&mut self, schedule: &mut Schedule, index: u32, failed: Failed) -> Next {
-        let Failed { error, action, reason, hint, timeout, rejected } = failed;
+        let Failed { error, action, rule, hint, timeout, rejected } = failed;
         let stop = match action {
             ExecAction::Raise => Some((ExecErrorKind::Programming, Verdict::Raise)),
             ExecAction::ContextOverflow => Some((ExecErrorKind::ContextOverflow, Verdict::ContextOverflow)),
@@ -178,30 +217,37 @@ impl RetryState<'_> {
             ExecAction::Retry => None,
         };
         if let Some((kind, verdict)) = stop {
-            self.decide(Layer::Exec, error, verdict, reason, None);
+            self.decide(Layer::Exec, error, verdict, Why::Judged(rule), None);
             return Next::Stop(kind, None);
         }
-        if let Some(why) = self.budget.take_stopped_by() {
-            self.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
-            return Next::Stop(ExecErrorKind::Budget, Some(why));
+        if let Some(refusal) = self.budget.take_stopped_by() {
+            return self.refused(error, refusal);
         }
-        let attempts = self.policy.max_retries();
-        if index + 1 >= attempts {
-            let reason = format!("{reason}; all {attempts} exec attempts used");
-            self.decide(Layer::Exec, error, Verdict::Exhausted, reason, None);
+        let limit = self.policy.max_retries();
+        if index + 1 >= limit {
+            self.decide(
+                Layer::Exec,
+                error,
+                Verdict::Exhausted,
+                Why::TriesUsed { rule, layer: Layer::Exec, limit },
+                None,
+            );
             let kind = if rejected { ExecErrorKind::InvalidResult } else { ExecErrorKind::Exhausted };
             return Next::Stop(kind, None);
         }
         let computed = schedule.delay(index, &mut self.rng);
         match self.permit_retry(computed, hint, timeout).await {
             Ok(delay) => {
-                self.decide(Layer::Exec, error, Verdict::Retry, reason, Some(delay));
+                self.decide(Layer::Exec, error, Verdict::Retry, Why::Judged(rule), Some(delay));
                 Next::Retry(delay)
             }
-            Err(why) => {
-                self.decide(Layer::Exec, error, Verdict::Budget, why.clone(), None);
-                Next::Stop(ExecErrorKind::Budget, Some(why))
-            }
+            Err(refusal) => self.refused(error, refusal),
         }
+    }
+
+    /// Layer 2 stops because a cap refused the retry.
+    fn refused(&mut self, error: String, refusal: Refusal) -> Next {
+        self.decide(Layer::Exec, error, Verdict::Budget, Why::Refused(refusal.clone()), None);
+        Next::Stop(ExecErrorKind::Budget, Some(refusal))
     }
 }

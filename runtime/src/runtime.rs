@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::agent_fn::AgentFn;
 use crate::backoff::{Rng, Schedule};
 use crate::budget::store::SharedStore;
-use crate::budget::{Budget, Governor, RetryQuota};
-use crate::classify::{ExecAction, Reason, exec_verdict, retry_hint};
-use crate::error::{ExecError, ExecErrorKind, ModelError};
+use crate::budget::{Budget, Governor, Refusal, RetryQuota};
+use crate::classify::{Reason, exec_verdict, retry_hint};
+use crate::error::ModelError;
+use crate::exec_error::{ExecError, ExecErrorKind};
 use crate::journal::Journal;
 use crate::message::{AssistantMessage, Message, StopReason};
 use crate::policy::RetryPolicy;
@@ -273,21 +274,16 @@ impl Runtime {
         function: Option<&'static str>,
     ) -> Run<'a> {
         let exec = self.execs.fetch_add(1, Ordering::Relaxed);
+        let rng = Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         Run {
             provider: &*self.provider,
             system: system.or(self.system.as_deref()),
             tools: self.tools.specs(),
             state: RetryState {
-                policy,
                 function,
-                budget: Budget::new(policy),
-                rng: Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
-                decisions: Vec::new(),
-                attempt: 0,
                 observer: self.observer.as_deref(),
                 journal: self.journal.as_ref(),
-                governor: Some(&self.governor),
-                last_retry_cost: 0,
+                ..RetryState::new(policy, Budget::new(policy), rng, &self.governor)
             },
         }
     }
@@ -319,20 +315,18 @@ impl Runtime {
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
-            let turn = self.turn(&mut run, &mut exec).await;
+            // `?` first: the error is not kept in the future across the awaits below.
+            let turn = self.turn(&mut run, &mut exec).await?;
             let governor = run.state.governor;
             match turn {
-                Err(error) => return Err(error),
-                Ok(TurnEnd::Answer(reply)) => {
-                    if let Some(governor) = governor {
-                        governor.on_success(run.state.last_retry_cost).await;
-                    }
+                TurnEnd::Answer(reply) => {
+                    governor.on_success(run.state.last_retry_cost).await;
                     if let Some(trace) = &exec.trace {
                         trace.agent_finish(reply.text(), exec.iterations);
                     }
                     return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
                 }
-                Ok(TurnEnd::Tools(message)) => {
+                TurnEnd::Tools(message) => {
                     if exec.iterations >= self.max_iterations {
                         let limit = format!(
                             "the model still asked for tools after {} tool iterations (`max_iterations` is {}): \
@@ -345,9 +339,7 @@ impl Runtime {
                     let outcomes = self.tools.run_calls_traced(&message, exec.trace.as_ref()).await;
                     exec.history.push(Message::Assistant(message));
                     exec.history.push(results_message(outcomes));
-                    if let Some(governor) = governor {
-                        governor.on_success(run.state.last_retry_cost).await;
-                    }
+                    governor.on_success(run.state.last_retry_cost).await;
                     run.state.last_retry_cost = 0;
                     run.state.budget.start_turn();
                 }
@@ -405,14 +397,9 @@ fn judge(run: &Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, M
     if message.is_error() {
         let error = message.failure_text();
         let verdict = exec_verdict(&error, message.error.as_ref());
-        let failed = Failed {
-            hint: retry_hint(message.error_text(), message.error.as_ref()),
-            timeout: is_timeout(&message),
-            error,
-            action: verdict.action,
-            reason: verdict.reason.to_string(),
-            rejected: false,
-        };
+        let failed = Failed::new(error, verdict.action, verdict.reason)
+            .with_hint(retry_hint(message.error_text(), message.error.as_ref()))
+            .with_timeout(is_timeout(&message));
         return Attempt::Failed(failed, message.error);
     }
     if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
@@ -432,14 +419,7 @@ fn judge(run: &Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, M
     };
     exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
     exec.history.push(Message::user(format!("Your previous reply was rejected: {reason}. Answer again, fixing that.")));
-    let failed = Failed {
-        error: format!("InvalidResult: {reason}"),
-        action: ExecAction::Retry,
-        reason: Reason::Rejected.to_string(),
-        hint: None,
-        timeout: false,
-        rejected: true,
-    };
+    let failed = Failed::rejected(&reason, Reason::Rejected);
     Attempt::Failed(failed, None)
 }
 
@@ -477,7 +457,7 @@ fn fail(
     run: &mut Run<'_>,
     kind: ExecErrorKind,
     attempts: Vec<String>,
-    stopped_by: Option<String>,
+    stopped_by: Option<Refusal>,
     source: Option<ModelError>,
 ) -> ExecError {
     let state = &mut run.state;

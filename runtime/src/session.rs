@@ -7,7 +7,7 @@ use crate::classify::{is_retryable_error, retry_hint};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, Message};
 use crate::provider::{CallBounds, Provider, Request};
-use crate::report::{Layer, Verdict};
+use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::RetryState;
 use crate::tool::ToolSpec;
 
@@ -63,30 +63,32 @@ async fn retry_after_failed_call(
 ) -> bool {
     let verdict = is_retryable_error(message);
     let hint = retry_hint(message.error_text(), message.error.as_ref());
-    if let (Some(hint), Some(governor)) = (hint, run.state.governor) {
+    if let Some(hint) = hint {
         // Every other call of this runtime to this provider waits for it too.
-        governor.note_hint(hint).await;
+        run.state.governor.note_hint(hint).await;
     }
     let error = message.failure_text();
+    let rule = Rule::Classifier(verdict.reason);
     if !verdict.retryable {
-        run.state.decide(Layer::Session, error, Verdict::GiveUp, verdict.reason.to_string(), None);
+        run.state.decide(Layer::Session, error, Verdict::GiveUp, Why::Judged(rule), None);
         return false;
     }
-    if retry >= run.state.policy.session_retries() {
-        let reason = format!("{}; all {} session retries used", verdict.reason, run.state.policy.session_retries());
-        run.state.decide(Layer::Session, error, Verdict::RetriesExhausted, reason, None);
+    let limit = run.state.policy.session_retries();
+    if retry >= limit {
+        let why = Why::TriesUsed { rule, layer: Layer::Session, limit };
+        run.state.decide(Layer::Session, error, Verdict::RetriesExhausted, why, None);
         return false;
     }
     let computed = schedule.delay(retry, &mut run.state.rng);
     let timed_out = is_timeout(message);
     let delay = match run.state.permit_retry(computed, hint, timed_out).await {
         Ok(delay) => delay,
-        Err(why) => {
-            run.state.decide(Layer::Session, error, Verdict::Budget, why, None);
+        Err(refusal) => {
+            run.state.decide(Layer::Session, error, Verdict::Budget, Why::Refused(refusal), None);
             return false;
         }
     };
-    run.state.decide(Layer::Session, error, Verdict::Retry, verdict.reason.to_string(), Some(delay));
+    run.state.decide(Layer::Session, error, Verdict::Retry, Why::Judged(rule), Some(delay));
     tokio::time::sleep(delay).await;
     true
 }

@@ -11,11 +11,12 @@ mod temp_file;
 
 use temp_file::TempFile;
 
+use agentic_runtime::classify::Reason;
 use agentic_runtime::journal::{
     AttemptRecord, CorruptLine, Event, FailureRecord, Journal, JournalContents, read_journal,
 };
 use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, Layer, Reply, Runtime, ScriptedProvider, Step, TransportKind, Verdict,
+    Decision, ExecError, ExecErrorKind, Layer, Reply, Runtime, ScriptedProvider, Step, TransportKind, Verdict, Why,
     agentic_function,
 };
 
@@ -31,7 +32,7 @@ fn retry_decision(call: u32, error: &str) -> Decision {
         call,
         error: error.to_owned(),
         verdict: Verdict::Retry,
-        reason: "HTTP 429 is transient".to_owned(),
+        reason: Why::Judged(Reason::RetryableStatus(429).into()),
         delay: Some(Duration::from_millis(2000)),
         at: Duration::from_millis(1234),
     }

@@ -6,8 +6,11 @@ mod quota;
 pub mod redis;
 pub mod store;
 
+mod refusal;
+
 pub(crate) use quota::Governor;
 pub use quota::RetryQuota;
+pub use refusal::{Bound, Refusal};
 
 use std::time::Duration;
 
@@ -28,29 +31,7 @@ pub(crate) struct Budget<'p> {
     turn_deadline: Option<Instant>,
     policy: &'p RetryPolicy,
     calls: u32,
-    stopped_by: Option<String>,
-}
-
-/// Which bound limits a model call's time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Bound {
-    /// `timeout_ms`.
-    Call,
-    /// The exec's deadline, `budget_ms`.
-    Budget,
-    /// The model turn's deadline, `turn_timeout_ms`.
-    Turn,
-}
-
-impl Bound {
-    /// The policy key that sets this bound.
-    fn key(self) -> &'static str {
-        match self {
-            Bound::Call => "timeout_ms",
-            Bound::Budget => "budget_ms",
-            Bound::Turn => "turn_timeout_ms",
-        }
-    }
+    stopped_by: Option<Refusal>,
 }
 
 /// The time one model call may take, and what sets it.
@@ -143,7 +124,13 @@ impl<'p> Budget<'p> {
     /// one reading of the clock. `None` only when the limit is past what the clock can represent
     /// (then no timer is set, as in `tokio::time::timeout`).
     pub(crate) fn call_limit(&self) -> Option<CallLimit> {
-        let now = Instant::now();
+        self.call_limit_at(Instant::now())
+    }
+
+    /// [`Budget::call_limit`] for a call that starts at `now`: the one place a call's time limit is
+    /// computed, for exec's calls and resilient attempts alike.
+    #[inline]
+    pub(crate) fn call_limit_at(&self, now: Instant) -> Option<CallLimit> {
         let timeout = self.policy.timeout();
         let (limit, bound) = match self.nearest_deadline() {
             Some((deadline, bound)) if deadline.saturating_duration_since(now) < timeout => {
@@ -156,55 +143,43 @@ impl<'p> Budget<'p> {
 
     /// The wait before the next call, or why no next call may be made. The server's hint is a floor on
     /// the computed delay; a hint above `retry_after_cap_ms` or past a deadline ends the exec.
-    pub(crate) fn plan_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, String> {
-        let refusal = self.refusal(computed, hint);
-        match refusal {
+    pub(crate) fn plan_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
+        match self.refusal(computed, hint) {
             None => Ok(computed.max(hint.unwrap_or(Duration::ZERO))),
-            Some(why) => {
-                self.stopped_by = Some(why.clone());
-                Err(why)
-            }
+            Some(refusal) => Err(self.refuse(refusal)),
         }
     }
 
-    fn refusal(&self, computed: Duration, hint: Option<Duration>) -> Option<String> {
+    fn refusal(&self, computed: Duration, hint: Option<Duration>) -> Option<Refusal> {
         // Computed on the failure path only: the success path never needs the cap.
         let call_cap = self.policy.worst_case_calls();
         if u64::from(self.calls) >= call_cap {
             let cap = self.policy.values().max_calls.map_or(call_cap, u64::from);
-            return Some(format!("`max_calls` ({cap}) reached after {} model calls", self.calls));
+            return Some(Refusal::MaxCalls { cap, calls: self.calls });
         }
-        let retry_after_cap = self.policy.retry_after_cap();
-        if let Some(hint) = hint.filter(|hint| *hint > retry_after_cap) {
-            let asked = match millis(hint) {
-                u64::MAX => "longer than a clock can count".to_owned(),
-                ms => format_ms(ms),
-            };
-            return Some(format!(
-                "server asked to wait {asked}; cap is {} (`retry_after_cap_ms`)",
-                format_ms(millis(retry_after_cap))
-            ));
+        let cap = self.policy.retry_after_cap();
+        if let Some(asked) = hint.filter(|hint| *hint > cap) {
+            return Some(Refusal::RetryAfterCap { asked, cap });
         }
-        let delay = computed.max(hint.unwrap_or(Duration::ZERO));
+        let wait = computed.max(hint.unwrap_or(Duration::ZERO));
         let (deadline, bound) = self.nearest_deadline()?;
         let now = Instant::now();
-        if now.checked_add(delay).is_none_or(|resume| resume >= deadline) {
-            let left = format_ms(millis(deadline.saturating_duration_since(now)));
-            let wait = format_ms(millis(delay));
-            let asked = if hint.is_some_and(|hint| hint >= computed) { "the server's requested" } else { "the" };
-            return Some(format!(
-                "`{}` ({}) would run out: {asked} wait of {wait} does not fit in the {left} left",
-                bound.key(),
-                self.setting_ms(bound)
-            ));
+        if now.checked_add(wait).is_none_or(|resume| resume >= deadline) {
+            return Some(Refusal::Deadline {
+                bound,
+                setting_ms: self.setting_ms(bound),
+                wait,
+                left: deadline.saturating_duration_since(now),
+                requested_by_server: hint.is_some_and(|hint| hint >= computed),
+            });
         }
         None
     }
 
-    /// Records a refusal decided elsewhere (the retry bucket) and returns it.
-    pub(crate) fn refuse(&mut self, why: String) -> String {
-        self.stopped_by = Some(why.clone());
-        why
+    /// Records a refusal (this budget's, or the retry bucket's) as what stopped the exec, and returns it.
+    pub(crate) fn refuse(&mut self, refusal: Refusal) -> Refusal {
+        self.stopped_by = Some(refusal.clone());
+        refusal
     }
 
     /// `wait`, cut to `retry_after_cap_ms` and to the time left before the nearest deadline.
@@ -217,7 +192,7 @@ impl<'p> Budget<'p> {
     }
 
     /// Why a cap refused a retry in this exec, if one did; taken once.
-    pub(crate) fn take_stopped_by(&mut self) -> Option<String> {
+    pub(crate) fn take_stopped_by(&mut self) -> Option<Refusal> {
         self.stopped_by.take()
     }
 }

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
+use super::refusal::Refusal;
 use super::store::{SharedStore, StoreError};
 
 /// The retry token bucket's settings, modelled on the AWS SDKs' standard retry quota.
@@ -133,13 +134,19 @@ impl Governor {
         }
     }
 
+    /// A governor of nothing: no retry bucket, no shared store, no cooldowns from other calls. What a
+    /// resilient call runs under (it belongs to no `Runtime`), so that the retry rules have one path.
+    pub(crate) fn unlimited() -> Self {
+        Self::new(String::new(), None, None)
+    }
+
     /// The scope, e.g. `"openai:3f9a0c1b2d4e5f60"`.
     pub(crate) fn scope(&self) -> &str {
         &self.scope
     }
 
     /// Takes the tokens of one retry; `Err` says why the bucket refused. Always `Ok` without a quota.
-    pub(crate) async fn take_retry(&self, timeout: bool) -> Result<u32, String> {
+    pub(crate) async fn take_retry(&self, timeout: bool) -> Result<u32, Refusal> {
         let Some(quota) = self.quota else { return Ok(0) };
         let cost = quota.cost(timeout);
         let granted = match &self.store {
@@ -149,15 +156,7 @@ impl Governor {
             },
             None => self.take_local(cost),
         };
-        if granted {
-            Ok(cost)
-        } else {
-            Err(format!(
-                "the retry budget is empty: the Runtime's retry bucket holds fewer than the {cost} tokens a retry \
-                 takes (capacity {}); it refills as calls succeed",
-                quota.capacity
-            ))
-        }
+        if granted { Ok(cost) } else { Err(Refusal::RetryBucket { cost, capacity: quota.capacity }) }
     }
 
     /// Returns tokens after a success: the cost of the retry that led to it, or the success refund.

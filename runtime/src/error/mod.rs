@@ -1,9 +1,8 @@
-//! Errors: the typed failure of one model call, the error of one `exec`, and an invalid policy.
+//! Errors of one model call (typed, with its transport kind) and of an invalid policy. The error of a
+//! whole `exec` is [`ExecError`](crate::ExecError), beside the decisions it carries.
 
-mod exec_error;
 pub(crate) mod model_error;
 mod policy_error;
 
-pub use exec_error::{ExecError, ExecErrorKind};
 pub use model_error::{ModelError, TransportKind};
 pub use policy_error::PolicyError;

@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::error::ExecError;
+use crate::exec_error::ExecError;
 use crate::report::Decision;
 
 /// A failure journal file, open for appending. Cloning is cheap; clones write to the same file.

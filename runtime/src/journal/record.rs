@@ -4,7 +4,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExecError;
+use crate::exec_error::ExecError;
 use crate::report::{Decision, Verdict};
 
 use super::label;
@@ -66,7 +66,7 @@ impl From<&Decision> for AttemptRecord {
             call: decision.call,
             error: decision.error.clone(),
             verdict: decision.verdict.name().to_owned(),
-            reason: decision.reason.clone(),
+            reason: decision.reason.to_string(),
             delay_ms: decision.delay.map(duration_ms),
         }
     }

@@ -1,6 +1,9 @@
+//! The error of one `exec`: why it gave up, every attempt, each decision and what stopped it.
+
 use std::fmt;
 use std::time::Duration;
 
+use crate::budget::Refusal;
 use crate::error::{ModelError, PolicyError};
 use crate::report::Decision;
 
@@ -66,6 +69,8 @@ pub struct ExecError {
     decisions: Vec<Decision>,
     calls: u32,
     elapsed: Duration,
+    refusal: Option<Refusal>,
+    /// `refusal` in words, for [`ExecError::stopped_by`].
     stopped_by: Option<String>,
     source: Option<Source>,
 }
@@ -85,10 +90,21 @@ impl ExecError {
         decisions: Vec<Decision>,
         calls: u32,
         elapsed: Duration,
-        stopped_by: Option<String>,
+        refusal: Option<Refusal>,
         source: Option<ModelError>,
     ) -> Self {
-        Self { kind, function, attempts, decisions, calls, elapsed, stopped_by, source: source.map(Source::Model) }
+        let stopped_by = refusal.as_ref().map(ToString::to_string);
+        Self {
+            kind,
+            function,
+            attempts,
+            decisions,
+            calls,
+            elapsed,
+            refusal,
+            stopped_by,
+            source: source.map(Source::Model),
+        }
     }
 
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
@@ -99,6 +115,7 @@ impl ExecError {
             decisions: Vec::new(),
             calls: 0,
             elapsed: Duration::ZERO,
+            refusal: None,
             stopped_by: None,
             source: Some(Source::Policy(error)),
         }
@@ -134,9 +151,14 @@ impl ExecError {
         self.elapsed
     }
 
-    /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, in words.
+    /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, in words (the [`Refusal`]'s text).
     pub fn stopped_by(&self) -> Option<&str> {
         self.stopped_by.as_deref()
+    }
+
+    /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, as data.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.refusal.as_ref()
     }
 
     /// The typed failure of the last attempt, when there is one.

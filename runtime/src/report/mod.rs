@@ -1,10 +1,15 @@
 //! What the layers decided about each failure, as data: the timeline of one `exec`.
 
+mod why;
+
 use std::fmt;
 use std::time::Duration;
 
+pub use why::{Rule, Why};
+
 /// Which retry layer made a decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Layer {
     /// Layer 1: `AgentSession`, retries transient model errors.
     Session,
@@ -82,8 +87,9 @@ pub struct Decision {
     pub error: String,
     /// What the layer did.
     pub verdict: Verdict,
-    /// Why: which rule decided, e.g. `matched retry pattern "rate.?limit"`.
-    pub reason: String,
+    /// Why: the rule that decided, e.g. `matched retry pattern "rate.?limit"`, or the cap that
+    /// refused the retry.
+    pub reason: Why,
     /// The sleep before the next call, when the verdict is [`Verdict::Retry`].
     pub delay: Option<Duration>,
     /// Time since the exec started, when the decision was made.

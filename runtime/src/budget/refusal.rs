@@ -1,0 +1,101 @@
+//! Why a cap refused a retry, as data a caller can match, with the words a user reads.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::policy::rules::{format_ms, millis};
+
+/// A time bound on model calls, named by the policy key that sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Bound {
+    /// One call's time, `timeout_ms`.
+    Call,
+    /// The exec's deadline, `budget_ms`.
+    Budget,
+    /// The model turn's deadline, `turn_timeout_ms`.
+    Turn,
+}
+
+impl Bound {
+    /// The policy key that sets this bound, e.g. `"turn_timeout_ms"`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Bound::Call => "timeout_ms",
+            Bound::Budget => "budget_ms",
+            Bound::Turn => "turn_timeout_ms",
+        }
+    }
+}
+
+/// Why a cap refused a retry that the layers' rules allowed: the exec stops with kind `budget`
+/// (docs/design.md §7). Its `Display` is what `ExecError::stopped_by` and the journal say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The policy's call cap is reached: "`max_calls` (5) reached after 5 model calls".
+    MaxCalls {
+        /// `max_calls`, or the calls the policy can make when it is not set.
+        cap: u64,
+        /// Model calls made.
+        calls: u32,
+    },
+    /// The server asked for a longer wait than `retry_after_cap_ms` allows.
+    RetryAfterCap {
+        /// The server's requested wait.
+        asked: Duration,
+        /// `retry_after_cap_ms`.
+        cap: Duration,
+    },
+    /// The wait before the next call does not fit before a deadline.
+    Deadline {
+        /// The deadline: [`Bound::Budget`] or [`Bound::Turn`].
+        bound: Bound,
+        /// That bound's setting, in milliseconds.
+        setting_ms: u64,
+        /// The wait.
+        wait: Duration,
+        /// The time left before the deadline.
+        left: Duration,
+        /// The wait is the server's (its hint was at least the computed backoff).
+        requested_by_server: bool,
+    },
+    /// The runtime's retry bucket holds fewer tokens than a retry takes (storm control, docs/design.md §10).
+    RetryBucket {
+        /// The tokens this retry takes.
+        cost: u32,
+        /// The bucket's capacity.
+        capacity: u32,
+    },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::MaxCalls { cap, calls } => write!(f, "`max_calls` ({cap}) reached after {calls} model calls"),
+            Refusal::RetryAfterCap { asked, cap } => {
+                let cap = format_ms(millis(*cap));
+                match millis(*asked) {
+                    u64::MAX => write!(f, "server asked to wait longer than a clock can count"),
+                    ms => write!(f, "server asked to wait {}", format_ms(ms)),
+                }?;
+                write!(f, "; cap is {cap} (`retry_after_cap_ms`)")
+            }
+            Refusal::Deadline { bound, setting_ms, wait, left, requested_by_server } => {
+                let asked = if *requested_by_server { "the server's requested" } else { "the" };
+                write!(
+                    f,
+                    "`{}` ({setting_ms}) would run out: {asked} wait of {} does not fit in the {} left",
+                    bound.key(),
+                    format_ms(millis(*wait)),
+                    format_ms(millis(*left))
+                )
+            }
+            Refusal::RetryBucket { cost, capacity } => write!(
+                f,
+                "the retry budget is empty: the Runtime's retry bucket holds fewer than the {cost} tokens a retry \
+                 takes (capacity {capacity}); it refills as calls succeed"
+            ),
+        }
+    }
+}

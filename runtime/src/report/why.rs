@@ -1,0 +1,109 @@
+//! Why a layer decided what it did: the rule that judged the failure, the tries it had used, or the
+//! cap that refused the retry. Typed, so a caller can match it; its `Display` is what logs say.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::budget::Refusal;
+use crate::classify::Reason;
+use crate::report::Layer;
+
+/// The rule that judged one failure: one of the runtime's classifier rules, or the words of a
+/// [`Classify`](crate::resilient::Classify) implementation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rule {
+    /// A rule of the runtime's classifiers (docs/design.md §4 and §5).
+    Classifier(Reason),
+    /// A [`Classification`](crate::resilient::Classification)'s reason, in its own words.
+    Custom(Cow<'static, str>),
+}
+
+impl From<Reason> for Rule {
+    fn from(reason: Reason) -> Self {
+        Rule::Classifier(reason)
+    }
+}
+
+impl From<&'static str> for Rule {
+    fn from(words: &'static str) -> Self {
+        Rule::Custom(Cow::Borrowed(words))
+    }
+}
+
+impl From<String> for Rule {
+    fn from(words: String) -> Self {
+        Rule::Custom(Cow::Owned(words))
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rule::Classifier(reason) => reason.fmt(f),
+            Rule::Custom(words) => f.write_str(words),
+        }
+    }
+}
+
+/// Why a layer decided what it did about one failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Why {
+    /// The rule that judged the failure (verdicts `retry`, `give_up`, `fail_permanently`, `raise`,
+    /// `context_overflow`).
+    Judged(Rule),
+    /// The rule, when the layer had no tries left (verdicts `retries_exhausted` and `exhausted`):
+    /// "matched retry pattern \"503\"; all 3 exec attempts used".
+    TriesUsed {
+        /// The rule that judged the last failure.
+        rule: Rule,
+        /// The layer whose tries ran out.
+        layer: Layer,
+        /// How many it had: `session_retries` for layer 1, `max_retries` for layer 2.
+        limit: u32,
+    },
+    /// A cap refused the retry the rules allowed (verdict `budget`).
+    Refused(Refusal),
+}
+
+impl Why {
+    /// The rule that judged the failure, unless a cap decided.
+    pub fn rule(&self) -> Option<&Rule> {
+        match self {
+            Why::Judged(rule) | Why::TriesUsed { rule, .. } => Some(rule),
+            Why::Refused(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Why {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Why::Judged(rule) => rule.fmt(f),
+            Why::TriesUsed { rule, layer: Layer::Session, limit } => {
+                write!(f, "{rule}; all {limit} session retries used")
+            }
+            Why::TriesUsed { rule, layer: Layer::Exec, limit } => write!(f, "{rule}; all {limit} exec attempts used"),
+            Why::Refused(refusal) => refusal.fmt(f),
+        }
+    }
+}
+
+/// Compares the words: `decision.reason == "the connection failed"`.
+impl PartialEq<&str> for Why {
+    fn eq(&self, words: &&str) -> bool {
+        let mut rest = Rest(words);
+        fmt::write(&mut rest, format_args!("{self}")).is_ok() && rest.0.is_empty()
+    }
+}
+
+/// What is left of the words being compared; writing a piece they do not start with fails.
+struct Rest<'a>(&'a str);
+
+impl fmt::Write for Rest<'_> {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        self.0 = self.0.strip_prefix(piece).ok_or(fmt::Error)?;
+        Ok(())
+    }
+}
