@@ -6,6 +6,7 @@
 //! `#[agentic_function(...)]` at compile time. Both call [`violations`], so they can never disagree. Use it through `agentic-runtime`
 //! (`agentic_runtime::policy::rules`).
 #![deny(missing_docs)]
+#![warn(unreachable_pub, missing_debug_implementations)]
 
 use std::fmt::Write as _;
 
@@ -251,6 +252,10 @@ impl PolicyValues {
 }
 
 /// A policy key, as spelled in the attribute and in the builder's `with_*` setters.
+///
+/// Not `#[non_exhaustive]` on purpose, like [`Jitter`]: the attribute and the runtime, pinned to this
+/// crate's exact version, match every key (the attribute's error examples, the runtime's
+/// `with_*` mapping), so a key added here without its handling there does not compile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Key {
     /// `max_retries`
@@ -373,7 +378,18 @@ pub struct WorstCase {
 pub fn violations(values: &PolicyValues) -> Vec<Violation> {
     let mut found = Vec::new();
     let mut broke = |key: Key, message: String| found.push(Violation { key, message });
+    positive_settings(values, &mut broke);
+    delay_cap(values, &mut broke);
+    call_cap(values, &mut broke);
+    nested_bounds(values, &mut broke);
+    found
+}
 
+/// What a rule group reports each broken rule to.
+type Broke<'a> = dyn FnMut(Key, String) + 'a;
+
+/// Counts of at least 1 and time and size settings above 0.
+fn positive_settings(values: &PolicyValues, broke: &mut Broke<'_>) {
     if values.max_retries < 1 {
         broke(
             Key::MaxRetries,
@@ -424,6 +440,10 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
             ),
         );
     }
+}
+
+/// `max_delay_ms` caps delays, so it cannot be below a base delay.
+fn delay_cap(values: &PolicyValues, broke: &mut Broke<'_>) {
     if let Some(cap) = values.max_delay_ms.filter(|&cap| cap > 0) {
         let (session, exec) = (values.session_base_delay_ms, values.exec_base_delay_ms);
         let message = match (cap < session, cap < exec) {
@@ -441,6 +461,10 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
             broke(Key::MaxDelayMs, message);
         }
     }
+}
+
+/// `max_calls` of at least 1 and at most the calls the policy can make.
+fn call_cap(values: &PolicyValues, broke: &mut Broke<'_>) {
     if let Some(max_calls) = values.max_calls {
         let possible = uncapped_calls(values);
         if max_calls < 1 {
@@ -458,13 +482,16 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
             );
         }
     }
+}
+
+/// A bound set above the one that contains it would never be reached: say so rather than let the
+/// outer bound end the call under another name.
+fn nested_bounds(values: &PolicyValues, broke: &mut Broke<'_>) {
     if let (Some(timeout), Some(budget)) = (values.timeout_ms, values.budget_ms) {
         if timeout.min(MAX_WAIT_MS) > budget.min(MAX_WAIT_MS) && budget > 0 {
             broke(Key::TimeoutMs, format!("`timeout_ms` ({timeout}) must not exceed `budget_ms` ({budget})"));
         }
     }
-    // A bound set above the one that contains it would never be reached: say so rather than let
-    // the outer bound end the call under another name.
     let call = values.timeout_ms();
     let turn = values.turn_timeout_ms();
     if let Some(timeout) = values.timeout_ms.filter(|&timeout| timeout.min(MAX_WAIT_MS) > turn && turn > 0) {
@@ -493,7 +520,6 @@ pub fn violations(values: &PolicyValues) -> Vec<Violation> {
             );
         }
     }
-    found
 }
 
 /// A value for a message: `600000` when set, `600000, the default` when it is the default.

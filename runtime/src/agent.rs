@@ -195,18 +195,7 @@ async fn drive(
                 }
             }
             StreamEvent::ToolCallStart { index, id, name } => {
-                answer.add(id.len() + name.len())?;
-                let (call, new) = ToolCall::find(&mut tool_calls, index);
-                if new {
-                    // A call of its own is content, and each one costs memory: count it.
-                    answer.add(TOOL_CALL_OVERHEAD)?;
-                }
-                if call.id.is_empty() {
-                    call.id = id;
-                }
-                if call.name.is_empty() {
-                    call.name = name;
-                }
+                ToolCall::start(&mut tool_calls, &mut answer, index, id, name)?
             }
             StreamEvent::ToolCallDelta { index, arguments } => {
                 answer.add(arguments.len())?;
@@ -278,6 +267,30 @@ impl ToolCall {
             }
         };
         (&mut calls[position], new)
+    }
+
+    /// A call's start (its id and name), counted against the answer's bound. A provider may repeat
+    /// the start of a call: the first id and name stay.
+    fn start(
+        calls: &mut Vec<ToolCall>,
+        answer: &mut Answer,
+        index: u32,
+        id: String,
+        name: String,
+    ) -> Result<(), ModelError> {
+        answer.add(id.len() + name.len())?;
+        let (call, new) = ToolCall::find(calls, index);
+        if new {
+            // A call of its own is content, and each one costs memory: count it.
+            answer.add(TOOL_CALL_OVERHEAD)?;
+        }
+        if call.id.is_empty() {
+            call.id = id;
+        }
+        if call.name.is_empty() {
+            call.name = name;
+        }
+        Ok(())
     }
 
     /// The finished call as a block. Its arguments are parsed as JSON (none: an empty object); text

@@ -28,6 +28,7 @@
 //! # }
 //! ```
 #![deny(missing_docs)]
+#![warn(unreachable_pub, missing_debug_implementations)]
 
 pub mod agent;
 mod agent_fn;
@@ -63,7 +64,7 @@ pub use prompt::Prompt;
 pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, Provider, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Observer, Rule, Verdict, Why};
-pub use runtime::Runtime;
+pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};
 pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
 pub use trace::grade::{GradeReport, grade_lines};
 pub use trace::{RunTrace, TraceEvent, TraceSink};

@@ -282,6 +282,18 @@ pub struct Resilient<'p, T> {
     journal: Option<&'p Journal>,
 }
 
+impl<T> fmt::Debug for Resilient<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Resilient")
+            .field("name", &self.name)
+            .field("policy", self.policy)
+            .field("validate", &self.validate.is_some())
+            .field("seed", &self.seed)
+            .field("journal", &self.journal.is_some())
+            .finish()
+    }
+}
+
 /// A value check: `Err(reason)` rejects the value.
 type Check<'p, T> = Box<dyn Fn(&T) -> Result<(), String> + Send + Sync + 'p>;
 

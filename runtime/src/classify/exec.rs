@@ -8,6 +8,7 @@ use crate::error::model_error::{is_programming_kind, split_kind};
 
 /// What layer 2 does with a failed attempt (before counting attempts and budget).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ExecAction {
     /// Worth another attempt (if attempts and budget remain).
     Retry,

@@ -12,6 +12,7 @@ use super::label;
 /// Whether a record is a final failure or a retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Event {
     /// A call that gave up: the error its caller got.
     Failure,
