@@ -106,23 +106,16 @@ fn step(spec: StepSpec, at: &str) -> Result<Checked, Invalid> {
 impl CheckedKind {
     /// The step's kind, once the value it requires is found.
     fn of(spec: &StepSpec, at: &str) -> Result<Self, Invalid> {
-        let missing = |field: &str, message: &str| invalid(format!("{at}.{field}"), message);
+        const NEEDS_STATUS: &str = "an `http_error` step needs a `status`, e.g. `\"status\": 429`";
+        const NEEDS_MS: &str = "a `stall` step needs `ms`, the pause in milliseconds, e.g. `\"ms\": 50`";
         Ok(match spec.kind {
             K::Ok => Self::Ok,
-            K::HttpError => Self::HttpError {
-                status: spec.status.ok_or_else(|| {
-                    missing("status", "an `http_error` step needs a `status`, e.g. `\"status\": 429`")
-                })?,
-            },
+            K::HttpError => Self::HttpError { status: required(spec.status, at, "status", NEEDS_STATUS)? },
             K::CloseBeforeHeaders => Self::CloseBeforeHeaders,
             K::DropStream => Self::DropStream,
             K::Truncate => Self::Truncate,
             K::SseError => Self::SseError,
-            K::Stall => Self::Stall {
-                ms: spec.ms.ok_or_else(|| {
-                    missing("ms", "a `stall` step needs `ms`, the pause in milliseconds, e.g. `\"ms\": 50`")
-                })?,
-            },
+            K::Stall => Self::Stall { ms: required(spec.ms, at, "ms", NEEDS_MS)? },
             K::Hang => Self::Hang,
             K::MalformedChunk => Self::MalformedChunk,
             K::ContextOverflow => Self::ContextOverflow,
@@ -137,6 +130,11 @@ impl CheckedKind {
     }
 }
 
+/// The value of `field`, which the step's kind requires.
+fn required<T>(value: Option<T>, at: &str, field: &str, message: &str) -> Result<T, Invalid> {
+    value.ok_or_else(|| invalid(format!("{at}.{field}"), message))
+}
+
 /// A text of `len` bytes, `name` at `field`, fits in [`MAX_TEXT_BYTES`].
 fn check_length(field: String, name: &str, len: usize) -> Result<(), Invalid> {
     if len <= MAX_TEXT_BYTES {
@@ -148,6 +146,7 @@ fn check_length(field: String, name: &str, len: usize) -> Result<(), Invalid> {
     ))
 }
 
+/// `kinds` for a message: `` `ok`, `hang` ``.
 fn list(kinds: &[StepKind]) -> String {
     kinds.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
 }
