@@ -178,6 +178,7 @@
 //! never its value; the server keeps no other trace of the headers. Only an error step with
 //! `echo_key` reads the key, to send a piece of it back in that one response.
 #![deny(missing_docs)]
+#![warn(unreachable_pub, missing_debug_implementations)]
 
 mod error;
 mod http;

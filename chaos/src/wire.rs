@@ -454,79 +454,80 @@ impl Exchange {
 
     /// Every event of a streamed tool-use answer, in order (see [`ToolUse`]).
     pub(crate) fn tool_use_events(&self, t: &ToolUse) -> Vec<String> {
+        let mut events = match self.wire {
+            WireFormat::OpenAi => self.openai_tool_use_chunks(t),
+            WireFormat::Anthropic => self.anthropic_tool_use_blocks(t),
+        };
+        self.push_stream_end(&mut events, true, Self::tool_use_tokens(t));
+        events
+    }
+
+    /// OpenAI: the text (if any) as one chunk, then each call as a chunk that opens it and chunks
+    /// of its arguments; the first chunk of the answer carries the assistant's role.
+    fn openai_tool_use_chunks(&self, t: &ToolUse) -> Vec<String> {
         let mut events = Vec::new();
-        let tokens = Self::tool_use_tokens(t);
-        match self.wire {
-            WireFormat::OpenAi => {
-                if let Some(text) = &t.text {
-                    events.push(self.openai_chunk(json!({"role": "assistant", "content": text}), None));
-                }
-                for (i, (name, input)) in t.calls.iter().enumerate() {
-                    let call = json!({
-                        "index": i,
-                        "id": self.tool_call_id(i),
-                        "type": "function",
-                        "function": {"name": name, "arguments": ""},
-                    });
-                    let delta = if events.is_empty() {
-                        json!({"role": "assistant", "content": null, "tool_calls": [call]})
-                    } else {
-                        json!({"tool_calls": [call]})
-                    };
-                    events.push(self.openai_chunk(delta, None));
-                    for piece in t.argument_pieces(input) {
-                        let delta = json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]});
-                        events.push(self.openai_chunk(delta, None));
-                    }
-                }
-            }
-            WireFormat::Anthropic => {
-                events.push(self.anthropic_message_start());
-                let mut index = 0usize;
-                if let Some(text) = &t.text {
-                    events.push(Self::anthropic_event(
-                        "content_block_start",
-                        &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-                    ));
-                    events.push(Self::anthropic_event("ping", &json!({"type": "ping"})));
-                    events.push(Self::anthropic_event(
-                        "content_block_delta",
-                        &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
-                    ));
-                    events.push(Self::anthropic_event(
-                        "content_block_stop",
-                        &json!({"type": "content_block_stop", "index": 0}),
-                    ));
-                    index = 1;
-                }
-                for (i, (name, input)) in t.calls.iter().enumerate() {
-                    let block = json!({"type": "tool_use", "id": self.tool_call_id(i), "name": name, "input": {}});
-                    events.push(Self::anthropic_event(
-                        "content_block_start",
-                        &json!({"type": "content_block_start", "index": index, "content_block": block}),
-                    ));
-                    if index == 0 {
-                        events.push(Self::anthropic_event("ping", &json!({"type": "ping"})));
-                    }
-                    for piece in t.argument_pieces(input) {
-                        events.push(Self::anthropic_event(
-                            "content_block_delta",
-                            &json!({
-                                "type": "content_block_delta",
-                                "index": index,
-                                "delta": {"type": "input_json_delta", "partial_json": piece},
-                            }),
-                        ));
-                    }
-                    events.push(Self::anthropic_event(
-                        "content_block_stop",
-                        &json!({"type": "content_block_stop", "index": index}),
-                    ));
-                    index += 1;
-                }
+        if let Some(text) = &t.text {
+            events.push(self.openai_chunk(json!({"role": "assistant", "content": text}), None));
+        }
+        for (i, (name, input)) in t.calls.iter().enumerate() {
+            let call = json!({
+                "index": i,
+                "id": self.tool_call_id(i),
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            });
+            let delta = if events.is_empty() {
+                json!({"role": "assistant", "content": null, "tool_calls": [call]})
+            } else {
+                json!({"tool_calls": [call]})
+            };
+            events.push(self.openai_chunk(delta, None));
+            for piece in t.argument_pieces(input) {
+                let delta = json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]});
+                events.push(self.openai_chunk(delta, None));
             }
         }
-        self.push_stream_end(&mut events, true, tokens);
+        events
+    }
+
+    /// Anthropic: `message_start`, then one content block per part (the text, if any, then each
+    /// call with its `input_json_delta`s); the `ping` follows the first block's start.
+    fn anthropic_tool_use_blocks(&self, t: &ToolUse) -> Vec<String> {
+        let mut events = vec![self.anthropic_message_start()];
+        let text_block = t.text.as_ref().map(|text| {
+            let delta = json!({"type": "text_delta", "text": text});
+            (json!({"type": "text", "text": ""}), vec![delta])
+        });
+        let call_blocks = t.calls.iter().enumerate().map(|(i, (name, input))| {
+            let block = json!({"type": "tool_use", "id": self.tool_call_id(i), "name": name, "input": {}});
+            let pieces = t.argument_pieces(input);
+            let deltas = pieces.into_iter().map(|piece| json!({"type": "input_json_delta", "partial_json": piece}));
+            (block, deltas.collect())
+        });
+        for (index, (block, deltas)) in text_block.into_iter().chain(call_blocks).enumerate() {
+            events.extend(Self::anthropic_block(index, block, deltas));
+        }
+        events
+    }
+
+    /// One Anthropic content block: its start (and the stream's `ping` after the first), its
+    /// deltas and its stop.
+    fn anthropic_block(index: usize, block: Value, deltas: Vec<Value>) -> Vec<String> {
+        let mut events = vec![Self::anthropic_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": block}),
+        )];
+        if index == 0 {
+            events.push(Self::anthropic_event("ping", &json!({"type": "ping"})));
+        }
+        for delta in deltas {
+            events.push(Self::anthropic_event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        events
+            .push(Self::anthropic_event("content_block_stop", &json!({"type": "content_block_stop", "index": index})));
         events
     }
 

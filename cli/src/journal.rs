@@ -7,6 +7,7 @@
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentic_runtime::journal::{Count, count_journal, now_ms};
 use agentic_runtime::lines::shorten;
@@ -42,7 +43,7 @@ parentheses: the kind of failure (or \"retry\" for retried failures) and the tim
 one, in UTC.
 
 --since DURATION keeps the records of the last DURATION: a whole number followed by s, m, h or d \
-(90s, 30m, 24h, 7d). Without it every record counts.
+(90s, 30m, 24h, 7d), or several added up (1h30m). Without it every record counts.
 
 --json prints one JSON object per group, most frequent first, and no header:
 
@@ -76,7 +77,8 @@ pub(crate) struct Args {
     /// The journal file: one JSON failure record per line.
     #[arg(value_name = "FILE")]
     file: PathBuf,
-    /// Count only the records of the last DURATION: a whole number and s, m, h or d (90s, 30m, 24h, 7d).
+    /// Count only the records of the last DURATION: a whole number and s, m, h or d (90s, 30m, 24h, 7d),
+    /// or several added up (1h30m).
     #[arg(long, value_name = "DURATION", value_parser = parse_since)]
     since: Option<Since>,
     /// Print one JSON object per group instead of the table.
@@ -91,28 +93,43 @@ pub(crate) struct Since {
     ms: u64,
 }
 
-/// Parses `--since`: a whole number followed by `s`, `m`, `h` or `d`.
+/// What `--since` takes, for its errors.
+const SINCE_EXPECTED: &str = "expected a whole number followed by s, m, h or d, e.g. 90s, 30m, 24h, 7d";
+
+/// Parses `--since`: a whole number followed by `s`, `m`, `h` or `d`, or several added up (`1h30m`).
 fn parse_since(text: &str) -> Result<Since, String> {
-    const EXPECTED: &str = "expected a whole number followed by s, m, h or d, e.g. 90s, 30m, 24h, 7d";
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    if number.is_empty() {
-        return Err(format!("{EXPECTED}; the number is missing"));
-    }
-    let unit_ms: u64 = match unit {
-        "s" => 1000,
-        "m" => 60 * 1000,
-        "h" => 3600 * 1000,
-        "d" => 24 * 3600 * 1000,
-        "" => return Err(format!("{EXPECTED}; the unit is missing")),
-        other => return Err(format!("{EXPECTED}; unknown unit \"{other}\"")),
-    };
-    let ms = number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(unit_ms))
-        .ok_or_else(|| format!("the window {text} is too long"))?;
+    check_since_units(text)?;
+    let too_long = || format!("the window {text} is too long");
+    let window = humantime::parse_duration(text).map_err(|error| match error {
+        humantime::DurationError::NumberOverflow => too_long(),
+        other => format!("{SINCE_EXPECTED}; {other}"),
+    })?;
+    let ms = u64::try_from(window.as_millis()).map_err(|_| too_long())?;
     Ok(Since { text: text.to_owned(), ms })
+}
+
+/// Checks that `text` is whole numbers each followed by `s`, `m`, `h` or `d`, with nothing between:
+/// the part of humantime's grammar `--since` takes (humantime also reads weeks, months, years,
+/// spelled-out units and spaces), with errors that say which part is wrong.
+fn check_since_units(text: &str) -> Result<(), String> {
+    let mut rest = text;
+    loop {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return Err(format!("{SINCE_EXPECTED}; the number is missing"));
+        }
+        let after = &rest[digits..];
+        let (unit, next) = after.split_at(after.find(|c: char| c.is_ascii_digit()).unwrap_or(after.len()));
+        match unit {
+            "s" | "m" | "h" | "d" => {}
+            "" => return Err(format!("{SINCE_EXPECTED}; the unit is missing")),
+            _ => return Err(format!("{SINCE_EXPECTED}; unknown unit \"{after}\"")),
+        }
+        if next.is_empty() {
+            return Ok(());
+        }
+        rest = next;
+    }
 }
 
 /// One `--json` line.
@@ -188,34 +205,23 @@ fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
 }
 
-/// A time in UTC, broken down: (year, month, day, hour, minute, second, millisecond).
-fn utc(time_ms: u64) -> (i64, u64, u64, u64, u64, u64, u64) {
-    let (secs, millis) = (time_ms / 1000, time_ms % 1000);
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01.
-    let z = i64::try_from(days).unwrap_or(i64::MAX - 719_468) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let whole = |value: i64| u64::try_from(value).unwrap_or_default();
-    (year, whole(month), whole(day), rest / 3600, rest % 3600 / 60, rest % 60, millis)
-}
-
 /// `2026-11-30 14:02`.
 fn minutes(time_ms: u64) -> String {
-    let (year, month, day, hour, minute, _, _) = utc(time_ms);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}")
+    let seconds = humantime::format_rfc3339_seconds(system_time(time_ms)).to_string();
+    // `2026-11-30T14:02:07Z`: the date, a space for the `T`, the hour and the minute.
+    format!("{} {}", &seconds[..10], &seconds[11..16])
 }
 
 /// `2026-11-30T14:02:07.123Z`.
 fn rfc3339(time_ms: u64) -> String {
-    let (year, month, day, hour, minute, second, millis) = utc(time_ms);
-    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
+    humantime::format_rfc3339_millis(system_time(time_ms)).to_string()
+}
+
+/// The time `time_ms` milliseconds after the Unix epoch, up to the last millisecond RFC 3339 can
+/// write (the end of year 9999): a later time is a corrupt record, shown as that last millisecond.
+fn system_time(time_ms: u64) -> SystemTime {
+    const LAST_MS_OF_9999: u64 = 253_402_300_799_999;
+    UNIX_EPOCH + Duration::from_millis(time_ms.min(LAST_MS_OF_9999))
 }
 
 #[cfg(test)]
@@ -241,6 +247,25 @@ mod tests {
         assert_eq!(ms("24H"), Err(format!("{expected}; unknown unit \"H\"")));
         assert_eq!(ms("99999999999999999999d"), Err("the window 99999999999999999999d is too long".to_owned()));
         assert_eq!(ms("999999999999999d"), Err("the window 999999999999999d is too long".to_owned()));
+    }
+
+    #[test]
+    fn since_adds_up_several_parts() {
+        let ms = |text: &str| parse_since(text).map(|since| since.ms);
+        assert_eq!(ms("1h30m"), Ok(5_400_000));
+        assert_eq!(ms("1d12h"), Ok(129_600_000));
+        let expected = "expected a whole number followed by s, m, h or d, e.g. 90s, 30m, 24h, 7d";
+        assert_eq!(ms("1h30"), Err(format!("{expected}; the unit is missing")));
+        assert_eq!(ms("1h30x"), Err(format!("{expected}; unknown unit \"x\"")));
+        assert_eq!(ms("1h 30m"), Err(format!("{expected}; unknown unit \"h 30m\"")));
+        assert_eq!(ms("1w"), Err(format!("{expected}; unknown unit \"w\"")));
+    }
+
+    #[test]
+    fn times_past_year_9999_show_as_its_last_millisecond() {
+        assert_eq!(rfc3339(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(u64::MAX), "9999-12-31T23:59:59.999Z");
+        assert_eq!(minutes(u64::MAX), "9999-12-31 23:59");
     }
 
     #[test]

@@ -256,16 +256,18 @@ const TYPED: [&str; 4] = ["status", "retry_after_ms", "should_retry", "code"];
 /// The fields that choose an outcome's shape.
 const SHAPES: [&str; 3] = ["error_message", "raise", "hang"];
 
+/// The forms an outcome may take, for messages.
+const OUTCOME_SHAPES: &str =
+    "\"ok\", {\"error_message\": str, ..}, {\"raise\": str, ..}, {\"hang\": true} or {\"latency_ms\": int}";
+
 /// One outcome as a scripted step.
 fn parse_outcome(index: usize, value: &Value) -> Result<Step, String> {
     let place = format!("outcomes[{index}]");
-    let shapes =
-        "\"ok\", {\"error_message\": str, ..}, {\"raise\": str, ..}, {\"hang\": true} or {\"latency_ms\": int}";
     let object = match value {
         Value::String(text) if text == "ok" => return Ok(Step::ok("ok")),
         Value::Object(_) => value,
         other => {
-            return Err(format!("\"{place}\" must be one of {shapes}; found {}", describe(other)));
+            return Err(format!("\"{place}\" must be one of {OUTCOME_SHAPES}; found {}", describe(other)));
         }
     };
     let prefix = format!("{place}.");
@@ -274,41 +276,49 @@ fn parse_outcome(index: usize, value: &Value) -> Result<Step, String> {
     let chosen: Vec<&str> = SHAPES.iter().copied().filter(|key| fields.has(key)).collect();
     let latency = fields.uint("latency_ms", 0, u64::MAX)?.map(Duration::from_millis);
     let step = match chosen.as_slice() {
-        [] => {
-            if let Some(typed) = TYPED.iter().find(|key| fields.has(key)) {
-                return Err(format!(
-                    "{} applies to a failure; add \"error_message\" or \"raise\" to \"{place}\"",
-                    fields.name(typed)
-                ));
-            }
-            return match latency {
-                Some(latency) => Ok(Step::ok("ok").with_latency(latency)),
-                None => Err(format!("\"{place}\" must be one of {shapes}; found an empty object")),
-            };
-        }
-        ["hang"] => {
-            if fields.bool("hang")? != Some(true) {
-                return Err(format!(
-                    "{} must be true (leave the outcome out for a call that answers)",
-                    fields.name("hang")
-                ));
-            }
-            if let Some(other) = OUTCOME_FIELDS.iter().find(|key| **key != "hang" && fields.has(key)) {
-                return Err(format!("{} does not go with a hang, which never answers or fails", fields.name(other)));
-            }
-            return Ok(Step::hang());
-        }
+        [] => return answering_outcome(&fields, &place, latency),
+        ["hang"] => return hang_outcome(&fields),
         ["error_message"] => Step::error(fields.required_str("error_message")?),
         [_raise] => Step::raise(ModelError::parse(fields.required_str("raise")?)),
         [first, second, ..] => {
             return Err(format!(
-                "\"{place}\" has both {} and {}; an outcome is one of {shapes}",
+                "\"{place}\" has both {} and {}; an outcome is one of {OUTCOME_SHAPES}",
                 fields.name(first),
                 fields.name(second)
             ));
         }
     };
-    let mut step = step;
+    with_failure_facts(step, &fields, latency)
+}
+
+/// An outcome object without a shape: an answer after `latency_ms`, which must be there.
+fn answering_outcome(fields: &Fields<'_>, place: &str, latency: Option<Duration>) -> Result<Step, String> {
+    if let Some(typed) = TYPED.iter().find(|key| fields.has(key)) {
+        return Err(format!(
+            "{} applies to a failure; add \"error_message\" or \"raise\" to \"{place}\"",
+            fields.name(typed)
+        ));
+    }
+    match latency {
+        Some(latency) => Ok(Step::ok("ok").with_latency(latency)),
+        None => Err(format!("\"{place}\" must be one of {OUTCOME_SHAPES}; found an empty object")),
+    }
+}
+
+/// `{"hang": true}`, alone: a hang never answers or fails, so nothing else applies.
+fn hang_outcome(fields: &Fields<'_>) -> Result<Step, String> {
+    if fields.bool("hang")? != Some(true) {
+        return Err(format!("{} must be true (leave the outcome out for a call that answers)", fields.name("hang")));
+    }
+    if let Some(other) = OUTCOME_FIELDS.iter().find(|key| **key != "hang" && fields.has(key)) {
+        return Err(format!("{} does not go with a hang, which never answers or fails", fields.name(other)));
+    }
+    Ok(Step::hang())
+}
+
+/// A failing step with the typed facts the outcome gives (status, retry-after, should-retry, code)
+/// and its latency.
+fn with_failure_facts(mut step: Step, fields: &Fields<'_>, latency: Option<Duration>) -> Result<Step, String> {
     if let Some(status) = fields.status("status")? {
         step = step.with_status(status);
     }

@@ -6,7 +6,7 @@
 use proc_macro2::{Delimiter, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::ext::IdentExt as _;
-use syn::{Error, Expr, ExprPath, Ident, Lit, Path};
+use syn::{Error, Expr, ExprPath, Ident, Lit, LitInt, Path};
 
 use crate::rules::{Jitter, Key, PolicyValues, nearest_key};
 
@@ -246,55 +246,15 @@ fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -
 fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
     let name = key.name();
     let example = Name::Policy(key).example();
-    let max = key.max_value();
-    let ty = if max == u64::MAX { "u64" } else { "u32" };
     let (negative, literal) = match value {
         [TokenTree::Punct(minus), TokenTree::Literal(literal)] if minus.as_char() == '-' => (true, literal),
         [TokenTree::Literal(literal)] => (false, literal),
-        _ => {
-            let found = show(value);
-            let named = match value.first() {
-                Some(TokenTree::Ident(ident)) => ident != "true" && ident != "false",
-                _ => false,
-            };
-            let message = if named && value.iter().all(|tree| matches!(tree, TokenTree::Ident(_) | TokenTree::Punct(_)))
-            {
-                format!(
-                    "`{name}` takes an integer literal, found `{found}`; the policy is checked when the \
-                     function compiles, so write the number, e.g. `{name} = {example}`"
-                )
-            } else {
-                format!("`{name}` takes an integer, found `{found}`; write e.g. `{name} = {example}`")
-            };
-            return Err(Error::new_spanned(to_stream(value), message));
-        }
+        _ => return Err(not_a_literal(name, &example, value)),
     };
     let span = literal.span();
-    let lit = Lit::new(literal.clone());
     let spanned = to_stream(value);
-    match &lit {
-        Lit::Int(int) => {
-            let suffix = int.suffix();
-            if !suffix.is_empty() && suffix != ty {
-                return Err(Error::new(
-                    span,
-                    format!("`{name}` is a `{ty}`, found `{int}`; drop the `{suffix}` suffix"),
-                ));
-            }
-            let digits = int.base10_digits();
-            if negative {
-                return Err(Error::new_spanned(
-                    spanned,
-                    format!("`{name}` (-{digits}) must not be negative; it is a `{ty}`, from 0 to {max}"),
-                ));
-            }
-            match digits.parse::<u64>() {
-                Ok(n) if n <= max => Ok(n),
-                _ => {
-                    Err(Error::new(span, format!("`{name}` ({digits}) is out of range: it is a `{ty}`, at most {max}")))
-                }
-            }
-        }
+    match Lit::new(literal.clone()) {
+        Lit::Int(int) => in_range(key, &int, negative, span, spanned),
         Lit::Str(text) => {
             let inner = text.value();
             let fix = if inner.trim().parse::<u64>().is_ok() { inner.trim().to_owned() } else { example };
@@ -311,6 +271,47 @@ fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
             spanned,
             format!("`{name}` takes an integer, found `{}`; write e.g. `{name} = {example}`", show(value)),
         )),
+    }
+}
+
+/// The error for a number key's value that is no literal: a name (a constant, which the attribute
+/// cannot read when the function compiles) or any other expression.
+fn not_a_literal(name: &str, example: &str, value: &[TokenTree]) -> Error {
+    let found = show(value);
+    let named = match value.first() {
+        Some(TokenTree::Ident(ident)) => ident != "true" && ident != "false",
+        _ => false,
+    };
+    let message = if named && value.iter().all(|tree| matches!(tree, TokenTree::Ident(_) | TokenTree::Punct(_))) {
+        format!(
+            "`{name}` takes an integer literal, found `{found}`; the policy is checked when the \
+             function compiles, so write the number, e.g. `{name} = {example}`"
+        )
+    } else {
+        format!("`{name}` takes an integer, found `{found}`; write e.g. `{name} = {example}`")
+    };
+    Error::new_spanned(to_stream(value), message)
+}
+
+/// An integer literal's value, if its suffix, sign and size fit the key's type and range.
+fn in_range(key: Key, int: &LitInt, negative: bool, span: Span, spanned: TokenStream) -> Result<u64, Error> {
+    let name = key.name();
+    let max = key.max_value();
+    let ty = if max == u64::MAX { "u64" } else { "u32" };
+    let suffix = int.suffix();
+    if !suffix.is_empty() && suffix != ty {
+        return Err(Error::new(span, format!("`{name}` is a `{ty}`, found `{int}`; drop the `{suffix}` suffix")));
+    }
+    let digits = int.base10_digits();
+    if negative {
+        return Err(Error::new_spanned(
+            spanned,
+            format!("`{name}` (-{digits}) must not be negative; it is a `{ty}`, from 0 to {max}"),
+        ));
+    }
+    match digits.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        _ => Err(Error::new(span, format!("`{name}` ({digits}) is out of range: it is a `{ty}`, at most {max}"))),
     }
 }
 

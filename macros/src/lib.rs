@@ -3,6 +3,7 @@
 //!
 //! The attribute is a pipeline: `attr` parses the arguments, `valid` judges them with the
 //! policy rules `agentic-runtime` uses too (the `agentic-policy` crate), `expand` rewrites the function.
+#![warn(unreachable_pub, missing_debug_implementations)]
 
 mod attr;
 mod expand;

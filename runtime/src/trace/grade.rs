@@ -370,17 +370,7 @@ impl Grader {
         self.spend(self.cost(position, &line, &run_id), source, number)?;
         let position = position.unwrap_or_else(|| {
             self.index.insert(run_id.clone(), self.runs.len());
-            self.runs.push(Run {
-                run_id,
-                source,
-                function: None,
-                finished: false,
-                iterations: None,
-                tools: Vec::new(),
-                tool_index: HashMap::new(),
-                calls: Vec::new(),
-                pending: HashMap::new(),
-            });
+            self.runs.push(Run::new(run_id, source));
             self.runs.len() - 1
         });
         let run = &mut self.runs[position];
@@ -397,31 +387,35 @@ impl Grader {
                 run.calls.push(Call { tool, result: None });
                 self.tool_calls += 1;
             }
-            Line::Result { call_id, is_error, tool } => {
-                let waiting =
-                    run.pending.get_mut(&call_id).and_then(|stack| stack.pop().map(|call| (call, stack.is_empty())));
-                match waiting {
-                    Some((call, drained)) => {
-                        run.calls[call].result = Some(is_error);
-                        self.bytes = self.bytes.saturating_sub(std::mem::size_of::<usize>());
-                        if drained {
-                            run.pending.remove(&call_id);
-                            self.bytes = self.bytes.saturating_sub(call_id.len() + PENDING_COST);
-                        }
-                    }
-                    None => {
-                        let tool = run.tool(tool.unwrap_or_else(|| "(unknown tool)".to_owned()));
-                        run.calls.push(Call { tool, result: Some(is_error) });
-                        self.tool_calls += 1;
-                    }
-                }
-            }
+            Line::Result { call_id, is_error, tool } => self.result(position, &call_id, is_error, tool),
             Line::Finish { iterations } => {
                 run.finished = true;
                 run.iterations = iterations;
             }
         }
         Ok(())
+    }
+
+    /// A tool result: it answers the latest pending call with its id (whose pending entry, once
+    /// drained, frees its memory), or stands for a call the trace did not show.
+    fn result(&mut self, position: usize, call_id: &str, is_error: bool, tool: Option<String>) {
+        let run = &mut self.runs[position];
+        let waiting = run.pending.get_mut(call_id).and_then(|stack| stack.pop().map(|call| (call, stack.is_empty())));
+        match waiting {
+            Some((call, drained)) => {
+                run.calls[call].result = Some(is_error);
+                self.bytes = self.bytes.saturating_sub(std::mem::size_of::<usize>());
+                if drained {
+                    run.pending.remove(call_id);
+                    self.bytes = self.bytes.saturating_sub(call_id.len() + PENDING_COST);
+                }
+            }
+            None => {
+                let tool = run.tool(tool.unwrap_or_else(|| "(unknown tool)".to_owned()));
+                run.calls.push(Call { tool, result: Some(is_error) });
+                self.tool_calls += 1;
+            }
+        }
     }
 
     /// The memory `line` adds: a new run, a function name, a new tool, a call and its pending id.
@@ -485,6 +479,21 @@ impl Grader {
 }
 
 impl Run {
+    /// A run with nothing read yet but its id, first seen in source number `source`.
+    fn new(run_id: String, source: usize) -> Self {
+        Self {
+            run_id,
+            source,
+            function: None,
+            finished: false,
+            iterations: None,
+            tools: Vec::new(),
+            tool_index: HashMap::new(),
+            calls: Vec::new(),
+            pending: HashMap::new(),
+        }
+    }
+
     /// The position of `tool` in `tools`, added if new.
     fn tool(&mut self, tool: String) -> usize {
         if let Some(&position) = self.tool_index.get(&tool) {

@@ -1,0 +1,124 @@
+//! A checked scenario's construction: it cannot fail, since `check` has vouched for every value and
+//! found the ones a kind requires.
+
+use super::check::{Checked, CheckedKind, CheckedScenario};
+use super::model::{HangAtSpec, StepSpec};
+use crate::scenario::Scenario;
+use crate::step::{
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError, Interrupt,
+    InterruptKind, KeepAliveFlood, Malformed, Preset, Reply, SseError, Stall, Step, ToolUse, WrongContentType,
+};
+
+impl From<CheckedScenario> for Scenario {
+    fn from(checked: CheckedScenario) -> Self {
+        let mut scenario = Scenario::new();
+        for (times, step) in checked.steps {
+            scenario = scenario.then_times(times, step);
+        }
+        if let Some(step) = checked.default {
+            scenario = scenario.otherwise(step);
+        }
+        scenario
+    }
+}
+
+impl From<Checked> for Step {
+    fn from(checked: Checked) -> Self {
+        let Checked { spec, kind } = checked;
+        let headers: Vec<(String, String)> = spec.headers.clone().into_iter().flatten().collect();
+        let reply = reply(&spec, headers.clone());
+        let after = spec.after_chunks.unwrap_or(0);
+        let interval_ms = spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
+        match kind {
+            CheckedKind::Ok => Step::Ok(reply),
+            CheckedKind::HttpError { status } => http_error(spec, Preset::Generic, status, headers).into(),
+            CheckedKind::ContextOverflow => {
+                let status = spec.status.unwrap_or(400);
+                http_error(spec, Preset::ContextOverflow, status, headers).into()
+            }
+            CheckedKind::InvalidApiKey => {
+                let status = spec.status.unwrap_or(401);
+                http_error(spec, Preset::InvalidApiKey, status, headers).into()
+            }
+            CheckedKind::CloseBeforeHeaders => Step::CloseBeforeHeaders,
+            CheckedKind::DropStream => Interrupt { after_chunks: after, kind: InterruptKind::Drop, reply }.into(),
+            CheckedKind::Truncate => Interrupt { after_chunks: after, kind: InterruptKind::Truncate, reply }.into(),
+            CheckedKind::SseError => Step::SseError(SseError {
+                after_chunks: after,
+                reply,
+                error_type: spec.error_type,
+                message: spec.message,
+                code: spec.code,
+                status: spec.status,
+                echo_key: spec.echo_key,
+            }),
+            CheckedKind::Stall { ms } => Step::Stall(Stall { ms, after_chunks: spec.after_chunks, reply }),
+            CheckedKind::Hang => Step::Hang(Hang { at: hang_at(&spec), reply }),
+            CheckedKind::MalformedChunk => {
+                Step::MalformedChunk(Malformed { after_chunks: after, reply, data: spec.data })
+            }
+            CheckedKind::ToolUse => Step::ToolUse(ToolUse {
+                calls: spec.calls.into_iter().flatten().map(|call| (call.name, call.input)).collect(),
+                text: spec.text,
+                argument_chunks: spec.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
+                headers,
+            }),
+            CheckedKind::KeepAliveFlood => Step::KeepAliveFlood(KeepAliveFlood {
+                after_chunks: spec.after_chunks,
+                interval_ms,
+                ping: spec.ping == Some(true),
+                reply,
+            }),
+            CheckedKind::EmptyChunkFlood => {
+                Step::EmptyChunkFlood(EmptyChunkFlood { after_chunks: after, interval_ms, reply })
+            }
+            CheckedKind::EndlessText => Step::EndlessText(EndlessText { interval_ms, reply }),
+            CheckedKind::EndlessJson => Step::EndlessJson(EndlessJson { interval_ms, headers }),
+            CheckedKind::WrongContentType => Step::WrongContentType(WrongContentType {
+                content_type: spec.content_type.unwrap_or_else(|| WrongContentType::DEFAULT_CONTENT_TYPE.to_owned()),
+                body: spec.body.unwrap_or_else(|| WrongContentType::DEFAULT_BODY.to_owned()),
+                headers,
+            }),
+        }
+    }
+}
+
+/// The text of the answer (or of the part a fault sends first) and how it is streamed.
+fn reply(spec: &StepSpec, headers: Vec<(String, String)>) -> Reply {
+    Reply {
+        text: spec.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned()),
+        chunks: spec.chunks,
+        chunk_delay_ms: spec.chunk_delay_ms.unwrap_or(0),
+        headers,
+    }
+}
+
+/// An HTTP error answer with `status` and the `preset` body, refined by the spec's fields.
+fn http_error(spec: StepSpec, preset: Preset, status: u16, headers: Vec<(String, String)>) -> HttpError {
+    HttpError {
+        status,
+        preset,
+        retry_after: spec.retry_after.map(|r| r.0),
+        retry_after_ms: spec.retry_after_ms,
+        should_retry: spec.x_should_retry,
+        headers,
+        error_type: spec.error_type,
+        message: spec.message,
+        code: spec.code,
+        param: spec.param,
+        body: spec.body,
+        endless: (spec.endless_body == Some(true)).then_some(spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS)),
+        echo_key: spec.echo_key,
+    }
+}
+
+/// Where a `hang` step falls silent: after `after_chunks` chunks, or `at` (before the headers unless
+/// set); the checks refuse both at once.
+fn hang_at(spec: &StepSpec) -> HangAt {
+    match (spec.at, spec.after_chunks) {
+        (_, Some(k)) => HangAt::AfterChunks(k),
+        (None | Some(HangAtSpec::Before), None) => HangAt::BeforeHeaders,
+        (Some(HangAtSpec::In), None) => HangAt::InHeaders,
+        (Some(HangAtSpec::After), None) => HangAt::AfterHeaders,
+    }
+}

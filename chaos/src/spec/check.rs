@@ -1,0 +1,331 @@
+//! The checks of a parsed scenario, kept apart from its construction (`build`): the rules a file
+//! must keep beyond its JSON types (which fields a kind takes, ranges, fields that exclude each other,
+//! size limits, required fields), each failure naming the field. The first failure, in file order,
+//! is the one reported. A step that passes comes out [`Checked`], with the value its kind requires
+//! in hand, so that building it cannot fail.
+
+use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
+use crate::step::{Pieces, StepKind, ToolUse, valid_header_name, valid_header_value};
+
+use StepKind as K;
+
+/// The most chunks an answer may have (`chunks`, `after_chunks`, the words of a `text` streamed one
+/// per word, a `tool_use` step's argument pieces in all).
+pub const MAX_CHUNKS: u32 = 100_000;
+
+/// The longest text a scenario may give, in bytes (8 MiB): each of `text`, `body`, `message`,
+/// `data`, a header value, a tool call's `input` as JSON.
+pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most calls a `tool_use` step may have.
+pub const MAX_TOOL_CALLS: usize = 1_000;
+
+/// A check that failed: the field's path and what is wrong.
+pub(super) struct Invalid {
+    pub(super) field: String,
+    pub(super) message: String,
+}
+
+fn invalid(field: String, message: impl Into<String>) -> Invalid {
+    Invalid { field, message: message.into() }
+}
+
+/// A scenario whose steps all passed the checks, each with the number of requests it answers.
+pub(super) struct CheckedScenario {
+    pub(super) steps: Vec<(u32, Checked)>,
+    pub(super) default: Option<Checked>,
+}
+
+/// A step that passed the checks.
+pub(super) struct Checked {
+    pub(super) spec: StepSpec,
+    pub(super) kind: CheckedKind,
+}
+
+/// A step's kind, as [`StepKind`], with the value the kind cannot do without, found present.
+pub(super) enum CheckedKind {
+    Ok,
+    /// An `http_error` step and its `status`.
+    HttpError {
+        status: u16,
+    },
+    CloseBeforeHeaders,
+    DropStream,
+    Truncate,
+    SseError,
+    /// A `stall` step and its pause, `ms`.
+    Stall {
+        ms: u64,
+    },
+    Hang,
+    MalformedChunk,
+    ContextOverflow,
+    InvalidApiKey,
+    ToolUse,
+    KeepAliveFlood,
+    EmptyChunkFlood,
+    EndlessText,
+    EndlessJson,
+    WrongContentType,
+}
+
+/// Checks the steps in order, then the default step.
+pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
+    let mut steps = Vec::with_capacity(spec.steps.len());
+    for (i, step) in spec.steps.into_iter().enumerate() {
+        let at = format!("steps[{i}]");
+        let times = step.times.unwrap_or(1);
+        if times == 0 {
+            return Err(invalid(format!("{at}.times"), "`times` must be at least 1; remove the step to skip it"));
+        }
+        steps.push((times, self::step(step, &at)?));
+    }
+    let default = match spec.default {
+        Some(step) if step.times.is_some() => {
+            return Err(invalid(
+                "default.times".to_owned(),
+                "the default step answers every request after the scripted steps; it takes no `times`",
+            ));
+        }
+        Some(step) => Some(self::step(step, "default")?),
+        None => None,
+    };
+    Ok(CheckedScenario { steps, default })
+}
+
+/// Checks one step; `at` names it in errors (`steps[2]`, `default`).
+fn step(spec: StepSpec, at: &str) -> Result<Checked, Invalid> {
+    spec.check_fields(at)?;
+    spec.check_values(at)?;
+    spec.check_sizes(at)?;
+    spec.check_headers(at)?;
+    let kind = CheckedKind::of(&spec, at)?;
+    Ok(Checked { spec, kind })
+}
+
+impl CheckedKind {
+    /// The step's kind, once the value it requires is found.
+    fn of(spec: &StepSpec, at: &str) -> Result<Self, Invalid> {
+        const NEEDS_STATUS: &str = "an `http_error` step needs a `status`, e.g. `\"status\": 429`";
+        const NEEDS_MS: &str = "a `stall` step needs `ms`, the pause in milliseconds, e.g. `\"ms\": 50`";
+        Ok(match spec.kind {
+            K::Ok => Self::Ok,
+            K::HttpError => Self::HttpError { status: required(spec.status, at, "status", NEEDS_STATUS)? },
+            K::CloseBeforeHeaders => Self::CloseBeforeHeaders,
+            K::DropStream => Self::DropStream,
+            K::Truncate => Self::Truncate,
+            K::SseError => Self::SseError,
+            K::Stall => Self::Stall { ms: required(spec.ms, at, "ms", NEEDS_MS)? },
+            K::Hang => Self::Hang,
+            K::MalformedChunk => Self::MalformedChunk,
+            K::ContextOverflow => Self::ContextOverflow,
+            K::InvalidApiKey => Self::InvalidApiKey,
+            K::ToolUse => Self::ToolUse,
+            K::KeepAliveFlood => Self::KeepAliveFlood,
+            K::EmptyChunkFlood => Self::EmptyChunkFlood,
+            K::EndlessText => Self::EndlessText,
+            K::EndlessJson => Self::EndlessJson,
+            K::WrongContentType => Self::WrongContentType,
+        })
+    }
+}
+
+/// The value of `field`, which the step's kind requires.
+fn required<T>(value: Option<T>, at: &str, field: &str, message: &str) -> Result<T, Invalid> {
+    value.ok_or_else(|| invalid(format!("{at}.{field}"), message))
+}
+
+/// A text of `len` bytes, `name` at `field`, fits in [`MAX_TEXT_BYTES`].
+fn check_length(field: String, name: &str, len: usize) -> Result<(), Invalid> {
+    if len <= MAX_TEXT_BYTES {
+        return Ok(());
+    }
+    Err(invalid(
+        field,
+        format!("`{name}` is {len} bytes long, more than the chaos server's limit of {MAX_TEXT_BYTES} bytes (8 MiB)"),
+    ))
+}
+
+/// `kinds` for a message: `` `ok`, `hang` ``.
+fn list(kinds: &[StepKind]) -> String {
+    kinds.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+}
+
+impl StepSpec {
+    /// Every field that is set applies to the step's kind.
+    fn check_fields(&self, at: &str) -> Result<(), Invalid> {
+        for field in self.present() {
+            let takes = kinds_taking(field);
+            if !takes.contains(&self.kind) {
+                return Err(invalid(
+                    format!("{at}.{field}"),
+                    format!("does not apply to a `{}` step; it applies to {}", self.kind, list(takes)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of single values: ranges, fields that exclude each other, a tool-use step's calls.
+    fn check_values(&self, at: &str) -> Result<(), Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        if self.chunks == Some(0) {
+            return Err(invalid(field("chunks"), "`chunks` must be at least 1"));
+        }
+        if let Some(status) = self.status {
+            if !(400..=599).contains(&status) {
+                return Err(invalid(
+                    field("status"),
+                    format!("`status` must be an HTTP error status, from 400 to 599, not {status}"),
+                ));
+            }
+        }
+        if let Some(data) = &self.data {
+            if data.contains(['\r', '\n']) {
+                return Err(invalid(field("data"), "the malformed chunk's `data` must be one line, without CR or LF"));
+            }
+        }
+        if let Some(content_type) = &self.content_type {
+            if !valid_header_value(content_type) {
+                return Err(invalid(field("content_type"), "a header value must not contain CR, LF or NUL"));
+            }
+        }
+        if self.at.is_some() && self.after_chunks.is_some() {
+            return Err(invalid(
+                field("at"),
+                "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, \
+                 `after_chunks` after some chunks of the body",
+            ));
+        }
+        if self.interval_ms.is_some() && HTTP.contains(&self.kind) && self.endless_body != Some(true) {
+            return Err(invalid(
+                field("interval_ms"),
+                "`interval_ms` paces an endless body: add `\"endless_body\": true`, or remove `interval_ms`",
+            ));
+        }
+        if self.kind == K::EndlessText && self.text.as_deref() == Some("") {
+            return Err(invalid(
+                field("text"),
+                "an `endless_text` step needs a non-empty `text`: its chunks are sent over and over",
+            ));
+        }
+        if self.kind == K::ToolUse {
+            self.check_calls(at)?;
+        }
+        Ok(())
+    }
+
+    /// A `tool_use` step has calls, each with a name and an object as input.
+    fn check_calls(&self, at: &str) -> Result<(), Invalid> {
+        let calls = self.calls.as_deref().unwrap_or_default();
+        if calls.is_empty() {
+            return Err(invalid(
+                format!("{at}.calls"),
+                "a `tool_use` step needs `calls`, e.g. `\"calls\": [{\"name\": \"get_weather\", \"input\": {\"city\": \"Paris\"}}]`",
+            ));
+        }
+        for (i, call) in calls.iter().enumerate() {
+            if call.name.is_empty() {
+                return Err(invalid(format!("{at}.calls[{i}].name"), "a tool call needs a non-empty `name`"));
+            }
+            if !call.input.is_object() {
+                return Err(invalid(
+                    format!("{at}.calls[{i}].input"),
+                    "a tool call's `input` must be a JSON object, e.g. `{\"city\": \"Paris\"}`",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The bounds on everything that sizes an answer, so that no scenario can make the server
+    /// allocate more than a sane test needs.
+    fn check_sizes(&self, at: &str) -> Result<(), Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        let too_many = |name: &str, n: u64| {
+            invalid(field(name), format!("`{name}` must be at most {MAX_CHUNKS} (the chaos server's limit), not {n}"))
+        };
+        if let Some(n) = self.chunks.filter(|n| *n > MAX_CHUNKS) {
+            return Err(too_many("chunks", n.into()));
+        }
+        if let Some(n) = self.after_chunks.filter(|n| *n > MAX_CHUNKS) {
+            return Err(too_many("after_chunks", n.into()));
+        }
+        let texts = [
+            ("text", self.text.as_deref()),
+            ("body", self.body.as_deref()),
+            ("message", self.message.as_deref()),
+            ("error_type", self.error_type.as_deref()),
+            ("code", self.code.as_deref()),
+            ("param", self.param.as_deref()),
+            ("data", self.data.as_deref()),
+            ("content_type", self.content_type.as_deref()),
+        ];
+        for (name, text) in texts {
+            check_length(field(name), name, text.map_or(0, str::len))?;
+        }
+        for (name, value) in self.headers.iter().flatten() {
+            check_length(field(&format!("headers.{name}")), &format!("headers.{name}"), value.len())?;
+        }
+        if let (Some(text), None, true) = (&self.text, self.chunks, self.kind != K::ToolUse) {
+            let words = Pieces::words(text).count();
+            if words > MAX_CHUNKS as usize {
+                return Err(invalid(
+                    field("text"),
+                    format!(
+                        "`text` has {words} words, streamed one chunk per word: more than the {MAX_CHUNKS} \
+                         chunks an answer may have; set `chunks` to at most {MAX_CHUNKS}"
+                    ),
+                ));
+            }
+        }
+        self.check_call_sizes(at)
+    }
+
+    /// At most [`MAX_TOOL_CALLS`] calls, whose inputs fit in [`MAX_TEXT_BYTES`] each and whose
+    /// argument pieces fit in [`MAX_CHUNKS`] in all.
+    fn check_call_sizes(&self, at: &str) -> Result<(), Invalid> {
+        let Some(calls) = &self.calls else {
+            return Ok(());
+        };
+        if calls.len() > MAX_TOOL_CALLS {
+            return Err(invalid(
+                format!("{at}.calls"),
+                format!("a `tool_use` step may have at most {MAX_TOOL_CALLS} calls, not {}", calls.len()),
+            ));
+        }
+        let per_call = self.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS) as usize;
+        let mut pieces = 0usize;
+        for (i, call) in calls.iter().enumerate() {
+            let json = call.input.to_string();
+            check_length(format!("{at}.calls[{i}].input"), "input", json.len())?;
+            pieces += per_call.min(json.chars().count()).max(1);
+        }
+        if pieces > MAX_CHUNKS as usize {
+            return Err(invalid(
+                format!("{at}.chunks"),
+                format!(
+                    "the calls' arguments would stream in {pieces} chunks in all, more than the {MAX_CHUNKS} \
+                     an answer may have; lower `chunks`"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Header names are HTTP tokens, values fit in a header line.
+    fn check_headers(&self, at: &str) -> Result<(), Invalid> {
+        for (name, value) in self.headers.iter().flatten() {
+            if !valid_header_name(name) {
+                return Err(invalid(
+                    format!("{at}.headers"),
+                    format!("{name:?} is not a valid header name: use letters, digits and `-`"),
+                ));
+            }
+            if !valid_header_value(value) {
+                return Err(invalid(format!("{at}.headers.{name}"), "a header value must not contain CR, LF or NUL"));
+            }
+        }
+        Ok(())
+    }
+}

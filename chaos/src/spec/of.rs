@@ -1,0 +1,146 @@
+//! A built scenario's JSON form: each step as the flat object a file would hold, with only the
+//! fields that differ from their defaults.
+
+use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, ToolCallSpec};
+use crate::scenario::Scenario;
+use crate::step::{
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Reply, SseError, Step, StepKind, ToolUse, WrongContentType,
+};
+
+impl From<&Scenario> for ScenarioSpec {
+    fn from(scenario: &Scenario) -> Self {
+        let steps = scenario
+            .steps()
+            .map(|(step, times)| {
+                let mut spec = StepSpec::of(step);
+                spec.times = (times != 1).then_some(times);
+                spec
+            })
+            .collect();
+        let default = scenario.default_step();
+        let is_plain_ok = matches!(default, Step::Ok(reply) if *reply == Reply::default());
+        Self { steps, default: (!is_plain_ok).then(|| StepSpec::of(default)) }
+    }
+}
+
+impl StepSpec {
+    /// The JSON form of a step (`times` is set by the caller).
+    fn of(step: &Step) -> Self {
+        let mut spec = Self::empty(step.kind());
+        match step {
+            Step::Ok(reply) => spec.set_reply(reply),
+            Step::HttpError(e) | Step::ContextOverflow(e) | Step::InvalidApiKey(e) => {
+                spec.set_http_error(step.kind(), e);
+            }
+            Step::CloseBeforeHeaders => {}
+            Step::DropStream(i) | Step::Truncate(i) => {
+                spec.after_chunks = Some(i.after_chunks);
+                spec.set_reply(&i.reply);
+            }
+            Step::SseError(s) => spec.set_sse_error(s),
+            Step::Stall(s) => {
+                spec.ms = Some(s.ms);
+                spec.after_chunks = s.after_chunks;
+                spec.set_reply(&s.reply);
+            }
+            Step::Hang(h) => {
+                match h.at {
+                    HangAt::BeforeHeaders => {}
+                    HangAt::InHeaders => spec.at = Some(HangAtSpec::In),
+                    HangAt::AfterHeaders => spec.at = Some(HangAtSpec::After),
+                    HangAt::AfterChunks(k) => spec.after_chunks = Some(k),
+                }
+                spec.set_reply(&h.reply);
+            }
+            Step::MalformedChunk(m) => {
+                spec.after_chunks = Some(m.after_chunks);
+                spec.set_reply(&m.reply);
+                spec.data.clone_from(&m.data);
+            }
+            Step::ToolUse(t) => spec.set_tool_use(t),
+            Step::KeepAliveFlood(f) => {
+                spec.after_chunks = f.after_chunks;
+                spec.set_interval(f.interval_ms);
+                spec.ping = f.ping.then_some(true);
+                spec.set_reply(&f.reply);
+            }
+            Step::EmptyChunkFlood(f) => {
+                spec.after_chunks = (f.after_chunks != 0).then_some(f.after_chunks);
+                spec.set_interval(f.interval_ms);
+                spec.set_reply(&f.reply);
+            }
+            Step::EndlessText(e) => {
+                spec.set_interval(e.interval_ms);
+                spec.set_reply(&e.reply);
+            }
+            Step::EndlessJson(e) => {
+                spec.set_interval(e.interval_ms);
+                spec.set_headers(&e.headers);
+            }
+            Step::WrongContentType(w) => spec.set_wrong_content_type(w),
+        }
+        spec
+    }
+
+    /// An HTTP error of `kind`: its status only when it is not the kind's own (400, 401).
+    fn set_http_error(&mut self, kind: StepKind, e: &HttpError) {
+        let preset_status = match kind {
+            StepKind::ContextOverflow => Some(400),
+            StepKind::InvalidApiKey => Some(401),
+            _ => None,
+        };
+        self.status = (preset_status != Some(e.status)).then_some(e.status);
+        self.retry_after = e.retry_after.clone().map(RetryAfter);
+        self.retry_after_ms = e.retry_after_ms;
+        self.x_should_retry = e.should_retry;
+        self.set_headers(&e.headers);
+        self.error_type.clone_from(&e.error_type);
+        self.message.clone_from(&e.message);
+        self.code.clone_from(&e.code);
+        self.param.clone_from(&e.param);
+        self.body.clone_from(&e.body);
+        self.endless_body = e.endless.map(|_| true);
+        self.interval_ms = e.endless.filter(|ms| *ms != DEFAULT_INTERVAL_MS);
+        self.echo_key = e.echo_key;
+    }
+
+    fn set_sse_error(&mut self, s: &SseError) {
+        self.after_chunks = Some(s.after_chunks);
+        self.set_reply(&s.reply);
+        self.error_type.clone_from(&s.error_type);
+        self.message.clone_from(&s.message);
+        self.code.clone_from(&s.code);
+        self.status = s.status;
+        self.echo_key = s.echo_key;
+    }
+
+    /// The calls; `chunks` only when it is not [`ToolUse::DEFAULT_ARGUMENT_CHUNKS`].
+    fn set_tool_use(&mut self, t: &ToolUse) {
+        let calls = t.calls.iter().map(|(name, input)| ToolCallSpec { name: name.clone(), input: input.clone() });
+        self.calls = Some(calls.collect());
+        self.text.clone_from(&t.text);
+        self.chunks = (t.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(t.argument_chunks);
+        self.set_headers(&t.headers);
+    }
+
+    fn set_wrong_content_type(&mut self, w: &WrongContentType) {
+        self.content_type = (w.content_type != WrongContentType::DEFAULT_CONTENT_TYPE).then(|| w.content_type.clone());
+        self.body = (w.body != WrongContentType::DEFAULT_BODY).then(|| w.body.clone());
+        self.set_headers(&w.headers);
+    }
+
+    fn set_interval(&mut self, ms: u64) {
+        self.interval_ms = (ms != DEFAULT_INTERVAL_MS).then_some(ms);
+    }
+
+    fn set_reply(&mut self, reply: &Reply) {
+        self.text = (reply.text != DEFAULT_TEXT).then(|| reply.text.clone());
+        self.chunks = reply.chunks;
+        self.chunk_delay_ms = (reply.chunk_delay_ms != 0).then_some(reply.chunk_delay_ms);
+        self.set_headers(&reply.headers);
+    }
+
+    fn set_headers(&mut self, headers: &[(String, String)]) {
+        self.headers = (!headers.is_empty()).then(|| headers.iter().cloned().collect());
+    }
+}
