@@ -1,13 +1,8 @@
 //! Replays the fuzz corpus (`fuzz/corpus/scenario`) through the fuzz target's own check
-//! (`fuzz/checks/scenario.rs`), so every run of the tests keeps the interesting inputs passing.
+//! (`agentic_test_support::fuzz::scenario`), so every run of the tests keeps the interesting inputs
+//! passing.
 
-#[path = "../../fuzz/checks/scenario.rs"]
-mod scenario;
-
-#[path = "../../fuzz/checks/replay.rs"]
-mod replay;
-
-use replay::replay;
+use agentic_test_support::fuzz::{replay, scenario};
 
 #[test]
 fn the_scenario_corpus_passes() {

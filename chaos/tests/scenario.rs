@@ -2,10 +2,7 @@
 
 mod common;
 
-#[path = "../../runtime/tests/support/temp_file.rs"]
-mod temp_file;
-
-use temp_file::TempFile;
+use agentic_test_support::temp_file::TempFile;
 
 use agentic_chaos::{
     ChaosServer, EchoKey, JournalEntry, MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS, Scenario, ScenarioError, Step,

@@ -4,16 +4,13 @@
 
 mod common;
 
-#[path = "../../runtime/tests/support/temp_file.rs"]
-mod temp_file;
-
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use agentic_runtime::journal::FailureRecord;
+use agentic_test_support::temp_file::TempFile;
 use common::{Run, agentic};
 use serde_json::{Value, json};
-use temp_file::TempFile;
 
 /// The one-line bound of every line reader: 1 MiB.
 const MIB: usize = 1024 * 1024;

@@ -4,10 +4,7 @@
 
 mod common;
 
-#[path = "../../runtime/tests/support/temp_file.rs"]
-mod temp_file;
-
-use temp_file::TempFile;
+use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
 use agentic_runtime::tool::{ToolError, Toolbox};

@@ -2,10 +2,7 @@
 
 mod common;
 
-#[path = "../../runtime/tests/support/temp_file.rs"]
-mod temp_file;
-
-use temp_file::TempFile;
+use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::journal::{Event, FailureRecord, Journal, now_ms};
 use common::agentic;

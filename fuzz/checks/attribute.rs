@@ -1,7 +1,11 @@
 //! The `attribute` check: `#[agentic_function(...)]`'s whole pipeline (parse the arguments, judge
 //! them with the policy rules, expand) on any argument tokens. Shared by
 //! `fuzz/fuzz_targets/attribute.rs` and `macros/tests/fuzz_corpus.rs`, whose crate roots include
-//! the macros' sources (`attr`, `rules`, `valid`, `expand`).
+//! the macros' sources (`attr`, `valid`, `expand`, and `agentic_policy` as `rules`).
+//!
+//! Included by `#[path]`, unlike the other checks (in `agentic-test-support`): it calls the
+//! macros' private `crate::expand`, which a proc-macro crate cannot export, so it must be compiled
+//! in the crate that compiles those modules.
 //!
 //! Input: byte 0 picks the item the attribute is on; the rest is the arguments' text.
 

@@ -1,6 +1,3 @@
 #![no_main]
 
-#[path = "../checks/classify.rs"]
-mod check;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| agentic_test_support::fuzz::classify::check(data));

@@ -1,7 +1,8 @@
 //! Replays the fuzz corpus (`fuzz/corpus/attribute`) through the fuzz target's own check
 //! (`fuzz/checks/attribute.rs`), so every run of the tests keeps the interesting inputs passing.
 
-// The attribute's sources, as `src/lib.rs` includes them: the check runs its whole pipeline.
+// The attribute's sources, as `src/lib.rs` includes them: the check runs its whole pipeline. By
+// `#[path]` because a proc-macro crate exports only its macros, not these modules.
 #[allow(dead_code)]
 #[path = "../src/attr.rs"]
 mod attr;
@@ -13,13 +14,12 @@ use agentic_policy as rules;
 #[path = "../src/valid.rs"]
 mod valid;
 
+// The check, shared with the fuzz target: it calls `crate::expand`, so each includer compiles it
+// next to the modules above (it cannot live in `agentic-test-support` with the other checks).
 #[path = "../../fuzz/checks/attribute.rs"]
 mod attribute;
 
-#[path = "../../fuzz/checks/replay.rs"]
-mod replay;
-
-use replay::replay;
+use agentic_test_support::fuzz::replay;
 
 /// On a thread with rustc's stack (8 MiB): `syn` parses nested generics (`validate = r<<<<..`)
 /// recursively, and an unoptimized build needs more than a test thread's 2 MiB for the corpus.

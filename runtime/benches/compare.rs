@@ -17,11 +17,12 @@ use tokio_retry2::{Retry, RetryError};
 use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
 use agentic_runtime::resilient::Resilient;
 use agentic_runtime::{Jitter, RetryPolicy, Runtime, StopReason};
+use agentic_test_support::counting_alloc::{self, Counting};
 
 // Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
 // thread-local increment per allocation, the same for every variant.
-#[path = "../tests/support/counting_alloc.rs"]
-mod counting_alloc;
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 /// The operation every variant wraps: succeeds at once, allocates nothing.
 async fn operation() -> Result<u64, std::io::Error> {

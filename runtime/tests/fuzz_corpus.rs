@@ -1,17 +1,8 @@
 //! Replays the fuzz corpora (`fuzz/corpus/{sse,classify,retry_after}`) through the fuzz targets'
-//! own checks (`fuzz/checks/*.rs`), so every run of the tests keeps the interesting inputs passing.
+//! own checks (`agentic_test_support::fuzz`), so every run of the tests keeps the interesting inputs
+//! passing.
 
-#[path = "../../fuzz/checks/classify.rs"]
-mod classify;
-#[path = "../../fuzz/checks/retry_after.rs"]
-mod retry_after;
-#[path = "../../fuzz/checks/sse.rs"]
-mod sse;
-
-#[path = "../../fuzz/checks/replay.rs"]
-mod replay;
-
-use replay::replay;
+use agentic_test_support::fuzz::{classify, replay, retry_after, sse};
 
 #[test]
 fn the_sse_corpus_passes() {

@@ -6,10 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-#[path = "support/temp_file.rs"]
-mod temp_file;
-
-use temp_file::TempFile;
+use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::classify::Reason;
 use agentic_runtime::journal::{

@@ -2,16 +2,13 @@
 //! bucket and the cooldowns; with Redis down, calls go on with local state and one warning.
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips.
 
-#[path = "support/captured_log.rs"]
-mod captured_log;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
-use captured_log::Captured;
+use agentic_test_support::captured_log::Captured;
 
 fn redis_url(test: &str) -> Option<String> {
     if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {

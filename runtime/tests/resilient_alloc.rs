@@ -6,10 +6,10 @@ use std::hint::black_box;
 use agentic_runtime::RetryPolicy;
 use agentic_runtime::resilient::Resilient;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
+use agentic_test_support::counting_alloc::{Counting, count};
 
-use counting_alloc::count;
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 async fn operation() -> Result<u64, std::io::Error> {
     Ok(black_box(42))

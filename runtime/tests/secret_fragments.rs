@@ -5,21 +5,17 @@
 //! Debug output, a log line, a trace or the journal. The key is in the base URL too (userinfo and
 //! query), where Debug output and errors must not show it either.
 
-#[path = "support/captured_log.rs"]
-mod captured_log;
 mod providers_support;
-#[path = "support/temp_file.rs"]
-mod temp_file;
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, display_url};
 use agentic_runtime::{ExecError, ExecErrorKind, Jitter, Journal, RetryPolicy, Runtime, TraceSink, Verdict};
-use captured_log::Captured;
+use agentic_test_support::captured_log::Captured;
+use agentic_test_support::temp_file::TempFile;
 use providers_support::{Reply, Server};
 use serde_json::{Value, json};
-use temp_file::TempFile;
 
 /// The canary: an Anthropic-shaped key (the longest prefix a server might strip).
 const KEY: &str = "sk-ant-api03-Zq7vK2mN9xR4tB8wL1pC6hJ3fD5gS0yEaB-cD_eF7gH";

@@ -4,10 +4,10 @@
 use agentic_runtime::provider::Request;
 use agentic_runtime::{ContentBlock, Message, Runtime, ScriptedProvider, Step, agent};
 
-#[path = "../../runtime/tests/support/counting_alloc.rs"]
-mod counting_alloc;
+use agentic_test_support::counting_alloc::{Counting, count};
 
-use counting_alloc::count;
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 #[test]
 fn exec_success_path_allocates_only_what_the_call_itself_does() {

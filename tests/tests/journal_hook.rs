@@ -1,9 +1,6 @@
 //! The failure journal hooked into `Runtime::exec` and resilient calls.
 
-#[path = "../../runtime/tests/support/temp_file.rs"]
-mod temp_file;
-
-use temp_file::TempFile;
+use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::journal::{Journal, read_journal};
 use agentic_runtime::resilient::Resilient;

@@ -6,10 +6,7 @@ use std::fmt;
 use std::io::{Error, ErrorKind};
 use std::time::Duration;
 
-#[path = "../../runtime/tests/support/temp_file.rs"]
-mod temp_file;
-
-use temp_file::TempFile;
+use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::classify::ExecAction;
 use agentic_runtime::resilient::{Classification, Classify, HttpStatus, Resilient};

@@ -1,11 +1,11 @@
-//! Replays a fuzz corpus through its target's check: included by `#[path]` from the `fuzz_corpus`
-//! tests of the crates the targets exercise (each one folder below the workspace root), so every run
-//! of the tests keeps the interesting inputs passing.
+//! Replays a fuzz corpus through its target's check, for the `fuzz_corpus` tests of the crates the
+//! targets exercise, so every run of the tests keeps the interesting inputs passing.
 
 use std::path::Path;
 
 /// Runs `check` on every file of `fuzz/corpus/<target>`; a panic names the file.
 pub fn replay(target: &str, check: fn(&[u8])) {
+    // This crate's folder is one below the workspace root, as `fuzz/` is.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus").join(target);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))

@@ -1,12 +1,11 @@
-//! A file in the system's temp directory for one test, removed when dropped. Included by `#[path]` by
-//! the tests of every crate that reads or writes files; each uses a part of it.
-#![allow(dead_code)]
+//! A file in the system's temp directory for one test, removed when dropped, for the tests of every
+//! crate that reads or writes files.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A path no other test of this run uses (the package, the process, a counter and `name`).
+/// A path no other test of this run uses (the test binary, the process, a counter and `name`).
 pub struct TempFile(pub PathBuf);
 
 impl TempFile {
@@ -14,7 +13,7 @@ impl TempFile {
     pub fn new(name: &str) -> Self {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let unique = NEXT.fetch_add(1, Ordering::Relaxed);
-        let file = format!("{}-{}-{unique}-{name}", env!("CARGO_PKG_NAME"), std::process::id());
+        let file = format!("{}-{}-{unique}-{name}", test_binary(), std::process::id());
         let path = std::env::temp_dir().join(file);
         let _ = std::fs::remove_file(&path);
         Self(path)
@@ -27,6 +26,7 @@ impl TempFile {
         file
     }
 
+    /// The path.
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -47,4 +47,12 @@ impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// The running test's binary (`journal-1f2e..`), which names the package's test too: compiled here,
+/// `CARGO_PKG_NAME` would name this crate instead of the test's.
+fn test_binary() -> String {
+    let exe = std::env::current_exe().ok();
+    let stem = exe.as_deref().and_then(Path::file_stem).map(|stem| stem.to_string_lossy().into_owned());
+    stem.unwrap_or_else(|| "test".to_owned())
 }

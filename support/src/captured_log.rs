@@ -1,5 +1,4 @@
-//! A `tracing` writer that keeps what it is given, for tests that assert what was logged. Included
-//! by `#[path]` by the tests that capture logs.
+//! A `tracing` writer that keeps what it is given, for tests that assert what was logged.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -10,7 +9,6 @@ pub struct Captured(pub Arc<Mutex<Vec<u8>>>);
 
 impl Captured {
     /// Everything written so far, as text.
-    #[allow(dead_code)] // not every includer reads it as text
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }

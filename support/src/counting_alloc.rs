@@ -1,11 +1,30 @@
 //! A global allocator that counts this thread's allocations, for the tests and benches that assert or
-//! print how many allocations a call makes. Included by `#[path]` (each test binary needs its own
-//! `#[global_allocator]`); it costs a thread-local increment per allocation.
+//! print how many allocations a call makes; it costs a thread-local increment per allocation.
+//!
+//! A library cannot choose a binary's allocator for it, and linking this crate must not change the
+//! allocator of every test that only wants a temp file: each test or bench that counts installs it
+//! itself, and the counts stay zero otherwise.
+//!
+//! ```
+//! use agentic_test_support::counting_alloc::{Counting, count};
+//!
+//! #[global_allocator]
+//! static ALLOCATOR: Counting = Counting;
+//!
+//! fn main() {
+//!     let tokio = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//!     let (made, boxed) = count(&tokio, async { Box::new(1u8) });
+//!     assert!(made > 0, "the counter counts");
+//!     assert_eq!(*boxed, 1);
+//! }
+//! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-struct Counting;
+/// The counting allocator: forwards to the system allocator and counts, per thread, each allocation
+/// and reallocation. Install it with `#[global_allocator] static ALLOCATOR: Counting = Counting;`.
+pub struct Counting;
 
 thread_local! {
     static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
@@ -26,16 +45,13 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations (and reallocations) made on this thread so far.
+/// Allocations (and reallocations) made on this thread so far, if [`Counting`] is the global
+/// allocator (zero otherwise).
 pub fn allocations() -> usize {
     ALLOCATIONS.with(Cell::get)
 }
 
 /// Allocations made on this thread by running `work` to completion on `tokio`.
-#[allow(dead_code)] // not every includer blocks on a runtime
 pub fn count<T>(tokio: &tokio::runtime::Runtime, work: impl Future<Output = T>) -> (usize, T) {
     let before = allocations();
     let out = tokio.block_on(work);

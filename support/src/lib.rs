@@ -1,0 +1,25 @@
+//! Helpers shared by the tests, benches and fuzz targets of the agentic crates. Not published: the
+//! crates take it as a path-only dev-dependency, which `cargo package` leaves out of the published
+//! manifests.
+//!
+//! - [`temp_file`]: a file in the temp directory for one test, removed when dropped.
+//! - [`captured_log`]: a `tracing` writer that keeps what it is given.
+//! - [`counting_alloc`]: a global allocator that counts this thread's allocations.
+//! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
+//!   crates' `fuzz_corpus` tests.
+//!
+//! The plain helpers need no workspace crate. The fuzz checks exercise the public API of
+//! `agentic-runtime` or `agentic-chaos`, so each sits behind a feature named after its crate
+//! (`runtime`, `chaos`): a crate whose tests only want a temp file does not build the runtime
+//! through this crate. `agentic-runtime`'s own tests turn `runtime` on: a dev-dependency cycle,
+//! which cargo allows, and its integration tests link one copy of the runtime, the same one this
+//! crate uses. The attribute's check stays in `fuzz/checks/attribute.rs`: it runs the private
+//! modules of the proc-macro crate, which cannot export them, so its includers compile those
+//! modules themselves.
+
+#![warn(missing_docs)]
+
+pub mod captured_log;
+pub mod counting_alloc;
+pub mod fuzz;
+pub mod temp_file;
