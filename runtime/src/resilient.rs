@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
 use crate::backoff::{Rng, Schedule};
-use crate::budget::{Budget, CallLimit, Governor, Refusal};
+use crate::budget::{self, Budget, Governor, Refusal};
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
 use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
@@ -198,8 +198,9 @@ pub struct Failure<E> {
     pub elapsed: Duration,
     /// For `budget`: which cap stopped it, in words; for an invalid policy: the broken rule.
     pub stopped_by: Option<String>,
-    /// For `budget`: which cap stopped it, as data.
-    pub refusal: Option<Refusal>,
+    /// For `budget`: which cap stopped it, as data. Boxed: a larger `Failure` makes every call's
+    /// result larger, and the success path measurably slower (`benches/compare.rs`).
+    pub refusal: Option<Box<Refusal>>,
 }
 
 impl<E> fmt::Display for Failure<E> {
@@ -338,7 +339,7 @@ impl<'p, T> Resilient<'p, T> {
         // reading unless the policy limits the attempt's time or the attempt does not finish on its
         // first poll. Most calls succeed at once; only a failure pays for the rest.
         let (outcome, started) = match first_call_limit(self.policy) {
-            Some((start, limit)) => (within(limit.at, limit.limit, operation()).await, Some(start)),
+            Some((start, at, limit)) => (within(at, limit, operation()).await, Some(start)),
             None => first_attempt(self.policy, operation()).await,
         };
         let first = match self.judge(outcome) {
@@ -412,7 +413,7 @@ impl<'p, T> Resilient<'p, T> {
             attempts: state.decisions,
             last_error,
             stopped_by: refusal.as_ref().map(ToString::to_string),
-            refusal,
+            refusal: refusal.map(Box::new),
         };
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
@@ -427,19 +428,10 @@ impl<'p, T> Resilient<'p, T> {
         match outcome {
             Outcome::Finished(Ok(value)) => match self.validate.as_ref().map_or(Ok(()), |check| check(&value)) {
                 Ok(()) => Ok(value),
-                Err(why) => Err((Failed::rejected(&why, "the validator rejected the value"), None)),
+                Err(why) => Err((rejected(&why), None)),
             },
-            Outcome::Finished(Err(error)) => {
-                let class = error.classify();
-                let failed = Failed::new(error.to_string(), class.action, class.reason)
-                    .with_hint(class.retry_after)
-                    .with_timeout(class.timeout);
-                Err((failed, Some(error)))
-            }
-            Outcome::TimedOut(limit) => {
-                let error = format!("TimeoutError: attempt timed out after {} ms", limit.as_millis());
-                Err((Failed::new(error, ExecAction::Retry, "the attempt timed out").with_timeout(true), None))
-            }
+            Outcome::Finished(Err(error)) => Err((classified(&error), Some(error))),
+            Outcome::TimedOut(limit) => Err((timed_out(limit), None)),
         }
     }
 
@@ -460,6 +452,28 @@ impl<'p, T> Resilient<'p, T> {
         }
         failure
     }
+}
+
+// The failed attempts, out of line: `judge` is inlined into every call's success path.
+
+/// A value the validator rejected for `why`.
+#[cold]
+fn rejected(why: &str) -> Failed {
+    Failed::rejected(why, "the validator rejected the value")
+}
+
+/// An error, as its `Classify` implementation judges it.
+#[cold]
+fn classified<E: Classify + fmt::Display>(error: &E) -> Failed {
+    let class = error.classify();
+    Failed::new(error.to_string(), class.action, class.reason).with_hint(class.retry_after).with_timeout(class.timeout)
+}
+
+/// An attempt cut at its time limit.
+#[cold]
+fn timed_out(limit: Duration) -> Failed {
+    let error = format!("TimeoutError: attempt timed out after {} ms", limit.as_millis());
+    Failed::new(error, ExecAction::Retry, "the attempt timed out").with_timeout(true)
 }
 
 /// How one attempt ended.
@@ -494,14 +508,15 @@ async fn within<T, E>(at: Instant, limit: Duration, attempt: impl Future<Output 
 /// `turn_timeout_ms`): the call's start and the attempt's limit, from one reading of the clock.
 /// `None` when only the defaults apply: then the limit is set lazily, by [`first_attempt`].
 #[inline]
-fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, CallLimit)> {
+fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)> {
     let values = policy.values();
     if values.timeout_ms.is_none() && values.budget_ms.is_none() && values.turn_timeout_ms.is_none() {
         return None;
     }
+    let limit = budget::first_call_limit(policy);
     let start = Instant::now();
     // A limit past what the clock can represent sets no timer, as in `tokio::time::timeout`.
-    Some((start, Budget::started_at(policy, start).call_limit_at(start)?))
+    Some((start, start.checked_add(limit)?, limit))
 }
 
 /// Runs a first attempt under `policy`'s default limit (`timeout_ms` cut to `turn_timeout_ms`). The
@@ -523,9 +538,9 @@ async fn first_attempt<T, E>(
         if start.is_none() {
             let now = Instant::now();
             start = Some(now);
-            if let Some(call) = Budget::started_at(policy, now).call_limit_at(now) {
-                limit = call.limit;
-                timer.set(Some(tokio::time::sleep_until(call.at)));
+            limit = budget::first_call_limit(policy);
+            if let Some(at) = now.checked_add(limit) {
+                timer.set(Some(tokio::time::sleep_until(at)));
             }
         }
         match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {

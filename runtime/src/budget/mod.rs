@@ -60,6 +60,29 @@ impl CallLimit {
     }
 }
 
+/// A call's time limit and what sets it: `timeout`, unless the time `left` before the nearest
+/// deadline is shorter. The one place the rule is written, for exec's calls and resilient attempts.
+#[inline]
+pub(crate) fn limit_within(timeout: Duration, left: Option<(Duration, Bound)>) -> (Duration, Bound) {
+    match left {
+        Some((left, bound)) if left < timeout => (left, bound),
+        _ => (timeout, Bound::Call),
+    }
+}
+
+/// The first call's limit under `policy`, before any time has passed: `timeout_ms` within the
+/// nearest of `budget_ms` and `turn_timeout_ms`. The same rule as [`Budget::call_limit`] without
+/// building the deadlines, for a resilient call's first attempt.
+#[inline]
+pub(crate) fn first_call_limit(policy: &RetryPolicy) -> Duration {
+    let turn = policy.turn_timeout();
+    let nearest = match policy.budget() {
+        Some(budget) if budget <= turn => (budget, Bound::Budget),
+        _ => (turn, Bound::Turn),
+    };
+    limit_within(policy.timeout(), Some(nearest)).0
+}
+
 impl<'p> Budget<'p> {
     // Inlined into the generic callers: built in place instead of returned and copied.
     #[inline]
@@ -124,20 +147,9 @@ impl<'p> Budget<'p> {
     /// one reading of the clock. `None` only when the limit is past what the clock can represent
     /// (then no timer is set, as in `tokio::time::timeout`).
     pub(crate) fn call_limit(&self) -> Option<CallLimit> {
-        self.call_limit_at(Instant::now())
-    }
-
-    /// [`Budget::call_limit`] for a call that starts at `now`: the one place a call's time limit is
-    /// computed, for exec's calls and resilient attempts alike.
-    #[inline]
-    pub(crate) fn call_limit_at(&self, now: Instant) -> Option<CallLimit> {
-        let timeout = self.policy.timeout();
-        let (limit, bound) = match self.nearest_deadline() {
-            Some((deadline, bound)) if deadline.saturating_duration_since(now) < timeout => {
-                (deadline.saturating_duration_since(now), bound)
-            }
-            _ => (timeout, Bound::Call),
-        };
+        let now = Instant::now();
+        let left = self.nearest_deadline().map(|(deadline, bound)| (deadline.saturating_duration_since(now), bound));
+        let (limit, bound) = limit_within(self.policy.timeout(), left);
         Some(CallLimit { at: now.checked_add(limit)?, limit, bound, setting_ms: self.setting_ms(bound) })
     }
 
