@@ -36,7 +36,8 @@ pub async fn run(
         let at = Instant::now().checked_add(limit)?;
         Some(CallDeadline::After { at, limit })
     });
-    finish(drive(provider, request, deadline).await)
+    let mut meta = CallMeta::default();
+    finish(drive(provider, request, deadline, &mut meta).await, meta)
 }
 
 /// [`run`] within a limit the budget computed, whose message names the bound that set it.
@@ -45,7 +46,15 @@ pub(crate) async fn run_within(
     request: &Request<'_>,
     limit: Option<CallLimit>,
 ) -> Result<AssistantMessage, ModelError> {
-    finish(drive(provider, request, limit.map(CallDeadline::Limit)).await)
+    let mut meta = CallMeta::default();
+    finish(drive(provider, request, limit.map(CallDeadline::Limit), &mut meta).await, meta)
+}
+
+/// What the server said about the call besides its content: kept apart from the answer so that a
+/// call that fails mid-stream still reports the tokens it used.
+#[derive(Default)]
+struct CallMeta {
+    usage: Option<crate::Usage>,
 }
 
 /// The call's own deadline. Its message is written only when the call runs out: the success path
@@ -74,12 +83,14 @@ impl CallDeadline {
     }
 }
 
-fn finish(outcome: Result<AssistantMessage, ModelError>) -> Result<AssistantMessage, ModelError> {
-    match outcome {
-        Err(error) if error.is_programming() => Err(error),
-        Err(error) => Ok(AssistantMessage::from_error(error)),
-        Ok(message) => Ok(message),
-    }
+fn finish(outcome: Result<AssistantMessage, ModelError>, meta: CallMeta) -> Result<AssistantMessage, ModelError> {
+    let mut message = match outcome {
+        Err(error) if error.is_programming() => return Err(error),
+        Err(error) => AssistantMessage::from_error(error),
+        Ok(message) => message,
+    };
+    message.usage = meta.usage;
+    Ok(message)
 }
 
 /// What ends a wait for the next event: the call's own deadline, or the progress clock.
@@ -93,8 +104,9 @@ enum Watch {
 /// The progress clock of one call. It is read only when the stream makes the call wait: a provider
 /// whose events are ready at once (in memory, or already buffered) never reads the clock nor sets a
 /// timer, and events that arrive together cost one reading.
-struct Progress {
-    bounds: CallBounds,
+struct Progress<'r> {
+    /// The request's: borrowed, not copied, to keep every call's future small.
+    bounds: &'r CallBounds,
     /// The call's deadline.
     call: Option<CallDeadline>,
     /// Content arrived since the timer was last set.
@@ -105,7 +117,7 @@ struct Progress {
     armed: Option<Watch>,
 }
 
-impl Progress {
+impl Progress<'_> {
     /// The deadline and its cause for a wait that starts now, or `None` to keep the timer as set.
     fn rearm(&mut self) -> Option<(Instant, Watch)> {
         if self.armed.is_some() && !self.moved {
@@ -147,7 +159,7 @@ impl Progress {
 /// The next event of `stream`, or the timeout that came first.
 async fn next_event<S>(
     stream: &mut S,
-    progress: &mut Progress,
+    progress: &mut Progress<'_>,
     timer: &mut Pin<&mut Option<Sleep>>,
 ) -> Result<Option<S::Item>, ModelError>
 where
@@ -175,8 +187,9 @@ async fn drive(
     provider: &dyn Provider,
     request: &Request<'_>,
     call: Option<CallDeadline>,
+    meta: &mut CallMeta,
 ) -> Result<AssistantMessage, ModelError> {
-    let bounds = request.bounds;
+    let bounds = &request.bounds;
     let mut stream = provider.stream(request);
     let mut progress = Progress { bounds, call, moved: false, started: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
@@ -204,7 +217,12 @@ async fn drive(
             StreamEvent::Done { stop_reason } => {
                 let mut content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
                 content.extend(tool_calls.into_iter().map(ToolCall::into_block));
-                return Ok(AssistantMessage { content, stop_reason, error_message: None, error: None });
+                return Ok(AssistantMessage { content, stop_reason, error_message: None, error: None, usage: None });
+            }
+            StreamEvent::Usage(usage) => meta.usage = Some(usage),
+            // Recorded on the call's span (`gen_ai.response.model`), not kept.
+            StreamEvent::Model(model) => {
+                tracing::Span::current().record("gen_ai.response.model", model.as_str());
             }
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::budget::Refusal;
 use crate::error::{ModelError, PolicyError};
 use crate::report::Decision;
+use crate::usage::Usage;
 
 /// Why an `exec` gave up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,6 +73,7 @@ pub struct ExecError {
     refusal: Option<Refusal>,
     /// `refusal` in words, for [`ExecError::stopped_by`].
     stopped_by: Option<String>,
+    usage: Usage,
     source: Option<Source>,
 }
 
@@ -103,8 +105,20 @@ impl ExecError {
             elapsed,
             refusal,
             stopped_by,
+            usage: Usage::ZERO,
             source: source.map(Source::Model),
         }
+    }
+
+    pub(crate) fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// The tokens of every call of the exec that reported usage (all spent without an answer, but
+    /// for the tool turns before the failure).
+    pub fn usage(&self) -> Usage {
+        self.usage
     }
 
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
@@ -117,6 +131,7 @@ impl ExecError {
             elapsed: Duration::ZERO,
             refusal: None,
             stopped_by: None,
+            usage: Usage::ZERO,
             source: Some(Source::Policy(error)),
         }
     }

@@ -52,6 +52,7 @@ mod runtime;
 mod session;
 pub mod tool;
 pub mod trace;
+mod usage;
 
 pub use agent_fn::{AgentFn, Validator};
 pub use agent_session::AgentSession;
@@ -68,6 +69,7 @@ pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};
 pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
 pub use trace::grade::{GradeReport, grade_lines};
 pub use trace::{RunTrace, TraceEvent, TraceSink};
+pub use usage::Usage;
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]

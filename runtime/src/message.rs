@@ -111,6 +111,8 @@ pub struct AssistantMessage {
     pub error_message: Option<String>,
     /// The typed failure, when there is one.
     pub error: Option<ModelError>,
+    /// The tokens the call used, when the server reported them (a failed call's too).
+    pub usage: Option<crate::Usage>,
 }
 
 impl AssistantMessage {
@@ -121,12 +123,19 @@ impl AssistantMessage {
             stop_reason: StopReason::Stop,
             error_message: None,
             error: None,
+            usage: None,
         }
     }
 
     /// A failed call whose error arrived as an event in the stream: its text is kept as it is.
     pub fn error_event(text: impl Into<String>, error: Option<ModelError>) -> Self {
-        Self { content: Vec::new(), stop_reason: StopReason::Error, error_message: Some(text.into()), error }
+        Self {
+            content: Vec::new(),
+            stop_reason: StopReason::Error,
+            error_message: Some(text.into()),
+            error,
+            usage: None,
+        }
     }
 
     /// A failed call whose error was raised while streaming: the text is `"<Kind>: <text>"`
@@ -137,6 +146,7 @@ impl AssistantMessage {
             stop_reason: StopReason::Error,
             error_message: Some(error.to_string()),
             error: Some(error),
+            usage: None,
         }
     }
 

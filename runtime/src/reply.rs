@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::message::StopReason;
 use crate::report::Decision;
+use crate::usage::{Usage, UsageTotals};
 
 /// The answer of one `exec`: its text, and how many calls, attempts and how much time it took.
 ///
@@ -18,11 +19,46 @@ pub struct Reply {
     elapsed: Duration,
     iterations: u32,
     decisions: Vec<Decision>,
+    usage: Option<Usage>,
+    totals: UsageTotals,
 }
 
 impl Reply {
     pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
-        Self { text, stop_reason, calls, attempts, elapsed, iterations: 0, decisions: Vec::new() }
+        Self {
+            text,
+            stop_reason,
+            calls,
+            attempts,
+            elapsed,
+            iterations: 0,
+            decisions: Vec::new(),
+            usage: None,
+            totals: UsageTotals::default(),
+        }
+    }
+
+    pub(crate) fn with_usage(mut self, usage: Option<Usage>, totals: UsageTotals) -> Self {
+        self.usage = usage;
+        self.totals = totals;
+        self
+    }
+
+    /// The tokens of the call that gave this answer, when the server reported them.
+    pub fn usage(&self) -> Option<Usage> {
+        self.usage
+    }
+
+    /// The tokens of every call of the exec that reported usage: failed calls, rejected answers and
+    /// tool turns included.
+    pub fn total_usage(&self) -> Usage {
+        self.totals.total
+    }
+
+    /// The tokens spent on attempts that failed: failed calls that reported usage, and answers the
+    /// validator rejected. Part of [`Reply::total_usage`].
+    pub fn failed_usage(&self) -> Usage {
+        self.totals.failed
     }
 
     pub(crate) fn with_iterations(mut self, iterations: u32) -> Self {

@@ -13,6 +13,7 @@ use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
+use crate::usage::UsageTotals;
 
 /// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
 /// The rules are a pure function of the policy's values and a program calls with one or a few
@@ -63,9 +64,34 @@ pub(crate) struct RetryState<'a> {
     pub(crate) governor: &'a Governor,
     /// Tokens the latest retry of this exec took (returned if the call it led to succeeds).
     pub(crate) last_retry_cost: u32,
+    /// The model tokens of the exec's calls so far. Boxed, at the first call that reports usage:
+    /// every exec's future holds this state, and tokio boxes a future over 2 KiB in debug builds.
+    pub(crate) usage: Option<Box<UsageTotals>>,
 }
 
 impl<'a> RetryState<'a> {
+    /// Counts the tokens of a finished call; a failed call's count as failed.
+    pub(crate) fn count_usage(&mut self, message: &crate::message::AssistantMessage) {
+        if let Some(usage) = message.usage {
+            let totals = self.usage.get_or_insert_default();
+            totals.total += usage;
+            if message.is_error() {
+                totals.failed += usage;
+            }
+        }
+    }
+
+    /// Counts `usage` as spent on a failed attempt (an answer the validator rejected), already
+    /// counted in the total.
+    pub(crate) fn count_failed(&mut self, usage: crate::Usage) {
+        self.usage.get_or_insert_default().failed += usage;
+    }
+
+    /// The model tokens of the exec's calls so far.
+    pub(crate) fn usage(&self) -> UsageTotals {
+        self.usage.as_deref().copied().unwrap_or_default()
+    }
+
     /// The state before the first call: no decisions yet, no function name, no observer, no journal.
     pub(crate) fn new(policy: &'a RetryPolicy, budget: Budget<'a>, rng: Rng, governor: &'a Governor) -> Self {
         Self {
@@ -79,6 +105,7 @@ impl<'a> RetryState<'a> {
             journal: None,
             governor,
             last_retry_cost: 0,
+            usage: None,
         }
     }
 

@@ -389,7 +389,7 @@ impl Runtime {
 /// The judge of one attempt: what its final message (or the programming error that ended it) comes
 /// to. A rejected answer adds itself and the validator's reason to the history, for the next
 /// attempt to see. Synchronous on purpose: the exec's future holds no state of its own for it.
-fn judge(run: &Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, ModelError>) -> Attempt {
+fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, ModelError>) -> Attempt {
     let message = match message {
         Ok(message) => message,
         Err(error) => return Attempt::Raised(error),
@@ -405,7 +405,7 @@ fn judge(run: &Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, M
     if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
         return Attempt::Tools(message);
     }
-    let stop_reason = message.stop_reason;
+    let (stop_reason, usage) = (message.stop_reason, message.usage);
     let reply = Reply::new(
         message.into_text(),
         stop_reason,
@@ -413,10 +413,14 @@ fn judge(run: &Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, M
         exec.attempts_made,
         run.state.budget.elapsed(),
     )
-    .with_iterations(exec.iterations);
+    .with_iterations(exec.iterations)
+    .with_usage(usage, run.state.usage());
     let Some(reason) = exec.function.validate.and_then(|validate| validate(&reply).err()) else {
         return Attempt::Answer(reply);
     };
+    if let Some(usage) = usage {
+        run.state.count_failed(usage);
+    }
     exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
     exec.history.push(Message::user(format!("Your previous reply was rejected: {reason}. Answer again, fixing that.")));
     let failed = Failed::rejected(&reason, Reason::Rejected);
@@ -464,4 +468,5 @@ fn fail(
     let decisions = std::mem::take(&mut state.decisions);
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
     ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
+        .with_usage(state.usage().total)
 }

@@ -41,27 +41,29 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             bounds: CallBounds::of(run.state.policy),
         };
         let message = agent::run_within(run.provider, &request, limit).await?;
+        run.state.count_usage(&message);
         if !message.is_error() {
             return Ok(message);
         }
         // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
         // make every call's future larger, success path included.
-        if !Box::pin(retry_after_failed_call(run, &message, &mut schedule, retry)).await {
-            return Ok(message);
+        // The message moves into the box too: it is not kept in this future while the backoff sleeps.
+        if let Some(last) = Box::pin(retry_after_failed_call(run, message, &mut schedule, retry)).await {
+            return Ok(last);
         }
         retry += 1;
     }
 }
 
 /// Layer 1's rules after a failed call: records the decision and, when the call is to be made
-/// again, sleeps the backoff. Returns whether to call again.
+/// again, sleeps the backoff. Returns the message when it is the layer's last (no call again).
 async fn retry_after_failed_call(
     run: &mut Run<'_>,
-    message: &AssistantMessage,
+    message: AssistantMessage,
     schedule: &mut Schedule,
     retry: u32,
-) -> bool {
-    let verdict = is_retryable_error(message);
+) -> Option<AssistantMessage> {
+    let verdict = is_retryable_error(&message);
     let hint = retry_hint(message.error_text(), message.error.as_ref());
     if let Some(hint) = hint {
         // Every other call of this runtime to this provider waits for it too.
@@ -71,26 +73,27 @@ async fn retry_after_failed_call(
     let rule = Rule::Classifier(verdict.reason);
     if !verdict.retryable {
         run.state.decide(Layer::Session, error, Verdict::GiveUp, Why::Judged(rule), None);
-        return false;
+        return Some(message);
     }
     let limit = run.state.policy.session_retries();
     if retry >= limit {
         let why = Why::TriesUsed { rule, layer: Layer::Session, limit };
         run.state.decide(Layer::Session, error, Verdict::RetriesExhausted, why, None);
-        return false;
+        return Some(message);
     }
     let computed = schedule.delay(retry, &mut run.state.rng);
-    let timed_out = is_timeout(message);
+    let timed_out = is_timeout(&message);
     let delay = match run.state.permit_retry(computed, hint, timed_out).await {
         Ok(delay) => delay,
         Err(refusal) => {
             run.state.decide(Layer::Session, error, Verdict::Budget, Why::Refused(refusal), None);
-            return false;
+            return Some(message);
         }
     };
     run.state.decide(Layer::Session, error, Verdict::Retry, Why::Judged(rule), Some(delay));
+    drop(message);
     tokio::time::sleep(delay).await;
-    true
+    None
 }
 
 /// True when the failure was the call's timeout (a retry after it costs more tokens).

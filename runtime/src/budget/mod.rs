@@ -31,7 +31,8 @@ pub(crate) struct Budget<'p> {
     turn_deadline: Option<Instant>,
     policy: &'p RetryPolicy,
     calls: u32,
-    stopped_by: Option<Refusal>,
+    /// Boxed: every exec's future holds a budget, and a refusal is rare.
+    stopped_by: Option<Box<Refusal>>,
 }
 
 /// The time one model call may take, and what sets it.
@@ -190,7 +191,7 @@ impl<'p> Budget<'p> {
 
     /// Records a refusal (this budget's, or the retry bucket's) as what stopped the exec, and returns it.
     pub(crate) fn refuse(&mut self, refusal: Refusal) -> Refusal {
-        self.stopped_by = Some(refusal.clone());
+        self.stopped_by = Some(Box::new(refusal.clone()));
         refusal
     }
 
@@ -205,6 +206,6 @@ impl<'p> Budget<'p> {
 
     /// Why a cap refused a retry in this exec, if one did; taken once.
     pub(crate) fn take_stopped_by(&mut self) -> Option<Refusal> {
-        self.stopped_by.take()
+        self.stopped_by.take().map(|refusal| *refusal)
     }
 }

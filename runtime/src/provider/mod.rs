@@ -127,6 +127,11 @@ pub enum StreamEvent {
         /// The fragment.
         arguments: String,
     },
+    /// The tokens the call has used so far, as the server reported them: each `Usage` event replaces
+    /// the one before (a provider whose server reports usage in parts sends the parts merged).
+    Usage(crate::Usage),
+    /// The model that answers, as the server named it (`gen_ai.response.model` in traces).
+    Model(String),
     /// The provider sent an error event; it becomes the final message as it is.
     Error {
         /// The event's text, as sent (possibly empty).
@@ -147,6 +152,22 @@ pub trait Provider: Send + Sync + 'static {
 
     /// Starts one call.
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a>;
+
+    /// The model asked for, for traces (`gen_ai.request.model`).
+    ///
+    /// # Default
+    /// `None`
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
+    /// The server's host and port, for traces (`server.address`, `server.port`).
+    ///
+    /// # Default
+    /// `None`
+    fn server(&self) -> Option<(&str, u16)> {
+        None
+    }
 
     /// What the retry bucket and the cooldowns are shared by: one provider endpoint and API key.
     /// HTTP providers answer `"<name>:<fingerprint>"`, a hash of the base URL and the key (never the

@@ -9,6 +9,7 @@ use futures_util::stream;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{Message, StopReason};
+use crate::usage::Usage;
 
 /// One scripted model call: what the [`ScriptedProvider`] answers the next time it is called.
 ///
@@ -29,6 +30,7 @@ use crate::message::{Message, StopReason};
 pub struct Step {
     outcome: Outcome,
     latency: Duration,
+    usage: Option<Usage>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +116,13 @@ impl Step {
         self
     }
 
+    /// The call reports `usage` (as a server's usage chunk would), just before it ends: an answer, a
+    /// tool call, an error event or an error raised while streaming alike.
+    pub fn with_usage(mut self, usage: Usage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
     /// The failure carries the server's requested wait (as a `Retry-After` header would).
     pub fn with_retry_after(self, wait: Duration) -> Self {
         self.map_error(|error| error.with_retry_after(wait))
@@ -136,7 +145,7 @@ impl Step {
     }
 
     fn new(outcome: Outcome) -> Self {
-        Self { outcome, latency: Duration::ZERO }
+        Self { outcome, latency: Duration::ZERO, usage: None }
     }
 
     fn map_error(mut self, change: impl FnOnce(ModelError) -> ModelError) -> Self {
@@ -153,7 +162,20 @@ impl Step {
 
     /// The events of this step; tool calls take their ids from `next_call_id`.
     fn events(self, next_call_id: &AtomicU64) -> Vec<Result<StreamEvent, ModelError>> {
-        match self.outcome {
+        let mut events = self.outcome.events(next_call_id);
+        if let Some(usage) = self.usage {
+            // Before the last event: a hang has none, and then no usage either.
+            if let Some(last) = events.len().checked_sub(1) {
+                events.insert(last, Ok(StreamEvent::Usage(usage)));
+            }
+        }
+        events
+    }
+}
+
+impl Outcome {
+    fn events(self, next_call_id: &AtomicU64) -> Vec<Result<StreamEvent, ModelError>> {
+        match self {
             Outcome::Ok(text) => {
                 vec![Ok(StreamEvent::TextDelta(text)), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
             }

@@ -1,0 +1,119 @@
+//! Token usage: what one model call cost, as the server reported it, and the sums of an exec.
+
+use std::ops::{Add, AddAssign};
+
+use serde::{Deserialize, Serialize};
+
+/// Tokens one model call used, as the server reported them (OpenAI-compatible `usage`, Anthropic
+/// `message_start` / `message_delta` usage), or a sum of such calls.
+///
+/// Cached tokens are counted when the server reports them (0 when it does not, and then left out of
+/// the JSON form): `cache_read_input_tokens` (OpenAI's `prompt_tokens_details.cached_tokens`,
+/// Anthropic's `cache_read_input_tokens`) and `cache_creation_input_tokens` (Anthropic). `input_tokens` is what the server reports as input:
+/// OpenAI's `prompt_tokens` includes the cached tokens, Anthropic's `input_tokens` does not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Usage {
+    /// Tokens of the request (prompt, history, tool definitions).
+    pub input_tokens: u64,
+    /// Tokens of the answer.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    /// No tokens.
+    pub const ZERO: Usage =
+        Usage { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+
+    /// `input_tokens` in and `output_tokens` out, nothing cached.
+    pub const fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage { input_tokens, output_tokens, ..Usage::ZERO }
+    }
+
+    /// With the tokens read from the prompt cache.
+    pub const fn with_cache_read(mut self, tokens: u64) -> Self {
+        self.cache_read_input_tokens = tokens;
+        self
+    }
+
+    /// With the tokens written to the prompt cache.
+    pub const fn with_cache_creation(mut self, tokens: u64) -> Self {
+        self.cache_creation_input_tokens = tokens;
+        self
+    }
+
+    /// Input and output tokens together.
+    pub const fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// True when no token was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::ZERO
+    }
+}
+
+impl Add for Usage {
+    type Output = Usage;
+
+    /// The sum. Saturates rather than wraps.
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cache_read_input_tokens: self.cache_read_input_tokens.saturating_add(other.cache_read_input_tokens),
+            cache_creation_input_tokens: self
+                .cache_creation_input_tokens
+                .saturating_add(other.cache_creation_input_tokens),
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        *self = *self + other;
+    }
+}
+
+fn is_zero(tokens: &u64) -> bool {
+    *tokens == 0
+}
+
+/// The tokens of one exec: every call's, and the part spent on attempts that failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct UsageTotals {
+    /// Every call of the exec that reported usage, failed ones included.
+    pub(crate) total: Usage,
+    /// The calls that failed, and the answers the validator rejected.
+    pub(crate) failed: Usage,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_add_every_count_and_saturate() {
+        let sum = Usage::new(10, 5).with_cache_read(3) + Usage::new(1, 1).with_cache_creation(2);
+        assert_eq!(sum, Usage::new(11, 6).with_cache_read(3).with_cache_creation(2));
+        assert_eq!((Usage::new(u64::MAX, 0) + Usage::new(1, 0)).input_tokens, u64::MAX);
+        assert_eq!(Usage::new(2, 3).total_tokens(), 5);
+        assert!(Usage::default().is_zero());
+    }
+
+    #[test]
+    fn serializes_without_absent_cache_counts() {
+        assert_eq!(serde_json::to_string(&Usage::new(3, 4)).unwrap(), r#"{"input_tokens":3,"output_tokens":4}"#);
+        let cached = Usage::new(3, 4).with_cache_read(1);
+        assert_eq!(
+            serde_json::to_string(&cached).unwrap(),
+            r#"{"input_tokens":3,"output_tokens":4,"cache_read_input_tokens":1}"#
+        );
+    }
+}
