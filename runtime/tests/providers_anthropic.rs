@@ -471,3 +471,22 @@ fn the_provider_names_its_model_and_server_for_traces() {
         (Some(AnthropicProvider::DEFAULT_MODEL), Some(("::1", 9000)))
     );
 }
+
+// Paused time: the backoff before the retry passes at once.
+#[tokio::test(start_paused = true)]
+async fn the_chaos_servers_usage_is_read_offline_failed_calls_included() {
+    use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
+    let scenario = Scenario::new()
+        .then(Step::drop_stream(1))
+        .then(Step::ok("The answer is 42.").usage(TokenUsage::default().with_cache_read(300).with_cache_creation(20)));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
+    let runtime = Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None)).with_policy(policy);
+    let reply = runtime.exec("What is the answer?").await.unwrap();
+    // The chaos server's rule: the prompt's 4 words in, the answer's 4 chunks out; the dropped call
+    // reported its `message_start` (4 in, 1 out) before it broke.
+    let answer = Usage::new(4, 4).with_cache_read(300).with_cache_creation(20);
+    assert_eq!((reply.text(), reply.calls(), reply.usage()), ("The answer is 42.", 2, Some(answer)));
+    assert_eq!(reply.failed_usage(), Usage::new(4, 1));
+    assert_eq!(reply.total_usage(), answer + Usage::new(4, 1));
+}

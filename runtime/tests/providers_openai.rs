@@ -491,3 +491,18 @@ fn the_provider_names_its_model_and_server_for_traces() {
     );
     assert_eq!(Provider::server(&OpenAiProvider::new("not a url", None)), None);
 }
+
+#[tokio::test]
+async fn the_chaos_servers_usage_is_read_offline() {
+    use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
+    let scenario = Scenario::new()
+        .then(Step::ok("The answer is 42."))
+        .then(Step::ok("Cached.").usage(TokenUsage::new(1200, 2).with_cache_read(1024)));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let runtime = Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("gpt-chaos"));
+    // The chaos server's rule: the prompt's 4 words in, the answer's 4 chunks out.
+    let reply = runtime.exec("What is the answer?").await.unwrap();
+    assert_eq!((reply.text(), reply.usage()), ("The answer is 42.", Some(Usage::new(4, 4))));
+    let reply = runtime.exec("Again?").await.unwrap();
+    assert_eq!(reply.usage(), Some(Usage::new(1200, 2).with_cache_read(1024)));
+}
