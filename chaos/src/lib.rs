@@ -7,7 +7,9 @@
 //! mid-way, an SSE error event, a stall, a hang (before, in or after the headers, or mid-stream),
 //! a malformed chunk, a context overflow, a bad key, an error that echoes the key, endless answers
 //! (keep-alives, empty chunks, text, an error or JSON body that never ends) and a 200 that is an
-//! HTML page. It can also answer with tool calls (the `tool_use` step), in both formats. It
+//! HTML page. It can also answer with tool calls (the `tool_use` step), in both formats. Every
+//! answer echoes the request's `model` and reports token usage as the real APIs do, by a
+//! [rule](#token-usage) a test can compute by hand. It
 //! journals every
 //! request, so a test can assert how many calls a retry policy made and what each one carried
 //! (including the names of the tools it offered).
@@ -115,7 +117,8 @@
 //!     {"kind": "invalid_api_key", "echo_key": "last12"},
 //!     {"kind": "http_error", "status": 429, "retry_after": "99999999999999999999999"},
 //!     {"kind": "wrong_content_type"},
-//!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5}
+//!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5,
+//!      "usage": {"input_tokens": 1200, "cache_read_input_tokens": 1024}}
 //!   ],
 //!   "default": {"kind": "ok", "text": "fine"}
 //! }
@@ -149,6 +152,7 @@
 //! | `headers` | object | all but `close_before_headers` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
 //! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
+//! | `usage` | `{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}`, integers, each optional | same as `text` | pin these counts of the reported usage; the others follow the [rule](#token-usage), the cache counts are 0. See [`TokenUsage`] |
 //!
 //! ## Limits
 //!
@@ -163,6 +167,28 @@
 //! client hangs up ([`ChaosServer::open_connections`] shows it) or the server stops.
 //!
 //! [`Scenario::to_json`] writes this format, so a scenario built in Rust can be saved for the CLI.
+//!
+//! # Token usage
+//!
+//! Every answer reports its usage where the real API does: OpenAI in a last chunk with
+//! `"choices": []` and `usage` (`prompt_tokens`, `completion_tokens`, `total_tokens`,
+//! `prompt_tokens_details.cached_tokens`), before `data: [DONE]`, only when the request asked for
+//! it with `"stream_options": {"include_usage": true}`; Anthropic in `message_start` (the input
+//! and cache counts, `output_tokens: 1`) and in `message_delta` (`output_tokens`); both in a whole
+//! JSON answer's `usage`. So a fault after the stream's first events (`drop_stream`, `truncate`,
+//! `sse_error`, a `hang` after K chunks, the floods, `endless_text`) still reports the input
+//! tokens on Anthropic, never on OpenAI, whose usage comes last. The counts:
+//!
+//! - **input tokens**: the whitespace-separated words of the request's prompt, at least 1: its
+//!   `system` and each message's `content` (a string, or the `text` and `content` of its parts, so
+//!   that tool results count; tool calls' arguments, roles and ids do not). `"system": "Answer
+//!   briefly."` and one user message `"What is the answer?"` make 6.
+//! - **output tokens**: the answer's text chunks (one per word unless `chunks` says otherwise, so
+//!   `"The answer is 42."` makes 4); for `tool_use`, its argument pieces plus 1 for its text.
+//! - **cache counts**: 0.
+//!
+//! A step's `usage` pins any of these counts (see [`TokenUsage`]). Every answer also carries the
+//! request's `model` (`chaos-model` when it names none).
 //!
 //! # Over HTTP
 //!
@@ -187,6 +213,7 @@ mod scenario;
 mod server;
 mod spec;
 mod step;
+mod usage;
 mod wire;
 
 pub use error::ScenarioError;
@@ -198,4 +225,5 @@ pub use step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HttpError, Interrupt,
     KeepAliveFlood, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse, WrongContentType,
 };
+pub use usage::TokenUsage;
 pub use wire::WireFormat;

@@ -18,6 +18,7 @@ use crate::step::{
     DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, Pieces, Preset, Reply, Step, ToolUse,
     WrongContentType,
 };
+use crate::usage::prompt_tokens;
 use crate::wire::{self, ErrorParts, Exchange, WireFormat};
 
 /// A running chaos server.
@@ -350,12 +351,14 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         send_json(conn, status, &body, allow.as_slice(), keep_alive);
         return Ok(After::KeepAlive);
     };
+    let pinned = step.usage();
     let exchange = Exchange {
         wire,
         seq,
         model: body.as_ref().and_then(|b| b.get("model")).and_then(Value::as_str).unwrap_or("chaos-model").to_owned(),
         created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        input_tokens: (request.body.len() as u64 / 4).max(1),
+        input_tokens: pinned.input_tokens.unwrap_or_else(|| prompt_tokens(body.as_ref())),
+        usage: pinned,
         include_usage: body.as_ref().and_then(|b| b.pointer("/stream_options/include_usage")).and_then(Value::as_bool)
             == Some(true),
     };

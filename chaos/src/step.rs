@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::usage::TokenUsage;
+
 /// The text an `ok` reply (and the partial stream of a fault) carries when none is given.
 pub const DEFAULT_TEXT: &str = "Hello from the chaos server.";
 
@@ -277,6 +279,30 @@ impl Step {
     pub fn into_step(self) -> Step {
         self
     }
+
+    /// The token counts this step pins; every count follows the rule for a step that sends no
+    /// answer.
+    pub(crate) fn usage(&self) -> TokenUsage {
+        match self {
+            Self::Ok(reply)
+            | Self::DropStream(Interrupt { reply, .. })
+            | Self::Truncate(Interrupt { reply, .. })
+            | Self::SseError(SseError { reply, .. })
+            | Self::Stall(Stall { reply, .. })
+            | Self::Hang(Hang { reply, .. })
+            | Self::MalformedChunk(Malformed { reply, .. })
+            | Self::KeepAliveFlood(KeepAliveFlood { reply, .. })
+            | Self::EmptyChunkFlood(EmptyChunkFlood { reply, .. })
+            | Self::EndlessText(EndlessText { reply, .. }) => reply.usage,
+            Self::ToolUse(t) => t.usage,
+            Self::HttpError(_)
+            | Self::CloseBeforeHeaders
+            | Self::ContextOverflow(_)
+            | Self::InvalidApiKey(_)
+            | Self::EndlessJson(_)
+            | Self::WrongContentType(_) => TokenUsage::default(),
+        }
+    }
 }
 
 fn check_header(name: &str, value: &str) {
@@ -289,7 +315,8 @@ fn check_header(name: &str, value: &str) {
 ///
 /// # Default
 ///
-/// Text [`DEFAULT_TEXT`], one chunk per word (each word keeps the space after it), no delay.
+/// Text [`DEFAULT_TEXT`], one chunk per word (each word keeps the space after it), no delay, the
+/// usage by the [rule](crate#token-usage).
 ///
 /// # Examples
 ///
@@ -304,6 +331,7 @@ pub struct Reply {
     pub(crate) chunks: Option<u32>,
     pub(crate) chunk_delay_ms: u64,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) usage: TokenUsage,
 }
 
 impl Default for Reply {
@@ -315,7 +343,7 @@ impl Default for Reply {
 impl Reply {
     /// A reply with `text`.
     pub fn new(text: impl Into<String>) -> Self {
-        Self { text: text.into(), chunks: None, chunk_delay_ms: 0, headers: Vec::new() }
+        Self { text: text.into(), chunks: None, chunk_delay_ms: 0, headers: Vec::new(), usage: TokenUsage::default() }
     }
 
     /// Split the text into `n` chunks of about the same number of characters (at least 1).
@@ -348,6 +376,17 @@ impl Reply {
         let (name, value) = (name.into(), value.into());
         check_header(&name, &value);
         self.headers.push((name, value));
+        self
+    }
+
+    /// Pin the counts of the usage the answer reports (OpenAI's usage chunk or body, Anthropic's
+    /// `message_start` and `message_delta`).
+    ///
+    /// # Default
+    ///
+    /// The counts of the [rule](crate#token-usage).
+    pub fn usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = usage;
         self
     }
 
@@ -479,6 +518,17 @@ macro_rules! reply_setters {
             /// If the name is not an HTTP token or the value contains CR, LF or NUL.
             pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
                 self.reply = self.reply.header(name, value);
+                self
+            }
+
+            /// Pin the counts of the usage the answer reports, as far as it gets (see
+            /// [`Reply::usage`]).
+            ///
+            /// # Default
+            ///
+            /// The counts of the [rule](crate#token-usage).
+            pub fn usage(mut self, usage: TokenUsage) -> Self {
+                self.reply.usage = usage;
                 self
             }
         }
@@ -1089,6 +1139,7 @@ pub struct ToolUse {
     pub(crate) text: Option<String>,
     pub(crate) argument_chunks: u32,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) usage: TokenUsage,
 }
 
 impl ToolUse {
@@ -1096,7 +1147,13 @@ impl ToolUse {
     pub const DEFAULT_ARGUMENT_CHUNKS: u32 = 3;
 
     fn new() -> Self {
-        Self { calls: Vec::new(), text: None, argument_chunks: Self::DEFAULT_ARGUMENT_CHUNKS, headers: Vec::new() }
+        Self {
+            calls: Vec::new(),
+            text: None,
+            argument_chunks: Self::DEFAULT_ARGUMENT_CHUNKS,
+            headers: Vec::new(),
+            usage: TokenUsage::default(),
+        }
     }
 
     /// Add a call of the tool `name` with the arguments `input`, after the others.
@@ -1134,6 +1191,16 @@ impl ToolUse {
         let (name, value) = (name.into(), value.into());
         check_header(&name, &value);
         self.headers.push((name, value));
+        self
+    }
+
+    /// Pin the counts of the usage the answer reports (see [`Reply::usage`]).
+    ///
+    /// # Default
+    ///
+    /// The counts of the [rule](crate#token-usage).
+    pub fn usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = usage;
         self
     }
 
@@ -1328,6 +1395,17 @@ impl EndlessText {
     /// If the name is not an HTTP token or the value contains CR, LF or NUL.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.reply = self.reply.header(name, value);
+        self
+    }
+
+    /// Pin the counts of the usage the stream's start reports (Anthropic's `message_start`; see
+    /// [`Reply::usage`]).
+    ///
+    /// # Default
+    ///
+    /// The counts of the [rule](crate#token-usage).
+    pub fn usage(mut self, usage: TokenUsage) -> Self {
+        self.reply.usage = usage;
         self
     }
 }

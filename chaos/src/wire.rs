@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::step::{HttpError, Preset, SseError, ToolUse};
+use crate::usage::TokenUsage;
 
 /// The API a request spoke, told by its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -239,9 +240,14 @@ pub(crate) fn reason(status: u16) -> &'static str {
 pub(crate) struct Exchange {
     pub(crate) wire: WireFormat,
     pub(crate) seq: u64,
+    /// The request's `model`, echoed in every answer.
     pub(crate) model: String,
     pub(crate) created: u64,
+    /// The request's input tokens: the step's pinned count, or the words of the prompt.
     pub(crate) input_tokens: u64,
+    /// The step's pinned counts: the output tokens when pinned, and the cache counts.
+    pub(crate) usage: TokenUsage,
+    /// The OpenAI request asked for the usage chunk (`stream_options.include_usage`).
     pub(crate) include_usage: bool,
 }
 
@@ -295,7 +301,8 @@ impl Exchange {
                     "content": [],
                     "stop_reason": null,
                     "stop_sequence": null,
-                    "usage": {"input_tokens": self.input_tokens, "output_tokens": 1},
+                    // The real API reports 1 output token at the start.
+                    "usage": self.anthropic_usage(1),
                 },
             }),
         )
@@ -373,7 +380,7 @@ impl Exchange {
                     &json!({
                         "type": "message_delta",
                         "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-                        "usage": {"output_tokens": output_tokens},
+                        "usage": {"output_tokens": self.output_tokens(output_tokens)},
                     }),
                 ));
                 events.push(Self::anthropic_event("message_stop", &json!({"type": "message_stop"})));
@@ -430,11 +437,29 @@ impl Exchange {
         }
     }
 
-    fn openai_usage(&self, output_tokens: u64) -> Value {
+    /// The output tokens of an answer of `counted` chunks (by the rule), unless the step pins them.
+    fn output_tokens(&self, counted: u64) -> u64 {
+        self.usage.output_tokens.unwrap_or(counted)
+    }
+
+    /// OpenAI's `usage` for an answer of `counted` output chunks.
+    fn openai_usage(&self, counted: u64) -> Value {
+        let output_tokens = self.output_tokens(counted);
         json!({
             "prompt_tokens": self.input_tokens,
             "completion_tokens": output_tokens,
-            "total_tokens": self.input_tokens + output_tokens,
+            "total_tokens": self.input_tokens.saturating_add(output_tokens),
+            "prompt_tokens_details": {"cached_tokens": self.usage.cache_read_input_tokens},
+        })
+    }
+
+    /// Anthropic's `usage` with `output_tokens` (already pinned or counted).
+    fn anthropic_usage(&self, output_tokens: u64) -> Value {
+        json!({
+            "input_tokens": self.input_tokens,
+            "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.usage.cache_read_input_tokens,
+            "output_tokens": output_tokens,
         })
     }
 
@@ -578,7 +603,7 @@ impl Exchange {
                     "content": content,
                     "stop_reason": "tool_use",
                     "stop_sequence": null,
-                    "usage": {"input_tokens": self.input_tokens, "output_tokens": tokens},
+                    "usage": self.anthropic_usage(self.output_tokens(tokens)),
                 })
             }
         };
@@ -609,7 +634,7 @@ impl Exchange {
                 "content": [{"type": "text", "text": text}],
                 "stop_reason": "end_turn",
                 "stop_sequence": null,
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": output_tokens},
+                "usage": self.anthropic_usage(self.output_tokens(output_tokens)),
             }),
         };
         body.to_string()

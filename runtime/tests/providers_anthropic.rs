@@ -6,9 +6,9 @@ mod providers_support;
 use std::time::Duration;
 
 use agentic_runtime::classify::{ExecAction, exec_verdict, is_retryable_error};
-use agentic_runtime::provider::AnthropicProvider;
-use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind};
-use providers_support::{CANARY, Reply, Server, assert_no_canary, call};
+use agentic_runtime::provider::{AnthropicProvider, Provider, StreamEvent};
+use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind, Usage};
+use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of};
 use serde_json::{Value, json};
 
 fn provider(server: &Server) -> AnthropicProvider {
@@ -84,7 +84,10 @@ async fn streams_text_split_byte_by_byte_with_crlf_and_sends_the_request() {
         format!(": hello\n\n{}", text_stream(&["Hel", "lo, w\u{e9}", "rld."], "end_turn")).replace('\n', "\r\n");
     let server = Server::start([Reply::sse_bytewise(&stream)]).await;
     let message = call(&provider(&server).with_max_tokens(50).with_temperature(1.0), None).await;
-    assert_eq!(message, AssistantMessage::text("Hello, w\u{e9}rld."));
+    // `message_start`'s input tokens, `message_delta`'s output tokens.
+    let mut expected = AssistantMessage::text("Hello, w\u{e9}rld.");
+    expected.usage = Some(Usage::new(10, 15));
+    assert_eq!(message, expected);
 
     let [request] = server.requests().try_into().unwrap();
     assert_eq!((request.method.as_str(), request.path.as_str()), ("POST", "/v1/messages"));
@@ -389,4 +392,101 @@ async fn a_whole_json_message_is_understood() {
     let message = call(&provider, None).await;
     assert_eq!(message.error_text(), "Overloaded");
     assert_eq!(verdicts(&message), (true, ExecAction::Retry));
+}
+
+/// A `message_start` naming `model`, with `usage`.
+fn message_start_with(model: &str, usage: Value) -> String {
+    event(json!({"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant",
+        "content": [], "model": model, "stop_reason": null, "usage": usage}}))
+}
+
+#[tokio::test]
+async fn usage_with_cache_counts_merges_message_start_and_message_delta() {
+    let start = json!({"input_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 2000, "output_tokens": 1});
+    // The API's newer `message_delta` repeats the cumulative counts; a `null` count keeps the one before.
+    let delta = json!({"output_tokens": 42, "input_tokens": 21, "cache_read_input_tokens": null, "cache_creation_input_tokens": 30});
+    let stream = [
+        message_start_with("claude-test-20250101", start),
+        block_start(0, json!({"type": "text", "text": ""})),
+        text_delta(0, "cached"),
+        block_stop(0),
+        event(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": delta})),
+        message_stop(),
+    ]
+    .concat();
+    let server = Server::start([Reply::sse_bytewise(&stream), Reply::sse([stream.clone()])]).await;
+    let provider = provider(&server);
+    let message = call(&provider, None).await;
+    assert_eq!(message.text_content(), "cached");
+    assert_eq!(message.usage, Some(Usage::new(21, 42).with_cache_read(2000).with_cache_creation(30)));
+
+    let events = events(&provider).await;
+    assert_eq!(model_of(&events), Some("claude-test-20250101"));
+    let last_usage = events.iter().rposition(|event| matches!(event, Ok(StreamEvent::Usage(_)))).unwrap();
+    assert_eq!(events[last_usage + 1..], [Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]);
+}
+
+#[tokio::test]
+async fn no_usage_is_none_and_odd_usage_never_fails_the_call() {
+    let bare = event(json!({"type": "message_start", "message": {"id": "msg_3", "content": []}}));
+    let odd = message_start_with("claude-test", json!("lots"));
+    let finish = text_delta(0, "fine")
+        + &event(
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": "2"}}),
+        )
+        + &message_stop();
+    let server = Server::start([Reply::sse([bare + &finish]), Reply::sse([odd + &finish])]).await;
+    let provider = provider(&server);
+    for _ in 0..2 {
+        let message = call(&provider, None).await;
+        assert_eq!((message.text_content().as_str(), message.usage, message.is_error()), ("fine", None, false));
+    }
+}
+
+#[tokio::test]
+async fn the_input_tokens_of_a_call_that_fails_mid_stream_are_kept() {
+    let server = Server::start([
+        Reply::sse_dropped([message_start(), text_delta(0, "par")]),
+        Reply::sse([message_start(), text_delta(0, "partial"), error_event("overloaded_error", "Overloaded")]),
+    ])
+    .await;
+    let provider = provider(&server);
+    let dropped = call(&provider, None).await;
+    assert_eq!(transport_kind(&dropped), Some(TransportKind::StreamDropped));
+    assert_eq!(dropped.usage, Some(Usage::new(10, 1)));
+    let overloaded = call(&provider, None).await;
+    assert_eq!((overloaded.error_text(), overloaded.usage), ("Overloaded", Some(Usage::new(10, 1))));
+}
+
+#[test]
+fn the_provider_names_its_model_and_server_for_traces() {
+    let provider = AnthropicProvider::new("https://proxy.example/", None).with_model("claude-x");
+    assert_eq!(
+        (Provider::model(&provider), Provider::server(&provider)),
+        (Some("claude-x"), Some(("proxy.example", 443)))
+    );
+    let local = AnthropicProvider::new("http://[::1]:9000", None);
+    assert_eq!(
+        (Provider::model(&local), Provider::server(&local)),
+        (Some(AnthropicProvider::DEFAULT_MODEL), Some(("::1", 9000)))
+    );
+}
+
+// Paused time: the backoff before the retry passes at once.
+#[tokio::test(start_paused = true)]
+async fn the_chaos_servers_usage_is_read_offline_failed_calls_included() {
+    use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
+    let scenario = Scenario::new()
+        .then(Step::drop_stream(1))
+        .then(Step::ok("The answer is 42.").usage(TokenUsage::default().with_cache_read(300).with_cache_creation(20)));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
+    let runtime = Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None)).with_policy(policy);
+    let reply = runtime.exec("What is the answer?").await.unwrap();
+    // The chaos server's rule: the prompt's 4 words in, the answer's 4 chunks out; the dropped call
+    // reported its `message_start` (4 in, 1 out) before it broke.
+    let answer = Usage::new(4, 4).with_cache_read(300).with_cache_creation(20);
+    assert_eq!((reply.text(), reply.calls(), reply.usage()), ("The answer is 42.", 2, Some(answer)));
+    assert_eq!(reply.failed_usage(), Usage::new(4, 1));
+    assert_eq!(reply.total_usage(), answer + Usage::new(4, 1));
 }

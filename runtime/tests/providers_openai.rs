@@ -6,9 +6,9 @@ mod providers_support;
 use std::time::{Duration, SystemTime};
 
 use agentic_runtime::classify::{ExecAction, exec_verdict, is_retryable_error};
-use agentic_runtime::provider::OpenAiProvider;
-use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind};
-use providers_support::{CANARY, Reply, Server, assert_no_canary, call};
+use agentic_runtime::provider::{OpenAiProvider, Provider, StreamEvent};
+use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind, Usage};
+use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of};
 use serde_json::json;
 
 fn provider(server: &Server) -> OpenAiProvider {
@@ -57,6 +57,7 @@ async fn streams_text_split_byte_by_byte_with_crlf_and_comments_and_sends_the_re
         json!({
             "model": "test-model",
             "stream": true,
+            "stream_options": {"include_usage": true},
             "max_tokens": 100,
             "temperature": 0.0,
             "messages": [
@@ -408,4 +409,100 @@ async fn a_server_that_ignores_stream_true_is_understood() {
     assert_eq!((message.error_text(), message.error.as_ref().unwrap().status()), ("busy", Some(500)));
     let message = call(&provider, None).await;
     assert_eq!(transport_kind(&message), Some(TransportKind::Corrupted));
+}
+
+/// The last chunk a server sends with `stream_options.include_usage`: no choices, the usage.
+fn usage_chunk(usage: serde_json::Value) -> String {
+    let chunk = json!({"id": "c1", "object": "chat.completion.chunk", "model": "test-model-2024", "choices": [], "usage": usage});
+    format!("data: {chunk}\n\n")
+}
+
+#[tokio::test]
+async fn the_usage_chunk_after_the_finish_reason_is_read_with_its_cached_tokens() {
+    let usage = json!({"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160,
+        "prompt_tokens_details": {"cached_tokens": 100, "audio_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}});
+    let answer = || {
+        let mut stream = text_stream(&["The answer is 42."]);
+        stream.insert_str(stream.len() - "data: [DONE]\n\n".len(), &usage_chunk(usage.clone()));
+        stream
+    };
+    let uncached = json!({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10});
+    let server = Server::start([
+        Reply::sse_bytewise(&answer()),
+        Reply::sse([answer()]),
+        // No `[DONE]`: the body ends after the usage chunk.
+        Reply::sse_until_close([text_stream(&["ok"]).replace("data: [DONE]\n\n", ""), usage_chunk(uncached)]),
+    ])
+    .await;
+    let provider = provider(&server);
+
+    let message = call(&provider, None).await;
+    assert_eq!((message.text_content().as_str(), message.stop_reason), ("The answer is 42.", StopReason::Stop));
+    assert_eq!(message.usage, Some(Usage::new(120, 40).with_cache_read(100)));
+    assert!(server.requests()[0].body["stream_options"]["include_usage"].as_bool().unwrap());
+
+    let events = events(&provider).await;
+    assert_eq!(model_of(&events), Some("test-model-2024"), "the model the server named, not the one asked for");
+    let usage_at = events.iter().position(|event| matches!(event, Ok(StreamEvent::Usage(_)))).unwrap();
+    assert_eq!(events[usage_at + 1..], [Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]);
+
+    assert_eq!(call(&provider, None).await.usage, Some(Usage::new(7, 3)));
+}
+
+#[tokio::test]
+async fn a_server_that_sends_no_usage_reports_none_and_odd_usage_never_fails_the_call() {
+    let odd = [
+        chunk(json!({"content": "fine"}), None).replace("\"id\"", "\"usage\":null,\"id\""),
+        chunk(json!({}), Some("stop")),
+        usage_chunk(json!("many")),
+        usage_chunk(json!({"prompt_tokens": "seven", "completion_tokens": -1})),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let server = Server::start([Reply::sse([text_stream(&["plain"])]), Reply::sse([odd])]).await;
+    let provider = provider(&server);
+    let message = call(&provider, None).await;
+    assert_eq!((message.text_content().as_str(), message.usage), ("plain", None));
+    let message = call(&provider, None).await;
+    assert_eq!((message.text_content().as_str(), message.usage, message.is_error()), ("fine", None, false));
+}
+
+#[tokio::test]
+async fn usage_sent_before_a_failure_is_kept_on_the_failed_message() {
+    // vLLM's `continuous_usage_stats`: every chunk carries the usage so far.
+    let mut with_usage: serde_json::Value =
+        serde_json::from_str(chunk(json!({"content": "par"}), None).trim_start_matches("data: ").trim()).unwrap();
+    with_usage["usage"] = json!({"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10});
+    let server = Server::start([Reply::sse_dropped([format!("data: {with_usage}\n\n")])]).await;
+    // Through `agent::run`, as every call is made.
+    let message = call(&provider(&server), None).await;
+    assert_eq!(transport_kind(&message), Some(TransportKind::StreamDropped));
+    assert_eq!(message.usage, Some(Usage::new(9, 1)));
+}
+
+#[test]
+fn the_provider_names_its_model_and_server_for_traces() {
+    let provider = OpenAiProvider::new("http://127.0.0.1:8080/v1/", None).with_model("llama3");
+    assert_eq!((Provider::model(&provider), Provider::server(&provider)), (Some("llama3"), Some(("127.0.0.1", 8080))));
+    let default = OpenAiProvider::new(OpenAiProvider::DEFAULT_BASE_URL, Some(CANARY.to_owned()));
+    assert_eq!(
+        (Provider::model(&default), Provider::server(&default)),
+        (Some(OpenAiProvider::DEFAULT_MODEL), Some(("api.openai.com", 443)))
+    );
+    assert_eq!(Provider::server(&OpenAiProvider::new("not a url", None)), None);
+}
+
+#[tokio::test]
+async fn the_chaos_servers_usage_is_read_offline() {
+    use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
+    let scenario = Scenario::new()
+        .then(Step::ok("The answer is 42."))
+        .then(Step::ok("Cached.").usage(TokenUsage::new(1200, 2).with_cache_read(1024)));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let runtime = Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("gpt-chaos"));
+    // The chaos server's rule: the prompt's 4 words in, the answer's 4 chunks out.
+    let reply = runtime.exec("What is the answer?").await.unwrap();
+    assert_eq!((reply.text(), reply.usage()), ("The answer is 42.", Some(Usage::new(4, 4))));
+    let reply = runtime.exec("Again?").await.unwrap();
+    assert_eq!(reply.usage(), Some(Usage::new(1200, 2).with_cache_read(1024)));
 }

@@ -62,6 +62,7 @@ impl From<Checked> for Step {
                 text: spec.text,
                 argument_chunks: spec.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
                 headers,
+                usage: spec.usage.unwrap_or_default(),
             }),
             CheckedKind::KeepAliveFlood => Step::KeepAliveFlood(KeepAliveFlood {
                 after_chunks: spec.after_chunks,
@@ -90,6 +91,7 @@ fn reply(spec: &StepSpec, headers: Vec<(String, String)>) -> Reply {
         chunks: spec.chunks,
         chunk_delay_ms: spec.chunk_delay_ms.unwrap_or(0),
         headers,
+        usage: spec.usage.unwrap_or_default(),
     }
 }
 

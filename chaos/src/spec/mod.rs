@@ -73,6 +73,7 @@ fn strip_position(message: &str, line: usize, column: usize) -> String {
         .replace("struct ScenarioSpec", "a scenario object `{\"steps\": [...]}`")
         .replace("struct StepSpec", "a step object `{\"kind\": ...}`")
         .replace("struct ToolCallSpec", "a tool call object `{\"name\": ..., \"input\": {...}}`")
+        .replace("struct TokenUsage", "a usage object `{\"input_tokens\": ..., \"output_tokens\": ...}`")
 }
 
 /// serde's "unknown field `x`, expected one of `a`, `b`" with "; did you mean `a`?" when one of the

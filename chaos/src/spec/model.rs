@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::step::{EchoKey, StepKind, valid_header_value};
+use crate::usage::TokenUsage;
 
 /// A scenario file: `{"steps": [...], "default": {...}}`.
 #[derive(Serialize, Deserialize)]
@@ -73,6 +74,7 @@ step_spec! {
     endless_body: bool,
     echo_key: EchoKey,
     content_type: String,
+    usage: TokenUsage,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -191,7 +193,7 @@ const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidAp
 pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
     match field {
         "times" => ALL,
-        "text" | "chunks" => TEXT,
+        "text" | "chunks" | "usage" => TEXT,
         "chunk_delay_ms" => STREAMED,
         "calls" => &[K::ToolUse],
         "after_chunks" => MID_STREAM,

@@ -6,6 +6,7 @@ use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Reply, SseError, Step, StepKind, ToolUse, WrongContentType,
 };
+use crate::usage::TokenUsage;
 
 impl From<&Scenario> for ScenarioSpec {
     fn from(scenario: &Scenario) -> Self {
@@ -121,6 +122,7 @@ impl StepSpec {
         self.text.clone_from(&t.text);
         self.chunks = (t.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(t.argument_chunks);
         self.set_headers(&t.headers);
+        self.set_usage(t.usage);
     }
 
     fn set_wrong_content_type(&mut self, w: &WrongContentType) {
@@ -138,6 +140,12 @@ impl StepSpec {
         self.chunks = reply.chunks;
         self.chunk_delay_ms = (reply.chunk_delay_ms != 0).then_some(reply.chunk_delay_ms);
         self.set_headers(&reply.headers);
+        self.set_usage(reply.usage);
+    }
+
+    /// The pinned counts, when any is.
+    fn set_usage(&mut self, usage: TokenUsage) {
+        self.usage = (!usage.is_rule()).then_some(usage);
     }
 
     fn set_headers(&mut self, headers: &[(String, String)]) {

@@ -11,6 +11,7 @@ use super::sse::SseEvent;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
+use crate::usage::Usage;
 
 /// A provider for Anthropic's `POST {base}/v1/messages`, streamed (SSE).
 ///
@@ -18,10 +19,14 @@ use crate::message::{ContentBlock, Message, StopReason};
 /// `x-agentic-call`, and a body with the model, `max_tokens` (the API requires it), the system
 /// instruction, the conversation (text, `tool_use` and `tool_result` blocks), the tools offered
 /// (`tools: [{name, description, input_schema}]`, only when there are some) and `temperature` when
-/// set. It reads every event: `message_start`, `content_block_start` (text or `tool_use`),
-/// `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`, `message_delta`
-/// (`end_turn` and `stop_sequence` -> [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`],
-/// `tool_use` -> [`StopReason::ToolUse`]), `message_stop`, `ping` and `error`. An `error` event ends
+/// set. It reads every event: `message_start` (the answering `model`, and the `usage` so far),
+/// `content_block_start` (text or `tool_use`), `content_block_delta` (`text_delta`,
+/// `input_json_delta`), `content_block_stop`, `message_delta` (`end_turn` and `stop_sequence` ->
+/// [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`], `tool_use` ->
+/// [`StopReason::ToolUse`]; its `usage` counts replace those sent before, the others are kept),
+/// `message_stop`, `ping` and `error`. The usage is `input_tokens`, `output_tokens`,
+/// `cache_read_input_tokens` and `cache_creation_input_tokens`: a call that fails after
+/// `message_start` still reports its input. An `error` event ends
 /// the call as an error message whose text is the event's `message` as sent, typed with the kind,
 /// code and HTTP status of its `type` (`overloaded_error` -> `OverloadedError`, 529, retryable).
 /// The key never appears in an error or in Debug output.
@@ -192,6 +197,14 @@ impl Provider for AnthropicProvider {
         self.endpoint.scope(self.name())
     }
 
+    fn model(&self) -> Option<&str> {
+        Some(&self.endpoint.model)
+    }
+
+    fn server(&self) -> Option<(&str, u16)> {
+        self.endpoint.server()
+    }
+
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
         match self.build(request) {
             Ok((client, built)) => http::stream_call(
@@ -268,6 +281,12 @@ fn tool_input(input: &Value) -> Value {
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Event {
+    /// Read as any JSON: a message of an unexpected shape reports no model or usage, and the
+    /// call goes on.
+    MessageStart {
+        #[serde(default)]
+        message: Value,
+    },
     ContentBlockStart {
         index: u32,
         content_block: Block,
@@ -278,13 +297,15 @@ enum Event {
     },
     MessageDelta {
         delta: MessageDeltaBody,
+        #[serde(default)]
+        usage: Value,
     },
     MessageStop,
     Error {
         #[serde(default)]
         error: Value,
     },
-    /// `message_start`, `content_block_stop`, `ping`, and any event type added later.
+    /// `content_block_stop`, `ping`, and any event type added later.
     #[serde(other)]
     Ignored,
 }
@@ -330,6 +351,39 @@ pub(super) struct AnthropicWire {
     stop_reason: Option<StopReason>,
     /// A `tool_use` block was started.
     tool_use: bool,
+    /// The usage so far: `message_start`'s, with the counts of each `message_delta` in place.
+    usage: Option<Usage>,
+}
+
+impl AnthropicWire {
+    /// Merges the counts `usage` has into the call's usage and sends the result; a usage with none
+    /// of the four counts (or not an object) changes nothing.
+    fn usage(&mut self, usage: &Value, out: &mut Vec<StreamEvent>) {
+        let count = |key| http::tokens(usage, key);
+        let counts = [
+            count("input_tokens"),
+            count("output_tokens"),
+            count("cache_read_input_tokens"),
+            count("cache_creation_input_tokens"),
+        ];
+        if counts.iter().all(Option::is_none) {
+            return;
+        }
+        let merged = self.usage.get_or_insert_default();
+        let [input, output, cache_read, cache_creation] = counts;
+        merged.input_tokens = input.unwrap_or(merged.input_tokens);
+        merged.output_tokens = output.unwrap_or(merged.output_tokens);
+        merged.cache_read_input_tokens = cache_read.unwrap_or(merged.cache_read_input_tokens);
+        merged.cache_creation_input_tokens = cache_creation.unwrap_or(merged.cache_creation_input_tokens);
+        out.push(StreamEvent::Usage(*merged));
+    }
+}
+
+/// The answering model of a message (`message_start`'s, or a whole answer's), as an event.
+fn model(message: &Value, out: &mut Vec<StreamEvent>) {
+    if let Some(model) = message.get("model").and_then(Value::as_str).filter(|model| !model.is_empty()) {
+        out.push(StreamEvent::Model(model.to_owned()));
+    }
 }
 
 impl Wire for AnthropicWire {
@@ -349,6 +403,12 @@ impl Wire for AnthropicWire {
         }
         let parsed: Event = serde_json::from_value(value).map_err(|error| http::malformed(data, &error, secret))?;
         match parsed {
+            Event::MessageStart { message } => {
+                model(&message, out);
+                if let Some(usage) = message.get("usage") {
+                    self.usage(usage, out);
+                }
+            }
             Event::ContentBlockStart { index, content_block } => match content_block {
                 Block::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
                 Block::ToolUse { id, name } => {
@@ -364,10 +424,11 @@ impl Wire for AnthropicWire {
                 }
                 _ => {}
             },
-            Event::MessageDelta { delta } => {
+            Event::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason {
                     self.stop_reason = Some(stop_reason(&reason));
                 }
+                self.usage(&usage, out);
             }
             Event::MessageStop => {
                 let fallback = if self.tool_use { StopReason::ToolUse } else { StopReason::Stop };
@@ -384,6 +445,7 @@ impl Wire for AnthropicWire {
 
     fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
         let message = WholeMessage::deserialize(answer)?;
+        model(answer, out);
         for (index, block) in (0u32..).zip(message.content) {
             match block {
                 WholeBlock::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
@@ -397,6 +459,7 @@ impl Wire for AnthropicWire {
                 _ => {}
             }
         }
+        self.usage(&message.usage, out);
         let fallback = if self.tool_use { StopReason::ToolUse } else { StopReason::Stop };
         out.push(StreamEvent::Done { stop_reason: message.stop_reason.as_deref().map_or(fallback, stop_reason) });
         Ok(())
@@ -410,6 +473,8 @@ struct WholeMessage {
     content: Vec<WholeBlock>,
     #[serde(default)]
     stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Value,
 }
 
 #[derive(Deserialize)]
@@ -539,6 +604,84 @@ mod tests {
         assert_eq!(stop_reason("stop_sequence"), StopReason::Stop);
         assert_eq!(stop_reason("max_tokens"), StopReason::Length);
         assert_eq!(stop_reason("tool_use"), StopReason::ToolUse);
+    }
+
+    /// The events of a streamed body made of `events`, each named by its `type`.
+    fn replay(events: &[Value]) -> Vec<Result<StreamEvent, ModelError>> {
+        let body: String =
+            events.iter().map(|data| format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())).collect();
+        http::replay(AnthropicWire::default(), &[body.as_bytes()], false, None)
+    }
+
+    fn usages(events: &[Result<StreamEvent, ModelError>]) -> Vec<Usage> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                Ok(StreamEvent::Usage(usage)) => Some(*usage),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn message_start_reports_the_model_and_message_delta_merges_the_usage() {
+        let events = replay(&[
+            json!({"type": "message_start", "message": {"model": "claude-x-1", "content": [], "usage":
+                {"input_tokens": 20, "output_tokens": 1, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 5}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 12}}),
+            json!({"type": "message_delta", "delta": {}, "usage": {"input_tokens": 21, "cache_read_input_tokens": null}}),
+            json!({"type": "message_stop"}),
+        ]);
+        let start = Usage::new(20, 1).with_cache_read(100).with_cache_creation(5);
+        assert_eq!(
+            events,
+            [
+                Ok(StreamEvent::Model("claude-x-1".into())),
+                Ok(StreamEvent::Usage(start)),
+                Ok(StreamEvent::TextDelta("Hi".into())),
+                Ok(StreamEvent::Usage(Usage::new(20, 12).with_cache_read(100).with_cache_creation(5))),
+                Ok(StreamEvent::Usage(Usage::new(21, 12).with_cache_read(100).with_cache_creation(5))),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_and_malformed_usage_is_left_out() {
+        let stop = json!({"type": "message_stop"});
+        for message in [
+            json!(null),
+            json!(5),
+            json!({}),
+            json!({"model": 3, "usage": "lots"}),
+            json!({"usage": {"input_tokens": -2}}),
+        ] {
+            let events = replay(&[json!({"type": "message_start", "message": message}), stop.clone()]);
+            assert_eq!(events, [Ok(StreamEvent::Done { stop_reason: StopReason::Stop })], "{message}");
+        }
+        let no_start = replay(&[
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+            json!({"type": "message_delta", "delta": {}, "usage": null}),
+            stop,
+        ]);
+        assert_eq!(usages(&no_start), [Usage::new(0, 3)]);
+    }
+
+    #[test]
+    fn a_whole_message_reports_its_model_and_usage() {
+        let answer = json!({"model": "claude-x-1", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 4, "output_tokens": 1, "cache_read_input_tokens": 2}});
+        let events = http::replay(AnthropicWire::default(), &[answer.to_string().as_bytes()], true, None);
+        assert_eq!(
+            events,
+            [
+                Ok(StreamEvent::Model("claude-x-1".into())),
+                Ok(StreamEvent::TextDelta("ok".into())),
+                Ok(StreamEvent::Usage(Usage::new(4, 1).with_cache_read(2))),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
     }
 
     #[test]

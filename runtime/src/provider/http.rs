@@ -100,6 +100,8 @@ impl EnvNames {
 pub(crate) struct Endpoint {
     clients: Clients,
     pub(crate) base_url: String,
+    /// The base URL's host and port, parsed once: every call's span records them.
+    server: Option<(String, u16)>,
     pub(crate) api_key: Option<Secret>,
     pub(crate) model: String,
     pub(crate) temperature: Option<f32>,
@@ -107,13 +109,21 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn new(base_url: String, api_key: Option<String>, model: &str) -> Self {
+        let base_url = base_url.trim().trim_end_matches('/').to_owned();
         Self {
             clients: Clients::default(),
-            base_url: base_url.trim().trim_end_matches('/').to_owned(),
+            server: server_of(&base_url),
+            base_url,
             api_key: Secret::new(api_key),
             model: model.to_owned(),
             temperature: None,
         }
+    }
+
+    /// The server's host and port (`server.address`, `server.port` in traces); `None` for an
+    /// invalid base URL.
+    pub(crate) fn server(&self) -> Option<(&str, u16)> {
+        self.server.as_ref().map(|(host, port)| (host.as_str(), *port))
     }
 
     /// The HTTP client whose connections time out after `connect` (built once per value).
@@ -188,6 +198,21 @@ pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
         return Err(format!("scheme `{}` is not http or https", parsed.scheme()));
     }
     Ok(trimmed.to_owned())
+}
+
+/// The host and port of `base_url`: the port the URL names, else its scheme's (80, 443); an IPv6
+/// address without its brackets, as OpenTelemetry's `server.address` wants it.
+fn server_of(base_url: &str) -> Option<(String, u16)> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str().filter(|host| !host.is_empty())?;
+    let host = host.strip_prefix('[').and_then(|host| host.strip_suffix(']')).unwrap_or(host);
+    Some((host.to_owned(), url.port_or_known_default()?))
+}
+
+/// The token count at `key` of a usage object, when it is a non-negative integer: a count of
+/// another type is left out rather than failing the call.
+pub(crate) fn tokens(usage: &serde_json::Value, key: &str) -> Option<u64> {
+    usage.get(key).and_then(serde_json::Value::as_u64)
 }
 
 /// Reads a configuration variable through `lookup`; an empty value counts as unset.
@@ -884,5 +909,17 @@ mod tests {
         assert!(check_base_url("localhost:8080").is_err());
         assert!(check_base_url("ftp://example.com").is_err());
         assert!(check_base_url("not a url").is_err());
+    }
+
+    #[test]
+    fn the_server_is_the_base_urls_host_and_port() {
+        let server = |url: &str| Endpoint::new(url.to_owned(), None, "m").server().map(|(h, p)| (h.to_owned(), p));
+        assert_eq!(server("https://api.openai.com/v1"), Some(("api.openai.com".to_owned(), 443)));
+        assert_eq!(server("http://localhost/v1/"), Some(("localhost".to_owned(), 80)));
+        assert_eq!(server(" http://127.0.0.1:8080/v1 "), Some(("127.0.0.1".to_owned(), 8080)));
+        assert_eq!(server("https://[::1]:9443"), Some(("::1".to_owned(), 9443)));
+        assert_eq!(server("https://user:sk-secret@proxy.example:8443"), Some(("proxy.example".to_owned(), 8443)));
+        assert_eq!(server("localhost:8080"), None);
+        assert_eq!(server("not a url"), None);
     }
 }

@@ -11,16 +11,20 @@ use super::sse::SseEvent;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
+use crate::usage::Usage;
 
 /// A provider for any OpenAI-compatible `POST {base}/chat/completions` server, streamed (SSE).
 ///
 /// It sends the system instruction, the conversation (text, tool calls and tool results), the
 /// tools offered (`tools: [{"type": "function", "function": {name, description, parameters}}]`,
-/// only when there are some), `max_tokens` and `temperature` when set, `Authorization: Bearer <key>` when a key is set, and
+/// only when there are some), `max_tokens` and `temperature` when set,
+/// `stream_options: {"include_usage": true}`, `Authorization: Bearer <key>` when a key is set, and
 /// the call's number as `x-agentic-call`. It reads text deltas, tool-call deltas, the
 /// `finish_reason` (`stop` and `content_filter` -> [`StopReason::Stop`], `length` ->
-/// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]) and `{"error": ..}` objects in
-/// the stream. Every failure is a typed [`ModelError`]: the HTTP status with the error body's
+/// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]), `{"error": ..}` objects in
+/// the stream, the answering `model` (its first chunk's) and the `usage` chunk the server sends
+/// before `[DONE]` (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`; a
+/// server that ignores `stream_options` sends none, and the call reports no usage). Every failure is a typed [`ModelError`]: the HTTP status with the error body's
 /// message and code, `retry-after-ms` / `Retry-After` / `x-should-retry`, or the transport kind.
 /// The key never appears in an error or in Debug output.
 ///
@@ -147,6 +151,9 @@ impl OpenAiProvider {
             "model": self.endpoint.model,
             "messages": messages(request),
             "stream": true,
+            // The usage comes in a last chunk with no choices; servers that do not know the option
+            // ignore it.
+            "stream_options": {"include_usage": true},
         });
         if let Some(max_tokens) = self.max_tokens {
             body["max_tokens"] = json!(max_tokens);
@@ -186,6 +193,14 @@ impl Provider for OpenAiProvider {
 
     fn scope(&self) -> String {
         self.endpoint.scope(self.name())
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.endpoint.model)
+    }
+
+    fn server(&self) -> Option<(&str, u16)> {
+        self.endpoint.server()
     }
 
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
@@ -281,6 +296,11 @@ struct Chunk {
     choices: Option<Vec<Choice>>,
     #[serde(default)]
     error: Option<Value>,
+    /// Read as any JSON: a model or usage of an unexpected shape is left out, not a failed call.
+    #[serde(default)]
+    model: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -320,18 +340,46 @@ struct FunctionChunk {
 }
 
 /// The chat completions stream: chunks until `[DONE]`.
+///
+/// The usage chunk comes after the `finish_reason` chunk: the call ends at `[DONE]` (or at the end
+/// of the body, once a `finish_reason` came), never at the `finish_reason`, so it is read.
 #[derive(Debug, Default)]
 pub(super) struct OpenAiWire {
     /// The `finish_reason` of choice 0, once sent.
     finish: Option<StopReason>,
     /// The tool-call indices seen so far.
     tool_calls: Vec<u32>,
+    /// The answering model was reported (every chunk repeats it).
+    model_sent: bool,
 }
 
 impl OpenAiWire {
     fn stop_reason(&self) -> StopReason {
         self.finish.unwrap_or(if self.tool_calls.is_empty() { StopReason::Stop } else { StopReason::ToolUse })
     }
+
+    /// The first model name sent, as [`StreamEvent::Model`].
+    fn model(&mut self, model: Option<&Value>, out: &mut Vec<StreamEvent>) {
+        if self.model_sent {
+            return;
+        }
+        if let Some(model) = model.and_then(Value::as_str).filter(|model| !model.is_empty()) {
+            self.model_sent = true;
+            out.push(StreamEvent::Model(model.to_owned()));
+        }
+    }
+}
+
+/// A `usage` object (`null` in every chunk but the last when the server sends usage): the prompt
+/// and completion tokens, with the cached ones; `None` when it has neither count.
+fn usage(usage: Option<&Value>) -> Option<Usage> {
+    let usage = usage?;
+    let (input, output) = (http::tokens(usage, "prompt_tokens"), http::tokens(usage, "completion_tokens"));
+    if input.is_none() && output.is_none() {
+        return None;
+    }
+    let cached = usage.get("prompt_tokens_details").and_then(|details| http::tokens(details, "cached_tokens"));
+    Some(Usage::new(input.unwrap_or(0), output.unwrap_or(0)).with_cache_read(cached.unwrap_or(0)))
 }
 
 impl Wire for OpenAiWire {
@@ -355,6 +403,7 @@ impl Wire for OpenAiWire {
             out.push(http::error_event(&body, secret));
             return Ok(());
         }
+        self.model(chunk.model.as_ref(), out);
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
@@ -362,6 +411,9 @@ impl Wire for OpenAiWire {
             if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
                 self.finish = Some(finish_reason(&reason));
             }
+        }
+        if let Some(usage) = usage(chunk.usage.as_ref()) {
+            out.push(StreamEvent::Usage(usage));
         }
         Ok(())
     }
@@ -372,6 +424,7 @@ impl Wire for OpenAiWire {
 
     fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
         let completion = Completion::deserialize(answer)?;
+        self.model(completion.model.as_ref(), out);
         for choice in completion.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(message) = choice.message {
                 self.delta(message, out);
@@ -379,6 +432,9 @@ impl Wire for OpenAiWire {
             if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
                 self.finish = Some(finish_reason(&reason));
             }
+        }
+        if let Some(usage) = usage(completion.usage.as_ref()) {
+            out.push(StreamEvent::Usage(usage));
         }
         out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
         Ok(())
@@ -390,6 +446,10 @@ impl Wire for OpenAiWire {
 struct Completion {
     #[serde(default)]
     choices: Option<Vec<WholeChoice>>,
+    #[serde(default)]
+    model: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -498,6 +558,7 @@ mod tests {
             json!({
                 "model": "gpt-4o-mini",
                 "stream": true,
+                "stream_options": {"include_usage": true},
                 "max_tokens": 64,
                 "temperature": 0.5,
                 "messages": [
@@ -542,6 +603,85 @@ mod tests {
                     "parameters": {"type": "object", "properties": {}},
                 }},
             ])
+        );
+    }
+
+    /// The events a streamed body yields.
+    fn replay(body: &str) -> Vec<Result<StreamEvent, ModelError>> {
+        http::replay(OpenAiWire::default(), &[body.as_bytes()], false, None)
+    }
+
+    #[test]
+    fn the_model_once_and_the_usage_chunk_after_the_finish_reason() {
+        let body = [
+            r#"data: {"model":"gpt-4o-2024","choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}"#,
+            r#"data: {"model":"gpt-4o-2024","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#,
+            r#"data: {"model":"gpt-4o-2024","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":40,"total_tokens":160,"prompt_tokens_details":{"cached_tokens":100}}}"#,
+            "data: [DONE]",
+        ]
+        .join("\n\n")
+            + "\n\n";
+        let usage = Usage::new(120, 40).with_cache_read(100);
+        assert_eq!(
+            replay(&body),
+            [
+                Ok(StreamEvent::Model("gpt-4o-2024".into())),
+                Ok(StreamEvent::TextDelta("Hi".into())),
+                Ok(StreamEvent::Usage(usage)),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+        // The body ends after the usage chunk, without `[DONE]`: the call is complete all the same.
+        let cut = body.trim_end_matches("data: [DONE]\n\n");
+        assert_eq!(
+            replay(cut)[2..],
+            [Ok(StreamEvent::Usage(usage)), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
+        );
+    }
+
+    #[test]
+    fn missing_and_malformed_usage_is_left_out() {
+        let done = r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+        let with = |usage: &str| {
+            format!("{done}\n\ndata: {{\"choices\":null,\"model\":7,\"usage\":{usage}}}\n\ndata: [DONE]\n\n")
+        };
+        for (usage, expected) in [
+            ("null", None),
+            ("{}", None),
+            ("\"lots\"", None),
+            ("[1, 2]", None),
+            (r#"{"prompt_tokens":-1,"completion_tokens":"2"}"#, None),
+            (r#"{"completion_tokens":7}"#, Some(Usage::new(0, 7))),
+            (r#"{"prompt_tokens":5,"completion_tokens":1.5,"prompt_tokens_details":null}"#, Some(Usage::new(5, 0))),
+            (
+                r#"{"prompt_tokens":5,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":"x"}}"#,
+                Some(Usage::new(5, 2)),
+            ),
+        ] {
+            let events = replay(&with(usage));
+            let reported = events.iter().find_map(|event| match event {
+                Ok(StreamEvent::Usage(usage)) => Some(*usage),
+                _ => None,
+            });
+            assert_eq!(reported, expected, "{usage}");
+            assert_eq!(events.last(), Some(&Ok(StreamEvent::Done { stop_reason: StopReason::Stop })), "{usage}");
+            assert!(!events.iter().any(|event| matches!(event, Ok(StreamEvent::Model(_)))), "{usage}");
+        }
+    }
+
+    #[test]
+    fn a_whole_completion_reports_its_model_and_usage() {
+        let answer = json!({"model": "m-1", "choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}});
+        let events = http::replay(OpenAiWire::default(), &[answer.to_string().as_bytes()], true, None);
+        assert_eq!(
+            events,
+            [
+                Ok(StreamEvent::Model("m-1".into())),
+                Ok(StreamEvent::TextDelta("ok".into())),
+                Ok(StreamEvent::Usage(Usage::new(3, 1))),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
         );
     }
 

@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentic_runtime::AssistantMessage;
+use agentic_runtime::ModelError;
 use agentic_runtime::agent;
 use agentic_runtime::message::Message;
-use agentic_runtime::provider::{Provider, Request};
+use agentic_runtime::provider::{Provider, Request, StreamEvent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -240,6 +241,22 @@ pub async fn call(provider: &dyn Provider, timeout: Option<Duration>) -> Assista
     request.timeout = timeout;
     request.call = 3;
     agent::run(provider, &request, None).await.expect("not a programming error")
+}
+
+/// The events of one call, straight from the provider (what `agent::run` reads).
+pub async fn events(provider: &dyn Provider) -> Vec<Result<StreamEvent, ModelError>> {
+    use futures_util::StreamExt as _;
+    let history = [Message::user("What is the answer?")];
+    let request = Request::new(&history);
+    provider.stream(&request).collect().await
+}
+
+/// The answering model a call's events named, if any.
+pub fn model_of(events: &[Result<StreamEvent, ModelError>]) -> Option<&str> {
+    events.iter().find_map(|event| match event {
+        Ok(StreamEvent::Model(model)) => Some(model.as_str()),
+        _ => None,
+    })
 }
 
 /// Asserts that the canary key appears in no text, Debug output or typed fact of `message`.
