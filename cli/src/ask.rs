@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use agentic_runtime::policy::rules::millis;
-use agentic_runtime::{AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime};
+use agentic_runtime::{
+    AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime, Usage,
+};
 use serde::Serialize;
 
 use crate::input::usage_error;
@@ -20,10 +22,13 @@ OPENAI_API_KEY / ANTHROPIC_API_KEY; the base URL from --base-url or OPENAI_BASE_
 ANTHROPIC_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
 
 Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --json prints one line \
-{\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"attempts\": [..]} (on failure: \"error\" and \
-\"error_kind\" instead of \"answer\"), one attempt per decision of either layer with its layer, call, \
-error, verdict, reason and delay_ms. --verbose prints each decision on stderr as it is made. Exit 2 \
-for bad input (a missing key, an invalid policy).";
+{\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \"attempts\": [..]} (on failure: \
+\"error\" and \"error_kind\" instead of \"answer\"), usage being the tokens of every call the server \
+reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
+cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
+either layer with its layer, call, error, verdict, reason and delay_ms. --verbose prints each decision \
+on stderr as it is made, and the tokens spent at the end. Exit 2 for bad input (a missing key, an \
+invalid policy).";
 
 /// Which wire format to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,6 +103,9 @@ fn ask(args: &Args) -> ExitCode {
         Err(error) => return usage_error(format!("cannot start the async runtime: {error}")),
     };
     let result = tokio.block_on(runtime.exec_with(&policy, prompt));
+    if args.verbose {
+        eprintln!("{}", spent(&result));
+    }
     if args.json {
         println!("{}", serde_json::to_string(&JsonOutcome::of(&result)).expect("plain data serializes"));
     }
@@ -113,6 +121,25 @@ fn ask(args: &Args) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// What `--verbose` says the exec cost: "tokens: 240 in, 43 out (120 in, 3 out on failed attempts)".
+fn spent(result: &Result<Reply, ExecError>) -> String {
+    let (total, failed) = match result {
+        Ok(reply) => (reply.total_usage(), reply.failed_usage()),
+        Err(error) => (error.usage(), error.usage()),
+    };
+    let mut line = format!("tokens: {} in, {} out", total.input_tokens, total.output_tokens);
+    if total.cache_read_input_tokens > 0 || total.cache_creation_input_tokens > 0 {
+        line += &format!(
+            " ({} read from and {} written to the prompt cache)",
+            total.cache_read_input_tokens, total.cache_creation_input_tokens
+        );
+    }
+    if !failed.is_zero() {
+        line += &format!(" ({} in, {} out on failed attempts)", failed.input_tokens, failed.output_tokens);
+    }
+    line
 }
 
 /// The provider the flags and the environment describe, or what to set.
@@ -177,6 +204,7 @@ struct JsonOutcome<'a> {
     error_kind: Option<&'static str>,
     calls: u32,
     elapsed_ms: u64,
+    usage: Usage,
     attempts: Vec<JsonAttempt<'a>>,
 }
 
@@ -193,9 +221,9 @@ struct JsonAttempt<'a> {
 
 impl<'a> JsonOutcome<'a> {
     fn of(result: &'a Result<Reply, ExecError>) -> Self {
-        let (calls, elapsed, decisions) = match result {
-            Ok(reply) => (reply.calls(), reply.elapsed(), reply.decisions()),
-            Err(error) => (error.calls(), error.elapsed(), error.decisions()),
+        let (calls, elapsed, decisions, usage) = match result {
+            Ok(reply) => (reply.calls(), reply.elapsed(), reply.decisions(), reply.total_usage()),
+            Err(error) => (error.calls(), error.elapsed(), error.decisions(), error.usage()),
         };
         Self {
             answer: result.as_ref().ok().map(Reply::text),
@@ -203,6 +231,7 @@ impl<'a> JsonOutcome<'a> {
             error_kind: result.as_ref().err().map(|error| error.kind().name()),
             calls,
             elapsed_ms: millis(elapsed),
+            usage,
             attempts: decisions.iter().map(JsonAttempt::of).collect(),
         }
     }

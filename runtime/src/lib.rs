@@ -52,6 +52,7 @@ pub mod resilient;
 mod retry;
 mod runtime;
 mod session;
+mod telemetry;
 pub mod tool;
 pub mod trace;
 mod usage;

@@ -9,11 +9,13 @@ use crate::backoff::{Rng, Schedule};
 use crate::budget::{Budget, Governor, Refusal};
 use crate::classify::ExecAction;
 use crate::error::PolicyError;
+use crate::error::model_error::split_kind;
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
-use crate::usage::UsageTotals;
+use crate::telemetry::METRICS;
+use crate::usage::{Usage, UsageTotals};
 
 /// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
 /// The rules are a pure function of the policy's values and a program calls with one or a few
@@ -149,6 +151,7 @@ impl<'a> RetryState<'a> {
         &mut self,
         layer: Layer,
         error: String,
+        usage: Option<Usage>,
         verdict: Verdict,
         reason: Why,
         delay: Option<Duration>,
@@ -158,20 +161,13 @@ impl<'a> RetryState<'a> {
             attempt: self.attempt,
             call: self.budget.calls(),
             error,
+            usage,
             verdict,
             reason,
             delay,
             at: self.budget.elapsed(),
         };
-        let function = self.function.unwrap_or("exec");
-        let delay_ms = delay.map(|delay| delay.as_millis() as u64);
-        if verdict == Verdict::Retry {
-            tracing::debug!(function, layer = layer.name(), call = decision.call, error = %decision.error,
-                reason = %decision.reason, delay_ms, "model call failed; retrying");
-        } else {
-            tracing::warn!(function, layer = layer.name(), call = decision.call, error = %decision.error,
-                verdict = verdict.name(), reason = %decision.reason, "model call failed");
-        }
+        emit(self.function, &decision);
         if let Some(observer) = self.observer {
             observer(&decision);
         }
@@ -180,6 +176,31 @@ impl<'a> RetryState<'a> {
             let _ = journal.record_decision(self.function, &decision);
         }
         self.decisions.push(decision);
+    }
+}
+
+/// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
+/// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §13, and counts it for the
+/// metrics.
+fn emit(function: Option<&'static str>, decision: &Decision) {
+    let function = function.unwrap_or("exec");
+    let (layer, verdict) = (decision.layer.name(), decision.verdict.name());
+    let delay_ms = decision.delay.map(|delay| delay.as_millis() as u64);
+    let error_type = split_kind(&decision.error).map_or("ModelError", |(kind, _)| kind);
+    if decision.verdict == Verdict::Retry {
+        tracing::debug!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = decision.attempt,
+            agentic.call = decision.call, error.type = error_type, error = %decision.error,
+            agentic.reason = %decision.reason, agentic.delay_ms = delay_ms, "model call failed; retrying");
+    } else {
+        tracing::warn!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = decision.attempt,
+            agentic.call = decision.call, error.type = error_type, error = %decision.error,
+            agentic.reason = %decision.reason, "model call failed");
+    }
+    tracing::info!(target: METRICS, metric = "agentic.retry.decisions", value = 1u64, agentic.layer = layer,
+        agentic.verdict = verdict);
+    if let Why::Refused(refusal) = &decision.reason {
+        tracing::info!(target: METRICS, metric = "agentic.retry.refused", value = 1u64, agentic.layer = layer,
+            agentic.refusal = refusal.name());
     }
 }
 
@@ -206,12 +227,14 @@ pub(crate) struct Failed {
     pub(crate) timeout: bool,
     /// The validator rejected the result.
     pub(crate) rejected: bool,
+    /// The tokens the attempt's last call used, when reported.
+    pub(crate) usage: Option<Usage>,
 }
 
 impl Failed {
     /// A failure `error` that `rule` judged: do `action`.
     pub(crate) fn new(error: String, action: ExecAction, rule: impl Into<Rule>) -> Self {
-        Self { error, action, rule: rule.into(), hint: None, timeout: false, rejected: false }
+        Self { error, action, rule: rule.into(), hint: None, timeout: false, rejected: false, usage: None }
     }
 
     /// An answer the validator rejected for `why`: worth another attempt, which sees the reason.
@@ -222,6 +245,11 @@ impl Failed {
     /// With the server's requested wait.
     pub(crate) fn with_hint(self, hint: Option<Duration>) -> Self {
         Self { hint, ..self }
+    }
+
+    /// With the tokens the attempt's last call used.
+    pub(crate) fn with_usage(self, usage: Option<Usage>) -> Self {
+        Self { usage, ..self }
     }
 
     /// Marked as the attempt's timeout (a retry after it costs the retry bucket more).
@@ -236,7 +264,7 @@ impl RetryState<'_> {
     /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
     /// bucket allow it. Records the decision.
     pub(crate) async fn after_failed_attempt(&mut self, schedule: &mut Schedule, index: u32, failed: Failed) -> Next {
-        let Failed { error, action, rule, hint, timeout, rejected } = failed;
+        let Failed { error, action, rule, hint, timeout, rejected, usage } = failed;
         let stop = match action {
             ExecAction::Raise => Some((ExecErrorKind::Programming, Verdict::Raise)),
             ExecAction::ContextOverflow => Some((ExecErrorKind::ContextOverflow, Verdict::ContextOverflow)),
@@ -244,17 +272,18 @@ impl RetryState<'_> {
             ExecAction::Retry => None,
         };
         if let Some((kind, verdict)) = stop {
-            self.decide(Layer::Exec, error, verdict, Why::Judged(rule), None);
+            self.decide(Layer::Exec, error, usage, verdict, Why::Judged(rule), None);
             return Next::Stop(kind, None);
         }
         if let Some(refusal) = self.budget.take_stopped_by() {
-            return self.refused(error, refusal);
+            return self.refused(error, usage, refusal);
         }
         let limit = self.policy.max_retries();
         if index + 1 >= limit {
             self.decide(
                 Layer::Exec,
                 error,
+                usage,
                 Verdict::Exhausted,
                 Why::TriesUsed { rule, layer: Layer::Exec, limit },
                 None,
@@ -265,16 +294,16 @@ impl RetryState<'_> {
         let computed = schedule.delay(index, &mut self.rng);
         match self.permit_retry(computed, hint, timeout).await {
             Ok(delay) => {
-                self.decide(Layer::Exec, error, Verdict::Retry, Why::Judged(rule), Some(delay));
+                self.decide(Layer::Exec, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
                 Next::Retry(delay)
             }
-            Err(refusal) => self.refused(error, refusal),
+            Err(refusal) => self.refused(error, usage, refusal),
         }
     }
 
     /// Layer 2 stops because a cap refused the retry.
-    fn refused(&mut self, error: String, refusal: Refusal) -> Next {
-        self.decide(Layer::Exec, error, Verdict::Budget, Why::Refused(refusal.clone()), None);
+    fn refused(&mut self, error: String, usage: Option<Usage>, refusal: Refusal) -> Next {
+        self.decide(Layer::Exec, error, usage, Verdict::Budget, Why::Refused(refusal.clone()), None);
         Next::Stop(ExecErrorKind::Budget, Some(refusal))
     }
 }

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use tracing::Instrument as _;
+
 use crate::agent_fn::AgentFn;
 use crate::backoff::{Rng, Schedule};
 use crate::budget::store::SharedStore;
@@ -20,6 +22,7 @@ use crate::reply::Reply;
 use crate::report::{Decision, Observer};
 use crate::retry::{Failed, Next, RetryState, validate_policy};
 use crate::session::{Run, is_timeout, run_layer};
+use crate::telemetry;
 use crate::tool::{Toolbox, results_message};
 use crate::trace::{RunTrace, TraceSink};
 
@@ -253,16 +256,24 @@ impl Runtime {
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into()).await;
-        self.journal_failure(&result);
-        result
+        self.exec_traced(&AgentFn::anonymous(*policy), prompt.into()).await
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&function, prompt.into()).await;
+        self.exec_traced(&function, prompt.into()).await
+    }
+
+    /// Every exec: its attempts within its span, then the outcome on the span and in the journal.
+    async fn exec_traced(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
+        let span = telemetry::exec_span(function.name, &*self.provider);
+        let result = self.exec_attempts(function, prompt).instrument(span.clone()).await;
+        match &result {
+            Ok(reply) => telemetry::record_exec(&span, reply.total_usage(), None),
+            Err(error) => telemetry::record_exec(&span, error.usage(), Some(error.kind().name())),
+        }
         self.journal_failure(&result);
         result
     }
@@ -399,7 +410,8 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
         let verdict = exec_verdict(&error, message.error.as_ref());
         let failed = Failed::new(error, verdict.action, verdict.reason)
             .with_hint(retry_hint(message.error_text(), message.error.as_ref()))
-            .with_timeout(is_timeout(&message));
+            .with_timeout(is_timeout(&message))
+            .with_usage(message.usage);
         return Attempt::Failed(failed, message.error);
     }
     if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
@@ -423,7 +435,7 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     }
     exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
     exec.history.push(Message::user(format!("Your previous reply was rejected: {reason}. Answer again, fixing that.")));
-    let failed = Failed::rejected(&reason, Reason::Rejected);
+    let failed = Failed::rejected(&reason, Reason::Rejected).with_usage(usage);
     Attempt::Failed(failed, None)
 }
 

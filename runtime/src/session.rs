@@ -1,6 +1,8 @@
 //! Layer 1: the session retry loop, over a history it is handed (it knows no `Runtime`; `AgentSession`
 //! keeps a history of its own and runs this loop on it).
 
+use tracing::Instrument as _;
+
 use crate::agent;
 use crate::backoff::Schedule;
 use crate::classify::{is_retryable_error, retry_hint};
@@ -9,6 +11,7 @@ use crate::message::{AssistantMessage, Message};
 use crate::provider::{CallBounds, Provider, Request};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::RetryState;
+use crate::telemetry;
 use crate::tool::ToolSpec;
 
 /// One exec's model-call context: the provider, the system instruction, and the retry state both
@@ -40,15 +43,21 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             tools: run.tools,
             bounds: CallBounds::of(run.state.policy),
         };
-        let message = agent::run_within(run.provider, &request, limit).await?;
+        let span = telemetry::call_span(run.provider, call);
+        let message = agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?;
+        // The call started when its limit did: no clock is read for it.
+        let started = limit.and_then(|limit| limit.at.checked_sub(limit.limit));
+        telemetry::record_call(&span, run.provider, &message, started);
         run.state.count_usage(&message);
         if !message.is_error() {
             return Ok(message);
         }
         // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
-        // make every call's future larger, success path included.
-        // The message moves into the box too: it is not kept in this future while the backoff sleeps.
-        if let Some(last) = Box::pin(retry_after_failed_call(run, message, &mut schedule, retry)).await {
+        // make every call's future larger, success path included. The message moves into the box
+        // too, so that it is not kept in this future while the backoff sleeps; the decision is an
+        // event of the call's span.
+        let step = retry_after_failed_call(run, message, &mut schedule, retry).instrument(span);
+        if let Some(last) = Box::pin(step).await {
             return Ok(last);
         }
         retry += 1;
@@ -72,13 +81,13 @@ async fn retry_after_failed_call(
     let error = message.failure_text();
     let rule = Rule::Classifier(verdict.reason);
     if !verdict.retryable {
-        run.state.decide(Layer::Session, error, Verdict::GiveUp, Why::Judged(rule), None);
+        run.state.decide(Layer::Session, error, message.usage, Verdict::GiveUp, Why::Judged(rule), None);
         return Some(message);
     }
     let limit = run.state.policy.session_retries();
     if retry >= limit {
         let why = Why::TriesUsed { rule, layer: Layer::Session, limit };
-        run.state.decide(Layer::Session, error, Verdict::RetriesExhausted, why, None);
+        run.state.decide(Layer::Session, error, message.usage, Verdict::RetriesExhausted, why, None);
         return Some(message);
     }
     let computed = schedule.delay(retry, &mut run.state.rng);
@@ -86,11 +95,11 @@ async fn retry_after_failed_call(
     let delay = match run.state.permit_retry(computed, hint, timed_out).await {
         Ok(delay) => delay,
         Err(refusal) => {
-            run.state.decide(Layer::Session, error, Verdict::Budget, Why::Refused(refusal), None);
+            run.state.decide(Layer::Session, error, message.usage, Verdict::Budget, Why::Refused(refusal), None);
             return Some(message);
         }
     };
-    run.state.decide(Layer::Session, error, Verdict::Retry, Why::Judged(rule), Some(delay));
+    run.state.decide(Layer::Session, error, message.usage, Verdict::Retry, Why::Judged(rule), Some(delay));
     drop(message);
     tokio::time::sleep(delay).await;
     None

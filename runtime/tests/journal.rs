@@ -28,6 +28,7 @@ fn retry_decision(call: u32, error: &str) -> Decision {
         attempt: 1,
         call,
         error: error.to_owned(),
+        usage: None,
         verdict: Verdict::Retry,
         reason: Why::Judged(Reason::RetryableStatus(429).into()),
         delay: Some(Duration::from_millis(2000)),

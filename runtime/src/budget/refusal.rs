@@ -69,6 +69,19 @@ pub enum Refusal {
     },
 }
 
+impl Refusal {
+    /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"` or
+    /// `"retry_bucket"` (the `agentic.refusal` attribute of the metrics).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Refusal::MaxCalls { .. } => "max_calls",
+            Refusal::RetryAfterCap { .. } => "retry_after_cap",
+            Refusal::Deadline { .. } => "deadline",
+            Refusal::RetryBucket { .. } => "retry_bucket",
+        }
+    }
+}
+
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exec_error::ExecError;
 use crate::report::{Decision, Verdict};
+use crate::usage::Usage;
 
 use super::label;
 
@@ -92,6 +93,7 @@ impl From<&Decision> for AttemptRecord {
 /// | `stopped_by` | string, optional | for kind `budget`: the cap that stopped the call |
 /// | `calls` | integer | model calls made |
 /// | `elapsed_ms` | integer | time from the start of the call to the failure |
+/// | `usage` | object, optional | the tokens spent: a failure's, every call of the exec; a retry's, the failed call's (`input_tokens`, `output_tokens`, and the cache counts when reported) |
 ///
 /// Optional fields are left out when empty; a reader ignores fields it does not know, so newer
 /// writers can add some.
@@ -141,6 +143,10 @@ pub struct FailureRecord {
     /// Time from the start of the call to the failure, in milliseconds.
     #[serde(default)]
     pub elapsed_ms: u64,
+    /// The tokens spent, when the server reported them: for a failure, every call of the exec; for
+    /// a retry, the failed call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
 }
 
 fn failure() -> Event {
@@ -169,6 +175,7 @@ impl FailureRecord {
             stopped_by: None,
             calls: 0,
             elapsed_ms: 0,
+            usage: None,
         }
     }
 
@@ -213,6 +220,7 @@ impl FailureRecord {
             last_error,
             calls: error.calls(),
             elapsed_ms: duration_ms(error.elapsed()),
+            usage: Some(error.usage()).filter(|usage| !usage.is_zero()),
         }
     }
 
@@ -236,6 +244,7 @@ impl FailureRecord {
             stopped_by: None,
             calls: decision.call,
             elapsed_ms: duration_ms(decision.at),
+            usage: decision.usage,
         }
     }
 

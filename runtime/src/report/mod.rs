@@ -7,6 +7,8 @@ use std::time::Duration;
 
 pub use why::{Rule, Why};
 
+use crate::usage::Usage;
+
 /// Which retry layer made a decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -85,6 +87,8 @@ pub struct Decision {
     pub call: u32,
     /// The failure, as `"<Kind>: <text>"`.
     pub error: String,
+    /// The tokens the failed call used, when the server reported them.
+    pub usage: Option<Usage>,
     /// What the layer did.
     pub verdict: Verdict,
     /// Why: the rule that decided, e.g. `matched retry pattern "rate.?limit"`, or the cap that

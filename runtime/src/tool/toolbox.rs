@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
 
 use super::schema::check_arguments;
 use super::{DEFAULT_TOOL_TIMEOUT, Tool, ToolError, ToolFuture, ToolSpec};
@@ -362,10 +364,14 @@ impl Toolbox {
             }
         }
         let runs = calls.into_iter().map(|(id, name, input)| async move {
-            let result = self.call(name, input.clone()).await;
+            let span = tool_span(name, id);
+            let result = self.call(name, input.clone()).instrument(span.clone()).await;
             let (content, is_error) = match result {
                 Ok(text) => (text, false),
-                Err(error) => (error.message, true),
+                Err(error) => {
+                    record_tool_error(&span);
+                    (error.message, true)
+                }
             };
             if let Some(trace) = trace {
                 trace.tool_result(id, name, is_error, &content);
@@ -374,6 +380,27 @@ impl Toolbox {
         });
         futures_util::future::join_all(runs).await
     }
+}
+
+/// The span of one tool call, `execute_tool {name}`, in the OpenTelemetry GenAI conventions'
+/// terms (docs/design.md §13). The arguments and the result are not recorded.
+fn tool_span(name: &str, call_id: &str) -> Span {
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {name}"),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = name,
+        gen_ai.tool.call.id = call_id,
+        error.type = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Marks a tool call's span as failed (the tool's error, its timeout or its panic: the model gets
+/// the text, the span the kind).
+fn record_tool_error(span: &Span) {
+    span.record("error.type", "tool_error");
+    span.record("otel.status_code", "ERROR");
 }
 
 /// Runs the tool, turning a panic (while making the future or while polling it) into an error.

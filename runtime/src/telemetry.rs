@@ -1,0 +1,142 @@
+//! What the layers show to `tracing`, in the OpenTelemetry GenAI semantic conventions' terms
+//! (docs/design.md §13): a span per exec and a CLIENT span per model call, with the metric events of
+//! each call for the `otel` feature's metrics layer. (A decision's event is written by `retry.rs`, a
+//! tool call's span by the toolbox.)
+//!
+//! Nothing here records a prompt, an answer or a key. With no subscriber, each span and event costs
+//! one check of its callsite, and no field is computed.
+
+use tracing::field::Empty;
+use tracing::{Level, Span};
+
+use crate::error::model_error::split_kind;
+use crate::message::AssistantMessage;
+use crate::provider::Provider;
+use crate::usage::Usage;
+
+/// The target of the metric events: the `otel` feature's metrics layer records them as instruments.
+pub(crate) const METRICS: &str = "agentic::metrics";
+
+/// The span of one exec: `invoke_agent {function}`.
+pub(crate) fn exec_span(function: Option<&'static str>, provider: &dyn Provider) -> Span {
+    tracing::info_span!(
+        "invoke_agent",
+        otel.name = %function.map_or_else(|| "invoke_agent".to_owned(), |name| format!("invoke_agent {name}")),
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.agent.name = function,
+        gen_ai.provider.name = provider.name(),
+        gen_ai.request.model = provider.model(),
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Records how the exec ended on its span (the current one while the exec runs).
+pub(crate) fn record_exec(span: &Span, usage: Usage, failure: Option<&'static str>) {
+    if span.is_disabled() {
+        return;
+    }
+    record_usage(span, usage);
+    if let Some(kind) = failure {
+        span.record("error.type", kind);
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The CLIENT span of model call number `call`: `chat {model}`.
+pub(crate) fn call_span(provider: &dyn Provider, call: u32) -> Span {
+    // The fields are evaluated only when a subscriber wants the span.
+    tracing::info_span!(
+        "chat",
+        otel.name = %provider.model().map_or_else(|| "chat".to_owned(), |model| format!("chat {model}")),
+        otel.kind = "client",
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = provider.name(),
+        gen_ai.request.model = provider.model(),
+        gen_ai.response.model = Empty,
+        gen_ai.response.finish_reasons = Empty,
+        gen_ai.usage.input_tokens = Empty,
+        gen_ai.usage.output_tokens = Empty,
+        server.address = provider.server().map(|(host, _)| host),
+        server.port = provider.server().map(|(_, port)| port),
+        agentic.call = call,
+        error.type = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Records the call's outcome on its span, and its duration and tokens as metric events. `started`
+/// is when the call began, when the caller knows it.
+pub(crate) fn record_call(
+    span: &Span,
+    provider: &dyn Provider,
+    message: &AssistantMessage,
+    started: Option<tokio::time::Instant>,
+) {
+    let error = message.is_error().then(|| error_type(message));
+    if !span.is_disabled() {
+        span.record("gen_ai.response.finish_reasons", message.stop_reason.name());
+        if let Some(usage) = message.usage {
+            record_usage(span, usage);
+        }
+        if let Some(error) = error {
+            span.record("error.type", error);
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+    if tracing::enabled!(target: METRICS, Level::INFO) {
+        call_metrics(provider, message, error, started);
+    }
+}
+
+fn call_metrics(
+    provider: &dyn Provider,
+    message: &AssistantMessage,
+    error: Option<&str>,
+    started: Option<tokio::time::Instant>,
+) {
+    let (model, server) = (provider.model(), provider.server());
+    let (address, port) = (server.map(|(host, _)| host), server.map(|(_, port)| port));
+    if let Some(started) = started {
+        tracing::info!(
+            target: METRICS,
+            metric = "gen_ai.client.operation.duration",
+            value = started.elapsed().as_secs_f64(),
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = provider.name(),
+            gen_ai.request.model = model,
+            server.address = address,
+            server.port = port,
+            error.type = error,
+        );
+    }
+    let Some(usage) = message.usage else { return };
+    for (kind, tokens) in [("input", usage.input_tokens), ("output", usage.output_tokens)] {
+        tracing::info!(
+            target: METRICS,
+            metric = "gen_ai.client.token.usage",
+            value = tokens,
+            gen_ai.token.type = kind,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = provider.name(),
+            gen_ai.request.model = model,
+            server.address = address,
+            server.port = port,
+        );
+    }
+}
+
+fn record_usage(span: &Span, usage: Usage) {
+    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+}
+
+/// A failed call's `error.type`: its typed error's kind, or the kind its text starts with.
+fn error_type(message: &AssistantMessage) -> &str {
+    match &message.error {
+        Some(error) => error.kind(),
+        None => split_kind(message.error_text()).map_or("ModelError", |(kind, _)| kind),
+    }
+}
