@@ -18,7 +18,7 @@ use tracing_subscriber::layer::{Context, Layer};
 use super::layers::scope;
 
 /// The `tracing` target of the core's metric events.
-pub const METRICS_TARGET: &str = "agentic::metrics";
+pub const METRICS_TARGET: &str = crate::telemetry::METRICS;
 
 /// The duration of each model call, in seconds (a histogram).
 pub const OPERATION_DURATION: &str = "gen_ai.client.operation.duration";
