@@ -43,6 +43,6 @@ pub enum OtelError {
     SubscriberAlreadySet,
     /// Flushing or shutting down failed or timed out: some spans or metrics may not have been
     /// exported.
-    #[error("OpenTelemetry shutdown: {0}")]
+    #[error("OpenTelemetry: not every span and metric reached the collector ({0})")]
     Shutdown(String),
 }
