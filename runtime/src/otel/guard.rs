@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+use opentelemetry_otlp::{ExporterBuildError, MetricExporter, Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -57,24 +57,16 @@ impl OtelGuard {
         let resource = resource.build();
         let tracer_provider = match &config.traces {
             Some(url) => {
-                let exporter = opentelemetry_otlp::SpanExporter::builder()
-                    .with_http()
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_endpoint(url)
-                    .build()
-                    .map_err(|error| OtelError::Exporter { signal: "traces", message: error.to_string() })?;
+                let exporter =
+                    http(SpanExporter::builder().with_http(), url).build().map_err(exporter_error("traces"))?;
                 Some(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource.clone()).build())
             }
             None => None,
         };
         let meter_provider = match &config.metrics {
             Some(url) => {
-                let exporter = opentelemetry_otlp::MetricExporter::builder()
-                    .with_http()
-                    .with_protocol(Protocol::HttpBinary)
-                    .with_endpoint(url)
-                    .build()
-                    .map_err(|error| OtelError::Exporter { signal: "metrics", message: error.to_string() })?;
+                let exporter =
+                    http(MetricExporter::builder().with_http(), url).build().map_err(exporter_error("metrics"))?;
                 Some(SdkMeterProvider::builder().with_periodic_exporter(exporter).with_resource(resource).build())
             }
             None => None,
@@ -137,4 +129,13 @@ impl Drop for OtelGuard {
             tracing::warn!(%error, "spans or metrics were not exported");
         }
     }
+}
+
+/// An exporter builder set to post protobuf to `url` (the whole URL: the signal's path included).
+fn http<B: WithExportConfig>(builder: B, url: &str) -> B {
+    builder.with_protocol(Protocol::HttpBinary).with_endpoint(url)
+}
+
+fn exporter_error(signal: &'static str) -> impl Fn(ExporterBuildError) -> OtelError {
+    move |error| OtelError::Exporter { signal, message: error.to_string() }
 }
