@@ -9,6 +9,7 @@ use agentic_runtime::{
 use serde::Serialize;
 
 use crate::input::usage_error;
+use crate::otel::Telemetry;
 use crate::policy_flags::PolicyFlags;
 
 /// The help text of `agentic ask`.
@@ -68,8 +69,19 @@ pub(crate) struct Args {
     prompt: String,
 }
 
-/// Runs `agentic ask`.
+/// Runs `agentic ask`, with its spans and metrics exported as the environment says (flushed
+/// on every way out, before the exit code is returned).
 pub(crate) fn run(args: &Args) -> ExitCode {
+    let telemetry = match Telemetry::start() {
+        Ok(telemetry) => telemetry,
+        Err(code) => return code,
+    };
+    let code = ask(args);
+    telemetry.finish();
+    code
+}
+
+fn ask(args: &Args) -> ExitCode {
     let policy = args.policy.policy();
     if let Err(error) = policy.validate() {
         return usage_error(error);

@@ -16,6 +16,7 @@ mod grade;
 mod input;
 mod journal;
 mod json;
+mod otel;
 mod policy_flags;
 mod simulate;
 
@@ -49,7 +50,7 @@ enum Command {
     #[command(long_about = simulate::LONG_ABOUT)]
     Simulate(simulate::Args),
     /// Send one prompt to a model through both retry layers.
-    #[command(long_about = ask::LONG_ABOUT)]
+    #[command(long_about = ask::LONG_ABOUT, after_long_help = otel::HELP)]
     Ask(Box<ask::Args>),
     /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
     #[command(long_about = chaos::LONG_ABOUT)]

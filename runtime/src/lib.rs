@@ -41,6 +41,8 @@ mod exec_error;
 pub mod journal;
 pub mod lines;
 pub mod message;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod policy;
 mod prompt;
 pub mod provider;

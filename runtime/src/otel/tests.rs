@@ -1,0 +1,213 @@
+//! The metrics layer against the SDK's in-memory exporters, fed events as the core emits them.
+
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+use super::{METRICS_TARGET, MetricsLayer, layer};
+
+/// One exported data point, as plain values.
+#[derive(Debug, PartialEq)]
+struct Point {
+    metric: String,
+    unit: String,
+    /// Sorted by key.
+    attributes: Vec<KeyValue>,
+    data: Data,
+}
+
+#[derive(Debug, PartialEq)]
+enum Data {
+    Histogram { count: u64, sum: f64, bounds: Vec<f64> },
+    Counter(u64),
+}
+
+/// A meter provider whose data points [`points`] reads.
+fn meter_provider() -> (SdkMeterProvider, InMemoryMetricExporter) {
+    let exporter = InMemoryMetricExporter::default();
+    (SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build(), exporter)
+}
+
+/// Runs `emit` under a subscriber with only a [`MetricsLayer`], and returns the data points.
+fn metrics_of(emit: impl FnOnce()) -> Vec<Point> {
+    let (provider, exporter) = meter_provider();
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(MetricsLayer::new(&provider)), emit);
+    points(&provider, &exporter)
+}
+
+/// The data points of the last collection, in the order of their metric's creation.
+fn points(provider: &SdkMeterProvider, exporter: &InMemoryMetricExporter) -> Vec<Point> {
+    provider.force_flush().unwrap();
+    let batches = exporter.get_finished_metrics().unwrap();
+    let mut points = Vec::new();
+    for scope in batches.last().expect("one collection").scope_metrics() {
+        assert_eq!(scope.scope().name(), "agentic-runtime");
+        for metric in scope.metrics() {
+            let point = |attributes: &mut dyn Iterator<Item = &KeyValue>, data| {
+                let mut attributes: Vec<KeyValue> = attributes.cloned().collect();
+                attributes.sort_by(|a, b| a.key.as_str().cmp(b.key.as_str()));
+                Point { metric: metric.name().to_owned(), unit: metric.unit().to_owned(), attributes, data }
+            };
+            match metric.data() {
+                AggregatedMetrics::F64(MetricData::Histogram(histogram)) => {
+                    for p in histogram.data_points() {
+                        let data = Data::Histogram { count: p.count(), sum: p.sum(), bounds: p.bounds().collect() };
+                        points.push(point(&mut p.attributes(), data));
+                    }
+                }
+                AggregatedMetrics::U64(MetricData::Histogram(histogram)) => {
+                    for p in histogram.data_points() {
+                        let data =
+                            Data::Histogram { count: p.count(), sum: p.sum() as f64, bounds: p.bounds().collect() };
+                        points.push(point(&mut p.attributes(), data));
+                    }
+                }
+                AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+                    assert!(sum.is_monotonic(), "{} is a counter", metric.name());
+                    for p in sum.data_points() {
+                        points.push(point(&mut p.attributes(), Data::Counter(p.value())));
+                    }
+                }
+                other => panic!("unexpected data for {}: {other:?}", metric.name()),
+            }
+        }
+    }
+    points
+}
+
+fn kv(key: &'static str, value: impl Into<Value>) -> KeyValue {
+    KeyValue::new(key, value)
+}
+
+const TOKEN_BOUNDS: [f64; 14] = [
+    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0,
+    67108864.0,
+];
+const DURATION_BOUNDS: [f64; 14] =
+    [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+
+#[test]
+fn token_usage_is_a_histogram_of_tokens_by_type_with_the_genai_buckets() {
+    let points = metrics_of(|| {
+        for (kind, tokens) in [("input", 12u64), ("output", 5u64)] {
+            tracing::info!(target: "agentic::metrics", metric = "gen_ai.client.token.usage", value = tokens,
+                gen_ai.operation.name = "chat", gen_ai.provider.name = "openai", gen_ai.request.model = "gpt-4o",
+                server.address = "api.openai.com", server.port = 443u64, gen_ai.token.type = kind);
+        }
+    });
+    let expected = |kind: &'static str, sum: f64| Point {
+        metric: "gen_ai.client.token.usage".to_owned(),
+        unit: "{token}".to_owned(),
+        attributes: vec![
+            kv("gen_ai.operation.name", "chat"),
+            kv("gen_ai.provider.name", "openai"),
+            kv("gen_ai.request.model", "gpt-4o"),
+            kv("gen_ai.token.type", kind),
+            kv("server.address", "api.openai.com"),
+            kv("server.port", 443i64),
+        ],
+        data: Data::Histogram { count: 1, sum, bounds: TOKEN_BOUNDS.to_vec() },
+    };
+    let mut points = points;
+    points.sort_by(|a, b| format!("{:?}", a.attributes).cmp(&format!("{:?}", b.attributes)));
+    assert_eq!(points, [expected("input", 12.0), expected("output", 5.0)]);
+}
+
+#[test]
+fn operation_duration_is_a_histogram_of_seconds_with_the_error_type_of_a_failed_call() {
+    let points = metrics_of(|| {
+        tracing::info!(target: "agentic::metrics", metric = "gen_ai.client.operation.duration", value = 0.25f64,
+            gen_ai.operation.name = "chat", gen_ai.provider.name = "anthropic", error.type = "ServiceUnavailableError");
+        tracing::info!(target: "agentic::metrics", metric = "gen_ai.client.operation.duration", value = 1.5f64,
+            gen_ai.operation.name = "chat", gen_ai.provider.name = "anthropic", error.type = "ServiceUnavailableError");
+    });
+    assert_eq!(
+        points,
+        [Point {
+            metric: "gen_ai.client.operation.duration".to_owned(),
+            unit: "s".to_owned(),
+            attributes: vec![
+                kv("error.type", "ServiceUnavailableError"),
+                kv("gen_ai.operation.name", "chat"),
+                kv("gen_ai.provider.name", "anthropic"),
+            ],
+            data: Data::Histogram { count: 2, sum: 1.75, bounds: DURATION_BOUNDS.to_vec() },
+        }]
+    );
+}
+
+#[test]
+fn the_counters_add_up_by_their_attributes() {
+    let points = metrics_of(|| {
+        for _ in 0..2 {
+            tracing::info!(target: "agentic::metrics", metric = "agentic.retry.decisions", value = 1u64,
+                agentic.layer = "session", agentic.verdict = "retry");
+        }
+        tracing::info!(target: "agentic::metrics", metric = "agentic.retry.refused", value = 1u64,
+            agentic.layer = "exec", agentic.refusal = "deadline");
+        tracing::info!(target: "agentic::metrics", metric = "agentic.cooldowns", value = 1u64, gen_ai.provider.name = "openai");
+    });
+    let counter = |metric: &str, unit: &str, attributes: Vec<KeyValue>, value| Point {
+        metric: metric.to_owned(),
+        unit: unit.to_owned(),
+        attributes,
+        data: Data::Counter(value),
+    };
+    assert_eq!(
+        points,
+        [
+            counter(
+                "agentic.retry.decisions",
+                "{decision}",
+                vec![kv("agentic.layer", "session"), kv("agentic.verdict", "retry")],
+                2
+            ),
+            counter(
+                "agentic.retry.refused",
+                "{retry}",
+                vec![kv("agentic.layer", "exec"), kv("agentic.refusal", "deadline")],
+                1
+            ),
+            counter("agentic.cooldowns", "{cooldown}", vec![kv("gen_ai.provider.name", "openai")], 1),
+        ]
+    );
+}
+
+#[test]
+fn unknown_metrics_other_targets_and_events_without_a_value_are_ignored() {
+    let points = metrics_of(|| {
+        tracing::info!(target: "agentic::metrics", metric = "agentic.unknown", value = 1u64);
+        tracing::info!(target: "agentic::metrics", metric = "agentic.cooldowns", gen_ai.provider.name = "openai");
+        tracing::info!(metric = "agentic.cooldowns", value = 1u64, "not on the metrics target");
+        tracing::info!(target: "agentic::metrics", metric = "agentic.cooldowns", value = 3u64, "a message is no attribute");
+    });
+    assert_eq!(points.len(), 1, "{points:?}");
+    assert_eq!((points[0].attributes.as_slice(), &points[0].data), (&[][..], &Data::Counter(3)));
+}
+
+#[test]
+fn layer_records_metric_events_as_metrics_and_not_as_span_events() {
+    let spans = InMemorySpanExporter::default();
+    let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+    let (meter_provider, metrics) = meter_provider();
+    let subscriber = tracing_subscriber::registry().with(layer(&tracer_provider, &meter_provider));
+    tracing::subscriber::with_default(subscriber, || {
+        let span = tracing::info_span!("call", otel.name = "chat gpt-4o", otel.kind = "client");
+        let _entered = span.enter();
+        tracing::info!(target: METRICS_TARGET, metric = "gen_ai.client.operation.duration", value = 0.5f64);
+        tracing::info!(agentic.verdict = "retry", "a retry decision");
+    });
+    tracer_provider.force_flush().unwrap();
+    let spans = spans.get_finished_spans().unwrap();
+    assert_eq!(spans.len(), 1);
+    assert_eq!(
+        (spans[0].name.as_ref(), spans[0].span_kind.clone()),
+        ("chat gpt-4o", opentelemetry::trace::SpanKind::Client)
+    );
+    let events: Vec<&str> = spans[0].events.iter().map(|event| event.name.as_ref()).collect();
+    assert_eq!(events, ["a retry decision"]);
+    let points = points(&meter_provider, &metrics);
+    assert_eq!((points.len(), points[0].metric.as_str()), (1, "gen_ai.client.operation.duration"));
+}
