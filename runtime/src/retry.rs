@@ -14,7 +14,7 @@ use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
-use crate::telemetry::METRICS;
+use crate::telemetry::{METRICS, int};
 use crate::usage::{Usage, UsageTotals};
 
 /// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
@@ -185,21 +185,22 @@ impl<'a> RetryState<'a> {
 fn emit(function: Option<&'static str>, decision: &Decision) {
     let function = function.unwrap_or("exec");
     let (layer, verdict) = (decision.layer.name(), decision.verdict.name());
-    let delay_ms = decision.delay.map(|delay| delay.as_millis() as u64);
+    let delay_ms = decision.delay.map(|delay| int(delay.as_millis() as u64));
+    let (attempt, call) = (i64::from(decision.attempt), i64::from(decision.call));
     let error_type = split_kind(&decision.error).map_or("ModelError", |(kind, _)| kind);
     if decision.verdict == Verdict::Retry {
-        tracing::debug!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = decision.attempt,
-            agentic.call = decision.call, error.type = error_type, error = %decision.error,
+        tracing::debug!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
+            agentic.call = call, error.type = error_type, error = %decision.error,
             agentic.reason = %decision.reason, agentic.delay_ms = delay_ms, "model call failed; retrying");
     } else {
-        tracing::warn!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = decision.attempt,
-            agentic.call = decision.call, error.type = error_type, error = %decision.error,
+        tracing::warn!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
+            agentic.call = call, error.type = error_type, error = %decision.error,
             agentic.reason = %decision.reason, "model call failed");
     }
-    tracing::info!(target: METRICS, metric = "agentic.retry.decisions", value = 1u64, agentic.layer = layer,
+    tracing::info!(target: METRICS, parent: None, metric = "agentic.retry.decisions", value = 1u64, agentic.layer = layer,
         agentic.verdict = verdict);
     if let Why::Refused(refusal) = &decision.reason {
-        tracing::info!(target: METRICS, metric = "agentic.retry.refused", value = 1u64, agentic.layer = layer,
+        tracing::info!(target: METRICS, parent: None, metric = "agentic.retry.refused", value = 1u64, agentic.layer = layer,
             agentic.refusal = refusal.name());
     }
 }

@@ -248,9 +248,7 @@ impl Runtime {
 
     /// Runs `prompt` through both layers with the runtime's policy.
     pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await;
-        self.journal_failure(&result);
-        result
+        self.exec_traced(&AgentFn::anonymous(self.policy), prompt.into()).await
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a

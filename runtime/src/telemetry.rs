@@ -14,7 +14,14 @@ use crate::message::AssistantMessage;
 use crate::provider::Provider;
 use crate::usage::Usage;
 
+/// A count as an attribute: signed, because `tracing-opentelemetry` exports an unsigned field as a
+/// string, and the conventions want integers.
+pub(crate) fn int(count: u64) -> i64 {
+    i64::try_from(count).unwrap_or(i64::MAX)
+}
+
 /// The target of the metric events: the `otel` feature's metrics layer records them as instruments.
+/// They are emitted with no parent span, so that no subscriber shows them as events of a span.
 pub(crate) const METRICS: &str = "agentic::metrics";
 
 /// The span of one exec: `invoke_agent {function}`.
@@ -60,8 +67,8 @@ pub(crate) fn call_span(provider: &dyn Provider, call: u32) -> Span {
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         server.address = provider.server().map(|(host, _)| host),
-        server.port = provider.server().map(|(_, port)| port),
-        agentic.call = call,
+        server.port = provider.server().map(|(_, port)| i64::from(port)),
+        agentic.call = i64::from(call),
         error.type = Empty,
         otel.status_code = Empty,
     )
@@ -102,13 +109,14 @@ fn call_metrics(
     if let Some(started) = started {
         tracing::info!(
             target: METRICS,
+            parent: None,
             metric = "gen_ai.client.operation.duration",
             value = started.elapsed().as_secs_f64(),
             gen_ai.operation.name = "chat",
             gen_ai.provider.name = provider.name(),
             gen_ai.request.model = model,
             server.address = address,
-            server.port = port,
+            server.port = port.map(i64::from),
             error.type = error,
         );
     }
@@ -116,6 +124,7 @@ fn call_metrics(
     for (kind, tokens) in [("input", usage.input_tokens), ("output", usage.output_tokens)] {
         tracing::info!(
             target: METRICS,
+            parent: None,
             metric = "gen_ai.client.token.usage",
             value = tokens,
             gen_ai.token.type = kind,
@@ -123,14 +132,14 @@ fn call_metrics(
             gen_ai.provider.name = provider.name(),
             gen_ai.request.model = model,
             server.address = address,
-            server.port = port,
+            server.port = port.map(i64::from),
         );
     }
 }
 
 fn record_usage(span: &Span, usage: Usage) {
-    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
+    span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
 }
 
 /// A failed call's `error.type`: its typed error's kind, or the kind its text starts with.

@@ -189,7 +189,7 @@ impl Governor {
         let wait = wait.min(MAX_COOLDOWN);
         // The metrics layer's target (`telemetry::METRICS`), written out: budget is below telemetry.
         let provider = self.scope.split(':').next().unwrap_or_default();
-        tracing::info!(target: "agentic::metrics", metric = "agentic.cooldowns", value = 1u64,
+        tracing::info!(target: "agentic::metrics", parent: None, metric = "agentic.cooldowns", value = 1u64,
             gen_ai.provider.name = provider);
         let until = Instant::now() + wait;
         self.cooled.store(true, Ordering::Release);
