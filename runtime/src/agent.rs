@@ -83,14 +83,14 @@ impl CallDeadline {
     }
 }
 
+/// The call's final message. `drive` puts the usage on the messages it makes; an error raised while
+/// streaming gets it here. The answer passes through unchanged (not moved again for the usage).
 fn finish(outcome: Result<AssistantMessage, ModelError>, meta: CallMeta) -> Result<AssistantMessage, ModelError> {
-    let mut message = match outcome {
-        Err(error) if error.is_programming() => return Err(error),
-        Err(error) => AssistantMessage::from_error(error),
-        Ok(message) => message,
-    };
-    message.usage = meta.usage;
-    Ok(message)
+    match outcome {
+        Err(error) if error.is_programming() => Err(error),
+        Err(error) => Ok(AssistantMessage { usage: meta.usage, ..AssistantMessage::from_error(error) }),
+        Ok(message) => Ok(message),
+    }
 }
 
 /// What ends a wait for the next event: the call's own deadline, or the progress clock.
@@ -217,7 +217,13 @@ async fn drive(
             StreamEvent::Done { stop_reason } => {
                 let mut content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
                 content.extend(tool_calls.into_iter().map(ToolCall::into_block));
-                return Ok(AssistantMessage { content, stop_reason, error_message: None, error: None, usage: None });
+                return Ok(AssistantMessage {
+                    content,
+                    stop_reason,
+                    error_message: None,
+                    error: None,
+                    usage: meta.usage,
+                });
             }
             StreamEvent::Usage(usage) => meta.usage = Some(usage),
             // Recorded on the call's span (`gen_ai.response.model`), not kept.
@@ -226,6 +232,7 @@ async fn drive(
             }
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);
+                failed.usage = meta.usage;
                 if !text.is_empty() {
                     failed.content.push(ContentBlock::Text { text });
                 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::budget::Refusal;
 use crate::error::{ModelError, PolicyError};
 use crate::report::Decision;
-use crate::usage::Usage;
+use crate::usage::{Usage, UsageTotals};
 
 /// Why an `exec` gave up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,10 +70,11 @@ pub struct ExecError {
     decisions: Vec<Decision>,
     calls: u32,
     elapsed: Duration,
-    refusal: Option<Refusal>,
+    /// Boxed, like `usage`: the error is moved through every layer, and a refusal is rare.
+    refusal: Option<Box<Refusal>>,
     /// `refusal` in words, for [`ExecError::stopped_by`].
     stopped_by: Option<String>,
-    usage: Usage,
+    usage: Option<Box<UsageTotals>>,
     source: Option<Source>,
 }
 
@@ -103,14 +104,14 @@ impl ExecError {
             decisions,
             calls,
             elapsed,
-            refusal,
+            refusal: refusal.map(Box::new),
             stopped_by,
-            usage: Usage::ZERO,
+            usage: None,
             source: source.map(Source::Model),
         }
     }
 
-    pub(crate) fn with_usage(mut self, usage: Usage) -> Self {
+    pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
         self.usage = usage;
         self
     }
@@ -118,7 +119,7 @@ impl ExecError {
     /// The tokens of every call of the exec that reported usage (all spent without an answer, but
     /// for the tool turns before the failure).
     pub fn usage(&self) -> Usage {
-        self.usage
+        self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
     }
 
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
@@ -131,7 +132,7 @@ impl ExecError {
             elapsed: Duration::ZERO,
             refusal: None,
             stopped_by: None,
-            usage: Usage::ZERO,
+            usage: None,
             source: Some(Source::Policy(error)),
         }
     }
@@ -173,7 +174,7 @@ impl ExecError {
 
     /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, as data.
     pub fn refusal(&self) -> Option<&Refusal> {
-        self.refusal.as_ref()
+        self.refusal.as_deref()
     }
 
     /// The typed failure of the last attempt, when there is one.

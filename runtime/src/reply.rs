@@ -19,46 +19,40 @@ pub struct Reply {
     elapsed: Duration,
     iterations: u32,
     decisions: Vec<Decision>,
-    usage: Option<Usage>,
-    totals: UsageTotals,
+    /// Boxed, as the retry state keeps it: a reply is moved through every layer on the way out.
+    usage: Option<Box<UsageTotals>>,
 }
 
 impl Reply {
     pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
-        Self {
-            text,
-            stop_reason,
-            calls,
-            attempts,
-            elapsed,
-            iterations: 0,
-            decisions: Vec::new(),
-            usage: None,
-            totals: UsageTotals::default(),
-        }
+        Self { text, stop_reason, calls, attempts, elapsed, iterations: 0, decisions: Vec::new(), usage: None }
     }
 
-    pub(crate) fn with_usage(mut self, usage: Option<Usage>, totals: UsageTotals) -> Self {
+    pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
         self.usage = usage;
-        self.totals = totals;
         self
+    }
+
+    /// The token counts, taken back (for the next attempt, when the validator rejected the reply).
+    pub(crate) fn take_usage(&mut self) -> Option<Box<UsageTotals>> {
+        self.usage.take()
     }
 
     /// The tokens of the call that gave this answer, when the server reported them.
     pub fn usage(&self) -> Option<Usage> {
-        self.usage
+        self.usage.as_ref().and_then(|totals| totals.answer)
     }
 
     /// The tokens of every call of the exec that reported usage: failed calls, rejected answers and
     /// tool turns included.
     pub fn total_usage(&self) -> Usage {
-        self.totals.total
+        self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
     }
 
     /// The tokens spent on attempts that failed: failed calls that reported usage, and answers the
     /// validator rejected. Part of [`Reply::total_usage`].
     pub fn failed_usage(&self) -> Usage {
-        self.totals.failed
+        self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.failed)
     }
 
     pub(crate) fn with_iterations(mut self, iterations: u32) -> Self {

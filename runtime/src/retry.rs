@@ -16,6 +16,7 @@ use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
 use crate::telemetry::{METRICS, int};
 use crate::usage::{Usage, UsageTotals};
+use tracing::Span;
 
 /// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
 /// The rules are a pure function of the policy's values and a program calls with one or a few
@@ -66,6 +67,9 @@ pub(crate) struct RetryState<'a> {
     pub(crate) governor: &'a Governor,
     /// Tokens the latest retry of this exec took (returned if the call it led to succeeds).
     pub(crate) last_retry_cost: u32,
+    /// The exec's span: the parent of its calls' spans and of layer 2's decisions (none for a
+    /// session or a resilient call).
+    pub(crate) span: Span,
     /// The model tokens of the exec's calls so far. Boxed, at the first call that reports usage:
     /// every exec's future holds this state, and tokio boxes a future over 2 KiB in debug builds.
     pub(crate) usage: Option<Box<UsageTotals>>,
@@ -89,11 +93,6 @@ impl<'a> RetryState<'a> {
         self.usage.get_or_insert_default().failed += usage;
     }
 
-    /// The model tokens of the exec's calls so far.
-    pub(crate) fn usage(&self) -> UsageTotals {
-        self.usage.as_deref().copied().unwrap_or_default()
-    }
-
     /// The state before the first call: no decisions yet, no function name, no observer, no journal.
     pub(crate) fn new(policy: &'a RetryPolicy, budget: Budget<'a>, rng: Rng, governor: &'a Governor) -> Self {
         Self {
@@ -108,6 +107,7 @@ impl<'a> RetryState<'a> {
             governor,
             last_retry_cost: 0,
             usage: None,
+            span: Span::none(),
         }
     }
 
@@ -167,7 +167,12 @@ impl<'a> RetryState<'a> {
             delay,
             at: self.budget.elapsed(),
         };
-        emit(self.function, &decision);
+        // Layer 1 decides within the failed call's span (the current one); layer 2 within the exec's.
+        let parent = match layer {
+            Layer::Exec => self.span.id(),
+            _ => Span::current().id(),
+        };
+        emit(self.function, &decision, parent);
         if let Some(observer) = self.observer {
             observer(&decision);
         }
@@ -182,18 +187,18 @@ impl<'a> RetryState<'a> {
 /// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
 /// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §13, and counts it for the
 /// metrics.
-fn emit(function: Option<&'static str>, decision: &Decision) {
+fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<tracing::Id>) {
     let function = function.unwrap_or("exec");
     let (layer, verdict) = (decision.layer.name(), decision.verdict.name());
     let delay_ms = decision.delay.map(|delay| int(delay.as_millis() as u64));
     let (attempt, call) = (i64::from(decision.attempt), i64::from(decision.call));
     let error_type = split_kind(&decision.error).map_or("ModelError", |(kind, _)| kind);
     if decision.verdict == Verdict::Retry {
-        tracing::debug!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
+        tracing::debug!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
             agentic.call = call, error.type = error_type, error = %decision.error,
             agentic.reason = %decision.reason, agentic.delay_ms = delay_ms, "model call failed; retrying");
     } else {
-        tracing::warn!(function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
+        tracing::warn!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
             agentic.call = call, error.type = error_type, error = %decision.error,
             agentic.reason = %decision.reason, "model call failed");
     }

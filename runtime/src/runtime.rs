@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tracing::Instrument as _;
+use tracing::{Instrument as _, Span};
 
 use crate::agent_fn::AgentFn;
 use crate::backoff::{Rng, Schedule};
@@ -25,6 +25,7 @@ use crate::session::{Run, is_timeout, run_layer};
 use crate::telemetry;
 use crate::tool::{Toolbox, results_message};
 use crate::trace::{RunTrace, TraceSink};
+use crate::usage::Usage;
 
 /// The entry point: a provider, a default policy, and `exec`.
 ///
@@ -248,30 +249,24 @@ impl Runtime {
 
     /// Runs `prompt` through both layers with the runtime's policy.
     pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_traced(&AgentFn::anonymous(self.policy), prompt.into()).await
+        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await;
+        self.journal_failure(&result);
+        result
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_traced(&AgentFn::anonymous(*policy), prompt.into()).await
+        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into()).await;
+        self.journal_failure(&result);
+        result
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_traced(&function, prompt.into()).await
-    }
-
-    /// Every exec: its attempts within its span, then the outcome on the span and in the journal.
-    async fn exec_traced(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
-        let span = telemetry::exec_span(function.name, &*self.provider);
-        let result = self.exec_attempts(function, prompt).instrument(span.clone()).await;
-        match &result {
-            Ok(reply) => telemetry::record_exec(&span, reply.total_usage(), None),
-            Err(error) => telemetry::record_exec(&span, error.usage(), Some(error.kind().name())),
-        }
+        let result = self.exec_attempts(&function, prompt.into()).await;
         self.journal_failure(&result);
         result
     }
@@ -281,6 +276,7 @@ impl Runtime {
         policy: &'a RetryPolicy,
         system: Option<&'a str>,
         function: Option<&'static str>,
+        span: Span,
     ) -> Run<'a> {
         let exec = self.execs.fetch_add(1, Ordering::Relaxed);
         let rng = Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -292,6 +288,7 @@ impl Runtime {
                 function,
                 observer: self.observer.as_deref(),
                 journal: self.journal.as_ref(),
+                span,
                 ..RetryState::new(policy, Budget::new(policy), rng, &self.governor)
             },
         }
@@ -307,12 +304,17 @@ impl Runtime {
 
     async fn exec_attempts(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
         let name = function.name;
+        // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
+        // would wrap this future, and moving it costs the success path more than the span.)
+        let span = telemetry::exec_span(name, &*self.provider);
         if let Err(error) = validate_policy(&function.policy) {
-            return Err(ExecError::invalid_policy(name, error));
+            let error = ExecError::invalid_policy(name, error);
+            telemetry::record_exec(&span, Usage::ZERO, Some(error.kind().name()));
+            return Err(error);
         }
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);
-        let mut run = self.start_run(&function.policy, system, name);
+        let mut run = self.start_run(&function.policy, system, name, span);
         let mut exec = Exec {
             function,
             // The prompt alone, and later each tool turn: the success path allocates the history once.
@@ -333,6 +335,7 @@ impl Runtime {
                     if let Some(trace) = &exec.trace {
                         trace.agent_finish(reply.text(), exec.iterations);
                     }
+                    telemetry::record_exec(&run.state.span, reply.total_usage(), None);
                     return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
                 }
                 TurnEnd::Tools(message) => {
@@ -345,7 +348,8 @@ impl Runtime {
                         return Err(fail(&mut run, ExecErrorKind::MaxIterations, vec![limit], None, None));
                     }
                     exec.iterations += 1;
-                    let outcomes = self.tools.run_calls_traced(&message, exec.trace.as_ref()).await;
+                    let tools = self.tools.run_calls_traced(&message, exec.trace.as_ref());
+                    let outcomes = tools.instrument(run.state.span.clone()).await;
                     exec.history.push(Message::Assistant(message));
                     exec.history.push(results_message(outcomes));
                     governor.on_success(run.state.last_retry_cost).await;
@@ -416,6 +420,11 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
         return Attempt::Tools(message);
     }
     let (stop_reason, usage) = (message.stop_reason, message.usage);
+    // The exec's token counts move into the reply (and back, if the validator rejects it).
+    let totals = run.state.usage.take().map(|mut totals| {
+        totals.answer = usage;
+        totals
+    });
     let reply = Reply::new(
         message.into_text(),
         stop_reason,
@@ -424,10 +433,12 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
         run.state.budget.elapsed(),
     )
     .with_iterations(exec.iterations)
-    .with_usage(usage, run.state.usage());
+    .with_usage(totals);
     let Some(reason) = exec.function.validate.and_then(|validate| validate(&reply).err()) else {
         return Attempt::Answer(reply);
     };
+    let mut reply = reply;
+    run.state.usage = reply.take_usage();
     if let Some(usage) = usage {
         run.state.count_failed(usage);
     }
@@ -477,6 +488,8 @@ fn fail(
     let state = &mut run.state;
     let decisions = std::mem::take(&mut state.decisions);
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
-    ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
-        .with_usage(state.usage().total)
+    let error = ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
+        .with_usage(state.usage.take());
+    telemetry::record_exec(&state.span, error.usage(), Some(error.kind().name()));
+    error
 }

@@ -43,8 +43,13 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             tools: run.tools,
             bounds: CallBounds::of(run.state.policy),
         };
-        let span = telemetry::call_span(run.provider, call);
-        let message = agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?;
+        let span = telemetry::call_span(&run.state.span, run.provider, call);
+        // Wrapped only when a subscriber wants the span (wrapping moves the call's future).
+        let message = if span.is_disabled() {
+            agent::run_within(run.provider, &request, limit).await?
+        } else {
+            agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?
+        };
         // The call started when its limit did: no clock is read for it.
         let started = limit.and_then(|limit| limit.at.checked_sub(limit.limit));
         telemetry::record_call(&span, run.provider, &message, started);

@@ -52,10 +52,12 @@ pub(crate) fn record_exec(span: &Span, usage: Usage, failure: Option<&'static st
     }
 }
 
-/// The CLIENT span of model call number `call`: `chat {model}`.
-pub(crate) fn call_span(provider: &dyn Provider, call: u32) -> Span {
+/// The CLIENT span of model call number `call` of the exec whose span is `exec`: `chat {model}`.
+pub(crate) fn call_span(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
     // The fields are evaluated only when a subscriber wants the span.
+    // A session's calls (no exec span) are children of whatever span the caller is in.
     tracing::info_span!(
+        parent: exec.id().or_else(|| Span::current().id()),
         "chat",
         otel.name = %provider.model().map_or_else(|| "chat".to_owned(), |model| format!("chat {model}")),
         otel.kind = "client",

@@ -92,6 +92,8 @@ pub(crate) struct UsageTotals {
     pub(crate) total: Usage,
     /// The calls that failed, and the answers the validator rejected.
     pub(crate) failed: Usage,
+    /// The answering call's, once there is an answer.
+    pub(crate) answer: Option<Usage>,
 }
 
 #[cfg(test)]
