@@ -77,6 +77,7 @@ pub(crate) struct RetryState<'a> {
 
 impl<'a> RetryState<'a> {
     /// Counts the tokens of a finished call; a failed call's count as failed.
+    #[inline]
     pub(crate) fn count_usage(&mut self, message: &crate::message::AssistantMessage) {
         if let Some(usage) = message.usage {
             let totals = self.usage.get_or_insert_default();

@@ -309,7 +309,7 @@ impl Runtime {
         let span = telemetry::exec_span(name, &*self.provider);
         if let Err(error) = validate_policy(&function.policy) {
             let error = ExecError::invalid_policy(name, error);
-            telemetry::record_exec(&span, Usage::ZERO, Some(error.kind().name()));
+            telemetry::record_exec(&span, || Usage::ZERO, Some(error.kind().name()));
             return Err(error);
         }
         let (text, own_system) = prompt.into_parts();
@@ -335,7 +335,7 @@ impl Runtime {
                     if let Some(trace) = &exec.trace {
                         trace.agent_finish(reply.text(), exec.iterations);
                     }
-                    telemetry::record_exec(&run.state.span, reply.total_usage(), None);
+                    telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
                     return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
                 }
                 TurnEnd::Tools(message) => {
@@ -490,6 +490,6 @@ fn fail(
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
     let error = ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
         .with_usage(state.usage.take());
-    telemetry::record_exec(&state.span, error.usage(), Some(error.kind().name()));
+    telemetry::record_exec(&state.span, || error.usage(), Some(error.kind().name()));
     error
 }

@@ -50,9 +50,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         } else {
             agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?
         };
-        // The call started when its limit did: no clock is read for it.
-        let started = limit.and_then(|limit| limit.at.checked_sub(limit.limit));
-        telemetry::record_call(&span, run.provider, &message, started);
+        telemetry::record_call(&span, run.provider, &message, limit);
         run.state.count_usage(&message);
         if !message.is_error() {
             return Ok(message);

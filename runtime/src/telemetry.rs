@@ -9,6 +9,7 @@
 use tracing::field::Empty;
 use tracing::{Level, Span};
 
+use crate::budget::CallLimit;
 use crate::error::model_error::split_kind;
 use crate::message::AssistantMessage;
 use crate::provider::Provider;
@@ -25,7 +26,17 @@ pub(crate) fn int(count: u64) -> i64 {
 pub(crate) const METRICS: &str = "agentic::metrics";
 
 /// The span of one exec: `invoke_agent {function}`.
+#[inline]
 pub(crate) fn exec_span(function: Option<&'static str>, provider: &dyn Provider) -> Span {
+    // With no subscriber (or none at INFO), no span: the check is one load.
+    if !tracing::level_enabled!(Level::INFO) {
+        return Span::none();
+    }
+    exec_span_wanted(function, provider)
+}
+
+#[cold]
+fn exec_span_wanted(function: Option<&'static str>, provider: &dyn Provider) -> Span {
     tracing::info_span!(
         "invoke_agent",
         otel.name = %function.map_or_else(|| "invoke_agent".to_owned(), |name| format!("invoke_agent {name}")),
@@ -40,11 +51,13 @@ pub(crate) fn exec_span(function: Option<&'static str>, provider: &dyn Provider)
     )
 }
 
-/// Records how the exec ended on its span (the current one while the exec runs).
-pub(crate) fn record_exec(span: &Span, usage: Usage, failure: Option<&'static str>) {
+/// Records how the exec ended on its span; `usage` is asked only when the span is wanted.
+#[inline]
+pub(crate) fn record_exec(span: &Span, usage: impl FnOnce() -> Usage, failure: Option<&'static str>) {
     if span.is_disabled() {
         return;
     }
+    let usage = usage();
     record_usage(span, usage);
     if let Some(kind) = failure {
         span.record("error.type", kind);
@@ -53,7 +66,16 @@ pub(crate) fn record_exec(span: &Span, usage: Usage, failure: Option<&'static st
 }
 
 /// The CLIENT span of model call number `call` of the exec whose span is `exec`: `chat {model}`.
+#[inline]
 pub(crate) fn call_span(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
+    if !tracing::level_enabled!(Level::INFO) {
+        return Span::none();
+    }
+    call_span_wanted(exec, provider, call)
+}
+
+#[cold]
+fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
     // The fields are evaluated only when a subscriber wants the span.
     // A session's calls (no exec span) are children of whatever span the caller is in.
     tracing::info_span!(
@@ -76,13 +98,25 @@ pub(crate) fn call_span(exec: &Span, provider: &dyn Provider, call: u32) -> Span
     )
 }
 
-/// Records the call's outcome on its span, and its duration and tokens as metric events. `started`
-/// is when the call began, when the caller knows it.
-pub(crate) fn record_call(
+/// Records the call's outcome on its span, and its duration and tokens as metric events. `limit` is
+/// the call's time limit, whose start is the call's (no clock is read for it). Inlined: with no
+/// subscriber it is two checks.
+#[inline]
+pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &AssistantMessage, limit: Option<CallLimit>) {
+    let metrics = tracing::enabled!(target: METRICS, Level::INFO);
+    if span.is_disabled() && !metrics {
+        return;
+    }
+    record_call_wanted(span, provider, message, limit, metrics);
+}
+
+#[cold]
+fn record_call_wanted(
     span: &Span,
     provider: &dyn Provider,
     message: &AssistantMessage,
-    started: Option<tokio::time::Instant>,
+    limit: Option<CallLimit>,
+    metrics: bool,
 ) {
     let error = message.is_error().then(|| error_type(message));
     if !span.is_disabled() {
@@ -95,7 +129,8 @@ pub(crate) fn record_call(
             span.record("otel.status_code", "ERROR");
         }
     }
-    if tracing::enabled!(target: METRICS, Level::INFO) {
+    if metrics {
+        let started = limit.and_then(|limit| limit.at.checked_sub(limit.limit));
         call_metrics(provider, message, error, started);
     }
 }
