@@ -263,3 +263,23 @@ fn chaos_refuses_a_scenario_that_would_exhaust_memory_before_serving() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_the_tokens_spent_failed_calls_included() {
+    // The chaos server counts a prompt's words as its input tokens and an answer's words as its
+    // output tokens; Anthropic's stream reports the input (and 1 output token) before it drops.
+    let scenario = Scenario::new().then(Step::drop_stream(1)).otherwise(Step::ok("hello from chaos"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.anthropic_base_url();
+    let output =
+        agentic_async(args(&["ask", "--provider", "anthropic", "--base-url", &url, "--json", "-v"], &["say hi there"]))
+            .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["usage"], serde_json::json!({"input_tokens": 6, "output_tokens": 4}));
+    assert!(
+        text(&output.stderr).contains("tokens: 6 in, 4 out (3 in, 1 out on failed attempts)"),
+        "{}",
+        text(&output.stderr)
+    );
+}

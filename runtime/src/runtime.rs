@@ -64,6 +64,7 @@ pub struct Runtime {
     tools: Toolbox,
     trace: Option<TraceSink>,
     max_iterations: u32,
+    content_in_traces: bool,
 }
 
 /// The most tool turns of one exec, unless [`Runtime::with_max_iterations`] says otherwise.
@@ -76,6 +77,7 @@ impl std::fmt::Debug for Runtime {
             .field("policy", &self.policy)
             .field("system", &self.system)
             .field("observer", &self.observer.is_some())
+            .field("content_in_traces", &self.content_in_traces)
             .field("journal", &self.journal.as_ref().map(Journal::path))
             .finish_non_exhaustive()
     }
@@ -98,6 +100,7 @@ impl Runtime {
             tools: Toolbox::new(),
             trace: None,
             max_iterations: DEFAULT_MAX_ITERATIONS,
+            content_in_traces: false,
             provider,
             policy: RetryPolicy::new(),
             system: None,
@@ -223,6 +226,15 @@ impl Runtime {
         self
     }
 
+    /// Records prompts and answers on the model calls' spans: the GenAI conventions' opt-in
+    /// `gen_ai.input.messages` (the conversation sent, as JSON) and `gen_ai.output.messages` (the
+    /// answer's content, as JSON). Off by default: prompts and answers may hold personal data, and
+    /// a trace backend keeps them. Keys are never recorded.
+    pub fn with_content_in_traces(mut self, record: bool) -> Self {
+        self.content_in_traces = record;
+        self
+    }
+
     /// Writes a JSONL trace of every exec: `agent_start`, `tool_call`, `tool_result` (with
     /// `is_error`) and `agent_finish`. Infrastructure retries are not task events: they go to
     /// `tracing` and the journal. An exec whose layers gave up writes no `agent_finish`, so the
@@ -284,6 +296,7 @@ impl Runtime {
             provider: &*self.provider,
             system: system.or(self.system.as_deref()),
             tools: self.tools.specs(),
+            content_in_traces: self.content_in_traces,
             state: RetryState {
                 function,
                 observer: self.observer.as_deref(),

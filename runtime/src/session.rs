@@ -20,6 +20,8 @@ pub(crate) struct Run<'a> {
     pub(crate) provider: &'a dyn Provider,
     pub(crate) system: Option<&'a str>,
     pub(crate) tools: &'a [ToolSpec],
+    /// Prompts and answers go on the calls' spans (`Runtime::with_content_in_traces`).
+    pub(crate) content_in_traces: bool,
     pub(crate) state: RetryState<'a>,
 }
 
@@ -51,6 +53,9 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?
         };
         telemetry::record_call(&span, run.provider, &message, limit);
+        if run.content_in_traces {
+            telemetry::record_content(&span, history, &message);
+        }
         run.state.count_usage(&message);
         if !message.is_error() {
             return Ok(message);

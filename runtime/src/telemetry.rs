@@ -11,7 +11,7 @@ use tracing::{Level, Span};
 
 use crate::budget::CallLimit;
 use crate::error::model_error::split_kind;
-use crate::message::AssistantMessage;
+use crate::message::{AssistantMessage, Message};
 use crate::provider::Provider;
 use crate::usage::Usage;
 
@@ -90,6 +90,8 @@ fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
         gen_ai.response.finish_reasons = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.input.messages = Empty,
+        gen_ai.output.messages = Empty,
         server.address = provider.server().map(|(host, _)| host),
         server.port = provider.server().map(|(_, port)| i64::from(port)),
         agentic.call = i64::from(call),
@@ -171,6 +173,30 @@ fn call_metrics(
             server.address = address,
             server.port = port.map(i64::from),
         );
+    }
+}
+
+/// Records the conversation sent and the answer on the call's span (only when the runtime was
+/// asked to: `Runtime::with_content_in_traces`).
+pub(crate) fn record_content(span: &Span, history: &[Message], message: &AssistantMessage) {
+    if span.is_disabled() {
+        return;
+    }
+    let input: Vec<serde_json::Value> = history
+        .iter()
+        .map(|message| {
+            let content = match message {
+                Message::User { content } => content,
+                Message::Assistant(assistant) => &assistant.content,
+            };
+            serde_json::json!({"role": message.role(), "content": content})
+        })
+        .collect();
+    if let Ok(input) = serde_json::to_string(&input) {
+        span.record("gen_ai.input.messages", input.as_str());
+    }
+    if let Ok(output) = serde_json::to_string(&message.content) {
+        span.record("gen_ai.output.messages", output.as_str());
     }
 }
 

@@ -201,3 +201,19 @@ async fn usage_is_summed_over_a_failed_and_a_successful_call() {
 /// Tools are in scope for the compiler even when a test does not name them.
 #[allow(dead_code)]
 fn _tool_is_public(_: &dyn Tool) {}
+
+#[tokio::test(start_paused = true)]
+async fn prompts_and_answers_are_recorded_only_when_asked() {
+    let quiet = Runtime::new(ScriptedProvider::new([Step::ok("the secret plan")]));
+    let (_, spans) = spans_of(quiet.exec("what is the plan?")).await;
+    let call = named(&spans, "chat")[0];
+    assert_eq!(text(call, "gen_ai.input.messages"), None);
+    assert_eq!(text(call, "gen_ai.output.messages"), None);
+
+    let open = Runtime::new(ScriptedProvider::new([Step::ok("the secret plan")])).with_content_in_traces(true);
+    let (_, spans) = spans_of(open.exec("what is the plan?")).await;
+    let call = named(&spans, "chat")[0];
+    let input = text(call, "gen_ai.input.messages").unwrap();
+    assert!(input.contains(r#""role":"user""#) && input.contains("what is the plan?"), "{input}");
+    assert!(text(call, "gen_ai.output.messages").unwrap().contains("the secret plan"));
+}

@@ -49,3 +49,19 @@ async fn a_rejected_answer_counts_as_spent_on_a_failed_attempt() {
     assert_eq!(reply.total_usage(), Usage::new(30, 3));
     assert_eq!(reply.failed_usage(), Usage::new(10, 1));
 }
+
+#[tokio::test(start_paused = true)]
+async fn journal_records_and_decisions_carry_the_tokens() {
+    use agentic_runtime::journal::FailureRecord;
+    let provider = ScriptedProvider::new([
+        Step::error("503 overloaded").with_usage(Usage::new(50, 2)),
+        Step::http(401, "invalid api key").with_usage(Usage::new(50, 0)),
+    ]);
+    let error = Runtime::new(provider).exec("q").await.unwrap_err();
+    assert_eq!(error.decisions()[0].usage, Some(Usage::new(50, 2)), "the retried call's");
+    let record = FailureRecord::from_exec_error(&error);
+    assert_eq!(record.usage, Some(Usage::new(100, 2)), "every call of the exec");
+    let line = serde_json::to_string(&record).unwrap();
+    assert!(line.contains(r#""usage":{"input_tokens":100,"output_tokens":2}"#), "{line}");
+    assert_eq!(FailureRecord::retry(None, &error.decisions()[0]).usage, Some(Usage::new(50, 2)));
+}
