@@ -14,6 +14,7 @@ use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
 use crate::policy::rules::{format_ms, millis};
 use crate::provider::{CallBounds, Provider, Request, StreamEvent};
+use crate::telemetry;
 
 /// Runs one streamed call and returns its final message.
 ///
@@ -226,10 +227,7 @@ async fn drive(
                 });
             }
             StreamEvent::Usage(usage) => meta.usage = Some(usage),
-            // Recorded on the call's span (`gen_ai.response.model`), not kept.
-            StreamEvent::Model(model) => {
-                tracing::Span::current().record("gen_ai.response.model", model.as_str());
-            }
+            StreamEvent::Model(model) => telemetry::record_response_model(&model),
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);
                 failed.usage = meta.usage;

@@ -176,6 +176,11 @@ fn call_metrics(
     }
 }
 
+/// Records the model the server says answers on the current span, the call's (not kept otherwise).
+pub(crate) fn record_response_model(model: &str) {
+    Span::current().record("gen_ai.response.model", model);
+}
+
 /// Records the conversation sent and the answer on the call's span (only when the runtime was
 /// asked to: `Runtime::with_content_in_traces`).
 pub(crate) fn record_content(span: &Span, history: &[Message], message: &AssistantMessage) {
