@@ -65,7 +65,7 @@ pub use journal::{FailureRecord, Journal};
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
 pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
-pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, Provider, ScriptedProvider, Step};
+pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, Provider, ResponseSchema, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Observer, Rule, Verdict, Why};
 pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};

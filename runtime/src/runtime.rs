@@ -297,6 +297,7 @@ impl Runtime {
             system: system.or(self.system.as_deref()),
             tools: self.tools.specs(),
             content_in_traces: self.content_in_traces,
+            schema: None,
             state: RetryState {
                 function,
                 observer: self.observer.as_deref(),

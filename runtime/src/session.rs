@@ -8,7 +8,7 @@ use crate::backoff::Schedule;
 use crate::classify::{is_retryable_error, retry_hint};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, Message};
-use crate::provider::{CallBounds, Provider, Request};
+use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::RetryState;
 use crate::telemetry;
@@ -22,6 +22,8 @@ pub(crate) struct Run<'a> {
     pub(crate) tools: &'a [ToolSpec],
     /// Prompts and answers go on the calls' spans (`Runtime::with_content_in_traces`).
     pub(crate) content_in_traces: bool,
+    /// The shape the answers must have (`Runtime::exec_json`).
+    pub(crate) schema: Option<&'a ResponseSchema>,
     pub(crate) state: RetryState<'a>,
 }
 
@@ -44,6 +46,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             call,
             tools: run.tools,
             bounds: CallBounds::of(run.state.policy),
+            schema: run.schema,
         };
         let span = telemetry::call_span(&run.state.span, run.provider, call);
         // Wrapped only when a subscriber wants the span (wrapping moves the call's future).

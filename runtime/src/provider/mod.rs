@@ -44,13 +44,50 @@ pub struct Request<'a> {
     /// How long each phase of the call may take and how large its answer may grow. HTTP providers
     /// apply `connect` and `headers`; the agent applies the rest to every provider.
     pub bounds: CallBounds,
+    /// The shape the answer must have, when the caller wants data (`Runtime::exec_json`): each wire
+    /// format asks for it its own way, and the answer's text is the JSON.
+    pub schema: Option<&'a ResponseSchema>,
+}
+
+/// The JSON schema an answer must follow, with a name for it (OpenAI's `json_schema.name`,
+/// Anthropic's forced tool's name).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ResponseSchema {
+    /// A name of letters, digits, `_` and `-` (at most 64), e.g. `"Invoice"`.
+    pub name: String,
+    /// The JSON schema of the answer (an object schema).
+    pub schema: serde_json::Value,
+}
+
+impl ResponseSchema {
+    /// The schema `schema`, named `name` (characters other than letters, digits, `_` and `-` become
+    /// `_`; the name is cut to 64 characters, as the APIs require).
+    pub fn new(name: &str, schema: serde_json::Value) -> Self {
+        let name: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .take(64)
+            .collect();
+        let name = if name.is_empty() { "answer".to_owned() } else { name };
+        Self { name, schema }
+    }
 }
 
 impl<'a> Request<'a> {
     /// A request for `messages` with no system instruction, timeout, function name or tools (call 1),
     /// and the default [`CallBounds`].
     pub fn new(messages: &'a [Message]) -> Self {
-        Self { system: None, messages, timeout: None, function: None, call: 1, tools: &[], bounds: CallBounds::DEFAULT }
+        Self {
+            system: None,
+            messages,
+            timeout: None,
+            function: None,
+            call: 1,
+            tools: &[],
+            bounds: CallBounds::DEFAULT,
+            schema: None,
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use futures_util::stream;
 
-use super::{EventStream, Provider, Request, StreamEvent};
+use super::{EventStream, Provider, Request, ResponseSchema, StreamEvent};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{Message, StopReason};
 use crate::usage::Usage;
@@ -214,6 +214,8 @@ pub struct RecordedRequest {
     pub function: Option<String>,
     /// The names of the tools offered, in order.
     pub tools: Vec<String>,
+    /// The shape the answer was asked to have, if any.
+    pub schema: Option<ResponseSchema>,
 }
 
 /// A provider that plays a list of [`Step`]s, one per call, and records every request.
@@ -318,6 +320,7 @@ impl Provider for ScriptedProvider {
             timeout: request.timeout,
             function: request.function.map(str::to_owned),
             tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
+            schema: request.schema.cloned(),
         });
         let step = match self.next_step() {
             Ok(step) => step,
