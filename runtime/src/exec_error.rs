@@ -111,6 +111,21 @@ impl ExecError {
         }
     }
 
+    /// An answer that passed the exec's checks and still did not parse as the type asked for.
+    pub(crate) fn unparsable(function: Option<&'static str>, why: String, reply: &crate::Reply) -> Self {
+        let attempt = format!("InvalidResult: {why}");
+        Self::new(
+            ExecErrorKind::InvalidResult,
+            function,
+            vec![attempt],
+            Vec::new(),
+            reply.calls(),
+            reply.elapsed(),
+            None,
+            None,
+        )
+    }
+
     pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
         self.usage = usage;
         self

@@ -55,6 +55,7 @@ mod session;
 mod telemetry;
 pub mod tool;
 pub mod trace;
+mod typed;
 mod usage;
 
 pub use agent_fn::{AgentFn, Validator};
@@ -84,6 +85,10 @@ pub type Policy = RetryPolicy;
 
 #[doc(inline)]
 pub use agentic_macros::agentic_function;
+
+/// The JSON Schema crate `Runtime::exec_json` describes answer types with (derive
+/// `schemars::JsonSchema` on them), re-exported so its version always matches.
+pub use schemars;
 
 /// For the fuzz targets (`fuzz/`) and the corpus replay tests: the crate-private decoders. Not an API.
 #[doc(hidden)]

@@ -25,6 +25,7 @@ use crate::session::{Run, is_timeout, run_layer};
 use crate::telemetry;
 use crate::tool::{Toolbox, results_message};
 use crate::trace::{RunTrace, TraceSink};
+use crate::typed::{self, Expected};
 use crate::usage::Usage;
 
 /// The entry point: a provider, a default policy, and `exec`.
@@ -261,15 +262,64 @@ impl Runtime {
 
     /// Runs `prompt` through both layers with the runtime's policy.
     pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into()).await;
+        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into(), None).await;
         self.journal_failure(&result);
         result
+    }
+
+    /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for
+    /// JSON of `T`'s schema (OpenAI-compatible: `response_format` with a strict `json_schema`, plain
+    /// JSON mode for servers that refuse it; Anthropic: a forced tool whose input schema is `T`'s),
+    /// and an answer that is not JSON of `T`, or that the token limit cut (stop reason `length`), is
+    /// a rejected attempt: the parse error (line, column and field) or the cut goes back to the model,
+    /// and the policy's attempts, `max_calls` and `budget_ms` bound the retries, as for a validator's
+    /// rejection. Every attempt rejected: an error of kind `invalid_result` listing each parse error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Step};
+    ///
+    /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Invoice {
+    ///     currency: String,
+    ///     total: f64,
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let provider = ScriptedProvider::new([
+    ///     Step::ok(r#"{"total": 12.5}"#),                      // missing field `currency`
+    ///     Step::ok(r#"{"currency": "EUR", "total": 12.5}"#),
+    /// ]);
+    /// let invoice: Invoice = Runtime::new(provider).exec_json("Read this invoice: ...").await.unwrap();
+    /// assert_eq!(invoice.currency, "EUR");
+    /// # }
+    /// ```
+    pub async fn exec_json<T>(&self, prompt: impl Into<Prompt>) -> Result<T, ExecError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        self.exec_json_with(&self.policy, prompt).await
+    }
+
+    /// [`Runtime::exec_json`] with `policy`.
+    pub async fn exec_json_with<T>(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<T, ExecError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let expected = Expected::of::<T>();
+        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await;
+        self.journal_failure(&result);
+        let reply = result?;
+        // Checked already, so this parse succeeds; if it did not, the error says why.
+        typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(None, why, &reply))
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into()).await;
+        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), None).await;
         self.journal_failure(&result);
         result
     }
@@ -278,7 +328,7 @@ impl Runtime {
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&function, prompt.into()).await;
+        let result = self.exec_attempts(&function, prompt.into(), None).await;
         self.journal_failure(&result);
         result
     }
@@ -316,7 +366,12 @@ impl Runtime {
         }
     }
 
-    async fn exec_attempts(&self, function: &AgentFn, prompt: Prompt) -> Result<Reply, ExecError> {
+    async fn exec_attempts(
+        &self,
+        function: &AgentFn,
+        prompt: Prompt,
+        expected: Option<&Expected>,
+    ) -> Result<Reply, ExecError> {
         let name = function.name;
         // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
         // would wrap this future, and moving it costs the success path more than the span.)
@@ -329,8 +384,10 @@ impl Runtime {
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);
         let mut run = self.start_run(&function.policy, system, name, span);
+        run.schema = expected.map(|expected| &expected.schema);
         let mut exec = Exec {
             function,
+            expected,
             // The prompt alone, and later each tool turn: the success path allocates the history once.
             history: vec![Message::user(text)],
             trace: self.trace.as_ref().map(|sink| sink.start_run(name)),
@@ -448,23 +505,44 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     )
     .with_iterations(exec.iterations)
     .with_usage(totals);
-    let Some(reason) = exec.function.validate.and_then(|validate| validate(&reply).err()) else {
-        return Attempt::Answer(reply);
+    // A typed answer must be the JSON asked for first; the validator then says what a schema cannot.
+    let unfit = exec.expected.and_then(|expected| expected.judge(reply.text(), stop_reason));
+    let rejection = match unfit {
+        Some(unfit) => (unfit.why, unfit.feedback, unfit.rule),
+        None => match exec.function.validate.and_then(|validate| validate(&reply).err()) {
+            None => return Attempt::Answer(reply),
+            Some(reason) => {
+                let feedback = format!("Your previous reply was rejected: {reason}. Answer again, fixing that.");
+                (reason, feedback, Reason::Rejected)
+            }
+        },
     };
-    let mut reply = reply;
+    reject(run, exec, reply, usage, rejection)
+}
+
+/// A rejected answer: it stays in the history with the feedback after it, for the next attempt to
+/// see; its tokens count as spent on a failed attempt.
+fn reject(
+    run: &mut Run<'_>,
+    exec: &mut Exec<'_>,
+    mut reply: Reply,
+    usage: Option<crate::Usage>,
+    (why, feedback, rule): (String, String, Reason),
+) -> Attempt {
     run.state.usage = reply.take_usage();
     if let Some(usage) = usage {
         run.state.count_failed(usage);
     }
     exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
-    exec.history.push(Message::user(format!("Your previous reply was rejected: {reason}. Answer again, fixing that.")));
-    let failed = Failed::rejected(&reason, Reason::Rejected).with_usage(usage);
-    Attempt::Failed(failed, None)
+    exec.history.push(Message::user(feedback));
+    Attempt::Failed(Failed::rejected(&why, rule).with_usage(usage), None)
 }
 
 /// What one exec carries from turn to turn.
 struct Exec<'f> {
     function: &'f AgentFn,
+    /// The JSON the answer must be (`exec_json`), if any.
+    expected: Option<&'f Expected>,
     history: Vec<Message>,
     trace: Option<RunTrace>,
     iterations: u32,

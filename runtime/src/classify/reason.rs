@@ -39,6 +39,10 @@ pub enum Reason {
     NotPermanent,
     /// Exec: the validator rejected the reply.
     Rejected,
+    /// Exec: the answer is not JSON of the type asked for (`Runtime::exec_json`).
+    Unparsable,
+    /// Exec: the JSON answer was cut by the token limit (stop reason `length`).
+    Truncated,
     /// A successful HTTP response whose body is neither an event stream nor JSON (a wrong base URL,
     /// a proxy's login page): the same request gets the same page.
     NotAStream,
@@ -65,6 +69,8 @@ impl fmt::Display for Reason {
             Reason::PermanentMarker(marker) => write!(f, "matched permanent marker \"{marker}\""),
             Reason::NotPermanent => f.write_str("no permanent marker, status or code"),
             Reason::Rejected => f.write_str("the validator rejected the reply"),
+            Reason::Unparsable => f.write_str("the answer is not the JSON asked for"),
+            Reason::Truncated => f.write_str("the JSON answer was cut by the token limit"),
             Reason::NotAStream => f.write_str(
                 "the server answered with a page that is not an event stream: the same request gets the same page",
             ),

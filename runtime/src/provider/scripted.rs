@@ -36,6 +36,8 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq)]
 enum Outcome {
     Ok(String),
+    /// An answer cut by the token limit.
+    Truncated(String),
     /// Tool calls: each tool's name and its arguments as JSON text.
     ToolCalls(Vec<(String, String)>),
     ErrorEvent {
@@ -50,6 +52,11 @@ impl Step {
     /// The call succeeds with `text`.
     pub fn ok(text: impl Into<String>) -> Self {
         Self::new(Outcome::Ok(text.into()))
+    }
+
+    /// The answer `text`, cut by the token limit: stop reason [`StopReason::Length`].
+    pub fn truncated(text: impl Into<String>) -> Self {
+        Self::new(Outcome::Truncated(text.into()))
     }
 
     /// The model answers with one call of the tool `name` with the arguments `input`.
@@ -178,6 +185,9 @@ impl Outcome {
         match self {
             Outcome::Ok(text) => {
                 vec![Ok(StreamEvent::TextDelta(text)), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
+            }
+            Outcome::Truncated(text) => {
+                vec![Ok(StreamEvent::TextDelta(text)), Ok(StreamEvent::Done { stop_reason: StopReason::Length })]
             }
             Outcome::ToolCalls(calls) => {
                 let mut events = Vec::with_capacity(calls.len() * 3 + 1);

@@ -1,0 +1,102 @@
+//! Typed answers (`Runtime::exec_json`): the schema the model is asked to follow, and the check of
+//! each answer against the type, whose failure goes back to the model like a validator's reason.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use crate::classify::Reason;
+use crate::message::StopReason;
+use crate::provider::ResponseSchema;
+
+/// What an exec's answer must be: JSON of a type, described to the model by its schema.
+#[derive(Debug)]
+pub(crate) struct Expected {
+    /// The type's JSON schema, sent with every call of the exec.
+    pub(crate) schema: ResponseSchema,
+    /// Whether a text is JSON of the type, and if not, why (line, column and field).
+    check: fn(&str) -> Result<(), String>,
+}
+
+/// Why an answer is not the data asked for: the rule, the reason for the error, and what the model
+/// is told on the next attempt.
+pub(crate) struct Unfit {
+    pub(crate) rule: Reason,
+    pub(crate) why: String,
+    pub(crate) feedback: String,
+}
+
+impl Expected {
+    /// The expectation of JSON of `T`.
+    pub(crate) fn of<T: DeserializeOwned + JsonSchema>() -> Self {
+        let schema = schemars::schema_for!(T);
+        let schema = serde_json::to_value(&schema).unwrap_or(serde_json::Value::Bool(true));
+        Self { schema: ResponseSchema::new(&T::schema_name(), schema), check: |text| parse::<T>(text).map(drop) }
+    }
+
+    /// Why the answer `text`, which stopped for `stop_reason`, is not the data asked for, if it is not.
+    pub(crate) fn judge(&self, text: &str, stop_reason: StopReason) -> Option<Unfit> {
+        let name = &self.schema.name;
+        if stop_reason == StopReason::Length {
+            return Some(Unfit {
+                rule: Reason::Truncated,
+                why: format!("the `{name}` JSON was cut off by the token limit before it was complete"),
+                feedback: format!(
+                    "Your previous reply was cut off by the token limit before the `{name}` JSON was complete. \
+                     Answer again with the complete JSON only, and shorter."
+                ),
+            });
+        }
+        let error = (self.check)(text).err()?;
+        Some(Unfit {
+            rule: Reason::Unparsable,
+            why: format!("the answer is not `{name}` JSON: {error}"),
+            feedback: format!(
+                "Your previous reply was not valid `{name}` JSON: {error}. Answer again with only the JSON, fixing that."
+            ),
+        })
+    }
+}
+
+/// `text` as JSON of `T`, or why not: serde's message with its line and column, and the path of the
+/// field that failed when it is not the top level (`items[0].price: invalid type: ...`).
+pub(crate) fn parse<T: DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut deserializer = serde_json::Deserializer::from_str(text.trim());
+    let value: T = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        if path == "." { error.into_inner().to_string() } else { format!("{path}: {}", error.into_inner()) }
+    })?;
+    deserializer.end().map_err(|error| error.to_string())?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema, PartialEq)]
+    struct Invoice {
+        currency: String,
+        total: f64,
+    }
+
+    #[test]
+    fn a_parse_error_names_the_field_line_and_column() {
+        assert_eq!(parse::<Invoice>(r#"{"currency": "EUR", "total": 12.5}"#).unwrap().total, 12.5);
+        let missing = parse::<Invoice>(r#"{"total": 1}"#).unwrap_err();
+        assert_eq!(missing, "missing field `currency` at line 1 column 12");
+        let wrong = parse::<Invoice>(r#"{"currency": "EUR", "total": "x"}"#).unwrap_err();
+        assert_eq!(wrong, r#"total: invalid type: string "x", expected f64 at line 1 column 32"#);
+        assert!(parse::<Invoice>(r#"{"currency": "EU"#).unwrap_err().contains("EOF while parsing"));
+        assert!(parse::<Invoice>(r#"{"currency": "EUR", "total": 1} and more"#).unwrap_err().contains("trailing"));
+    }
+
+    #[test]
+    fn a_cut_answer_says_so_and_asks_for_a_shorter_one() {
+        let expected = Expected::of::<Invoice>();
+        assert_eq!(expected.schema.name, "Invoice");
+        let unfit = expected.judge(r#"{"currency": "EU"#, StopReason::Length).unwrap();
+        assert_eq!(unfit.rule, Reason::Truncated);
+        assert!(unfit.feedback.contains("shorter"), "{}", unfit.feedback);
+        assert!(expected.judge(r#"{"currency": "EUR", "total": 2}"#, StopReason::Stop).is_none());
+    }
+}

@@ -1,0 +1,90 @@
+//! Typed answers (`Runtime::exec_json`): an answer that is not JSON of the type, or that the token
+//! limit cut, is a rejected attempt whose reason goes back to the model; the schema reaches every
+//! request.
+
+use agentic_runtime::{ExecErrorKind, Jitter, Message, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Invoice {
+    currency: String,
+    total: f64,
+}
+
+const GOOD: &str = r#"{"currency": "EUR", "total": 12.5}"#;
+
+const POLICY: RetryPolicy = RetryPolicy::new().with_max_retries(3).with_jitter(Jitter::None);
+
+fn last_user_text(messages: &[Message]) -> String {
+    messages.iter().rev().find(|message| matches!(message, Message::User { .. })).map(Message::text).unwrap_or_default()
+}
+
+#[tokio::test(start_paused = true)]
+async fn broken_json_then_good_json_takes_two_calls_and_the_feedback_carries_the_parse_error() {
+    let provider = ScriptedProvider::new([Step::ok(r#"{"currency": "EUR", "total": "x"}"#), Step::ok(GOOD)]);
+    let runtime = Runtime::new(provider.clone());
+    let invoice: Invoice = runtime.exec_json_with(&POLICY, "Read the invoice.").await.unwrap();
+    assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 });
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    let feedback = last_user_text(&requests[1].messages);
+    assert_eq!(
+        feedback,
+        r#"Your previous reply was not valid `Invoice` JSON: total: invalid type: string "x", expected f64 at line 1 column 32. Answer again with only the JSON, fixing that."#
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_cut_by_the_token_limit_asks_for_a_complete_shorter_one() {
+    let provider = ScriptedProvider::new([Step::truncated(r#"{"currency": "EU"#), Step::ok(GOOD)]);
+    let runtime = Runtime::new(provider.clone());
+    let invoice: Invoice = runtime.exec_json_with(&POLICY, "Read the invoice.").await.unwrap();
+    assert_eq!(invoice.total, 12.5);
+    let feedback = last_user_text(&provider.requests()[1].messages);
+    assert!(feedback.contains("cut off by the token limit") && feedback.contains("shorter"), "{feedback}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn json_of_the_wrong_shape_until_the_attempts_run_out_lists_each_parse_error() {
+    let provider = ScriptedProvider::new([
+        Step::ok(r#"{"total": 1}"#),
+        Step::ok("here is your invoice"),
+        Step::truncated(r#"{"currency": "#),
+    ]);
+    let error = Runtime::new(provider).exec_json_with::<Invoice>(&POLICY, "Read the invoice.").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::InvalidResult);
+    assert_eq!(
+        error.attempts(),
+        [
+            "InvalidResult: the answer is not `Invoice` JSON: missing field `currency` at line 1 column 12",
+            "InvalidResult: the answer is not `Invoice` JSON: expected value at line 1 column 1",
+            "InvalidResult: the `Invoice` JSON was cut off by the token limit before it was complete",
+        ]
+    );
+    let reasons: Vec<String> = error.decisions().iter().map(|decision| decision.reason.to_string()).collect();
+    assert_eq!(reasons[0], "the answer is not the JSON asked for");
+    assert_eq!(reasons[2], "the JSON answer was cut by the token limit; all 3 exec attempts used");
+    assert_eq!(error.decisions().last().unwrap().verdict, Verdict::Exhausted);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_schema_reaches_every_request_and_plain_execs_send_none() {
+    let provider = ScriptedProvider::new([Step::ok(GOOD), Step::ok("prose")]);
+    let runtime = Runtime::new(provider.clone());
+    let _: Invoice = runtime.exec_json("Read the invoice.").await.unwrap();
+    runtime.exec("Say hi.").await.unwrap();
+    let requests = provider.requests();
+    let schema = requests[0].schema.as_ref().expect("exec_json sends the schema");
+    assert_eq!(schema.name, "Invoice");
+    assert_eq!(schema.schema["properties"]["total"]["type"], "number");
+    assert_eq!(schema.schema["required"], serde_json::json!(["currency", "total"]));
+    assert_eq!(requests[1].schema, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_rule_of_the_policy_bounds_the_retries() {
+    let provider = ScriptedProvider::new([Step::ok("no"), Step::ok("no"), Step::ok(GOOD)]);
+    let policy = POLICY.with_max_calls(Some(2));
+    let error = Runtime::new(provider).exec_json_with::<Invoice>(&policy, "q").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.stopped_by(), Some("`max_calls` (2) reached after 2 model calls"));
+}
