@@ -15,7 +15,7 @@ use crate::wire::WireFormat;
 /// ```json
 /// {"seq": 0, "at_ms": 3, "method": "POST", "path": "/v1/messages", "wire": "anthropic",
 ///  "stream": true, "model": "claude-x", "step": {"index": 0, "kind": "http_error", "repeat": 1},
-///  "agentic_call": "1", "auth": true, "tools": ["get_weather"]}
+///  "agentic_call": "1", "auth": true, "tools": ["get_weather"], "schema": null}
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -44,6 +44,11 @@ pub struct JournalEntry {
     /// `tools[].name`), in order; empty when it offered none.
     #[serde(default)]
     pub tools: Vec<String>,
+    /// The name of the schema the answer was asked to follow, if any: OpenAI
+    /// `response_format.json_schema.name`, or Anthropic's forced tool (`tool_choice: {"type":
+    /// "tool", "name"}`).
+    #[serde(default)]
+    pub schema: Option<String>,
 }
 
 /// Which step of the scenario answered a request.

@@ -122,6 +122,7 @@ impl Shared {
             agentic_call: request.header("x-agentic-call").map(str::to_owned),
             auth: ["authorization", "x-api-key", "api-key"].iter().any(|name| request.header(name).is_some()),
             tools: tool_names(body),
+            schema: schema_name(body),
         });
         (seq, step)
     }
@@ -138,6 +139,21 @@ fn tool_names(body: Option<&Value>) -> Vec<String> {
         .filter_map(|tool| tool.pointer("/function/name").or_else(|| tool.get("name")).and_then(Value::as_str))
         .map(str::to_owned)
         .collect()
+}
+
+/// The name of the schema a request asks the answer to follow: OpenAI
+/// `response_format.json_schema.name`, else Anthropic's forced tool.
+fn schema_name(body: Option<&Value>) -> Option<String> {
+    let body = body?;
+    let name = body.pointer("/response_format/json_schema/name").and_then(Value::as_str);
+    name.or_else(|| forced_tool(body)).map(str::to_owned)
+}
+
+/// The tool an Anthropic request forces (`tool_choice: {"type": "tool", "name"}`): the real API
+/// answers with that tool's `tool_use` block.
+fn forced_tool(body: &Value) -> Option<&str> {
+    let choice = body.get("tool_choice")?;
+    (choice.get("type").and_then(Value::as_str) == Some("tool")).then(|| choice.get("name").and_then(Value::as_str))?
 }
 
 fn is_stream(body: Option<&Value>) -> bool {
@@ -361,6 +377,10 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         usage: pinned,
         include_usage: body.as_ref().and_then(|b| b.pointer("/stream_options/include_usage")).and_then(Value::as_bool)
             == Some(true),
+        answer_tool: match wire {
+            WireFormat::Anthropic => body.as_ref().and_then(forced_tool).map(str::to_owned),
+            WireFormat::OpenAi => None,
+        },
     };
     let api_key = api_key(&request, wire);
     let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key };

@@ -249,6 +249,10 @@ pub(crate) struct Exchange {
     pub(crate) usage: TokenUsage,
     /// The OpenAI request asked for the usage chunk (`stream_options.include_usage`).
     pub(crate) include_usage: bool,
+    /// The tool an Anthropic request forces (`tool_choice.type == "tool"`): a text answer is sent
+    /// as that tool's `tool_use` block, its text as `input_json_delta` fragments, as the real API
+    /// answers a request for a schema.
+    pub(crate) answer_tool: Option<String>,
 }
 
 impl Exchange {
@@ -319,7 +323,10 @@ impl Exchange {
                     &json!({
                         "type": "content_block_start",
                         "index": 0,
-                        "content_block": {"type": "text", "text": ""},
+                        "content_block": match &self.answer_tool {
+                            Some(name) => json!({"type": "tool_use", "id": self.tool_call_id(0), "name": name, "input": {}}),
+                            None => json!({"type": "text", "text": ""}),
+                        },
                     }),
                 ),
                 Self::anthropic_event("ping", &json!({"type": "ping"})),
@@ -337,7 +344,10 @@ impl Exchange {
                 &json!({
                     "type": "content_block_delta",
                     "index": 0,
-                    "delta": {"type": "text_delta", "text": text},
+                    "delta": match self.answer_tool {
+                        Some(_) => json!({"type": "input_json_delta", "partial_json": text}),
+                        None => json!({"type": "text_delta", "text": text}),
+                    },
                 }),
             ),
         }
@@ -350,7 +360,7 @@ impl Exchange {
             events
                 .push(Self::anthropic_event("content_block_stop", &json!({"type": "content_block_stop", "index": 0})));
         }
-        self.push_stream_end(&mut events, false, output_tokens);
+        self.push_stream_end(&mut events, self.answer_tool.is_some(), output_tokens);
         events
     }
 
@@ -631,8 +641,13 @@ impl Exchange {
                 "type": "message",
                 "role": "assistant",
                 "model": self.model,
-                "content": [{"type": "text", "text": text}],
-                "stop_reason": "end_turn",
+                "content": [match &self.answer_tool {
+                    // The tool's input is the answer's JSON (kept as a string when it is not JSON).
+                    Some(name) => json!({"type": "tool_use", "id": self.tool_call_id(0), "name": name,
+                        "input": serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::from(text))}),
+                    None => json!({"type": "text", "text": text}),
+                }],
+                "stop_reason": if self.answer_tool.is_some() { "tool_use" } else { "end_turn" },
                 "stop_sequence": null,
                 "usage": self.anthropic_usage(self.output_tokens(output_tokens)),
             }),

@@ -6,9 +6,9 @@ mod providers_support;
 use std::time::Duration;
 
 use agentic_runtime::classify::{ExecAction, exec_verdict, is_retryable_error};
-use agentic_runtime::provider::{AnthropicProvider, Provider, StreamEvent};
+use agentic_runtime::provider::{AnthropicProvider, Provider, ResponseSchema, StreamEvent};
 use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind, Usage};
-use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of};
+use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of, schema_call};
 use serde_json::{Value, json};
 
 fn provider(server: &Server) -> AnthropicProvider {
@@ -489,4 +489,93 @@ async fn the_chaos_servers_usage_is_read_offline_failed_calls_included() {
     assert_eq!((reply.text(), reply.calls(), reply.usage()), ("The answer is 42.", 2, Some(answer)));
     assert_eq!(reply.failed_usage(), Usage::new(4, 1));
     assert_eq!(reply.total_usage(), answer + Usage::new(4, 1));
+}
+
+fn invoice_schema() -> ResponseSchema {
+    ResponseSchema::new(
+        "Invoice",
+        json!({"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}),
+    )
+}
+
+/// A forced-tool answer: the answer tool's block with `pieces` as its `input_json_delta`s.
+fn answer_stream(tool: &str, pieces: &[&str], stop_reason: &str) -> String {
+    let mut stream = message_start()
+        + &block_start(0, json!({"type": "tool_use", "id": "toolu_x", "name": tool, "input": {}}))
+        + &ping()
+        + &json_delta(0, "");
+    for piece in pieces {
+        stream.push_str(&json_delta(0, piece));
+    }
+    stream + &block_stop(0) + &message_delta(stop_reason) + &message_stop()
+}
+
+#[tokio::test]
+async fn a_schema_forces_its_tool_and_the_tools_input_is_the_answers_text() {
+    let schema = invoice_schema();
+    let server = Server::start([
+        Reply::sse_bytewise(&answer_stream("Invoice", &["{\"total\": ", "42.5}"], "tool_use")),
+        Reply::sse([answer_stream("Invoice", &["{\"total\": 4"], "max_tokens")]),
+        Reply::sse([text_stream(&["plain"], "end_turn")]),
+    ])
+    .await;
+    let message = schema_call(&provider(&server), &schema).await;
+    let mut expected = AssistantMessage::text("{\"total\": 42.5}");
+    expected.usage = Some(Usage::new(10, 15));
+    assert_eq!(message, expected);
+
+    // A cut answer stays a length stop: the core sees the JSON was cut.
+    let cut = schema_call(&provider(&server), &schema).await;
+    assert_eq!((cut.text_content().as_str(), cut.stop_reason), ("{\"total\": 4", StopReason::Length));
+
+    // Without a schema: no forced tool, no `tool_choice`.
+    call(&provider(&server), None).await;
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].body["tools"],
+        json!([{
+            "name": "Invoice",
+            "description": "Answer with this tool: its input is the answer.",
+            "input_schema": schema.schema,
+        }])
+    );
+    assert_eq!(requests[0].body["tool_choice"], json!({"type": "tool", "name": "Invoice"}));
+    assert!(requests[2].body.get("tools").is_none() && requests[2].body.get("tool_choice").is_none());
+}
+
+#[tokio::test]
+async fn other_tools_stay_tool_calls_next_to_the_answer_tool() {
+    // Only the forced tool's block is text; another tool's block is a tool call as ever.
+    let stream = [
+        message_start(),
+        block_start(0, json!({"type": "tool_use", "id": "toolu_a", "name": "weather", "input": {}})),
+        json_delta(0, "{\"city\": \"Paris\"}"),
+        block_stop(0),
+        block_start(1, json!({"type": "tool_use", "id": "toolu_b", "name": "Invoice", "input": {}})),
+        json_delta(1, "{\"total\": 1}"),
+        block_stop(1),
+        message_delta("tool_use"),
+        message_stop(),
+    ]
+    .concat();
+    let server = Server::start([Reply::sse([stream])]).await;
+    let message = schema_call(&provider(&server), &invoice_schema()).await;
+    assert_eq!(message.stop_reason, StopReason::ToolUse);
+    assert_eq!(
+        message.content,
+        [
+            ContentBlock::text("{\"total\": 1}"),
+            ContentBlock::ToolUse { id: "toolu_a".into(), name: "weather".into(), input: json!({"city": "Paris"}) },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_whole_answer_of_the_forced_tool_is_text_too() {
+    let body = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "tool_use", "id": "toolu_x", "name": "Invoice", "input": {"total": 3}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 2, "output_tokens": 1}});
+    let server = Server::start([Reply::status(200, &[("content-type", "application/json")], body.to_string())]).await;
+    let message = schema_call(&provider(&server), &invoice_schema()).await;
+    assert_eq!((message.text_content().as_str(), message.stop_reason), ("{\"total\":3}", StopReason::Stop));
 }

@@ -6,9 +6,9 @@ mod providers_support;
 use std::time::{Duration, SystemTime};
 
 use agentic_runtime::classify::{ExecAction, exec_verdict, is_retryable_error};
-use agentic_runtime::provider::{OpenAiProvider, Provider, StreamEvent};
+use agentic_runtime::provider::{OpenAiProvider, Provider, ResponseSchema, StreamEvent};
 use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind, Usage};
-use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of};
+use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of, schema_call};
 use serde_json::json;
 
 fn provider(server: &Server) -> OpenAiProvider {
@@ -505,4 +505,73 @@ async fn the_chaos_servers_usage_is_read_offline() {
     assert_eq!((reply.text(), reply.usage()), ("The answer is 42.", Some(Usage::new(4, 4))));
     let reply = runtime.exec("Again?").await.unwrap();
     assert_eq!(reply.usage(), Some(Usage::new(1200, 2).with_cache_read(1024)));
+}
+
+fn invoice_schema() -> ResponseSchema {
+    ResponseSchema::new(
+        "Invoice",
+        json!({"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"],
+            "additionalProperties": false}),
+    )
+}
+
+#[tokio::test]
+async fn a_schema_asks_for_strict_structured_outputs() {
+    let schema = invoice_schema();
+    let server =
+        Server::start([Reply::sse([text_stream(&["{\"total\":", " 42.5}"])]), Reply::sse([text_stream(&["plain"])])])
+            .await;
+    let message = schema_call(&provider(&server), &schema).await;
+    assert_eq!(message, AssistantMessage::text("{\"total\": 42.5}"));
+    call(&provider(&server), None).await;
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].body["response_format"],
+        json!({"type": "json_schema", "json_schema": {"name": "Invoice", "schema": schema.schema, "strict": true}})
+    );
+    assert!(requests[1].body.get("response_format").is_none());
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_schema_is_asked_again_in_json_mode_within_the_call() {
+    let refusal = json!({"error": {"message": "Invalid schema for response_format 'Invoice': In context=(), \
+        'additionalProperties' is required to be supplied and to be false.", "type": "invalid_request_error",
+        "param": "response_format", "code": null}});
+    let server = Server::start([
+        Reply::status(400, &[("content-type", "application/json")], refusal.to_string()),
+        Reply::sse([text_stream(&["{\"total\": 7}"])]),
+    ])
+    .await;
+    let message = schema_call(&provider(&server), &invoice_schema()).await;
+    assert_eq!(message, AssistantMessage::text("{\"total\": 7}"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(requests[1].body["response_format"], json!({"type": "json_object"}));
+    assert_eq!(requests[1].header("x-agentic-call"), requests[0].header("x-agentic-call"));
+    assert_eq!(requests[1].body["messages"], requests[0].body["messages"]);
+}
+
+#[tokio::test]
+async fn other_refusals_and_calls_without_a_schema_are_never_sent_twice() {
+    let refusal = json!({"error": {"message": "response_format is not supported", "type": "invalid_request_error"}});
+    let other = json!({"error": {"message": "messages is too long", "type": "invalid_request_error"}});
+    let server = Server::start([
+        // No schema: a 400 naming `response_format` is an error like any other.
+        Reply::status(400, &[], refusal.to_string()),
+        // A schema, and a 400 about something else: not retried either.
+        Reply::status(400, &[], other.to_string()),
+        // A schema refused twice: the second refusal is the call's error.
+        Reply::status(400, &[], refusal.to_string()),
+        Reply::status(400, &[], refusal.to_string()),
+    ])
+    .await;
+    let plain = call(&provider(&server), None).await;
+    assert_eq!(plain.error.as_ref().and_then(|error| error.status()), Some(400));
+    let schema = invoice_schema();
+    let message = schema_call(&provider(&server), &schema).await;
+    assert!(message.error_text().contains("messages is too long"), "{}", message.error_text());
+    let twice = schema_call(&provider(&server), &schema).await;
+    assert!(twice.error_text().contains("response_format is not supported"), "{}", twice.error_text());
+    assert_eq!(server.requests().len(), 4);
 }

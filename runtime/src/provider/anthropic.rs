@@ -24,7 +24,10 @@ use crate::usage::Usage;
 /// `input_json_delta`), `content_block_stop`, `message_delta` (`end_turn` and `stop_sequence` ->
 /// [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`], `tool_use` ->
 /// [`StopReason::ToolUse`]; its `usage` counts replace those sent before, the others are kept),
-/// `message_stop`, `ping` and `error`. The usage is `input_tokens`, `output_tokens`,
+/// `message_stop`, `ping` and `error`. A request with a [schema](Request::schema) offers one more
+/// tool, named as the schema, whose `input_schema` is the schema, and forces it (`tool_choice:
+/// {"type": "tool", name}`): that tool's `tool_use` block is read as the answer's text (its
+/// `input_json_delta` fragments), and its `tool_use` stop as [`StopReason::Stop`]. The usage is `input_tokens`, `output_tokens`,
 /// `cache_read_input_tokens` and `cache_creation_input_tokens`: a call that fails after
 /// `message_start` still reports its input. An `error` event ends
 /// the call as an error message whose text is the event's `message` as sent, typed with the kind,
@@ -175,9 +178,22 @@ impl AnthropicProvider {
                 )
                 .collect();
         }
+        if let Some(schema) = request.schema {
+            // No response format here: the answer is forced through a tool whose input is the answer.
+            let tool =
+                json!({"name": schema.name, "description": ANSWER_TOOL_DESCRIPTION, "input_schema": schema.schema});
+            match body.get_mut("tools").and_then(Value::as_array_mut) {
+                Some(tools) => tools.push(tool),
+                None => body["tools"] = json!([tool]),
+            }
+            body["tool_choice"] = json!({"type": "tool", "name": schema.name});
+        }
         body
     }
 }
+
+/// The description of the tool that carries an answer of a schema.
+const ANSWER_TOOL_DESCRIPTION: &str = "Answer with this tool: its input is the answer.";
 
 impl fmt::Debug for AnthropicProvider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -210,7 +226,8 @@ impl Provider for AnthropicProvider {
             Ok((client, built)) => http::stream_call(
                 client,
                 built,
-                AnthropicWire::default(),
+                None,
+                AnthropicWire::answering(request.schema.map(|schema| schema.name.as_str())),
                 self.endpoint.api_key.clone(),
                 request.bounds,
             ),
@@ -349,13 +366,40 @@ struct MessageDeltaBody {
 pub(super) struct AnthropicWire {
     /// The `stop_reason` of the `message_delta`, once sent.
     stop_reason: Option<StopReason>,
-    /// A `tool_use` block was started.
+    /// A `tool_use` block of a tool other than the answer tool was started.
     tool_use: bool,
+    /// The tool forced to carry the answer, for a request with a schema.
+    answer_tool: Option<String>,
+    /// The indices of the answer tool's blocks: their input is the answer's text.
+    answer_blocks: Vec<u32>,
     /// The usage so far: `message_start`'s, with the counts of each `message_delta` in place.
     usage: Option<Usage>,
 }
 
 impl AnthropicWire {
+    /// A wire for a request whose answer comes as the input of the tool `answer_tool`, when there is
+    /// one (a request with a schema): that tool's blocks become the answer's text, and the
+    /// `tool_use` stop of such an answer a plain stop.
+    pub(super) fn answering(answer_tool: Option<&str>) -> Self {
+        Self { answer_tool: answer_tool.map(str::to_owned), ..Self::default() }
+    }
+
+    /// Whether a `tool_use` block of tool `name` carries the answer.
+    fn is_answer(&self, name: &str) -> bool {
+        self.answer_tool.as_deref() == Some(name)
+    }
+
+    /// The stop reason: the `message_delta`'s, else the end of a turn or of a tool call. The
+    /// answer tool's `tool_use` stop is the answer's end, unless another tool was called too.
+    fn stop(&self, sent: Option<StopReason>) -> StopReason {
+        match sent {
+            Some(StopReason::ToolUse) if !self.tool_use && !self.answer_blocks.is_empty() => StopReason::Stop,
+            Some(reason) => reason,
+            None if self.tool_use => StopReason::ToolUse,
+            None => StopReason::Stop,
+        }
+    }
+
     /// Merges the counts `usage` has into the call's usage and sends the result; a usage with none
     /// of the four counts (or not an object) changes nothing.
     fn usage(&mut self, usage: &Value, out: &mut Vec<StreamEvent>) {
@@ -411,6 +455,7 @@ impl Wire for AnthropicWire {
             }
             Event::ContentBlockStart { index, content_block } => match content_block {
                 Block::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                Block::ToolUse { name, .. } if self.is_answer(&name) => self.answer_blocks.push(index),
                 Block::ToolUse { id, name } => {
                     self.tool_use = true;
                     out.push(StreamEvent::ToolCallStart { index, id, name });
@@ -419,6 +464,11 @@ impl Wire for AnthropicWire {
             },
             Event::ContentBlockDelta { index, delta } => match delta {
                 Delta::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                Delta::InputJson { partial_json }
+                    if !partial_json.is_empty() && self.answer_blocks.contains(&index) =>
+                {
+                    out.push(StreamEvent::TextDelta(partial_json));
+                }
                 Delta::InputJson { partial_json } if !partial_json.is_empty() => {
                     out.push(StreamEvent::ToolCallDelta { index, arguments: partial_json });
                 }
@@ -430,10 +480,7 @@ impl Wire for AnthropicWire {
                 }
                 self.usage(&usage, out);
             }
-            Event::MessageStop => {
-                let fallback = if self.tool_use { StopReason::ToolUse } else { StopReason::Stop };
-                out.push(StreamEvent::Done { stop_reason: self.stop_reason.unwrap_or(fallback) });
-            }
+            Event::MessageStop => out.push(StreamEvent::Done { stop_reason: self.stop(self.stop_reason) }),
             Event::Error { error } => {
                 let body = ErrorBody::from_error(&error).unwrap_or_default();
                 out.push(http::error_event(&body, secret));
@@ -449,6 +496,10 @@ impl Wire for AnthropicWire {
         for (index, block) in (0u32..).zip(message.content) {
             match block {
                 WholeBlock::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                WholeBlock::ToolUse { name, input, .. } if self.is_answer(&name) => {
+                    self.answer_blocks.push(index);
+                    out.push(StreamEvent::TextDelta(input.to_string()));
+                }
                 WholeBlock::ToolUse { id, name, input } => {
                     self.tool_use = true;
                     out.push(StreamEvent::ToolCallStart { index, id, name });
@@ -460,8 +511,7 @@ impl Wire for AnthropicWire {
             }
         }
         self.usage(&message.usage, out);
-        let fallback = if self.tool_use { StopReason::ToolUse } else { StopReason::Stop };
-        out.push(StreamEvent::Done { stop_reason: message.stop_reason.as_deref().map_or(fallback, stop_reason) });
+        out.push(StreamEvent::Done { stop_reason: self.stop(message.stop_reason.as_deref().map(stop_reason)) });
         Ok(())
     }
 }

@@ -587,11 +587,22 @@ pub(crate) fn secret_header(prefix: &str, secret: &Secret) -> Result<reqwest::he
     Ok(value)
 }
 
+/// A second request sent once, at once, within the same call, when the first is refused with an
+/// error that `applies` to (its status and body): e.g. a server that does not know an option gets
+/// the request without it, and the caller never sees the first error.
+pub(crate) struct Fallback {
+    /// The request to send instead.
+    pub(crate) request: reqwest::Request,
+    /// Whether the first response (its status and its body, read to [`MAX_ERROR_BODY`]) calls for it.
+    pub(crate) applies: fn(u16, &str) -> bool,
+}
+
 /// Sends `request` and streams the response through `wire`, within `bounds.connect` (the client's)
-/// and `bounds.headers`.
+/// and `bounds.headers`; `fallback`, if the first response calls for it.
 pub(crate) fn stream_call<W: Wire>(
     client: reqwest::Client,
     request: reqwest::Request,
+    fallback: Option<Fallback>,
     wire: W,
     secret: Option<Secret>,
     bounds: CallBounds,
@@ -599,6 +610,7 @@ pub(crate) fn stream_call<W: Wire>(
     let driver = Driver {
         bounds,
         start: Some((client, request)),
+        fallback,
         response: None,
         decoder: SseDecoder::new(),
         wire,
@@ -624,6 +636,7 @@ type Item = Result<StreamEvent, ModelError>;
 struct Driver<W> {
     bounds: CallBounds,
     start: Option<(reqwest::Client, reqwest::Request)>,
+    fallback: Option<Fallback>,
     response: Option<reqwest::Response>,
     decoder: SseDecoder,
     wire: W,
@@ -699,6 +712,11 @@ impl<W: Wire> Driver<W> {
                 let status = response.status().as_u16();
                 let hints = Hints::from_headers(response.headers(), SystemTime::now());
                 let (body, cut) = read_capped(&mut response, MAX_ERROR_BODY).await;
+                let text = String::from_utf8_lossy(&body);
+                if let Some(fallback) = self.fallback.take_if(|fallback| (fallback.applies)(status, &text)) {
+                    self.start = Some((client, fallback.request));
+                    return;
+                }
                 self.fail(hints.apply(http_error(status, &body, cut, self.secret.as_ref())));
             }
         }
@@ -791,6 +809,7 @@ pub(crate) fn replay<W: Wire>(wire: W, reads: &[&[u8]], whole: bool, secret: Opt
     let mut driver = Driver {
         bounds: CallBounds::DEFAULT,
         start: None,
+        fallback: None,
         response: None,
         decoder: SseDecoder::new(),
         wire,

@@ -6,7 +6,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire};
+use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Fallback, Secret, Wire};
 use super::sse::SseEvent;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::ModelError;
@@ -19,7 +19,10 @@ use crate::usage::Usage;
 /// tools offered (`tools: [{"type": "function", "function": {name, description, parameters}}]`,
 /// only when there are some), `max_tokens` and `temperature` when set,
 /// `stream_options: {"include_usage": true}`, `Authorization: Bearer <key>` when a key is set, and
-/// the call's number as `x-agentic-call`. It reads text deltas, tool-call deltas, the
+/// the call's number as `x-agentic-call`. A request with a [schema](Request::schema) asks for
+/// structured outputs (`response_format: {"type": "json_schema", "json_schema": {name, schema,
+/// "strict": true}}`); a server that refuses it (a 400 naming `response_format` or `json_schema`)
+/// is asked again at once, within the same call, in JSON mode (`{"type": "json_object"}`). It reads text deltas, tool-call deltas, the
 /// `finish_reason` (`stop` and `content_filter` -> [`StopReason::Stop`], `length` ->
 /// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]), `{"error": ..}` objects in
 /// the stream, the answering `model` (its first chunk's) and the `usage` chunk the server sends
@@ -134,19 +137,37 @@ impl OpenAiProvider {
         self.endpoint.api_key.is_some()
     }
 
-    fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
+    /// The request, and for a request with a schema its plain JSON mode fallback.
+    fn build(
+        &self,
+        request: &Request<'_>,
+    ) -> Result<(reqwest::Client, reqwest::Request, Option<Fallback>), ModelError> {
         let client = self.endpoint.client(request.bounds.connect)?;
         let mut headers = HeaderMap::new();
         if let Some(secret) = &self.endpoint.api_key {
             headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
         }
-        let body = self.body(request);
         let url = format!("{}/chat/completions", self.endpoint.base_url);
-        let built = http::post(&client, &url, headers, &body, request, self.endpoint.api_key.as_ref())?;
-        Ok((client, built))
+        let post = |mode| {
+            let body = self.body_for(request, mode);
+            http::post(&client, &url, headers.clone(), &body, request, self.endpoint.api_key.as_ref())
+        };
+        let built = post(JsonMode::Schema)?;
+        let fallback = match request.schema {
+            Some(_) => Some(Fallback { request: post(JsonMode::Object)?, applies: rejects_schema }),
+            None => None,
+        };
+        Ok((client, built, fallback))
     }
 
+    /// The body, asking for the request's schema (if any) in strict structured outputs mode.
+    #[cfg(test)]
     fn body(&self, request: &Request<'_>) -> Value {
+        self.body_for(request, JsonMode::Schema)
+    }
+
+    /// The body, asking for the request's schema (if any) as `mode` says.
+    fn body_for(&self, request: &Request<'_>, mode: JsonMode) -> Value {
         let mut body = json!({
             "model": self.endpoint.model,
             "messages": messages(request),
@@ -173,8 +194,35 @@ impl OpenAiProvider {
                 })
                 .collect();
         }
+        if let Some(schema) = request.schema {
+            body["response_format"] = match mode {
+                JsonMode::Schema => json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true},
+                }),
+                JsonMode::Object => json!({"type": "json_object"}),
+            };
+        }
         body
     }
+}
+
+/// How a request with a schema asks for JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonMode {
+    /// Structured outputs: `{"type": "json_schema", "json_schema": {name, schema, "strict": true}}`,
+    /// the answer follows the schema.
+    Schema,
+    /// JSON mode: `{"type": "json_object"}`, the answer is a JSON object (the schema is the
+    /// caller's to check), for servers that refuse the first.
+    Object,
+}
+
+/// Whether a server refused structured outputs: a 400 that names `response_format` or
+/// `json_schema` (llama.cpp, vLLM and older servers that do not know it, or OpenAI when the schema
+/// does not fit strict mode). Such a request gets JSON mode instead.
+fn rejects_schema(status: u16, body: &str) -> bool {
+    status == 400 && (body.contains("response_format") || body.contains("json_schema"))
 }
 
 impl fmt::Debug for OpenAiProvider {
@@ -205,9 +253,14 @@ impl Provider for OpenAiProvider {
 
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
         match self.build(request) {
-            Ok((client, built)) => {
-                http::stream_call(client, built, OpenAiWire::default(), self.endpoint.api_key.clone(), request.bounds)
-            }
+            Ok((client, built, fallback)) => http::stream_call(
+                client,
+                built,
+                fallback,
+                OpenAiWire::default(),
+                self.endpoint.api_key.clone(),
+                request.bounds,
+            ),
             Err(error) => http::failed(error),
         }
     }

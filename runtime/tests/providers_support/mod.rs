@@ -11,7 +11,7 @@ use agentic_runtime::AssistantMessage;
 use agentic_runtime::ModelError;
 use agentic_runtime::agent;
 use agentic_runtime::message::Message;
-use agentic_runtime::provider::{Provider, Request, StreamEvent};
+use agentic_runtime::provider::{Provider, Request, ResponseSchema, StreamEvent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -249,6 +249,14 @@ pub async fn events(provider: &dyn Provider) -> Vec<Result<StreamEvent, ModelErr
     let history = [Message::user("What is the answer?")];
     let request = Request::new(&history);
     provider.stream(&request).collect().await
+}
+
+/// One call through `agent::run` whose answer must follow `schema`.
+pub async fn schema_call(provider: &dyn Provider, schema: &ResponseSchema) -> AssistantMessage {
+    let history = [Message::user("What is the answer? Answer in JSON.")];
+    let mut request = Request::new(&history);
+    request.schema = Some(schema);
+    agent::run(provider, &request, None).await.expect("not a programming error")
 }
 
 /// The answering model a call's events named, if any.
