@@ -288,6 +288,7 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
 }
 
 /// Rewrites `<runtime>.exec(prompt)` into `Runtime::__agentic_exec(<runtime>, <AgentFn>, prompt)`
+/// (and `<runtime>.exec_json(prompt)`, with or without a turbofish, into `__agentic_exec_json`)
 /// wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
 /// not in nested items (they cannot see it). Macro arguments are rewritten when they parse as
 /// comma-separated expressions (`assert!`, `tokio::join!`, `format!`, ...).
@@ -342,7 +343,12 @@ impl Rewriter<'_> {
         };
         let prompt = &call.args[0];
         // The callee carries the span of `exec`, so that errors about the call point at the user's call.
-        let callee = respan(quote!(#private::Runtime::__agentic_exec), span);
+        let callee = if call.method == "exec_json" {
+            let turbofish = &call.turbofish;
+            respan(quote!(#private::Runtime::__agentic_exec_json #turbofish), span)
+        } else {
+            respan(quote!(#private::Runtime::__agentic_exec), span)
+        };
         let mut rewritten: syn::ExprCall = syn::parse_quote_spanned! {span=>
             #callee(#runtime, #function, #prompt)
         };
@@ -351,7 +357,9 @@ impl Rewriter<'_> {
     }
 
     fn is_runtime_exec(&self, call: &ExprMethodCall) -> bool {
-        if self.shadowed || call.method != "exec" || call.turbofish.is_some() || call.args.len() != 1 {
+        // `exec` takes no generics; `exec_json` may name its type (`exec_json::<Invoice>`).
+        let method = matches!((call.method.to_string().as_str(), &call.turbofish), ("exec", None) | ("exec_json", _));
+        if self.shadowed || !method || call.args.len() != 1 {
             return false;
         }
         let mut receiver = &*call.receiver;

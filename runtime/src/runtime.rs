@@ -308,12 +308,22 @@ impl Runtime {
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
+        self.__agentic_exec_json(AgentFn::anonymous(*policy), prompt).await
+    }
+
+    /// What `#[agentic_function]` calls for `runtime.exec_json(prompt)`: [`Runtime::exec_json`]
+    /// with the function's name, doc comment, policy and validator (which sees the reply once it
+    /// parses).
+    #[doc(hidden)]
+    pub async fn __agentic_exec_json<T>(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<T, ExecError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
         let expected = Expected::of::<T>();
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await;
+        let result = self.exec_attempts(&function, prompt.into(), Some(&expected)).await;
         self.journal_failure(&result);
         let reply = result?;
-        // Checked already, so this parse succeeds; if it did not, the error says why.
-        typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(None, why, &reply))
+        typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(function.name, why, &reply))
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a

@@ -29,7 +29,8 @@ impl Expected {
     /// The expectation of JSON of `T`.
     pub(crate) fn of<T: DeserializeOwned + JsonSchema>() -> Self {
         let schema = schemars::schema_for!(T);
-        let schema = serde_json::to_value(&schema).unwrap_or(serde_json::Value::Bool(true));
+        let mut schema = serde_json::to_value(&schema).unwrap_or(serde_json::Value::Bool(true));
+        strict(&mut schema);
         Self { schema: ResponseSchema::new(&T::schema_name(), schema), check: |text| parse::<T>(text).map(drop) }
     }
 
@@ -54,6 +55,27 @@ impl Expected {
                 "Your previous reply was not valid `{name}` JSON: {error}. Answer again with only the JSON, fixing that."
             ),
         })
+    }
+}
+
+/// Shapes a schema for OpenAI's strict structured outputs, which refuse any other: every object
+/// closed (`additionalProperties: false`) and every property required. An `Option` field's schema
+/// already admits `null` (which serde reads as absent); a field with a serde default gets a value
+/// from the model. Applied to every subschema, definitions included.
+fn strict(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(object) = schema else { return };
+    if let Some(Value::Object(properties)) = object.get("properties") {
+        let names: Vec<Value> = properties.keys().cloned().map(Value::from).collect();
+        object.insert("required".to_owned(), Value::from(names));
+        object.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    for (_, child) in object.iter_mut() {
+        match child {
+            Value::Object(_) => strict(child),
+            Value::Array(items) => items.iter_mut().for_each(strict),
+            _ => {}
+        }
     }
 }
 
@@ -88,6 +110,36 @@ mod tests {
         assert_eq!(wrong, r#"total: invalid type: string "x", expected f64 at line 1 column 32"#);
         assert!(parse::<Invoice>(r#"{"currency": "EU"#).unwrap_err().contains("EOF while parsing"));
         assert!(parse::<Invoice>(r#"{"currency": "EUR", "total": 1} and more"#).unwrap_err().contains("trailing"));
+    }
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Order {
+        id: u64,
+        note: Option<String>,
+        lines: Vec<Line>,
+    }
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Line {
+        sku: String,
+        #[serde(default)]
+        quantity: u32,
+    }
+
+    #[test]
+    fn schemas_are_shaped_for_strict_mode_and_still_parse_what_they_describe() {
+        let schema = Expected::of::<Order>().schema.schema;
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], serde_json::json!(["id", "lines", "note"]));
+        assert_eq!(schema["properties"]["note"]["type"], serde_json::json!(["string", "null"]));
+        let line = &schema["$defs"]["Line"];
+        assert_eq!(line["additionalProperties"], false);
+        assert_eq!(line["required"], serde_json::json!(["quantity", "sku"]));
+        assert_eq!(line["properties"]["quantity"]["type"], "integer");
+        // What a strict model sends for an absent optional field parses.
+        assert!(parse::<Order>(r#"{"id": 1, "note": null, "lines": [{"sku": "a", "quantity": 2}]}"#).is_ok());
     }
 
     #[test]

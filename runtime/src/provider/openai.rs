@@ -202,6 +202,17 @@ impl OpenAiProvider {
                 }),
                 JsonMode::Object => json!({"type": "json_object"}),
             };
+            if mode == JsonMode::Object {
+                // JSON mode needs the word "JSON" in the messages (OpenAI answers 400 otherwise) and
+                // knows no schema: a system message gives both.
+                let instruction = format!(
+                    "Answer with JSON only, following this JSON schema: {}",
+                    serde_json::to_string(&schema.schema).unwrap_or_default()
+                );
+                if let Some(messages) = body["messages"].as_array_mut() {
+                    messages.insert(0, json!({"role": "system", "content": instruction}));
+                }
+            }
         }
         body
     }
