@@ -549,7 +549,13 @@ async fn a_server_that_refuses_the_schema_is_asked_again_in_json_mode_within_the
     assert_eq!(requests[0].body["response_format"]["type"], "json_schema");
     assert_eq!(requests[1].body["response_format"], json!({"type": "json_object"}));
     assert_eq!(requests[1].header("x-agentic-call"), requests[0].header("x-agentic-call"));
-    assert_eq!(requests[1].body["messages"], requests[0].body["messages"]);
+    // JSON mode needs the word JSON in the messages and knows no schema: a system message says both.
+    let (first, second) =
+        (requests[0].body["messages"].as_array().unwrap(), requests[1].body["messages"].as_array().unwrap());
+    assert_eq!(second[1..], first[..]);
+    assert_eq!(second[0]["role"], "system");
+    let instruction = second[0]["content"].as_str().unwrap();
+    assert!(instruction.starts_with("Answer with JSON only, following this JSON schema: {"), "{instruction}");
 }
 
 #[tokio::test]
