@@ -421,12 +421,7 @@ impl Runtime {
                 }
                 TurnEnd::Tools(message) => {
                     if exec.iterations >= self.max_iterations {
-                        let limit = format!(
-                            "the model still asked for tools after {} tool iterations (`max_iterations` is {}): \
-                             no final answer",
-                            exec.iterations, self.max_iterations
-                        );
-                        return Err(fail(&mut run, ExecErrorKind::MaxIterations, vec![limit], None, None));
+                        return Err(self.too_many_iterations(&mut run, exec.iterations));
                     }
                     exec.iterations += 1;
                     let tools = self.tools.run_calls_traced(&message, exec.trace.as_ref());
@@ -439,6 +434,15 @@ impl Runtime {
                 }
             }
         }
+    }
+
+    /// The error of an exec whose model still asks for tools after `max_iterations` tool turns.
+    fn too_many_iterations(&self, run: &mut Run<'_>, iterations: u32) -> ExecError {
+        let limit = format!(
+            "the model still asked for tools after {iterations} tool iterations (`max_iterations` is {}): no final answer",
+            self.max_iterations
+        );
+        fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None)
     }
 
     /// One model turn through layer 2: attempts until one gives an answer or asks for tools, or the
