@@ -3,6 +3,8 @@
 use std::process::ExitCode;
 
 use agentic_runtime::policy::rules::millis;
+
+use crate::schema::SchemaFile;
 use agentic_runtime::{
     AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime, Usage,
 };
@@ -63,6 +65,10 @@ pub(crate) struct Args {
     /// Print each decision of the layers on stderr as it is made.
     #[arg(long, short)]
     verbose: bool,
+    /// Ask for JSON that this JSON Schema file accepts, and print it once it does (an answer that
+    /// is not such JSON goes back to the model with what is wrong, like a rejected reply).
+    #[arg(long, value_name = "FILE.json")]
+    schema: Option<std::path::PathBuf>,
     #[command(flatten)]
     policy: PolicyFlags,
     /// The prompt.
@@ -86,6 +92,10 @@ fn ask(args: &Args) -> ExitCode {
     if let Err(error) = policy.validate() {
         return usage_error(error);
     }
+    let schema = match args.schema.as_deref().map(SchemaFile::load).transpose() {
+        Ok(schema) => schema,
+        Err(message) => return usage_error(message),
+    };
     let provider = match build_provider(args, &|name| std::env::var(name).ok().filter(|v| !v.is_empty())) {
         Ok(provider) => provider,
         Err(message) => return usage_error(message),
@@ -102,7 +112,15 @@ fn ask(args: &Args) -> ExitCode {
         Ok(tokio) => tokio,
         Err(error) => return usage_error(format!("cannot start the async runtime: {error}")),
     };
-    let result = tokio.block_on(runtime.exec_with(&policy, prompt));
+    let result = match &schema {
+        None => tokio.block_on(runtime.exec_with(&policy, prompt)),
+        Some(file) => tokio.block_on(runtime.exec_json_schema_with(
+            &policy,
+            file.schema.clone(),
+            |answer| file.check(answer),
+            prompt,
+        )),
+    };
     if args.verbose {
         eprintln!("{}", spent(&result));
     }

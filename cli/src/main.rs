@@ -18,6 +18,7 @@ mod journal;
 mod json;
 mod otel;
 mod policy_flags;
+mod schema;
 mod simulate;
 
 use std::process::ExitCode;

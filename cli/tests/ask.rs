@@ -283,3 +283,37 @@ async fn reports_the_tokens_spent_failed_calls_included() {
         text(&output.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_schema_prints_the_json_once_it_follows_the_schema() {
+    let schema = agentic_test_support::temp_file::TempFile::new("invoice.schema.json");
+    std::fs::write(
+        schema.path(),
+        r#"{"title": "Invoice", "type": "object", "required": ["currency", "total"],
+            "properties": {"currency": {"type": "string"}, "total": {"type": "number", "minimum": 0}}}"#,
+    )
+    .unwrap();
+    let scenario = Scenario::new()
+        .then(Step::ok(r#"{"currency": "EUR", "total": -1}"#))
+        .otherwise(Step::ok(r#"{"currency": "EUR", "total": 12.5}"#));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.openai_base_url();
+    let schema_arg = schema.path().to_str().unwrap().to_owned();
+    let output = agentic_async(args(&["ask", "--base-url", &url, "--schema", &schema_arg, "-v"], &["read it"])).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer, serde_json::json!({"currency": "EUR", "total": 12.5}));
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("`/total` does not follow the schema"), "{stderr}");
+    assert!(server.journal().iter().all(|entry| entry.schema.as_deref() == Some("Invoice")));
+}
+
+#[test]
+fn a_schema_that_is_not_json_is_a_usage_error() {
+    let schema = agentic_test_support::temp_file::TempFile::new("broken.schema.json");
+    std::fs::write(schema.path(), "{ not json").unwrap();
+    let output =
+        agentic(&["ask", "--base-url", "http://127.0.0.1:9/v1", "--schema", schema.path().to_str().unwrap(), "q"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("is not JSON"), "{}", text(&output.stderr));
+}

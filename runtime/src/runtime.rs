@@ -17,7 +17,7 @@ use crate::journal::Journal;
 use crate::message::{AssistantMessage, Message, StopReason};
 use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
-use crate::provider::Provider;
+use crate::provider::{Provider, ResponseSchema};
 use crate::reply::Reply;
 use crate::report::{Decision, Observer};
 use crate::retry::{Failed, Next, RetryState, validate_policy};
@@ -326,6 +326,24 @@ impl Runtime {
         typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(function.name, why, &reply))
     }
 
+    /// [`Runtime::exec_json`] for a schema known only at run time (a file, a configuration): the
+    /// model is asked for JSON of `schema`, and an answer that is not JSON, or that `check` refuses
+    /// (`Err(why)`, e.g. a JSON Schema validator's message), is a rejected attempt whose reason goes
+    /// back to the model. The reply's text is the JSON that passed.
+    pub async fn exec_json_schema_with(
+        &self,
+        policy: &RetryPolicy,
+        schema: ResponseSchema,
+        check: impl Fn(&serde_json::Value) -> Result<(), String> + Sync,
+        prompt: impl Into<Prompt>,
+    ) -> Result<Reply, ExecError> {
+        let check = |text: &str| check(&typed::parse::<serde_json::Value>(text)?);
+        let expected = Expected::checked(schema, &check);
+        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await;
+        self.journal_failure(&result);
+        result
+    }
+
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
@@ -380,7 +398,7 @@ impl Runtime {
         &self,
         function: &AgentFn,
         prompt: Prompt,
-        expected: Option<&Expected>,
+        expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
         let name = function.name;
         // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
@@ -556,7 +574,7 @@ fn reject(
 struct Exec<'f> {
     function: &'f AgentFn,
     /// The JSON the answer must be (`exec_json`), if any.
-    expected: Option<&'f Expected>,
+    expected: Option<&'f Expected<'f>>,
     history: Vec<Message>,
     trace: Option<RunTrace>,
     iterations: u32,

@@ -8,13 +8,29 @@ use crate::classify::Reason;
 use crate::message::StopReason;
 use crate::provider::ResponseSchema;
 
-/// What an exec's answer must be: JSON of a type, described to the model by its schema.
-#[derive(Debug)]
-pub(crate) struct Expected {
-    /// The type's JSON schema, sent with every call of the exec.
+/// A check of an answer's text: `Err(why)` when it is not the data asked for.
+pub(crate) type Check<'c> = &'c (dyn Fn(&str) -> Result<(), String> + Sync);
+
+/// How an answer's text is checked: as JSON of a type (a plain function), or by a caller's check.
+#[derive(Clone, Copy)]
+enum Checker<'c> {
+    Type(fn(&str) -> Result<(), String>),
+    Caller(Check<'c>),
+}
+
+/// What an exec's answer must be: JSON of a type (or that passes a check), described to the model
+/// by its schema.
+pub(crate) struct Expected<'c> {
+    /// The JSON schema, sent with every call of the exec.
     pub(crate) schema: ResponseSchema,
-    /// Whether a text is JSON of the type, and if not, why (line, column and field).
-    check: fn(&str) -> Result<(), String>,
+    /// Whether a text is the JSON asked for, and if not, why (line, column and field).
+    check: Checker<'c>,
+}
+
+impl std::fmt::Debug for Expected<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expected").field("schema", &self.schema.name).finish_non_exhaustive()
+    }
 }
 
 /// Why an answer is not the data asked for: the rule, the reason for the error, and what the model
@@ -25,13 +41,25 @@ pub(crate) struct Unfit {
     pub(crate) feedback: String,
 }
 
-impl Expected {
+impl Expected<'_> {
     /// The expectation of JSON of `T`.
     pub(crate) fn of<T: DeserializeOwned + JsonSchema>() -> Self {
         let schema = schemars::schema_for!(T);
         let mut schema = serde_json::to_value(&schema).unwrap_or(serde_json::Value::Bool(true));
         strict(&mut schema);
-        Self { schema: ResponseSchema::new(&T::schema_name(), schema), check: |text| parse::<T>(text).map(drop) }
+        Self { schema: ResponseSchema::new(&T::schema_name(), schema), check: Checker::Type(parses_as::<T>) }
+    }
+}
+
+/// Whether `text` is JSON of `T`.
+fn parses_as<T: DeserializeOwned>(text: &str) -> Result<(), String> {
+    parse::<T>(text).map(drop)
+}
+
+impl<'c> Expected<'c> {
+    /// The expectation of JSON that follows `schema` as `check` judges it.
+    pub(crate) fn checked(schema: ResponseSchema, check: Check<'c>) -> Self {
+        Self { schema, check: Checker::Caller(check) }
     }
 
     /// Why the answer `text`, which stopped for `stop_reason`, is not the data asked for, if it is not.
@@ -47,7 +75,11 @@ impl Expected {
                 ),
             });
         }
-        let error = (self.check)(text).err()?;
+        let error = match self.check {
+            Checker::Type(check) => check(text),
+            Checker::Caller(check) => check(text),
+        }
+        .err()?;
         Some(Unfit {
             rule: Reason::Unparsable,
             why: format!("the answer is not `{name}` JSON: {error}"),
