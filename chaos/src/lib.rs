@@ -60,7 +60,7 @@
 //!
 //! | kind | streamed (`"stream": true`) | not streamed |
 //! | --- | --- | --- |
-//! | `ok` | the full stream: OpenAI chunks, a `finish_reason: "stop"` chunk, (a usage chunk if `stream_options.include_usage`), `data: [DONE]`; Anthropic `message_start`, `content_block_start`, `ping`, `content_block_delta` × N, `content_block_stop`, `message_delta` (`end_turn`), `message_stop` | the whole answer as one JSON body (`chat.completion` / `message`) |
+//! | `ok` | the full stream: OpenAI chunks, a `finish_reason: "stop"` chunk, (a usage chunk if `stream_options.include_usage`), `data: [DONE]`; Anthropic `message_start`, `content_block_start`, `ping`, `content_block_delta` × N, `content_block_stop`, `message_delta` (`end_turn`), `message_stop`; with `"stop": "length"` the answer ends as the token limit cuts one, `finish_reason: "length"` / `stop_reason: "max_tokens"` | the whole answer as one JSON body (`chat.completion` / `message`), with the same stop reason |
 //! | `http_error` | status, headers (`retry-after`, `retry-after-ms`, `x-should-retry`, any other) and the provider's error body, see [`HttpError`] | same |
 //! | `context_overflow` | the provider's real 400 body, see [`Step::context_overflow`] | same |
 //! | `invalid_api_key` | the provider's real 401 body, see [`Step::invalid_api_key`] | same |
@@ -101,7 +101,7 @@
 //!     {"kind": "truncate", "after_chunks": 1, "chunks": 4},
 //!     {"kind": "sse_error", "after_chunks": 2, "error_type": "overloaded_error", "message": "Overloaded"},
 //!     {"kind": "malformed_chunk", "after_chunks": 1, "data": "{not json"},
-//!     {"kind": "stall", "ms": 20},
+//!     {"kind": "stall", "ms": 20, "text": "{\"total\": 12", "stop": "length"},
 //!     {"kind": "stall", "ms": 20, "after_chunks": 2},
 //!     {"kind": "hang", "after_chunks": 1},
 //!     {"kind": "context_overflow"},
@@ -152,6 +152,7 @@
 //! | `headers` | object | all but `close_before_headers` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
 //! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
+//! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Reply::cut_by_token_limit`] (the answer ends normally) |
 //! | `usage` | `{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}`, integers, each optional | same as `text` | pin these counts of the reported usage; the others follow the [rule](#token-usage), the cache counts are 0. See [`TokenUsage`] |
 //!
 //! ## Limits

@@ -381,6 +381,7 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
             WireFormat::Anthropic => body.as_ref().and_then(forced_tool).map(str::to_owned),
             WireFormat::OpenAi => None,
         },
+        cut_by_token_limit: step.cut_by_token_limit(),
     };
     let api_key = api_key(&request, wire);
     let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key };

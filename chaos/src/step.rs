@@ -280,6 +280,17 @@ impl Step {
         self
     }
 
+    /// Whether the answer ends as one that the token limit cut (only a step whose answer ends
+    /// like an `ok` answer can be).
+    pub(crate) fn cut_by_token_limit(&self) -> bool {
+        match self {
+            Self::Ok(reply) | Self::Stall(Stall { reply, .. }) | Self::MalformedChunk(Malformed { reply, .. }) => {
+                reply.cut_by_token_limit
+            }
+            _ => false,
+        }
+    }
+
     /// The token counts this step pins; every count follows the rule for a step that sends no
     /// answer.
     pub(crate) fn usage(&self) -> TokenUsage {
@@ -332,6 +343,8 @@ pub struct Reply {
     pub(crate) chunk_delay_ms: u64,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) usage: TokenUsage,
+    /// The answer ends as one the token limit cut (see [`Reply::cut_by_token_limit`]).
+    pub(crate) cut_by_token_limit: bool,
 }
 
 impl Default for Reply {
@@ -343,7 +356,14 @@ impl Default for Reply {
 impl Reply {
     /// A reply with `text`.
     pub fn new(text: impl Into<String>) -> Self {
-        Self { text: text.into(), chunks: None, chunk_delay_ms: 0, headers: Vec::new(), usage: TokenUsage::default() }
+        Self {
+            text: text.into(),
+            chunks: None,
+            chunk_delay_ms: 0,
+            headers: Vec::new(),
+            usage: TokenUsage::default(),
+            cut_by_token_limit: false,
+        }
     }
 
     /// Split the text into `n` chunks of about the same number of characters (at least 1).
@@ -387,6 +407,20 @@ impl Reply {
     /// The counts of the [rule](crate#token-usage).
     pub fn usage(mut self, usage: TokenUsage) -> Self {
         self.usage = usage;
+        self
+    }
+
+    /// End the answer as one that the token limit cut: OpenAI `finish_reason: "length"`,
+    /// Anthropic `stop_reason: "max_tokens"` (also when a forced tool answers, `tool_choice.type ==
+    /// "tool"`: its `tool_use` block then ends with `max_tokens`), streamed or not. The text is
+    /// sent as given, so give the cut text itself, e.g. JSON that stops mid-string. In a scenario
+    /// file: `"stop": "length"`.
+    ///
+    /// # Default
+    ///
+    /// The answer ends normally: `"stop"` / `"end_turn"` (`"tool_use"` for a forced tool).
+    pub fn cut_by_token_limit(mut self) -> Self {
+        self.cut_by_token_limit = true;
         self
     }
 
@@ -529,6 +563,23 @@ macro_rules! reply_setters {
             /// The counts of the [rule](crate#token-usage).
             pub fn usage(mut self, usage: TokenUsage) -> Self {
                 self.reply.usage = usage;
+                self
+            }
+        }
+    };
+}
+
+/// `cut_by_token_limit` for the steps whose answer, after its fault, ends like an `ok` answer.
+macro_rules! cut_setter {
+    ($ty:ident) => {
+        impl $ty {
+            /// End the answer as one that the token limit cut (see [`Reply::cut_by_token_limit`]).
+            ///
+            /// # Default
+            ///
+            /// The answer ends normally.
+            pub fn cut_by_token_limit(mut self) -> Self {
+                self.reply.cut_by_token_limit = true;
                 self
             }
         }
@@ -990,6 +1041,7 @@ impl Stall {
 }
 
 reply_setters!(Stall);
+cut_setter!(Stall);
 
 /// Silence until the client hangs up or the server stops: the `hang` step.
 ///
@@ -1099,6 +1151,7 @@ impl Malformed {
 }
 
 reply_setters!(Malformed);
+cut_setter!(Malformed);
 
 /// An answer whose content is tool calls: the `tool_use` step.
 ///

@@ -253,6 +253,9 @@ pub(crate) struct Exchange {
     /// as that tool's `tool_use` block, its text as `input_json_delta` fragments, as the real API
     /// answers a request for a schema.
     pub(crate) answer_tool: Option<String>,
+    /// The answer ends as one the token limit cut: OpenAI `finish_reason: "length"`, Anthropic
+    /// `stop_reason: "max_tokens"`.
+    pub(crate) cut_by_token_limit: bool,
 }
 
 impl Exchange {
@@ -364,12 +367,26 @@ impl Exchange {
         events
     }
 
-    /// The events that end every streamed answer: its stop reason (a tool call or the end of the
-    /// turn), the usage when asked for, and the end marker.
+    /// Why the answer stopped, in the request's format: the token limit cut it, it called a tool,
+    /// or the turn ended.
+    fn stop_reason(&self, tool_use: bool) -> &'static str {
+        match (self.wire, self.cut_by_token_limit, tool_use) {
+            (WireFormat::OpenAi, true, _) => "length",
+            (WireFormat::OpenAi, false, true) => "tool_calls",
+            (WireFormat::OpenAi, false, false) => "stop",
+            (WireFormat::Anthropic, true, _) => "max_tokens",
+            (WireFormat::Anthropic, false, true) => "tool_use",
+            (WireFormat::Anthropic, false, false) => "end_turn",
+        }
+    }
+
+    /// The events that end every streamed answer: its stop reason (a tool call, the end of the
+    /// turn or the token limit), the usage when asked for, and the end marker.
     fn push_stream_end(&self, events: &mut Vec<String>, tool_use: bool, output_tokens: u64) {
+        let stop_reason = self.stop_reason(tool_use);
         match self.wire {
             WireFormat::OpenAi => {
-                events.push(self.openai_chunk(json!({}), Some(if tool_use { "tool_calls" } else { "stop" })));
+                events.push(self.openai_chunk(json!({}), Some(stop_reason)));
                 if self.include_usage {
                     let usage = json!({
                         "id": self.id(),
@@ -384,7 +401,6 @@ impl Exchange {
                 events.push("data: [DONE]\n\n".to_owned());
             }
             WireFormat::Anthropic => {
-                let stop_reason = if tool_use { "tool_use" } else { "end_turn" };
                 events.push(Self::anthropic_event(
                     "message_delta",
                     &json!({
@@ -632,7 +648,7 @@ impl Exchange {
                     "index": 0,
                     "message": {"role": "assistant", "content": text, "refusal": null},
                     "logprobs": null,
-                    "finish_reason": "stop",
+                    "finish_reason": self.stop_reason(false),
                 }],
                 "usage": self.openai_usage(output_tokens),
             }),
@@ -647,7 +663,7 @@ impl Exchange {
                         "input": serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::from(text))}),
                     None => json!({"type": "text", "text": text}),
                 }],
-                "stop_reason": if self.answer_tool.is_some() { "tool_use" } else { "end_turn" },
+                "stop_reason": self.stop_reason(self.answer_tool.is_some()),
                 "stop_sequence": null,
                 "usage": self.anthropic_usage(self.output_tokens(output_tokens)),
             }),

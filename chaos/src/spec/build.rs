@@ -2,7 +2,7 @@
 //! found the ones a kind requires.
 
 use super::check::{Checked, CheckedKind, CheckedScenario};
-use super::model::{HangAtSpec, StepSpec};
+use super::model::{HangAtSpec, StepSpec, StopSpec};
 use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError, Interrupt,
@@ -92,6 +92,7 @@ fn reply(spec: &StepSpec, headers: Vec<(String, String)>) -> Reply {
         chunk_delay_ms: spec.chunk_delay_ms.unwrap_or(0),
         headers,
         usage: spec.usage.unwrap_or_default(),
+        cut_by_token_limit: spec.stop == Some(StopSpec::Length),
     }
 }
 

@@ -75,6 +75,7 @@ step_spec! {
     echo_key: EchoKey,
     content_type: String,
     usage: TokenUsage,
+    stop: StopSpec,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -86,6 +87,13 @@ pub(super) enum HangAtSpec {
     In,
     #[serde(rename = "after_headers")]
     After,
+}
+
+/// Why an answer stops, when not at the end of its turn: `"length"`, the token limit cut it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) enum StopSpec {
+    #[serde(rename = "length")]
+    Length,
 }
 
 /// One call of a `tool_use` step: `{"name": "get_weather", "input": {"city": "Paris"}}`.
@@ -207,6 +215,8 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "at" => &[K::Hang],
         "interval_ms" => INTERVAL,
         "ping" => &[K::KeepAliveFlood],
+        // The kinds whose answer ends like an `ok` answer, with a stop reason.
+        "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
         _ => &[],
     }

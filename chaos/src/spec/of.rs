@@ -1,7 +1,7 @@
 //! A built scenario's JSON form: each step as the flat object a file would hold, with only the
 //! fields that differ from their defaults.
 
-use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, ToolCallSpec};
+use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Reply, SseError, Step, StepKind, ToolUse, WrongContentType,
@@ -141,6 +141,7 @@ impl StepSpec {
         self.chunk_delay_ms = (reply.chunk_delay_ms != 0).then_some(reply.chunk_delay_ms);
         self.set_headers(&reply.headers);
         self.set_usage(reply.usage);
+        self.stop = reply.cut_by_token_limit.then_some(StopSpec::Length);
     }
 
     /// The pinned counts, when any is.

@@ -1,0 +1,70 @@
+//! A typed answer that the token limit cut, on both wire formats against the chaos server (real
+//! sockets on 127.0.0.1, millisecond policy delays, as in `typed_wire`): the cut JSON is a
+//! rejected attempt whose feedback asks for a complete, shorter answer, and the next, complete
+//! answer is the result.
+
+use std::sync::{Arc, Mutex};
+
+use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::provider::{EventStream, Request};
+use agentic_runtime::{AnthropicProvider, Message, OpenAiProvider, Provider, RetryPolicy, Role, Runtime};
+
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Invoice {
+    currency: String,
+    total: f64,
+}
+
+/// Up to 3 attempts, 1 ms delays.
+const POLICY: RetryPolicy =
+    RetryPolicy::new().with_max_retries(3).with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
+
+/// Wraps a provider and records the messages of each request.
+struct Recording<P> {
+    inner: P,
+    requests: Arc<Mutex<Vec<Vec<Message>>>>,
+}
+
+impl<P: Provider> Provider for Recording<P> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
+        self.requests.lock().unwrap().push(request.messages.to_vec());
+        self.inner.stream(request)
+    }
+}
+
+#[tokio::test]
+async fn json_cut_by_the_token_limit_is_asked_again_shorter_on_both_wire_formats() {
+    for wire in ["openai", "anthropic"] {
+        let scenario = Scenario::new()
+            .then(Step::ok(r#"{"currency": "EUR", "total": 12.5, "note": "a long"#).cut_by_token_limit())
+            .otherwise(Step::ok(r#"{"currency": "EUR", "total": 12.5}"#));
+        let server = ChaosServer::start(scenario).await.unwrap();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let provider: Arc<dyn Provider> = match wire {
+            "openai" => Arc::new(Recording {
+                inner: OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos"),
+                requests: Arc::clone(&requests),
+            }),
+            _ => Arc::new(Recording {
+                inner: AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos"),
+                requests: Arc::clone(&requests),
+            }),
+        };
+        let runtime = Runtime::from_shared(provider);
+        let invoice = runtime.exec_json_with::<Invoice>(&POLICY, "Invoice: 12.50 EUR").await.unwrap();
+        assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 }, "{wire}");
+        assert_eq!(server.journal().len(), 2, "{wire}: the cut answer, then the complete one");
+
+        let requests = requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 2, "{wire}");
+        let feedback = requests[1].iter().rev().find(|message| message.role() == Role::User).unwrap().text();
+        assert!(feedback.contains("cut off by the token limit"), "{wire}: {feedback}");
+        assert!(feedback.contains("shorter"), "{wire}: {feedback}");
+        assert_eq!(requests[1].last().map(Message::role), Some(Role::User), "{wire}: the feedback comes last");
+        server.shutdown().await;
+    }
+}
