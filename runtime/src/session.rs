@@ -88,6 +88,7 @@ async fn retry_after_failed_call(
     if let Some(hint) = hint {
         // Every other call of this runtime to this provider waits for it too.
         run.state.governor.note_hint(hint).await;
+        telemetry::cooldown(run.provider.name());
     }
     let error = message.failure_text();
     let rule = Rule::Classifier(verdict.reason);

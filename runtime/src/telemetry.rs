@@ -15,6 +15,12 @@ use crate::message::{AssistantMessage, Message};
 use crate::provider::Provider;
 use crate::usage::Usage;
 
+/// Counts a cooldown entered: a server asked the calls to `provider` to wait.
+pub(crate) fn cooldown(provider: &str) {
+    tracing::info!(target: METRICS, parent: None, metric = "agentic.cooldowns", value = 1u64,
+        gen_ai.provider.name = provider);
+}
+
 /// A count as an attribute: signed, because `tracing-opentelemetry` exports an unsigned field as a
 /// string, and the conventions want integers.
 pub(crate) fn int(count: u64) -> i64 {

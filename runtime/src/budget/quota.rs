@@ -187,10 +187,6 @@ impl Governor {
     /// the clocks cannot represent `now + wait` much further out.
     pub(crate) async fn note_hint(&self, wait: Duration) {
         let wait = wait.min(MAX_COOLDOWN);
-        // The metrics layer's target (`telemetry::METRICS`), written out: budget is below telemetry.
-        let provider = self.scope.split(':').next().unwrap_or_default();
-        tracing::info!(target: "agentic::metrics", parent: None, metric = "agentic.cooldowns", value = 1u64,
-            gen_ai.provider.name = provider);
         let until = Instant::now() + wait;
         self.cooled.store(true, Ordering::Release);
         {
