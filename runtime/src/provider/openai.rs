@@ -355,16 +355,76 @@ fn arguments_text(input: &Value) -> String {
 }
 
 #[derive(Deserialize)]
-struct Chunk {
+struct Chunk<'a> {
     #[serde(default)]
     choices: Option<Vec<Choice>>,
     #[serde(default)]
     error: Option<Value>,
-    /// Read as any JSON: a model or usage of an unexpected shape is left out, not a failed call.
-    #[serde(default)]
-    model: Option<Value>,
+    #[serde(default, borrow)]
+    model: ModelName<'a>,
+    /// Read as any JSON: a usage of an unexpected shape is left out, not a failed call.
     #[serde(default)]
     usage: Option<Value>,
+}
+
+/// A chunk's `model`, borrowed from the chunk's text: every chunk repeats it and only the first is
+/// reported, so reading it costs no allocation. Anything but a string is `None`: a model of an
+/// unexpected shape is left out, not a failed call.
+#[derive(Default)]
+struct ModelName<'a>(Option<std::borrow::Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ModelName<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ModelNameVisitor(std::marker::PhantomData))
+    }
+}
+
+struct ModelNameVisitor<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for ModelNameVisitor<'a> {
+    type Value = ModelName<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a model name")
+    }
+
+    fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
+        Ok(ModelName(Some(std::borrow::Cow::Borrowed(name))))
+    }
+
+    fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
+        Ok(ModelName(Some(std::borrow::Cow::Owned(name.to_owned()))))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(ModelName(None))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(ModelName(None))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(ModelName(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(ModelName(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(ModelName(None))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(ModelName(None))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        Ok(ModelName(None))
+    }
 }
 
 #[derive(Deserialize)]
@@ -423,11 +483,11 @@ impl OpenAiWire {
     }
 
     /// The first model name sent, as [`StreamEvent::Model`].
-    fn model(&mut self, model: Option<&Value>, out: &mut Vec<StreamEvent>) {
+    fn model(&mut self, model: &ModelName<'_>, out: &mut Vec<StreamEvent>) {
         if self.model_sent {
             return;
         }
-        if let Some(model) = model.and_then(Value::as_str).filter(|model| !model.is_empty()) {
+        if let Some(model) = model.0.as_deref().filter(|model| !model.is_empty()) {
             self.model_sent = true;
             out.push(StreamEvent::Model(model.to_owned()));
         }
@@ -467,7 +527,7 @@ impl Wire for OpenAiWire {
             out.push(http::error_event(&body, secret));
             return Ok(());
         }
-        self.model(chunk.model.as_ref(), out);
+        self.model(&chunk.model, out);
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
@@ -488,7 +548,7 @@ impl Wire for OpenAiWire {
 
     fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
         let completion = Completion::deserialize(answer)?;
-        self.model(completion.model.as_ref(), out);
+        self.model(&completion.model, out);
         for choice in completion.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(message) = choice.message {
                 self.delta(message, out);
@@ -507,11 +567,11 @@ impl Wire for OpenAiWire {
 
 /// A whole chat completion (not streamed): its message reads like one big delta.
 #[derive(Deserialize)]
-struct Completion {
+struct Completion<'a> {
     #[serde(default)]
     choices: Option<Vec<WholeChoice>>,
-    #[serde(default)]
-    model: Option<Value>,
+    #[serde(default, borrow)]
+    model: ModelName<'a>,
     #[serde(default)]
     usage: Option<Value>,
 }
@@ -701,6 +761,17 @@ mod tests {
             replay(cut)[2..],
             [Ok(StreamEvent::Usage(usage)), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
         );
+    }
+
+    #[test]
+    fn a_model_that_is_not_a_string_is_left_out_and_an_escaped_one_is_read() {
+        for model in ["12", "null", "true", r#"{"id": [1, {"a": "b"}]}"#, r#"["m"]"#, r#""""#] {
+            let chunk = format!(r#"data: {{"model":{model},"choices":[{{"index":0,"delta":{{"content":"Hi"}}}}]}}"#);
+            let events = replay(&format!("{chunk}\n\ndata: [DONE]\n\n"));
+            assert_eq!(events[0], Ok(StreamEvent::TextDelta("Hi".into())), "model {model}");
+        }
+        let escaped = r#"data: {"model":"gpt\u002d4o","choices":[]}"#;
+        assert_eq!(replay(&format!("{escaped}\n\ndata: [DONE]\n\n"))[0], Ok(StreamEvent::Model("gpt-4o".into())));
     }
 
     #[test]
