@@ -9,10 +9,11 @@
 //! (keep-alives, empty chunks, text, an error or JSON body that never ends) and a 200 that is an
 //! HTML page. It can also answer with tool calls (the `tool_use` step), in both formats. Every
 //! answer echoes the request's `model` and reports token usage as the real APIs do, by a
-//! [rule](#token-usage) a test can compute by hand. It
-//! journals every
-//! request, so a test can assert how many calls a retry policy made and what each one carried
-//! (including the names of the tools it offered).
+//! [rule](#token-usage) a test can compute by hand. It can simulate a model's
+//! [context window](#context-window): a conversation larger than it gets the provider's
+//! context-overflow answer, so a test can prove that a shortened conversation fits. It journals
+//! every request, so a test can assert how many calls a retry policy made and what each one carried
+//! (including the names of the tools it offered, and the size of its conversation).
 //!
 //! ```
 //! use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
@@ -51,7 +52,8 @@
 //!
 //! # Steps
 //!
-//! Each request to a model endpoint consumes the next step; a step with `times: n` answers `n`
+//! Each request to a model endpoint consumes the next step (unless it is larger than the
+//! [context window](#context-window)); a step with `times: n` answers `n`
 //! requests in a row; after the last step the `default` step (`ok` unless set) answers all further
 //! requests. "Chunks" are the text chunks of the stream: OpenAI `chat.completion.chunk`s carrying
 //! `delta.content` (the first also carries `"role": "assistant"`), Anthropic
@@ -80,8 +82,9 @@
 //!
 //! # Scenario files
 //!
-//! A scenario file is a JSON object with `steps` (a list, may be empty) and an optional `default`
-//! step. Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
+//! A scenario file is a JSON object with `steps` (a list, may be empty), an optional `default`
+//! step and an optional `context_window` (an integer ≥ 1, in bytes: see
+//! [Context window](#context-window)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
 //! field the kind does not take, is an error naming the file and the field
 //! ([`ScenarioError`]).
 //!
@@ -191,6 +194,38 @@
 //! A step's `usage` pins any of these counts (see [`TokenUsage`]). Every answer also carries the
 //! request's `model` (`chaos-model` when it names none).
 //!
+//! # Context window
+//!
+//! With a context window of N bytes ([`Scenario::with_context_window`], `"context_window": N` in
+//! a scenario file), a `POST` to a model endpoint whose conversation is larger than N bytes (N + 1
+//! or more; N fits) is answered as the `context_overflow` step answers, in the request's wire
+//! format: status 400 and the provider's real body (see [`Step::context_overflow`]). It consumes no
+//! step: the steps answer only the requests that fit, so the next request that fits gets the step
+//! the refused one would have had. The journal marks it: `over_window: true`, and a
+//! [`StepRef`] with `index: None`, `kind: context_overflow`, `repeat: 0`
+//! ([`StepRef::is_context_window`]). Without a window every request reaches the steps.
+//!
+//! The size of the conversation is the length in bytes (UTF-8, not characters) of the text the
+//! request carries, by one rule for both wire formats:
+//!
+//! - the top-level `system` (Anthropic): a string, or a list of blocks counted as below;
+//! - for each item of the `messages` array, whatever its `role` (so OpenAI `system` and `tool`
+//!   messages count through their `content`):
+//!   - its `content`: a string; or a list of blocks, each counting its `text` (when a string), its
+//!     `content` (an Anthropic `tool_result`'s: a string, or a list of blocks, by this same rule)
+//!     and its `input` (an Anthropic `tool_use`'s, as compact JSON: `{"city": "Paris"}` counts as
+//!     `{"city":"Paris"}`, 16 bytes); anything else (`null`, a number) counts 0;
+//!   - the `function.arguments` string of each of its OpenAI `tool_calls`, as sent.
+//!
+//! Nothing else counts: roles, names, ids, types, images, the `tools` offered, `model` and the
+//! other parameters, nor the JSON around the text. A body that is not JSON counts 0 (and fits). For
+//! example, an OpenAI system message `"Be brief."` (9), a user message `"Weather?"` (8), an
+//! assistant message with `content: null` and a tool call whose `arguments` are
+//! `{"city":"Paris"}` (16), and a tool message `"sunny"` (5) make 38 bytes; the same conversation
+//! in Anthropic's format (`system`, a `tool_use` block with `input: {"city": "Paris"}`, a
+//! `tool_result` block with `content: "sunny"`) makes 38 too. The journal records each request's
+//! size as `context_bytes`, window or not, and how many messages it held as `messages`.
+//!
 //! # Over HTTP
 //!
 //! Besides the two model endpoints the server answers `GET /_chaos/journal` (the [journal](JournalEntry)
@@ -207,6 +242,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
+mod context;
 mod error;
 mod http;
 mod journal;

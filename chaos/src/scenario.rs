@@ -1,5 +1,6 @@
 //! A scenario: the ordered steps, their repeat counts, and the step that answers after them. Its
 //! JSON form (`from_json_str`, `load`, `to_json`) is in `spec`, which knows files; this module does not.
+//! It also holds the context window, which answers a request too large for it before any step does.
 
 use crate::journal::StepRef;
 use crate::step::{Reply, Step};
@@ -8,7 +9,9 @@ use crate::step::{Reply, Step};
 ///
 /// Each request to a model endpoint consumes the next step: a step with `times: n` answers `n`
 /// requests in a row, and once all steps are used, the default step answers every further request.
-/// The default default is an `ok` step with [`DEFAULT_TEXT`](crate::DEFAULT_TEXT).
+/// The default default is an `ok` step with [`DEFAULT_TEXT`](crate::DEFAULT_TEXT). With a
+/// [context window](Scenario::with_context_window), a request whose conversation does not fit gets
+/// the provider's context-overflow answer instead, and consumes no step.
 ///
 /// Build it in Rust or [load it from JSON](Scenario::from_json_str) (format in the
 /// [crate docs](crate#scenario-files)).
@@ -28,6 +31,7 @@ use crate::step::{Reply, Step};
 pub struct Scenario {
     pub(crate) steps: Vec<(Step, u32)>,
     pub(crate) default: Step,
+    pub(crate) context_window: Option<usize>,
 }
 
 impl Default for Scenario {
@@ -39,7 +43,7 @@ impl Default for Scenario {
 impl Scenario {
     /// A scenario without steps whose default answers `ok`: every request succeeds.
     pub fn new() -> Self {
-        Self { steps: Vec::new(), default: Step::Ok(Reply::default()) }
+        Self { steps: Vec::new(), default: Step::Ok(Reply::default()), context_window: None }
     }
 
     /// Append a step that answers one request.
@@ -66,6 +70,45 @@ impl Scenario {
     pub fn otherwise(mut self, step: impl Into<Step>) -> Self {
         self.default = step.into();
         self
+    }
+
+    /// Simulate a model's context window of `bytes`: a model request whose conversation is larger
+    /// (by the [size rule](crate#context-window)) is answered as the `context_overflow` step answers
+    /// ([`Step::context_overflow`](crate::Step::context_overflow), in the request's wire format)
+    /// and consumes no step: the steps answer only the requests that fit. `"context_window"` in
+    /// JSON.
+    ///
+    /// # Default
+    ///
+    /// No window: every request reaches the steps.
+    ///
+    /// # Panics
+    ///
+    /// If `bytes` is 0 (a file refuses it too): no conversation with any text would fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::{Scenario, Step};
+    ///
+    /// // The first request that fits gets "Short enough."; larger ones get a 400.
+    /// let scenario = Scenario::new().then(Step::ok("Short enough.")).with_context_window(2_000);
+    /// assert_eq!(scenario.context_window(), Some(2_000));
+    /// ```
+    pub fn with_context_window(mut self, bytes: usize) -> Self {
+        assert!(bytes >= 1, "the context window must be at least 1 byte");
+        self.context_window = Some(bytes);
+        self
+    }
+
+    /// The context window in bytes, if set.
+    pub fn context_window(&self) -> Option<usize> {
+        self.context_window
+    }
+
+    /// Whether a conversation of `bytes` fits the context window (always, without one).
+    pub(crate) fn fits(&self, bytes: usize) -> bool {
+        self.context_window.is_none_or(|window| bytes <= window)
     }
 
     /// The scripted steps in order, each with its repeat count.

@@ -11,6 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
 use crate::scenario::{Cursor, Scenario};
@@ -102,10 +103,13 @@ impl Shared {
         let at_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut state = self.lock();
         let seq = state.journal.len() as u64;
+        let context_bytes = context::context_bytes(body);
+        let mut over_window = false;
         let (step, at) = match (wire, request.method.as_str()) {
             (Some(_), "POST") => {
                 let State { scenario, cursor, .. } = &mut *state;
-                let (step, at) = cursor.next(scenario);
+                over_window = !scenario.fits(context_bytes);
+                let (step, at) = if over_window { context::overflow_answer() } else { cursor.next(scenario) };
                 (Some(step), Some(at))
             }
             _ => (None, None),
@@ -123,6 +127,9 @@ impl Shared {
             auth: ["authorization", "x-api-key", "api-key"].iter().any(|name| request.header(name).is_some()),
             tools: tool_names(body),
             schema: schema_name(body),
+            messages: context::message_count(body),
+            context_bytes,
+            over_window,
         });
         (seq, step)
     }

@@ -18,6 +18,9 @@ impl From<CheckedScenario> for Scenario {
         if let Some(step) = checked.default {
             scenario = scenario.otherwise(step);
         }
+        if let Some(bytes) = checked.context_window {
+            scenario = scenario.with_context_window(bytes);
+        }
         scenario
     }
 }

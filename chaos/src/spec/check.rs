@@ -32,6 +32,7 @@ fn invalid(field: String, message: impl Into<String>) -> Invalid {
 
 /// A scenario whose steps all passed the checks, each with the number of requests it answers.
 pub(super) struct CheckedScenario {
+    pub(super) context_window: Option<usize>,
     pub(super) steps: Vec<(u32, Checked)>,
     pub(super) default: Option<Checked>,
 }
@@ -69,8 +70,15 @@ pub(super) enum CheckedKind {
     WrongContentType,
 }
 
-/// Checks the steps in order, then the default step.
+/// Checks the context window, the steps in order, then the default step.
 pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
+    if spec.context_window == Some(0) {
+        return Err(invalid(
+            "context_window".to_owned(),
+            "`context_window` must be at least 1 byte (no conversation with any text fits in 0); \
+             remove it for no limit",
+        ));
+    }
     let mut steps = Vec::with_capacity(spec.steps.len());
     for (i, step) in spec.steps.into_iter().enumerate() {
         let at = format!("steps[{i}]");
@@ -90,7 +98,7 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
         Some(step) => Some(self::step(step, "default")?),
         None => None,
     };
-    Ok(CheckedScenario { steps, default })
+    Ok(CheckedScenario { context_window: spec.context_window, steps, default })
 }
 
 /// Checks one step; `at` names it in errors (`steps[2]`, `default`).

@@ -74,6 +74,8 @@ fn strip_position(message: &str, line: usize, column: usize) -> String {
         .replace("struct StepSpec", "a step object `{\"kind\": ...}`")
         .replace("struct ToolCallSpec", "a tool call object `{\"name\": ..., \"input\": {...}}`")
         .replace("struct TokenUsage", "a usage object `{\"input_tokens\": ..., \"output_tokens\": ...}`")
+        // Only `context_window` is a usize.
+        .replace("expected usize", "expected the context window's size in bytes, a positive integer")
 }
 
 /// serde's "unknown field `x`, expected one of `a`, `b`" with "; did you mean `a`?" when one of the

@@ -10,10 +10,13 @@ use serde::{Deserialize, Serialize};
 use crate::step::{EchoKey, StepKind, valid_header_value};
 use crate::usage::TokenUsage;
 
-/// A scenario file: `{"steps": [...], "default": {...}}`.
+/// A scenario file: `{"context_window": 2000, "steps": [...], "default": {...}}`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScenarioSpec {
+    /// The context window in bytes; checked to be at least 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) context_window: Option<usize>,
     #[serde(default)]
     pub(super) steps: Vec<StepSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -20,7 +20,11 @@ impl From<&Scenario> for ScenarioSpec {
             .collect();
         let default = scenario.default_step();
         let is_plain_ok = matches!(default, Step::Ok(reply) if *reply == Reply::default());
-        Self { steps, default: (!is_plain_ok).then(|| StepSpec::of(default)) }
+        Self {
+            context_window: scenario.context_window(),
+            steps,
+            default: (!is_plain_ok).then(|| StepSpec::of(default)),
+        }
     }
 }
 
