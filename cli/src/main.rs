@@ -1,7 +1,7 @@
 //! `agentic`: classify model errors, simulate the two retry layers of `agentic-runtime`, ask a model.
 //!
 //! The contracts of `agentic classify --json` and `agentic simulate --json` are fixed by docs/design.md
-//! §17; scripts depend on them. Exit codes, for every command:
+//! §18; scripts depend on them. Exit codes, for every command:
 //!
 //! | code | meaning |
 //! |---|---|

@@ -1,4 +1,4 @@
-//! `agentic classify`: the JSON contract of docs/design.md §17, the plain output, malformed input.
+//! `agentic classify`: the JSON contract of docs/design.md §18, the plain output, malformed input.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! `agentic grade`: the categories on hand-written traces (the unrecovered run of docs/design.md
-//! §13 among them) and on a trace the runtime wrote, the plain and `--json` outputs, malformed
+//! §14 among them) and on a trace the runtime wrote, the plain and `--json` outputs, malformed
 //! lines, exit codes.
 
 mod common;
@@ -36,7 +36,7 @@ fn finish(run: &str, ts_ms: u64, iterations: u32) -> String {
     event(run, "agent_finish", ts_ms, json!({"final_text": "done", "iterations": iterations}))
 }
 
-/// The unrecovered run of docs/design.md §13 (two tool errors, then the model gives up), a
+/// The unrecovered run of docs/design.md §14 (two tool errors, then the model gives up), a
 /// recovered run, a clean run, and a run whose layers gave up.
 fn four_runs() -> String {
     [

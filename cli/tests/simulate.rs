@@ -1,4 +1,4 @@
-//! `agentic simulate --json`: the real layers on virtual time (docs/design.md §4 to §8 and §17).
+//! `agentic simulate --json`: the real layers on virtual time (docs/design.md §4 to §8 and §18).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! A tool that fails twice with "RateLimitError: 429", then works (docs/design.md §12): the errors
+//! A tool that fails twice with "RateLimitError: 429", then works (docs/design.md §13): the errors
 //! go back to the model as `tool_result`s with `is_error: true`, with no infrastructure retry and no
 //! sleep; the model calls the tool again; the JSONL trace shows it and the grader calls the run
 //! recovered.

@@ -10,22 +10,24 @@ use syn::{Error, Expr, ExprPath, Ident, Lit, LitInt, Path};
 
 use crate::rules::{Jitter, Key, PolicyValues, nearest_key};
 
-/// A key of the attribute: a policy key of the shared rules, `validate` or `crate`.
+/// A key of the attribute: a policy key of the shared rules, `validate`, `compact` or `crate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Name {
     Policy(Key),
     Validate,
+    Compact,
     Crate,
 }
 
 impl Name {
     fn all() -> impl Iterator<Item = Name> {
-        Key::ALL.into_iter().map(Name::Policy).chain([Name::Validate, Name::Crate])
+        Key::ALL.into_iter().map(Name::Policy).chain([Name::Validate, Name::Compact, Name::Crate])
     }
 
     fn from_name(name: &str) -> Option<Name> {
         match name {
             "validate" => Some(Name::Validate),
+            "compact" => Some(Name::Compact),
             "crate" => Some(Name::Crate),
             _ => Key::from_name(name).map(Name::Policy),
         }
@@ -35,6 +37,7 @@ impl Name {
         match self {
             Name::Policy(key) => key.name(),
             Name::Validate => "validate",
+            Name::Compact => "compact",
             Name::Crate => "crate",
         }
     }
@@ -51,6 +54,7 @@ impl Name {
                 })
                 .to_string(),
             Name::Validate => "check_reply".to_owned(),
+            Name::Compact => "DROP_OLDEST".to_owned(),
             Name::Crate => "\"my_crate::agentic\"".to_owned(),
         }
     }
@@ -93,6 +97,8 @@ pub(crate) struct Args {
     /// The kind named by `jitter = "..."`.
     pub(crate) jitter: Option<Arg<Jitter>>,
     pub(crate) validate: Option<Arg<ExprPath>>,
+    /// The path of the `static` or `const` compactor named by `compact = PATH`.
+    pub(crate) compact: Option<Arg<ExprPath>>,
     pub(crate) krate: Option<Arg<Path>>,
     /// Numeric keys that were written with a value that did not parse: the rules must not guess them.
     pub(crate) unparsed: Vec<Key>,
@@ -213,6 +219,8 @@ fn unknown_key(written: &str) -> String {
     let lower = written.to_lowercase();
     let suggestion = if lower.contains("valid") || lower.contains("check") {
         Some("validate")
+    } else if lower.contains("compact") || lower.contains("compress") || lower.contains("summar") {
+        Some("compact")
     } else if lower.contains("crate") {
         Some("crate")
     } else {
@@ -236,7 +244,8 @@ fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -
             let number = number(key, value)?;
             parsed.numbers.push((key, Arg { value: number, tokens: all }));
         }
-        Name::Validate => parsed.validate = Some(Arg { value: validate(value)?, tokens: all }),
+        Name::Validate => parsed.validate = Some(Arg { value: path(name, value)?, tokens: all }),
+        Name::Compact => parsed.compact = Some(Arg { value: path(name, value)?, tokens: all }),
         Name::Crate => parsed.krate = Some(Arg { value: krate(value)?, tokens: all }),
     }
     Ok(())
@@ -350,23 +359,33 @@ fn jitter(value: &[TokenTree]) -> Result<Jitter, Error> {
     Err(Error::new_spanned(spanned, message))
 }
 
-/// A path to the check function.
-fn validate(value: &[TokenTree]) -> Result<ExprPath, Error> {
+/// The path a `validate` or `compact` key names: the check function, or the compactor.
+fn path(name: Name, value: &[TokenTree]) -> Result<ExprPath, Error> {
     let spanned = to_stream(value);
-    let expected = "`validate` takes the path of a function `fn(&Reply) -> Result<(), E>`";
+    let key = name.name();
+    let (expected, instead) = match name {
+        Name::Compact => (
+            "`compact` takes the path of a `static` or `const` whose type implements `Compactor`",
+            "put the compactor in a `static` and write `compact = THAT_STATIC`",
+        ),
+        _ => (
+            "`validate` takes the path of a function `fn(&Reply) -> Result<(), E>`",
+            "move the closure into a `fn` and write `validate = that_fn`",
+        ),
+    };
     match syn::parse2::<Expr>(spanned.clone()) {
         Ok(Expr::Path(path)) if path.attrs.is_empty() => Ok(path),
         Ok(Expr::Lit(syn::ExprLit { lit: Lit::Str(text), .. })) => {
             let fix = match text.parse::<Path>() {
-                Ok(path) => format!("; write `validate = {}` without quotes", show_stream(path.to_token_stream())),
+                Ok(path) => format!("; write `{key} = {}` without quotes", show_stream(path.to_token_stream())),
                 Err(_) => String::new(),
             };
             Err(Error::new_spanned(spanned, format!("{expected}, found the string {}{fix}", show(value))))
         }
-        Ok(Expr::Closure(_)) => Err(Error::new_spanned(
-            spanned,
-            format!("{expected}, found a closure; move the closure into a `fn` and write `validate = that_fn`"),
-        )),
+        Ok(Expr::Closure(_)) => Err(Error::new_spanned(spanned, format!("{expected}, found a closure; {instead}"))),
+        Ok(Expr::Call(_) | Expr::MethodCall(_)) if name == Name::Compact => {
+            Err(Error::new_spanned(spanned, format!("{expected}, found the expression `{}`; {instead}", show(value))))
+        }
         _ => Err(Error::new_spanned(spanned, format!("{expected}, found `{}`", show(value)))),
     }
 }

@@ -200,6 +200,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
         runtime,
         private: &private,
         validate: args.validate.as_ref().map(|arg| &arg.value),
+        compact: args.compact.as_ref().map(|arg| &arg.value),
         shadowed: false,
         rewritten: 0,
     };
@@ -218,6 +219,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
                 doc: #doc,
                 policy: #policy,
                 validate: ::core::option::Option::None,
+                compact: ::core::option::Option::None,
             };
         };
         function.block.stmts.insert(0, item);
@@ -296,6 +298,7 @@ struct Rewriter<'a> {
     runtime: &'a RuntimeParam,
     private: &'a TokenStream,
     validate: Option<&'a ExprPath>,
+    compact: Option<&'a ExprPath>,
     /// Whether the runtime's name is rebound at this point.
     shadowed: bool,
     rewritten: usize,
@@ -317,30 +320,37 @@ impl Rewriter<'_> {
             Taken::Borrowed => quote_spanned!(span=> &*#ident),
         };
         let constant = Ident::new(FUNCTION_CONST, Span::call_site());
-        let function = match self.validate {
-            None => quote!(#constant),
-            Some(path) => {
-                // A non-capturing closure, coerced to the fn pointer: unlike an item, it may name
-                // `Self` and the function's generics (`validate = Self::check`).
-                let check = path.span();
-                // The path is first coerced to a fn pointer, so that a wrong signature is reported
-                // as "expected fn pointer `for<'a> fn(&'a Reply) -> Result<(), _>`, found ...".
-                let adapter = quote_spanned! {check=>
-                    |__agentic_reply: &#private::Reply| -> ::core::result::Result<(), ::std::string::String> {
-                        let __agentic_check: fn(&#private::Reply) -> ::core::result::Result<(), _> = #path;
-                        match __agentic_check(__agentic_reply) {
-                            ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
-                            ::core::result::Result::Err(__agentic_error) => {
-                                ::core::result::Result::Err(::std::string::ToString::to_string(&__agentic_error))
-                            }
+        // Set here rather than in the constant: a path here may name `Self` and the function's
+        // generics (`validate = Self::check`, `compact = Self::COMPACTOR`).
+        let mut fields = Vec::new();
+        if let Some(path) = self.validate {
+            // A non-capturing closure, coerced to the fn pointer. The path is first coerced to a fn
+            // pointer, so that a wrong signature is reported as "expected fn pointer
+            // `for<'a> fn(&'a Reply) -> Result<(), _>`, found ...".
+            let adapter = quote_spanned! {path.span()=>
+                |__agentic_reply: &#private::Reply| -> ::core::result::Result<(), ::std::string::String> {
+                    let __agentic_check: fn(&#private::Reply) -> ::core::result::Result<(), _> = #path;
+                    match __agentic_check(__agentic_reply) {
+                        ::core::result::Result::Ok(()) => ::core::result::Result::Ok(()),
+                        ::core::result::Result::Err(__agentic_error) => {
+                            ::core::result::Result::Err(::std::string::ToString::to_string(&__agentic_error))
                         }
                     }
-                };
-                quote! {
-                    #private::AgentFn { validate: ::core::option::Option::Some(#adapter), ..#constant }
                 }
-            }
-        };
+            };
+            fields.push(quote!(validate: ::core::option::Option::Some(#adapter)));
+        }
+        if let Some(path) = self.compact {
+            // A type that is no compactor is reported on the path: "the trait bound `X: Compactor`
+            // is not satisfied".
+            let compactor = quote_spanned! {path.span()=> {
+                let __agentic_compactor: &'static dyn #private::Compactor = &#path;
+                __agentic_compactor
+            }};
+            fields.push(quote!(compact: ::core::option::Option::Some(#compactor)));
+        }
+        let function =
+            if fields.is_empty() { quote!(#constant) } else { quote!(#private::AgentFn { #(#fields,)* ..#constant }) };
         let prompt = &call.args[0];
         // The callee carries the span of `exec`, so that errors about the call point at the user's call.
         let callee = if call.method == "exec_json" {

@@ -72,6 +72,7 @@ use proc_macro::TokenStream;
 /// | `turn_timeout_ms` | integer, above 0 | `900000` | one model turn: its calls and the backoff of both layers |
 /// | `max_answer_bytes` | integer, above 0 | `4194304` (4 MiB) | the largest answer one call may stream |
 /// | `validate` | path to `fn(&Reply) -> Result<(), E>`, `E: Display` | none | checks each reply |
+/// | `compact` | path to a `static` or `const` whose type implements `Compactor` | the runtime's | shortens the conversation on a context overflow |
 /// | `crate` | string holding a path | `"::agentic_runtime"` | where the runtime is, for crates that re-export it |
 ///
 /// The numbers are the ones of [`RetryPolicy`]'s `with_*` setters, and they are judged by the same
@@ -99,13 +100,31 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
+/// `compact = PATH` names the compactor the function's execs hand a context overflow to, instead of
+/// the runtime's (`Runtime::with_compactor`): a `static` or `const` whose type implements
+/// `agentic_runtime::compact::Compactor` (`Self::COMPACTOR` works in methods). A type that does not
+/// is a compile error on the path.
+///
+/// ```
+/// use agentic_runtime::compact::DropOldest;
+/// use agentic_runtime::{ExecError, Runtime, agentic_function};
+///
+/// const KEEP_THREE: DropOldest = DropOldest::keeping(3);
+///
+/// /// Research the question with the tools, then answer it.
+/// #[agentic_function(compact = KEEP_THREE)]
+/// async fn research(runtime: &Runtime, question: &str) -> Result<String, ExecError> {
+///     Ok(runtime.exec(question).await?.into_text())
+/// }
+/// ```
+///
 /// # Errors
 ///
 /// Everything wrong is reported at once, each error on the token at fault, and the function is
 /// still emitted so that nothing else breaks: the attribute on something other than an `async fn`;
 /// no runtime parameter, or two; an argument that is not `key = value`; an unknown key (the
 /// nearest is suggested); a key given twice; a value of the wrong type or out of range; an unknown
-/// `jitter` kind; `validate` that is not a path; `crate` that is not a string; and every rule of
+/// `jitter` kind; `validate` or `compact` that is not a path; `crate` that is not a string; and every rule of
 /// the policy, e.g.
 ///
 /// ```text

@@ -36,6 +36,7 @@ mod agent_session;
 pub mod backoff;
 pub mod budget;
 pub mod classify;
+pub mod compact;
 pub mod error;
 mod exec_error;
 pub mod journal;
@@ -100,6 +101,7 @@ pub mod __fuzz {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::agent_fn::{AgentFn, Validator};
+    pub use crate::compact::Compactor;
     pub use crate::policy::{Jitter, RetryPolicy};
     pub use crate::reply::Reply;
     pub use crate::runtime::Runtime;

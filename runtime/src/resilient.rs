@@ -1,4 +1,4 @@
-//! Resilient calls for any async operation (docs/design.md §15): classification, jittered
+//! Resilient calls for any async operation (docs/design.md §16): classification, jittered
 //! capped backoff, one deadline, per-attempt timeouts, a validator, and a structured failure.
 //!
 //! It is layer 2 of `Runtime::exec` made generic: the same policy type and the same decision code
@@ -179,7 +179,7 @@ impl Classify for reqwest::StatusCode {
     }
 }
 
-/// Why a resilient call gave up, with every attempt: the structured failure of docs/design.md §15.
+/// Why a resilient call gave up, with every attempt: the structured failure of docs/design.md §16.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Failure<E> {

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
 use crate::budget::{Budget, Governor, Refusal};
-use crate::classify::ExecAction;
-use crate::error::PolicyError;
+use crate::classify::{ExecAction, exec_verdict, retry_hint};
 use crate::error::model_error::split_kind;
+use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
+use crate::message::AssistantMessage;
 use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
 use crate::telemetry::{METRICS, int};
@@ -147,7 +148,7 @@ impl<'a> RetryState<'a> {
         }
     }
 
-    /// Records a decision (failure path only) and reports it to `tracing`.
+    /// Records a decision about the latest call (failure path only) and reports it to `tracing`.
     pub(crate) fn decide(
         &mut self,
         layer: Layer,
@@ -168,8 +169,14 @@ impl<'a> RetryState<'a> {
             delay,
             at: self.budget.elapsed(),
         };
+        self.record(decision);
+    }
+
+    /// Records `decision` (made on the failure path) and reports it to `tracing`, the observer and
+    /// the journal.
+    pub(crate) fn record(&mut self, decision: Decision) {
         // Layer 1 decides within the failed call's span (the current one); layer 2 within the exec's.
-        let parent = match layer {
+        let parent = match decision.layer {
             Layer::Exec => self.span.id(),
             _ => Span::current().id(),
         };
@@ -186,7 +193,7 @@ impl<'a> RetryState<'a> {
 }
 
 /// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
-/// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §13, and counts it for the
+/// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §14, and counts it for the
 /// metrics.
 fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<tracing::Id>) {
     let function = function.unwrap_or("exec");
@@ -239,6 +246,18 @@ pub(crate) struct Failed {
 }
 
 impl Failed {
+    /// A failed call's final message as layer 2 judges it, with its typed error (kept for the
+    /// exec's error).
+    pub(crate) fn of_message(message: AssistantMessage) -> (Self, Option<ModelError>) {
+        let error = message.failure_text();
+        let verdict = exec_verdict(&error, message.error.as_ref());
+        let failed = Self::new(error, verdict.action, verdict.reason)
+            .with_hint(retry_hint(message.error_text(), message.error.as_ref()))
+            .with_timeout(is_timeout(&message))
+            .with_usage(message.usage);
+        (failed, message.error)
+    }
+
     /// A failure `error` that `rule` judged: do `action`.
     pub(crate) fn new(error: String, action: ExecAction, rule: impl Into<Rule>) -> Self {
         Self { error, action, rule: rule.into(), hint: None, timeout: false, rejected: false, usage: None }
@@ -265,7 +284,31 @@ impl Failed {
     }
 }
 
+/// True when the failure was the call's timeout (a retry after it costs more tokens).
+pub(crate) fn is_timeout(message: &AssistantMessage) -> bool {
+    message.error.as_ref().and_then(ModelError::transport_kind) == Some(TransportKind::Timeout)
+}
+
 impl RetryState<'_> {
+    /// [`RetryState::after_failed_attempt`], then the backoff's sleep when the verdict is a retry.
+    /// Boxed: the failure path's futures (the decision, the retry bucket, the sleep) would
+    /// otherwise make every exec's future larger, success path included.
+    pub(crate) async fn wait_after_failed_attempt(
+        &mut self,
+        schedule: &mut Schedule,
+        index: u32,
+        failed: Failed,
+    ) -> Next {
+        Box::pin(async {
+            let next = self.after_failed_attempt(schedule, index, failed).await;
+            if let Next::Retry(delay) = next {
+                tokio::time::sleep(delay).await;
+            }
+            next
+        })
+        .await
+    }
+
     /// Layer 2's rules after failed attempt `index` (from 0), docs/design.md §5: stop on a
     /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
     /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
@@ -309,7 +352,7 @@ impl RetryState<'_> {
     }
 
     /// Layer 2 stops because a cap refused the retry.
-    fn refused(&mut self, error: String, usage: Option<Usage>, refusal: Refusal) -> Next {
+    pub(crate) fn refused(&mut self, error: String, usage: Option<Usage>, refusal: Refusal) -> Next {
         self.decide(Layer::Exec, error, usage, Verdict::Budget, Why::Refused(refusal.clone()), None);
         Next::Stop(ExecErrorKind::Budget, Some(refusal))
     }

@@ -10,7 +10,8 @@ use crate::agent_fn::AgentFn;
 use crate::backoff::{Rng, Schedule};
 use crate::budget::store::SharedStore;
 use crate::budget::{Budget, Governor, Refusal, RetryQuota};
-use crate::classify::{Reason, exec_verdict, retry_hint};
+use crate::classify::{ExecAction, Reason};
+use crate::compact::{self, Compactor, DEFAULT_MAX_COMPACTIONS};
 use crate::error::ModelError;
 use crate::exec_error::{ExecError, ExecErrorKind};
 use crate::journal::Journal;
@@ -19,9 +20,9 @@ use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
 use crate::provider::{Provider, ResponseSchema};
 use crate::reply::Reply;
-use crate::report::{Decision, Observer};
+use crate::report::{Decision, Layer, Observer, Verdict, Why};
 use crate::retry::{Failed, Next, RetryState, validate_policy};
-use crate::session::{Run, is_timeout, run_layer};
+use crate::session::{Run, run_layer};
 use crate::telemetry;
 use crate::tool::{Toolbox, results_message};
 use crate::trace::{RunTrace, TraceSink};
@@ -66,6 +67,8 @@ pub struct Runtime {
     trace: Option<TraceSink>,
     max_iterations: u32,
     content_in_traces: bool,
+    compactor: Option<Arc<dyn Compactor>>,
+    max_compactions: u32,
 }
 
 /// The most tool turns of one exec, unless [`Runtime::with_max_iterations`] says otherwise.
@@ -79,6 +82,8 @@ impl std::fmt::Debug for Runtime {
             .field("system", &self.system)
             .field("observer", &self.observer.is_some())
             .field("content_in_traces", &self.content_in_traces)
+            .field("compactor", &self.compactor.as_deref().map(Compactor::name))
+            .field("max_compactions", &self.max_compactions)
             .field("journal", &self.journal.as_ref().map(Journal::path))
             .finish_non_exhaustive()
     }
@@ -102,6 +107,8 @@ impl Runtime {
             trace: None,
             max_iterations: DEFAULT_MAX_ITERATIONS,
             content_in_traces: false,
+            compactor: None,
+            max_compactions: DEFAULT_MAX_COMPACTIONS,
             provider,
             policy: RetryPolicy::new(),
             system: None,
@@ -224,6 +231,55 @@ impl Runtime {
     /// `20`
     pub fn with_max_iterations(mut self, iterations: u32) -> Self {
         self.max_iterations = iterations;
+        self
+    }
+
+    /// What an exec does when its conversation overflows the model's context: `compactor` shortens
+    /// it and the same turn is made again (see [`compact`](crate::compact)). An agent function's
+    /// `compact = PATH` takes precedence. Without a compactor, a context overflow ends the exec with
+    /// kind [`ExecErrorKind::ContextOverflow`].
+    ///
+    /// # Default
+    /// None
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::compact::DropOldest;
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Step, Toolbox};
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let tools = Toolbox::new().with_fn("read", "Reads a page", json!({"type": "object"}), |_| async {
+    ///     Ok("a long page ...".to_owned())
+    /// });
+    /// let provider = ScriptedProvider::new([
+    ///     Step::tool_call("read", json!({})),
+    ///     Step::tool_call("read", json!({})),
+    ///     Step::http(400, "This model's maximum context length is 8192 tokens"),
+    ///     Step::ok("The pages say ..."),
+    /// ]);
+    /// let runtime = Runtime::new(provider.clone()).with_tools(tools).with_compactor(DropOldest::keeping(1));
+    /// let reply = runtime.exec("Read the pages.").await.unwrap();
+    /// assert_eq!(reply.text(), "The pages say ...");
+    /// let compaction = reply.decisions().last().unwrap(); // after layer 1's: not mine to retry
+    /// assert_eq!(compaction.reason, "context overflow: compacted 5 → 3 messages by `drop_oldest`");
+    /// assert_eq!(provider.requests()[3].messages.len(), 3, "the prompt and the last turn");
+    /// # }
+    /// ```
+    pub fn with_compactor(mut self, compactor: impl Compactor + 'static) -> Self {
+        self.compactor = Some(Arc::new(compactor));
+        self
+    }
+
+    /// The most compactions one exec may make; an overflow after the last one ends the exec with
+    /// kind [`ExecErrorKind::ContextOverflow`].
+    ///
+    /// # Default
+    /// [`DEFAULT_MAX_COMPACTIONS`](crate::compact::DEFAULT_MAX_COMPACTIONS) (1)
+    pub fn with_max_compactions(mut self, compactions: u32) -> Self {
+        self.max_compactions = compactions;
         self
     }
 
@@ -421,6 +477,7 @@ impl Runtime {
             trace: self.trace.as_ref().map(|sink| sink.start_run(name)),
             iterations: 0,
             attempts_made: 0,
+            compactions: 0,
         };
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
@@ -483,23 +540,98 @@ impl Runtime {
                 }
                 Attempt::Failed(failed, source) => (failed, source),
             };
-            attempts.push(failed.error.clone());
-            // Boxed: the failure path's futures (the decision, the retry bucket, the sleep) would
-            // otherwise make every exec's future larger, success path included.
-            let next = Box::pin(async {
-                let next = run.state.after_failed_attempt(&mut schedule, index, failed).await;
-                if let Next::Retry(delay) = next {
-                    tokio::time::sleep(delay).await;
+            let mut note = None;
+            if failed.action == ExecAction::ContextOverflow {
+                // Boxed, as the failure path below: the success path's future stays small.
+                match Box::pin(self.after_overflow(run, exec, &failed)).await {
+                    AfterOverflow::Compacted(done) => {
+                        attempts.push(format!("{} ({done})", failed.error));
+                        continue;
+                    }
+                    AfterOverflow::Stands(why) => note = why,
+                    AfterOverflow::Refused(refusal) => {
+                        attempts.push(failed.error.clone());
+                        run.state.refused(failed.error, failed.usage, refusal.clone());
+                        return Err(fail(run, ExecErrorKind::Budget, attempts, Some(refusal), source));
+                    }
                 }
-                next
-            })
-            .await;
+            }
+            attempts.push(match note {
+                Some(note) => format!("{} ({note})", failed.error),
+                None => failed.error.clone(),
+            });
+            let next = run.state.wait_after_failed_attempt(&mut schedule, index, failed).await;
             if let Next::Stop(kind, stopped_by) = next {
                 return Err(fail(run, kind, attempts, stopped_by, source));
             }
             index += 1;
         }
     }
+}
+
+impl Runtime {
+    /// What a context overflow comes to: a shorter conversation for the same turn, a cap that
+    /// forbids the call it needs, or the overflow stands (with the reason no compaction helped,
+    /// when there is a compactor).
+    async fn after_overflow(&self, run: &mut Run<'_>, exec: &mut Exec<'_>, failed: &Failed) -> AfterOverflow {
+        let Some(compactor) = exec.function.compact.or(self.compactor.as_deref()) else {
+            return AfterOverflow::Stands(None);
+        };
+        let name = compactor.name();
+        if exec.compactions >= self.max_compactions {
+            return AfterOverflow::Stands(Some(match exec.compactions {
+                0 => "not compacted: `Runtime::with_max_compactions` is 0".to_owned(),
+                1 => format!(
+                    "not compacted again: `{name}` compacted this exec's conversation once already, the most `Runtime::with_max_compactions` allows"
+                ),
+                n => format!(
+                    "not compacted again: `{name}` compacted this exec's conversation {n} times already, the most `Runtime::with_max_compactions` allows"
+                ),
+            }));
+        }
+        if let Some(refusal) = run.state.budget.extra_call_refusal() {
+            return AfterOverflow::Refused(refusal);
+        }
+        let (before, call) = (exec.history.len(), run.state.budget.calls());
+        let history = std::mem::take(&mut exec.history);
+        let history = match compact::compact(run, compactor, history, &failed.error).await {
+            Ok(history) => history,
+            Err(why) => return AfterOverflow::Stands(Some(format!("`{name}` could not compact it: {why}"))),
+        };
+        let after = history.len();
+        exec.history = history;
+        exec.compactions += 1;
+        // About the call that overflowed, which the compactor's own calls may follow.
+        run.state.record(Decision {
+            layer: Layer::Exec,
+            attempt: run.state.attempt,
+            call,
+            error: failed.error.clone(),
+            usage: failed.usage,
+            verdict: Verdict::Compacted,
+            reason: Why::Compacted { compactor: name.to_owned(), before, after },
+            delay: None,
+            at: run.state.budget.elapsed(),
+        });
+        if let Some(trace) = &exec.trace {
+            trace.compaction(name, before, after);
+        }
+        // The compactor's own calls may have used up what was left.
+        match run.state.budget.extra_call_refusal() {
+            Some(refusal) => AfterOverflow::Refused(refusal),
+            None => AfterOverflow::Compacted(format!("compacted {before} → {after} messages by `{name}`")),
+        }
+    }
+}
+
+/// What a context overflow came to.
+enum AfterOverflow {
+    /// The conversation is shorter: make the turn again at once. In words, for the attempt.
+    Compacted(String),
+    /// A cap forbids the call the compaction or the turn after it needs.
+    Refused(Refusal),
+    /// The overflow ends the exec; why no compaction helped, when a compactor was set.
+    Stands(Option<String>),
 }
 
 /// The judge of one attempt: what its final message (or the programming error that ended it) comes
@@ -511,13 +643,8 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
         Err(error) => return Attempt::Raised(error),
     };
     if message.is_error() {
-        let error = message.failure_text();
-        let verdict = exec_verdict(&error, message.error.as_ref());
-        let failed = Failed::new(error, verdict.action, verdict.reason)
-            .with_hint(retry_hint(message.error_text(), message.error.as_ref()))
-            .with_timeout(is_timeout(&message))
-            .with_usage(message.usage);
-        return Attempt::Failed(failed, message.error);
+        let (failed, source) = Failed::of_message(message);
+        return Attempt::Failed(failed, source);
     }
     if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
         return Attempt::Tools(message);
@@ -579,6 +706,8 @@ struct Exec<'f> {
     trace: Option<RunTrace>,
     iterations: u32,
     attempts_made: u32,
+    /// How many times the conversation was compacted.
+    compactions: u32,
 }
 
 /// How a model turn ended, when it did not fail.

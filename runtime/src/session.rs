@@ -6,11 +6,11 @@ use tracing::Instrument as _;
 use crate::agent;
 use crate::backoff::Schedule;
 use crate::classify::{is_retryable_error, retry_hint};
-use crate::error::{ModelError, TransportKind};
+use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
-use crate::retry::RetryState;
+use crate::retry::{RetryState, is_timeout};
 use crate::telemetry;
 use crate::tool::ToolSpec;
 
@@ -115,9 +115,4 @@ async fn retry_after_failed_call(
     drop(message);
     tokio::time::sleep(delay).await;
     None
-}
-
-/// True when the failure was the call's timeout (a retry after it costs more tokens).
-pub(crate) fn is_timeout(message: &AssistantMessage) -> bool {
-    message.error.as_ref().and_then(ModelError::transport_kind) == Some(TransportKind::Timeout)
 }

@@ -1,5 +1,5 @@
 //! What the layers show to `tracing`, in the OpenTelemetry GenAI semantic conventions' terms
-//! (docs/design.md §13): a span per exec and a CLIENT span per model call, with the metric events of
+//! (docs/design.md §14): a span per exec and a CLIENT span per model call, with the metric events of
 //! each call for the `otel` feature's metrics layer. (A decision's event is written by `retry.rs`, a
 //! tool call's span by the toolbox.)
 //!

@@ -2,7 +2,7 @@
 //!
 //! Tokio's `block_on` and `spawn` box a future over 2 KiB in debug builds (16 KiB in release): one
 //! allocation per exec, debug builds only, which `alloc.rs` does not count (it measures the exec's
-//! own allocations). With the spans of docs/design.md §13 the debug future is a little over that
+//! own allocations). With the spans of docs/design.md §14 the debug future is a little over that
 //! (2160 bytes); the guard is 2.5 KiB, so that what grows the state of every exec is noticed and
 //! boxed onto the failure path, as layer 1's and layer 2's retry steps are.
 

@@ -1,6 +1,6 @@
 //! The spans and events the runtime gives OpenTelemetry, through `tracing-opentelemetry` into the
 //! SDK's in-memory exporter: the span tree and its attributes in the GenAI semantic conventions'
-//! terms (docs/design.md §13), on both wire formats against the chaos server (real sockets on
+//! terms (docs/design.md §14), on both wire formats against the chaos server (real sockets on
 //! 127.0.0.1, millisecond policy delays, as in the gauntlet), and with the scripted provider.
 
 use agentic_chaos::{ChaosServer, Scenario, Step as Chaos};

@@ -175,6 +175,11 @@ impl<'p> Budget<'p> {
             return Some(Refusal::RetryAfterCap { asked, cap });
         }
         let wait = computed.max(hint.unwrap_or(Duration::ZERO));
+        self.deadline_refusal(wait, hint.is_some_and(|hint| hint >= computed))
+    }
+
+    /// Why a call may not start after `wait`: it would start at or past the nearest deadline.
+    fn deadline_refusal(&self, wait: Duration, requested_by_server: bool) -> Option<Refusal> {
         let (deadline, bound) = self.nearest_deadline()?;
         let now = Instant::now();
         if now.checked_add(wait).is_none_or(|resume| resume >= deadline) {
@@ -183,10 +188,22 @@ impl<'p> Budget<'p> {
                 setting_ms: self.setting_ms(bound),
                 wait,
                 left: deadline.saturating_duration_since(now),
-                requested_by_server: hint.is_some_and(|hint| hint >= computed),
+                requested_by_server,
             });
         }
         None
+    }
+
+    /// Why a call the retries did not plan (one after a compaction, or a compactor's) may not start
+    /// now: the `max_calls` set, or a deadline. Not the policy's worst case of calls, which counts
+    /// the retries' calls only.
+    pub(crate) fn extra_call_refusal(&self) -> Option<Refusal> {
+        if let Some(cap) = self.policy.values().max_calls {
+            if self.calls >= cap {
+                return Some(Refusal::MaxCalls { cap: u64::from(cap), calls: self.calls });
+            }
+        }
+        self.deadline_refusal(Duration::ZERO, false)
     }
 
     /// Records a refusal (this budget's, or the retry bucket's) as what stopped the exec, and returns it.

@@ -49,6 +49,9 @@ pub enum Verdict {
     Budget,
     /// Stop: the last exec attempt failed.
     Exhausted,
+    /// The conversation overflowed the model's context and a compactor shortened it: the same turn
+    /// is made again at once, with the shorter conversation.
+    Compacted,
 }
 
 impl Verdict {
@@ -63,6 +66,7 @@ impl Verdict {
             Verdict::ContextOverflow => "context_overflow",
             Verdict::Budget => "budget",
             Verdict::Exhausted => "exhausted",
+            Verdict::Compacted => "compacted",
         }
     }
 }

@@ -65,6 +65,16 @@ pub enum Why {
     },
     /// A cap refused the retry the rules allowed (verdict `budget`).
     Refused(Refusal),
+    /// A context overflow that a compactor shortened the conversation for (verdict `compacted`):
+    /// "context overflow: compacted 42 → 9 messages by `drop_oldest`".
+    Compacted {
+        /// The compactor's [name](crate::compact::Compactor::name).
+        compactor: String,
+        /// Messages in the conversation that overflowed.
+        before: usize,
+        /// Messages in the one the turn is made again with.
+        after: usize,
+    },
 }
 
 impl Why {
@@ -72,7 +82,7 @@ impl Why {
     pub fn rule(&self) -> Option<&Rule> {
         match self {
             Why::Judged(rule) | Why::TriesUsed { rule, .. } => Some(rule),
-            Why::Refused(_) => None,
+            Why::Refused(_) | Why::Compacted { .. } => None,
         }
     }
 }
@@ -86,6 +96,9 @@ impl fmt::Display for Why {
             }
             Why::TriesUsed { rule, layer: Layer::Exec, limit } => write!(f, "{rule}; all {limit} exec attempts used"),
             Why::Refused(refusal) => refusal.fmt(f),
+            Why::Compacted { compactor, before, after } => {
+                write!(f, "context overflow: compacted {before} → {after} messages by `{compactor}`")
+            }
         }
     }
 }

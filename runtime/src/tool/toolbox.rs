@@ -383,7 +383,7 @@ impl Toolbox {
 }
 
 /// The span of one tool call, `execute_tool {name}`, in the OpenTelemetry GenAI conventions'
-/// terms (docs/design.md §13). The arguments and the result are not recorded.
+/// terms (docs/design.md §14). The arguments and the result are not recorded.
 fn tool_span(name: &str, call_id: &str) -> Span {
     tracing::info_span!(
         "execute_tool",

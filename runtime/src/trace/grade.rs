@@ -7,7 +7,8 @@
 //! | `tool_error_recovered` | some tool returned an error, and every such error was followed by a successful call of the same tool |
 //! | `clean` | no tool returned an error |
 //!
-//! The first matching row wins. Events are grouped by `run_id`, across all the sources read; the
+//! The first matching row wins; `compaction` lines are counted per run and change no category.
+//! Events are grouped by `run_id`, across all the sources read; the
 //! order of calls is the order of their `tool_call` lines (a `tool_result` is matched to the
 //! latest unanswered `tool_call` with its `call_id`; a result without a call counts as a call of
 //! its `tool`, at its own place). A line that is not JSON, not an object, has an unknown `event`
@@ -107,6 +108,9 @@ pub struct RunGrade {
     pub unrecovered_tools: Vec<String>,
     /// The `iterations` of `agent_finish`, if any.
     pub iterations: Option<u64>,
+    /// How many times the run's conversation was compacted (its `compaction` lines); they do not
+    /// change its category.
+    pub compactions: usize,
 }
 
 /// A line the grader skipped.
@@ -286,6 +290,7 @@ struct Run {
     function: Option<String>,
     finished: bool,
     iterations: Option<u64>,
+    compactions: usize,
     /// The distinct tools called, in order of first appearance, and their positions.
     tools: Vec<String>,
     tool_index: HashMap<String, usize>,
@@ -307,6 +312,7 @@ enum Line {
     Start { function: Option<String> },
     Call { tool: String, call_id: String },
     Result { call_id: String, is_error: bool, tool: Option<String> },
+    Compaction,
     Finish { iterations: Option<u64> },
 }
 
@@ -388,6 +394,7 @@ impl Grader {
                 self.tool_calls += 1;
             }
             Line::Result { call_id, is_error, tool } => self.result(position, &call_id, is_error, tool),
+            Line::Compaction => run.compactions += 1,
             Line::Finish { iterations } => {
                 run.finished = true;
                 run.iterations = iterations;
@@ -445,7 +452,7 @@ impl Grader {
                     new_tool(tool.as_deref().unwrap_or("(unknown tool)")) + CALL_COST
                 }
             }
-            Line::Finish { .. } => 0,
+            Line::Finish { .. } | Line::Compaction => 0,
         };
         new_run + line_cost
     }
@@ -487,6 +494,7 @@ impl Run {
             function: None,
             finished: false,
             iterations: None,
+            compactions: 0,
             tools: Vec::new(),
             tool_index: HashMap::new(),
             calls: Vec::new(),
@@ -538,6 +546,7 @@ fn grade(run: Run, sources: &[String]) -> RunGrade {
         source: sources[run.source].clone(),
         function: run.function,
         iterations: run.iterations,
+        compactions: run.compactions,
     }
 }
 
@@ -573,10 +582,11 @@ fn parse(text: &str) -> Result<(String, Line), String> {
             };
             Line::Result { call_id: string("call_id")?, is_error, tool: string("tool").ok() }
         }
+        "compaction" => Line::Compaction,
         "agent_finish" => Line::Finish { iterations: object.get("iterations").and_then(Value::as_u64) },
         other => {
             return Err(format!(
-                "unknown event `{}`; the events are `agent_start`, `tool_call`, `tool_result`, `agent_finish`",
+                "unknown event `{}`; the events are `agent_start`, `tool_call`, `tool_result`, `compaction`, `agent_finish`",
                 shorten(other, MAX_SHOWN_CHARS)
             ));
         }
@@ -609,6 +619,20 @@ mod tests {
         assert_eq!(run.unrecovered_tools, ["lookup"]);
         assert_eq!(run.function.as_deref(), Some("support"));
         assert!(report.malformed.is_empty());
+    }
+
+    #[test]
+    fn compactions_are_counted_and_change_no_category() {
+        let report = grade_text(
+            r#"{"event":"agent_start","ts_ms":0,"run_id":"r"}
+{"event":"compaction","ts_ms":1,"run_id":"r","compactor":"drop_oldest","before":7,"after":3}
+{"event":"compaction","ts_ms":2,"run_id":"r","compactor":"drop_oldest","before":5,"after":3}
+{"event":"agent_finish","ts_ms":3,"run_id":"r","final_text":"Done.","iterations":3}
+"#,
+        );
+        let run = &report.runs[0];
+        assert_eq!((run.category, run.compactions), (Category::Clean, 2));
+        assert!(report.malformed.is_empty(), "{:?}", report.malformed);
     }
 
     #[test]
@@ -686,7 +710,7 @@ mod tests {
             [
                 "t.jsonl:2: not a JSON object",
                 "t.jsonl:3: no `run_id`",
-                "t.jsonl:4: unknown event `llm_call`; the events are `agent_start`, `tool_call`, `tool_result`, `agent_finish`",
+                "t.jsonl:4: unknown event `llm_call`; the events are `agent_start`, `tool_call`, `tool_result`, `compaction`, `agent_finish`",
                 "t.jsonl:5: no `tool`",
                 "t.jsonl:6: `is_error` must be true or false, not \"yes\"",
                 "u.jsonl:1: not UTF-8",
@@ -720,7 +744,7 @@ mod tests {
             reasons,
             [
                 format!(
-                    "unknown event `{x64}…`; the events are `agent_start`, `tool_call`, `tool_result`, `agent_finish`"
+                    "unknown event `{x64}…`; the events are `agent_start`, `tool_call`, `tool_result`, `compaction`, `agent_finish`"
                 ),
                 format!("`run_id` must be a string, not [\"{x62}…"),
             ]

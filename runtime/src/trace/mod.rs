@@ -1,4 +1,4 @@
-//! JSONL traces of agent runs (docs/design.md §13), and their [grader](grade).
+//! JSONL traces of agent runs (docs/design.md §14), and their [grader](grade).
 //!
 //! A [`TraceSink`] receives one JSON object per line, one line per task event of a run:
 //!
@@ -6,11 +6,14 @@
 //! {"event":"agent_start","ts_ms":1750000000000,"run_id":"run-5f1c9a2e40d3b718","function":"weather"}
 //! {"event":"tool_call","ts_ms":1750000000412,"run_id":"run-5f1c9a2e40d3b718","tool":"get_weather","arguments":{"city":"Paris"},"call_id":"call_1"}
 //! {"event":"tool_result","ts_ms":1750000000413,"run_id":"run-5f1c9a2e40d3b718","call_id":"call_1","is_error":true,"content":"RateLimitError: 429","tool":"get_weather"}
+//! {"event":"compaction","ts_ms":1750000001200,"run_id":"run-5f1c9a2e40d3b718","compactor":"drop_oldest","before":7,"after":5}
 //! {"event":"agent_finish","ts_ms":1750000003020,"run_id":"run-5f1c9a2e40d3b718","final_text":"It is sunny.","iterations":3}
 //! ```
 //!
 //! Every line has `event`, `ts_ms` (milliseconds since the UNIX epoch) and `run_id` (unique per
-//! exec). `tool_result` also names its `tool`, so that a line can be read alone. Infrastructure
+//! exec). `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
+//! says that the conversation overflowed the model's context and a
+//! [compactor](crate::compact) shortened it (from `before` messages to `after`). Infrastructure
 //! retries are not task events: they go to `tracing` and the journal, never here. A run whose
 //! retry layers gave up has no `agent_finish`, which is what makes the grader call it
 //! `incomplete`.
@@ -94,6 +97,20 @@ pub enum TraceEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool: Option<String>,
     },
+    /// The conversation overflowed the model's context and a compactor shortened it; the turn is
+    /// made again with the shorter one.
+    Compaction {
+        /// Milliseconds since the UNIX epoch.
+        ts_ms: u64,
+        /// The run's id.
+        run_id: String,
+        /// The compactor's name, e.g. `drop_oldest`.
+        compactor: String,
+        /// Messages in the conversation that overflowed.
+        before: usize,
+        /// Messages in the shorter one.
+        after: usize,
+    },
     /// The run ended with the model's final text.
     AgentFinish {
         /// Milliseconds since the UNIX epoch.
@@ -109,12 +126,13 @@ pub enum TraceEvent {
 
 impl TraceEvent {
     /// The event's name, as in its `event` field: `agent_start`, `tool_call`, `tool_result`,
-    /// `agent_finish`.
+    /// `compaction`, `agent_finish`.
     pub fn name(&self) -> &'static str {
         match self {
             TraceEvent::AgentStart { .. } => "agent_start",
             TraceEvent::ToolCall { .. } => "tool_call",
             TraceEvent::ToolResult { .. } => "tool_result",
+            TraceEvent::Compaction { .. } => "compaction",
             TraceEvent::AgentFinish { .. } => "agent_finish",
         }
     }
@@ -125,6 +143,7 @@ impl TraceEvent {
             TraceEvent::AgentStart { run_id, .. }
             | TraceEvent::ToolCall { run_id, .. }
             | TraceEvent::ToolResult { run_id, .. }
+            | TraceEvent::Compaction { run_id, .. }
             | TraceEvent::AgentFinish { run_id, .. } => run_id,
         }
     }
@@ -135,6 +154,7 @@ impl TraceEvent {
             TraceEvent::AgentStart { ts_ms, .. }
             | TraceEvent::ToolCall { ts_ms, .. }
             | TraceEvent::ToolResult { ts_ms, .. }
+            | TraceEvent::Compaction { ts_ms, .. }
             | TraceEvent::AgentFinish { ts_ms, .. } => *ts_ms,
         }
     }
@@ -353,6 +373,17 @@ impl RunTrace {
             is_error,
             content: content.to_owned(),
             tool: Some(tool.to_owned()),
+        });
+    }
+
+    /// Writes a `compaction`: `compactor` shortened the conversation from `before` messages to `after`.
+    pub fn compaction(&self, compactor: &str, before: usize, after: usize) {
+        self.sink.write(&TraceEvent::Compaction {
+            ts_ms: self.sink.now_ms(),
+            run_id: self.run_id.to_string(),
+            compactor: compactor.to_owned(),
+            before,
+            after,
         });
     }
 

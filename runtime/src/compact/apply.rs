@@ -1,0 +1,24 @@
+//! Running a compactor on an exec's conversation, and checking what it returns.
+
+use crate::compact::{Compactor, Overflow};
+use crate::message::Message;
+use crate::session::Run;
+
+/// The conversation `compactor` makes of `messages`, which overflowed with `error`; or why there
+/// is none (the compactor's words, or what is wrong with its answer).
+pub(crate) async fn compact(
+    run: &mut Run<'_>,
+    compactor: &dyn Compactor,
+    messages: Vec<Message>,
+    error: &str,
+) -> Result<Vec<Message>, String> {
+    let compacted = compactor.compact(Overflow::new(messages, error, run)).await?;
+    match compacted.last() {
+        None => Err("it returned an empty conversation".to_owned()),
+        Some(Message::Assistant(_)) => Err(
+            "it returned a conversation that ends with a message of the model; it must end with the message the model answers"
+                .to_owned(),
+        ),
+        Some(_) => Ok(compacted),
+    }
+}
