@@ -244,3 +244,28 @@ async fn the_loop_runs_over_both_wire_formats() {
     let server = ChaosServer::start(weather_scenario()).await.unwrap();
     loop_over_the_wire(Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)), &server).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_long_tool_loop_keeps_its_retries_when_no_max_calls_is_set() {
+    // The default policy can make 12 calls in one turn. Thirteen tool turns later, a 503 is
+    // retried as in the first turn: without `max_calls` the cap bounds one turn, not the exec.
+    let tools =
+        Toolbox::new().with_fn("step", "One step", json!({"type": "object"}), |_| async { Ok("done".to_owned()) });
+    let mut steps: Vec<Step> = (0..13).map(|_| Step::tool_call("step", json!({}))).collect();
+    steps.extend([Step::http(503, "Service Unavailable"), Step::ok("All steps done.")]);
+    let provider = ScriptedProvider::new(steps);
+    let runtime = Runtime::new(provider.clone()).with_tools(tools.clone()).with_max_iterations(13);
+    let reply = runtime.exec("Do the steps.").await.unwrap();
+    assert_eq!(reply.text(), "All steps done.");
+    assert_eq!(reply.calls(), 15);
+
+    // `max_calls`, when set, counts the exec's calls, tool turns included.
+    let mut steps: Vec<Step> = (0..5).map(|_| Step::tool_call("step", json!({}))).collect();
+    steps.extend([Step::http(503, "Service Unavailable"), Step::ok("never")]);
+    let runtime = Runtime::new(ScriptedProvider::new(steps))
+        .with_tools(tools)
+        .with_policy(RetryPolicy::new().with_max_calls(Some(6)));
+    let error = runtime.exec("Do the steps.").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.stopped_by(), Some("`max_calls` (6) reached after 6 model calls"));
+}

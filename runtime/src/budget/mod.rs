@@ -31,6 +31,8 @@ pub(crate) struct Budget<'p> {
     turn_deadline: Option<Instant>,
     policy: &'p RetryPolicy,
     calls: u32,
+    /// The calls made before the current model turn began.
+    calls_before_turn: u32,
     /// Boxed: every exec's future holds a budget, and a refusal is rare.
     stopped_by: Option<Box<Refusal>>,
 }
@@ -100,6 +102,7 @@ impl<'p> Budget<'p> {
             turn_deadline: start.checked_add(policy.turn_timeout()),
             policy,
             calls: 0,
+            calls_before_turn: 0,
             stopped_by: None,
         }
     }
@@ -107,6 +110,7 @@ impl<'p> Budget<'p> {
     /// A new model turn starts now (after the model asked for tools): `turn_timeout_ms` counts anew.
     pub(crate) fn start_turn(&mut self) {
         self.turn_deadline = Instant::now().checked_add(self.policy.turn_timeout());
+        self.calls_before_turn = self.calls;
     }
 
     /// Counts a model call and returns its number (from 1).
@@ -164,11 +168,20 @@ impl<'p> Budget<'p> {
     }
 
     fn refusal(&self, computed: Duration, hint: Option<Duration>) -> Option<Refusal> {
-        // Computed on the failure path only: the success path never needs the cap.
-        let call_cap = self.policy.worst_case_calls();
-        if u64::from(self.calls) >= call_cap {
-            let cap = self.policy.values().max_calls.map_or(call_cap, u64::from);
-            return Some(Refusal::MaxCalls { cap, calls: self.calls });
+        // Computed on the failure path only: the success path never needs the cap. `max_calls`
+        // counts the exec's calls; without it, the cap is the layers' own product, which bounds
+        // one model turn (each tool turn's calls start from 0 against it, as its deadline does).
+        match self.policy.values().max_calls {
+            Some(cap) if self.calls >= cap => {
+                return Some(Refusal::MaxCalls { cap: u64::from(cap), calls: self.calls });
+            }
+            Some(_) => {}
+            None => {
+                let cap = self.policy.worst_case_calls();
+                if u64::from(self.calls - self.calls_before_turn) >= cap {
+                    return Some(Refusal::MaxCalls { cap, calls: self.calls });
+                }
+            }
         }
         let cap = self.policy.retry_after_cap();
         if let Some(asked) = hint.filter(|hint| *hint > cap) {
