@@ -330,3 +330,25 @@ async fn a_rejected_answer_and_its_feedback_are_a_turn_to_drop() {
     assert_eq!(roles(last), [Role::User, Role::Assistant, Role::User]);
     assert_eq!(last[1], Message::Assistant(AssistantMessage::text("{\"nom\": 1}")));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_summary_of_a_typed_exec_is_asked_without_the_schema_and_the_turn_after_it_with() {
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    struct Part {
+        name: String,
+    }
+    let provider = ScriptedProvider::new([
+        Step::ok("not json"),
+        Step::ok("still not json"),
+        Step::http(400, OVERFLOW),
+        Step::ok("The model twice answered with text instead of JSON."),
+        Step::ok("{\"name\": \"A\"}"),
+    ]);
+    let runtime = Runtime::new(provider.clone()).with_compactor(Summarize::keeping(1));
+    let part: Part = runtime.exec_json("Name the part.").await.unwrap();
+    assert_eq!(part.name, "A");
+    let requests = provider.requests();
+    assert!(requests[3].schema.is_none(), "the summary is text");
+    assert!(requests[4].schema.is_some(), "the turn made again still asks for the JSON");
+    assert_eq!(requests[4].messages.len(), 3);
+}
