@@ -235,7 +235,7 @@ impl Runtime {
     }
 
     /// What an exec does when its conversation overflows the model's context: `compactor` shortens
-    /// it and the same turn is made again (see [`compact`](crate::compact)). An agent function's
+    /// it and the same turn is made again (see [`compact`]). An agent function's
     /// `compact = PATH` takes precedence. Without a compactor, a context overflow ends the exec with
     /// kind [`ExecErrorKind::ContextOverflow`].
     ///
@@ -277,7 +277,7 @@ impl Runtime {
     /// kind [`ExecErrorKind::ContextOverflow`].
     ///
     /// # Default
-    /// [`DEFAULT_MAX_COMPACTIONS`](crate::compact::DEFAULT_MAX_COMPACTIONS) (1)
+    /// [`DEFAULT_MAX_COMPACTIONS`] (1)
     pub fn with_max_compactions(mut self, compactions: u32) -> Self {
         self.max_compactions = compactions;
         self
