@@ -1,6 +1,7 @@
 //! Both layers' verdicts over a corpus of realistic error texts (`corpus/errors.txt`, one per line:
 //! OpenAI, Anthropic, Gemini, vLLM, Ollama, OpenRouter and other providers, gateways, proxies' HTML
-//! pages, transport errors, empty texts), in time per message. Before the timings it prints the
+//! pages, transport errors, empty texts), in time per message: each layer's verdict alone, and
+//! both from one scan (`classify::verdicts`, what the exec loop does). Before the timings it prints the
 //! verdicts' distribution, as a sanity check of the corpus.
 //! Run with `cargo bench -p agentic-runtime --bench classify`.
 
@@ -9,8 +10,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-use agentic_runtime::StopReason;
-use agentic_runtime::classify::{exec_verdict, session_verdict};
+use agentic_runtime::classify::{exec_verdict, session_verdict, verdicts};
+use agentic_runtime::{AssistantMessage, StopReason};
 
 const CORPUS: &str = include_str!("corpus/errors.txt");
 
@@ -43,7 +44,7 @@ fn print_distribution(corpus: &[&str]) {
     }
 }
 
-fn verdicts(c: &mut Criterion) {
+fn classify(c: &mut Criterion) {
     let corpus: Vec<&str> = CORPUS.lines().collect();
     print_distribution(&corpus);
     // The proxies' HTML pages: the longest texts, the worst case per message.
@@ -52,6 +53,17 @@ fn verdicts(c: &mut Criterion) {
     for (name, texts) in [("classify_corpus", &corpus), ("classify_long_pages", &pages)] {
         let mut group = c.benchmark_group(name);
         group.throughput(Throughput::Elements(texts.len() as u64));
+        // What the exec loop does with a failed call that layer 1 hands up: both verdicts, from one
+        // scan of the text (layer 2 reads it as "ModelError: <text>", an error event's failure text).
+        let messages: Vec<AssistantMessage> =
+            texts.iter().map(|text| AssistantMessage::error_event(*text, None)).collect();
+        group.bench_function("both_layers", |b| {
+            b.iter(|| {
+                for message in &messages {
+                    black_box(verdicts(black_box(message)));
+                }
+            })
+        });
         group.bench_function("session_verdict", |b| {
             b.iter(|| {
                 for text in texts.iter() {
@@ -70,5 +82,5 @@ fn verdicts(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, verdicts);
+criterion_group!(benches, classify);
 criterion_main!(benches);

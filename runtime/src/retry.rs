@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
 use crate::budget::{Budget, Governor, Refusal};
-use crate::classify::{ExecAction, exec_verdict, retry_hint};
+use crate::classify::{ExecAction, Markers, Scan, exec_verdict_of, failure_scan, retry_hint};
 use crate::error::model_error::split_kind;
 use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
@@ -71,6 +71,9 @@ pub(crate) struct RetryState<'a> {
     /// The exec's span: the parent of its calls' spans and of layer 2's decisions (none for a
     /// session or a resilient call).
     pub(crate) span: Span,
+    /// What layer 1 found in the text of the failed call it handed up last, for layer 2 to judge it
+    /// without scanning the text again. Boxed: the failure path only.
+    pub(crate) judged: Option<Box<Judged>>,
     /// The model tokens of the exec's calls so far. Boxed, at the first call that reports usage:
     /// every exec's future holds this state, and tokio boxes a future over 2 KiB in debug builds.
     pub(crate) usage: Option<Box<UsageTotals>>,
@@ -108,6 +111,7 @@ impl<'a> RetryState<'a> {
             journal: None,
             governor,
             last_retry_cost: 0,
+            judged: None,
             usage: None,
             span: Span::none(),
         }
@@ -247,12 +251,18 @@ pub(crate) struct Failed {
 
 impl Failed {
     /// A failed call's final message as layer 2 judges it, with its typed error (kept for the
-    /// exec's error).
-    pub(crate) fn of_message(message: AssistantMessage) -> (Self, Option<ModelError>) {
+    /// exec's error). `judged` is what layer 1 found in its text, when layer 1 handed it up: its
+    /// text is not scanned again (only a `"<Kind>: "` layer 2 reads before it).
+    pub(crate) fn of_message(message: AssistantMessage, judged: Option<Box<Judged>>) -> (Self, Option<ModelError>) {
         let error = message.failure_text();
-        let verdict = exec_verdict(&error, message.error.as_ref());
+        let typed = message.error.as_ref();
+        let text = message.error_text();
+        let (verdict, hint) = match judged {
+            Some(judged) => (exec_verdict_of(&failure_scan(&error, text, judged.markers), typed), judged.hint),
+            None => (exec_verdict_of(&Scan::new(&error), typed), retry_hint(text, typed)),
+        };
         let failed = Self::new(error, verdict.action, verdict.reason)
-            .with_hint(retry_hint(message.error_text(), message.error.as_ref()))
+            .with_hint(hint)
             .with_timeout(is_timeout(&message))
             .with_usage(message.usage);
         (failed, message.error)
@@ -282,6 +292,13 @@ impl Failed {
     pub(crate) fn with_timeout(self, timeout: bool) -> Self {
         Self { timeout, ..self }
     }
+}
+
+/// What layer 1 found in a failed call's text: its markers and the wait it states.
+#[derive(Debug)]
+pub(crate) struct Judged {
+    pub(crate) markers: Markers,
+    pub(crate) hint: Option<Duration>,
 }
 
 /// True when the failure was the call's timeout (a retry after it costs more tokens).
@@ -355,5 +372,46 @@ impl RetryState<'_> {
     pub(crate) fn refused(&mut self, error: String, usage: Option<Usage>, refusal: Refusal) -> Next {
         self.decide(Layer::Exec, error, usage, Verdict::Budget, Why::Refused(refusal.clone()), None);
         Next::Stop(ExecErrorKind::Budget, Some(refusal))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::retry_hint_of;
+    use crate::error::TransportKind;
+
+    /// What layer 1 hands up, as `session::retry_after_failed_call` makes it.
+    fn judged_by_layer_1(message: &AssistantMessage) -> Box<Judged> {
+        let scan = Scan::new(message.error_text());
+        Box::new(Judged { markers: scan.markers(), hint: retry_hint_of(&scan, message.error.as_ref()) })
+    }
+
+    /// Layer 2 judges a failure the same with layer 1's scan as with a scan of its own, over the
+    /// corpus of real error texts, as error events (layer 2 reads `"ModelError: <text>"`) and as
+    /// typed errors raised while streaming (`"<Kind>: <text>"` already).
+    #[test]
+    fn layer_2_judges_alike_with_layer_1s_scan() {
+        let corpus = include_str!("../benches/corpus/errors.txt");
+        let mut judged = 0;
+        for line in corpus.lines() {
+            let messages = [
+                AssistantMessage::error_event(line, None),
+                AssistantMessage::error_event(format!("RateLimitError: {line}"), None),
+                AssistantMessage::from_error(ModelError::http(400, line)),
+                AssistantMessage::from_error(ModelError::transport(TransportKind::Reset, line)),
+            ];
+            for message in messages {
+                let (with, _) = Failed::of_message(message.clone(), Some(judged_by_layer_1(&message)));
+                let (without, _) = Failed::of_message(message, None);
+                assert_eq!(
+                    (&with.error, with.action, &with.rule, with.hint),
+                    (&without.error, without.action, &without.rule, without.hint),
+                    "{line:?}"
+                );
+                judged += 1;
+            }
+        }
+        assert!(judged > 1000, "{judged}");
     }
 }

@@ -643,7 +643,7 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
         Err(error) => return Attempt::Raised(error),
     };
     if message.is_error() {
-        let (failed, source) = Failed::of_message(message);
+        let (failed, source) = Failed::of_message(message, run.state.judged.take());
         return Attempt::Failed(failed, source);
     }
     if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {

@@ -5,12 +5,12 @@ use tracing::Instrument as _;
 
 use crate::agent;
 use crate::backoff::Schedule;
-use crate::classify::{is_retryable_error, retry_hint};
+use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
-use crate::retry::{RetryState, is_timeout};
+use crate::retry::{Judged, RetryState, is_timeout};
 use crate::telemetry;
 use crate::tool::ToolSpec;
 
@@ -83,8 +83,13 @@ async fn retry_after_failed_call(
     schedule: &mut Schedule,
     retry: u32,
 ) -> Option<AssistantMessage> {
-    let verdict = is_retryable_error(&message);
-    let hint = retry_hint(message.error_text(), message.error.as_ref());
+    // One scan of the text for the verdict and the hint, kept for layer 2 when this call is the
+    // layer's last.
+    let scan = Scan::new(message.error_text());
+    let verdict = session_verdict_of(&scan, message.error.as_ref());
+    let hint = retry_hint_of(&scan, message.error.as_ref());
+    let markers = scan.markers();
+    drop(scan);
     if let Some(hint) = hint {
         // Every other call of this runtime to this provider waits for it too.
         run.state.governor.note_hint(hint).await;
@@ -94,12 +99,14 @@ async fn retry_after_failed_call(
     let rule = Rule::Classifier(verdict.reason);
     if !verdict.retryable {
         run.state.decide(Layer::Session, error, message.usage, Verdict::GiveUp, Why::Judged(rule), None);
+        run.state.judged = Some(Box::new(Judged { markers, hint }));
         return Some(message);
     }
     let limit = run.state.policy.session_retries();
     if retry >= limit {
         let why = Why::TriesUsed { rule, layer: Layer::Session, limit };
         run.state.decide(Layer::Session, error, message.usage, Verdict::RetriesExhausted, why, None);
+        run.state.judged = Some(Box::new(Judged { markers, hint }));
         return Some(message);
     }
     let computed = schedule.delay(retry, &mut run.state.rng);
@@ -108,6 +115,7 @@ async fn retry_after_failed_call(
         Ok(delay) => delay,
         Err(refusal) => {
             run.state.decide(Layer::Session, error, message.usage, Verdict::Budget, Why::Refused(refusal), None);
+            run.state.judged = Some(Box::new(Judged { markers, hint }));
             return Some(message);
         }
     };

@@ -1,8 +1,8 @@
 use std::fmt;
 
 use super::Reason;
-use super::patterns::PERMANENT;
-use super::session::{is_context_overflow, quota_exhausted, typed_verdict};
+use super::scan::{Scan, Set};
+use super::session::{context_overflow_in, quota_code, quota_text, typed_verdict};
 use crate::error::ModelError;
 use crate::error::model_error::{is_programming_kind, split_kind};
 
@@ -60,20 +60,25 @@ impl fmt::Display for ExecVerdict {
 /// assert_eq!(exec_verdict("RateLimitError: 429", None).action, ExecAction::Retry);
 /// ```
 pub fn exec_verdict(text: &str, error: Option<&ModelError>) -> ExecVerdict {
+    exec_verdict_of(&Scan::new(text), error)
+}
+
+/// [`exec_verdict`] on a scanned text.
+pub(crate) fn exec_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) -> ExecVerdict {
     let verdict = |action, reason| ExecVerdict { action, reason };
-    if let Some(kind) = programming_kind(text, error) {
+    if let Some(kind) = programming_kind(scan.text(), error) {
         return verdict(ExecAction::Raise, Reason::Programming(kind));
     }
-    if let Some(reason) = is_context_overflow(text, error) {
+    if let Some(reason) = context_overflow_in(scan, error) {
         return verdict(ExecAction::ContextOverflow, reason);
     }
     if let Some(reason) = typed_permanence(error) {
         return verdict(ExecAction::FailPermanently, reason);
     }
-    if let Some(marker) = PERMANENT.first_match(text) {
+    if let Some(marker) = scan.first(Set::Permanent) {
         return verdict(ExecAction::FailPermanently, Reason::PermanentMarker(marker));
     }
-    if let Some(reason) = quota_exhausted(text, None) {
+    if let Some(reason) = quota_text(scan) {
         return verdict(ExecAction::FailPermanently, reason);
     }
     verdict(ExecAction::Retry, Reason::NotPermanent)
@@ -90,7 +95,7 @@ fn typed_permanence(error: Option<&ModelError>) -> Option<Reason> {
     if let Some(reason @ (Reason::PermanentStatus(_) | Reason::NotAStream)) = typed_verdict(error) {
         return Some(reason);
     }
-    quota_exhausted("", Some(error))
+    quota_code(Some(error))
 }
 
 fn programming_kind(text: &str, error: Option<&ModelError>) -> Option<&'static str> {

@@ -1,6 +1,7 @@
 use std::time::Duration;
 
 use super::patterns::RETRY_AFTER_TIME;
+use super::scan::Scan;
 use crate::error::ModelError;
 
 /// The server's requested wait: the typed hint (`retry-after-ms`, then `Retry-After`) when there is
@@ -20,6 +21,19 @@ pub fn retry_hint(text: &str, error: Option<&ModelError>) -> Option<Duration> {
     if let Some(wait) = error.and_then(ModelError::retry_after) {
         return Some(wait);
     }
+    stated_wait(text)
+}
+
+/// [`retry_hint`] on a scanned text: the text is read only when the scan found a "retry in".
+pub(crate) fn retry_hint_of(scan: &Scan<'_>, error: Option<&ModelError>) -> Option<Duration> {
+    if let Some(wait) = error.and_then(ModelError::retry_after) {
+        return Some(wait);
+    }
+    scan.may_state_a_wait().then(|| stated_wait(scan.text())).flatten()
+}
+
+/// The wait a text states: "retry in 2.5s", "try again in 20 seconds".
+fn stated_wait(text: &str) -> Option<Duration> {
     let captures = RETRY_AFTER_TIME.captures(text)?;
     let amount: f64 = captures[1].parse().ok()?;
     let unit_ms = match captures.get(2).map(|unit| unit.as_str().to_ascii_lowercase()) {

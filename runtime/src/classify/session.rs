@@ -1,7 +1,8 @@
 use std::fmt;
 
 use super::Reason;
-use super::patterns::{OVERFLOW, OVERFLOW_CODES, QUOTA, QUOTA_CODES, RETRY, RETRY_AFTER_TIME};
+use super::patterns::{OVERFLOW_CODES, QUOTA_CODES};
+use super::scan::{Scan, Set};
 use crate::error::ModelError;
 use crate::error::model_error::split_kind;
 use crate::message::{AssistantMessage, StopReason};
@@ -42,17 +43,22 @@ pub fn is_retryable_error(message: &AssistantMessage) -> SessionVerdict {
 
 /// Layer 1's decision on the parts of a message; the first rule that applies wins.
 pub fn session_verdict(stop_reason: StopReason, text: &str, error: Option<&ModelError>) -> SessionVerdict {
-    let verdict = |retryable, reason| SessionVerdict { retryable, reason };
     if stop_reason != StopReason::Error {
-        return verdict(false, Reason::NotAnError(stop_reason));
+        return SessionVerdict { retryable: false, reason: Reason::NotAnError(stop_reason) };
     }
-    if let Some(reason) = is_context_overflow(text, error) {
+    session_verdict_of(&Scan::new(text), error)
+}
+
+/// Layer 1's rules 2 to 7 on a failure whose text is scanned.
+pub(crate) fn session_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) -> SessionVerdict {
+    let verdict = |retryable, reason| SessionVerdict { retryable, reason };
+    if let Some(reason) = context_overflow_in(scan, error) {
         return verdict(false, reason);
     }
     if let Some(should_retry) = error.and_then(ModelError::should_retry) {
         return verdict(should_retry, Reason::ShouldRetry(should_retry));
     }
-    if let Some(reason) = quota_exhausted(text, error) {
+    if let Some(reason) = quota_code(error).or_else(|| quota_text(scan)) {
         return verdict(false, reason);
     }
     if let Some(error) = error {
@@ -60,10 +66,10 @@ pub fn session_verdict(stop_reason: StopReason, text: &str, error: Option<&Model
             return verdict(matches!(reason, Reason::RetryableStatus(_) | Reason::Transport(_)), reason);
         }
     }
-    if text.trim().is_empty() {
+    if scan.text().trim().is_empty() {
         return verdict(true, Reason::EmptyMessage);
     }
-    match RETRY.first_match(text) {
+    match scan.first(Set::Retry) {
         Some(pattern) => verdict(true, Reason::RetryPattern(pattern)),
         None => verdict(false, Reason::NoRetryPattern),
     }
@@ -71,30 +77,40 @@ pub fn session_verdict(stop_reason: StopReason, text: &str, error: Option<&Model
 
 /// Context overflow, by typed code or text; checked always (docs/design.md §4, rule 2).
 pub fn is_context_overflow(text: &str, error: Option<&ModelError>) -> Option<Reason> {
+    context_overflow_in(&Scan::new(text), error)
+}
+
+/// [`is_context_overflow`] on a scanned text.
+pub(crate) fn context_overflow_in(scan: &Scan<'_>, error: Option<&ModelError>) -> Option<Reason> {
     if let Some(code) = error.and_then(ModelError::code) {
         if let Some(known) = OVERFLOW_CODES.iter().find(|known| **known == code) {
             return Some(Reason::OverflowCode(known));
         }
     }
-    // The bodiless-400 pattern is anchored, so also look past a "<Kind>: " prefix and at the typed text.
+    if let Some(pattern) = scan.first(Set::Overflow) {
+        return Some(Reason::OverflowPattern(pattern));
+    }
+    // The bodiless-400 pattern is anchored, so also look past a "<Kind>: " prefix (where only the
+    // anchored patterns can match what the whole text did not) and at the typed text.
+    let text = scan.text();
     let after_kind = split_kind(text).map(|(_, rest)| rest).filter(|rest| *rest != text);
-    let typed_text = error.map(ModelError::message).filter(|message| *message != text);
-    [Some(text), after_kind, typed_text]
-        .into_iter()
-        .flatten()
-        .find_map(|candidate| OVERFLOW.first_match(candidate))
-        .map(Reason::OverflowPattern)
+    if let Some(pattern) = after_kind.and_then(|rest| scan.first_at_start_of(Set::Overflow, rest)) {
+        return Some(Reason::OverflowPattern(pattern));
+    }
+    let typed_text = error.map(ModelError::message).filter(|message| *message != text && Some(*message) != after_kind);
+    typed_text.and_then(|typed| Scan::new(typed).first(Set::Overflow)).map(Reason::OverflowPattern)
 }
 
-/// Quota or billing exhausted, unless the text asks to retry after a stated time.
-pub(crate) fn quota_exhausted(text: &str, error: Option<&ModelError>) -> Option<Reason> {
-    if let Some(code) = error.and_then(ModelError::code) {
-        if let Some(known) = QUOTA_CODES.iter().find(|known| **known == code) {
-            return Some(Reason::QuotaCode(known));
-        }
-    }
-    let pattern = QUOTA.first_match(text)?;
-    (!RETRY_AFTER_TIME.is_match(text)).then_some(Reason::QuotaText(pattern))
+/// Quota or billing exhausted, by the provider's code.
+pub(crate) fn quota_code(error: Option<&ModelError>) -> Option<Reason> {
+    let code = error.and_then(ModelError::code)?;
+    QUOTA_CODES.iter().find(|known| **known == code).map(|known| Reason::QuotaCode(known))
+}
+
+/// Quota or billing exhausted, by a quota text, unless the text asks to retry after a stated time.
+pub(crate) fn quota_text(scan: &Scan<'_>) -> Option<Reason> {
+    let pattern = scan.first(Set::Quota)?;
+    (!scan.has_retry_after_time()).then_some(Reason::QuotaText(pattern))
 }
 
 /// Whether an HTTP status is transient: 408, 409, 425, 429 and every 5xx. The one list both the

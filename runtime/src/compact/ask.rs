@@ -59,7 +59,7 @@ async fn ask_through_layers(run: &mut Run<'_>, messages: &[Message]) -> Result<S
             }
             return Ok(message.into_text());
         }
-        let (failed, _) = Failed::of_message(message);
+        let (failed, _) = Failed::of_message(message, run.state.judged.take());
         let error = failed.error.clone();
         if let Next::Stop(..) = run.state.wait_after_failed_attempt(&mut schedule, index, failed).await {
             let why = run.state.decisions.last().map(|decision| decision.reason.to_string());
