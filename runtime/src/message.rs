@@ -187,7 +187,15 @@ impl AssistantMessage {
             return text.to_owned();
         }
         let kind = self.error.as_ref().map_or("ModelError", ModelError::kind);
-        if text.is_empty() { kind.to_owned() } else { format!("{kind}: {text}") }
+        if text.is_empty() {
+            return kind.to_owned();
+        }
+        // Built in one allocation of the right size: layer 2 makes one per failed attempt.
+        let mut failure = String::with_capacity(kind.len() + 2 + text.len());
+        failure.push_str(kind);
+        failure.push_str(": ");
+        failure.push_str(text);
+        failure
     }
 
     /// The text blocks, concatenated.

@@ -8,10 +8,13 @@
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
-use regex::Regex;
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind};
+use regex::{Regex, RegexBuilder};
 
 use super::patterns::{OVERFLOW, PERMANENT, Pattern, QUOTA, RETRY, RETRY_AFTER_TIME, RETRY_AFTER_TIME_ANCHORS};
 
@@ -46,17 +49,73 @@ const RETRY_AFTER_TIME_SLOT: usize = Set::ALL.len();
 pub(crate) struct Markers([u64; RETRY_AFTER_TIME_SLOT + 1]);
 
 impl Markers {
-    /// The markers of `lowered`, a lowercased text.
-    pub(crate) fn find(lowered: &str) -> Self {
+    /// The markers of `lowered`, a lowercased text or an ASCII one: the automaton takes ASCII letters
+    /// of either case alike, so that an ASCII text needs no lowercased copy (for ASCII, lowercasing
+    /// changes only the letters' case).
+    fn find(lowered: &str) -> Self {
         let table = &*TABLE;
         let mut markers = Markers::default();
-        for found in table.automaton.find_overlapping_iter(lowered) {
-            let patterns = &table.patterns_of_anchor[found.pattern().as_usize()];
-            for (word, bits) in markers.0.iter_mut().zip(patterns) {
-                *word |= bits;
+        let bytes = lowered.as_bytes();
+        if bytes.len() < LANES_FROM_BYTES {
+            markers.walk(table, table.start, bytes, 0..bytes.len());
+            return markers;
+        }
+        // A DFA walk waits on one table load per byte; four walks over four parts of the text,
+        // interleaved, wait on four at once. Each part is a quarter of the text and the longest
+        // anchor but one byte more, so that an anchor that starts in a quarter ends in its part; the
+        // last part ends where the text does (overlapping the third more).
+        let length = (bytes.len().div_ceil(4) + MAX_ANCHOR - 1).min(bytes.len());
+        let quarter = bytes.len().div_ceil(4);
+        let starts = [0, quarter, 2 * quarter, bytes.len()].map(|start| start.min(bytes.len() - length));
+        let [a, b, c, d] = starts.map(|start| &bytes[start..start + length]);
+        let dfa = &table.dfa;
+        let [mut sa, mut sb, mut sc, mut sd] = [table.start; 4];
+        for (step, (((&ba, &bb), &bc), &bd)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
+            sa = dfa.next_state(Anchored::No, sa, ba);
+            sb = dfa.next_state(Anchored::No, sb, bb);
+            sc = dfa.next_state(Anchored::No, sc, bc);
+            sd = dfa.next_state(Anchored::No, sd, bd);
+            // Rare: most bytes end no anchor.
+            if dfa.is_match(sa) | dfa.is_match(sb) | dfa.is_match(sc) | dfa.is_match(sd) {
+                for (state, start) in [sa, sb, sc, sd].into_iter().zip(starts) {
+                    if dfa.is_match(state) {
+                        markers.mark(table, state, bytes, start + step + 1);
+                    }
+                }
             }
         }
         markers
+    }
+
+    /// Walks the DFA over `bytes[range]` from `state`, marking every anchor that ends on the way.
+    fn walk(&mut self, table: &Table, mut state: StateID, bytes: &[u8], range: Range<usize>) {
+        let dfa = &table.dfa;
+        for at in range {
+            state = dfa.next_state(Anchored::No, state, bytes[at]);
+            if dfa.is_match(state) {
+                self.mark(table, state, bytes, at + 1);
+            }
+        }
+    }
+
+    /// Adds the patterns of the anchors that end at `end` (a match state): a short anchor's at
+    /// once, a long text's when the text before `end` is it.
+    #[inline]
+    fn mark(&mut self, table: &Table, state: StateID, bytes: &[u8], end: usize) {
+        for index in 0..table.dfa.match_len(state) {
+            let anchor = &table.anchors[table.dfa.match_pattern(state, index).as_usize()];
+            for (word, bits) in self.0.iter_mut().zip(&anchor.matches) {
+                *word |= bits;
+            }
+            for &(slot, bit, text) in &anchor.ends_of {
+                let ends_here = end
+                    .checked_sub(text.len())
+                    .is_some_and(|start| bytes[start..end].eq_ignore_ascii_case(text.as_bytes()));
+                if ends_here {
+                    self.0[slot] |= bit;
+                }
+            }
+        }
     }
 
     /// The markers of either text: those of a text and of a prefix to it, when no anchor can span the
@@ -70,49 +129,92 @@ impl Markers {
     }
 }
 
-/// The automaton over every anchor, and for each anchor the patterns it stands for.
+/// Texts from this many bytes are walked in four interleaved parts.
+const LANES_FROM_BYTES: usize = 48;
+
+/// The longest anchor the automaton holds: a longer plain text is found by its last bytes, then
+/// compared whole. Short anchors keep the interleaved parts' overlap short.
+const MAX_ANCHOR: usize = 12;
+
+/// What one anchor of the automaton stands for.
+#[derive(Default)]
+struct Anchor {
+    /// The patterns that may match where it is (one bit per pattern, one word per slot).
+    matches: [u64; RETRY_AFTER_TIME_SLOT + 1],
+    /// The long plain texts it is the end of, each with its slot and bit: a match where the text
+    /// before the anchor's end is that text.
+    ends_of: Vec<(usize, u64, &'static str)>,
+}
+
+/// The automaton over every anchor, and what each anchor stands for.
 struct Table {
-    automaton: AhoCorasick,
-    patterns_of_anchor: Vec<[u64; RETRY_AFTER_TIME_SLOT + 1]>,
-    /// Each set's confirming regexes, by pattern (`None` for the exact ones).
-    confirm: [Vec<Option<Regex>>; RETRY_AFTER_TIME_SLOT],
+    /// Reports, at each position, every anchor that ends there (`MatchKind::Standard`).
+    dfa: DFA,
+    start: StateID,
+    anchors: Vec<Anchor>,
+    /// Each set's confirming regexes, by pattern (`None` for the plain ones): as written, for a
+    /// lowercased text, and case-insensitive, for an ASCII text as it is (the same matches: ASCII has
+    /// no letter whose case folds to another script's).
+    confirm: [Vec<Option<(Regex, Regex)>>; RETRY_AFTER_TIME_SLOT],
 }
 
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    let mut anchors: Vec<&'static str> = Vec::new();
-    let mut patterns_of_anchor: Vec<[u64; RETRY_AFTER_TIME_SLOT + 1]> = Vec::new();
-    let mut add = |anchor: &'static str, slot: usize, index: usize| {
-        let position = anchors.iter().position(|known| *known == anchor).unwrap_or_else(|| {
-            anchors.push(anchor);
-            patterns_of_anchor.push(Default::default());
-            anchors.len() - 1
-        });
-        patterns_of_anchor[position][slot] |= 1 << index;
+    let mut texts: Vec<&'static str> = Vec::new();
+    let mut anchors: Vec<Anchor> = Vec::new();
+    let mut anchor = |text: &'static str| -> usize {
+        texts.iter().position(|known| *known == text).unwrap_or_else(|| {
+            texts.push(text);
+            texts.len() - 1
+        })
     };
     for (slot, set) in Set::ALL.into_iter().enumerate() {
         for (index, pattern) in set.patterns().iter().enumerate() {
-            for anchor in pattern.anchors {
-                add(anchor, slot, index);
+            let bit = 1u64 << index;
+            for &text in pattern.anchors {
+                let (short, end_of) = match (pattern.exact, text.len() > MAX_ANCHOR) {
+                    (true, true) => (&text[text.len() - MAX_ANCHOR..], Some(text)),
+                    // Any part of a part every match holds is held by every match too.
+                    (false, true) => (&text[..MAX_ANCHOR], None),
+                    (_, false) => (text, None),
+                };
+                let position = anchor(short);
+                anchors.resize_with(anchors.len().max(position + 1), Anchor::default);
+                match end_of {
+                    Some(text) => anchors[position].ends_of.push((slot, bit, text)),
+                    None => anchors[position].matches[slot] |= bit,
+                }
             }
         }
     }
-    for anchor in RETRY_AFTER_TIME_ANCHORS {
-        add(anchor, RETRY_AFTER_TIME_SLOT, 0);
+    for text in RETRY_AFTER_TIME_ANCHORS {
+        let position = anchor(text);
+        anchors.resize_with(anchors.len().max(position + 1), Anchor::default);
+        anchors[position].matches[RETRY_AFTER_TIME_SLOT] |= 1;
     }
-    let automaton = AhoCorasick::builder()
+    // ASCII letters of either case take the same transitions: an ASCII text is walked as it is.
+    let dfa = DFA::builder()
         .match_kind(MatchKind::Standard)
-        .kind(Some(AhoCorasickKind::DFA))
-        .build(&anchors)
+        .ascii_case_insensitive(true)
+        .build(&texts)
         .expect("the anchors build an automaton");
+    let start = dfa.start_state(Anchored::No).expect("an unanchored search is built in");
     let confirm = Set::ALL.map(|set| {
         set.patterns()
             .iter()
             .map(|pattern| {
-                (!pattern.exact).then(|| Regex::new(pattern.regex).expect("the built-in patterns are valid regexes"))
+                (!pattern.exact).then(|| {
+                    let regex = |insensitive| {
+                        RegexBuilder::new(pattern.regex)
+                            .case_insensitive(insensitive)
+                            .build()
+                            .expect("the built-in patterns are valid regexes")
+                    };
+                    (regex(false), regex(true))
+                })
             })
             .collect()
     });
-    Table { automaton, patterns_of_anchor, confirm }
+    Table { dfa, start, anchors, confirm }
 });
 
 /// A failure's text, its markers, and the text lowercased (for the regexes that confirm a marker).
@@ -120,19 +222,41 @@ pub(crate) struct Scan<'t> {
     text: &'t str,
     markers: Markers,
     lowered: OnceCell<Cow<'t, str>>,
+    /// A short ASCII text lowercased, without a heap copy.
+    lowered_inline: OnceCell<InlineLowered>,
+}
+
+/// The longest ASCII text lowercased into [`Scan::lowered_inline`]: most error texts.
+const INLINE_BYTES: usize = 256;
+
+/// An ASCII text of at most [`INLINE_BYTES`] lowercased in place.
+struct InlineLowered {
+    bytes: [u8; INLINE_BYTES],
+    length: usize,
+}
+
+impl InlineLowered {
+    fn as_str(&self) -> &str {
+        // Lowercased ASCII is ASCII: valid UTF-8.
+        std::str::from_utf8(&self.bytes[..self.length]).unwrap_or_default()
+    }
 }
 
 impl<'t> Scan<'t> {
     /// One pass over `text`.
     pub(crate) fn new(text: &'t str) -> Self {
+        // ASCII is lowercased by the walk itself; any other text first, as `str::to_lowercase` does.
+        if text.is_ascii() {
+            return Self::with_markers(text, Markers::find(text));
+        }
         let lowered = lowercase(text);
         let markers = Markers::find(&lowered);
-        Self { text, markers, lowered: OnceCell::from(lowered) }
+        Self { text, markers, lowered: OnceCell::from(lowered), lowered_inline: OnceCell::new() }
     }
 
     /// The scan of `text`, whose markers a scan of it (layer 1's) already found.
     pub(crate) fn with_markers(text: &'t str, markers: Markers) -> Self {
-        Self { text, markers, lowered: OnceCell::new() }
+        Self { text, markers, lowered: OnceCell::new(), lowered_inline: OnceCell::new() }
     }
 
     /// The scan of `text`, which is `prefix` followed by a text whose markers are `rest`: only the
@@ -140,13 +264,29 @@ impl<'t> Scan<'t> {
     /// span a `"<Kind>: "` prefix and the rest (a test checks the anchors).
     pub(crate) fn prefixed(text: &'t str, prefix: &str, rest: Markers) -> Self {
         debug_assert!(text.starts_with(prefix) && prefix.ends_with(": "));
-        let markers = Markers::find(&lowercase(prefix)).union(rest);
+        let markers = Scan::new(prefix).markers.union(rest);
         Self::with_markers(text, markers)
     }
 
-    /// The text lowercased, made the first time a regex needs it.
-    fn lowered(&self) -> &str {
-        self.lowered.get_or_init(|| lowercase(self.text))
+    /// Whether a confirming regex matches the text lowercased (made the first time a regex needs
+    /// it, on the stack when short), or, for a long ASCII text, matches it case-insensitively.
+    fn confirm(&self, (as_written, insensitive): &(Regex, Regex)) -> bool {
+        if let Some(lowered) = self.lowered.get() {
+            return as_written.is_match(lowered);
+        }
+        if !self.text.is_ascii() {
+            return as_written.is_match(self.lowered.get_or_init(|| lowercase(self.text)));
+        }
+        if self.text.len() > INLINE_BYTES {
+            return insensitive.is_match(self.text);
+        }
+        let inline = self.lowered_inline.get_or_init(|| {
+            let mut bytes = [0; INLINE_BYTES];
+            bytes[..self.text.len()].copy_from_slice(self.text.as_bytes());
+            bytes[..self.text.len()].make_ascii_lowercase();
+            InlineLowered { bytes, length: self.text.len() }
+        });
+        as_written.is_match(inline.as_str())
     }
 
     /// The markers found.
@@ -169,7 +309,7 @@ impl<'t> Scan<'t> {
             bits &= bits - 1;
             let matched = match &confirm[index] {
                 None => true,
-                Some(regex) => regex.is_match(self.lowered()),
+                Some(regexes) => self.confirm(regexes),
             };
             if matched {
                 return Some(set.patterns()[index].label);
@@ -188,7 +328,9 @@ impl<'t> Scan<'t> {
         while bits != 0 {
             let index = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            if let Some(regex) = TABLE.confirm[slot][index].as_ref().filter(|regex| regex.as_str().starts_with('^')) {
+            if let Some((regex, _)) =
+                TABLE.confirm[slot][index].as_ref().filter(|(regex, _)| regex.as_str().starts_with('^'))
+            {
                 let lowered = lowered_suffix.get_or_insert_with(|| lowercase(suffix));
                 if regex.is_match(lowered) {
                     return Some(set.patterns()[index].label);

@@ -203,16 +203,35 @@ pub(crate) fn is_programming_kind(kind: &str) -> bool {
 /// Splits `"<Kind>: <text>"` when the prefix looks like an error type name (an identifier ending in
 /// `Error` or `Exception`, or a bare such identifier).
 pub(crate) fn split_kind(text: &str) -> Option<(&str, &str)> {
-    let (kind, rest) = match text.split_once(':') {
-        Some((kind, rest)) => (kind, rest.strip_prefix(' ').unwrap_or(rest)),
+    // A type name starts with an uppercase letter; and the text is read only as far as the name
+    // goes: the first byte that cannot be part of one must be the `:` (or the end).
+    if !text.as_bytes().first().is_some_and(u8::is_ascii_uppercase) {
+        return None;
+    }
+    let length = text.bytes().position(|byte| !IN_TYPE_NAME[usize::from(byte)]);
+    let (kind, rest) = match length {
         None => (text, ""),
+        Some(length) if text.as_bytes()[length] == b':' => {
+            let rest = &text[length + 1..];
+            (&text[..length], rest.strip_prefix(' ').unwrap_or(rest))
+        }
+        Some(_) => return None,
     };
-    let looks_like_type = !kind.is_empty()
-        && kind.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        && kind.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-        && (kind.ends_with("Error") || kind.ends_with("Exception"));
+    let looks_like_type = kind.ends_with("Error") || kind.ends_with("Exception");
     looks_like_type.then_some((kind, rest))
 }
+
+/// The bytes of a type name: ASCII letters and digits, `_` and `.`.
+static IN_TYPE_NAME: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
+        byte += 1;
+    }
+    table
+};
 
 /// The SDK-style kind name of an HTTP status.
 fn http_kind_name(status: u16) -> &'static str {

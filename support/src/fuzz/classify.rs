@@ -1,13 +1,13 @@
 //! The `classify` check: both layers' verdicts and the retry hint on any text, with and without a
-//! typed error of any kind and status. Shared by `fuzz/fuzz_targets/classify.rs` and
+//! typed error of any kind and status, and both verdicts from one scan equal to each layer's own. Shared by `fuzz/fuzz_targets/classify.rs` and
 //! `runtime/tests/fuzz_corpus.rs`.
 //!
 //! Input: bytes 0-1 the status, byte 2 the error's shape; the rest is the text (UTF-8, lossy).
 
 use std::time::Duration;
 
-use agentic_runtime::classify::{exec_verdict, is_context_overflow, retry_hint, session_verdict};
-use agentic_runtime::{ModelError, StopReason, TransportKind};
+use agentic_runtime::classify::{exec_verdict, is_context_overflow, retry_hint, session_verdict, verdicts};
+use agentic_runtime::{AssistantMessage, ModelError, StopReason, TransportKind};
 
 /// Kinds the classifiers know by name, and one they do not.
 const KINDS: [&str; 8] = [
@@ -61,4 +61,9 @@ pub fn check(data: &[u8]) {
         assert_eq!(hint, Some(wait), "the typed hint wins over the text");
     }
     let _ = format!("{} {error:?}", error.map(ToString::to_string).unwrap_or_default());
+    // Both verdicts from one scan are each layer's own: layer 1 on the text, layer 2 on the
+    // failure's "<Kind>: <text>".
+    let message = AssistantMessage::error_event(&*text, typed.clone());
+    let alone = (session_verdict(StopReason::Error, &text, error), exec_verdict(&message.failure_text(), error));
+    assert_eq!(verdicts(&message), alone, "one scan for both layers on {text:?}");
 }
