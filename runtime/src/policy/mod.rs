@@ -27,10 +27,36 @@ use rules::PolicyValues;
 /// assert!(FAST.validate().is_ok());
 /// assert_eq!(FAST.worst_case_calls(), 4);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     values: PolicyValues,
     jitter: Jitter,
+    /// What the rules say of `values`, judged by every constructor and setter (all `const fn`): a
+    /// `const` policy is judged at compile time, any other once, when it is built, and a call asks
+    /// this instead of judging the policy again.
+    valid: Validity,
+}
+
+/// Whether a policy's values keep every rule, for an exec and for a resilient call (which judges
+/// the policy with the session layer off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Validity {
+    exec: bool,
+    call: bool,
+}
+
+impl Validity {
+    const fn of(values: &PolicyValues) -> Self {
+        let call = PolicyValues { session_retries: 0, ..*values };
+        Self { exec: rules::is_valid(values), call: rules::is_valid(&call) }
+    }
+}
+
+// By hand: the validity is derived from the values, not a setting.
+impl std::fmt::Debug for RetryPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryPolicy").field("values", &self.values).field("jitter", &self.jitter).finish()
+    }
 }
 
 impl Default for RetryPolicy {
@@ -52,52 +78,54 @@ impl RetryPolicy {
     /// The policy of `values` (checked by [`RetryPolicy::validate`] like any other), with the
     /// default jitter.
     pub const fn from_values(values: PolicyValues) -> Self {
-        Self { values, jitter: Jitter::Proportional }
+        Self { valid: Validity::of(&values), values, jitter: Jitter::Proportional }
+    }
+
+    /// The policy with `values` changed, judged again.
+    const fn with_values(mut self, values: PolicyValues) -> Self {
+        self.values = values;
+        self.valid = Validity::of(&values);
+        self
     }
 
     /// Exec attempts (layer 2). `1` means no exec retry.
     ///
     /// # Default
     /// `3`
-    pub const fn with_max_retries(mut self, attempts: u32) -> Self {
-        self.values.max_retries = attempts;
-        self
+    pub const fn with_max_retries(self, attempts: u32) -> Self {
+        self.with_values(PolicyValues { max_retries: attempts, ..self.values })
     }
 
     /// Session retries per exec attempt (layer 1). `0` turns layer 1 off.
     ///
     /// # Default
     /// `3` (up to 4 calls per exec attempt)
-    pub const fn with_session_retries(mut self, retries: u32) -> Self {
-        self.values.session_retries = retries;
-        self
+    pub const fn with_session_retries(self, retries: u32) -> Self {
+        self.with_values(PolicyValues { session_retries: retries, ..self.values })
     }
 
     /// Layer 1 waits `base * 2^(n-1)` before retry `n`.
     ///
     /// # Default
     /// `2000` ms (2 s, 4 s, 8 s)
-    pub const fn with_session_base_delay_ms(mut self, ms: u64) -> Self {
-        self.values.session_base_delay_ms = ms;
-        self
+    pub const fn with_session_base_delay_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { session_base_delay_ms: ms, ..self.values })
     }
 
     /// Layer 2 waits `base * 2^k` after failed attempt `k` (from 0).
     ///
     /// # Default
     /// `1500` ms (1.5 s, 3 s, 6 s)
-    pub const fn with_exec_base_delay_ms(mut self, ms: u64) -> Self {
-        self.values.exec_base_delay_ms = ms;
-        self
+    pub const fn with_exec_base_delay_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { exec_base_delay_ms: ms, ..self.values })
     }
 
     /// Cap on every computed delay of both layers, applied after jitter.
     ///
     /// # Default
     /// `None` (the schedules are not capped)
-    pub const fn with_max_delay_ms(mut self, ms: Option<u64>) -> Self {
-        self.values.max_delay_ms = ms;
-        self
+    pub const fn with_max_delay_ms(self, ms: Option<u64>) -> Self {
+        self.with_values(PolicyValues { max_delay_ms: ms, ..self.values })
     }
 
     /// How delays are randomised. [`Jitter::None`] gives the exact schedules.
@@ -114,9 +142,8 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `None` (the product of the layers: 12 with the other defaults)
-    pub const fn with_max_calls(mut self, calls: Option<u32>) -> Self {
-        self.values.max_calls = calls;
-        self
+    pub const fn with_max_calls(self, calls: Option<u32>) -> Self {
+        self.with_values(PolicyValues { max_calls: calls, ..self.values })
     }
 
     /// Timeout of one model call; the call gets `min(timeout, deadline - now)`. `None` restores the
@@ -124,18 +151,16 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `600000` ms (10 min): what the OpenAI and Anthropic SDKs allow one request
-    pub const fn with_timeout_ms(mut self, ms: Option<u64>) -> Self {
-        self.values.timeout_ms = ms;
-        self
+    pub const fn with_timeout_ms(self, ms: Option<u64>) -> Self {
+        self.with_values(PolicyValues { timeout_ms: ms, ..self.values })
     }
 
     /// Time to establish a connection to the provider.
     ///
     /// # Default
     /// `10000` ms: the SDKs allow 5 s; twice that covers a TLS handshake over a slow link
-    pub const fn with_connect_timeout_ms(mut self, ms: u64) -> Self {
-        self.values.connect_timeout_ms = Some(ms);
-        self
+    pub const fn with_connect_timeout_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { connect_timeout_ms: Some(ms), ..self.values })
     }
 
     /// Time from sending the request to the complete response headers.
@@ -143,9 +168,8 @@ impl RetryPolicy {
     /// # Default
     /// `120000` ms: hosted APIs answer a streamed request's headers within a second; a local server
     /// may hold them while it loads a model or reads a long prompt
-    pub const fn with_headers_timeout_ms(mut self, ms: u64) -> Self {
-        self.values.headers_timeout_ms = Some(ms);
-        self
+    pub const fn with_headers_timeout_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { headers_timeout_ms: Some(ms), ..self.values })
     }
 
     /// Time from sending the request to the first content (text, a tool call). Keep-alive comments,
@@ -153,9 +177,8 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `300000` ms: reasoning models think for minutes before their first token
-    pub const fn with_first_token_timeout_ms(mut self, ms: u64) -> Self {
-        self.values.first_token_timeout_ms = Some(ms);
-        self
+    pub const fn with_first_token_timeout_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { first_token_timeout_ms: Some(ms), ..self.values })
     }
 
     /// Time without new content once the answer flows. Keep-alive comments, pings and empty chunks
@@ -163,9 +186,8 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `60000` ms: a live stream does not pause for a minute mid-answer
-    pub const fn with_idle_timeout_ms(mut self, ms: u64) -> Self {
-        self.values.idle_timeout_ms = Some(ms);
-        self
+    pub const fn with_idle_timeout_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { idle_timeout_ms: Some(ms), ..self.values })
     }
 
     /// Time for one model turn: its calls and the backoff between them, both layers. A retry that
@@ -173,9 +195,8 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `900000` ms (15 min): one SDK request's ten minutes plus room for the retries that may save it
-    pub const fn with_turn_timeout_ms(mut self, ms: u64) -> Self {
-        self.values.turn_timeout_ms = Some(ms);
-        self
+    pub const fn with_turn_timeout_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { turn_timeout_ms: Some(ms), ..self.values })
     }
 
     /// The largest answer (text plus tool-call arguments) one call may stream; past it the call ends
@@ -183,9 +204,8 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `4194304` (4 MiB): the longest answers models give today are about 0.5 MiB
-    pub const fn with_max_answer_bytes(mut self, bytes: u64) -> Self {
-        self.values.max_answer_bytes = Some(bytes);
-        self
+    pub const fn with_max_answer_bytes(self, bytes: u64) -> Self {
+        self.with_values(PolicyValues { max_answer_bytes: Some(bytes), ..self.values })
     }
 
     /// One deadline for the whole exec: every attempt, sleep and server-requested wait. A budget
@@ -194,18 +214,16 @@ impl RetryPolicy {
     ///
     /// # Default
     /// `None` (no exec deadline; each model turn is bounded by `turn_timeout_ms`)
-    pub const fn with_budget_ms(mut self, ms: Option<u64>) -> Self {
-        self.values.budget_ms = ms;
-        self
+    pub const fn with_budget_ms(self, ms: Option<u64>) -> Self {
+        self.with_values(PolicyValues { budget_ms: ms, ..self.values })
     }
 
     /// The longest server-requested wait (Retry-After) that is honoured; a longer one ends the exec.
     ///
     /// # Default
     /// `60000` ms
-    pub const fn with_retry_after_cap_ms(mut self, ms: u64) -> Self {
-        self.values.retry_after_cap_ms = ms;
-        self
+    pub const fn with_retry_after_cap_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { retry_after_cap_ms: ms, ..self.values })
     }
 
     /// Checks every rule and returns the first broken one. The attribute checks the same rules at
@@ -225,6 +243,17 @@ impl RetryPolicy {
             None => Ok(()),
             Some(violation) => Err(PolicyError::from(violation)),
         }
+    }
+
+    /// Whether [`RetryPolicy::validate`] finds nothing, as judged when the policy was built.
+    pub(crate) const fn is_valid(&self) -> bool {
+        self.valid.exec
+    }
+
+    /// Whether the policy is valid for a resilient call (the session layer off), as judged when the
+    /// policy was built.
+    pub(crate) const fn is_valid_for_calls(&self) -> bool {
+        self.valid.call
     }
 
     /// Every broken rule, in a fixed order (empty when valid).
@@ -339,5 +368,40 @@ impl RetryPolicy {
     /// model turn ends within 15 min".
     pub fn describe_worst_case(&self) -> String {
         rules::describe_worst_case(&self.values, self.jitter)
+    }
+}
+
+// A `const` policy is judged when it is compiled: no call judges it again.
+const _: () = assert!(RetryPolicy::new().is_valid() && RetryPolicy::new().is_valid_for_calls());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_validity_kept_is_what_validate_says() {
+        let policies = [
+            RetryPolicy::new(),
+            RetryPolicy::new().with_max_retries(0),
+            RetryPolicy::new().with_max_calls(Some(100)),
+            RetryPolicy::new().with_timeout_ms(Some(1_200_000)).with_turn_timeout_ms(1_800_000),
+            RetryPolicy::from_values(PolicyValues { idle_timeout_ms: Some(0), ..PolicyValues::DEFAULT }),
+            RetryPolicy::new().with_max_retries(0).with_max_retries(2),
+        ];
+        for policy in policies {
+            assert_eq!(policy.is_valid(), policy.validate().is_ok(), "{policy:?}");
+            let call = policy.with_session_retries(0);
+            assert_eq!(policy.is_valid_for_calls(), call.validate().is_ok(), "{policy:?}");
+        }
+        // Valid for an exec, not for a resilient call: 12 calls need the session layer's retries.
+        let twelve = RetryPolicy::new().with_max_calls(Some(12));
+        assert!(twelve.is_valid() && !twelve.is_valid_for_calls());
+    }
+
+    #[test]
+    fn debug_shows_the_settings_only() {
+        let shown = format!("{:?}", RetryPolicy::new());
+        assert!(shown.starts_with("RetryPolicy { values: PolicyValues { max_retries: 3,"), "{shown}");
+        assert!(shown.ends_with("jitter: Proportional }"), "{shown}");
     }
 }
