@@ -43,12 +43,16 @@ pub struct RetryPolicy {
 struct Validity {
     exec: bool,
     call: bool,
+    /// Valid for a resilient call, with none of `timeout_ms`, `budget_ms` and `turn_timeout_ms` set:
+    /// the call's first attempt runs under the default limit, set lazily, and needs no clock.
+    call_lazy: bool,
 }
 
 impl Validity {
     const fn of(values: &PolicyValues) -> Self {
-        let call = PolicyValues { session_retries: 0, ..*values };
-        Self { exec: rules::is_valid(values), call: rules::is_valid(&call) }
+        let call = rules::is_valid(&PolicyValues { session_retries: 0, ..*values });
+        let defaults = values.timeout_ms.is_none() && values.budget_ms.is_none() && values.turn_timeout_ms.is_none();
+        Self { exec: rules::is_valid(values), call, call_lazy: call && defaults }
     }
 }
 
@@ -256,6 +260,13 @@ impl RetryPolicy {
         self.valid.call
     }
 
+    /// Whether the policy is valid for a resilient call and sets none of `timeout_ms`, `budget_ms`
+    /// and `turn_timeout_ms`: the call's first attempt needs no clock (its default limit is set
+    /// lazily, if the attempt waits).
+    pub(crate) const fn is_lazy_for_calls(&self) -> bool {
+        self.valid.call_lazy
+    }
+
     /// Every broken rule, in a fixed order (empty when valid).
     pub fn violations(&self) -> Vec<PolicyError> {
         rules::violations(&self.values).into_iter().map(PolicyError::from).collect()
@@ -395,7 +406,9 @@ mod tests {
         }
         // Valid for an exec, not for a resilient call: 12 calls need the session layer's retries.
         let twelve = RetryPolicy::new().with_max_calls(Some(12));
-        assert!(twelve.is_valid() && !twelve.is_valid_for_calls());
+        assert!(twelve.is_valid() && !twelve.is_valid_for_calls() && !twelve.is_lazy_for_calls());
+        assert!(RetryPolicy::new().is_lazy_for_calls());
+        assert!(!RetryPolicy::new().with_turn_timeout_ms(900_000).is_lazy_for_calls());
     }
 
     #[test]
