@@ -95,7 +95,9 @@ impl Reply {
         self.attempts
     }
 
-    /// Time from the start of the exec to the answer.
+    /// Time from the start of the exec to the answer. The exec's clock is first read when its first
+    /// call first waits (docs/design.md §7): an exec whose calls all finish without waiting (an
+    /// in-memory provider) reads no clock and reports zero.
     pub fn elapsed(&self) -> Duration {
         self.elapsed
     }

@@ -105,6 +105,8 @@ impl<'a> RetryState<'a> {
         hint: Option<Duration>,
         timeout: bool,
     ) -> Result<Duration, Refusal> {
+        // The backoff and the time to come count from here if nothing read the clock before.
+        self.budget.start_clock();
         let delay = self.budget.plan_retry(computed, hint)?;
         match self.governor.take_retry(timeout).await {
             Ok(cost) => {
@@ -117,9 +119,11 @@ impl<'a> RetryState<'a> {
 
     /// Waits while the provider is cooling down (a server asked another call to wait), at most
     /// `retry_after_cap_ms` and never past the deadline.
-    pub(crate) async fn wait_for_cooldown(&self) {
+    pub(crate) async fn wait_for_cooldown(&mut self) {
         let governor = self.governor;
         if let Some(wait) = governor.cooldown_remaining().await {
+            // The wait counts, from here if nothing read the clock before.
+            self.budget.start_clock();
             let wait = self.budget.bound_wait(wait);
             if !wait.is_zero() {
                 tracing::debug!(

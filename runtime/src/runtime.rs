@@ -54,7 +54,9 @@ use crate::usage::Usage;
 #[derive(Clone)]
 pub struct Runtime {
     provider: Arc<dyn Provider>,
-    policy: RetryPolicy,
+    /// What `exec` runs as: no name, no doc, the runtime's policy (kept here, so that an exec
+    /// borrows it instead of copying it).
+    function: AgentFn,
     system: Option<Arc<str>>,
     seed: u64,
     execs: Arc<AtomicU64>,
@@ -78,7 +80,7 @@ impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
             .field("provider", &self.provider.name())
-            .field("policy", &self.policy)
+            .field("policy", &self.function.policy)
             .field("system", &self.system)
             .field("observer", &self.observer.is_some())
             .field("content_in_traces", &self.content_in_traces)
@@ -110,7 +112,7 @@ impl Runtime {
             compactor: None,
             max_compactions: DEFAULT_MAX_COMPACTIONS,
             provider,
-            policy: RetryPolicy::new(),
+            function: AgentFn::anonymous(RetryPolicy::new()),
             system: None,
             seed: fastrand::u64(..),
             execs: Arc::new(AtomicU64::new(0)),
@@ -123,7 +125,7 @@ impl Runtime {
     /// # Default
     /// [`RetryPolicy::new`]
     pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
-        self.policy = policy;
+        self.function = AgentFn::anonymous(policy);
         self
     }
 
@@ -308,7 +310,7 @@ impl Runtime {
 
     /// The default policy.
     pub fn policy(&self) -> &RetryPolicy {
-        &self.policy
+        &self.function.policy
     }
 
     /// The provider.
@@ -316,11 +318,11 @@ impl Runtime {
         &*self.provider
     }
 
-    /// Runs `prompt` through both layers with the runtime's policy.
-    pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into(), None).await;
-        self.journal_failure(&result);
-        result
+    /// Runs `prompt` through both layers with the runtime's policy. Nothing is sent before the
+    /// returned future is first polled.
+    pub fn exec(&self, prompt: impl Into<Prompt>) -> impl Future<Output = Result<Reply, ExecError>> {
+        // The exec's own future, not one wrapped in another: every exec would move its result out.
+        self.exec_attempts(&self.function, prompt, None)
     }
 
     /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for
@@ -356,7 +358,7 @@ impl Runtime {
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
-        self.exec_json_with(&self.policy, prompt).await
+        self.exec_json_with(&self.function.policy, prompt).await
     }
 
     /// [`Runtime::exec_json`] with `policy`.
@@ -376,9 +378,7 @@ impl Runtime {
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
         let expected = Expected::of::<T>();
-        let result = self.exec_attempts(&function, prompt.into(), Some(&expected)).await;
-        self.journal_failure(&result);
-        let reply = result?;
+        let reply = self.exec_attempts(&function, prompt.into(), Some(&expected)).await?;
         typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(function.name, why, &reply))
     }
 
@@ -395,26 +395,20 @@ impl Runtime {
     ) -> Result<Reply, ExecError> {
         let check = |text: &str| check(&typed::parse::<serde_json::Value>(text)?);
         let expected = Expected::checked(schema, &check);
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await;
-        self.journal_failure(&result);
-        result
+        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), None).await;
-        self.journal_failure(&result);
-        result
+        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), None).await
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&function, prompt.into(), None).await;
-        self.journal_failure(&result);
-        result
+        self.exec_attempts(&function, prompt.into(), None).await
     }
 
     pub(crate) fn start_run<'a>(
@@ -442,18 +436,20 @@ impl Runtime {
         }
     }
 
-    /// Records a failed exec in the journal, if the runtime has one: every exec ends here. A journal
-    /// that cannot be written warns once and never fails the exec.
-    fn journal_failure(&self, result: &Result<Reply, ExecError>) {
-        if let (Err(error), Some(journal)) = (result, &self.journal) {
-            let _ = journal.record_exec_error(error);
+    /// Records a failed exec in the journal, if the runtime has one: every failed exec ends here. A
+    /// journal that cannot be written warns once and never fails the exec.
+    fn journaled(&self, error: ExecError) -> ExecError {
+        if let Some(journal) = &self.journal {
+            let _ = journal.record_exec_error(&error);
         }
+        error
     }
 
+    /// An exec: its model turns, then the answer or the error (recorded in the journal).
     async fn exec_attempts(
         &self,
         function: &AgentFn,
-        prompt: Prompt,
+        prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
         let name = function.name;
@@ -463,9 +459,9 @@ impl Runtime {
         if let Err(error) = validate_policy(&function.policy) {
             let error = ExecError::invalid_policy(name, error);
             telemetry::record_exec(&span, || Usage::ZERO, Some(error.kind().name()));
-            return Err(error);
+            return Err(self.journaled(error));
         }
-        let (text, own_system) = prompt.into_parts();
+        let (text, own_system) = prompt.into().into_parts();
         let system = own_system.as_deref().or(function.doc);
         let mut run = self.start_run(&function.policy, system, name, span);
         run.schema = expected.map(|expected| &expected.schema);
@@ -482,8 +478,11 @@ impl Runtime {
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
-            // `?` first: the error is not kept in the future across the awaits below.
-            let turn = self.turn(&mut run, &mut exec).await?;
+            // Returned first: the error is not kept in the future across the awaits below.
+            let turn = match self.turn(&mut run, &mut exec).await {
+                Ok(turn) => turn,
+                Err(error) => return Err(self.journaled(error)),
+            };
             let governor = run.state.governor;
             match turn {
                 TurnEnd::Answer(reply) => {
@@ -495,8 +494,10 @@ impl Runtime {
                     return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
                 }
                 TurnEnd::Tools(message) => {
+                    // The tools' time counts, from here if nothing read the clock before.
+                    run.state.budget.start_clock();
                     if exec.iterations >= self.max_iterations {
-                        return Err(self.too_many_iterations(&mut run, exec.iterations));
+                        return Err(self.journaled(self.too_many_iterations(&mut run, exec.iterations)));
                     }
                     exec.iterations += 1;
                     let tools = self.tools.run_calls_traced(&message, exec.trace.as_ref());
@@ -540,6 +541,8 @@ impl Runtime {
                 }
                 Attempt::Failed(failed, source) => (failed, source),
             };
+            // The failure's time counts from here if its attempt took none the clock could see.
+            run.state.budget.start_clock();
             let mut note = None;
             if failed.action == ExecAction::ContextOverflow {
                 // Boxed, as the failure path below: the success path's future stays small.

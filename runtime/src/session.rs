@@ -37,6 +37,10 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     loop {
         run.state.wait_for_cooldown().await;
         let call = run.state.budget.start_call();
+        if telemetry::metrics_wanted() {
+            // A call's duration is measured from its limit's start: read the clock for it now.
+            run.state.budget.start_clock();
+        }
         let limit = run.state.budget.call_limit();
         let request = Request {
             system: run.system,
@@ -50,12 +54,17 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         };
         let span = telemetry::call_span(&run.state.span, run.provider, call);
         // Wrapped only when a subscriber wants the span (wrapping moves the call's future).
-        let message = if span.is_disabled() {
-            agent::run_within(run.provider, &request, limit).await?
+        let (message, waited) = if span.is_disabled() {
+            agent::run_within(run.provider, &request, limit).await
         } else {
-            agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?
+            agent::run_within(run.provider, &request, limit).instrument(span.clone()).await
         };
-        telemetry::record_call(&span, run.provider, &message, limit);
+        if let Some(waited) = waited {
+            // The exec's clock starts at its first call's first wait, if nothing read it before.
+            run.state.budget.start_clock_at(waited);
+        }
+        let message = message?;
+        telemetry::record_call(&span, run.provider, &message, limit.and_then(|limit| limit.start()).or(waited));
         if run.content_in_traces {
             telemetry::record_content(&span, history, &message);
         }
@@ -63,6 +72,8 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         if !message.is_error() {
             return Ok(message);
         }
+        // The failure's time counts from here if the call took none the clock could see.
+        run.state.budget.start_clock();
         // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
         // make every call's future larger, success path included. The message moves into the box
         // too, so that it is not kept in this future while the backoff sleeps; the decision is an

@@ -6,10 +6,10 @@
 //! Nothing here records a prompt, an answer or a key. With no subscriber, each span and event costs
 //! one check of its callsite, and no field is computed.
 
+use tokio::time::Instant;
 use tracing::field::Empty;
 use tracing::{Level, Span};
 
-use crate::budget::CallLimit;
 use crate::error::model_error::split_kind;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::Provider;
@@ -106,16 +106,22 @@ fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
     )
 }
 
-/// Records the call's outcome on its span, and its duration and tokens as metric events. `limit` is
-/// the call's time limit, whose start is the call's (no clock is read for it). Inlined: with no
-/// subscriber it is two checks.
+/// Whether a subscriber wants the metric events (one check of their callsite).
 #[inline]
-pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &AssistantMessage, limit: Option<CallLimit>) {
-    let metrics = tracing::enabled!(target: METRICS, Level::INFO);
+pub(crate) fn metrics_wanted() -> bool {
+    tracing::enabled!(target: METRICS, Level::INFO)
+}
+
+/// Records the call's outcome on its span, and its duration and tokens as metric events. `started`
+/// is when the call's time began to count (its limit's start: no clock is read for it). Inlined:
+/// with no subscriber it is two checks.
+#[inline]
+pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &AssistantMessage, started: Option<Instant>) {
+    let metrics = metrics_wanted();
     if span.is_disabled() && !metrics {
         return;
     }
-    record_call_wanted(span, provider, message, limit, metrics);
+    record_call_wanted(span, provider, message, started, metrics);
 }
 
 #[cold]
@@ -123,7 +129,7 @@ fn record_call_wanted(
     span: &Span,
     provider: &dyn Provider,
     message: &AssistantMessage,
-    limit: Option<CallLimit>,
+    started: Option<Instant>,
     metrics: bool,
 ) {
     let error = message.is_error().then(|| error_type(message));
@@ -138,17 +144,11 @@ fn record_call_wanted(
         }
     }
     if metrics {
-        let started = limit.and_then(|limit| limit.at.checked_sub(limit.limit));
         call_metrics(provider, message, error, started);
     }
 }
 
-fn call_metrics(
-    provider: &dyn Provider,
-    message: &AssistantMessage,
-    error: Option<&str>,
-    started: Option<tokio::time::Instant>,
-) {
+fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Option<&str>, started: Option<Instant>) {
     let (model, server) = (provider.model(), provider.server());
     let (address, port) = (server.map(|(host, _)| host), server.map(|(_, port)| port));
     if let Some(started) = started {

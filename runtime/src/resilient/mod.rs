@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::backoff::{Rng, Schedule};
-use crate::budget::{Budget, Governor, Refusal};
+use crate::budget::{Budget, CallLimit, Governor, Refusal};
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
 use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
@@ -375,10 +375,11 @@ impl<'p, T> Resilient<'p, T> {
             index += 1;
             state.attempt = index + 1;
             state.budget.start_call();
-            let limit = state
-                .budget
-                .call_limit()
-                .map_or(Limit::Unbounded, |limit| Limit::At { at: limit.at, limit: limit.limit });
+            // The budget's clock runs (it started with the call): each limit is set now.
+            let limit = match state.budget.call_limit() {
+                Some(CallLimit { at: Some(at), limit, .. }) => Limit::At { at, limit },
+                _ => Limit::Unbounded,
+            };
             let outcome = Attempt::new(operation(), limit, policy).await;
             (failed, last_error) = match self.judge(outcome) {
                 Ok(value) => return Ok(value),
