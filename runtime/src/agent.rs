@@ -38,25 +38,27 @@ pub async fn run(
         Some(CallDeadline::After { at, limit })
     });
     let mut meta = CallMeta::default();
-    finish(drive(provider, request, deadline, &mut meta).await, meta).0
+    let outcome = drive(provider, request, deadline, &mut meta).await;
+    meta.finish(outcome).0
 }
 
-/// [`run`] within a limit the budget computed, whose message names the bound that set it. A limit
-/// not set yet (`at: None`) counts from the call's first wait. Also returns the moment of that wait
-/// (the call's first reading of the clock), if it waited.
-pub(crate) async fn run_within(
-    provider: &dyn Provider,
-    request: &Request<'_>,
+/// [`run`] within a limit the budget computed, whose message names the bound that set it: the
+/// call's future, whose bookkeeping goes to `meta` (the caller's: no future wraps this one, which
+/// would move its message once more), and which [`CallMeta::finish`] then makes the call's final
+/// message of. A limit not set yet (`at: None`) counts from the call's first wait.
+pub(crate) fn run_within<'a>(
+    provider: &'a dyn Provider,
+    request: &'a Request<'a>,
     limit: Option<CallLimit>,
-) -> (Result<AssistantMessage, ModelError>, Option<Instant>) {
-    let mut meta = CallMeta::default();
-    finish(drive(provider, request, limit.map(CallDeadline::Limit), &mut meta).await, meta)
+    meta: &'a mut CallMeta,
+) -> impl Future<Output = Result<AssistantMessage, ModelError>> + 'a {
+    drive(provider, request, limit.map(CallDeadline::Limit), meta)
 }
 
 /// What the server said about the call besides its content: kept apart from the answer so that a
 /// call that fails mid-stream still reports the tokens it used; and when the call first waited.
 #[derive(Default)]
-struct CallMeta {
+pub(crate) struct CallMeta {
     usage: Option<crate::Usage>,
     waited: Option<Instant>,
 }
@@ -94,18 +96,21 @@ impl CallDeadline {
     }
 }
 
-/// The call's final message. `drive` puts the usage on the messages it makes; an error raised while
-/// streaming gets it here. The answer passes through unchanged (not moved again for the usage).
-fn finish(
-    outcome: Result<AssistantMessage, ModelError>,
-    meta: CallMeta,
-) -> (Result<AssistantMessage, ModelError>, Option<Instant>) {
-    let message = match outcome {
-        Err(error) if error.is_programming() => Err(error),
-        Err(error) => Ok(AssistantMessage { usage: meta.usage, ..AssistantMessage::from_error(error) }),
-        Ok(message) => Ok(message),
-    };
-    (message, meta.waited)
+impl CallMeta {
+    /// The call's final message, and when the call first waited (its first reading of the clock),
+    /// if it did. `drive` puts the usage on the messages it makes; an error raised while streaming
+    /// gets it here. The answer passes through unchanged (not moved again for the usage).
+    pub(crate) fn finish(
+        self,
+        outcome: Result<AssistantMessage, ModelError>,
+    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>) {
+        let message = match outcome {
+            Err(error) if error.is_programming() => Err(error),
+            Err(error) => Ok(AssistantMessage { usage: self.usage, ..AssistantMessage::from_error(error) }),
+            Ok(message) => Ok(message),
+        };
+        (message, self.waited)
+    }
 }
 
 /// What ends a wait for the next event: the call's own deadline, or the progress clock.

@@ -24,10 +24,12 @@ pub struct Reply {
 }
 
 impl Reply {
+    #[inline]
     pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
         Self { text, stop_reason, calls, attempts, elapsed, iterations: 0, decisions: Vec::new(), usage: None }
     }
 
+    #[inline]
     pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
         self.usage = usage;
         self
@@ -55,6 +57,7 @@ impl Reply {
         self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.failed)
     }
 
+    #[inline]
     pub(crate) fn with_iterations(mut self, iterations: u32) -> Self {
         self.iterations = iterations;
         self
@@ -65,6 +68,7 @@ impl Reply {
         self.iterations
     }
 
+    #[inline]
     pub(crate) fn with_decisions(mut self, decisions: Vec<Decision>) -> Self {
         self.decisions = decisions;
         self

@@ -58,8 +58,10 @@ pub struct Runtime {
     /// borrows it instead of copying it).
     function: AgentFn,
     system: Option<Arc<str>>,
-    seed: u64,
-    execs: Arc<AtomicU64>,
+    /// The jitter seed and the count of execs it seeded, when one was given
+    /// ([`Runtime::with_jitter_seed`]); without one, each exec's jitter is seeded at random when it
+    /// is first needed.
+    seed: Option<(u64, Arc<AtomicU64>)>,
     observer: Option<Arc<Observer>>,
     governor: Arc<Governor>,
     quota: Option<RetryQuota>,
@@ -114,8 +116,7 @@ impl Runtime {
             provider,
             function: AgentFn::anonymous(RetryPolicy::new()),
             system: None,
-            seed: fastrand::u64(..),
-            execs: Arc::new(AtomicU64::new(0)),
+            seed: None,
             observer: None,
         }
     }
@@ -140,8 +141,7 @@ impl Runtime {
     /// # Default
     /// A random seed.
     pub fn with_jitter_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self.execs = Arc::new(AtomicU64::new(0));
+        self.seed = Some((seed, Arc::new(AtomicU64::new(0))));
         self
     }
 
@@ -418,8 +418,13 @@ impl Runtime {
         function: Option<&'static str>,
         span: Span,
     ) -> Run<'a> {
-        let exec = self.execs.fetch_add(1, Ordering::Relaxed);
-        let rng = Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let rng = match &self.seed {
+            Some((seed, execs)) => {
+                let exec = execs.fetch_add(1, Ordering::Relaxed);
+                Rng::with_seed(seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            }
+            None => Rng::unseeded(),
+        };
         Run {
             provider: &*self.provider,
             system: system.or(self.system.as_deref()),
@@ -486,7 +491,9 @@ impl Runtime {
             let governor = run.state.governor;
             match turn {
                 TurnEnd::Answer(reply) => {
-                    governor.on_success(run.state.last_retry_cost).await;
+                    if !governor.refund_locally(run.state.last_retry_cost) {
+                        governor.on_success(run.state.last_retry_cost).await;
+                    }
                     if let Some(trace) = &exec.trace {
                         trace.agent_finish(reply.text(), exec.iterations);
                     }
@@ -525,7 +532,8 @@ impl Runtime {
     /// layer gives up. A failed attempt is retried with the history as the turn began, plus any
     /// validator feedback (completed tool results are kept).
     async fn turn(&self, run: &mut Run<'_>, exec: &mut Exec<'_>) -> Result<TurnEnd, ExecError> {
-        let mut schedule = Schedule::exec(run.state.policy);
+        // Made at the first failure: a turn whose first attempt answers needs no schedule.
+        let mut schedule = None;
         let mut attempts: Vec<String> = Vec::new();
         let mut index = 0u32;
         loop {
@@ -563,7 +571,8 @@ impl Runtime {
                 Some(note) => format!("{} ({note})", failed.error),
                 None => failed.error.clone(),
             });
-            let next = run.state.wait_after_failed_attempt(&mut schedule, index, failed).await;
+            let schedule = schedule.get_or_insert_with(|| Schedule::exec(run.state.policy));
+            let next = run.state.wait_after_failed_attempt(schedule, index, failed).await;
             if let Next::Stop(kind, stopped_by) = next {
                 return Err(fail(run, kind, attempts, stopped_by, source));
             }

@@ -121,15 +121,21 @@ pub(crate) fn first_call_limit(policy: &RetryPolicy) -> Duration {
     first_limit(policy).0
 }
 
-/// [`first_call_limit`] and the bound that sets it.
+/// [`first_call_limit`] and the bound that sets it: [`limit_within`]'s rule, on the settings in
+/// milliseconds (one conversion).
 #[inline]
 fn first_limit(policy: &RetryPolicy) -> (Duration, Bound) {
-    let turn = policy.turn_timeout();
-    let nearest = match policy.budget() {
+    let values = policy.values();
+    let turn = values.turn_timeout_ms();
+    let nearest = match values.budget_ms() {
         Some(budget) if budget <= turn => (budget, Bound::Budget),
         _ => (turn, Bound::Turn),
     };
-    limit_within(policy.timeout(), Some(nearest))
+    let (ms, bound) = match (values.timeout_ms(), nearest) {
+        (timeout, (left, bound)) if left < timeout => (left, bound),
+        (timeout, _) => (timeout, Bound::Call),
+    };
+    (Duration::from_millis(ms), bound)
 }
 
 impl<'p> Budget<'p> {
