@@ -483,10 +483,25 @@ impl Runtime {
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
-            // Returned first: the error is not kept in the future across the awaits below.
-            let turn = match self.turn(&mut run, &mut exec).await {
-                Ok(turn) => turn,
-                Err(error) => return Err(self.journaled(error)),
+            // One model turn through layer 2: attempts until one gives an answer or asks for tools,
+            // or the layer gives up. Its success path is this loop's own (a turn of its own would be
+            // a future inside this one, and its answer moved out of it); a failed attempt is handled
+            // in a box, as the layers' failure paths are, so that this future stays small.
+            let mut failures = Failures::default();
+            let turn = loop {
+                run.state.attempt = failures.index + 1;
+                exec.attempts_made += 1;
+                let message = run_layer(&mut run, &exec.history).await;
+                match judge(&mut run, &mut exec, message) {
+                    Attempt::Answer(reply) => break TurnEnd::Answer(reply),
+                    Attempt::Tools(message) => break TurnEnd::Tools(message),
+                    failed => {
+                        let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
+                        if let Err(error) = Box::pin(after).await {
+                            return Err(self.journaled(error));
+                        }
+                    }
+                }
             };
             let governor = run.state.governor;
             match turn {
@@ -528,57 +543,70 @@ impl Runtime {
         fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None)
     }
 
-    /// One model turn through layer 2: attempts until one gives an answer or asks for tools, or the
-    /// layer gives up. A failed attempt is retried with the history as the turn began, plus any
-    /// validator feedback (completed tool results are kept).
-    async fn turn(&self, run: &mut Run<'_>, exec: &mut Exec<'_>) -> Result<TurnEnd, ExecError> {
-        // Made at the first failure: a turn whose first attempt answers needs no schedule.
-        let mut schedule = None;
-        let mut attempts: Vec<String> = Vec::new();
-        let mut index = 0u32;
-        loop {
-            run.state.attempt = index + 1;
-            exec.attempts_made += 1;
-            let message = run_layer(run, &exec.history).await;
-            let (failed, source) = match judge(run, exec, message) {
-                Attempt::Answer(reply) => return Ok(TurnEnd::Answer(reply)),
-                Attempt::Tools(message) => return Ok(TurnEnd::Tools(message)),
-                Attempt::Raised(error) => {
-                    attempts.push(error.to_string());
-                    return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
+    /// Layer 2 after a failed attempt of a model turn (`failures` so far): the programming error,
+    /// the context overflow (compacted, or not), the decision and the backoff's sleep; `Err` when
+    /// the turn, and the exec, end. A failed attempt is retried with the history as the turn began,
+    /// plus any validator feedback (completed tool results are kept).
+    async fn after_failure(
+        &self,
+        run: &mut Run<'_>,
+        exec: &mut Exec<'_>,
+        failures: &mut Failures,
+        attempt: Attempt,
+    ) -> Result<(), ExecError> {
+        let attempts = &mut failures.attempts;
+        let (failed, source) = match attempt {
+            Attempt::Failed(failed, source) => (failed, source),
+            Attempt::Raised(error) => {
+                attempts.push(error.to_string());
+                return Err(fail(run, ExecErrorKind::Programming, std::mem::take(attempts), None, Some(error)));
+            }
+            // Not failures: the turn ends with them.
+            Attempt::Answer(_) | Attempt::Tools(_) => return Ok(()),
+        };
+        // The failure's time counts from here if its attempt took none the clock could see.
+        run.state.budget.start_clock();
+        let mut note = None;
+        if failed.action == ExecAction::ContextOverflow {
+            match self.after_overflow(run, exec, &failed).await {
+                AfterOverflow::Compacted(done) => {
+                    attempts.push(format!("{} ({done})", failed.error));
+                    return Ok(());
                 }
-                Attempt::Failed(failed, source) => (failed, source),
-            };
-            // The failure's time counts from here if its attempt took none the clock could see.
-            run.state.budget.start_clock();
-            let mut note = None;
-            if failed.action == ExecAction::ContextOverflow {
-                // Boxed, as the failure path below: the success path's future stays small.
-                match Box::pin(self.after_overflow(run, exec, &failed)).await {
-                    AfterOverflow::Compacted(done) => {
-                        attempts.push(format!("{} ({done})", failed.error));
-                        continue;
-                    }
-                    AfterOverflow::Stands(why) => note = why,
-                    AfterOverflow::Refused(refusal) => {
-                        attempts.push(failed.error.clone());
-                        run.state.refused(failed.error, failed.usage, refusal.clone());
-                        return Err(fail(run, ExecErrorKind::Budget, attempts, Some(refusal), source));
-                    }
+                AfterOverflow::Stands(why) => note = why,
+                AfterOverflow::Refused(refusal) => {
+                    attempts.push(failed.error.clone());
+                    run.state.refused(failed.error, failed.usage, refusal.clone());
+                    return Err(fail(run, ExecErrorKind::Budget, std::mem::take(attempts), Some(refusal), source));
                 }
             }
-            attempts.push(match note {
-                Some(note) => format!("{} ({note})", failed.error),
-                None => failed.error.clone(),
-            });
-            let schedule = schedule.get_or_insert_with(|| Schedule::exec(run.state.policy));
-            let next = run.state.wait_after_failed_attempt(schedule, index, failed).await;
-            if let Next::Stop(kind, stopped_by) = next {
-                return Err(fail(run, kind, attempts, stopped_by, source));
-            }
-            index += 1;
         }
+        attempts.push(match note {
+            Some(note) => format!("{} ({note})", failed.error),
+            None => failed.error.clone(),
+        });
+        let schedule = failures.schedule.get_or_insert_with(|| Schedule::exec(run.state.policy));
+        let next = run.state.after_failed_attempt(schedule, failures.index, failed).await;
+        match next {
+            Next::Retry(delay) => tokio::time::sleep(delay).await,
+            Next::Stop(kind, stopped_by) => {
+                return Err(fail(run, kind, std::mem::take(&mut failures.attempts), stopped_by, source));
+            }
+        }
+        failures.index += 1;
+        Ok(())
     }
+}
+
+/// The failed attempts of one model turn so far.
+#[derive(Default)]
+struct Failures {
+    /// Each failed attempt, in words (for the error).
+    attempts: Vec<String>,
+    /// Layer 2's backoff, made at the first failure: a turn whose first attempt answers needs none.
+    schedule: Option<Schedule>,
+    /// The attempt being made, from 0.
+    index: u32,
 }
 
 impl Runtime {
