@@ -40,10 +40,6 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             run.state.wait_for_cooldown().await;
         }
         let call = run.state.budget.start_call();
-        if telemetry::metrics_wanted() {
-            // A call's duration is measured from its limit's start: read the clock for it now.
-            run.state.budget.start_clock();
-        }
         let limit = run.state.budget.call_limit();
         let request = Request {
             system: run.system,
