@@ -69,9 +69,8 @@ impl Reply {
     }
 
     #[inline]
-    pub(crate) fn with_decisions(mut self, decisions: Vec<Decision>) -> Self {
+    pub(crate) fn set_decisions(&mut self, decisions: Vec<Decision>) {
         self.decisions = decisions;
-        self
     }
 
     /// The answer's text.

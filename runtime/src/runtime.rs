@@ -488,13 +488,25 @@ impl Runtime {
             // a future inside this one, and its answer moved out of it); a failed attempt is handled
             // in a box, as the layers' failure paths are, so that this future stays small.
             let mut failures = Failures::default();
-            let turn = loop {
+            let tools = loop {
                 run.state.attempt = failures.index + 1;
                 exec.attempts_made += 1;
                 let message = run_layer(&mut run, &exec.history).await;
                 match judge(&mut run, &mut exec, message) {
-                    Attempt::Answer(reply) => break TurnEnd::Answer(reply),
-                    Attempt::Tools(message) => break TurnEnd::Tools(message),
+                    // The answer is returned from here: not moved out of the turn and again.
+                    Attempt::Answer(mut reply) => {
+                        let governor = run.state.governor;
+                        if !governor.refund_locally(run.state.last_retry_cost) {
+                            governor.on_success(run.state.last_retry_cost).await;
+                        }
+                        if let Some(trace) = &exec.trace {
+                            trace.agent_finish(reply.text(), exec.iterations);
+                        }
+                        telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
+                        reply.set_decisions(std::mem::take(&mut run.state.decisions));
+                        return Ok(reply);
+                    }
+                    Attempt::Tools(message) => break message,
                     failed => {
                         let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
                         if let Err(error) = Box::pin(after).await {
@@ -503,34 +515,20 @@ impl Runtime {
                     }
                 }
             };
-            let governor = run.state.governor;
-            match turn {
-                TurnEnd::Answer(reply) => {
-                    if !governor.refund_locally(run.state.last_retry_cost) {
-                        governor.on_success(run.state.last_retry_cost).await;
-                    }
-                    if let Some(trace) = &exec.trace {
-                        trace.agent_finish(reply.text(), exec.iterations);
-                    }
-                    telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
-                    return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
-                }
-                TurnEnd::Tools(message) => {
-                    // The tools' time counts, from here if nothing read the clock before.
-                    run.state.budget.start_clock();
-                    if exec.iterations >= self.max_iterations {
-                        return Err(self.journaled(self.too_many_iterations(&mut run, exec.iterations)));
-                    }
-                    exec.iterations += 1;
-                    let tools = self.tools.run_calls_traced(&message, exec.trace.as_ref());
-                    let outcomes = tools.instrument(run.state.span.clone()).await;
-                    exec.history.push(Message::Assistant(message));
-                    exec.history.push(results_message(outcomes));
-                    governor.on_success(run.state.last_retry_cost).await;
-                    run.state.last_retry_cost = 0;
-                    run.state.budget.start_turn();
-                }
+            // The model asks for tools: the tools' time counts, from here if nothing read the clock
+            // before.
+            run.state.budget.start_clock();
+            if exec.iterations >= self.max_iterations {
+                return Err(self.journaled(self.too_many_iterations(&mut run, exec.iterations)));
             }
+            exec.iterations += 1;
+            let outcomes = self.tools.run_calls_traced(&tools, exec.trace.as_ref());
+            let outcomes = outcomes.instrument(run.state.span.clone()).await;
+            exec.history.push(Message::Assistant(tools));
+            exec.history.push(results_message(outcomes));
+            run.state.governor.on_success(run.state.last_retry_cost).await;
+            run.state.last_retry_cost = 0;
+            run.state.budget.start_turn();
         }
     }
 
@@ -748,14 +746,6 @@ struct Exec<'f> {
     attempts_made: u32,
     /// How many times the conversation was compacted.
     compactions: u32,
-}
-
-/// How a model turn ended, when it did not fail.
-enum TurnEnd {
-    /// The final answer, accepted by the validator.
-    Answer(Reply),
-    /// The model asks for tools: its message.
-    Tools(AssistantMessage),
 }
 
 /// What one attempt of a turn came to.
