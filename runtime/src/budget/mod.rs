@@ -121,21 +121,15 @@ pub(crate) fn first_call_limit(policy: &RetryPolicy) -> Duration {
     first_limit(policy).0
 }
 
-/// [`first_call_limit`] and the bound that sets it: [`limit_within`]'s rule, on the settings in
-/// milliseconds (one conversion).
+/// [`first_call_limit`] and the bound that sets it.
 #[inline]
 fn first_limit(policy: &RetryPolicy) -> (Duration, Bound) {
-    let values = policy.values();
-    let turn = values.turn_timeout_ms();
-    let nearest = match values.budget_ms() {
+    let turn = policy.turn_timeout();
+    let nearest = match policy.budget() {
         Some(budget) if budget <= turn => (budget, Bound::Budget),
         _ => (turn, Bound::Turn),
     };
-    let (ms, bound) = match (values.timeout_ms(), nearest) {
-        (timeout, (left, bound)) if left < timeout => (left, bound),
-        (timeout, _) => (timeout, Bound::Call),
-    };
-    (Duration::from_millis(ms), bound)
+    limit_within(policy.timeout(), Some(nearest))
 }
 
 impl<'p> Budget<'p> {

@@ -35,6 +35,37 @@ pub struct RetryPolicy {
     /// `const` policy is judged at compile time, any other once, when it is built, and a call asks
     /// this instead of judging the policy again.
     valid: Validity,
+    /// The time bounds in effect, as durations: every call reads them, none converts them.
+    bounds: Bounds,
+}
+
+/// A policy's time bounds in effect (defaults applied, at most a year), as durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bounds {
+    call: Duration,
+    turn: Duration,
+    budget: Option<Duration>,
+    connect: Duration,
+    headers: Duration,
+    first_token: Duration,
+    idle: Duration,
+}
+
+impl Bounds {
+    const fn of(values: &PolicyValues) -> Self {
+        Self {
+            call: Duration::from_millis(values.timeout_ms()),
+            turn: Duration::from_millis(values.turn_timeout_ms()),
+            budget: match values.budget_ms() {
+                Some(ms) => Some(Duration::from_millis(ms)),
+                None => None,
+            },
+            connect: Duration::from_millis(values.connect_timeout_ms()),
+            headers: Duration::from_millis(values.headers_timeout_ms()),
+            first_token: Duration::from_millis(values.first_token_timeout_ms()),
+            idle: Duration::from_millis(values.idle_timeout_ms()),
+        }
+    }
 }
 
 /// Whether a policy's values keep every rule, for an exec and for a resilient call (which judges
@@ -82,13 +113,14 @@ impl RetryPolicy {
     /// The policy of `values` (checked by [`RetryPolicy::validate`] like any other), with the
     /// default jitter.
     pub const fn from_values(values: PolicyValues) -> Self {
-        Self { valid: Validity::of(&values), values, jitter: Jitter::Proportional }
+        Self { valid: Validity::of(&values), bounds: Bounds::of(&values), values, jitter: Jitter::Proportional }
     }
 
     /// The policy with `values` changed, judged again.
     const fn with_values(mut self, values: PolicyValues) -> Self {
         self.values = values;
         self.valid = Validity::of(&values);
+        self.bounds = Bounds::of(&values);
         self
     }
 
@@ -312,32 +344,32 @@ impl RetryPolicy {
 
     /// The timeout of one model call in effect.
     pub const fn timeout(&self) -> Duration {
-        Duration::from_millis(self.values.timeout_ms())
+        self.bounds.call
     }
 
     /// The connect timeout in effect.
     pub const fn connect_timeout(&self) -> Duration {
-        Duration::from_millis(self.values.connect_timeout_ms())
+        self.bounds.connect
     }
 
     /// The time to the response headers in effect.
     pub const fn headers_timeout(&self) -> Duration {
-        Duration::from_millis(self.values.headers_timeout_ms())
+        self.bounds.headers
     }
 
     /// The time to the first content in effect.
     pub const fn first_token_timeout(&self) -> Duration {
-        Duration::from_millis(self.values.first_token_timeout_ms())
+        self.bounds.first_token
     }
 
     /// The idle time between content in effect.
     pub const fn idle_timeout(&self) -> Duration {
-        Duration::from_millis(self.values.idle_timeout_ms())
+        self.bounds.idle
     }
 
     /// The time of one model turn in effect.
     pub const fn turn_timeout(&self) -> Duration {
-        Duration::from_millis(self.values.turn_timeout_ms())
+        self.bounds.turn
     }
 
     /// The size bound of one answer in effect, in bytes.
@@ -347,10 +379,7 @@ impl RetryPolicy {
 
     /// The exec deadline, if any (at most a year, [`rules::MAX_WAIT_MS`]).
     pub const fn budget(&self) -> Option<Duration> {
-        match self.values.budget_ms() {
-            Some(ms) => Some(Duration::from_millis(ms)),
-            None => None,
-        }
+        self.bounds.budget
     }
 
     /// The longest honoured server hint.
