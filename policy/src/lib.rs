@@ -3,12 +3,18 @@
 //!
 //! A crate of its own (its one dependency is `strsim`, for "did you mean"), because two crates
 //! judge a policy: `agentic-runtime`'s `RetryPolicy::validate` at run time and `agentic-macros`'
-//! `#[agentic_function(...)]` at compile time. Both call [`violations`], so they can never disagree. Use it through `agentic-runtime`
-//! (`agentic_runtime::policy::rules`).
+//! `#[agentic_function(...)]` at compile time. Both judge by the rules of one `const fn`
+//! ([`is_valid`], worded by [`violations`]), so they can never disagree. Use it through
+//! `agentic-runtime` (`agentic_runtime::policy::rules`).
 #![deny(missing_docs)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 use std::fmt::Write as _;
+
+mod check;
+
+use check::uncapped_calls;
+pub use check::{Violation, is_valid, violations};
 
 /// How a computed delay is randomised so that clients that failed together do not retry together.
 ///
@@ -349,15 +355,6 @@ impl Key {
     }
 }
 
-/// One broken rule: the key to blame and a message in rustc's voice that says how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// The key whose value breaks the rule.
-    pub key: Key,
-    /// What is wrong and how to fix it, e.g. "`max_calls` (100) is more than the 12 calls this policy can make".
-    pub message: String,
-}
-
 /// The most a policy can cost one exec when every call fails with a retryable error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorstCase {
@@ -368,171 +365,6 @@ pub struct WorstCase {
     /// The longest one model turn takes, calls and backoff included: `turn_timeout_ms`, or
     /// `budget_ms` when it is shorter. An exec whose calls never return ends within this.
     pub turn_ms: u64,
-}
-
-/// Every rule a policy must satisfy, in a fixed order. Empty when the policy is valid.
-///
-/// A `budget_ms` shorter than the nominal backoff is valid: it means "retry what fits", and the
-/// first retry that does not fit ends the exec with kind `budget`. Only a budget that cannot hold
-/// one call (`timeout_ms` above it) is refused.
-pub fn violations(values: &PolicyValues) -> Vec<Violation> {
-    let mut found = Vec::new();
-    let mut broke = |key: Key, message: String| found.push(Violation { key, message });
-    positive_settings(values, &mut broke);
-    delay_cap(values, &mut broke);
-    call_cap(values, &mut broke);
-    nested_bounds(values, &mut broke);
-    found
-}
-
-/// What a rule group reports each broken rule to.
-type Broke<'a> = dyn FnMut(Key, String) + 'a;
-
-/// Counts of at least 1 and time and size settings above 0.
-fn positive_settings(values: &PolicyValues, broke: &mut Broke<'_>) {
-    if values.max_retries < 1 {
-        broke(
-            Key::MaxRetries,
-            format!(
-                "`max_retries` ({}) must be at least 1: it counts exec attempts, and 1 means no exec retry",
-                values.max_retries
-            ),
-        );
-    }
-    for (key, value) in [
-        (Key::SessionBaseDelayMs, values.session_base_delay_ms),
-        (Key::ExecBaseDelayMs, values.exec_base_delay_ms),
-        (Key::RetryAfterCapMs, values.retry_after_cap_ms),
-    ] {
-        if value == 0 {
-            broke(key, format!("`{}` (0) must be greater than 0", key.name()));
-        }
-    }
-    for (key, value) in [(Key::MaxDelayMs, values.max_delay_ms), (Key::BudgetMs, values.budget_ms)] {
-        if value == Some(0) {
-            broke(key, format!("`{}` (0) must be greater than 0; leave it out for no limit", key.name()));
-        }
-    }
-    for (key, value, default) in [
-        (Key::TimeoutMs, values.timeout_ms, DEFAULT_TIMEOUT_MS),
-        (Key::ConnectTimeoutMs, values.connect_timeout_ms, DEFAULT_CONNECT_TIMEOUT_MS),
-        (Key::HeadersTimeoutMs, values.headers_timeout_ms, DEFAULT_HEADERS_TIMEOUT_MS),
-        (Key::FirstTokenTimeoutMs, values.first_token_timeout_ms, DEFAULT_FIRST_TOKEN_TIMEOUT_MS),
-        (Key::IdleTimeoutMs, values.idle_timeout_ms, DEFAULT_IDLE_TIMEOUT_MS),
-        (Key::TurnTimeoutMs, values.turn_timeout_ms, DEFAULT_TURN_TIMEOUT_MS),
-    ] {
-        if value == Some(0) {
-            broke(
-                key,
-                format!(
-                    "`{}` (0) must be greater than 0; leave it out for the default ({})",
-                    key.name(),
-                    format_ms(default)
-                ),
-            );
-        }
-    }
-    if values.max_answer_bytes == Some(0) {
-        broke(
-            Key::MaxAnswerBytes,
-            format!(
-                "`max_answer_bytes` (0) must be greater than 0; leave it out for the default ({DEFAULT_MAX_ANSWER_BYTES})"
-            ),
-        );
-    }
-}
-
-/// `max_delay_ms` caps delays, so it cannot be below a base delay.
-fn delay_cap(values: &PolicyValues, broke: &mut Broke<'_>) {
-    if let Some(cap) = values.max_delay_ms.filter(|&cap| cap > 0) {
-        let (session, exec) = (values.session_base_delay_ms, values.exec_base_delay_ms);
-        let message = match (cap < session, cap < exec) {
-            (true, true) => Some(format!(
-                "`max_delay_ms` ({cap}) must be at least `session_base_delay_ms` ({session}) and \
-                 `exec_base_delay_ms` ({exec})"
-            )),
-            (true, false) => {
-                Some(format!("`max_delay_ms` ({cap}) must be at least `session_base_delay_ms` ({session})"))
-            }
-            (false, true) => Some(format!("`max_delay_ms` ({cap}) must be at least `exec_base_delay_ms` ({exec})")),
-            (false, false) => None,
-        };
-        if let Some(message) = message {
-            broke(Key::MaxDelayMs, message);
-        }
-    }
-}
-
-/// `max_calls` of at least 1 and at most the calls the policy can make.
-fn call_cap(values: &PolicyValues, broke: &mut Broke<'_>) {
-    if let Some(max_calls) = values.max_calls {
-        let possible = uncapped_calls(values);
-        if max_calls < 1 {
-            broke(
-                Key::MaxCalls,
-                "`max_calls` (0) must be at least 1: it caps model calls across both layers".to_owned(),
-            );
-        } else if u64::from(max_calls) > possible && values.max_retries >= 1 {
-            broke(
-                Key::MaxCalls,
-                format!(
-                    "`max_calls` ({max_calls}) is more than the {possible} calls this policy can make; \
-                     lower it or raise `max_retries` / `session_retries`"
-                ),
-            );
-        }
-    }
-}
-
-/// A bound set above the one that contains it would never be reached: say so rather than let the
-/// outer bound end the call under another name.
-fn nested_bounds(values: &PolicyValues, broke: &mut Broke<'_>) {
-    if let (Some(timeout), Some(budget)) = (values.timeout_ms, values.budget_ms) {
-        if timeout.min(MAX_WAIT_MS) > budget.min(MAX_WAIT_MS) && budget > 0 {
-            broke(Key::TimeoutMs, format!("`timeout_ms` ({timeout}) must not exceed `budget_ms` ({budget})"));
-        }
-    }
-    let call = values.timeout_ms();
-    let turn = values.turn_timeout_ms();
-    if let Some(timeout) = values.timeout_ms.filter(|&timeout| timeout.min(MAX_WAIT_MS) > turn && turn > 0) {
-        broke(
-            Key::TimeoutMs,
-            format!(
-                "`timeout_ms` ({timeout}) must not exceed `turn_timeout_ms` ({}): a call cannot outlast its \
-                 turn; raise `turn_timeout_ms` too",
-                shown(values.turn_timeout_ms, turn)
-            ),
-        );
-    }
-    for (key, value) in [
-        (Key::HeadersTimeoutMs, values.headers_timeout_ms),
-        (Key::FirstTokenTimeoutMs, values.first_token_timeout_ms),
-        (Key::IdleTimeoutMs, values.idle_timeout_ms),
-    ] {
-        if let Some(value) = value.filter(|&value| value.min(MAX_WAIT_MS) > call && call > 0) {
-            broke(
-                key,
-                format!(
-                    "`{}` ({value}) must not exceed `timeout_ms` ({}): the call would end first; raise `timeout_ms` too",
-                    key.name(),
-                    shown(values.timeout_ms, call)
-                ),
-            );
-        }
-    }
-}
-
-/// A value for a message: `600000` when set, `600000, the default` when it is the default.
-fn shown(set: Option<u64>, value: u64) -> String {
-    match set {
-        Some(_) => value.to_string(),
-        None => format!("{value}, the default"),
-    }
-}
-
-/// Calls both layers can make without `max_calls`: `(session_retries + 1) * max_retries`.
-fn uncapped_calls(values: &PolicyValues) -> u64 {
-    (u64::from(values.session_retries) + 1).saturating_mul(u64::from(values.max_retries))
 }
 
 /// The worst case of a policy: every call fails with a retryable error until the layers give up.

@@ -1,7 +1,7 @@
 //! The retry machinery alone on the success path, side by side in one group: the same in-memory
 //! operation called directly, through `Resilient::call`, through backon and through tokio-retry2, each
 //! with the default exec schedule (3 attempts, 1.5 s then 3 s); and `Runtime::exec` on an
-//! in-memory provider for scale. Before the timings it prints the heap allocations of one call of each
+//! in-memory provider against one bare model call on it (`agent::run`). Before the timings it prints the heap allocations of one call of each
 //! and the size of its future. Run with `cargo bench -p agentic-runtime --bench compare`;
 //! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
 
@@ -16,7 +16,7 @@ use tokio_retry2::{Retry, RetryError};
 
 use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
 use agentic_runtime::resilient::Resilient;
-use agentic_runtime::{Jitter, RetryPolicy, Runtime, StopReason};
+use agentic_runtime::{AssistantMessage, Jitter, Message, RetryPolicy, Runtime, StopReason, agent};
 use agentic_test_support::counting_alloc::{self, Counting};
 
 // Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
@@ -75,6 +75,12 @@ async fn tokio_retry2() -> u64 {
     Retry::spawn(tokio_retry2_strategy(), || async { operation().await.map_err(RetryError::transient) }).await.unwrap()
 }
 
+/// One model call on the same in-memory provider, with no retry layer: what `exec` is measured against.
+async fn bare_call() -> AssistantMessage {
+    let history = vec![Message::user("the question")];
+    agent::run(&Instant, &Request::new(&history), None).await.unwrap()
+}
+
 /// Answers at once: what is measured is the machinery, not the provider.
 struct Instant;
 
@@ -106,6 +112,7 @@ fn print_allocations(tokio: &tokio::runtime::Runtime, runtime: &Runtime) {
         ("backon (jitter, delay cap, timeout per attempt)", allocations(tokio, backon_capped)),
         ("tokio-retry2", allocations(tokio, tokio_retry2)),
         ("Runtime::exec (in-memory provider, both layers)", allocations(tokio, || runtime.exec("the question"))),
+        ("agent::run (one bare call, same provider)", allocations(tokio, bare_call)),
     ];
     let sizes = [
         std::mem::size_of_val(&operation()),
@@ -118,6 +125,7 @@ fn print_allocations(tokio: &tokio::runtime::Runtime, runtime: &Runtime) {
             operation().await.map_err(RetryError::transient)
         })),
         std::mem::size_of_val(&runtime.exec("the question")),
+        std::mem::size_of_val(&bare_call()),
     ];
     println!("one successful call: heap allocations, size of the future in bytes");
     for ((name, count), size) in figures.into_iter().zip(sizes) {
@@ -140,6 +148,7 @@ fn success_path(c: &mut Criterion) {
     group.bench_function("exec_in_memory", |b| {
         b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
     });
+    group.bench_function("bare_call", |b| b.to_async(&tokio).iter(bare_call));
     group.finish();
 
     // The runtime's dev-dependencies turn on tokio's `test-util`, which routes
@@ -153,8 +162,10 @@ fn success_path(c: &mut Criterion) {
 
 /// `COMPARE_ROUNDS=<rounds>`: instead of the criterion run, interleaves the variants: each round times
 /// a block of calls of every variant, one after the other, then prints each variant's median time per
-/// call and the median of its per-round ratio to backon. On a shared machine the load drifts over the
-/// seconds criterion spends on each variant; within one round every variant sees about the same load.
+/// call and the median of its per-round ratios to backon and to tokio-retry2. On a shared machine the
+/// load drifts over the seconds criterion spends on each variant; within one round every variant sees
+/// about the same load. `COMPARE_ONLY=<name>[,<name>..]` runs only those variants (e.g. under
+/// callgrind, to count one variant's instructions).
 fn interleaved(rounds: usize) {
     const CALLS: u32 = 100_000;
     let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
@@ -166,35 +177,64 @@ fn interleaved(rounds: usize) {
         }
         start.elapsed().as_nanos() as f64 / f64::from(CALLS)
     }
-    let names =
-        ["direct", "resilient", "backon", "tokio_retry2", "resilient_every_cap", "backon_capped", "exec_in_memory"];
+    let names = [
+        "direct",
+        "resilient",
+        "backon",
+        "tokio_retry2",
+        "resilient_every_cap",
+        "backon_capped",
+        "exec_in_memory",
+        "bare_call",
+    ];
+    let only = std::env::var("COMPARE_ONLY").ok();
+    let wanted = |name: &str| only.as_deref().is_none_or(|only| only.split(',').any(|one| one == name));
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     tokio.block_on(async {
         for _ in 0..rounds {
-            let round = [
-                time(direct).await,
-                time(|| resilient(&POLICY)).await,
-                time(backon).await,
-                time(tokio_retry2).await,
-                time(|| resilient(&CAPPED)).await,
-                time(backon_capped).await,
-                time(|| async { runtime.exec("the question").await.unwrap() }).await,
-            ];
-            for (column, value) in times.iter_mut().zip(round) {
-                column.push(value);
+            for (index, column) in times.iter_mut().enumerate() {
+                if !wanted(names[index]) {
+                    continue;
+                }
+                column.push(match index {
+                    0 => time(direct).await,
+                    1 => time(|| resilient(&POLICY)).await,
+                    2 => time(backon).await,
+                    3 => time(tokio_retry2).await,
+                    4 => time(|| resilient(&CAPPED)).await,
+                    5 => time(backon_capped).await,
+                    6 => time(|| async { runtime.exec("the question").await.unwrap() }).await,
+                    _ => time(bare_call).await,
+                });
             }
         }
     });
     let median = |values: &[f64]| {
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        sorted[sorted.len() / 2]
+        sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    let backon = &times[2];
-    println!("{rounds} interleaved rounds of {CALLS} calls per variant: median ns per call, median ratio to backon");
+    let ratio = |ours: &[f64], theirs: &[f64]| {
+        median(&ours.iter().zip(theirs).map(|(ours, theirs)| ours / theirs).collect::<Vec<_>>())
+    };
+    let (backon, tokio_retry2) = (&times[2], &times[3]);
+    println!(
+        "{rounds} interleaved rounds of {CALLS} calls per variant: median ns per call, median ratio to backon, \
+         to tokio-retry2"
+    );
     for (name, column) in names.iter().zip(&times) {
-        let ratios: Vec<f64> = column.iter().zip(backon).map(|(ours, theirs)| ours / theirs).collect();
-        println!("  {name:<20} {:>8.1} ns {:>6.2}", median(column), median(&ratios));
+        if column.is_empty() {
+            continue;
+        }
+        println!(
+            "  {name:<20} {:>8.1} ns {:>6.2} {:>6.2}",
+            median(column),
+            ratio(column, backon),
+            ratio(column, tokio_retry2)
+        );
+    }
+    if !times[6].is_empty() && !times[7].is_empty() {
+        println!("  exec_in_memory / bare_call, median per-round ratio: {:.2}", ratio(&times[6], &times[7]));
     }
 }
 

@@ -38,24 +38,29 @@ pub async fn run(
         Some(CallDeadline::After { at, limit })
     });
     let mut meta = CallMeta::default();
-    finish(drive(provider, request, deadline, &mut meta).await, meta)
+    let outcome = drive(provider, request, deadline, &mut meta).await;
+    meta.finish(outcome).0
 }
 
-/// [`run`] within a limit the budget computed, whose message names the bound that set it.
-pub(crate) async fn run_within(
-    provider: &dyn Provider,
-    request: &Request<'_>,
+/// [`run`] within a limit the budget computed, whose message names the bound that set it: the
+/// call's future, whose bookkeeping goes to `meta` (the caller's: no future wraps this one, which
+/// would move its message once more), and which [`CallMeta::finish`] then makes the call's final
+/// message of. A limit not set yet (`at: None`) counts from the call's first wait.
+pub(crate) fn run_within<'a>(
+    provider: &'a dyn Provider,
+    request: &'a Request<'a>,
     limit: Option<CallLimit>,
-) -> Result<AssistantMessage, ModelError> {
-    let mut meta = CallMeta::default();
-    finish(drive(provider, request, limit.map(CallDeadline::Limit), &mut meta).await, meta)
+    meta: &'a mut CallMeta,
+) -> impl Future<Output = Result<AssistantMessage, ModelError>> + 'a {
+    drive(provider, request, limit.map(CallDeadline::Limit), meta)
 }
 
 /// What the server said about the call besides its content: kept apart from the answer so that a
-/// call that fails mid-stream still reports the tokens it used.
+/// call that fails mid-stream still reports the tokens it used; and when the call first waited.
 #[derive(Default)]
-struct CallMeta {
+pub(crate) struct CallMeta {
     usage: Option<crate::Usage>,
+    waited: Option<Instant>,
 }
 
 /// The call's own deadline. Its message is written only when the call runs out: the success path
@@ -69,10 +74,17 @@ enum CallDeadline {
 }
 
 impl CallDeadline {
-    fn at(&self) -> Instant {
+    /// When the call runs out, for a call that first waited at `waited`: a limit not set yet counts
+    /// from then. `None` past what the clock can represent.
+    fn at(&mut self, waited: Instant) -> Option<Instant> {
         match self {
-            Self::After { at, .. } => *at,
-            Self::Limit(limit) => limit.at,
+            Self::After { at, .. } => Some(*at),
+            Self::Limit(limit) => {
+                if limit.at.is_none() {
+                    limit.at = waited.checked_add(limit.limit);
+                }
+                limit.at
+            }
         }
     }
 
@@ -84,13 +96,20 @@ impl CallDeadline {
     }
 }
 
-/// The call's final message. `drive` puts the usage on the messages it makes; an error raised while
-/// streaming gets it here. The answer passes through unchanged (not moved again for the usage).
-fn finish(outcome: Result<AssistantMessage, ModelError>, meta: CallMeta) -> Result<AssistantMessage, ModelError> {
-    match outcome {
-        Err(error) if error.is_programming() => Err(error),
-        Err(error) => Ok(AssistantMessage { usage: meta.usage, ..AssistantMessage::from_error(error) }),
-        Ok(message) => Ok(message),
+impl CallMeta {
+    /// The call's final message, and when the call first waited (its first reading of the clock),
+    /// if it did. `drive` puts the usage on the messages it makes; an error raised while streaming
+    /// gets it here. The answer passes through unchanged (not moved again for the usage).
+    pub(crate) fn finish(
+        self,
+        outcome: Result<AssistantMessage, ModelError>,
+    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>) {
+        let message = match outcome {
+            Err(error) if error.is_programming() => Err(error),
+            Err(error) => Ok(AssistantMessage { usage: self.usage, ..AssistantMessage::from_error(error) }),
+            Ok(message) => Ok(message),
+        };
+        (message, self.waited)
     }
 }
 
@@ -108,6 +127,8 @@ enum Watch {
 struct Progress<'r> {
     /// The request's: borrowed, not copied, to keep every call's future small.
     bounds: &'r CallBounds,
+    /// When the call first waited: its first reading of the clock.
+    waited: &'r mut Option<Instant>,
     /// The call's deadline.
     call: Option<CallDeadline>,
     /// Content arrived since the timer was last set.
@@ -127,8 +148,10 @@ impl Progress<'_> {
         self.moved = false;
         let (span, watch) =
             if self.started { (self.bounds.idle, Watch::Idle) } else { (self.bounds.first_token, Watch::FirstToken) };
-        let progress = Instant::now().checked_add(span);
-        let call = self.call.as_ref().map(CallDeadline::at);
+        let now = Instant::now();
+        let waited = *self.waited.get_or_insert(now);
+        let progress = now.checked_add(span);
+        let call = self.call.as_mut().and_then(|call| call.at(waited));
         let chosen = match (call, progress) {
             (Some(call), Some(progress)) if call <= progress => (call, Watch::Call),
             (_, Some(progress)) => (progress, watch),
@@ -190,9 +213,10 @@ async fn drive(
     call: Option<CallDeadline>,
     meta: &mut CallMeta,
 ) -> Result<AssistantMessage, ModelError> {
+    let CallMeta { usage: meta_usage, waited } = meta;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
-    let mut progress = Progress { bounds, call, moved: false, started: false, armed: None };
+    let mut progress = Progress { bounds, waited, call, moved: false, started: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
     let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes };
     let mut text = String::new();
@@ -223,14 +247,14 @@ async fn drive(
                     stop_reason,
                     error_message: None,
                     error: None,
-                    usage: meta.usage,
+                    usage: *meta_usage,
                 });
             }
-            StreamEvent::Usage(usage) => meta.usage = Some(usage),
+            StreamEvent::Usage(usage) => *meta_usage = Some(usage),
             StreamEvent::Model(model) => telemetry::record_response_model(&model),
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);
-                failed.usage = meta.usage;
+                failed.usage = *meta_usage;
                 if !text.is_empty() {
                     failed.content.push(ContentBlock::Text { text });
                 }

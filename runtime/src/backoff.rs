@@ -7,12 +7,18 @@ use crate::policy::{Jitter, RetryPolicy};
 
 /// A seedable random source for jitter. Same seed, same delays: tests and simulations replay exactly.
 #[derive(Debug, Clone)]
-pub struct Rng(fastrand::Rng);
+pub struct Rng(Option<fastrand::Rng>);
 
 impl Rng {
     /// A generator that replays the same sequence for the same seed.
     pub fn with_seed(seed: u64) -> Self {
-        Self(fastrand::Rng::with_seed(seed))
+        Self(Some(fastrand::Rng::with_seed(seed)))
+    }
+
+    /// A generator seeded at random when it is first used: a success that needs no jitter draws no
+    /// seed.
+    pub(crate) const fn unseeded() -> Self {
+        Self(None)
     }
 
     /// A uniform duration in `[low, high]`.
@@ -21,7 +27,8 @@ impl Rng {
             return low;
         }
         let (low_ns, high_ns) = (saturating_nanos(low), saturating_nanos(high));
-        Duration::from_nanos(self.0.u64(low_ns..=high_ns))
+        let rng = self.0.get_or_insert_with(|| fastrand::Rng::with_seed(fastrand::u64(..)));
+        Duration::from_nanos(rng.u64(low_ns..=high_ns))
     }
 }
 

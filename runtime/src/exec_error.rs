@@ -177,7 +177,8 @@ impl ExecError {
         self.calls
     }
 
-    /// Time from the start of the exec to the error.
+    /// Time from the start of the exec to the error. The exec's clock is first read when its first
+    /// call first waits, or at the first failure if no call waited before (docs/design.md §7).
     pub fn elapsed(&self) -> Duration {
         self.elapsed
     }

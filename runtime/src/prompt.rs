@@ -19,6 +19,7 @@ pub struct Prompt {
 
 impl Prompt {
     /// A prompt of `text` with no system instruction of its own.
+    #[inline]
     pub fn new(text: impl Into<String>) -> Self {
         Self { text: text.into(), system: None }
     }
@@ -39,24 +40,28 @@ impl Prompt {
         self.system.as_deref()
     }
 
+    #[inline]
     pub(crate) fn into_parts(self) -> (String, Option<String>) {
         (self.text, self.system)
     }
 }
 
 impl From<&str> for Prompt {
+    #[inline]
     fn from(text: &str) -> Self {
         Self::new(text)
     }
 }
 
 impl From<String> for Prompt {
+    #[inline]
     fn from(text: String) -> Self {
         Self::new(text)
     }
 }
 
 impl From<&String> for Prompt {
+    #[inline]
     fn from(text: &String) -> Self {
         Self::new(text.as_str())
     }

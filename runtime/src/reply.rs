@@ -24,10 +24,12 @@ pub struct Reply {
 }
 
 impl Reply {
+    #[inline]
     pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
         Self { text, stop_reason, calls, attempts, elapsed, iterations: 0, decisions: Vec::new(), usage: None }
     }
 
+    #[inline]
     pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
         self.usage = usage;
         self
@@ -55,6 +57,7 @@ impl Reply {
         self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.failed)
     }
 
+    #[inline]
     pub(crate) fn with_iterations(mut self, iterations: u32) -> Self {
         self.iterations = iterations;
         self
@@ -65,9 +68,9 @@ impl Reply {
         self.iterations
     }
 
-    pub(crate) fn with_decisions(mut self, decisions: Vec<Decision>) -> Self {
+    #[inline]
+    pub(crate) fn set_decisions(&mut self, decisions: Vec<Decision>) {
         self.decisions = decisions;
-        self
     }
 
     /// The answer's text.
@@ -95,7 +98,9 @@ impl Reply {
         self.attempts
     }
 
-    /// Time from the start of the exec to the answer.
+    /// Time from the start of the exec to the answer. The exec's clock is first read when its first
+    /// call first waits (docs/design.md §7): an exec whose calls all finish without waiting (an
+    /// in-memory provider) reads no clock and reports zero.
     pub fn elapsed(&self) -> Duration {
         self.elapsed
     }

@@ -1,8 +1,6 @@
 //! The retry state one exec shares between its two layers, and layer 2's decision after a failed
 //! attempt: one implementation, used by `Runtime::exec` and by [`Resilient`](crate::resilient::Resilient).
 
-use std::cell::Cell;
-use std::thread::LocalKey;
 use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
@@ -19,38 +17,24 @@ use crate::telemetry::{METRICS, int};
 use crate::usage::{Usage, UsageTotals};
 use tracing::Span;
 
-/// [`RetryPolicy::validate`] for an exec, remembered for the last valid policy seen on this thread.
-/// The rules are a pure function of the policy's values and a program calls with one or a few
-/// policies; checking them on every call was a fifth of the cost of a resilient call that succeeds at
-/// once (`benches/compare.rs`).
+/// [`RetryPolicy::validate`] for an exec. The policy was judged when it was built (a `const` one at
+/// compile time): the success path asks that answer, and only an invalid policy is judged again, for
+/// its error.
+#[inline]
 pub(crate) fn validate_policy(policy: &RetryPolicy) -> Result<(), PolicyError> {
-    thread_local! {
-        static LAST_VALID: Cell<Option<RetryPolicy>> = const { Cell::new(None) };
-    }
-    remembered(&LAST_VALID, policy, RetryPolicy::validate)
+    if policy.is_valid() { Ok(()) } else { invalid(policy) }
 }
 
 /// The same for a resilient call, which has no session layer: `policy` is judged with it off.
 #[inline]
 pub(crate) fn validate_call_policy(policy: &RetryPolicy) -> Result<(), PolicyError> {
-    thread_local! {
-        static LAST_VALID: Cell<Option<RetryPolicy>> = const { Cell::new(None) };
-    }
-    remembered(&LAST_VALID, policy, |policy| policy.with_session_retries(0).validate())
+    if policy.is_valid_for_calls() { Ok(()) } else { invalid(&policy.with_session_retries(0)) }
 }
 
-#[inline]
-fn remembered(
-    last_valid: &'static LocalKey<Cell<Option<RetryPolicy>>>,
-    policy: &RetryPolicy,
-    validate: impl FnOnce(&RetryPolicy) -> Result<(), PolicyError>,
-) -> Result<(), PolicyError> {
-    if last_valid.with(Cell::get).as_ref() == Some(policy) {
-        return Ok(());
-    }
-    validate(policy)?;
-    last_valid.with(|last| last.set(Some(*policy)));
-    Ok(())
+/// The first rule `policy` breaks (it breaks one: it was judged invalid when built).
+#[cold]
+fn invalid(policy: &RetryPolicy) -> Result<(), PolicyError> {
+    policy.validate()
 }
 
 /// The retry state of one exec (or one resilient call) shared by both layers: the budget, the
@@ -125,6 +109,8 @@ impl<'a> RetryState<'a> {
         hint: Option<Duration>,
         timeout: bool,
     ) -> Result<Duration, Refusal> {
+        // The backoff and the time to come count from here if nothing read the clock before.
+        self.budget.start_clock();
         let delay = self.budget.plan_retry(computed, hint)?;
         match self.governor.take_retry(timeout).await {
             Ok(cost) => {
@@ -137,9 +123,11 @@ impl<'a> RetryState<'a> {
 
     /// Waits while the provider is cooling down (a server asked another call to wait), at most
     /// `retry_after_cap_ms` and never past the deadline.
-    pub(crate) async fn wait_for_cooldown(&self) {
+    pub(crate) async fn wait_for_cooldown(&mut self) {
         let governor = self.governor;
         if let Some(wait) = governor.cooldown_remaining().await {
+            // The wait counts, from here if nothing read the clock before.
+            self.budget.start_clock();
             let wait = self.budget.bound_wait(wait);
             if !wait.is_zero() {
                 tracing::debug!(

@@ -54,10 +54,14 @@ use crate::usage::Usage;
 #[derive(Clone)]
 pub struct Runtime {
     provider: Arc<dyn Provider>,
-    policy: RetryPolicy,
+    /// What `exec` runs as: no name, no doc, the runtime's policy (kept here, so that an exec
+    /// borrows it instead of copying it).
+    function: AgentFn,
     system: Option<Arc<str>>,
-    seed: u64,
-    execs: Arc<AtomicU64>,
+    /// The jitter seed and the count of execs it seeded, when one was given
+    /// ([`Runtime::with_jitter_seed`]); without one, each exec's jitter is seeded at random when it
+    /// is first needed.
+    seed: Option<(u64, Arc<AtomicU64>)>,
     observer: Option<Arc<Observer>>,
     governor: Arc<Governor>,
     quota: Option<RetryQuota>,
@@ -78,7 +82,7 @@ impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
             .field("provider", &self.provider.name())
-            .field("policy", &self.policy)
+            .field("policy", &self.function.policy)
             .field("system", &self.system)
             .field("observer", &self.observer.is_some())
             .field("content_in_traces", &self.content_in_traces)
@@ -110,10 +114,9 @@ impl Runtime {
             compactor: None,
             max_compactions: DEFAULT_MAX_COMPACTIONS,
             provider,
-            policy: RetryPolicy::new(),
+            function: AgentFn::anonymous(RetryPolicy::new()),
             system: None,
-            seed: fastrand::u64(..),
-            execs: Arc::new(AtomicU64::new(0)),
+            seed: None,
             observer: None,
         }
     }
@@ -123,7 +126,7 @@ impl Runtime {
     /// # Default
     /// [`RetryPolicy::new`]
     pub fn with_policy(mut self, policy: RetryPolicy) -> Self {
-        self.policy = policy;
+        self.function = AgentFn::anonymous(policy);
         self
     }
 
@@ -138,8 +141,7 @@ impl Runtime {
     /// # Default
     /// A random seed.
     pub fn with_jitter_seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self.execs = Arc::new(AtomicU64::new(0));
+        self.seed = Some((seed, Arc::new(AtomicU64::new(0))));
         self
     }
 
@@ -308,7 +310,7 @@ impl Runtime {
 
     /// The default policy.
     pub fn policy(&self) -> &RetryPolicy {
-        &self.policy
+        &self.function.policy
     }
 
     /// The provider.
@@ -316,11 +318,11 @@ impl Runtime {
         &*self.provider
     }
 
-    /// Runs `prompt` through both layers with the runtime's policy.
-    pub async fn exec(&self, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(self.policy), prompt.into(), None).await;
-        self.journal_failure(&result);
-        result
+    /// Runs `prompt` through both layers with the runtime's policy. Nothing is sent before the
+    /// returned future is first polled.
+    pub fn exec(&self, prompt: impl Into<Prompt>) -> impl Future<Output = Result<Reply, ExecError>> {
+        // The exec's own future, not one wrapped in another: every exec would move its result out.
+        self.exec_attempts(&self.function, prompt, None)
     }
 
     /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for
@@ -356,7 +358,7 @@ impl Runtime {
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
-        self.exec_json_with(&self.policy, prompt).await
+        self.exec_json_with(&self.function.policy, prompt).await
     }
 
     /// [`Runtime::exec_json`] with `policy`.
@@ -376,9 +378,7 @@ impl Runtime {
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
         let expected = Expected::of::<T>();
-        let result = self.exec_attempts(&function, prompt.into(), Some(&expected)).await;
-        self.journal_failure(&result);
-        let reply = result?;
+        let reply = self.exec_attempts(&function, prompt.into(), Some(&expected)).await?;
         typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(function.name, why, &reply))
     }
 
@@ -395,26 +395,20 @@ impl Runtime {
     ) -> Result<Reply, ExecError> {
         let check = |text: &str| check(&typed::parse::<serde_json::Value>(text)?);
         let expected = Expected::checked(schema, &check);
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await;
-        self.journal_failure(&result);
-        result
+        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), None).await;
-        self.journal_failure(&result);
-        result
+        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), None).await
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        let result = self.exec_attempts(&function, prompt.into(), None).await;
-        self.journal_failure(&result);
-        result
+        self.exec_attempts(&function, prompt.into(), None).await
     }
 
     pub(crate) fn start_run<'a>(
@@ -424,8 +418,13 @@ impl Runtime {
         function: Option<&'static str>,
         span: Span,
     ) -> Run<'a> {
-        let exec = self.execs.fetch_add(1, Ordering::Relaxed);
-        let rng = Rng::with_seed(self.seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let rng = match &self.seed {
+            Some((seed, execs)) => {
+                let exec = execs.fetch_add(1, Ordering::Relaxed);
+                Rng::with_seed(seed ^ exec.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            }
+            None => Rng::unseeded(),
+        };
         Run {
             provider: &*self.provider,
             system: system.or(self.system.as_deref()),
@@ -442,18 +441,20 @@ impl Runtime {
         }
     }
 
-    /// Records a failed exec in the journal, if the runtime has one: every exec ends here. A journal
-    /// that cannot be written warns once and never fails the exec.
-    fn journal_failure(&self, result: &Result<Reply, ExecError>) {
-        if let (Err(error), Some(journal)) = (result, &self.journal) {
-            let _ = journal.record_exec_error(error);
+    /// Records a failed exec in the journal, if the runtime has one: every failed exec ends here. A
+    /// journal that cannot be written warns once and never fails the exec.
+    fn journaled(&self, error: ExecError) -> ExecError {
+        if let Some(journal) = &self.journal {
+            let _ = journal.record_exec_error(&error);
         }
+        error
     }
 
+    /// An exec: its model turns, then the answer or the error (recorded in the journal).
     async fn exec_attempts(
         &self,
         function: &AgentFn,
-        prompt: Prompt,
+        prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
         let name = function.name;
@@ -463,9 +464,9 @@ impl Runtime {
         if let Err(error) = validate_policy(&function.policy) {
             let error = ExecError::invalid_policy(name, error);
             telemetry::record_exec(&span, || Usage::ZERO, Some(error.kind().name()));
-            return Err(error);
+            return Err(self.journaled(error));
         }
-        let (text, own_system) = prompt.into_parts();
+        let (text, own_system) = prompt.into().into_parts();
         let system = own_system.as_deref().or(function.doc);
         let mut run = self.start_run(&function.policy, system, name, span);
         run.schema = expected.map(|expected| &expected.schema);
@@ -482,32 +483,52 @@ impl Runtime {
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
-            // `?` first: the error is not kept in the future across the awaits below.
-            let turn = self.turn(&mut run, &mut exec).await?;
-            let governor = run.state.governor;
-            match turn {
-                TurnEnd::Answer(reply) => {
-                    governor.on_success(run.state.last_retry_cost).await;
-                    if let Some(trace) = &exec.trace {
-                        trace.agent_finish(reply.text(), exec.iterations);
+            // One model turn through layer 2: attempts until one gives an answer or asks for tools,
+            // or the layer gives up. Its success path is this loop's own (a turn of its own would be
+            // a future inside this one, and its answer moved out of it); a failed attempt is handled
+            // in a box, as the layers' failure paths are, so that this future stays small.
+            let mut failures = Failures::default();
+            let tools = loop {
+                run.state.attempt = failures.index + 1;
+                exec.attempts_made += 1;
+                let message = run_layer(&mut run, &exec.history).await;
+                match judge(&mut run, &mut exec, message) {
+                    // The answer is returned from here: not moved out of the turn and again.
+                    Attempt::Answer(mut reply) => {
+                        let governor = run.state.governor;
+                        if !governor.refund_locally(run.state.last_retry_cost) {
+                            governor.on_success(run.state.last_retry_cost).await;
+                        }
+                        if let Some(trace) = &exec.trace {
+                            trace.agent_finish(reply.text(), exec.iterations);
+                        }
+                        telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
+                        reply.set_decisions(std::mem::take(&mut run.state.decisions));
+                        return Ok(reply);
                     }
-                    telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
-                    return Ok(reply.with_decisions(std::mem::take(&mut run.state.decisions)));
-                }
-                TurnEnd::Tools(message) => {
-                    if exec.iterations >= self.max_iterations {
-                        return Err(self.too_many_iterations(&mut run, exec.iterations));
+                    Attempt::Tools(message) => break message,
+                    failed => {
+                        let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
+                        if let Err(error) = Box::pin(after).await {
+                            return Err(self.journaled(error));
+                        }
                     }
-                    exec.iterations += 1;
-                    let tools = self.tools.run_calls_traced(&message, exec.trace.as_ref());
-                    let outcomes = tools.instrument(run.state.span.clone()).await;
-                    exec.history.push(Message::Assistant(message));
-                    exec.history.push(results_message(outcomes));
-                    governor.on_success(run.state.last_retry_cost).await;
-                    run.state.last_retry_cost = 0;
-                    run.state.budget.start_turn();
                 }
+            };
+            // The model asks for tools: the tools' time counts, from here if nothing read the clock
+            // before.
+            run.state.budget.start_clock();
+            if exec.iterations >= self.max_iterations {
+                return Err(self.journaled(self.too_many_iterations(&mut run, exec.iterations)));
             }
+            exec.iterations += 1;
+            let outcomes = self.tools.run_calls_traced(&tools, exec.trace.as_ref());
+            let outcomes = outcomes.instrument(run.state.span.clone()).await;
+            exec.history.push(Message::Assistant(tools));
+            exec.history.push(results_message(outcomes));
+            run.state.governor.on_success(run.state.last_retry_cost).await;
+            run.state.last_retry_cost = 0;
+            run.state.budget.start_turn();
         }
     }
 
@@ -520,53 +541,70 @@ impl Runtime {
         fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None)
     }
 
-    /// One model turn through layer 2: attempts until one gives an answer or asks for tools, or the
-    /// layer gives up. A failed attempt is retried with the history as the turn began, plus any
-    /// validator feedback (completed tool results are kept).
-    async fn turn(&self, run: &mut Run<'_>, exec: &mut Exec<'_>) -> Result<TurnEnd, ExecError> {
-        let mut schedule = Schedule::exec(run.state.policy);
-        let mut attempts: Vec<String> = Vec::new();
-        let mut index = 0u32;
-        loop {
-            run.state.attempt = index + 1;
-            exec.attempts_made += 1;
-            let message = run_layer(run, &exec.history).await;
-            let (failed, source) = match judge(run, exec, message) {
-                Attempt::Answer(reply) => return Ok(TurnEnd::Answer(reply)),
-                Attempt::Tools(message) => return Ok(TurnEnd::Tools(message)),
-                Attempt::Raised(error) => {
-                    attempts.push(error.to_string());
-                    return Err(fail(run, ExecErrorKind::Programming, attempts, None, Some(error)));
+    /// Layer 2 after a failed attempt of a model turn (`failures` so far): the programming error,
+    /// the context overflow (compacted, or not), the decision and the backoff's sleep; `Err` when
+    /// the turn, and the exec, end. A failed attempt is retried with the history as the turn began,
+    /// plus any validator feedback (completed tool results are kept).
+    async fn after_failure(
+        &self,
+        run: &mut Run<'_>,
+        exec: &mut Exec<'_>,
+        failures: &mut Failures,
+        attempt: Attempt,
+    ) -> Result<(), ExecError> {
+        let attempts = &mut failures.attempts;
+        let (failed, source) = match attempt {
+            Attempt::Failed(failed, source) => (failed, source),
+            Attempt::Raised(error) => {
+                attempts.push(error.to_string());
+                return Err(fail(run, ExecErrorKind::Programming, std::mem::take(attempts), None, Some(error)));
+            }
+            // Not failures: the turn ends with them.
+            Attempt::Answer(_) | Attempt::Tools(_) => return Ok(()),
+        };
+        // The failure's time counts from here if its attempt took none the clock could see.
+        run.state.budget.start_clock();
+        let mut note = None;
+        if failed.action == ExecAction::ContextOverflow {
+            match self.after_overflow(run, exec, &failed).await {
+                AfterOverflow::Compacted(done) => {
+                    attempts.push(format!("{} ({done})", failed.error));
+                    return Ok(());
                 }
-                Attempt::Failed(failed, source) => (failed, source),
-            };
-            let mut note = None;
-            if failed.action == ExecAction::ContextOverflow {
-                // Boxed, as the failure path below: the success path's future stays small.
-                match Box::pin(self.after_overflow(run, exec, &failed)).await {
-                    AfterOverflow::Compacted(done) => {
-                        attempts.push(format!("{} ({done})", failed.error));
-                        continue;
-                    }
-                    AfterOverflow::Stands(why) => note = why,
-                    AfterOverflow::Refused(refusal) => {
-                        attempts.push(failed.error.clone());
-                        run.state.refused(failed.error, failed.usage, refusal.clone());
-                        return Err(fail(run, ExecErrorKind::Budget, attempts, Some(refusal), source));
-                    }
+                AfterOverflow::Stands(why) => note = why,
+                AfterOverflow::Refused(refusal) => {
+                    attempts.push(failed.error.clone());
+                    run.state.refused(failed.error, failed.usage, refusal.clone());
+                    return Err(fail(run, ExecErrorKind::Budget, std::mem::take(attempts), Some(refusal), source));
                 }
             }
-            attempts.push(match note {
-                Some(note) => format!("{} ({note})", failed.error),
-                None => failed.error.clone(),
-            });
-            let next = run.state.wait_after_failed_attempt(&mut schedule, index, failed).await;
-            if let Next::Stop(kind, stopped_by) = next {
-                return Err(fail(run, kind, attempts, stopped_by, source));
-            }
-            index += 1;
         }
+        attempts.push(match note {
+            Some(note) => format!("{} ({note})", failed.error),
+            None => failed.error.clone(),
+        });
+        let schedule = failures.schedule.get_or_insert_with(|| Schedule::exec(run.state.policy));
+        let next = run.state.after_failed_attempt(schedule, failures.index, failed).await;
+        match next {
+            Next::Retry(delay) => tokio::time::sleep(delay).await,
+            Next::Stop(kind, stopped_by) => {
+                return Err(fail(run, kind, std::mem::take(&mut failures.attempts), stopped_by, source));
+            }
+        }
+        failures.index += 1;
+        Ok(())
     }
+}
+
+/// The failed attempts of one model turn so far.
+#[derive(Default)]
+struct Failures {
+    /// Each failed attempt, in words (for the error).
+    attempts: Vec<String>,
+    /// Layer 2's backoff, made at the first failure: a turn whose first attempt answers needs none.
+    schedule: Option<Schedule>,
+    /// The attempt being made, from 0.
+    index: u32,
 }
 
 impl Runtime {
@@ -708,14 +746,6 @@ struct Exec<'f> {
     attempts_made: u32,
     /// How many times the conversation was compacted.
     compactions: u32,
-}
-
-/// How a model turn ended, when it did not fail.
-enum TurnEnd {
-    /// The final answer, accepted by the validator.
-    Answer(Reply),
-    /// The model asks for tools: its message.
-    Tools(AssistantMessage),
 }
 
 /// What one attempt of a turn came to.

@@ -3,7 +3,7 @@
 
 use tracing::Instrument as _;
 
-use crate::agent;
+use crate::agent::{self, CallMeta};
 use crate::backoff::Schedule;
 use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
@@ -32,10 +32,13 @@ pub(crate) struct Run<'a> {
 /// the final message, answer or failure; `history` is left as it was (a failed call never enters it,
 /// so a run dropped at any point leaves none behind).
 pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<AssistantMessage, ModelError> {
-    let mut schedule = Schedule::session(run.state.policy);
+    // Made at the first failure: a call that answers needs no schedule.
+    let mut schedule = None;
     let mut retry = 0u32;
     loop {
-        run.state.wait_for_cooldown().await;
+        if run.state.governor.may_cool_down() {
+            run.state.wait_for_cooldown().await;
+        }
         let call = run.state.budget.start_call();
         let limit = run.state.budget.call_limit();
         let request = Request {
@@ -49,25 +52,39 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             schema: run.schema,
         };
         let span = telemetry::call_span(&run.state.span, run.provider, call);
+        let mut meta = CallMeta::default();
         // Wrapped only when a subscriber wants the span (wrapping moves the call's future).
-        let message = if span.is_disabled() {
-            agent::run_within(run.provider, &request, limit).await?
+        let outcome = if span.is_disabled() {
+            agent::run_within(run.provider, &request, limit, &mut meta).await
         } else {
-            agent::run_within(run.provider, &request, limit).instrument(span.clone()).await?
+            agent::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
-        telemetry::record_call(&span, run.provider, &message, limit);
-        if run.content_in_traces {
-            telemetry::record_content(&span, history, &message);
+        let (outcome, waited) = meta.finish(outcome);
+        if let Some(waited) = waited {
+            // The exec's clock starts at its first call's first wait, if nothing read it before.
+            run.state.budget.start_clock_at(waited);
         }
-        run.state.count_usage(&message);
-        if !message.is_error() {
-            return Ok(message);
+        if let Ok(message) = &outcome {
+            let started = limit.and_then(|limit| limit.start()).or(waited);
+            telemetry::record_call(&span, run.provider, message, started);
+            if run.content_in_traces {
+                telemetry::record_content(&span, history, message);
+            }
+            run.state.count_usage(message);
+            if !message.is_error() {
+                // Returned as it came: not moved out and back in.
+                return outcome;
+            }
         }
+        let message = outcome?;
+        // The failure's time counts from here if the call took none the clock could see.
+        run.state.budget.start_clock();
         // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
         // make every call's future larger, success path included. The message moves into the box
         // too, so that it is not kept in this future while the backoff sleeps; the decision is an
         // event of the call's span.
-        let step = retry_after_failed_call(run, message, &mut schedule, retry).instrument(span);
+        let schedule = schedule.get_or_insert_with(|| Schedule::session(run.state.policy));
+        let step = retry_after_failed_call(run, message, schedule, retry).instrument(span);
         if let Some(last) = Box::pin(step).await {
             return Ok(last);
         }

@@ -6,10 +6,10 @@
 //! Nothing here records a prompt, an answer or a key. With no subscriber, each span and event costs
 //! one check of its callsite, and no field is computed.
 
+use tokio::time::Instant;
 use tracing::field::Empty;
 use tracing::{Level, Span};
 
-use crate::budget::CallLimit;
 use crate::error::model_error::split_kind;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::Provider;
@@ -106,16 +106,20 @@ fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
     )
 }
 
-/// Records the call's outcome on its span, and its duration and tokens as metric events. `limit` is
-/// the call's time limit, whose start is the call's (no clock is read for it). Inlined: with no
-/// subscriber it is two checks.
+/// Records the call's outcome on its span, and its duration and tokens as metric events. `started`
+/// is when the call's time began to count: its limit's start, or its first wait (no clock is read
+/// for it); a call that never waited took no time the clock could see. Inlined: with no subscriber
+/// it is two checks.
 #[inline]
-pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &AssistantMessage, limit: Option<CallLimit>) {
+pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &AssistantMessage, started: Option<Instant>) {
+    // Asked here, after the call's span was made, and followed by the metric events: with per-layer
+    // filters (`tracing-subscriber`), an `enabled!` check leaves the layers' verdict for the next
+    // span or event, and a span made right after one of the metric target would be filtered as one.
     let metrics = tracing::enabled!(target: METRICS, Level::INFO);
     if span.is_disabled() && !metrics {
         return;
     }
-    record_call_wanted(span, provider, message, limit, metrics);
+    record_call_wanted(span, provider, message, started, metrics);
 }
 
 #[cold]
@@ -123,7 +127,7 @@ fn record_call_wanted(
     span: &Span,
     provider: &dyn Provider,
     message: &AssistantMessage,
-    limit: Option<CallLimit>,
+    started: Option<Instant>,
     metrics: bool,
 ) {
     let error = message.is_error().then(|| error_type(message));
@@ -138,33 +142,25 @@ fn record_call_wanted(
         }
     }
     if metrics {
-        let started = limit.and_then(|limit| limit.at.checked_sub(limit.limit));
         call_metrics(provider, message, error, started);
     }
 }
 
-fn call_metrics(
-    provider: &dyn Provider,
-    message: &AssistantMessage,
-    error: Option<&str>,
-    started: Option<tokio::time::Instant>,
-) {
+fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Option<&str>, started: Option<Instant>) {
     let (model, server) = (provider.model(), provider.server());
     let (address, port) = (server.map(|(host, _)| host), server.map(|(_, port)| port));
-    if let Some(started) = started {
-        tracing::info!(
-            target: METRICS,
-            parent: None,
-            metric = "gen_ai.client.operation.duration",
-            value = started.elapsed().as_secs_f64(),
-            gen_ai.operation.name = "chat",
-            gen_ai.provider.name = provider.name(),
-            gen_ai.request.model = model,
-            server.address = address,
-            server.port = port.map(i64::from),
-            error.type = error,
-        );
-    }
+    tracing::info!(
+        target: METRICS,
+        parent: None,
+        metric = "gen_ai.client.operation.duration",
+        value = started.map_or(0.0, |started| started.elapsed().as_secs_f64()),
+        gen_ai.operation.name = "chat",
+        gen_ai.provider.name = provider.name(),
+        gen_ai.request.model = model,
+        server.address = address,
+        server.port = port.map(i64::from),
+        error.type = error,
+    );
     let Some(usage) = message.usage else { return };
     for (kind, tokens) in [("input", usage.input_tokens), ("output", usage.output_tokens)] {
         tracing::info!(

@@ -182,3 +182,24 @@ async fn the_observer_sees_each_decision_as_it_is_made() {
     assert_eq!(seen[0].2 - start, Duration::ZERO);
     assert_eq!(error.decisions().len(), 3);
 }
+
+/// The exec's clock starts when its first call first waits (or at a failure, if none waited before),
+/// so every wait after that counts: the calls' own and the backoff between them.
+#[tokio::test(start_paused = true)]
+async fn every_wait_counts_in_the_elapsed_time() {
+    let provider = ScriptedProvider::new([Step::ok("42").with_latency(Duration::from_millis(250))]);
+    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    assert_eq!(reply.elapsed(), Duration::from_millis(250));
+
+    let provider = ScriptedProvider::new([
+        Step::error("overloaded").with_latency(Duration::from_millis(200)),
+        Step::ok("42").with_latency(Duration::from_millis(300)),
+    ]);
+    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    // 200 ms, the session layer's 2 s, 300 ms.
+    assert_eq!(reply.elapsed(), Duration::from_millis(2500));
+
+    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::ok("42")]);
+    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    assert_eq!(reply.elapsed(), Duration::from_secs(2), "a failure at once, then the backoff");
+}

@@ -285,3 +285,23 @@ async fn a_call_can_be_spawned_onto_another_task() {
     });
     assert_eq!(task.await.unwrap().unwrap(), 5);
 }
+
+/// A first attempt that never finishes is cut at the default limit (`timeout_ms`, 600 s), set when
+/// it first waits; under a `timeout_ms` of the policy's own, the call's time counts from before the
+/// first attempt.
+#[tokio::test(start_paused = true)]
+async fn a_first_attempt_that_hangs_is_cut_at_its_limit() {
+    let hang = || async {
+        std::future::pending::<()>().await;
+        Ok::<(), Error>(())
+    };
+    let once = POLICY.with_max_retries(1);
+    let failure = Resilient::new("hang", &once).call(hang).await.unwrap_err();
+    assert_eq!(failure.kind, ExecErrorKind::Exhausted);
+    assert_eq!(failure.attempts[0].error, "TimeoutError: attempt timed out after 600000 ms");
+    assert_eq!(failure.elapsed, Duration::from_secs(600));
+    let own = once.with_timeout_ms(Some(2_000));
+    let failure = Resilient::new("hang", &own).call(hang).await.unwrap_err();
+    assert_eq!(failure.attempts[0].error, "TimeoutError: attempt timed out after 2000 ms");
+    assert_eq!(failure.elapsed, Duration::from_secs(2));
+}

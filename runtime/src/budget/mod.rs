@@ -24,11 +24,15 @@ use crate::policy::rules::{format_ms, millis};
 /// (`turn_timeout_ms`), calls below `max_calls`, the server's wait below its cap.
 ///
 /// It borrows the policy rather than copying it: it is built on every call, success path included.
+///
+/// Its clock is read lazily: the exec's start is the moment its first call first waits (the call's
+/// own reading, [`Budget::start_clock_at`]), or the moment a failure, a backoff, a cooldown or a
+/// tool turn needs a time, whichever comes first. An exec whose calls all finish without waiting
+/// reads no clock: the time the clock could not see is not counted (its elapsed time is zero).
 #[derive(Debug)]
 pub(crate) struct Budget<'p> {
-    start: Instant,
-    deadline: Option<Instant>,
-    turn_deadline: Option<Instant>,
+    /// `None` until the clock is first read.
+    clock: Option<Clock>,
     policy: &'p RetryPolicy,
     calls: u32,
     /// The calls made before the current model turn began.
@@ -37,11 +41,42 @@ pub(crate) struct Budget<'p> {
     stopped_by: Option<Box<Refusal>>,
 }
 
+/// When the exec started, and its deadlines.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    start: Instant,
+    deadline: Option<Instant>,
+    turn_deadline: Option<Instant>,
+}
+
+impl Clock {
+    /// The clock of an exec that started at `start` (its first model turn starts then too).
+    #[inline]
+    fn at(policy: &RetryPolicy, start: Instant) -> Self {
+        Self {
+            start,
+            deadline: policy.budget().and_then(|budget| start.checked_add(budget)),
+            turn_deadline: start.checked_add(policy.turn_timeout()),
+        }
+    }
+
+    /// The earliest deadline in force (the exec's or the turn's) and what it is.
+    fn nearest_deadline(&self) -> Option<(Instant, Bound)> {
+        match (self.deadline, self.turn_deadline) {
+            (Some(exec), Some(turn)) if turn < exec => Some((turn, Bound::Turn)),
+            (Some(exec), _) => Some((exec, Bound::Budget)),
+            (None, Some(turn)) => Some((turn, Bound::Turn)),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The time one model call may take, and what sets it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CallLimit {
-    /// When the call runs out.
-    pub(crate) at: Instant,
+    /// When the call runs out; `None` when the limit counts from the call's first wait (the exec's
+    /// clock was not read yet), which sets it.
+    pub(crate) at: Option<Instant>,
     /// How long that is from the call's start.
     pub(crate) limit: Duration,
     /// The bound that set it.
@@ -61,6 +96,11 @@ impl CallLimit {
         };
         format!("model call timed out after {after}{at} (`{}` = {})", self.bound.key(), self.setting_ms)
     }
+
+    /// When the call's limit began to count, if it was set.
+    pub(crate) fn start(&self) -> Option<Instant> {
+        self.at?.checked_sub(self.limit)
+    }
 }
 
 /// A call's time limit and what sets it: `timeout`, unless the time `left` before the nearest
@@ -75,41 +115,62 @@ pub(crate) fn limit_within(timeout: Duration, left: Option<(Duration, Bound)>) -
 
 /// The first call's limit under `policy`, before any time has passed: `timeout_ms` within the
 /// nearest of `budget_ms` and `turn_timeout_ms`. The same rule as [`Budget::call_limit`] without
-/// building the deadlines, for a resilient call's first attempt.
+/// the deadlines, for the first call of an exec and a resilient call's first attempt.
 #[inline]
 pub(crate) fn first_call_limit(policy: &RetryPolicy) -> Duration {
+    first_limit(policy).0
+}
+
+/// [`first_call_limit`] and the bound that sets it.
+#[inline]
+fn first_limit(policy: &RetryPolicy) -> (Duration, Bound) {
     let turn = policy.turn_timeout();
     let nearest = match policy.budget() {
         Some(budget) if budget <= turn => (budget, Bound::Budget),
         _ => (turn, Bound::Turn),
     };
-    limit_within(policy.timeout(), Some(nearest)).0
+    limit_within(policy.timeout(), Some(nearest))
 }
 
 impl<'p> Budget<'p> {
-    // Inlined into the generic callers: built in place instead of returned and copied.
+    /// The budget of an exec that starts now; its clock is read later (see [`Budget`]).
     #[inline]
     pub(crate) fn new(policy: &'p RetryPolicy) -> Self {
-        Self::started_at(policy, Instant::now())
+        Self { clock: None, policy, calls: 0, calls_before_turn: 0, stopped_by: None }
     }
 
     /// The budget of an exec that started at `start` (its first model turn starts then too).
     #[inline]
     pub(crate) fn started_at(policy: &'p RetryPolicy, start: Instant) -> Self {
-        Self {
-            start,
-            deadline: policy.budget().and_then(|budget| start.checked_add(budget)),
-            turn_deadline: start.checked_add(policy.turn_timeout()),
-            policy,
-            calls: 0,
-            calls_before_turn: 0,
-            stopped_by: None,
+        Self { clock: Some(Clock::at(policy, start)), ..Self::new(policy) }
+    }
+
+    /// Starts the clock now, unless it was started.
+    #[inline]
+    pub(crate) fn start_clock(&mut self) {
+        if self.clock.is_none() {
+            self.start_clock_at(Instant::now());
         }
+    }
+
+    /// Starts the clock at `start` (a call's first wait), unless it was started.
+    pub(crate) fn start_clock_at(&mut self, start: Instant) {
+        if self.clock.is_none() {
+            self.clock = Some(Clock::at(self.policy, start));
+        }
+    }
+
+    /// The clock, as it is or as it would be if it started now.
+    fn clock_or_now(&self) -> Clock {
+        self.clock.unwrap_or_else(|| Clock::at(self.policy, Instant::now()))
     }
 
     /// A new model turn starts now (after the model asked for tools): `turn_timeout_ms` counts anew.
     pub(crate) fn start_turn(&mut self) {
-        self.turn_deadline = Instant::now().checked_add(self.policy.turn_timeout());
+        let now = Instant::now();
+        let mut clock = self.clock.unwrap_or_else(|| Clock::at(self.policy, now));
+        clock.turn_deadline = now.checked_add(self.policy.turn_timeout());
+        self.clock = Some(clock);
         self.calls_before_turn = self.calls;
     }
 
@@ -124,19 +185,10 @@ impl<'p> Budget<'p> {
         self.calls
     }
 
-    /// Time since the exec started.
+    /// Time since the exec started; zero while the clock was not read (nothing the clock could see
+    /// took time).
     pub(crate) fn elapsed(&self) -> Duration {
-        self.start.elapsed()
-    }
-
-    /// The earliest deadline in force (the exec's or the turn's) and what it is.
-    fn nearest_deadline(&self) -> Option<(Instant, Bound)> {
-        match (self.deadline, self.turn_deadline) {
-            (Some(exec), Some(turn)) if turn < exec => Some((turn, Bound::Turn)),
-            (Some(exec), _) => Some((exec, Bound::Budget)),
-            (None, Some(turn)) => Some((turn, Bound::Turn)),
-            (None, None) => None,
-        }
+        self.clock.map_or(Duration::ZERO, |clock| clock.start.elapsed())
     }
 
     fn setting_ms(&self, bound: Bound) -> u64 {
@@ -149,13 +201,18 @@ impl<'p> Budget<'p> {
     }
 
     /// The next call's limit, `min(timeout_ms, deadline - now)`, and the bound that sets it, from
-    /// one reading of the clock. `None` only when the limit is past what the clock can represent
-    /// (then no timer is set, as in `tokio::time::timeout`).
+    /// one reading of the clock; before the clock is read, the whole of the nearest bound is left,
+    /// and the limit counts from the call's first wait (no reading now). `None` only when the limit
+    /// is past what the clock can represent (then no timer is set, as in `tokio::time::timeout`).
     pub(crate) fn call_limit(&self) -> Option<CallLimit> {
+        let Some(clock) = self.clock else {
+            let (limit, bound) = first_limit(self.policy);
+            return Some(CallLimit { at: None, limit, bound, setting_ms: self.setting_ms(bound) });
+        };
         let now = Instant::now();
-        let left = self.nearest_deadline().map(|(deadline, bound)| (deadline.saturating_duration_since(now), bound));
+        let left = clock.nearest_deadline().map(|(deadline, bound)| (deadline.saturating_duration_since(now), bound));
         let (limit, bound) = limit_within(self.policy.timeout(), left);
-        Some(CallLimit { at: now.checked_add(limit)?, limit, bound, setting_ms: self.setting_ms(bound) })
+        Some(CallLimit { at: Some(now.checked_add(limit)?), limit, bound, setting_ms: self.setting_ms(bound) })
     }
 
     /// The wait before the next call, or why no next call may be made. The server's hint is a floor on
@@ -193,7 +250,7 @@ impl<'p> Budget<'p> {
 
     /// Why a call may not start after `wait`: it would start at or past the nearest deadline.
     fn deadline_refusal(&self, wait: Duration, requested_by_server: bool) -> Option<Refusal> {
-        let (deadline, bound) = self.nearest_deadline()?;
+        let (deadline, bound) = self.clock_or_now().nearest_deadline()?;
         let now = Instant::now();
         if now.checked_add(wait).is_none_or(|resume| resume >= deadline) {
             return Some(Refusal::Deadline {
@@ -228,7 +285,7 @@ impl<'p> Budget<'p> {
     /// `wait`, cut to `retry_after_cap_ms` and to the time left before the nearest deadline.
     pub(crate) fn bound_wait(&self, wait: Duration) -> Duration {
         let wait = wait.min(self.policy.retry_after_cap());
-        match self.nearest_deadline() {
+        match self.clock_or_now().nearest_deadline() {
             Some((deadline, _)) => wait.min(deadline.saturating_duration_since(Instant::now())),
             None => wait,
         }
@@ -237,5 +294,30 @@ impl<'p> Budget<'p> {
     /// Why a cap refused a retry in this exec, if one did; taken once.
     pub(crate) fn take_stopped_by(&mut self) -> Option<Refusal> {
         self.stopped_by.take().map(|refusal| *refusal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_clock_is_read_when_a_call_first_waits_or_a_failure_needs_it() {
+        let policy = RetryPolicy::new().with_budget_ms(Some(60_000));
+        let mut budget = Budget::new(&policy);
+        tokio::time::advance(Duration::from_secs(5)).await;
+        // Nothing read the clock: nothing it could see took time, and the whole bound is left.
+        assert_eq!(budget.elapsed(), Duration::ZERO);
+        let first = budget.call_limit().unwrap();
+        assert_eq!((first.at, first.limit, first.bound), (None, Duration::from_secs(60), Bound::Budget));
+        // The first call's first wait starts it: its limit counts from there.
+        let waited = Instant::now();
+        budget.start_clock_at(waited);
+        tokio::time::advance(Duration::from_secs(2)).await;
+        budget.start_clock_at(Instant::now());
+        assert_eq!(budget.elapsed(), Duration::from_secs(2), "started once");
+        let next = budget.call_limit().unwrap();
+        assert_eq!((next.at, next.limit), (Some(waited + Duration::from_secs(60)), Duration::from_secs(58)));
+        assert_eq!(next.start(), Some(Instant::now()));
     }
 }

@@ -93,6 +93,11 @@ impl RetryQuota {
     pub const fn cost(&self, timeout: bool) -> u32 {
         if timeout { self.timeout_cost } else { self.retry_cost }
     }
+
+    /// Tokens a success returns: the cost of the retry that led to it, or the success refund.
+    const fn refund(&self, last_retry_cost: u32) -> u32 {
+        if last_retry_cost > 0 { last_retry_cost } else { self.success_refund }
+    }
 }
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
@@ -161,19 +166,44 @@ impl Governor {
 
     /// Returns tokens after a success: the cost of the retry that led to it, or the success refund.
     pub(crate) async fn on_success(&self, last_retry_cost: u32) {
-        let Some(quota) = self.quota else { return };
-        let amount = if last_retry_cost > 0 { last_retry_cost } else { quota.success_refund };
-        if amount == 0 {
+        if self.refund_locally(last_retry_cost) {
             return;
         }
-        if let Some(store) = &self.store {
-            if self.shared(store.refund(&self.scope, amount, quota.capacity)).await.is_some() {
-                return;
-            }
+        let (Some(quota), Some(store)) = (self.quota, &self.store) else { return };
+        let amount = quota.refund(last_retry_cost);
+        if amount > 0 && self.shared(store.refund(&self.scope, amount, quota.capacity)).await.is_none() {
+            self.add_tokens(quota, amount);
         }
-        let _ = self.tokens.fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
-            (tokens < quota.capacity).then(|| tokens.saturating_add(amount).min(quota.capacity))
-        });
+    }
+
+    /// [`Governor::on_success`] when nothing is shared (no store): `false` when there is a store,
+    /// whose refund is to be awaited. Synchronous, so that an exec's success path awaits nothing
+    /// for it.
+    #[inline]
+    pub(crate) fn refund_locally(&self, last_retry_cost: u32) -> bool {
+        if self.store.is_some() {
+            return false;
+        }
+        if let Some(quota) = self.quota {
+            self.add_tokens(quota, quota.refund(last_retry_cost));
+        }
+        true
+    }
+
+    /// Puts `amount` tokens back in this process's bucket, up to its capacity.
+    fn add_tokens(&self, quota: RetryQuota, amount: u32) {
+        if amount > 0 {
+            let _ = self.tokens.fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
+                (tokens < quota.capacity).then(|| tokens.saturating_add(amount).min(quota.capacity))
+            });
+        }
+    }
+
+    /// Whether a call may have to wait for a cooldown ([`Governor::cooldown_remaining`]): `false`
+    /// with no shared store while no server has asked for one (one load).
+    #[inline]
+    pub(crate) fn may_cool_down(&self) -> bool {
+        self.store.is_some() || self.cooled.load(Ordering::Acquire)
     }
 
     /// Tokens left in the in-process bucket (the shared store's count is its own).

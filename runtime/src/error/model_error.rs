@@ -66,8 +66,16 @@ impl TransportKind {
 /// assert_eq!(err.to_string(), "RateLimitError: 429 Too Many Requests");
 /// assert_eq!(err.status(), Some(429));
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct ModelError {
+    /// Boxed: a model call's final message carries an `Option<ModelError>` (and a stream event a
+    /// `Result<_, ModelError>`) through every layer, success path included; a failure can pay for
+    /// the allocation.
+    inner: Box<Facts>,
+}
+
+#[derive(Clone, PartialEq)]
+struct Facts {
     kind: Cow<'static, str>,
     message: String,
     status: Option<u16>,
@@ -78,18 +86,37 @@ pub struct ModelError {
     programming: bool,
 }
 
+// By hand: the box is not part of what the error is.
+impl fmt::Debug for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let facts = &self.inner;
+        f.debug_struct("ModelError")
+            .field("kind", &facts.kind)
+            .field("message", &facts.message)
+            .field("status", &facts.status)
+            .field("retry_after", &facts.retry_after)
+            .field("should_retry", &facts.should_retry)
+            .field("code", &facts.code)
+            .field("transport", &facts.transport)
+            .field("programming", &facts.programming)
+            .finish()
+    }
+}
+
 impl ModelError {
     /// An error of kind `kind` (e.g. `"ValueError"`) with `message`, and no typed facts.
     pub fn new(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         Self {
-            kind: kind.into(),
-            message: message.into(),
-            status: None,
-            retry_after: None,
-            should_retry: None,
-            code: None,
-            transport: None,
-            programming: false,
+            inner: Box::new(Facts {
+                kind: kind.into(),
+                message: message.into(),
+                status: None,
+                retry_after: None,
+                should_retry: None,
+                code: None,
+                transport: None,
+                programming: false,
+            }),
         }
     }
 
@@ -98,18 +125,22 @@ impl ModelError {
     pub fn http(status: u16, message: impl AsRef<str>) -> Self {
         let message = message.as_ref();
         let text = if message.is_empty() { status.to_string() } else { format!("{status} {message}") };
-        Self { status: Some(status), ..Self::new(http_kind_name(status), text) }
+        Self::new(http_kind_name(status), text).with_status(status)
     }
 
     /// A failure below HTTP (connect, timeout, reset, a dropped, truncated or corrupted stream).
     pub fn transport(kind: TransportKind, message: impl Into<String>) -> Self {
-        Self { transport: Some(kind), ..Self::new(kind.kind_name(), message) }
+        let mut error = Self::new(kind.kind_name(), message);
+        error.inner.transport = Some(kind);
+        error
     }
 
     /// A programming error: misuse of the runtime that no retry can fix (a request that cannot be
     /// built, an unsupported feature). It is returned to the caller at once, never converted.
     pub fn programming(kind: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
-        Self { programming: true, ..Self::new(kind, message) }
+        let mut error = Self::new(kind, message);
+        error.inner.programming = true;
+        error
     }
 
     /// Parses `"<Kind>: <text>"` (or a bare `"<Kind>"`) into an error of that kind; a text without a
@@ -123,73 +154,77 @@ impl ModelError {
 
     /// The server's requested wait (`retry-after-ms` or `Retry-After`).
     pub fn with_retry_after(mut self, wait: Duration) -> Self {
-        self.retry_after = Some(wait);
+        self.inner.retry_after = Some(wait);
         self
     }
 
     /// The server's `x-should-retry` header.
     pub fn with_should_retry(mut self, should_retry: bool) -> Self {
-        self.should_retry = Some(should_retry);
+        self.inner.should_retry = Some(should_retry);
         self
     }
 
     /// The provider's error code, e.g. `"insufficient_quota"`.
     pub fn with_code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
+        self.inner.code = Some(code.into());
         self
     }
 
     /// Sets the HTTP status.
     pub fn with_status(mut self, status: u16) -> Self {
-        self.status = Some(status);
+        self.inner.status = Some(status);
         self
     }
 
     /// The kind, e.g. `"RateLimitError"`.
     pub fn kind(&self) -> &str {
-        &self.kind
+        &self.inner.kind
     }
 
     /// The text after the kind.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// The HTTP status, if the failure was an HTTP response.
     pub fn status(&self) -> Option<u16> {
-        self.status
+        self.inner.status
     }
 
     /// The server's requested wait.
     pub fn retry_after(&self) -> Option<Duration> {
-        self.retry_after
+        self.inner.retry_after
     }
 
     /// The server's `x-should-retry`.
     pub fn should_retry(&self) -> Option<bool> {
-        self.should_retry
+        self.inner.should_retry
     }
 
     /// The provider's error code.
     pub fn code(&self) -> Option<&str> {
-        self.code.as_deref()
+        self.inner.code.as_deref()
     }
 
     /// The transport failure, if the failure was below HTTP.
     pub fn transport_kind(&self) -> Option<TransportKind> {
-        self.transport
+        self.inner.transport
     }
 
     /// True for programming errors: made by [`ModelError::programming`], or of kind `TypeError` or
     /// `NotImplementedError` (docs/design.md §3).
     pub fn is_programming(&self) -> bool {
-        self.programming || is_programming_kind(&self.kind)
+        self.inner.programming || is_programming_kind(&self.inner.kind)
     }
 }
 
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.message.is_empty() { f.write_str(&self.kind) } else { write!(f, "{}: {}", self.kind, self.message) }
+        if self.inner.message.is_empty() {
+            f.write_str(&self.inner.kind)
+        } else {
+            write!(f, "{}: {}", self.inner.kind, self.inner.message)
+        }
     }
 }
 

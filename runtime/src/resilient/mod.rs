@@ -4,24 +4,26 @@
 //! It is layer 2 of `Runtime::exec` made generic: the same policy type and the same decision code
 //! (`retry.rs`), applied to any operation whose error implements [`Classify`].
 
+mod attempt;
+mod call;
+
 use std::borrow::Cow;
 use std::fmt;
-use std::future::poll_fn;
-use std::pin::pin;
-use std::task::Poll;
 use std::time::Duration;
 
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use crate::backoff::{Rng, Schedule};
-use crate::budget::{self, Budget, Governor, Refusal};
+use crate::budget::{Budget, CallLimit, Governor, Refusal};
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
 use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::{AttemptRecord, FailureRecord, Journal};
 use crate::policy::RetryPolicy;
 use crate::report::{Decision, Rule};
-use crate::retry::{Failed, Next, RetryState, validate_call_policy};
+use crate::retry::{Failed, Next, RetryState};
+use attempt::{Attempt, Limit, Outcome};
+use call::Call;
 
 /// How an error should be handled by a retry loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,9 +243,10 @@ impl<E> Failure<E> {
 /// one `budget_ms` deadline, a `timeout_ms` per attempt, `max_calls`, and `retry_after_cap_ms`
 /// for the server's hints. (The session keys do not apply: there is no session.)
 ///
-/// A call that succeeds at once costs a check of the policy (remembered per thread) and the poll of
-/// the operation: it allocates nothing and reads no clock unless the policy sets `timeout_ms` or
-/// `budget_ms`. Build one `Resilient` and call it as often as needed, or build one per call.
+/// A call that succeeds at once costs the poll of the operation and a look at what the policy's
+/// rules said when it was built (a `const` policy is judged at compile time): it allocates nothing
+/// and reads no clock unless the policy sets `timeout_ms`, `budget_ms` or `turn_timeout_ms`. Build
+/// one `Resilient` and call it as often as needed, or build one per call.
 ///
 /// # Examples
 ///
@@ -325,32 +328,17 @@ impl<'p, T> Resilient<'p, T> {
 
     /// Runs `operation` until it succeeds (and passes the validator) or the policy gives up. A
     /// `Resilient` can be kept and called any number of times; each call has its own attempts,
-    /// deadline and failure.
-    pub async fn call<E, F, Fut>(&self, mut operation: F) -> Result<T, Failure<E>>
+    /// deadline and failure. Nothing runs before the returned future is first polled.
+    pub fn call<E, F, Fut>(&self, operation: F) -> impl Future<Output = Result<T, Failure<E>>>
     where
         E: Classify + fmt::Display,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        if let Err(error) = validate_call_policy(self.policy) {
-            return Err(self.invalid_policy(&error));
-        }
         // The first attempt runs with nothing built around it: no retry state, no RNG, and no clock
         // reading unless the policy limits the attempt's time or the attempt does not finish on its
         // first poll. Most calls succeed at once; only a failure pays for the rest.
-        let (outcome, started) = match first_call_limit(self.policy) {
-            Some((start, at, limit)) => (within(at, limit, operation()).await, Some(start)),
-            None => first_attempt(self.policy, operation()).await,
-        };
-        let first = match self.judge(outcome) {
-            Ok(value) => return Ok(value),
-            Err(failure) => failure,
-        };
-        // An attempt that failed on its first poll took no time the clock could see.
-        let start = started.unwrap_or_else(Instant::now);
-        // Boxed: the retry loop's state and futures would otherwise make every call's future larger,
-        // success path included.
-        Box::pin(self.retry(operation, first, start)).await
+        Call::new(self, operation, Self::retry)
     }
 
     /// The attempts after a failed first one (made at `start`), until one succeeds or the policy gives
@@ -387,10 +375,12 @@ impl<'p, T> Resilient<'p, T> {
             index += 1;
             state.attempt = index + 1;
             state.budget.start_call();
-            let outcome = match state.budget.call_limit() {
-                Some(limit) => within(limit.at, limit.limit, operation()).await,
-                None => Outcome::Finished(operation().await),
+            // The budget's clock runs (it started with the call): each limit is set now.
+            let limit = match state.budget.call_limit() {
+                Some(CallLimit { at: Some(at), limit, .. }) => Limit::At { at, limit },
+                _ => Limit::Unbounded,
             };
+            let outcome = Attempt::new(operation(), limit, policy).await;
             (failed, last_error) = match self.judge(outcome) {
                 Ok(value) => return Ok(value),
                 Err(failure) => failure,
@@ -474,80 +464,4 @@ fn classified<E: Classify + fmt::Display>(error: &E) -> Failed {
 fn timed_out(limit: Duration) -> Failed {
     let error = format!("TimeoutError: attempt timed out after {} ms", limit.as_millis());
     Failed::new(error, ExecAction::Retry, "the attempt timed out").with_timeout(true)
-}
-
-/// How one attempt ended.
-enum Outcome<T, E> {
-    /// The operation returned.
-    Finished(Result<T, E>),
-    /// The attempt's time limit (this long) ran out first.
-    TimedOut(Duration),
-}
-
-/// `attempt`, cut off at `at` (`limit` after it started). The timer is set only if the attempt does
-/// not finish on its first poll: an attempt that finishes at once never touches the timer wheel.
-async fn within<T, E>(at: Instant, limit: Duration, attempt: impl Future<Output = Result<T, E>>) -> Outcome<T, E> {
-    let mut attempt = pin!(attempt);
-    let mut timer = pin!(None::<Sleep>);
-    poll_fn(|cx| {
-        if let Poll::Ready(result) = attempt.as_mut().poll(cx) {
-            return Poll::Ready(Outcome::Finished(result));
-        }
-        if timer.is_none() {
-            timer.set(Some(tokio::time::sleep_until(at)));
-        }
-        match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Outcome::TimedOut(limit)),
-            _ => Poll::Pending,
-        }
-    })
-    .await
-}
-
-/// When the policy sets the first attempt's limit itself (`timeout_ms`, `budget_ms` or
-/// `turn_timeout_ms`): the call's start and the attempt's limit, from one reading of the clock.
-/// `None` when only the defaults apply: then the limit is set lazily, by [`first_attempt`].
-#[inline]
-fn first_call_limit(policy: &RetryPolicy) -> Option<(Instant, Instant, Duration)> {
-    let values = policy.values();
-    if values.timeout_ms.is_none() && values.budget_ms.is_none() && values.turn_timeout_ms.is_none() {
-        return None;
-    }
-    let limit = budget::first_call_limit(policy);
-    let start = Instant::now();
-    // A limit past what the clock can represent sets no timer, as in `tokio::time::timeout`.
-    Some((start, start.checked_add(limit)?, limit))
-}
-
-/// Runs a first attempt under `policy`'s default limit (`timeout_ms` cut to `turn_timeout_ms`). The
-/// limit is computed, the clock read and the timer set only if the attempt does not finish on its
-/// first poll (then right after that poll, so the limit counts from there), so an attempt that
-/// finishes at once pays for none of it: returns when the attempt started, if that was read.
-async fn first_attempt<T, E>(
-    policy: &RetryPolicy,
-    attempt: impl Future<Output = Result<T, E>>,
-) -> (Outcome<T, E>, Option<Instant>) {
-    let mut limit = Duration::ZERO;
-    let mut attempt = pin!(attempt);
-    let mut timer = pin!(None::<Sleep>);
-    let mut start = None;
-    let outcome = poll_fn(|cx| {
-        if let Poll::Ready(result) = attempt.as_mut().poll(cx) {
-            return Poll::Ready(Outcome::Finished(result));
-        }
-        if start.is_none() {
-            let now = Instant::now();
-            start = Some(now);
-            limit = budget::first_call_limit(policy);
-            if let Some(at) = now.checked_add(limit) {
-                timer.set(Some(tokio::time::sleep_until(at)));
-            }
-        }
-        match timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Outcome::TimedOut(limit)),
-            _ => Poll::Pending,
-        }
-    })
-    .await;
-    (outcome, start)
 }
