@@ -617,15 +617,18 @@ impl Runtime {
         };
         let name = compactor.name();
         if exec.compactions >= self.max_compactions {
-            return AfterOverflow::Stands(Some(match exec.compactions {
-                0 => "not compacted: `Runtime::with_max_compactions` is 0".to_owned(),
-                1 => format!(
-                    "not compacted again: `{name}` compacted this exec's conversation once already, the most `Runtime::with_max_compactions` allows"
-                ),
-                n => format!(
-                    "not compacted again: `{name}` compacted this exec's conversation {n} times already, the most `Runtime::with_max_compactions` allows"
-                ),
-            }));
+            let times = match exec.compactions {
+                0 => {
+                    return AfterOverflow::Stands(Some(
+                        "not compacted: `Runtime::with_max_compactions` is 0".to_owned(),
+                    ));
+                }
+                1 => "once".to_owned(),
+                n => format!("{n} times"),
+            };
+            return AfterOverflow::Stands(Some(format!(
+                "not compacted again: `{name}` compacted this exec's conversation {times} already, the most `Runtime::with_max_compactions` allows"
+            )));
         }
         if let Some(refusal) = run.state.budget.extra_call_refusal() {
             return AfterOverflow::Refused(refusal);

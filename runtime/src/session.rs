@@ -114,30 +114,24 @@ async fn retry_after_failed_call(
     }
     let error = message.failure_text();
     let rule = Rule::Classifier(verdict.reason);
-    if !verdict.retryable {
-        run.state.decide(Layer::Session, error, message.usage, Verdict::GiveUp, Why::Judged(rule), None);
-        run.state.judged = Some(Box::new(Judged { markers, hint }));
-        return Some(message);
-    }
     let limit = run.state.policy.session_retries();
-    if retry >= limit {
-        let why = Why::TriesUsed { rule, layer: Layer::Session, limit };
-        run.state.decide(Layer::Session, error, message.usage, Verdict::RetriesExhausted, why, None);
-        run.state.judged = Some(Box::new(Judged { markers, hint }));
-        return Some(message);
-    }
-    let computed = schedule.delay(retry, &mut run.state.rng);
-    let timed_out = is_timeout(&message);
-    let delay = match run.state.permit_retry(computed, hint, timed_out).await {
-        Ok(delay) => delay,
-        Err(refusal) => {
-            run.state.decide(Layer::Session, error, message.usage, Verdict::Budget, Why::Refused(refusal), None);
-            run.state.judged = Some(Box::new(Judged { markers, hint }));
-            return Some(message);
+    let (last, why) = if !verdict.retryable {
+        (Verdict::GiveUp, Why::Judged(rule))
+    } else if retry >= limit {
+        (Verdict::RetriesExhausted, Why::TriesUsed { rule, layer: Layer::Session, limit })
+    } else {
+        let computed = schedule.delay(retry, &mut run.state.rng);
+        match run.state.permit_retry(computed, hint, is_timeout(&message)).await {
+            Ok(delay) => {
+                run.state.decide(Layer::Session, error, message.usage, Verdict::Retry, Why::Judged(rule), Some(delay));
+                drop(message);
+                tokio::time::sleep(delay).await;
+                return None;
+            }
+            Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
         }
     };
-    run.state.decide(Layer::Session, error, message.usage, Verdict::Retry, Why::Judged(rule), Some(delay));
-    drop(message);
-    tokio::time::sleep(delay).await;
-    None
+    run.state.decide(Layer::Session, error, message.usage, last, why, None);
+    run.state.judged = Some(Box::new(Judged { markers, hint }));
+    Some(message)
 }

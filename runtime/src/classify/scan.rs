@@ -224,6 +224,8 @@ pub(crate) struct Scan<'t> {
     lowered: OnceCell<Cow<'t, str>>,
     /// A short ASCII text lowercased, without a heap copy.
     lowered_inline: OnceCell<InlineLowered>,
+    /// Whether the text is ASCII, known once asked (a pass over the text).
+    ascii: OnceCell<bool>,
 }
 
 /// The longest ASCII text lowercased into [`Scan::lowered_inline`]: most error texts.
@@ -247,16 +249,20 @@ impl<'t> Scan<'t> {
     pub(crate) fn new(text: &'t str) -> Self {
         // ASCII is lowercased by the walk itself; any other text first, as `str::to_lowercase` does.
         if text.is_ascii() {
-            return Self::with_markers(text, Markers::find(text));
+            let scan = Self::with_markers(text, Markers::find(text));
+            let _ = scan.ascii.set(true);
+            return scan;
         }
         let lowered = lowercase(text);
         let markers = Markers::find(&lowered);
-        Self { text, markers, lowered: OnceCell::from(lowered), lowered_inline: OnceCell::new() }
+        let scan = Self { lowered: OnceCell::from(lowered), ..Self::with_markers(text, markers) };
+        let _ = scan.ascii.set(false);
+        scan
     }
 
     /// The scan of `text`, whose markers a scan of it (layer 1's) already found.
     pub(crate) fn with_markers(text: &'t str, markers: Markers) -> Self {
-        Self { text, markers, lowered: OnceCell::new(), lowered_inline: OnceCell::new() }
+        Self { text, markers, lowered: OnceCell::new(), lowered_inline: OnceCell::new(), ascii: OnceCell::new() }
     }
 
     /// The scan of `text`, which is `prefix` followed by a text whose markers are `rest`: only the
@@ -274,7 +280,10 @@ impl<'t> Scan<'t> {
         if let Some(lowered) = self.lowered.get() {
             return as_written.is_match(lowered);
         }
-        if !self.text.is_ascii() {
+        if let Some(inline) = self.lowered_inline.get() {
+            return as_written.is_match(inline.as_str());
+        }
+        if !*self.ascii.get_or_init(|| self.text.is_ascii()) {
             return as_written.is_match(self.lowered.get_or_init(|| lowercase(self.text)));
         }
         if self.text.len() > INLINE_BYTES {
