@@ -457,29 +457,9 @@ impl Runtime {
         prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
-        let name = function.name;
-        // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
-        // would wrap this future, and moving it costs the success path more than the span.)
-        let span = telemetry::exec_span(name, &*self.provider);
-        if let Err(error) = validate_policy(&function.policy) {
-            let error = ExecError::invalid_policy(name, error);
-            telemetry::record_exec(&span, || Usage::ZERO, Some(error.kind().name()));
-            return Err(self.journaled(error));
-        }
+        // The prompt's own system instruction lives here: the run borrows it.
         let (text, own_system) = prompt.into().into_parts();
-        let system = own_system.as_deref().or(function.doc);
-        let mut run = self.start_run(&function.policy, system, name, span);
-        run.schema = expected.map(|expected| &expected.schema);
-        let mut exec = Exec {
-            function,
-            expected,
-            // The prompt alone, and later each tool turn: the success path allocates the history once.
-            history: vec![Message::user(text)],
-            trace: self.trace.as_ref().map(|sink| sink.start_run(name)),
-            iterations: 0,
-            attempts_made: 0,
-            compactions: 0,
-        };
+        let (mut run, mut exec) = self.begin(function, text, own_system.as_deref(), expected)?;
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
@@ -494,17 +474,12 @@ impl Runtime {
                 let message = run_layer(&mut run, &exec.history).await;
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
-                    Attempt::Answer(mut reply) => {
+                    Attempt::Answer(reply) => {
                         let governor = run.state.governor;
                         if !governor.refund_locally(run.state.last_retry_cost) {
                             governor.on_success(run.state.last_retry_cost).await;
                         }
-                        if let Some(trace) = &exec.trace {
-                            trace.agent_finish(reply.text(), exec.iterations);
-                        }
-                        telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
-                        reply.set_decisions(std::mem::take(&mut run.state.decisions));
-                        return Ok(reply);
+                        return Ok(answered(&mut run, &exec, reply));
                     }
                     Attempt::Tools(message) => break message,
                     failed => {
@@ -530,6 +505,45 @@ impl Runtime {
             run.state.last_retry_cost = 0;
             run.state.budget.start_turn();
         }
+    }
+
+    /// An exec's start: its span, its policy judged (an invalid one is a programming error, in the
+    /// journal), its run and its history (the prompt's `text`; `own_system` overrides the function's
+    /// doc comment).
+    #[expect(
+        clippy::result_large_err,
+        reason = "the exec returns this error as it is; boxing it would only move it twice"
+    )]
+    fn begin<'a>(
+        &'a self,
+        function: &'a AgentFn,
+        text: String,
+        own_system: Option<&'a str>,
+        expected: Option<&'a Expected<'a>>,
+    ) -> Result<(Run<'a>, Exec<'a>), ExecError> {
+        let name = function.name;
+        // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
+        // would wrap this future, and moving it costs the success path more than the span.)
+        let span = telemetry::exec_span(name, &*self.provider);
+        if let Err(error) = validate_policy(&function.policy) {
+            let error = ExecError::invalid_policy(name, error);
+            telemetry::record_exec(&span, || Usage::ZERO, Some(error.kind().name()));
+            return Err(self.journaled(error));
+        }
+        let system = own_system.or(function.doc);
+        let mut run = self.start_run(&function.policy, system, name, span);
+        run.schema = expected.map(|expected| &expected.schema);
+        let exec = Exec {
+            function,
+            expected,
+            // The prompt alone, and later each tool turn: the success path allocates the history once.
+            history: vec![Message::user(text)],
+            trace: self.trace.as_ref().map(|sink| sink.start_run(name)),
+            iterations: 0,
+            attempts_made: 0,
+            compactions: 0,
+        };
+        Ok((run, exec))
     }
 
     /// The error of an exec whose model still asks for tools after `max_iterations` tool turns.
@@ -761,6 +775,16 @@ enum Attempt {
     Failed(Failed, Option<ModelError>),
     /// A programming error: returned at once, unchanged.
     Raised(ModelError),
+}
+
+/// The exec's answer: its trace's last line, its span's outcome and the exec's decisions.
+fn answered(run: &mut Run<'_>, exec: &Exec<'_>, mut reply: Reply) -> Reply {
+    if let Some(trace) = &exec.trace {
+        trace.agent_finish(reply.text(), exec.iterations);
+    }
+    telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
+    reply.set_decisions(std::mem::take(&mut run.state.decisions));
+    reply
 }
 
 /// The exec's error: its kind, attempts and cause, with the decisions and counts of `run`.
