@@ -7,7 +7,7 @@ use crate::backoff::{Rng, Schedule};
 use crate::budget::{Budget, Governor, Refusal};
 use crate::classify::{ExecAction, Markers, Scan, exec_verdict_of, failure_scan, retry_hint};
 use crate::error::model_error::split_kind;
-use crate::error::{ModelError, PolicyError, TransportKind};
+use crate::error::{ModelError, PolicyError};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::message::AssistantMessage;
@@ -50,8 +50,6 @@ pub(crate) struct RetryState<'a> {
     pub(crate) journal: Option<&'a Journal>,
     /// The runtime's storm control; a resilient call has one of its own that limits nothing.
     pub(crate) governor: &'a Governor,
-    /// Tokens the latest retry of this exec took (returned if the call it led to succeeds).
-    pub(crate) last_retry_cost: u32,
     /// The exec's span: the parent of its calls' spans and of layer 2's decisions (none for a
     /// session or a resilient call).
     pub(crate) span: Span,
@@ -94,31 +92,26 @@ impl<'a> RetryState<'a> {
             observer: None,
             journal: None,
             governor,
-            last_retry_cost: 0,
             judged: None,
             usage: None,
             span: Span::none(),
         }
     }
 
-    /// Whether a retry may be made, and after how long: the budget's caps, deadline and the server's
-    /// hint as a floor, then the retry bucket.
-    pub(crate) async fn permit_retry(
-        &mut self,
-        computed: Duration,
-        hint: Option<Duration>,
-        timeout: bool,
-    ) -> Result<Duration, Refusal> {
+    /// Whether a retry may be made, and after how long: the budget's caps and deadlines, with the
+    /// server's hint as a floor. The runtime's retry budget is asked after the wait
+    /// ([`RetryState::back_off`]), when the calls that succeeded meanwhile have been counted.
+    pub(crate) fn permit_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
         // The backoff and the time to come count from here if nothing read the clock before.
         self.budget.start_clock();
-        let delay = self.budget.plan_retry(computed, hint)?;
-        match self.governor.take_retry(timeout).await {
-            Ok(cost) => {
-                self.last_retry_cost = cost;
-                Ok(delay)
-            }
-            Err(refusal) => Err(self.budget.refuse(refusal)),
-        }
+        self.budget.plan_retry(computed, hint)
+    }
+
+    /// Sleeps the backoff `delay`, then withdraws the retry from the runtime's retry budget, as it
+    /// is about to be sent. `Err` (kept as what stopped the exec) when the budget refuses it.
+    pub(crate) async fn back_off(&mut self, delay: Duration) -> Result<(), Refusal> {
+        tokio::time::sleep(delay).await;
+        self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
     }
 
     /// Waits while the provider is cooling down (a server asked another call to wait), at most
@@ -213,8 +206,8 @@ fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<trac
 /// What layer 2 does after a failed attempt.
 #[derive(Debug)]
 pub(crate) enum Next {
-    /// Sleep this long, then make the next attempt.
-    Retry(Duration),
+    /// Make the next attempt now (the backoff has been slept, the retry budget allowed it).
+    Retry,
     /// Give up with this kind (and, for `Budget`, the cap that stopped it).
     Stop(ExecErrorKind, Option<Refusal>),
 }
@@ -229,8 +222,6 @@ pub(crate) struct Failed {
     pub(crate) rule: Rule,
     /// The server's requested wait.
     pub(crate) hint: Option<Duration>,
-    /// The attempt ran out of time.
-    pub(crate) timeout: bool,
     /// The validator rejected the result.
     pub(crate) rejected: bool,
     /// The tokens the attempt's last call used, when reported.
@@ -249,16 +240,13 @@ impl Failed {
             Some(judged) => (exec_verdict_of(&failure_scan(&error, text, judged.markers), typed), judged.hint),
             None => (exec_verdict_of(&Scan::new(&error), typed), retry_hint(text, typed)),
         };
-        let failed = Self::new(error, verdict.action, verdict.reason)
-            .with_hint(hint)
-            .with_timeout(is_timeout(&message))
-            .with_usage(message.usage);
+        let failed = Self::new(error, verdict.action, verdict.reason).with_hint(hint).with_usage(message.usage);
         (failed, message.error)
     }
 
     /// A failure `error` that `rule` judged: do `action`.
     pub(crate) fn new(error: String, action: ExecAction, rule: impl Into<Rule>) -> Self {
-        Self { error, action, rule: rule.into(), hint: None, timeout: false, rejected: false, usage: None }
+        Self { error, action, rule: rule.into(), hint: None, rejected: false, usage: None }
     }
 
     /// An answer the validator rejected for `why`: worth another attempt, which sees the reason.
@@ -275,11 +263,6 @@ impl Failed {
     pub(crate) fn with_usage(self, usage: Option<Usage>) -> Self {
         Self { usage, ..self }
     }
-
-    /// Marked as the attempt's timeout (a retry after it costs the retry bucket more).
-    pub(crate) fn with_timeout(self, timeout: bool) -> Self {
-        Self { timeout, ..self }
-    }
 }
 
 /// What layer 1 found in a failed call's text: its markers and the wait it states.
@@ -289,37 +272,13 @@ pub(crate) struct Judged {
     pub(crate) hint: Option<Duration>,
 }
 
-/// True when the failure was the call's timeout (a retry after it costs more tokens).
-pub(crate) fn is_timeout(message: &AssistantMessage) -> bool {
-    message.error.as_ref().and_then(ModelError::transport_kind) == Some(TransportKind::Timeout)
-}
-
 impl RetryState<'_> {
-    /// [`RetryState::after_failed_attempt`], then the backoff's sleep when the verdict is a retry.
-    /// Boxed: the failure path's futures (the decision, the retry bucket, the sleep) would
-    /// otherwise make every exec's future larger, success path included.
-    pub(crate) async fn wait_after_failed_attempt(
-        &mut self,
-        schedule: &mut Schedule,
-        index: u32,
-        failed: Failed,
-    ) -> Next {
-        Box::pin(async {
-            let next = self.after_failed_attempt(schedule, index, failed).await;
-            if let Next::Retry(delay) = next {
-                tokio::time::sleep(delay).await;
-            }
-            next
-        })
-        .await
-    }
-
     /// Layer 2's rules after failed attempt `index` (from 0), docs/design.md §5: stop on a
     /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
-    /// stop after the last attempt; otherwise retry after the backoff, if the budget and the retry
-    /// bucket allow it. Records the decision.
+    /// stop after the last attempt; otherwise retry after the backoff, if the budget allows it and,
+    /// once the backoff is slept, the retry budget. Records the decisions.
     pub(crate) async fn after_failed_attempt(&mut self, schedule: &mut Schedule, index: u32, failed: Failed) -> Next {
-        let Failed { error, action, rule, hint, timeout, rejected, usage } = failed;
+        let Failed { error, action, rule, hint, rejected, usage } = failed;
         let stop = match action {
             ExecAction::Raise => Some((ExecErrorKind::Programming, Verdict::Raise)),
             ExecAction::ContextOverflow => Some((ExecErrorKind::ContextOverflow, Verdict::ContextOverflow)),
@@ -347,11 +306,14 @@ impl RetryState<'_> {
             return Next::Stop(kind, None);
         }
         let computed = schedule.delay(index, &mut self.rng);
-        match self.permit_retry(computed, hint, timeout).await {
-            Ok(delay) => {
-                self.decide(Layer::Exec, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
-                Next::Retry(delay)
-            }
+        let delay = match self.permit_retry(computed, hint) {
+            Ok(delay) => delay,
+            Err(refusal) => return self.refused(error, usage, refusal),
+        };
+        self.decide(Layer::Exec, error.clone(), usage, Verdict::Retry, Why::Judged(rule), Some(delay));
+        match self.back_off(delay).await {
+            Ok(()) => Next::Retry,
+            // A second decision about the same failure: the retry was planned, then refused.
             Err(refusal) => self.refused(error, usage, refusal),
         }
     }

@@ -162,18 +162,19 @@ impl Runtime {
         self
     }
 
-    /// The retry token bucket shared by every call of this runtime and its clones; `None` turns it
-    /// off. Set it before cloning: clones made earlier keep the bucket they had.
+    /// The retry budget shared by every call of this runtime and its clones (storm control: the
+    /// retries of a window are paid for by its successes, plus a floor); `None` turns it off. Set it
+    /// before cloning: clones made earlier keep the budget they had.
     ///
     /// # Default
-    /// [`RetryQuota::standard`] (capacity 500, retry cost 5, timeout cost 10, success refund 1)
+    /// [`RetryQuota::standard`] (a 10 s window, one retry per success, plus 10 retries a second)
     pub fn with_retry_quota(mut self, quota: Option<RetryQuota>) -> Self {
         self.quota = quota;
         self.governor = Arc::new(Governor::new(self.provider.scope(), quota, self.store.clone()));
         self
     }
 
-    /// Keeps the retry bucket and the cooldowns in `store`, shared with every process that uses the
+    /// Keeps the retry budget and the cooldowns in `store`, shared with every process that uses the
     /// same store and provider scope (e.g. `RedisStore`, with the `redis` feature). When the store
     /// does not answer, calls go on with this process's state and one warning is logged.
     pub fn with_shared_store(mut self, store: Arc<dyn SharedStore>) -> Self {
@@ -303,9 +304,12 @@ impl Runtime {
         self
     }
 
-    /// Tokens left in this process's retry bucket (`None` when the bucket is off).
-    pub fn retry_tokens(&self) -> Option<u32> {
-        self.quota.map(|_| self.governor.local_tokens())
+    /// How many retries this process's retry budget allows now: the floor plus what the window's
+    /// successes pay for, less the window's retries (`None` when the budget is off). With a shared
+    /// store the fleet's budget is the store's, and this process's window is used only while the
+    /// store does not answer.
+    pub fn retry_budget(&self) -> Option<u64> {
+        self.governor.local_allowance()
     }
 
     /// The default policy.
@@ -475,9 +479,10 @@ impl Runtime {
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
                     Attempt::Answer(reply) => {
+                        // The success pays for retries (of any exec of this runtime).
                         let governor = run.state.governor;
-                        if !governor.refund_locally(run.state.last_retry_cost) {
-                            governor.on_success(run.state.last_retry_cost).await;
+                        if !governor.deposit() {
+                            governor.deposit_shared().await;
                         }
                         return Ok(answered(&mut run, &exec, reply));
                     }
@@ -501,8 +506,7 @@ impl Runtime {
             let outcomes = outcomes.instrument(run.state.span.clone()).await;
             exec.history.push(Message::Assistant(tools));
             exec.history.push(results_message(outcomes));
-            run.state.governor.on_success(run.state.last_retry_cost).await;
-            run.state.last_retry_cost = 0;
+            run.state.governor.on_success().await;
             run.state.budget.start_turn();
         }
     }
@@ -600,7 +604,7 @@ impl Runtime {
         let schedule = failures.schedule.get_or_insert_with(|| Schedule::exec(run.state.policy));
         let next = run.state.after_failed_attempt(schedule, failures.index, failed).await;
         match next {
-            Next::Retry(delay) => tokio::time::sleep(delay).await,
+            Next::Retry => {}
             Next::Stop(kind, stopped_by) => {
                 return Err(fail(run, kind, std::mem::take(&mut failures.attempts), stopped_by, source));
             }

@@ -10,7 +10,7 @@ use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
-use crate::retry::{Judged, RetryState, is_timeout};
+use crate::retry::{Judged, RetryState};
 use crate::telemetry;
 use crate::tool::ToolSpec;
 
@@ -79,7 +79,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         let message = outcome?;
         // The failure's time counts from here if the call took none the clock could see.
         run.state.budget.start_clock();
-        // Boxed: the failure path's futures (the hint, the retry bucket, the sleep) would otherwise
+        // Boxed: the failure path's futures (the hint, the sleep, the retry budget) would otherwise
         // make every call's future larger, success path included. The message moves into the box
         // too, so that it is not kept in this future while the backoff sleeps; the decision is an
         // event of the call's span.
@@ -121,12 +121,15 @@ async fn retry_after_failed_call(
         (Verdict::RetriesExhausted, Why::TriesUsed { rule, layer: Layer::Session, limit })
     } else {
         let computed = schedule.delay(retry, &mut run.state.rng);
-        match run.state.permit_retry(computed, hint, is_timeout(&message)).await {
+        match run.state.permit_retry(computed, hint) {
             Ok(delay) => {
-                run.state.decide(Layer::Session, error, message.usage, Verdict::Retry, Why::Judged(rule), Some(delay));
-                drop(message);
-                tokio::time::sleep(delay).await;
-                return None;
+                let (decided, usage) = (error.clone(), message.usage);
+                run.state.decide(Layer::Session, decided, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
+                match run.state.back_off(delay).await {
+                    Ok(()) => return None,
+                    // A second decision about the same call: the retry was planned, then refused.
+                    Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
+                }
             }
             Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
         }

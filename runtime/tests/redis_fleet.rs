@@ -1,5 +1,5 @@
 //! Fleet mode end to end: two `Runtime`s (as two processes would) sharing one Redis share the retry
-//! bucket and the cooldowns; with Redis down, calls go on with local state and one warning.
+//! budget and the cooldowns; with Redis down, calls go on with local state and one warning.
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step};
 use agentic_test_support::captured_log::Captured;
 
 fn redis_url(test: &str) -> Option<String> {
@@ -29,29 +29,63 @@ fn fastrand_suffix() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
 }
 
-const FAST: RetryPolicy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
+/// 1 ms backoffs: the fleet's window runs on the Redis server's clock, which tokio cannot pause.
+const FAST: RetryPolicy =
+    RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_jitter(Jitter::None);
 
+/// Two runtimes on one prefix, as two processes would be: separate stores, the same keys.
+async fn two_runtimes(
+    url: &str,
+    test: &str,
+    quota: RetryQuota,
+    providers: [&ScriptedProvider; 2],
+) -> (Runtime, Runtime) {
+    let store = shared_store(url, test).await;
+    let other = Arc::new(RedisStore::connect(url).await.unwrap().with_prefix(store.prefix().to_owned()));
+    let [first, second] = providers;
+    let first = Runtime::new(first.clone()).with_retry_quota(Some(quota)).with_shared_store(store);
+    let second = Runtime::new(second.clone()).with_retry_quota(Some(quota)).with_shared_store(other);
+    (first, second)
+}
+
+/// One runtime's successes pay for the other's retries: the budget's window is the fleet's.
 #[tokio::test]
-async fn two_runtimes_share_the_retry_bucket() {
-    let Some(url) = redis_url("two_runtimes_share_the_retry_bucket") else { return };
-    let store = shared_store(&url, "bucket").await;
-    let quota = Some(RetryQuota::standard().with_capacity(10));
-    let failing = || ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
-    // Separate stores, as two processes would have: the same prefix, so the same keys.
-    let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
-    let first = Runtime::new(failing()).with_retry_quota(quota).with_shared_store(store);
-    let second_provider = failing();
-    let second = Runtime::new(second_provider.clone()).with_retry_quota(quota).with_shared_store(other);
+async fn one_runtimes_successes_pay_for_the_others_retries() {
+    let Some(url) = redis_url("one_runtimes_successes_pay_for_the_others_retries") else { return };
+    let healthy = ScriptedProvider::new([]).with_fallback(Step::ok("fine"));
+    let failing = ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
+    let no_floor = RetryQuota::standard().with_min_retries_per_sec(0);
+    let (first, second) = two_runtimes(&url, "pays", no_floor, [&healthy, &failing]).await;
 
-    let error = first.exec_with(&FAST, "drain").await.unwrap_err();
+    for _ in 0..3 {
+        first.exec_with(&FAST, "answers").await.unwrap();
+    }
+    let error = second.exec_with(&FAST, "fails").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Budget);
-    assert_eq!(error.calls(), 3, "two retries of 5 tokens drain the shared 10");
-    // The second runtime's own bucket is full, but the shared one is empty: no retry at all.
+    assert_eq!(error.calls(), 4, "the first call and the 3 retries the other runtime's successes paid for");
+    assert!(
+        error.stopped_by().unwrap().starts_with("the retry budget is empty: 3 retries against 3 successful calls"),
+        "{:?}",
+        error.stopped_by()
+    );
+    assert_eq!(second.retry_budget(), Some(0), "this process's own window was not used");
+}
+
+/// In an outage the fleet shares one floor: two runtimes together get the retries one would.
+#[tokio::test]
+async fn an_outage_seen_by_two_runtimes_spends_one_floor() {
+    let Some(url) = redis_url("an_outage_seen_by_two_runtimes_spends_one_floor") else { return };
+    let failing = || ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
+    let (first_provider, second_provider) = (failing(), failing());
+    // A floor of 1 a second: 10 retries in the window.
+    let quota = RetryQuota::standard().with_min_retries_per_sec(1);
+    let (first, second) = two_runtimes(&url, "outage", quota, [&first_provider, &second_provider]).await;
+
+    let error = first.exec_with(&FAST, "spends the floor").await.unwrap_err();
+    assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Budget, 11), "10 retries, then refused");
     let error = second.exec_with(&FAST, "refused").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
-    assert_eq!(second_provider.calls(), 1);
-    assert!(error.stopped_by().unwrap().starts_with("the retry budget is empty"));
-    assert_eq!(second.retry_tokens(), Some(10), "the local bucket was not used");
+    assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Budget, 1), "the floor is the fleet's");
+    assert_eq!(first_provider.calls() + second_provider.calls(), 12, "24 without the budget");
 }
 
 #[tokio::test]
@@ -92,9 +126,7 @@ fn redis_down_means_local_state_and_one_warning_never_a_hang() {
                 Step::ok("fine"),
             ])
             .with_fallback(Step::ok("fine"));
-            let runtime = Runtime::new(provider)
-                .with_retry_quota(Some(RetryQuota::standard().with_capacity(20)))
-                .with_shared_store(store);
+            let runtime = Runtime::new(provider).with_shared_store(store);
             let start = Instant::now();
             for _ in 0..3 {
                 tokio::time::timeout(Duration::from_secs(10), runtime.exec_with(&FAST, "hi"))
@@ -103,9 +135,8 @@ fn redis_down_means_local_state_and_one_warning_never_a_hang() {
                     .unwrap();
             }
             assert!(start.elapsed() < Duration::from_secs(5));
-            // The local bucket did the work: two retries taken, one returned by the success after them,
-            // then the two first-try successes each returned one (capped at 20).
-            assert_eq!(runtime.retry_tokens(), Some(17));
+            // This process's window did the work: the floor of 100, plus 3 successes, less 2 retries.
+            assert_eq!(runtime.retry_budget(), Some(101));
         });
     });
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();

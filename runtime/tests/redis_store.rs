@@ -6,8 +6,9 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::SharedStore;
+use agentic_runtime::budget::store::{SharedStore, Withdrawal};
 
 const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
      and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \
@@ -65,84 +66,108 @@ fn closed_port() -> u16 {
 
 const SCOPE: &str = "openai:3f9a0c";
 
-#[tokio::test]
-async fn takes_until_empty_then_refuses() {
-    let Some((store, _)) = store("takes_until_empty_then_refuses").await else {
-        return;
-    };
-    assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), 20, "missing is full");
-    for left in [15, 10, 5, 0] {
-        assert!(store.try_take(SCOPE, 5, 20).await.unwrap());
-        assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), left);
-    }
-    assert!(!store.try_take(SCOPE, 5, 20).await.unwrap(), "empty");
-    assert!(!store.try_take(SCOPE, 1, 20).await.unwrap(), "still empty");
-    assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), 0, "a refusal takes nothing");
-    assert!(store.try_take(SCOPE, 0, 20).await.unwrap(), "a free take");
+/// Only what successes pay for: no floor.
+const NO_FLOOR: RetryQuota = RetryQuota::standard().with_min_retries_per_sec(0);
 
-    // A cost above what is left is refused without taking the rest.
-    store.refund(SCOPE, 3, 20).await.unwrap();
-    assert!(!store.try_take(SCOPE, 5, 20).await.unwrap());
-    assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), 3);
+/// The slot of now on the server's clock, for a window of `quota`.
+async fn server_slot(url: &str, quota: &RetryQuota) -> u64 {
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw(url).await).await.unwrap();
+    let slot_ms = u64::try_from(quota.window().as_millis()).unwrap() / 10;
+    (secs * 1000 + micros / 1000) / slot_ms
 }
 
 #[tokio::test]
-async fn refunds_never_exceed_capacity() {
-    let Some((store, url)) = store("refunds_never_exceed_capacity").await else {
+async fn withdraws_up_to_the_floor_then_refuses_until_a_success_pays() {
+    let Some((store, _)) = store("withdraws_up_to_the_floor_then_refuses_until_a_success_pays").await else {
         return;
     };
-    store.refund(SCOPE, 7, 20).await.unwrap();
-    assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), 20, "a refund to a full bucket");
-
-    assert!(store.try_take(SCOPE, 10, 20).await.unwrap());
-    store.refund(SCOPE, 4, 20).await.unwrap();
-    assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), 14);
-    store.refund(SCOPE, 1_000, 20).await.unwrap();
-    assert_eq!(store.tokens(SCOPE, 20).await.unwrap(), 20);
-
-    // Full again: exactly capacity / cost takes go through.
-    let mut taken = 0;
-    while store.try_take(SCOPE, 5, 20).await.unwrap() {
-        taken += 1;
-        assert!(taken <= 4, "more than the capacity was taken");
+    // A floor of 1 a second: 10 retries in the 10 s window.
+    let quota = RetryQuota::standard().with_min_retries_per_sec(1);
+    let empty = Withdrawal { granted: true, successes: 0, retries: 0 };
+    assert_eq!(store.counts(SCOPE, &quota).await.unwrap(), empty, "a missing budget is an empty window");
+    for retries in 0..10 {
+        let withdrawal = store.try_withdraw(SCOPE, &quota).await.unwrap();
+        assert_eq!(withdrawal, Withdrawal { granted: true, successes: 0, retries });
     }
-    assert_eq!(taken, 4);
+    let refused = store.try_withdraw(SCOPE, &quota).await.unwrap();
+    assert_eq!(refused, Withdrawal { granted: false, successes: 0, retries: 10 });
+    assert!(!store.try_withdraw(SCOPE, &quota).await.unwrap().granted, "a refusal counts nothing");
 
-    // A full bucket is not kept (missing means full); a partial one expires when idle.
-    store.refund(SCOPE, 20, 20).await.unwrap();
+    store.deposit(SCOPE, &quota).await.unwrap();
+    assert_eq!(
+        store.try_withdraw(SCOPE, &quota).await.unwrap(),
+        Withdrawal { granted: true, successes: 1, retries: 10 }
+    );
+    assert!(!store.try_withdraw(SCOPE, &quota).await.unwrap().granted);
+    assert_eq!(store.counts(SCOPE, &quota).await.unwrap(), Withdrawal { granted: false, successes: 1, retries: 11 });
+}
+
+#[tokio::test]
+async fn successes_pay_at_the_quotas_ratio() {
+    let Some((store, _)) = store("successes_pay_at_the_quotas_ratio").await else {
+        return;
+    };
+    let half = NO_FLOOR.with_retry_percent(50);
+    assert!(!store.try_withdraw(SCOPE, &half).await.unwrap().granted, "no floor, no success: no retry");
+    for _ in 0..4 {
+        store.deposit(SCOPE, &half).await.unwrap();
+    }
+    assert!(store.try_withdraw(SCOPE, &half).await.unwrap().granted);
+    assert!(store.try_withdraw(SCOPE, &half).await.unwrap().granted);
+    assert!(!store.try_withdraw(SCOPE, &half).await.unwrap().granted, "4 successes pay for 2 retries at 50 %");
+}
+
+#[tokio::test]
+async fn slots_that_left_the_window_are_forgotten_and_deleted() {
+    let Some((store, url)) = store("slots_that_left_the_window_are_forgotten_and_deleted").await else {
+        return;
+    };
+    let key = store.budget_key(SCOPE);
+    let slot = server_slot(&url, &NO_FLOOR).await;
     let mut raw = raw(&url).await;
-    let exists: bool = redis::cmd("EXISTS").arg(store.bucket_key(SCOPE)).query_async(&mut raw).await.unwrap();
-    assert!(!exists, "a full bucket is deleted");
-    assert!(store.try_take(SCOPE, 5, 20).await.unwrap());
-    let ttl_ms: i64 = redis::cmd("PTTL").arg(store.bucket_key(SCOPE)).query_async(&mut raw).await.unwrap();
-    assert!(ttl_ms > 0 && ttl_ms <= 3_600_000, "bucket expiry {ttl_ms} ms");
+    // Written as an earlier window would have left them: 1 000 successes and retries, 10 and more
+    // slots ago (out of the window), and 3 successes a few slots ago (in it).
+    for old in [slot - 10, slot - 11, slot - 500] {
+        let _: () = redis::cmd("HSET")
+            .arg(&key)
+            .arg(format!("s:{old}"))
+            .arg(1_000)
+            .arg(format!("r:{old}"))
+            .arg(1_000)
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+    }
+    let _: () = redis::cmd("HSET").arg(&key).arg(format!("s:{}", slot - 3)).arg(3).query_async(&mut raw).await.unwrap();
+
+    let counts = store.counts(SCOPE, &NO_FLOOR).await.unwrap();
+    assert_eq!((counts.successes, counts.retries), (3, 0));
+    let fields: Vec<String> = redis::cmd("HKEYS").arg(&key).query_async(&mut raw).await.unwrap();
+    assert_eq!(fields, [format!("s:{}", slot - 3)], "the old slots are deleted");
+
+    // A write keeps the budget for two windows, then it expires (an empty window).
+    store.deposit(SCOPE, &NO_FLOOR).await.unwrap();
+    let ttl_ms: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut raw).await.unwrap();
+    assert!(ttl_ms > 19_000 && ttl_ms <= 20_000, "budget expiry {ttl_ms} ms");
 }
 
 #[tokio::test]
-async fn the_bucket_shrinks_with_a_lower_capacity() {
-    let Some((store, _)) = store("the_bucket_shrinks_with_a_lower_capacity").await else {
-        return;
-    };
-    assert!(store.try_take(SCOPE, 1, 100).await.unwrap());
-    assert_eq!(store.tokens(SCOPE, 100).await.unwrap(), 99);
-    assert_eq!(store.tokens(SCOPE, 10).await.unwrap(), 10);
-    assert!(store.try_take(SCOPE, 10, 10).await.unwrap());
-    assert!(!store.try_take(SCOPE, 1, 10).await.unwrap());
-}
-
-#[tokio::test]
-async fn two_processes_share_the_bucket_and_the_cooldown() {
-    let Some((first, url)) = store("two_processes_share_the_bucket_and_the_cooldown").await else {
+async fn two_processes_share_the_budget_and_the_cooldown() {
+    let Some((first, url)) = store("two_processes_share_the_budget_and_the_cooldown").await else {
         return;
     };
     let second = other_process(&url, &first).await;
 
-    assert!(first.try_take(SCOPE, 30, 50).await.unwrap());
-    assert_eq!(second.tokens(SCOPE, 50).await.unwrap(), 20);
-    assert!(second.try_take(SCOPE, 20, 50).await.unwrap());
-    assert!(!first.try_take(SCOPE, 1, 50).await.unwrap(), "emptied by the other");
-    first.refund(SCOPE, 5, 50).await.unwrap();
-    assert!(second.try_take(SCOPE, 5, 50).await.unwrap(), "refunded by the other");
+    for _ in 0..3 {
+        first.deposit(SCOPE, &NO_FLOOR).await.unwrap();
+    }
+    for _ in 0..3 {
+        assert!(second.try_withdraw(SCOPE, &NO_FLOOR).await.unwrap().granted, "paid by the other's successes");
+    }
+    assert_eq!(
+        first.try_withdraw(SCOPE, &NO_FLOOR).await.unwrap(),
+        Withdrawal { granted: false, successes: 3, retries: 3 }
+    );
 
     assert_eq!(second.cooldown_until(SCOPE).await.unwrap(), None);
     let until = at_ms(now_ms() + 60_000);
@@ -184,23 +209,26 @@ async fn extend_cooldown_never_shortens() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fifty_concurrent_takes_are_atomic() {
-    let Some((first, url)) = store("fifty_concurrent_takes_are_atomic").await else {
+async fn fifty_concurrent_withdrawals_are_atomic() {
+    let Some((first, url)) = store("fifty_concurrent_withdrawals_are_atomic").await else {
         return;
     };
     let second = other_process(&url, &first).await;
+    for _ in 0..20 {
+        first.deposit(SCOPE, &NO_FLOOR).await.unwrap();
+    }
     let tasks: Vec<_> = (0..50)
         .map(|i| {
             let store = if i % 2 == 0 { first.clone() } else { second.clone() };
-            tokio::spawn(async move { store.try_take(SCOPE, 5, 100).await.unwrap() })
+            tokio::spawn(async move { store.try_withdraw(SCOPE, &NO_FLOOR).await.unwrap().granted })
         })
         .collect();
     let mut granted = 0;
     for task in tasks {
         granted += u32::from(task.await.unwrap());
     }
-    assert_eq!(granted, 100 / 5);
-    assert_eq!(first.tokens(SCOPE, 100).await.unwrap(), 0);
+    assert_eq!(granted, 20, "one retry per success, never more");
+    assert_eq!(first.counts(SCOPE, &NO_FLOOR).await.unwrap().retries, 20);
 }
 
 #[tokio::test]
@@ -209,12 +237,13 @@ async fn scopes_and_prefixes_are_independent() {
         return;
     };
     let other_fleet = other_process(&url, &store).await.with_prefix(format!("{}-other", store.prefix()));
+    let one = RetryQuota::standard().with_min_retries_per_sec(0).with_retry_percent(100);
 
-    assert!(store.try_take("openai:aaaa", 10, 10).await.unwrap());
-    assert!(!store.try_take("openai:aaaa", 1, 10).await.unwrap());
-    assert!(store.try_take("openai:bbbb", 10, 10).await.unwrap(), "another key");
-    assert!(store.try_take("anthropic:aaaa", 10, 10).await.unwrap(), "another provider");
-    assert!(other_fleet.try_take("openai:aaaa", 10, 10).await.unwrap(), "another prefix");
+    store.deposit("openai:aaaa", &one).await.unwrap();
+    assert!(store.try_withdraw("openai:aaaa", &one).await.unwrap().granted);
+    assert!(!store.try_withdraw("openai:bbbb", &one).await.unwrap().granted, "another key");
+    assert!(!store.try_withdraw("anthropic:aaaa", &one).await.unwrap().granted, "another provider");
+    assert!(!other_fleet.try_withdraw("openai:aaaa", &one).await.unwrap().granted, "another prefix");
 
     store.extend_cooldown("openai:aaaa", at_ms(now_ms() + 60_000)).await.unwrap();
     assert_eq!(store.cooldown_until("openai:bbbb").await.unwrap(), None);
@@ -231,10 +260,11 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
     assert!(err.0.contains(&url), "{err}");
 
     let store = RedisStore::lazy(&url).unwrap().with_timeout(Duration::from_millis(500));
-    let take = tokio::time::timeout(guard, store.try_take(SCOPE, 5, 500)).await.expect("try_take hung");
+    let quota = RetryQuota::standard();
+    let take = tokio::time::timeout(guard, store.try_withdraw(SCOPE, &quota)).await.expect("try_withdraw hung");
     assert!(take.is_err(), "{take:?}");
-    let refund = tokio::time::timeout(guard, store.refund(SCOPE, 1, 500)).await.expect("refund hung");
-    assert!(refund.is_err(), "{refund:?}");
+    let deposit = tokio::time::timeout(guard, store.deposit(SCOPE, &quota)).await.expect("deposit hung");
+    assert!(deposit.is_err(), "{deposit:?}");
     let cooldown = tokio::time::timeout(guard, store.cooldown_until(SCOPE)).await.expect("cooldown_until hung");
     assert!(cooldown.is_err(), "{cooldown:?}");
     let extend = tokio::time::timeout(guard, store.extend_cooldown(SCOPE, at_ms(now_ms() + 60_000)))
@@ -250,8 +280,10 @@ async fn a_silent_server_times_out() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("redis://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let store = RedisStore::lazy(&url).unwrap().with_timeout(Duration::from_millis(200));
-    let take =
-        tokio::time::timeout(Duration::from_secs(5), store.try_take(SCOPE, 5, 500)).await.expect("try_take hung");
+    let quota = RetryQuota::standard();
+    let take = tokio::time::timeout(Duration::from_secs(5), store.try_withdraw(SCOPE, &quota))
+        .await
+        .expect("try_withdraw hung");
     let err = take.expect_err("no answer");
     assert!(err.to_string().contains("timed out after 200 ms"), "{err}");
 
@@ -271,15 +303,16 @@ async fn a_store_made_while_redis_is_down_connects_later() {
     // connection is made on first success). Two stores stand for "before" and "after", as the
     // address of the test server cannot move.
     let down = RedisStore::lazy(&format!("redis://127.0.0.1:{}", closed_port())).unwrap();
-    assert!(down.try_take(SCOPE, 1, 10).await.is_err());
-    assert!(down.try_take(SCOPE, 1, 10).await.is_err(), "tries again");
+    let quota = RetryQuota::standard();
+    assert!(down.try_withdraw(SCOPE, &quota).await.is_err());
+    assert!(down.try_withdraw(SCOPE, &quota).await.is_err(), "tries again");
 
     let store = RedisStore::lazy(&url)
         .unwrap()
         .with_prefix(format!("agentic-test:a_store_made_while_redis_is_down_connects_later:{}", now_ms()))
         .with_timeout(Duration::from_secs(2));
     assert!(!format!("{store:?}").contains("connected: true"));
-    assert!(store.try_take(SCOPE, 1, 10).await.unwrap());
+    assert!(store.try_withdraw(SCOPE, &quota).await.unwrap().granted);
     assert!(format!("{store:?}").contains("connected: true"));
 }
 
@@ -308,7 +341,7 @@ fn defaults() {
     let store = RedisStore::lazy("redis://127.0.0.1:6379").unwrap();
     assert_eq!(store.prefix(), "agentic");
     assert_eq!(store.timeout(), Duration::from_millis(250));
-    assert_eq!(store.bucket_key(SCOPE), "agentic:bucket:openai:3f9a0c");
+    assert_eq!(store.budget_key(SCOPE), "agentic:budget:openai:3f9a0c");
     assert_eq!(store.cooldown_key(SCOPE), "agentic:cooldown:openai:3f9a0c");
 }
 
@@ -324,7 +357,8 @@ async fn a_dropped_connection_is_made_again() {
         .unwrap()
         .with_prefix(format!("agentic-test:a_dropped_connection_is_made_again:{}", now_ms()))
         .with_timeout(Duration::from_secs(2));
-    assert!(store.try_take(SCOPE, 1, 10).await.unwrap());
+    let quota = RetryQuota::standard();
+    assert!(store.try_withdraw(SCOPE, &quota).await.unwrap().granted);
 
     let mut raw = raw(&url).await;
     let clients: String = redis::cmd("CLIENT").arg("LIST").query_async(&mut raw).await.unwrap();
@@ -342,13 +376,13 @@ async fn a_dropped_connection_is_made_again() {
     let mut failures = 0;
     let mut taken = 0;
     while taken < 2 {
-        match store.try_take(SCOPE, 1, 10).await {
-            Ok(took) => taken += u32::from(took),
+        match store.try_withdraw(SCOPE, &quota).await {
+            Ok(withdrawal) => taken += u32::from(withdrawal.granted),
             Err(err) => {
                 failures += 1;
                 assert!(failures <= 1, "not connected again: {err}");
             }
         }
     }
-    assert_eq!(store.tokens(SCOPE, 10).await.unwrap(), 7);
+    assert_eq!(store.counts(SCOPE, &quota).await.unwrap().retries, 3);
 }

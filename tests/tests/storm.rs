@@ -1,9 +1,10 @@
-//! Storm control: the retry token bucket and the shared cooldown (issue 5), on paused time.
+//! Storm control: the retry budget (successes pay for retries over a sliding window) and the shared
+//! cooldown, on paused time.
 
 use std::time::Duration;
 
 use agentic_runtime::budget::RetryQuota;
-use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
 
 /// Runs `count` concurrent execs and returns (requests made, successes).
 async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> (usize, usize) {
@@ -23,94 +24,149 @@ async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> 
     (provider.calls() - before, ok)
 }
 
+/// The standard floor: 10 retries a second over the 10 s window.
+const FLOOR: usize = 100;
+
+/// A runtime on `provider` whose delays are exact (no jitter): 2 s, 4 s, 8 s in layer 1.
+fn exact(provider: &ScriptedProvider) -> Runtime {
+    Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_jitter(Jitter::None))
+}
+
+fn outage() -> ScriptedProvider {
+    ScriptedProvider::new([]).with_fallback(Step::http(503, "Service Unavailable"))
+}
+
+/// `calls` steps that fail with `percent` % probability (a seeded sequence).
+fn wobble_steps(percent: u8, calls: usize) -> Vec<Step> {
+    let mut rng = fastrand::Rng::with_seed(u64::from(percent));
+    (0..calls)
+        .map(|_| if rng.u8(0..100) < percent { Step::http(503, "Service Unavailable") } else { Step::ok("fine") })
+        .collect()
+}
+
+/// A provider in a wobble of `percent` % errors for `calls` calls, then healthy.
+fn wobble(percent: u8, calls: usize) -> ScriptedProvider {
+    ScriptedProvider::new(wobble_steps(percent, calls)).with_fallback(Step::ok("fine"))
+}
+
+/// 200 concurrent execs during a full outage: nothing succeeds, so only the floor's 100 retries
+/// are sent (without the budget each exec would make 12 requests), and every other retry is refused
+/// with a message that says why. Further calls in the same window make one request each.
 #[tokio::test(start_paused = true)]
-async fn an_empty_bucket_refuses_retries_at_once_and_success_refills_it() {
-    // 10 tokens: two retries of 5.
-    let provider = ScriptedProvider::new(Step::error("overloaded").times(3)).with_fallback(Step::ok("fine"));
-    // Without jitter: pins the exact 2 s + 4 s of sleep.
-    let runtime = Runtime::new(provider.clone())
-        .with_policy(RetryPolicy::new().with_jitter(Jitter::None))
-        .with_retry_quota(Some(RetryQuota::standard().with_capacity(10)));
-    let error = runtime.exec("hi").await.unwrap_err();
+async fn an_outage_gets_the_floor_and_then_one_request_per_call() {
+    let provider = outage();
+    let runtime = exact(&provider);
+    assert_eq!(runtime.retry_budget(), Some(FLOOR as u64));
+    let (requests, ok) = storm(&runtime, &provider, 200).await;
+    assert_eq!(ok, 0);
+    assert_eq!(requests, 200 + FLOOR, "200 first attempts and the floor's retries");
+    assert_eq!(runtime.retry_budget(), Some(0));
+
+    let error = runtime.exec("one more").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Budget);
-    assert_eq!(provider.calls(), 3, "first call and two retries");
+    assert_eq!(error.calls(), 1);
     let why = error.stopped_by().unwrap();
-    assert!(why.starts_with("the retry budget is empty"), "{why}");
-    assert_eq!(error.elapsed(), Duration::from_secs(6), "refused at once, no sleep after the third failure");
-    assert_eq!(runtime.retry_tokens(), Some(0));
+    assert_eq!(
+        why,
+        "the retry budget is empty: 100 retries against 0 successful calls in the last 10 s (the Runtime's retry \
+         quota allows 100 retries per 100 successes, plus 10 a second); it refills as calls succeed"
+    );
+    // The retry was planned, slept, then refused as it was about to be sent.
+    let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict).collect();
+    assert_eq!(verdicts, [Verdict::Retry, Verdict::Budget, Verdict::Budget]);
+    assert_eq!(error.elapsed(), Duration::from_secs(2), "refused after the backoff, when the retry was due");
 
-    // A first attempt always goes through, and its success returns a token.
-    let reply = runtime.exec("again").await.unwrap();
-    assert_eq!(reply.calls(), 1);
-    assert_eq!(runtime.retry_tokens(), Some(1));
-    for _ in 0..9 {
-        runtime.exec("more").await.unwrap();
+    let (requests, _) = storm(&runtime, &provider, 200).await;
+    assert_eq!(requests, 200, "the window's floor is spent: one request per call");
+}
+
+/// 30 % of calls fail transiently: the successes pay for every retry, so every logical call is
+/// answered, with the amplification the layers make on their own (about 1.43).
+#[tokio::test(start_paused = true)]
+async fn a_30_percent_wobble_retries_every_call_that_fails() {
+    let provider = wobble(30, 20_000);
+    let runtime = Runtime::new(provider.clone()).with_jitter_seed(30);
+    let (requests, ok) = storm(&runtime, &provider, 1_000).await;
+    assert_eq!(ok, 1_000, "every call answered");
+    let amplification = requests as f64 / 1_000.0;
+    assert!((1.3..1.5).contains(&amplification), "{amplification}");
+}
+
+/// An outage that ends: retries resume at once when calls succeed again (their successes pay for
+/// them), and without any success within one window (the outage's retries are forgotten).
+#[tokio::test(start_paused = true)]
+async fn after_an_outage_retries_resume_with_successes_or_within_one_window() {
+    let provider = outage();
+    let runtime = exact(&provider);
+    let (requests, _) = storm(&runtime, &provider, 200).await;
+    assert_eq!(requests, 300);
+    assert_eq!(runtime.retry_budget(), Some(0));
+
+    // Still failing one window later: the floor is back, a lone call gets all its retries.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert_eq!(runtime.retry_budget(), Some(FLOOR as u64));
+    let error = runtime.exec("alone").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Exhausted);
+    assert_eq!(error.calls(), 12, "every retry of the policy");
+
+    // Spend the floor again, then the provider recovers to a 30 % wobble.
+    let (_, ok) = storm(&runtime, &provider, 200).await;
+    assert_eq!((ok, runtime.retry_budget()), (0, Some(0)));
+    provider.push(wobble_steps(30, 2_000));
+    let (_, ok) = storm(&runtime, &provider, 200).await;
+    assert_eq!(ok, 200, "the recovered provider's successes pay for the retries at once");
+}
+
+/// A retry is charged when it is about to be sent, after its backoff: a success that comes in
+/// during the backoff pays for it. Without it, and with no floor, the retry is refused.
+#[tokio::test(start_paused = true)]
+async fn a_success_during_the_backoff_pays_for_the_retry() {
+    let quota = RetryQuota::standard().with_min_retries_per_sec(0);
+    for with_success in [true, false] {
+        let provider = ScriptedProvider::new([Step::error("overloaded")]).with_fallback(Step::ok("fine"));
+        let runtime = exact(&provider).with_retry_quota(Some(quota));
+        let failing = tokio::spawn({
+            let runtime = runtime.clone();
+            async move { runtime.exec("fails first").await }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if with_success {
+            runtime.exec("answers").await.unwrap();
+        }
+        let result = failing.await.unwrap();
+        if with_success {
+            assert_eq!(result.unwrap().calls(), 2, "the success at 1 s paid for the retry at 2 s");
+        } else {
+            let error = result.unwrap_err();
+            assert_eq!(error.kind(), ExecErrorKind::Budget);
+            assert_eq!(error.elapsed(), Duration::from_secs(2));
+            assert!(error.stopped_by().unwrap().contains("0 retries against 0 successful calls"));
+        }
     }
-    assert_eq!(runtime.retry_tokens(), Some(10), "never above capacity");
-    runtime.exec("full").await.unwrap();
-    assert_eq!(runtime.retry_tokens(), Some(10));
 }
 
+/// Successes older than the window are forgotten, slot by slot.
 #[tokio::test(start_paused = true)]
-async fn a_successful_retry_returns_its_cost() {
-    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::ok("fine")]);
-    let runtime = Runtime::new(provider).with_retry_quota(Some(RetryQuota::standard().with_capacity(20)));
-    runtime.exec("hi").await.unwrap();
-    assert_eq!(runtime.retry_tokens(), Some(20));
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_timeout_costs_more() {
-    let provider = ScriptedProvider::new([Step::hang(), Step::hang()]).with_fallback(Step::ok("fine"));
-    let policy = RetryPolicy::new().with_timeout_ms(Some(100)).with_max_retries(1);
-    let runtime = Runtime::new(provider.clone()).with_retry_quota(Some(RetryQuota::standard().with_capacity(15)));
-    let error = runtime.exec_with(&policy, "hi").await.unwrap_err();
-    assert_eq!(provider.calls(), 2, "one 10-token retry fits in 15, the second does not");
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
-    assert_eq!(runtime.retry_tokens(), Some(5));
+async fn successes_pay_only_while_they_are_in_the_window() {
+    let provider = ScriptedProvider::new([]).with_fallback(Step::ok("fine"));
+    let runtime = Runtime::new(provider).with_retry_quota(Some(RetryQuota::standard().with_min_retries_per_sec(0)));
+    for _ in 0..50 {
+        runtime.exec("hi").await.unwrap();
+    }
+    assert_eq!(runtime.retry_budget(), Some(50));
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert_eq!(runtime.retry_budget(), Some(50));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(runtime.retry_budget(), Some(0));
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_off_switch_keeps_the_reference_behaviour() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
+    let provider = outage();
     let runtime = Runtime::new(provider.clone()).with_retry_quota(None);
     let (requests, ok) = storm(&runtime, &provider, 50).await;
-    assert_eq!((requests, ok), (600, 0), "12 requests per logical call without the bucket");
-    assert_eq!(runtime.retry_tokens(), None);
-}
-
-/// 200 concurrent execs during a full outage: without the bucket each makes 12 requests; with it
-/// the bucket drains after 100 retries and the rest make one request each.
-#[tokio::test(start_paused = true)]
-async fn a_full_outage_with_200_concurrent_calls_drains_the_bucket_to_about_one_request_each() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::http(503, "Service Unavailable"));
-    let runtime = Runtime::new(provider.clone());
-    let (requests, ok) = storm(&runtime, &provider, 200).await;
-    assert_eq!(ok, 0);
-    // 200 first attempts + 500 / 5 = 100 retries.
-    assert_eq!(requests, 300);
-    let amplification = requests as f64 / 200.0;
-    assert!(amplification < 1.6, "{amplification}");
-    // Once drained, each further logical call makes exactly one request.
-    let (requests, _) = storm(&runtime, &provider, 200).await;
-    assert_eq!(requests, 200);
-}
-
-/// 30 % of calls fail transiently: successful retries return their cost, so the bucket stays far
-/// from empty and every logical call succeeds.
-#[tokio::test(start_paused = true)]
-async fn a_30_percent_error_rate_keeps_retrying() {
-    let mut rng = fastrand::Rng::with_seed(30);
-    let steps: Vec<Step> =
-        (0..3000).map(|_| if rng.u8(0..100) < 30 { Step::error("overloaded") } else { Step::ok("fine") }).collect();
-    let provider = ScriptedProvider::new(steps).with_fallback(Step::ok("fine"));
-    let runtime = Runtime::new(provider.clone());
-    let (requests, ok) = storm(&runtime, &provider, 200).await;
-    assert_eq!(ok, 200);
-    let amplification = requests as f64 / 200.0;
-    assert!((1.2..1.7).contains(&amplification), "{amplification}");
-    // Calls that needed two retries keep half their cost; the bucket stays far from empty.
-    assert!(runtime.retry_tokens().unwrap() >= 400, "{:?}", runtime.retry_tokens());
+    assert_eq!((requests, ok), (600, 0), "12 requests per logical call without the budget");
+    assert_eq!(runtime.retry_budget(), None);
 }
 
 /// One call learns "wait 20 s"; the others wait until then before their next request instead of

@@ -1,6 +1,8 @@
 //! One deadline and one call counter shared by both layers of one `exec`,
-//! and the stores a fleet can share its retry bucket and cooldowns through.
+//! the retry budget, and the stores a fleet can share its retry budget and cooldowns through.
 
+mod governor;
+mod ledger;
 mod quota;
 #[cfg(feature = "redis")]
 pub mod redis;
@@ -8,7 +10,7 @@ pub mod store;
 
 mod refusal;
 
-pub(crate) use quota::Governor;
+pub(crate) use governor::Governor;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};
 
@@ -276,7 +278,7 @@ impl<'p> Budget<'p> {
         self.deadline_refusal(Duration::ZERO, false)
     }
 
-    /// Records a refusal (this budget's, or the retry bucket's) as what stopped the exec, and returns it.
+    /// Records a refusal (this budget's, or the retry budget's) as what stopped the exec, and returns it.
     pub(crate) fn refuse(&mut self, refusal: Refusal) -> Refusal {
         self.stopped_by = Some(Box::new(refusal.clone()));
         refusal

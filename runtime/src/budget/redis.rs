@@ -1,13 +1,15 @@
-//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry bucket
+//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget
 //! and one cooldown per provider and API key (cargo feature `redis`).
 //!
-//! Keys are `{prefix}:bucket:{scope}` (the tokens left, as an integer) and
-//! `{prefix}:cooldown:{scope}` (the end of the cooldown, in milliseconds since the UNIX epoch).
-//! Every update is one Lua script, so concurrent processes never lose a token. A bucket left
-//! untouched for an hour expires, which makes it full again; a cooldown expires when it ends.
+//! Keys are `{prefix}:budget:{scope}` (a hash: the successes and retries of each slot of the
+//! window, fields `s:{slot}` and `r:{slot}`) and `{prefix}:cooldown:{scope}` (the end of the
+//! cooldown, in milliseconds since the UNIX epoch). Every update is one Lua script, so concurrent
+//! processes never lose a count. The budget's slots are cut on the Redis server's clock, one
+//! clock for the whole fleet; slots that leave the window are deleted, and a budget left untouched
+//! for two windows expires (an empty window). A cooldown expires when it ends.
 //!
-//! Cooldowns are wall-clock instants: machines that share them should keep their clocks in sync
-//! (NTP), or a fast clock ends a cooldown early.
+//! Cooldowns are wall-clock instants of the processes: machines that share them should keep their
+//! clocks in sync (NTP), or a fast clock ends a cooldown early.
 
 use std::fmt;
 use std::future::Future;
@@ -18,33 +20,60 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use tokio::sync::OnceCell;
 
-use super::store::{SharedStore, StoreError, StoreFuture};
+use super::ledger::SLOTS;
+use super::quota::RetryQuota;
+use super::store::{SharedStore, StoreError, StoreFuture, Withdrawal};
 
-/// Takes `ARGV[1]` tokens from the bucket `KEYS[1]` (missing means `ARGV[2]`, the capacity) and
-/// returns 1, or returns 0 when it holds fewer. A write keeps the bucket for `ARGV[3]` ms.
-const TAKE: &str = r"
-local capacity = tonumber(ARGV[2])
-local tokens = tonumber(redis.call('GET', KEYS[1])) or capacity
-if tokens > capacity then tokens = capacity end
-local cost = tonumber(ARGV[1])
-if tokens < cost then return 0 end
-redis.call('SET', KEYS[1], tokens - cost, 'PX', ARGV[3])
+/// The slot of now on the server's clock (`ARGV[1]`: a slot's length in ms), and a function that
+/// deletes the slots older than the window (`ARGV[2]`: the slots in a window) and sums the rest.
+/// `redis.replicate_commands` lets a script write after reading the clock on Redis before 5.
+const WINDOW: &str = r"
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local slot = math.floor(now_ms / tonumber(ARGV[1]))
+local oldest = slot - tonumber(ARGV[2]) + 1
+local function counts()
+  local fields = redis.call('HGETALL', KEYS[1])
+  local successes, retries = 0, 0
+  for i = 1, #fields, 2 do
+    local name, count = fields[i], tonumber(fields[i + 1])
+    if tonumber(string.sub(name, 3)) < oldest then
+      redis.call('HDEL', KEYS[1], name)
+    elseif string.sub(name, 1, 1) == 's' then
+      successes = successes + count
+    else
+      retries = retries + count
+    end
+  end
+  return successes, retries
+end
+";
+
+/// Counts one success in the slot of now; the first of a slot also forgets the slots that left
+/// the window. `ARGV[3]`: how long an untouched budget is kept, in ms.
+const DEPOSIT: &str = r"
+if redis.call('HINCRBY', KEYS[1], 's:' .. slot, 1) == 1 then counts() end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 ";
 
-/// Returns `ARGV[1]` tokens to the bucket `KEYS[1]`, never above `ARGV[2]`; a full bucket is
-/// deleted (missing means full). Returns the tokens it holds.
-const REFUND: &str = r"
-local capacity = tonumber(ARGV[2])
-local tokens = tonumber(redis.call('GET', KEYS[1]))
-if tokens == nil then return capacity end
-tokens = math.min(capacity, tokens + tonumber(ARGV[1]))
-if tokens >= capacity then
-  redis.call('DEL', KEYS[1])
-else
-  redis.call('SET', KEYS[1], tokens, 'PX', ARGV[3])
-end
-return tokens
+/// Counts one retry in the slot of now when the window allows one: `ARGV[4]` retries whatever
+/// succeeded, plus `ARGV[5]` per 100 successes. Returns {granted, successes, retries}, the counts
+/// before the retry.
+const TRY_WITHDRAW: &str = r"
+local successes, retries = counts()
+local allowed = math.floor(tonumber(ARGV[4]) + successes * tonumber(ARGV[5]) / 100)
+if allowed - retries < 1 then return {0, successes, retries} end
+redis.call('HINCRBY', KEYS[1], 'r:' .. slot, 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, successes, retries}
+";
+
+/// The window's successes and retries now: {successes, retries}.
+const COUNTS: &str = r"
+local successes, retries = counts()
+return {successes, retries}
 ";
 
 /// Moves the cooldown `KEYS[1]` to `ARGV[1]` (ms since the UNIX epoch) unless it ends later, and
@@ -58,7 +87,7 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[1])
 return until_ms
 ";
 
-/// The retry buckets and cooldowns of a fleet, in Redis.
+/// The retry budgets and cooldowns of a fleet, in Redis.
 ///
 /// One store is meant to be shared by every call of a process (it is cheap to clone: clones share
 /// one connection, multiplexed and re-established after a failure). Every operation is bounded
@@ -81,8 +110,9 @@ return until_ms
 ///     .with_prefix("billing-workers")
 ///     .with_timeout(Duration::from_millis(100));
 ///
-/// // Take 5 of 500 tokens for one provider and API-key fingerprint.
-/// if store.try_take("openai:3f9a0c", 5, 500).await? {
+/// // One retry for one provider and API-key fingerprint, if the fleet's budget allows it.
+/// let quota = agentic_runtime::budget::RetryQuota::standard();
+/// if store.try_withdraw("openai:3f9a0c", &quota).await?.granted {
 ///     // ... retry ...
 /// }
 /// # Ok(())
@@ -96,12 +126,12 @@ pub struct RedisStore {
     address: Arc<str>,
     prefix: Arc<str>,
     timeout: Duration,
-    idle_expiry: Duration,
 }
 
 struct Scripts {
-    take: Script,
-    refund: Script,
+    deposit: Script,
+    try_withdraw: Script,
+    counts: Script,
     extend_cooldown: Script,
 }
 
@@ -114,10 +144,6 @@ impl RedisStore {
 
     /// How long [`connect`](Self::connect) waits for the server.
     pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
-    /// How long an untouched bucket is kept unless
-    /// [`with_idle_expiry`](Self::with_idle_expiry) sets another.
-    pub const DEFAULT_IDLE_EXPIRY: Duration = Duration::from_secs(3600);
 
     /// Connects to the Redis at `url` (`redis://[[user]:password@]host[:port][/db]` or
     /// `redis+unix:///path`), waiting at most [`CONNECT_TIMEOUT`](Self::CONNECT_TIMEOUT).
@@ -165,14 +191,14 @@ impl RedisStore {
             client,
             connection: Arc::new(OnceCell::new()),
             scripts: Arc::new(Scripts {
-                take: Script::new(TAKE),
-                refund: Script::new(REFUND),
+                deposit: Script::new(&format!("{WINDOW}{DEPOSIT}")),
+                try_withdraw: Script::new(&format!("{WINDOW}{TRY_WITHDRAW}")),
+                counts: Script::new(&format!("{WINDOW}{COUNTS}")),
                 extend_cooldown: Script::new(EXTEND_COOLDOWN),
             }),
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
             timeout: Self::DEFAULT_TIMEOUT,
-            idle_expiry: Self::DEFAULT_IDLE_EXPIRY,
         })
     }
 
@@ -199,18 +225,6 @@ impl RedisStore {
         self
     }
 
-    /// Sets how long a bucket is kept after its last take or refund; an expired bucket is full.
-    /// At least one millisecond.
-    ///
-    /// # Default
-    ///
-    /// One hour ([`DEFAULT_IDLE_EXPIRY`](Self::DEFAULT_IDLE_EXPIRY)).
-    #[must_use]
-    pub fn with_idle_expiry(mut self, idle_expiry: Duration) -> Self {
-        self.idle_expiry = idle_expiry.max(Duration::from_millis(1));
-        self
-    }
-
     /// The prefix of every key.
     pub fn prefix(&self) -> &str {
         &self.prefix
@@ -221,9 +235,9 @@ impl RedisStore {
         self.timeout
     }
 
-    /// The key of the bucket of `scope`: `{prefix}:bucket:{scope}`.
-    pub fn bucket_key(&self, scope: &str) -> String {
-        format!("{}:bucket:{scope}", self.prefix)
+    /// The key of the retry budget of `scope`: `{prefix}:budget:{scope}`.
+    pub fn budget_key(&self, scope: &str) -> String {
+        format!("{}:budget:{scope}", self.prefix)
     }
 
     /// The key of the cooldown of `scope`: `{prefix}:cooldown:{scope}`.
@@ -231,23 +245,37 @@ impl RedisStore {
         format!("{}:cooldown:{scope}", self.prefix)
     }
 
-    /// The tokens in the bucket of `scope` (a missing bucket holds `capacity`), for monitoring.
+    /// The successes and retries in the window of `scope` now, for monitoring (`granted` says
+    /// whether `quota` would allow a retry; nothing is withdrawn).
     ///
     /// # Errors
     ///
     /// A [`StoreError`] when Redis cannot answer within the timeout.
-    pub async fn tokens(&self, scope: &str, capacity: u32) -> Result<u32, StoreError> {
-        let key = self.bucket_key(scope);
-        self.run("tokens", async move {
+    pub async fn counts(&self, scope: &str, quota: &RetryQuota) -> Result<Withdrawal, StoreError> {
+        self.run("counts", async move {
             let mut connection = self.connection().await?;
-            let tokens: Option<u64> = redis::cmd("GET")
-                .arg(key)
-                .query_async(&mut connection)
+            let (successes, retries): (u64, u64) = self
+                .window(&self.scripts.counts, scope, quota)
+                .invoke_async(&mut connection)
                 .await
-                .map_err(|err| self.failed("tokens", &err))?;
-            Ok(tokens.map_or(capacity, |tokens| u32::try_from(tokens).unwrap_or(u32::MAX).min(capacity)))
+                .map_err(|err| self.failed("counts", &err))?;
+            let granted = quota.allowance(successes as f64, retries) > 0;
+            Ok(Withdrawal { granted, successes, retries })
         })
         .await
+    }
+
+    /// An invocation of one of the window's scripts for `scope` under `quota`.
+    fn window<'s>(&self, script: &'s Script, scope: &str, quota: &RetryQuota) -> redis::ScriptInvocation<'s> {
+        let window_ms = u64::try_from(quota.window().as_millis()).unwrap_or(u64::MAX);
+        let mut invocation = script.key(self.budget_key(scope));
+        invocation
+            .arg((window_ms / SLOTS as u64).max(1))
+            .arg(SLOTS)
+            .arg(window_ms.saturating_mul(2))
+            .arg(quota.floor())
+            .arg(quota.retry_percent());
+        invocation
     }
 
     /// The shared connection, made on first use.
@@ -293,44 +321,30 @@ impl RedisStore {
     fn failed(&self, what: &str, err: &redis::RedisError) -> StoreError {
         StoreError(format!("redis at {}: {what} failed: {err}", self.address))
     }
-
-    fn idle_ms(&self) -> u64 {
-        u64::try_from(self.idle_expiry.as_millis()).unwrap_or(u64::MAX)
-    }
 }
 
 impl SharedStore for RedisStore {
-    fn try_take<'a>(&'a self, scope: &'a str, cost: u32, capacity: u32) -> StoreFuture<'a, bool> {
-        Box::pin(self.run("try_take", async move {
+    fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
+        Box::pin(self.run("deposit", async move {
             let mut connection = self.connection().await?;
-            let taken: i64 = self
-                .scripts
-                .take
-                .key(self.bucket_key(scope))
-                .arg(cost)
-                .arg(capacity)
-                .arg(self.idle_ms())
+            let _: i64 = self
+                .window(&self.scripts.deposit, scope, quota)
                 .invoke_async(&mut connection)
                 .await
-                .map_err(|err| self.failed("try_take", &err))?;
-            Ok(taken == 1)
+                .map_err(|err| self.failed("deposit", &err))?;
+            Ok(())
         }))
     }
 
-    fn refund<'a>(&'a self, scope: &'a str, amount: u32, capacity: u32) -> StoreFuture<'a, ()> {
-        Box::pin(self.run("refund", async move {
+    fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+        Box::pin(self.run("try_withdraw", async move {
             let mut connection = self.connection().await?;
-            let _tokens: i64 = self
-                .scripts
-                .refund
-                .key(self.bucket_key(scope))
-                .arg(amount)
-                .arg(capacity)
-                .arg(self.idle_ms())
+            let (granted, successes, retries): (i64, u64, u64) = self
+                .window(&self.scripts.try_withdraw, scope, quota)
                 .invoke_async(&mut connection)
                 .await
-                .map_err(|err| self.failed("refund", &err))?;
-            Ok(())
+                .map_err(|err| self.failed("try_withdraw", &err))?;
+            Ok(Withdrawal { granted: granted == 1, successes, retries })
         }))
     }
 
@@ -376,7 +390,6 @@ impl fmt::Debug for RedisStore {
             .field("address", &self.address)
             .field("prefix", &self.prefix)
             .field("timeout", &self.timeout)
-            .field("idle_expiry", &self.idle_expiry)
             .field("connected", &self.connection.initialized())
             .finish()
     }

@@ -60,24 +60,31 @@ pub enum Refusal {
         /// The wait is the server's (its hint was at least the computed backoff).
         requested_by_server: bool,
     },
-    /// The runtime's retry bucket holds fewer tokens than a retry takes (storm control, docs/design.md §10).
-    RetryBucket {
-        /// The tokens this retry takes.
-        cost: u32,
-        /// The bucket's capacity.
-        capacity: u32,
+    /// The runtime's retry budget allows no retry now: the retries of its window already reach
+    /// what the window's successes and its floor pay for (storm control, docs/design.md §10).
+    RetryBudget {
+        /// Successful model calls in the window.
+        successes: u64,
+        /// Retries sent in the window.
+        retries: u64,
+        /// The window (`RetryQuota::with_window`).
+        window: Duration,
+        /// Retries allowed per 100 successes (`RetryQuota::with_retry_percent`).
+        retry_percent: u32,
+        /// Retries allowed each second whatever succeeded (`RetryQuota::with_min_retries_per_sec`).
+        min_retries_per_sec: u32,
     },
 }
 
 impl Refusal {
     /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"` or
-    /// `"retry_bucket"` (the `agentic.refusal` attribute of the metrics).
+    /// `"retry_budget"` (the `agentic.refusal` attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
             Refusal::MaxCalls { .. } => "max_calls",
             Refusal::RetryAfterCap { .. } => "retry_after_cap",
             Refusal::Deadline { .. } => "deadline",
-            Refusal::RetryBucket { .. } => "retry_bucket",
+            Refusal::RetryBudget { .. } => "retry_budget",
         }
     }
 }
@@ -104,10 +111,12 @@ impl fmt::Display for Refusal {
                     format_ms(millis(*left))
                 )
             }
-            Refusal::RetryBucket { cost, capacity } => write!(
+            Refusal::RetryBudget { successes, retries, window, retry_percent, min_retries_per_sec } => write!(
                 f,
-                "the retry budget is empty: the Runtime's retry bucket holds fewer than the {cost} tokens a retry \
-                 takes (capacity {capacity}); it refills as calls succeed"
+                "the retry budget is empty: {retries} retries against {successes} successful calls in the last {} \
+                 (the Runtime's retry quota allows {retry_percent} retries per 100 successes, plus \
+                 {min_retries_per_sec} a second); it refills as calls succeed",
+                format_ms(millis(*window))
             ),
         }
     }

@@ -61,7 +61,9 @@ async fn ask_through_layers(run: &mut Run<'_>, messages: &[Message]) -> Result<S
         }
         let (failed, _) = Failed::of_message(message, run.state.judged.take());
         let error = failed.error.clone();
-        if let Next::Stop(..) = run.state.wait_after_failed_attempt(&mut schedule, index, failed).await {
+        // Boxed: the failure path's futures (the decision, the sleep, the retry budget) would
+        // otherwise make the compactor's future larger.
+        if let Next::Stop(..) = Box::pin(run.state.after_failed_attempt(&mut schedule, index, failed)).await {
             let why = run.state.decisions.last().map(|decision| decision.reason.to_string());
             return Err(match why {
                 Some(why) => format!("{error} ({why})"),

@@ -206,7 +206,7 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
-    /// What the retry bucket and the cooldowns are shared by: one provider endpoint and API key.
+    /// What the retry budget and the cooldowns are shared by: one provider endpoint and API key.
     /// HTTP providers answer `"<name>:<fingerprint>"`, a hash of the base URL and the key (never the
     /// key itself), so a fleet sharing a store shares them per key.
     ///

@@ -35,7 +35,8 @@ pub struct Classification {
     pub reason: Rule,
     /// The server's requested wait, a floor on the next delay.
     pub retry_after: Option<Duration>,
-    /// The failure was a timeout.
+    /// The failure was a timeout (for the caller's records: the retry rules judge it as any other
+    /// failure with the same action).
     pub timeout: bool,
 }
 
@@ -369,7 +370,7 @@ impl<'p, T> Resilient<'p, T> {
         let mut index = 0;
         loop {
             match state.after_failed_attempt(&mut schedule, index, failed).await {
-                Next::Retry(delay) => tokio::time::sleep(delay).await,
+                Next::Retry => {}
                 Next::Stop(kind, refusal) => return Err(self.failure(kind, state, last_error, refusal)),
             }
             index += 1;
@@ -456,12 +457,12 @@ fn rejected(why: &str) -> Failed {
 #[cold]
 fn classified<E: Classify + fmt::Display>(error: &E) -> Failed {
     let class = error.classify();
-    Failed::new(error.to_string(), class.action, class.reason).with_hint(class.retry_after).with_timeout(class.timeout)
+    Failed::new(error.to_string(), class.action, class.reason).with_hint(class.retry_after)
 }
 
 /// An attempt cut at its time limit.
 #[cold]
 fn timed_out(limit: Duration) -> Failed {
     let error = format!("TimeoutError: attempt timed out after {} ms", limit.as_millis());
-    Failed::new(error, ExecAction::Retry, "the attempt timed out").with_timeout(true)
+    Failed::new(error, ExecAction::Retry, "the attempt timed out")
 }

@@ -1,0 +1,215 @@
+//! Storm control shared by every call of a `Runtime`: the retry budget and the cooldown a
+//! server's Retry-After sets for everyone.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
+
+use super::ledger::Ledger;
+use super::quota::RetryQuota;
+use super::refusal::Refusal;
+use super::store::{SharedStore, StoreError};
+
+/// The shared state of one `Runtime` (and its clones) for one provider scope.
+pub(crate) struct Governor {
+    scope: String,
+    quota: Option<RetryQuota>,
+    /// Successes not yet placed in the window: the success path counts here without a clock.
+    unplaced: AtomicU64,
+    /// The window, read on the failure path (and by `Runtime::retry_budget`); with the quota.
+    ledger: Option<Mutex<Ledger>>,
+    cooldown: Mutex<Option<Instant>>,
+    /// Set once any cooldown was noted, so the success path skips the lock until then.
+    cooled: AtomicBool,
+    store: Option<Arc<dyn SharedStore>>,
+    warned: AtomicBool,
+}
+
+impl std::fmt::Debug for Governor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Governor")
+            .field("scope", &self.scope)
+            .field("quota", &self.quota)
+            .field("unplaced_successes", &self.unplaced.load(Ordering::Relaxed))
+            .field("shared_store", &self.store.is_some())
+            .finish()
+    }
+}
+
+/// The longest cooldown a server's hint sets (100 years): longer waits would overflow the clocks.
+pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+impl Governor {
+    pub(crate) fn new(scope: String, quota: Option<RetryQuota>, store: Option<Arc<dyn SharedStore>>) -> Self {
+        Self {
+            scope,
+            quota,
+            unplaced: AtomicU64::new(0),
+            // Read from now: successes counted before a first retry are spread over the time since.
+            ledger: quota.map(|quota| Mutex::new(Ledger::new(quota.window(), Instant::now()))),
+            cooldown: Mutex::new(None),
+            cooled: AtomicBool::new(false),
+            store,
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    /// A governor of nothing: no retry budget, no shared store, no cooldowns from other calls. What
+    /// a resilient call runs under (it belongs to no `Runtime`), so that the retry rules have one
+    /// path.
+    pub(crate) fn unlimited() -> Self {
+        Self::new(String::new(), None, None)
+    }
+
+    /// The scope, e.g. `"openai:3f9a0c1b2d4e5f60"`.
+    pub(crate) fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// Withdraws one retry from the budget, as the retry is about to be sent; `Err` says why the
+    /// budget refused it. Always `Ok` without a quota.
+    pub(crate) async fn withdraw(&self) -> Result<(), Refusal> {
+        let Some(quota) = self.quota else { return Ok(()) };
+        let shared = match &self.store {
+            Some(store) => self.shared(store.try_withdraw(&self.scope, &quota)).await,
+            None => None,
+        };
+        let (granted, successes, retries) = match shared {
+            Some(withdrawal) => (withdrawal.granted, withdrawal.successes as f64, withdrawal.retries),
+            None => self.withdraw_local(quota),
+        };
+        if granted {
+            Ok(())
+        } else {
+            Err(Refusal::RetryBudget {
+                successes: successes.round() as u64,
+                retries,
+                window: quota.window(),
+                retry_percent: quota.retry_percent(),
+                min_retries_per_sec: quota.min_retries_per_sec(),
+            })
+        }
+    }
+
+    /// Counts a successful model call. `false` when there is a shared store, whose deposit is to be
+    /// awaited ([`Governor::deposit_shared`]). Synchronous, and reads no clock, so that an exec's
+    /// success path awaits nothing for it.
+    #[inline]
+    pub(crate) fn deposit(&self) -> bool {
+        if self.store.is_some() {
+            return false;
+        }
+        if self.quota.is_some() {
+            self.unplaced.fetch_add(1, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// [`Governor::deposit`] into the shared store; into this process's window when it does not
+    /// answer.
+    pub(crate) async fn deposit_shared(&self) {
+        let (Some(quota), Some(store)) = (self.quota, &self.store) else { return };
+        if self.shared(store.deposit(&self.scope, &quota)).await.is_none() {
+            self.unplaced.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a successful model call, wherever the budget lives.
+    pub(crate) async fn on_success(&self) {
+        if !self.deposit() {
+            self.deposit_shared().await;
+        }
+    }
+
+    /// How many retries this process's window allows now (`None` without a quota).
+    pub(crate) fn local_allowance(&self) -> Option<u64> {
+        let (quota, ledger) = (self.quota?, self.ledger.as_ref()?);
+        let (successes, retries) = self.read(&mut lock(ledger));
+        Some(quota.allowance(successes, retries))
+    }
+
+    /// Withdraws one retry from this process's window: whether it was granted, and the window's
+    /// successes and retries before it.
+    fn withdraw_local(&self, quota: RetryQuota) -> (bool, f64, u64) {
+        let Some(ledger) = &self.ledger else { return (true, 0.0, 0) };
+        let mut ledger = lock(ledger);
+        let (successes, retries) = self.read(&mut ledger);
+        let granted = quota.allowance(successes, retries) > 0;
+        if granted {
+            ledger.add_retry();
+        }
+        (granted, successes, retries)
+    }
+
+    /// Moves the window to now, with the successes counted since its latest reading.
+    fn read(&self, ledger: &mut Ledger) -> (f64, u64) {
+        ledger.read(Instant::now(), self.unplaced.swap(0, Ordering::Relaxed));
+        ledger.totals()
+    }
+
+    /// Whether a call may have to wait for a cooldown ([`Governor::cooldown_remaining`]): `false`
+    /// with no shared store while no server has asked for one (one load).
+    #[inline]
+    pub(crate) fn may_cool_down(&self) -> bool {
+        self.store.is_some() || self.cooled.load(Ordering::Acquire)
+    }
+
+    /// Records a server hint: nobody sends a request for this scope before `now + wait`.
+    ///
+    /// A wait longer than [`MAX_COOLDOWN`] (a server can send `Retry-After: 1e19`) counts as that:
+    /// the clocks cannot represent `now + wait` much further out.
+    pub(crate) async fn note_hint(&self, wait: Duration) {
+        let wait = wait.min(MAX_COOLDOWN);
+        let until = Instant::now() + wait;
+        self.cooled.store(true, Ordering::Release);
+        {
+            let mut cooldown = lock(&self.cooldown);
+            if cooldown.is_none_or(|current| current < until) {
+                *cooldown = Some(until);
+            }
+        }
+        if let Some(store) = &self.store {
+            let until = SystemTime::now() + wait;
+            self.shared(store.extend_cooldown(&self.scope, until)).await;
+        }
+    }
+
+    /// How long to wait before the next request, if the scope is cooling down.
+    pub(crate) async fn cooldown_remaining(&self) -> Option<Duration> {
+        if self.store.is_none() && !self.cooled.load(Ordering::Acquire) {
+            return None;
+        }
+        let now = Instant::now();
+        let local = lock(&self.cooldown).and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
+        let shared = match &self.store {
+            Some(store) => self
+                .shared(store.cooldown_until(&self.scope))
+                .await
+                .flatten()
+                .and_then(|until| until.duration_since(SystemTime::now()).ok())
+                .filter(|d| !d.is_zero()),
+            None => None,
+        };
+        local.max(shared)
+    }
+
+    /// Runs a store operation; on failure logs one warning and answers `None` (fail open).
+    async fn shared<T>(&self, operation: impl Future<Output = Result<T, StoreError>>) -> Option<T> {
+        match operation.await {
+            Ok(value) => Some(value),
+            Err(error) => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(scope = %self.scope, %error,
+                        "shared retry store unavailable; using this process's retry budget and cooldowns");
+                }
+                None
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
