@@ -40,7 +40,7 @@ async fn run(error_percent: u8, quota: Option<RetryQuota>) -> (f64, usize) {
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     println!("{CALLS} concurrent execs, default policy (up to 12 requests each)");
-    println!("retry budget: RetryQuota::standard (one retry per success over a 10 s window, plus 10 a second)\n");
+    println!("retry budget: RetryQuota::standard (one retry per success over a 60 s window, plus 100)\n");
     println!("{:<22} {:>26} {:>26}", "provider", "requests/call, budget", "requests/call, no budget");
     for (label, percent) in [("full outage", 100), ("30 % transient errors", 30), ("healthy", 0)] {
         let (with, ok_with) = run(percent, Some(RetryQuota::standard())).await;

@@ -64,8 +64,8 @@ const INJECTED: &str = "ServiceUnavailableError: 503";
 /// (N > 500).
 const DRAINED_LIMIT: f64 = 1.1;
 
-/// The retries the standard budget allows when nothing succeeds: its floor, 10 a second over its
-/// 10 s window. A run longer than the window may be allowed another floor's worth.
+/// The retries the standard budget allows when nothing succeeds: its floor, 100 in its 60 s window.
+/// A run longer than the window may be allowed another floor's worth.
 const BUCKET_RETRIES: u64 = 100;
 
 /// In a wobble, at least this share of the calls must be answered.
@@ -544,7 +544,7 @@ fn overhead(report: &Report, baseline: Option<&Report>) -> Option<(f64, f64)> {
 /// requests per call once N is large (N > 500). `None` when it does not apply.
 fn drained_check(report: &Report) -> Option<bool> {
     let retries = (report.requests as u64).saturating_sub(report.config.calls as u64);
-    let windows = 1 + report.wall.as_secs() / 10;
+    let windows = 1 + report.wall.as_secs() / 60;
     let amortized = report.config.calls <= 500 || report.per_call() <= DRAINED_LIMIT;
     (report.config.errors == 100 && !report.config.bucket_off)
         .then_some(retries <= BUCKET_RETRIES * windows && amortized)
@@ -706,7 +706,7 @@ async fn main() -> std::io::Result<()> {
         "policy: 3 exec attempts ({POLICY_EXEC_MS}, {} ms apart) x 4 session calls ({POLICY_SESSION_MS}, {}, {} ms \
          apart), {POLICY_TIMEOUT_MS} ms timeout per model call: up to {} requests and 510 ms ± 25 % of backoff per call \
          (short delays, so that an outage ends in seconds); injected error: HTTP 503; bucket: \
-         RetryQuota::standard (one retry per success over a 10 s window, plus 10 a second)",
+         RetryQuota::standard (one retry per success over a 60 s window, plus 100)",
         2 * POLICY_EXEC_MS,
         2 * POLICY_SESSION_MS,
         4 * POLICY_SESSION_MS,

@@ -167,7 +167,7 @@ impl Runtime {
     /// before cloning: clones made earlier keep the budget they had.
     ///
     /// # Default
-    /// [`RetryQuota::standard`] (a 10 s window, one retry per success, plus 10 retries a second)
+    /// [`RetryQuota::standard`] (a 60 s window, one retry per success, plus 100 retries)
     pub fn with_retry_quota(mut self, quota: Option<RetryQuota>) -> Self {
         self.quota = quota;
         self.governor = Arc::new(Governor::new(self.provider.scope(), quota, self.store.clone()));

@@ -54,7 +54,7 @@ async fn one_runtimes_successes_pay_for_the_others_retries() {
     let Some(url) = redis_url("one_runtimes_successes_pay_for_the_others_retries") else { return };
     let healthy = ScriptedProvider::new([]).with_fallback(Step::ok("fine"));
     let failing = ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
-    let no_floor = RetryQuota::standard().with_min_retries_per_sec(0);
+    let no_floor = RetryQuota::standard().with_min_retries(0);
     let (first, second) = two_runtimes(&url, "pays", no_floor, [&healthy, &failing]).await;
 
     for _ in 0..3 {
@@ -77,8 +77,8 @@ async fn an_outage_seen_by_two_runtimes_spends_one_floor() {
     let Some(url) = redis_url("an_outage_seen_by_two_runtimes_spends_one_floor") else { return };
     let failing = || ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
     let (first_provider, second_provider) = (failing(), failing());
-    // A floor of 1 a second: 10 retries in the window.
-    let quota = RetryQuota::standard().with_min_retries_per_sec(1);
+    // A floor of 10 retries in the window.
+    let quota = RetryQuota::standard().with_min_retries(10);
     let (first, second) = two_runtimes(&url, "outage", quota, [&first_provider, &second_provider]).await;
 
     let error = first.exec_with(&FAST, "spends the floor").await.unwrap_err();

@@ -67,7 +67,7 @@ fn closed_port() -> u16 {
 const SCOPE: &str = "openai:3f9a0c";
 
 /// Only what successes pay for: no floor.
-const NO_FLOOR: RetryQuota = RetryQuota::standard().with_min_retries_per_sec(0);
+const NO_FLOOR: RetryQuota = RetryQuota::standard().with_min_retries(0);
 
 /// The slot of now on the server's clock, for a window of `quota`.
 async fn server_slot(url: &str, quota: &RetryQuota) -> u64 {
@@ -81,8 +81,8 @@ async fn withdraws_up_to_the_floor_then_refuses_until_a_success_pays() {
     let Some((store, _)) = store("withdraws_up_to_the_floor_then_refuses_until_a_success_pays").await else {
         return;
     };
-    // A floor of 1 a second: 10 retries in the 10 s window.
-    let quota = RetryQuota::standard().with_min_retries_per_sec(1);
+    // A floor of 10 retries in the window.
+    let quota = RetryQuota::standard().with_min_retries(10);
     let empty = Withdrawal { granted: true, successes: 0, retries: 0 };
     assert_eq!(store.counts(SCOPE, &quota).await.unwrap(), empty, "a missing budget is an empty window");
     for retries in 0..10 {
@@ -148,7 +148,7 @@ async fn slots_that_left_the_window_are_forgotten_and_deleted() {
     // A write keeps the budget for two windows, then it expires (an empty window).
     store.deposit(SCOPE, &NO_FLOOR).await.unwrap();
     let ttl_ms: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut raw).await.unwrap();
-    assert!(ttl_ms > 19_000 && ttl_ms <= 20_000, "budget expiry {ttl_ms} ms");
+    assert!(ttl_ms > 119_000 && ttl_ms <= 120_000, "budget expiry {ttl_ms} ms");
 }
 
 #[tokio::test]
@@ -237,7 +237,7 @@ async fn scopes_and_prefixes_are_independent() {
         return;
     };
     let other_fleet = other_process(&url, &store).await.with_prefix(format!("{}-other", store.prefix()));
-    let one = RetryQuota::standard().with_min_retries_per_sec(0).with_retry_percent(100);
+    let one = RetryQuota::standard().with_min_retries(0).with_retry_percent(100);
 
     store.deposit("openai:aaaa", &one).await.unwrap();
     assert!(store.try_withdraw("openai:aaaa", &one).await.unwrap().granted);

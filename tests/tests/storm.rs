@@ -24,8 +24,11 @@ async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> 
     (provider.calls() - before, ok)
 }
 
-/// The standard floor: 10 retries a second over the 10 s window.
+/// The standard floor: 100 retries in any window (60 s).
 const FLOOR: usize = 100;
+
+/// The standard window.
+const WINDOW: Duration = Duration::from_secs(60);
 
 /// A runtime on `provider` whose delays are exact (no jitter): 2 s, 4 s, 8 s in layer 1.
 fn exact(provider: &ScriptedProvider) -> Runtime {
@@ -68,8 +71,8 @@ async fn an_outage_gets_the_floor_and_then_one_request_per_call() {
     let why = error.stopped_by().unwrap();
     assert_eq!(
         why,
-        "the retry budget is empty: 100 retries against 0 successful calls in the last 10 s (the Runtime's retry \
-         quota allows 100 retries per 100 successes, plus 10 a second); it refills as calls succeed"
+        "the retry budget is empty: 100 retries against 0 successful calls in the last 60 s (the Runtime's retry \
+         quota allows 100 retries per 100 successes, plus 100 in any 60 s); it refills as calls succeed"
     );
     // The retry was planned, slept, then refused as it was about to be sent.
     let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict).collect();
@@ -103,7 +106,7 @@ async fn after_an_outage_retries_resume_with_successes_or_within_one_window() {
     assert_eq!(runtime.retry_budget(), Some(0));
 
     // Still failing one window later: the floor is back, a lone call gets all its retries.
-    tokio::time::sleep(Duration::from_secs(10)).await;
+    tokio::time::sleep(WINDOW).await;
     assert_eq!(runtime.retry_budget(), Some(FLOOR as u64));
     let error = runtime.exec("alone").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Exhausted);
@@ -121,7 +124,7 @@ async fn after_an_outage_retries_resume_with_successes_or_within_one_window() {
 /// during the backoff pays for it. Without it, and with no floor, the retry is refused.
 #[tokio::test(start_paused = true)]
 async fn a_success_during_the_backoff_pays_for_the_retry() {
-    let quota = RetryQuota::standard().with_min_retries_per_sec(0);
+    let quota = RetryQuota::standard().with_min_retries(0);
     for with_success in [true, false] {
         let provider = ScriptedProvider::new([Step::error("overloaded")]).with_fallback(Step::ok("fine"));
         let runtime = exact(&provider).with_retry_quota(Some(quota));
@@ -149,12 +152,13 @@ async fn a_success_during_the_backoff_pays_for_the_retry() {
 #[tokio::test(start_paused = true)]
 async fn successes_pay_only_while_they_are_in_the_window() {
     let provider = ScriptedProvider::new([]).with_fallback(Step::ok("fine"));
-    let runtime = Runtime::new(provider).with_retry_quota(Some(RetryQuota::standard().with_min_retries_per_sec(0)));
+    let runtime = Runtime::new(provider).with_retry_quota(Some(RetryQuota::standard().with_min_retries(0)));
     for _ in 0..50 {
         runtime.exec("hi").await.unwrap();
     }
     assert_eq!(runtime.retry_budget(), Some(50));
-    tokio::time::sleep(Duration::from_secs(9)).await;
+    // Slots of a tenth of the window: the successes of slot 0 count until the window has passed.
+    tokio::time::sleep(WINDOW - Duration::from_secs(1)).await;
     assert_eq!(runtime.retry_budget(), Some(50));
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(runtime.retry_budget(), Some(0));

@@ -88,7 +88,7 @@ impl Governor {
                 retries,
                 window: quota.window(),
                 retry_percent: quota.retry_percent(),
-                min_retries_per_sec: quota.min_retries_per_sec(),
+                min_retries: quota.min_retries(),
             })
         }
     }

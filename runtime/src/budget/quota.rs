@@ -1,17 +1,16 @@
 //! The retry budget's settings: a time window, a share of the window's successes that may be
-//! retried, and a floor for quiet clients (docs/design.md §10).
+//! retried, and a floor of retries for quiet clients (docs/design.md §10).
 
 use std::time::Duration;
 
 /// The retry budget shared by every call of a `Runtime`: how many retries the provider is sent,
 /// judged by how many of its calls succeed.
 ///
-/// Over a sliding window (10 s), every successful model call deposits into the budget and every
+/// Over a sliding window (60 s), every successful model call deposits into the budget and every
 /// retry withdraws from it, at the moment the retry is about to be sent (after its backoff, when
 /// the calls that succeeded meanwhile have been counted). A retry is sent while the retries of the
-/// window stay below `retry_percent` % of the window's successes plus a floor of
-/// `min_retries_per_sec` for each second of the window; otherwise it is refused and the exec ends
-/// with kind `budget`. First attempts always go through.
+/// window stay below `retry_percent` % of the window's successes plus a floor of `min_retries`;
+/// otherwise it is refused and the exec ends with kind `budget`. First attempts always go through.
 ///
 /// So the budget tells a wobble from an outage by what the provider answers: while at least as
 /// many calls succeed as are retried (an error rate up to 50 % with the standard settings), every
@@ -27,7 +26,7 @@ use std::time::Duration;
 ///
 /// use agentic_runtime::{Runtime, ScriptedProvider, budget::RetryQuota};
 ///
-/// let quota = RetryQuota::standard().with_retry_percent(50).with_window(Duration::from_secs(30));
+/// let quota = RetryQuota::standard().with_retry_percent(50).with_window(Duration::from_secs(60));
 /// let runtime = Runtime::new(ScriptedProvider::new([])).with_retry_quota(Some(quota));
 /// let unbounded = runtime.clone().with_retry_quota(None); // the off switch
 /// ```
@@ -35,7 +34,7 @@ use std::time::Duration;
 pub struct RetryQuota {
     window: Duration,
     retry_percent: u32,
-    min_retries_per_sec: u32,
+    min_retries: u32,
 }
 
 impl Default for RetryQuota {
@@ -51,17 +50,19 @@ impl RetryQuota {
     /// The longest window: longer ones count as this (an hour-old success says nothing of now).
     pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
 
-    /// A 10 s window, 100 retries per 100 successes, and a floor of 10 retries a second.
+    /// A 60 s window, 100 retries per 100 successes, and a floor of 100 retries.
     pub const fn standard() -> Self {
-        Self { window: Duration::from_secs(10), retry_percent: 100, min_retries_per_sec: 10 }
+        Self { window: Duration::from_secs(60), retry_percent: 100, min_retries: 100 }
     }
 
     /// How long a success or a retry counts, between [`MIN_WINDOW`](Self::MIN_WINDOW) and
     /// [`MAX_WINDOW`](Self::MAX_WINDOW) (a value outside counts as the nearer one).
     ///
     /// # Default
-    /// 10 s: long enough to hold the successes of a burst whose failures retry after a backoff of
-    /// seconds, short enough that an outage's retries are forgotten soon after it ends.
+    /// 60 s: long enough to hold the successes of a burst whose failures come late (calls that time
+    /// out, more than once) and retry after a backoff of seconds; short enough that an outage's
+    /// retries are forgotten a minute after it ends, and that the successes of the minute before an
+    /// outage pay for at most that many of its retries.
     pub const fn with_window(mut self, window: Duration) -> Self {
         self.window = window;
         self
@@ -77,14 +78,14 @@ impl RetryQuota {
         self
     }
 
-    /// Retries allowed each second of the window whatever succeeded, so that a quiet client (one
-    /// call now and then) keeps its retries. 0: only successes pay for retries.
+    /// Retries allowed in any window whatever succeeded, so that a quiet client (one call now and
+    /// then) keeps its retries. 0: only successes pay for retries.
     ///
     /// # Default
-    /// `10` (100 retries in the 10 s window): a lone exec's 11 retries several times over, and a
-    /// tenth of a request more per call in an outage of 1 000 calls.
-    pub const fn with_min_retries_per_sec(mut self, retries: u32) -> Self {
-        self.min_retries_per_sec = retries;
+    /// `100`: a lone exec's 11 retries several times over, and at most a tenth of a request more
+    /// per call in an outage of 1 000 calls.
+    pub const fn with_min_retries(mut self, retries: u32) -> Self {
+        self.min_retries = retries;
         self
     }
 
@@ -104,21 +105,15 @@ impl RetryQuota {
         self.retry_percent
     }
 
-    /// Retries allowed each second of the window whatever succeeded.
-    pub const fn min_retries_per_sec(&self) -> u32 {
-        self.min_retries_per_sec
-    }
-
-    /// The retries the floor allows in one window: `min_retries_per_sec` for each of its seconds.
-    pub fn floor(&self) -> u64 {
-        let millis = self.window().as_millis() as u64;
-        u64::from(self.min_retries_per_sec).saturating_mul(millis) / 1000
+    /// Retries allowed in any window whatever succeeded.
+    pub const fn min_retries(&self) -> u32 {
+        self.min_retries
     }
 
     /// How many more retries a window with `successes` and `retries` allows (0 when none).
     pub fn allowance(&self, successes: f64, retries: u64) -> u64 {
         let earned = successes.max(0.0) * f64::from(self.retry_percent) / 100.0;
-        let allowed = (self.floor() as f64 + earned).floor();
+        let allowed = (f64::from(self.min_retries) + earned).floor();
         // Saturating: a float beyond u64 converts to u64::MAX.
         (allowed as u64).saturating_sub(retries)
     }
@@ -131,7 +126,8 @@ mod tests {
     #[test]
     fn the_standard_budget_allows_the_floor_plus_one_retry_per_success() {
         let quota = RetryQuota::standard();
-        assert_eq!(quota.floor(), 100);
+        assert_eq!(quota.min_retries(), 100);
+        assert_eq!(quota.window(), Duration::from_secs(60));
         assert_eq!(quota.allowance(0.0, 0), 100);
         assert_eq!(quota.allowance(0.0, 100), 0);
         assert_eq!(quota.allowance(250.0, 100), 250);
@@ -143,14 +139,13 @@ mod tests {
     fn a_window_outside_the_bounds_counts_as_the_nearer_one() {
         assert_eq!(RetryQuota::standard().with_window(Duration::ZERO).window(), RetryQuota::MIN_WINDOW);
         assert_eq!(RetryQuota::standard().with_window(Duration::MAX).window(), RetryQuota::MAX_WINDOW);
-        assert_eq!(RetryQuota::standard().with_window(Duration::ZERO).floor(), 10);
-        let huge = RetryQuota::standard().with_min_retries_per_sec(u32::MAX).with_retry_percent(u32::MAX);
+        let huge = RetryQuota::standard().with_min_retries(u32::MAX).with_retry_percent(u32::MAX);
         assert_eq!(huge.allowance(f64::MAX, 0), u64::MAX);
     }
 
     #[test]
     fn the_ratio_and_the_floor_are_settings() {
-        let quota = RetryQuota::standard().with_retry_percent(50).with_min_retries_per_sec(0);
+        let quota = RetryQuota::standard().with_retry_percent(50).with_min_retries(0);
         assert_eq!(quota.allowance(10.0, 0), 5);
         assert_eq!(quota.allowance(10.0, 5), 0);
     }

@@ -273,7 +273,7 @@ impl RedisStore {
             .arg((window_ms / SLOTS as u64).max(1))
             .arg(SLOTS)
             .arg(window_ms.saturating_mul(2))
-            .arg(quota.floor())
+            .arg(quota.min_retries())
             .arg(quota.retry_percent());
         invocation
     }

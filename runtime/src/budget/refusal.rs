@@ -71,8 +71,8 @@ pub enum Refusal {
         window: Duration,
         /// Retries allowed per 100 successes (`RetryQuota::with_retry_percent`).
         retry_percent: u32,
-        /// Retries allowed each second whatever succeeded (`RetryQuota::with_min_retries_per_sec`).
-        min_retries_per_sec: u32,
+        /// Retries allowed in any window whatever succeeded (`RetryQuota::with_min_retries`).
+        min_retries: u32,
     },
 }
 
@@ -111,13 +111,15 @@ impl fmt::Display for Refusal {
                     format_ms(millis(*left))
                 )
             }
-            Refusal::RetryBudget { successes, retries, window, retry_percent, min_retries_per_sec } => write!(
-                f,
-                "the retry budget is empty: {retries} retries against {successes} successful calls in the last {} \
-                 (the Runtime's retry quota allows {retry_percent} retries per 100 successes, plus \
-                 {min_retries_per_sec} a second); it refills as calls succeed",
-                format_ms(millis(*window))
-            ),
+            Refusal::RetryBudget { successes, retries, window, retry_percent, min_retries } => {
+                let window = format_ms(millis(*window));
+                write!(
+                    f,
+                    "the retry budget is empty: {retries} retries against {successes} successful calls in the last \
+                     {window} (the Runtime's retry quota allows {retry_percent} retries per 100 successes, plus \
+                     {min_retries} in any {window}); it refills as calls succeed"
+                )
+            }
         }
     }
 }
