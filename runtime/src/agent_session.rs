@@ -51,6 +51,10 @@ impl AgentSession {
         let policy = *self.runtime.policy();
         let mut run = self.runtime.start_run(&policy, None, None, tracing::Span::none());
         let message = run_layer(&mut run, &self.history).await?;
+        if !message.is_error() {
+            // The answer pays for retries, as an exec's do.
+            run.state.governor.on_success().await;
+        }
         self.history.push(Message::Assistant(message));
         Ok(self.history.last().and_then(Message::as_assistant).expect("the message was just pushed"))
     }

@@ -582,6 +582,10 @@ impl Runtime {
         };
         // The failure's time counts from here if its attempt took none the clock could see.
         run.state.budget.start_clock();
+        if failed.rejected {
+            // The provider answered (the validator refused the answer): the call pays for retries.
+            run.state.governor.on_success().await;
+        }
         let mut note = None;
         if failed.action == ExecAction::ContextOverflow {
             match self.after_overflow(run, exec, &failed).await {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use agentic_runtime::budget::RetryQuota;
-use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::{AgentSession, ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
 
 /// Runs `count` concurrent execs and returns (requests made, successes).
 async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> (usize, usize) {
@@ -162,6 +162,20 @@ async fn successes_pay_only_while_they_are_in_the_window() {
     assert_eq!(runtime.retry_budget(), Some(50));
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(runtime.retry_budget(), Some(0));
+}
+
+/// Every call the provider answers pays for retries: an exec's answer, a session's answer, and an
+/// answer the validator rejected (the provider was fine; the answer was not).
+#[tokio::test(start_paused = true)]
+async fn every_call_the_provider_answers_pays() {
+    let provider = ScriptedProvider::new([Step::ok("fine"), Step::ok("not a number"), Step::ok("7")]);
+    let runtime = exact(&provider).with_retry_quota(Some(RetryQuota::standard().with_min_retries(0)));
+    let mut session = AgentSession::new(runtime.clone());
+    session.run("hi").await.unwrap();
+    assert_eq!(runtime.retry_budget(), Some(1), "the session's answer");
+    assert_eq!(runtime.exec_json::<u32>("a number").await.unwrap(), 7);
+    assert_eq!(provider.calls(), 3);
+    assert_eq!(runtime.retry_budget(), Some(2), "3 answers, one of them rejected, paid for the one retry");
 }
 
 #[tokio::test(start_paused = true)]
