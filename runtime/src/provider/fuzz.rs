@@ -1,13 +1,23 @@
 //! Entry points for the fuzz targets in `fuzz/` and the corpus replay tests: the crate-private
 //! decoders, reachable with plain inputs. Not an API (re-exported as `agentic_runtime::__fuzz`).
 
-use std::time::{Duration, SystemTime};
+//! The SSE decoder's and the storm control's are in the core; those of the HTTP providers' wire
+//! formats, error bodies and retry headers need the feature `providers`.
 
+use std::time::Duration;
+#[cfg(feature = "providers")]
+use std::time::SystemTime;
+
+#[cfg(feature = "providers")]
 use reqwest::header::{HeaderMap, HeaderValue};
 
+#[cfg(feature = "providers")]
 use super::StreamEvent;
+#[cfg(feature = "providers")]
 use super::anthropic::AnthropicWire;
+#[cfg(feature = "providers")]
 use super::http::{self, Hints, Secret};
+#[cfg(feature = "providers")]
 use super::openai::OpenAiWire;
 use super::sse::SseDecoder;
 use crate::error::ModelError;
@@ -29,6 +39,7 @@ pub fn sse(reads: &[&[u8]]) -> (Vec<(String, String)>, bool, Option<ModelError>)
 }
 
 /// The wire formats the HTTP providers read.
+#[cfg(feature = "providers")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WireFormat {
     /// OpenAI chat completions.
@@ -39,6 +50,7 @@ pub enum WireFormat {
 
 /// What a provider's call yields for a response body that arrives in `reads`: an event stream, or
 /// with `whole` one JSON answer. Texts that could hold `api_key` are redacted as in a real call.
+#[cfg(feature = "providers")]
 pub fn stream(
     format: WireFormat,
     reads: &[&[u8]],
@@ -53,12 +65,14 @@ pub fn stream(
 }
 
 /// The error of an HTTP response with `status` and `body` (`cut`: the body was longer than read).
+#[cfg(feature = "providers")]
 pub fn http_error(status: u16, body: &[u8], cut: bool, api_key: Option<&str>) -> ModelError {
     http::http_error(status, body, cut, Secret::new(api_key.map(str::to_owned)).as_ref())
 }
 
 /// The retry hints of a response with these header values (`None`: header absent; a value that
 /// is not a valid header value is left out), measured from `now`: the wait and `x-should-retry`.
+#[cfg(feature = "providers")]
 pub fn retry_hints(
     retry_after_ms: Option<&[u8]>,
     retry_after: Option<&[u8]>,
