@@ -111,9 +111,9 @@ pub use schemars;
 /// For the fuzz targets (`fuzz/`) and the corpus replay tests: the crate-private decoders. Not an API.
 #[doc(hidden)]
 pub mod __fuzz {
-    #[cfg(feature = "providers")]
-    pub use crate::provider::fuzz::{WireFormat, http_error, retry_hints, stream};
     pub use crate::provider::fuzz::{cooldown, sse};
+    #[cfg(feature = "providers")]
+    pub use crate::provider::fuzz_http::{WireFormat, http_error, retry_hints, stream};
 }
 
 /// What the code `#[agentic_function]` generates refers to. Not a public API.

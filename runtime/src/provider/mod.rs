@@ -8,6 +8,8 @@
 mod anthropic;
 pub(crate) mod fuzz;
 #[cfg(feature = "providers")]
+pub(crate) mod fuzz_http;
+#[cfg(feature = "providers")]
 mod http;
 #[cfg(feature = "providers")]
 mod openai;
