@@ -27,6 +27,19 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Features
+//!
+//! - `providers` (default): `OpenAiProvider` and `AnthropicProvider`, the HTTP providers (reqwest
+//!   with rustls), and [`Classify`](resilient::Classify) for reqwest's errors and statuses. Without
+//!   it (`default-features = false`) the crate is the core: the policy, both layers, the
+//!   classifiers, `Resilient` around any operation, the tool loop, traces, the journal, the
+//!   [`Provider`] trait with its request and event types, the SSE decoder ([`provider::sse`]), the
+//!   [`ScriptedProvider`] and the attribute.
+//! - `redis`: fleet mode, the retry budget and the cooldowns shared through Redis
+//!   (`budget::redis::RedisStore`).
+//! - `otel`: OpenTelemetry export of the spans and metrics over OTLP/HTTP (`otel`).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
@@ -43,6 +56,7 @@ pub mod journal;
 pub mod lines;
 pub mod message;
 #[cfg(feature = "otel")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
 pub mod policy;
 mod prompt;
@@ -67,7 +81,10 @@ pub use journal::{FailureRecord, Journal};
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
 pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
-pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, Provider, ResponseSchema, ScriptedProvider, Step};
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider};
+pub use provider::{Provider, ResponseSchema, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Observer, Rule, Verdict, Why};
 pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};
@@ -94,7 +111,9 @@ pub use schemars;
 /// For the fuzz targets (`fuzz/`) and the corpus replay tests: the crate-private decoders. Not an API.
 #[doc(hidden)]
 pub mod __fuzz {
-    pub use crate::provider::fuzz::{WireFormat, cooldown, http_error, retry_hints, sse, stream};
+    pub use crate::provider::fuzz::{cooldown, sse};
+    #[cfg(feature = "providers")]
+    pub use crate::provider::fuzz_http::{WireFormat, http_error, retry_hints, stream};
 }
 
 /// What the code `#[agentic_function]` generates refers to. Not a public API.

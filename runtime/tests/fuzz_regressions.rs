@@ -1,14 +1,18 @@
-//! Inputs the fuzz targets (`fuzz/`) found to break the runtime, replayed.
+//! Inputs the fuzz targets (`fuzz/`) found to break the runtime, replayed. Those found in the HTTP
+//! providers' decoders need the feature `providers`.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use agentic_runtime::__fuzz;
 use agentic_runtime::{Runtime, ScriptedProvider, Step};
 
 /// `retry_after`: `Retry-After: 1e19` parsed to 10^19 s, and noting it as the scope's cooldown
 /// overflowed the clock (`Instant + wait` panicked). Such a wait now cools the scope for 100 years.
+#[cfg(feature = "providers")]
 #[test]
 fn a_retry_after_beyond_the_clock_does_not_panic() {
+    use agentic_runtime::__fuzz;
+    use std::time::SystemTime;
+
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     let (wait, _) = __fuzz::retry_hints(None, Some(b"1e19"), None, now);
     assert_eq!(wait, Some(Duration::from_secs(10_000_000_000_000_000_000)));
@@ -25,9 +29,10 @@ async fn an_exec_told_to_wait_forever_gives_up_instead_of_panicking() {
 
 /// `sse`: an error event whose `type` held the API key (`"xsk-..._error"`) became the error's kind
 /// (`"Xsk-...Error"`) unredacted, so the key showed in the error's text. The kind is redacted now.
+#[cfg(feature = "providers")]
 #[test]
 fn an_error_type_holding_the_key_is_redacted_from_the_kind() {
-    use agentic_runtime::__fuzz::WireFormat;
+    use agentic_runtime::__fuzz::{self, WireFormat};
     use agentic_runtime::provider::StreamEvent;
 
     let key = "sk-fuzz-KEY";

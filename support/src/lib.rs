@@ -11,11 +11,12 @@
 //! The plain helpers need no workspace crate. The fuzz checks exercise the public API of
 //! `agentic-runtime` or `agentic-chaos`, so each sits behind a feature named after its crate
 //! (`runtime`, `chaos`): a crate whose tests only want a temp file does not build the runtime
-//! through this crate. `agentic-runtime`'s own tests turn `runtime` on: a dev-dependency cycle,
-//! which cargo allows, and its integration tests link one copy of the runtime, the same one this
-//! crate uses. The attribute's check stays in `fuzz/checks/attribute.rs`: it runs the private
-//! modules of the proc-macro crate, which cannot export them, so its includers compile those
-//! modules themselves.
+//! through this crate. `runtime` builds the runtime's core alone; `providers` adds the checks of
+//! its HTTP providers' decoders. `agentic-runtime`'s own tests turn `runtime` on, and its
+//! `providers` feature turns `providers` on: a dev-dependency cycle, which cargo allows, and its
+//! integration tests link one copy of the runtime, the same one this crate uses. The attribute's
+//! check stays in `fuzz/checks/attribute.rs`: it runs the private modules of the proc-macro crate,
+//! which cannot export them, so its includers compile those modules themselves.
 
 #![warn(missing_docs)]
 

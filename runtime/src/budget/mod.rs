@@ -5,6 +5,7 @@ mod governor;
 mod ledger;
 mod quota;
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
 pub mod store;
 

@@ -132,16 +132,18 @@ impl Endpoint {
     }
 
     /// `"<provider>:<fingerprint>"`: the first 16 hex digits of SHA-256 over the base URL and the
-    /// key, so that calls with the same key share a retry bucket and cooldowns, and the key itself
-    /// never leaves the process.
+    /// key, so that calls with the same key share a retry budget and cooldowns, and the key itself
+    /// never leaves the process. A one-way hash, because the fingerprint does leave it (a fleet's
+    /// Redis keys), and a fixed one, because every process of a fleet, whatever its build, must
+    /// compute the same (std's hasher may change between Rust releases). ring's SHA-256: rustls
+    /// builds it anyway.
     pub(crate) fn scope(&self, provider: &str) -> String {
-        use sha2::{Digest, Sha256};
-        let mut hasher = Sha256::new();
+        let mut hasher = ring::digest::Context::new(&ring::digest::SHA256);
         hasher.update(self.base_url.as_bytes());
-        hasher.update([0]);
+        hasher.update(&[0]);
         hasher.update(self.api_key.as_ref().map_or("", Secret::expose).as_bytes());
-        let digest = hasher.finalize();
-        let hex: String = digest[..8].iter().map(|byte| format!("{byte:02x}")).collect();
+        let digest = hasher.finish();
+        let hex: String = digest.as_ref()[..8].iter().map(|byte| format!("{byte:02x}")).collect();
         format!("{provider}:{hex}")
     }
 
@@ -920,6 +922,16 @@ mod tests {
         assert!(!everything.contains("SECRET123"), "{everything}");
         assert!(error.message().contains("bad key <redacted>"));
         assert!(Secret::new(Some(String::new())).is_none());
+    }
+
+    /// The digest a fleet's Redis keys are named by: pinned, so that processes of older and newer
+    /// builds (sha2 then, ring now) keep sharing one bucket per key.
+    #[test]
+    fn the_scope_is_the_sha256_fingerprint_of_the_url_and_the_key() {
+        let endpoint = Endpoint::new("https://api.openai.com/v1".to_owned(), Some("sk-test".to_owned()), "m");
+        assert_eq!(endpoint.scope("openai"), "openai:493641ab4f38f29f");
+        let local = Endpoint::new("http://127.0.0.1:8080/v1/".to_owned(), None, "m");
+        assert_eq!(local.scope("anthropic"), "anthropic:ea69aead76bbb8cd");
     }
 
     #[test]

@@ -1,13 +1,22 @@
-//! Providers: one streamed model call each. [`OpenAiProvider`] and [`AnthropicProvider`] talk to
-//! real model APIs over HTTP with streaming SSE; [`ScriptedProvider`] plays a script, for tests.
+//! Providers: one streamed model call each. `OpenAiProvider` and `AnthropicProvider` (feature
+//! `providers`, on by default) talk to real model APIs over HTTP with streaming SSE;
+//! [`ScriptedProvider`] plays a script, for tests. A provider of your own implements [`Provider`]
+//! with the core alone: the request and event types, the typed errors ([`ModelError`]) and the
+//! event-stream decoder ([`sse`]) need no HTTP stack.
 
+#[cfg(feature = "providers")]
 mod anthropic;
 pub(crate) mod fuzz;
+#[cfg(feature = "providers")]
+pub(crate) mod fuzz_http;
+#[cfg(feature = "providers")]
 mod http;
+#[cfg(feature = "providers")]
 mod openai;
 mod scripted;
+#[cfg(feature = "providers")]
 mod secret;
-mod sse;
+pub mod sse;
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -19,10 +28,18 @@ use crate::message::{Message, StopReason};
 use crate::policy::RetryPolicy;
 use crate::tool::ToolSpec;
 
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use anthropic::AnthropicProvider;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use http::ConfigError;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use openai::OpenAiProvider;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use secret::display_url;
 
 /// What one model call is asked.

@@ -6,35 +6,53 @@
 //! an event at each blank line. At the end of the stream an event without its blank line is
 //! discarded, as the standard says; [`SseDecoder::has_partial_event`] tells whether one was.
 //! Lines and events are bounded ([`MAX_LINE`], [`MAX_EVENT`]) so a server cannot exhaust memory.
+//!
+//! The HTTP providers read their streams with it; it needs no HTTP stack, so a [`Provider`] of your
+//! own for another server's event stream can use it with the core alone:
+//!
+//! ```
+//! use agentic_runtime::provider::sse::SseDecoder;
+//!
+//! let mut decoder = SseDecoder::new();
+//! let mut events = Vec::new();
+//! // Reads split anywhere: here inside the second event's `data:` line.
+//! decoder.feed(b"event: delta\ndata: Hel", &mut events).unwrap();
+//! decoder.feed(b"lo\n\n: a keep-alive comment\ndata: [DONE]\n\n", &mut events).unwrap();
+//! assert_eq!((events[0].name(), events[0].data.as_str()), ("delta", "Hello"));
+//! assert_eq!((events[1].name(), events[1].data.as_str()), ("message", "[DONE]"));
+//! assert!(!decoder.has_partial_event()); // a body that ended here ended cleanly
+//! ```
+//!
+//! [`Provider`]: super::Provider
 
 use crate::error::{ModelError, TransportKind};
 
 /// The longest line accepted, in bytes (1 MiB).
-pub(crate) const MAX_LINE: usize = 1 << 20;
+pub const MAX_LINE: usize = 1 << 20;
 
 /// The most data one event may carry, in bytes (1 MiB).
-pub(crate) const MAX_EVENT: usize = 1 << 20;
+pub const MAX_EVENT: usize = 1 << 20;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+#[non_exhaustive]
+pub struct SseEvent {
     /// The `event:` field, empty when the server sent none (the standard's default is `message`).
-    pub(crate) event: String,
+    pub event: String,
     /// The `data:` lines, joined with `'\n'`.
-    pub(crate) data: String,
+    pub data: String,
 }
 
 impl SseEvent {
     /// The event's type: its `event:` field, or `message`.
-    #[cfg(test)]
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         if self.event.is_empty() { "message" } else { &self.event }
     }
 }
 
 /// An incremental SSE decoder: feed it bytes as they arrive, collect the events.
 #[derive(Debug, Default)]
-pub(crate) struct SseDecoder {
+pub struct SseDecoder {
     /// The bytes of the current, not yet terminated line.
     line: Vec<u8>,
     /// The last read ended with a CR: a LF at the start of the next read belongs to it.
@@ -51,7 +69,7 @@ pub(crate) struct SseDecoder {
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
-    pub(crate) fn new() -> Self {
+    pub fn new() -> Self {
         Self::default()
     }
 
@@ -59,7 +77,7 @@ impl SseDecoder {
     ///
     /// Fails with a [`TransportKind::Corrupted`] error when a line or an event exceeds its bound;
     /// the decoder should not be used after that.
-    pub(crate) fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ModelError> {
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), ModelError> {
         if self.skip_lf && !bytes.is_empty() {
             self.skip_lf = false;
             if bytes[0] == b'\n' {
@@ -87,7 +105,7 @@ impl SseDecoder {
 
     /// True when the stream so far ends inside an event (a field line or a partial line without
     /// the blank line that would dispatch it). At the end of the stream such an event is discarded.
-    pub(crate) fn has_partial_event(&self) -> bool {
+    pub fn has_partial_event(&self) -> bool {
         self.pending || !self.line.is_empty()
     }
 

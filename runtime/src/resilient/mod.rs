@@ -6,6 +6,8 @@
 
 mod attempt;
 mod call;
+#[cfg(feature = "providers")]
+mod reqwest_classify;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -70,8 +72,8 @@ impl Classification {
 }
 
 /// An error a retry loop can judge. Implemented for the runtime's [`ModelError`],
-/// [`std::io::Error`], `reqwest::Error` and HTTP statuses ([`HttpStatus`]); implement it for your
-/// own error types.
+/// [`std::io::Error`] and HTTP statuses ([`HttpStatus`]), and with the feature `providers` (on by
+/// default) for `reqwest::Error` and `reqwest::StatusCode`; implement it for your own error types.
 ///
 /// # Examples
 ///
@@ -134,27 +136,6 @@ impl Classify for std::io::Error {
     }
 }
 
-impl Classify for reqwest::Error {
-    fn classify(&self) -> Classification {
-        if self.is_builder() {
-            return Classification::raise("the request cannot be built: fix the code");
-        }
-        if let Some(status) = self.status() {
-            return HttpStatus(status.as_u16()).classify();
-        }
-        if self.is_timeout() {
-            return Classification::retry("the request timed out").with_timeout(true);
-        }
-        if self.is_redirect() {
-            return Classification::permanent("too many redirects");
-        }
-        if self.is_connect() {
-            return Classification::retry("the connection failed");
-        }
-        Classification::retry("the request or its body failed in transit")
-    }
-}
-
 /// An HTTP status code as a failure: 408, 409, 425, 429 and 5xx are transient, any other is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HttpStatus(pub u16);
@@ -173,12 +154,6 @@ impl Classify for HttpStatus {
         } else {
             Classification::permanent(format!("HTTP {status} is permanent"))
         }
-    }
-}
-
-impl Classify for reqwest::StatusCode {
-    fn classify(&self) -> Classification {
-        HttpStatus(self.as_u16()).classify()
     }
 }
 
