@@ -925,7 +925,7 @@ mod tests {
     }
 
     /// The digest a fleet's Redis keys are named by: pinned, so that processes of older and newer
-    /// builds (sha2 then, ring now) keep sharing one bucket per key.
+    /// builds (sha2 then, ring now) keep sharing one retry budget and cooldown per key.
     #[test]
     fn the_scope_is_the_sha256_fingerprint_of_the_url_and_the_key() {
         let endpoint = Endpoint::new("https://api.openai.com/v1".to_owned(), Some("sk-test".to_owned()), "m");
