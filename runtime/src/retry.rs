@@ -100,16 +100,26 @@ impl<'a> RetryState<'a> {
 
     /// Whether a retry may be made, and after how long: the budget's caps and deadlines, with the
     /// server's hint as a floor. The runtime's retry budget is asked after the wait
-    /// ([`RetryState::back_off`]), when the calls that succeeded meanwhile have been counted.
+    /// ([`RetryState::retry_after`]), when the calls that succeeded meanwhile have been counted.
     pub(crate) fn permit_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
         // The backoff and the time to come count from here if nothing read the clock before.
         self.budget.start_clock();
         self.budget.plan_retry(computed, hint)
     }
 
-    /// Sleeps the backoff `delay`, then withdraws the retry from the runtime's retry budget, as it
-    /// is about to be sent. `Err` (kept as what stopped the exec) when the budget refuses it.
-    pub(crate) async fn back_off(&mut self, delay: Duration) -> Result<(), Refusal> {
+    /// Records `layer`'s decision to retry the failure `error` after `delay`, sleeps the delay,
+    /// then withdraws the retry from the runtime's retry budget, as it is about to be sent. `Err`
+    /// (kept as what stopped the exec) when the budget refuses it: the caller records that as a
+    /// second decision about the same failure.
+    pub(crate) async fn retry_after(
+        &mut self,
+        layer: Layer,
+        error: String,
+        usage: Option<Usage>,
+        rule: Rule,
+        delay: Duration,
+    ) -> Result<(), Refusal> {
+        self.decide(layer, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
         tokio::time::sleep(delay).await;
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
     }
@@ -310,8 +320,7 @@ impl RetryState<'_> {
             Ok(delay) => delay,
             Err(refusal) => return self.refused(error, usage, refusal),
         };
-        self.decide(Layer::Exec, error.clone(), usage, Verdict::Retry, Why::Judged(rule), Some(delay));
-        match self.back_off(delay).await {
+        match self.retry_after(Layer::Exec, error.clone(), usage, rule, delay).await {
             Ok(()) => Next::Retry,
             // A second decision about the same failure: the retry was planned, then refused.
             Err(refusal) => self.refused(error, usage, refusal),

@@ -123,9 +123,8 @@ async fn retry_after_failed_call(
         let computed = schedule.delay(retry, &mut run.state.rng);
         match run.state.permit_retry(computed, hint) {
             Ok(delay) => {
-                let (decided, usage) = (error.clone(), message.usage);
-                run.state.decide(Layer::Session, decided, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
-                match run.state.back_off(delay).await {
+                let retry = run.state.retry_after(Layer::Session, error.clone(), message.usage, rule, delay);
+                match retry.await {
                     Ok(()) => return None,
                     // A second decision about the same call: the retry was planned, then refused.
                     Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),

@@ -15,11 +15,11 @@ use super::store::{SharedStore, StoreError};
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
     scope: String,
-    quota: Option<RetryQuota>,
+    /// The retry budget: its settings, and its window (read on the failure path and by
+    /// `Runtime::retry_budget`). `None` when the budget is off.
+    budget: Option<RetryBudget>,
     /// Successes not yet placed in the window: the success path counts here without a clock.
     unplaced: AtomicU64,
-    /// The window, read on the failure path (and by `Runtime::retry_budget`); with the quota.
-    ledger: Option<Mutex<Ledger>>,
     cooldown: Mutex<Option<Instant>>,
     /// Set once any cooldown was noted, so the success path skips the lock until then.
     cooled: AtomicBool,
@@ -31,11 +31,17 @@ impl std::fmt::Debug for Governor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Governor")
             .field("scope", &self.scope)
-            .field("quota", &self.quota)
+            .field("quota", &self.budget.as_ref().map(|budget| budget.quota))
             .field("unplaced_successes", &self.unplaced.load(Ordering::Relaxed))
             .field("shared_store", &self.store.is_some())
             .finish()
     }
+}
+
+/// A retry budget's settings and its window.
+struct RetryBudget {
+    quota: RetryQuota,
+    ledger: Mutex<Ledger>,
 }
 
 /// The longest cooldown a server's hint sets (100 years): longer waits would overflow the clocks.
@@ -45,10 +51,10 @@ impl Governor {
     pub(crate) fn new(scope: String, quota: Option<RetryQuota>, store: Option<Arc<dyn SharedStore>>) -> Self {
         Self {
             scope,
-            quota,
-            unplaced: AtomicU64::new(0),
             // Read from now: successes counted before a first retry are spread over the time since.
-            ledger: quota.map(|quota| Mutex::new(Ledger::new(quota.window(), Instant::now()))),
+            budget: quota
+                .map(|quota| RetryBudget { quota, ledger: Mutex::new(Ledger::new(quota.window(), Instant::now())) }),
+            unplaced: AtomicU64::new(0),
             cooldown: Mutex::new(None),
             cooled: AtomicBool::new(false),
             store,
@@ -71,14 +77,15 @@ impl Governor {
     /// Withdraws one retry from the budget, as the retry is about to be sent; `Err` says why the
     /// budget refused it. Always `Ok` without a quota.
     pub(crate) async fn withdraw(&self) -> Result<(), Refusal> {
-        let Some(quota) = self.quota else { return Ok(()) };
+        let Some(budget) = &self.budget else { return Ok(()) };
+        let quota = budget.quota;
         let shared = match &self.store {
             Some(store) => self.shared(store.try_withdraw(&self.scope, &quota)).await,
             None => None,
         };
         let (granted, successes, retries) = match shared {
             Some(withdrawal) => (withdrawal.granted, withdrawal.successes as f64, withdrawal.retries),
-            None => self.withdraw_local(quota),
+            None => self.withdraw_local(budget),
         };
         if granted {
             Ok(())
@@ -101,7 +108,7 @@ impl Governor {
         if self.store.is_some() {
             return false;
         }
-        if self.quota.is_some() {
+        if self.budget.is_some() {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
         true
@@ -110,8 +117,8 @@ impl Governor {
     /// [`Governor::deposit`] into the shared store; into this process's window when it does not
     /// answer.
     pub(crate) async fn deposit_shared(&self) {
-        let (Some(quota), Some(store)) = (self.quota, &self.store) else { return };
-        if self.shared(store.deposit(&self.scope, &quota)).await.is_none() {
+        let (Some(budget), Some(store)) = (&self.budget, &self.store) else { return };
+        if self.shared(store.deposit(&self.scope, &budget.quota)).await.is_none() {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -125,18 +132,17 @@ impl Governor {
 
     /// How many retries this process's window allows now (`None` without a quota).
     pub(crate) fn local_allowance(&self) -> Option<u64> {
-        let (quota, ledger) = (self.quota?, self.ledger.as_ref()?);
-        let (successes, retries) = self.read(&mut lock(ledger));
-        Some(quota.allowance(successes, retries))
+        let budget = self.budget.as_ref()?;
+        let (successes, retries) = self.read(&mut lock(&budget.ledger));
+        Some(budget.quota.allowance(successes, retries))
     }
 
     /// Withdraws one retry from this process's window: whether it was granted, and the window's
     /// successes and retries before it.
-    fn withdraw_local(&self, quota: RetryQuota) -> (bool, f64, u64) {
-        let Some(ledger) = &self.ledger else { return (true, 0.0, 0) };
-        let mut ledger = lock(ledger);
+    fn withdraw_local(&self, budget: &RetryBudget) -> (bool, f64, u64) {
+        let mut ledger = lock(&budget.ledger);
         let (successes, retries) = self.read(&mut ledger);
-        let granted = quota.allowance(successes, retries) > 0;
+        let granted = budget.quota.allowance(successes, retries) > 0;
         if granted {
             ledger.add_retry();
         }
