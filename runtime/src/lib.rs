@@ -41,6 +41,7 @@
 //! - `otel`: OpenTelemetry export of the spans and metrics over OTLP/HTTP (`otel`).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 pub mod agent;

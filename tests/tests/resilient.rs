@@ -16,7 +16,7 @@ use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Verdict};
 const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
 
 fn sleeps<E>(failure: &agentic_runtime::resilient::Failure<E>) -> Vec<u128> {
-    failure.attempts.iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
+    failure.decisions().iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -46,9 +46,9 @@ async fn a_permanent_io_error_stops_after_one_attempt() {
         .await
         .unwrap_err();
     assert_eq!(calls.get(), 1);
-    assert_eq!(failure.kind, ExecErrorKind::Permanent);
-    assert_eq!(failure.name, "open config");
-    assert_eq!(failure.last_error.as_ref().unwrap().kind(), ErrorKind::NotFound);
+    assert_eq!(failure.kind(), ExecErrorKind::Permanent);
+    assert_eq!(failure.name(), "open config");
+    assert_eq!(failure.last_error().unwrap().kind(), ErrorKind::NotFound);
     assert_eq!(failure.to_string(), "open config failed permanently:\nAttempt 1: config.toml");
 }
 
@@ -58,12 +58,12 @@ async fn exhaustion_keeps_every_attempt_with_its_verdict_and_delay() {
         .call(|| async { Err::<(), _>(Error::from(ErrorKind::TimedOut)) })
         .await
         .unwrap_err();
-    assert_eq!(failure.kind, ExecErrorKind::Exhausted);
+    assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
     assert_eq!(sleeps(&failure), [1500, 3000]);
-    let verdicts: Vec<Verdict> = failure.attempts.iter().map(|d| d.verdict).collect();
+    let verdicts: Vec<Verdict> = failure.decisions().iter().map(|d| d.verdict).collect();
     assert_eq!(verdicts, [Verdict::Retry, Verdict::Retry, Verdict::Exhausted]);
-    assert_eq!(failure.attempts[0].reason, "I/O timed out");
-    assert_eq!(failure.elapsed, Duration::from_millis(4500));
+    assert_eq!(failure.decisions()[0].reason, "I/O timed out");
+    assert_eq!(failure.elapsed(), Duration::from_millis(4500));
 }
 
 #[derive(Debug)]
@@ -109,8 +109,8 @@ async fn a_user_error_type_decides_and_its_hint_is_a_floor() {
         .await
         .unwrap_err();
     assert_eq!(sleeps(&result), [10_000]);
-    assert_eq!(result.kind, ExecErrorKind::Permanent);
-    assert!(matches!(result.last_error, Some(SearchError::BadQuery)));
+    assert_eq!(result.kind(), ExecErrorKind::Permanent);
+    assert!(matches!(result.into_last_error(), Some(SearchError::BadQuery)));
 }
 
 #[tokio::test(start_paused = true)]
@@ -129,9 +129,9 @@ async fn a_rejected_value_is_a_retryable_failure() {
             .await
             .unwrap_err();
     assert_eq!(calls.get(), 2);
-    assert_eq!(failure.kind, ExecErrorKind::InvalidResult);
-    assert_eq!(failure.attempts[0].error, "InvalidResult: expected 60 results, got 10");
-    assert!(failure.last_error.is_none());
+    assert_eq!(failure.kind(), ExecErrorKind::InvalidResult);
+    assert_eq!(failure.decisions()[0].error, "InvalidResult: expected 60 results, got 10");
+    assert!(failure.last_error().is_none());
 }
 
 #[tokio::test(start_paused = true)]
@@ -146,10 +146,10 @@ async fn each_attempt_has_a_timeout_and_all_share_one_deadline() {
         .await
         .unwrap_err();
     // 2 s, sleep 1.5 s, 2 s (at 5.5 s): a 3 s sleep does not fit in the 0.5 s left.
-    assert_eq!(failure.kind, ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Budget);
     assert_eq!(start.elapsed(), Duration::from_millis(5500));
-    assert_eq!(failure.attempts[0].error, "TimeoutError: attempt timed out after 2000 ms");
-    assert!(failure.stopped_by.as_deref().unwrap().starts_with("`budget_ms` (6000) would run out"));
+    assert_eq!(failure.decisions()[0].error, "TimeoutError: attempt timed out after 2000 ms");
+    assert!(failure.stopped_by().unwrap().starts_with("`budget_ms` (6000) would run out"));
 }
 
 #[test]
@@ -180,20 +180,20 @@ async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
         .await
         .unwrap_err();
     assert_eq!(calls.get(), 2);
-    assert_eq!(failure.kind, ExecErrorKind::Exhausted);
-    assert_eq!(failure.attempts[0].reason, "the connection failed");
-    assert_eq!(failure.elapsed, Duration::from_millis(1500));
+    assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
+    assert_eq!(failure.decisions()[0].reason, "the connection failed");
+    assert_eq!(failure.elapsed(), Duration::from_millis(1500));
 
     let failure = Resilient::new("bad url", &policy).call(|| client.get("not a url").send()).await.unwrap_err();
-    assert_eq!(failure.kind, ExecErrorKind::Programming);
-    assert_eq!(failure.attempts.len(), 1);
+    assert_eq!(failure.kind(), ExecErrorKind::Programming);
+    assert_eq!(failure.decisions().len(), 1);
 }
 
 #[tokio::test]
 async fn an_invalid_policy_is_refused_before_any_attempt() {
     let policy = RetryPolicy::new().with_max_retries(0);
     let failure = Resilient::new("x", &policy).call(|| async { Ok::<(), Error>(()) }).await.unwrap_err();
-    assert_eq!(failure.kind, ExecErrorKind::Programming);
+    assert_eq!(failure.kind(), ExecErrorKind::Programming);
     assert!(failure.to_string().starts_with("x: invalid retry policy: `max_retries` (0)"), "{failure}");
 }
 
@@ -215,11 +215,11 @@ async fn a_budget_shorter_than_the_backoff_retries_what_fits() {
         .unwrap_err();
     // 1.5 s fits; then the 3 s wait does not fit in the 1.5 s left.
     assert_eq!(calls.get(), 2);
-    assert_eq!(failure.kind, ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Budget);
     assert_eq!(sleeps(&failure), [1500]);
-    assert_eq!(failure.elapsed, Duration::from_millis(1500));
+    assert_eq!(failure.elapsed(), Duration::from_millis(1500));
     assert_eq!(
-        failure.stopped_by.as_deref(),
+        failure.stopped_by(),
         Some("`budget_ms` (3000) would run out: the wait of 3 s does not fit in the 1.5 s left")
     );
 }
@@ -234,8 +234,8 @@ async fn the_time_of_a_slow_first_attempt_counts() {
         .await
         .unwrap_err();
     // 200 ms, 1.5 s, 200 ms, 3 s, 200 ms.
-    assert_eq!(failure.elapsed, Duration::from_millis(5100));
-    let at: Vec<u128> = failure.attempts.iter().map(|decision| decision.at.as_millis()).collect();
+    assert_eq!(failure.elapsed(), Duration::from_millis(5100));
+    let at: Vec<u128> = failure.decisions().iter().map(|decision| decision.at.as_millis()).collect();
     assert_eq!(at, [200, 1900, 5100]);
 }
 
@@ -252,8 +252,8 @@ async fn one_resilient_serves_many_calls_each_with_its_own_attempts() {
             })
             .await
             .unwrap_err();
-        assert_eq!((calls.get(), failure.attempts.len()), (2, 2), "round {round}");
-        assert_eq!(failure.elapsed, Duration::from_millis(1500));
+        assert_eq!((calls.get(), failure.decisions().len()), (2, 2), "round {round}");
+        assert_eq!(failure.elapsed(), Duration::from_millis(1500));
     }
     let calls = Cell::new(0);
     resilient
@@ -297,11 +297,94 @@ async fn a_first_attempt_that_hangs_is_cut_at_its_limit() {
     };
     let once = POLICY.with_max_retries(1);
     let failure = Resilient::new("hang", &once).call(hang).await.unwrap_err();
-    assert_eq!(failure.kind, ExecErrorKind::Exhausted);
-    assert_eq!(failure.attempts[0].error, "TimeoutError: attempt timed out after 600000 ms");
-    assert_eq!(failure.elapsed, Duration::from_secs(600));
+    assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
+    assert_eq!(failure.decisions()[0].error, "TimeoutError: attempt timed out after 600000 ms");
+    assert_eq!(failure.elapsed(), Duration::from_secs(600));
     let own = once.with_timeout_ms(Some(2_000));
     let failure = Resilient::new("hang", &own).call(hang).await.unwrap_err();
-    assert_eq!(failure.attempts[0].error, "TimeoutError: attempt timed out after 2000 ms");
-    assert_eq!(failure.elapsed, Duration::from_secs(2));
+    assert_eq!(failure.decisions()[0].error, "TimeoutError: attempt timed out after 2000 ms");
+    assert_eq!(failure.elapsed(), Duration::from_secs(2));
+}
+
+/// A call dropped while it waits, on its first attempt's timer or in its retry loop, drops what it
+/// held there: the operation (here holding an `Arc`) and the timer, which leaves the timer wheel
+/// (the clock then runs past where it would have gone off).
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_while_it_waits_drops_its_timer_and_retry_loop() {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::task::Context;
+
+    let held = Arc::new(());
+    let operation = {
+        let held = Arc::clone(&held);
+        move || {
+            let held = Arc::clone(&held);
+            async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                drop(held);
+                Err::<(), _>(Error::from(ErrorKind::ConnectionReset))
+            }
+        }
+    };
+    let mut context = Context::from_waker(std::task::Waker::noop());
+    let resilient = Resilient::new("dropped", &POLICY);
+
+    // Pending on the first attempt: its timer is set.
+    let mut call = Box::pin(resilient.call(operation.clone()));
+    assert!(call.as_mut().poll(&mut context).is_pending());
+    assert_eq!(Arc::strong_count(&held), 4, "this test, the operation kept, the call's, its first attempt");
+    drop(call);
+    assert_eq!(Arc::strong_count(&held), 2, "this test and the operation kept for the next call");
+
+    // In the retry loop, sleeping 1.5 s after the first failure.
+    let mut call = Box::pin(resilient.call(operation));
+    assert!(call.as_mut().poll(&mut context).is_pending());
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert!(call.as_mut().poll(&mut context).is_pending(), "the first attempt failed: a backoff");
+    assert_eq!(Arc::strong_count(&held), 2, "this test and the retry loop's operation");
+    drop(call);
+    assert_eq!(Arc::strong_count(&held), 1);
+    tokio::time::advance(Duration::from_secs(3_600)).await;
+}
+
+/// `validate` takes any `Fn(&T) -> Result<(), String>`, called directly; a second `validate`
+/// replaces the first; the `Debug` output says whether there is one.
+#[tokio::test(start_paused = true)]
+async fn a_second_validator_replaces_the_first() {
+    let plain = Resilient::new("plain", &POLICY);
+    assert!(format!("{plain:?}").contains("validate: false"), "{plain:?}");
+    fn even(value: &u32) -> Result<(), String> {
+        if value % 2 == 0 { Ok(()) } else { Err(format!("{value} is odd")) }
+    }
+    let checked = plain.validate(|_: &u32| Err("never".to_owned())).validate(even);
+    assert!(format!("{checked:?}").contains("validate: true"), "{checked:?}");
+    let calls = Cell::new(0);
+    let value = checked
+        .call(|| {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move { Ok::<_, Error>(n) }
+        })
+        .await
+        .unwrap();
+    assert_eq!(value, 2, "1 is odd: rejected once, then 2 passes");
+}
+
+/// The failure's accessors: every decision, the attempts made, the last error by value, and a
+/// `Debug` output with every detail.
+#[tokio::test(start_paused = true)]
+async fn a_failure_gives_its_details_through_accessors() {
+    let failure = Resilient::new("fetch", &POLICY)
+        .call(|| async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) })
+        .await
+        .unwrap_err();
+    assert_eq!((failure.kind(), failure.name(), failure.calls()), (ExecErrorKind::Exhausted, "fetch", 3));
+    assert_eq!(failure.decisions().len(), 3);
+    assert_eq!((failure.stopped_by(), failure.refusal()), (None, None));
+    let debug = format!("{failure:?}");
+    assert!(debug.starts_with("Failure { kind: Exhausted, name: \"fetch\", decisions: ["), "{debug}");
+    assert_eq!(failure.record().calls, 3);
+    assert_eq!(failure.into_last_error().map(|error| error.kind()), Some(ErrorKind::ConnectionReset));
+    assert_eq!(std::mem::size_of::<Result<u64, agentic_runtime::resilient::Failure<Error>>>(), 16);
 }

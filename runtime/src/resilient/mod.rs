@@ -6,11 +6,14 @@
 
 mod attempt;
 mod call;
+mod failure;
 #[cfg(feature = "providers")]
 mod reqwest_classify;
+mod validator;
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -20,12 +23,15 @@ use crate::budget::{Budget, CallLimit, Governor, Refusal};
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
 use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
-use crate::journal::{AttemptRecord, FailureRecord, Journal};
+use crate::journal::Journal;
 use crate::policy::RetryPolicy;
-use crate::report::{Decision, Rule};
+use crate::report::Rule;
 use crate::retry::{Failed, Next, RetryState};
 use attempt::{Attempt, Limit, Outcome};
 use call::Call;
+use failure::Details;
+pub use failure::Failure;
+pub use validator::{NoValidator, Validator};
 
 /// How an error should be handled by a retry loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,63 +163,6 @@ impl Classify for HttpStatus {
     }
 }
 
-/// Why a resilient call gave up, with every attempt: the structured failure of docs/design.md §16.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Failure<E> {
-    /// Why it gave up: permanent, exhausted, programming, budget or invalid_result.
-    pub kind: ExecErrorKind,
-    /// The call's name.
-    pub name: String,
-    /// Each failed attempt: its error, verdict, the rule that decided and the delay after it.
-    pub attempts: Vec<Decision>,
-    /// The last error the operation returned (`None` when the last attempt timed out or its value
-    /// was rejected).
-    pub last_error: Option<E>,
-    /// Time from the first attempt to the failure. Without `timeout_ms` or `budget_ms` the clock is
-    /// first read once the first attempt has been polled (a call that succeeds at once reads no
-    /// clock), so the synchronous part of that first poll is not counted.
-    pub elapsed: Duration,
-    /// For `budget`: which cap stopped it, in words; for an invalid policy: the broken rule.
-    pub stopped_by: Option<String>,
-    /// For `budget`: which cap stopped it, as data. Boxed: a larger `Failure` makes every call's
-    /// result larger, and the success path measurably slower (`benches/compare.rs`).
-    pub refusal: Option<Box<Refusal>>,
-}
-
-impl<E> fmt::Display for Failure<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tried = self.attempts.iter().filter(|decision| decision.layer == crate::report::Layer::Exec).count();
-        match (self.kind, &self.stopped_by) {
-            (ExecErrorKind::Permanent, _) => write!(f, "{} failed permanently:", self.name)?,
-            (ExecErrorKind::Programming, Some(why)) => return write!(f, "{}: {why}", self.name),
-            (ExecErrorKind::Budget, Some(why)) => write!(f, "{} stopped after {tried} attempts: {why}:", self.name)?,
-            (kind, _) => write!(f, "{} failed after {tried} attempts ({kind}):", self.name)?,
-        }
-        for (index, attempt) in self.attempts.iter().enumerate() {
-            write!(f, "\nAttempt {}: {}", index + 1, attempt.error)?;
-        }
-        Ok(())
-    }
-}
-
-impl<E: fmt::Debug> std::error::Error for Failure<E> {}
-
-impl<E> Failure<E> {
-    /// The failure as a journal record (`op: "call"`).
-    pub fn record(&self) -> FailureRecord {
-        let last = self.attempts.last().map_or("", |decision| decision.error.as_str());
-        let mut record = FailureRecord::new(self.name.as_str(), self.kind.name(), last);
-        record.op = "call".to_owned();
-        record.attempts = self.attempts.iter().map(AttemptRecord::from).collect();
-        record.stopped_by = self.stopped_by.clone();
-        record.calls = u32::try_from(self.attempts.iter().filter(|d| d.layer == crate::report::Layer::Exec).count())
-            .unwrap_or(u32::MAX);
-        record.elapsed_ms = u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX);
-        record
-    }
-}
-
 /// A resilient call of any async operation, configured by the same [`RetryPolicy`] as `exec`:
 /// `max_retries` attempts, `exec_base_delay_ms * 2^k` backoff with `jitter` and `max_delay_ms`,
 /// one `budget_ms` deadline, a `timeout_ms` per attempt, `max_calls`, and `retry_after_cap_ms`
@@ -252,41 +201,49 @@ impl<E> Failure<E> {
 /// assert_eq!(value, "key = value");
 /// # }
 /// ```
-pub struct Resilient<'p, T> {
+///
+/// `V` is the value check ([`Resilient::validate`]): none by default, and a check is called
+/// directly, not through a box.
+pub struct Resilient<'p, T, V = NoValidator> {
     /// Borrowed when given as a `&str`: the success path allocates nothing of its own.
     name: Cow<'p, str>,
     policy: &'p RetryPolicy,
-    validate: Option<Check<'p, T>>,
+    validate: V,
     /// Drawn on the first failure unless given: the success path needs no RNG.
     seed: Option<u64>,
     journal: Option<&'p Journal>,
+    value: PhantomData<fn() -> T>,
 }
 
-impl<T> fmt::Debug for Resilient<'_, T> {
+impl<T, V: Validator<T>> fmt::Debug for Resilient<'_, T, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Resilient")
             .field("name", &self.name)
             .field("policy", self.policy)
-            .field("validate", &self.validate.is_some())
+            .field("validate", &V::CHECKS)
             .field("seed", &self.seed)
             .field("journal", &self.journal.is_some())
             .finish()
     }
 }
 
-/// A value check: `Err(reason)` rejects the value.
-type Check<'p, T> = Box<dyn Fn(&T) -> Result<(), String> + Send + Sync + 'p>;
-
 impl<'p, T> Resilient<'p, T> {
     /// A resilient call named `name` (for errors, logs and the journal) under `policy`.
     pub fn new(name: impl Into<Cow<'p, str>>, policy: &'p RetryPolicy) -> Self {
-        Self { name: name.into(), policy, validate: None, seed: None, journal: None }
+        let name = name.into();
+        Self { name, policy, validate: NoValidator, seed: None, journal: None, value: PhantomData }
     }
+}
 
-    /// Checks each value: `Err(reason)` makes the attempt a retryable failure ("success that isn't").
-    pub fn validate(mut self, check: impl Fn(&T) -> Result<(), String> + Send + Sync + 'p) -> Self {
-        self.validate = Some(Box::new(check));
-        self
+impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
+    /// Checks each value with `check` (in place of any earlier check): `Err(reason)` makes the
+    /// attempt a retryable failure ("success that isn't").
+    pub fn validate<C>(self, check: C) -> Resilient<'p, T, C>
+    where
+        C: Fn(&T) -> Result<(), String>,
+    {
+        let Self { name, policy, validate: _, seed, journal, value } = self;
+        Resilient { name, policy, validate: check, seed, journal, value }
     }
 
     /// Seeds the jitter RNG so that delays replay exactly.
@@ -372,15 +329,15 @@ impl<'p, T> Resilient<'p, T> {
         last_error: Option<E>,
         refusal: Option<Refusal>,
     ) -> Failure<E> {
-        let failure = Failure {
+        let failure = Failure(Box::new(Details {
             kind,
             name: self.name.as_ref().to_owned(),
             elapsed: state.budget.elapsed(),
-            attempts: state.decisions,
+            decisions: state.decisions,
             last_error,
             stopped_by: refusal.as_ref().map(ToString::to_string),
-            refusal: refusal.map(Box::new),
-        };
+            refusal,
+        }));
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
         }
@@ -392,7 +349,7 @@ impl<'p, T> Resilient<'p, T> {
     #[inline]
     fn judge<E: Classify + fmt::Display>(&self, outcome: Outcome<T, E>) -> Result<T, (Failed, Option<E>)> {
         match outcome {
-            Outcome::Finished(Ok(value)) => match self.validate.as_ref().map_or(Ok(()), |check| check(&value)) {
+            Outcome::Finished(Ok(value)) => match self.validate.validate(&value) {
                 Ok(()) => Ok(value),
                 Err(why) => Err((rejected(&why), None)),
             },
@@ -404,15 +361,15 @@ impl<'p, T> Resilient<'p, T> {
     /// The failure for a policy that breaks a rule: a programming error, before any attempt.
     #[cold]
     fn invalid_policy<E>(&self, error: &PolicyError) -> Failure<E> {
-        let failure = Failure {
+        let failure = Failure(Box::new(Details {
             kind: ExecErrorKind::Programming,
             name: self.name.as_ref().to_owned(),
-            attempts: Vec::new(),
+            decisions: Vec::new(),
             last_error: None,
             elapsed: Duration::ZERO,
             stopped_by: Some(format!("invalid retry policy: {error}")),
             refusal: None,
-        };
+        }));
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
         }
