@@ -61,21 +61,38 @@ impl fmt::Display for ExecErrorKind {
 /// ```
 ///
 /// A programming error displays as the original error, unchanged.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
+#[derive(Clone)]
 pub struct ExecError {
-    kind: ExecErrorKind,
-    function: Option<&'static str>,
-    attempts: Vec<String>,
-    decisions: Vec<Decision>,
-    calls: u32,
-    elapsed: Duration,
-    /// Boxed, like `usage`: the error is moved through every layer, and a refusal is rare.
-    refusal: Option<Box<Refusal>>,
-    /// `refusal` in words, for [`ExecError::stopped_by`].
-    stopped_by: Option<String>,
-    usage: Option<Box<UsageTotals>>,
-    source: Option<Source>,
+    /// One box: an exec's `Result<Reply, ExecError>` is then no larger than its `Reply`, and the
+    /// success path moves that much less (`benches/compare.rs`).
+    inner: Box<fields::ExecError>,
+}
+
+// Named as the public type, so that the derived `Debug` reads as before: `ExecError { kind, .. }`.
+mod fields {
+    use super::*;
+
+    #[derive(Debug, Clone)]
+    pub(super) struct ExecError {
+        pub(super) kind: ExecErrorKind,
+        pub(super) function: Option<&'static str>,
+        pub(super) attempts: Vec<String>,
+        pub(super) decisions: Vec<Decision>,
+        pub(super) calls: u32,
+        pub(super) elapsed: Duration,
+        /// Which cap refused the next attempt, as data.
+        pub(super) refusal: Option<Refusal>,
+        /// `refusal` in words, for [`ExecError::stopped_by`].
+        pub(super) stopped_by: Option<String>,
+        pub(super) usage: Option<Box<UsageTotals>>,
+        pub(super) source: Option<Source>,
+    }
+}
+
+impl fmt::Debug for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.inner, f)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -85,6 +102,10 @@ enum Source {
 }
 
 impl ExecError {
+    fn boxed(fields: fields::ExecError) -> Self {
+        Self { inner: Box::new(fields) }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         kind: ExecErrorKind,
@@ -97,18 +118,18 @@ impl ExecError {
         source: Option<ModelError>,
     ) -> Self {
         let stopped_by = refusal.as_ref().map(ToString::to_string);
-        Self {
+        Self::boxed(fields::ExecError {
             kind,
             function,
             attempts,
             decisions,
             calls,
             elapsed,
-            refusal: refusal.map(Box::new),
+            refusal,
             stopped_by,
             usage: None,
             source: source.map(Source::Model),
-        }
+        })
     }
 
     /// An answer that passed the exec's checks and still did not parse as the type asked for.
@@ -127,18 +148,18 @@ impl ExecError {
     }
 
     pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
-        self.usage = usage;
+        self.inner.usage = usage;
         self
     }
 
     /// The tokens of every call of the exec that reported usage (all spent without an answer, but
     /// for the tool turns before the failure).
     pub fn usage(&self) -> Usage {
-        self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
+        self.inner.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
     }
 
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
-        Self {
+        Self::boxed(fields::ExecError {
             kind: ExecErrorKind::Programming,
             function,
             attempts: Vec::new(),
@@ -149,53 +170,53 @@ impl ExecError {
             stopped_by: None,
             usage: None,
             source: Some(Source::Policy(error)),
-        }
+        })
     }
 
     /// Why the exec gave up.
     pub fn kind(&self) -> ExecErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// The agent function's name, when the exec came from `#[agentic_function]`.
     pub fn function(&self) -> Option<&'static str> {
-        self.function
+        self.inner.function
     }
 
     /// One `"<Kind>: <text>"` per failed exec attempt, in order.
     pub fn attempts(&self) -> &[String] {
-        &self.attempts
+        &self.inner.attempts
     }
 
     /// Every decision of both layers, in order.
     pub fn decisions(&self) -> &[Decision] {
-        &self.decisions
+        &self.inner.decisions
     }
 
     /// Model calls made across both layers.
     pub fn calls(&self) -> u32 {
-        self.calls
+        self.inner.calls
     }
 
     /// Time from the start of the exec to the error. The exec's clock is first read when its first
     /// call first waits, or at the first failure if no call waited before (docs/design.md §7).
     pub fn elapsed(&self) -> Duration {
-        self.elapsed
+        self.inner.elapsed
     }
 
     /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, in words (the [`Refusal`]'s text).
     pub fn stopped_by(&self) -> Option<&str> {
-        self.stopped_by.as_deref()
+        self.inner.stopped_by.as_deref()
     }
 
     /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, as data.
     pub fn refusal(&self) -> Option<&Refusal> {
-        self.refusal.as_deref()
+        self.inner.refusal.as_ref()
     }
 
     /// The typed failure of the last attempt, when there is one.
     pub fn model_error(&self) -> Option<&ModelError> {
-        match &self.source {
+        match &self.inner.source {
             Some(Source::Model(error)) => Some(error),
             _ => None,
         }
@@ -203,7 +224,7 @@ impl ExecError {
 
     /// The policy rule that was broken, when the exec was refused for an invalid policy.
     pub fn policy_error(&self) -> Option<&PolicyError> {
-        match &self.source {
+        match &self.inner.source {
             Some(Source::Policy(error)) => Some(error),
             _ => None,
         }
@@ -212,18 +233,18 @@ impl ExecError {
 
 impl fmt::Display for ExecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.kind == ExecErrorKind::Programming {
-            return match (&self.source, self.attempts.last()) {
+        if self.inner.kind == ExecErrorKind::Programming {
+            return match (&self.inner.source, self.inner.attempts.last()) {
                 (Some(Source::Policy(error)), _) => write!(f, "invalid retry policy: {error}"),
                 (_, Some(original)) => f.write_str(original),
                 (Some(Source::Model(error)), None) => write!(f, "{error}"),
                 (None, None) => f.write_str("programming error"),
             };
         }
-        if let Some(function) = self.function {
+        if let Some(function) = self.inner.function {
             write!(f, "{function}: ")?;
         }
-        match self.kind {
+        match self.inner.kind {
             ExecErrorKind::Permanent => f.write_str("exec() failed permanently:")?,
             ExecErrorKind::ContextOverflow => {
                 f.write_str("exec() failed: context overflow (retrying cannot help; compact the history):")?
@@ -232,19 +253,19 @@ impl fmt::Display for ExecError {
                 return write!(
                     f,
                     "exec() stopped: {}",
-                    self.attempts.first().map_or("too many tool iterations", String::as_str)
+                    self.inner.attempts.first().map_or("too many tool iterations", String::as_str)
                 );
             }
             ExecErrorKind::Budget => write!(
                 f,
                 "exec() stopped after {} attempt{}: {}:",
-                self.attempts.len(),
-                if self.attempts.len() == 1 { "" } else { "s" },
-                self.stopped_by.as_deref().unwrap_or("a cap forbade the next attempt")
+                self.inner.attempts.len(),
+                if self.inner.attempts.len() == 1 { "" } else { "s" },
+                self.inner.stopped_by.as_deref().unwrap_or("a cap forbade the next attempt")
             )?,
-            _ => write!(f, "exec() failed after {} attempts:", self.attempts.len())?,
+            _ => write!(f, "exec() failed after {} attempts:", self.inner.attempts.len())?,
         }
-        for (index, attempt) in self.attempts.iter().enumerate() {
+        for (index, attempt) in self.inner.attempts.iter().enumerate() {
             write!(f, "\nAttempt {}: {attempt}", index + 1)?;
         }
         Ok(())
@@ -253,7 +274,7 @@ impl fmt::Display for ExecError {
 
 impl std::error::Error for ExecError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.source {
+        match &self.inner.source {
             Some(Source::Model(error)) => Some(error),
             Some(Source::Policy(error)) => Some(error),
             None => None,

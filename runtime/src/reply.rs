@@ -68,9 +68,11 @@ impl Reply {
         self.iterations
     }
 
+    /// Takes `decisions`, leaving the reply's own (empty) list in their place: swapped, so that
+    /// the empty list is dropped once, with the run, not here too.
     #[inline]
-    pub(crate) fn set_decisions(&mut self, decisions: Vec<Decision>) {
-        self.decisions = decisions;
+    pub(crate) fn take_decisions(&mut self, decisions: &mut Vec<Decision>) {
+        std::mem::swap(&mut self.decisions, decisions);
     }
 
     /// The answer's text.

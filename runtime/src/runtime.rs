@@ -461,9 +461,26 @@ impl Runtime {
         prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
-        // The prompt's own system instruction lives here: the run borrows it.
+        // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
+        // would wrap this future, and moving it costs the success path more than the span.)
+        let span = telemetry::exec_span(function.name, &*self.provider);
+        self.judge_policy(function, &span)?;
+        // The prompt's own system instruction lives here (it overrides the function's doc
+        // comment): the run borrows it.
         let (text, own_system) = prompt.into().into_parts();
-        let (mut run, mut exec) = self.begin(function, text, own_system.as_deref(), expected)?;
+        let system = own_system.as_deref().or(function.doc);
+        let mut run = self.start_run(&function.policy, system, function.name, span);
+        run.schema = expected.map(|expected| &expected.schema);
+        let mut exec = Exec {
+            function,
+            expected,
+            // The prompt alone, and later each tool turn: the success path allocates the history once.
+            history: vec![Message::user(text)],
+            trace: self.trace.as_ref().map(|sink| sink.start_run(function.name)),
+            iterations: 0,
+            attempts_made: 0,
+            compactions: 0,
+        };
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
@@ -511,43 +528,15 @@ impl Runtime {
         }
     }
 
-    /// An exec's start: its span, its policy judged (an invalid one is a programming error, in the
-    /// journal), its run and its history (the prompt's `text`; `own_system` overrides the function's
-    /// doc comment).
-    #[expect(
-        clippy::result_large_err,
-        reason = "the exec returns this error as it is; boxing it would only move it twice"
-    )]
-    fn begin<'a>(
-        &'a self,
-        function: &'a AgentFn,
-        text: String,
-        own_system: Option<&'a str>,
-        expected: Option<&'a Expected<'a>>,
-    ) -> Result<(Run<'a>, Exec<'a>), ExecError> {
-        let name = function.name;
-        // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
-        // would wrap this future, and moving it costs the success path more than the span.)
-        let span = telemetry::exec_span(name, &*self.provider);
-        if let Err(error) = validate_policy(&function.policy) {
-            let error = ExecError::invalid_policy(name, error);
-            telemetry::record_exec(&span, || Usage::ZERO, Some(error.kind().name()));
-            return Err(self.journaled(error));
-        }
-        let system = own_system.or(function.doc);
-        let mut run = self.start_run(&function.policy, system, name, span);
-        run.schema = expected.map(|expected| &expected.schema);
-        let exec = Exec {
-            function,
-            expected,
-            // The prompt alone, and later each tool turn: the success path allocates the history once.
-            history: vec![Message::user(text)],
-            trace: self.trace.as_ref().map(|sink| sink.start_run(name)),
-            iterations: 0,
-            attempts_made: 0,
-            compactions: 0,
-        };
-        Ok((run, exec))
+    /// Judges an exec's policy: an invalid one is a programming error, recorded on the exec's
+    /// `span` and in the journal.
+    #[inline]
+    fn judge_policy(&self, function: &AgentFn, span: &Span) -> Result<(), ExecError> {
+        validate_policy(&function.policy).map_err(|error| {
+            let error = ExecError::invalid_policy(function.name, error);
+            telemetry::record_exec(span, || Usage::ZERO, Some(error.kind().name()));
+            self.journaled(error)
+        })
     }
 
     /// The error of an exec whose model still asks for tools after `max_iterations` tool turns.
@@ -786,12 +775,15 @@ enum Attempt {
 }
 
 /// The exec's answer: its trace's last line, its span's outcome and the exec's decisions.
+#[inline]
 fn answered(run: &mut Run<'_>, exec: &Exec<'_>, mut reply: Reply) -> Reply {
     if let Some(trace) = &exec.trace {
         trace.agent_finish(reply.text(), exec.iterations);
     }
     telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
-    reply.set_decisions(std::mem::take(&mut run.state.decisions));
+    if !run.state.decisions.is_empty() {
+        reply.take_decisions(&mut run.state.decisions);
+    }
     reply
 }
 

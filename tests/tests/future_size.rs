@@ -17,3 +17,15 @@ fn the_exec_future_stays_small() {
     let size = std::mem::size_of_val(&runtime.exec("the question"));
     assert!(size <= GUARD, "exec's future is {size} bytes, over its {GUARD}-byte guard: what grew?");
 }
+
+/// What an exec and a resilient call return is moved on every success: their errors sit behind
+/// one box, so that the result is no larger than the value (`Reply` for an exec, a `u64` and a
+/// pointer for a resilient call).
+#[test]
+fn results_are_no_larger_than_their_values() {
+    use agentic_runtime::resilient::Failure;
+    use agentic_runtime::{ExecError, Reply};
+    assert_eq!(size_of::<Result<Reply, ExecError>>(), size_of::<Reply>());
+    assert_eq!(size_of::<ExecError>(), size_of::<usize>());
+    assert_eq!(size_of::<Result<u64, Failure<std::io::Error>>>(), 2 * size_of::<u64>());
+}

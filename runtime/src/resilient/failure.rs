@@ -14,16 +14,29 @@ use crate::report::{Decision, Layer};
 /// Its details sit behind one box: a call's `Result<T, Failure<E>>` is then no larger than a
 /// pointer beside `T`, and the success path moves nothing more than the value (a failure is rare;
 /// it is built once, when the call gives up).
-pub struct Failure<E>(pub(super) Box<Details<E>>);
+pub struct Failure<E>(Box<fields::Failure<E>>);
 
-pub(super) struct Details<E> {
-    pub(super) kind: ExecErrorKind,
-    pub(super) name: String,
-    pub(super) decisions: Vec<Decision>,
-    pub(super) last_error: Option<E>,
-    pub(super) elapsed: Duration,
-    pub(super) stopped_by: Option<String>,
-    pub(super) refusal: Option<Refusal>,
+// Named as the public type, so that the derived `Debug` reads `Failure { kind, .. }`.
+pub(super) mod fields {
+    use super::*;
+
+    #[derive(Debug)]
+    pub(in crate::resilient) struct Failure<E> {
+        pub(in crate::resilient) kind: ExecErrorKind,
+        pub(in crate::resilient) name: String,
+        pub(in crate::resilient) decisions: Vec<Decision>,
+        pub(in crate::resilient) last_error: Option<E>,
+        pub(in crate::resilient) elapsed: Duration,
+        pub(in crate::resilient) stopped_by: Option<String>,
+        pub(in crate::resilient) refusal: Option<Refusal>,
+    }
+}
+
+impl<E> Failure<E> {
+    /// The failure of these fields, boxed.
+    pub(super) fn boxed(fields: fields::Failure<E>) -> Self {
+        Self(Box::new(fields))
+    }
 }
 
 impl<E> Failure<E> {
@@ -94,16 +107,7 @@ impl<E> Failure<E> {
 
 impl<E: fmt::Debug> fmt::Debug for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let details = &*self.0;
-        f.debug_struct("Failure")
-            .field("kind", &details.kind)
-            .field("name", &details.name)
-            .field("decisions", &details.decisions)
-            .field("last_error", &details.last_error)
-            .field("elapsed", &details.elapsed)
-            .field("stopped_by", &details.stopped_by)
-            .field("refusal", &details.refusal)
-            .finish()
+        fmt::Debug::fmt(&*self.0, f)
     }
 }
 

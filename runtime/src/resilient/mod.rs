@@ -29,8 +29,8 @@ use crate::report::Rule;
 use crate::retry::{Failed, Next, RetryState};
 use attempt::{Attempt, Limit, Outcome};
 use call::Call;
-use failure::Details;
 pub use failure::Failure;
+use failure::fields;
 pub use validator::{NoValidator, Validator};
 
 /// How an error should be handled by a retry loop.
@@ -329,7 +329,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
         last_error: Option<E>,
         refusal: Option<Refusal>,
     ) -> Failure<E> {
-        let failure = Failure(Box::new(Details {
+        let failure = Failure::boxed(fields::Failure {
             kind,
             name: self.name.as_ref().to_owned(),
             elapsed: state.budget.elapsed(),
@@ -337,7 +337,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
             last_error,
             stopped_by: refusal.as_ref().map(ToString::to_string),
             refusal,
-        }));
+        });
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
         }
@@ -361,7 +361,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
     /// The failure for a policy that breaks a rule: a programming error, before any attempt.
     #[cold]
     fn invalid_policy<E>(&self, error: &PolicyError) -> Failure<E> {
-        let failure = Failure(Box::new(Details {
+        let failure = Failure::boxed(fields::Failure {
             kind: ExecErrorKind::Programming,
             name: self.name.as_ref().to_owned(),
             decisions: Vec::new(),
@@ -369,7 +369,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
             elapsed: Duration::ZERO,
             stopped_by: Some(format!("invalid retry policy: {error}")),
             refusal: None,
-        }));
+        });
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
         }
