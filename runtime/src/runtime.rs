@@ -465,8 +465,9 @@ impl Runtime {
         // would wrap this future, and moving it costs the success path more than the span.)
         let span = telemetry::exec_span(function.name, &*self.provider);
         self.judge_policy(function, &span)?;
-        // The prompt's own system instruction lives here (it overrides the function's doc
-        // comment): the run borrows it.
+        // The run and the history are built here, in the exec's own future: returned from a helper,
+        // they were copied on every exec's way in (BENCHMARKS.md, "Issue 15, the last two goals").
+        // The prompt's own system instruction (over the function's doc comment) lives here too.
         let (text, own_system) = prompt.into().into_parts();
         let system = own_system.as_deref().or(function.doc);
         let mut run = self.start_run(&function.policy, system, function.name, span);
@@ -512,20 +513,34 @@ impl Runtime {
                     }
                 }
             };
-            // The model asks for tools: the tools' time counts, from here if nothing read the clock
-            // before.
-            run.state.budget.start_clock();
-            if exec.iterations >= self.max_iterations {
-                return Err(self.journaled(self.too_many_iterations(&mut run, exec.iterations)));
+            if let Err(error) = self.tool_turn(&mut run, &mut exec, tools).await {
+                return Err(self.journaled(error));
             }
-            exec.iterations += 1;
-            let outcomes = self.tools.run_calls_traced(&tools, exec.trace.as_ref());
-            let outcomes = outcomes.instrument(run.state.span.clone()).await;
-            exec.history.push(Message::Assistant(tools));
-            exec.history.push(results_message(outcomes));
-            run.state.governor.on_success().await;
-            run.state.budget.start_turn();
         }
+    }
+
+    /// A tool turn: the model asked for `tools`; their results join the history (whatever the
+    /// tools said: no retry, no sleep), unless the exec has had `max_iterations` tool turns.
+    async fn tool_turn(
+        &self,
+        run: &mut Run<'_>,
+        exec: &mut Exec<'_>,
+        tools: AssistantMessage,
+    ) -> Result<(), ExecError> {
+        // The tools' time counts, from here if nothing read the clock before.
+        run.state.budget.start_clock();
+        if exec.iterations >= self.max_iterations {
+            return Err(self.too_many_iterations(run, exec.iterations));
+        }
+        exec.iterations += 1;
+        let outcomes = self.tools.run_calls_traced(&tools, exec.trace.as_ref());
+        let outcomes = outcomes.instrument(run.state.span.clone()).await;
+        exec.history.push(Message::Assistant(tools));
+        exec.history.push(results_message(outcomes));
+        // The call that asked for the tools was answered: it pays for retries.
+        run.state.governor.on_success().await;
+        run.state.budget.start_turn();
+        Ok(())
     }
 
     /// Judges an exec's policy: an invalid one is a programming error, recorded on the exec's
