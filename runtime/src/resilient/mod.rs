@@ -242,8 +242,14 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
     where
         C: Fn(&T) -> Result<(), String>,
     {
+        self.with_validator(check)
+    }
+
+    /// [`Resilient::validate`] with any [`Validator`]: a type of your own, with state (a closure
+    /// is accepted too, but `validate` infers its argument's type).
+    pub fn with_validator<C: Validator<T>>(self, validator: C) -> Resilient<'p, T, C> {
         let Self { name, policy, validate: _, seed, journal, value } = self;
-        Resilient { name, policy, validate: check, seed, journal, value }
+        Resilient { name, policy, validate: validator, seed, journal, value }
     }
 
     /// Seeds the jitter RNG so that delays replay exactly.
