@@ -69,10 +69,13 @@ impl Reply {
     }
 
     /// Takes `decisions`, leaving the reply's own (empty) list in their place: swapped, so that
-    /// the empty list is dropped once, with the run, not here too.
+    /// the empty list is dropped once, with the run, not here too. Nothing to do without decisions
+    /// (the success path): the swap's loads would wait on the reply's list, just written.
     #[inline]
     pub(crate) fn take_decisions(&mut self, decisions: &mut Vec<Decision>) {
-        std::mem::swap(&mut self.decisions, decisions);
+        if !decisions.is_empty() {
+            std::mem::swap(&mut self.decisions, decisions);
+        }
     }
 
     /// The answer's text.

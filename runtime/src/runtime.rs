@@ -497,7 +497,8 @@ impl Runtime {
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
                     Attempt::Answer(reply) => {
-                        // The success pays for retries (of any exec of this runtime).
+                        // The success pays for retries (of any exec of this runtime). `on_success`
+                        // spelled out: awaiting that `async fn` costs every exec 35 instructions.
                         let governor = run.state.governor;
                         if !governor.deposit() {
                             governor.deposit_shared().await;
@@ -614,7 +615,7 @@ impl Runtime {
         match next {
             Next::Retry => {}
             Next::Stop(kind, stopped_by) => {
-                return Err(fail(run, kind, std::mem::take(&mut failures.attempts), stopped_by, source));
+                return Err(fail(run, kind, std::mem::take(attempts), stopped_by, source));
             }
         }
         failures.index += 1;
@@ -796,9 +797,7 @@ fn answered(run: &mut Run<'_>, exec: &Exec<'_>, mut reply: Reply) -> Reply {
         trace.agent_finish(reply.text(), exec.iterations);
     }
     telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
-    if !run.state.decisions.is_empty() {
-        reply.take_decisions(&mut run.state.decisions);
-    }
+    reply.take_decisions(&mut run.state.decisions);
     reply
 }
 

@@ -184,7 +184,7 @@ impl Governor {
 
     /// How long to wait before the next request, if the scope is cooling down.
     pub(crate) async fn cooldown_remaining(&self) -> Option<Duration> {
-        if self.store.is_none() && !self.cooled.load(Ordering::Acquire) {
+        if !self.may_cool_down() {
             return None;
         }
         let now = Instant::now();

@@ -327,7 +327,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
         }
     }
 
-    /// The call's failure, recorded in the journal if there is one.
+    /// The call's failure after its attempts.
     fn failure<E>(
         &self,
         kind: ExecErrorKind,
@@ -335,7 +335,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
         last_error: Option<E>,
         refusal: Option<Refusal>,
     ) -> Failure<E> {
-        let failure = Failure::boxed(fields::Failure {
+        self.journaled(fields::Failure {
             kind,
             name: self.name.as_ref().to_owned(),
             elapsed: state.budget.elapsed(),
@@ -343,7 +343,12 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
             last_error,
             stopped_by: refusal.as_ref().map(ToString::to_string),
             refusal,
-        });
+        })
+    }
+
+    /// The failure of `fields`, recorded in the journal if there is one: every failed call ends here.
+    fn journaled<E>(&self, fields: fields::Failure<E>) -> Failure<E> {
+        let failure = Failure::boxed(fields);
         if let Some(journal) = self.journal {
             let _ = journal.record(&failure.record());
         }
@@ -367,7 +372,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
     /// The failure for a policy that breaks a rule: a programming error, before any attempt.
     #[cold]
     fn invalid_policy<E>(&self, error: &PolicyError) -> Failure<E> {
-        let failure = Failure::boxed(fields::Failure {
+        self.journaled(fields::Failure {
             kind: ExecErrorKind::Programming,
             name: self.name.as_ref().to_owned(),
             decisions: Vec::new(),
@@ -375,11 +380,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
             elapsed: Duration::ZERO,
             stopped_by: Some(format!("invalid retry policy: {error}")),
             refusal: None,
-        });
-        if let Some(journal) = self.journal {
-            let _ = journal.record(&failure.record());
-        }
-        failure
+        })
     }
 }
 
