@@ -27,7 +27,9 @@ use crate::telemetry;
 /// The request's [`CallBounds`] apply too: a call with no content within `first_token`, or none new
 /// for `idle` once content flows, is cut as a timeout that names the bound; an answer past
 /// `max_answer_bytes` ends the call with an `AnswerTooLargeError`. Keep-alive comments, pings and
-/// empty chunks are not content.
+/// empty chunks are not content. On a wire that sends heartbeats ([`StreamEvent::Heartbeat`]), a
+/// stream that started and then sends nothing at all for `idle` before its first content is cut too:
+/// heartbeats prove the call alive, but never past `first_token`.
 pub async fn run(
     provider: &dyn Provider,
     request: &Request<'_>,
@@ -119,6 +121,8 @@ enum Watch {
     Call,
     FirstToken,
     Idle,
+    /// Silence before the first content, on a wire that sends heartbeats.
+    Silent,
 }
 
 /// The progress clock of one call. It is read only when the stream makes the call wait: a provider
@@ -135,6 +139,10 @@ struct Progress<'r> {
     moved: bool,
     /// Content has arrived at all.
     started: bool,
+    /// A heartbeat came before the first content: the wire sends them, so silence is bounded.
+    beating: bool,
+    /// A heartbeat came since the timer was last set (before the first content).
+    beat: bool,
     /// What the timer, once set, is waiting for.
     armed: Option<Watch>,
 }
@@ -142,19 +150,29 @@ struct Progress<'r> {
 impl Progress<'_> {
     /// The deadline and its cause for a wait that starts now, or `None` to keep the timer as set.
     fn rearm(&mut self) -> Option<(Instant, Watch)> {
-        if self.armed.is_some() && !self.moved {
+        if self.armed.is_some() && !self.moved && !self.beat {
             return None;
         }
         self.moved = false;
-        let (span, watch) =
-            if self.started { (self.bounds.idle, Watch::Idle) } else { (self.bounds.first_token, Watch::FirstToken) };
+        self.beat = false;
         let now = Instant::now();
         let waited = *self.waited.get_or_insert(now);
-        let progress = now.checked_add(span);
+        let progress = if self.started {
+            now.checked_add(self.bounds.idle).map(|at| (at, Watch::Idle))
+        } else {
+            // The first-token bound counts from the call's first wait, heartbeats or not.
+            let first = waited.checked_add(self.bounds.first_token).map(|at| (at, Watch::FirstToken));
+            let silent = now.checked_add(self.bounds.idle).filter(|_| self.beating).map(|at| (at, Watch::Silent));
+            match (first, silent) {
+                (Some(first), Some(silent)) if silent.0 < first.0 => Some(silent),
+                (None, silent) => silent,
+                (first, _) => first,
+            }
+        };
         let call = self.call.as_mut().and_then(|call| call.at(waited));
         let chosen = match (call, progress) {
-            (Some(call), Some(progress)) if call <= progress => (call, Watch::Call),
-            (_, Some(progress)) => (progress, watch),
+            (Some(call), Some(progress)) if call <= progress.0 => (call, Watch::Call),
+            (_, Some(progress)) => progress,
             (Some(call), None) => (call, Watch::Call),
             (None, None) => return None,
         };
@@ -172,6 +190,12 @@ impl Progress<'_> {
             ),
             Some(Watch::Idle) => format!(
                 "model call timed out: no new content for {} (`idle_timeout_ms` = {})",
+                format_ms(millis(self.bounds.idle)),
+                millis(self.bounds.idle)
+            ),
+            Some(Watch::Silent) => format!(
+                "model call timed out: the stream started, then nothing came for {}, not even a heartbeat \
+                 (`idle_timeout_ms` = {}): this wire sends heartbeats while the model thinks, so the stream is dead",
                 format_ms(millis(self.bounds.idle)),
                 millis(self.bounds.idle)
             ),
@@ -216,7 +240,8 @@ async fn drive(
     let CallMeta { usage: meta_usage, waited } = meta;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
-    let mut progress = Progress { bounds, waited, call, moved: false, started: false, armed: None };
+    let mut progress =
+        Progress { bounds, waited, call, moved: false, started: false, beating: false, beat: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
     let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes };
     let mut text = String::new();
@@ -252,6 +277,12 @@ async fn drive(
             }
             StreamEvent::Usage(usage) => *meta_usage = Some(usage),
             StreamEvent::Model(model) => telemetry::record_response_model(&model),
+            // Once content flows, only content resets the idle clock.
+            StreamEvent::Heartbeat if !progress.started => {
+                progress.beating = true;
+                progress.beat = true;
+            }
+            StreamEvent::Heartbeat => {}
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);
                 failed.usage = *meta_usage;
@@ -437,6 +468,72 @@ mod tests {
                 ContentBlock::ToolUse { id: "call_3".into(), name: "noop".into(), input: serde_json::json!({}) },
             ]
         );
+    }
+
+    /// One call of `step` with the default bounds (first token 300 s, idle 60 s): its message and
+    /// how long it took.
+    async fn timed(step: Step) -> (AssistantMessage, Duration) {
+        let start = tokio::time::Instant::now();
+        let message = one(step, None).await.unwrap();
+        (message, start.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn silence_after_a_heartbeat_ends_at_the_idle_bound() {
+        let (message, elapsed) = timed(Step::hang().with_heartbeats(1, Duration::ZERO)).await;
+        assert_eq!(elapsed, Duration::from_secs(60));
+        assert_eq!(
+            message.error_text(),
+            "TimeoutError: model call timed out: the stream started, then nothing came for 60 s, not even a \
+             heartbeat (`idle_timeout_ms` = 60000): this wire sends heartbeats while the model thinks, so the \
+             stream is dead"
+        );
+        assert_eq!(message.error.unwrap().transport_kind(), Some(TransportKind::Timeout));
+        // The idle clock counts from the last heartbeat.
+        let (_, elapsed) = timed(Step::hang().with_heartbeats(3, Duration::from_secs(50))).await;
+        assert_eq!(elapsed, Duration::from_secs(160));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn heartbeats_alone_end_at_the_first_token_bound() {
+        let (message, elapsed) = timed(Step::hang().with_heartbeats(u32::MAX, Duration::from_secs(15))).await;
+        assert_eq!(elapsed, Duration::from_secs(300));
+        assert_eq!(
+            message.error_text(),
+            "TimeoutError: model call timed out: no content after 300 s (`first_token_timeout_ms` = 300000)"
+        );
+        // Without heartbeats, silence before the first content has the first-token bound alone.
+        let (_, elapsed) = timed(Step::hang()).await;
+        assert_eq!(elapsed, Duration::from_secs(300));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn heartbeats_keep_a_thinking_model_alive_and_stop_counting_once_content_flows() {
+        let (message, elapsed) = timed(Step::ok("thought it over").with_heartbeats(5, Duration::from_secs(55))).await;
+        assert_eq!((message.text_content().as_str(), elapsed), ("thought it over", Duration::from_secs(220)));
+
+        /// Content, then heartbeats only: they do not reset the idle clock.
+        struct ThenPings;
+        impl Provider for ThenPings {
+            fn name(&self) -> &str {
+                "then-pings"
+            }
+            fn stream<'a>(&'a self, _: &'a Request<'a>) -> crate::provider::EventStream<'a> {
+                let pings = futures_util::stream::unfold((), |()| async {
+                    tokio::time::sleep(Duration::from_secs(10)).await;
+                    Some((Ok(StreamEvent::Heartbeat), ()))
+                });
+                Box::pin(futures_util::StreamExt::chain(
+                    futures_util::stream::iter([Ok(StreamEvent::TextDelta("Hel".into()))]),
+                    pings,
+                ))
+            }
+        }
+        let history = [Message::user("hi")];
+        let start = tokio::time::Instant::now();
+        let message = run(&ThenPings, &Request::new(&history), None).await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(60));
+        assert!(message.error_text().contains("no new content for 60 s (`idle_timeout_ms` = 60000)"), "{message:?}");
     }
 
     #[tokio::test(start_paused = true)]

@@ -6,7 +6,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire};
+use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire, is_content};
 use super::sse::SseEvent;
 use super::{EventStream, Provider, Request, StreamEvent};
 use crate::error::ModelError;
@@ -446,6 +446,9 @@ impl Wire for AnthropicWire {
             }
         }
         let parsed: Event = serde_json::from_value(value).map_err(|error| http::malformed(data, &error, secret))?;
+        let before = out.len();
+        // The answer's closing events say nothing about a model still thinking.
+        let closing = matches!(parsed, Event::MessageDelta { .. } | Event::MessageStop | Event::Error { .. });
         match parsed {
             Event::MessageStart { message } => {
                 model(&message, out);
@@ -487,6 +490,10 @@ impl Wire for AnthropicWire {
             }
             Event::Ignored => {}
         }
+        // The API pings while the model thinks: every event without content proves the call alive.
+        if !closing && !out[before..].iter().any(is_content) {
+            out.push(StreamEvent::Heartbeat);
+        }
         Ok(())
     }
 
@@ -511,8 +518,20 @@ impl Wire for AnthropicWire {
             }
         }
         self.usage(&message.usage, out);
-        out.push(StreamEvent::Done { stop_reason: self.stop(message.stop_reason.as_deref().map(stop_reason)) });
+        self.stop_reason = message.stop_reason.as_deref().map(stop_reason);
+        out.push(StreamEvent::Done { stop_reason: self.stop(self.stop_reason) });
         Ok(())
+    }
+
+    const ANSWER: &'static str = "a message (an object with `\"type\": \"message\"` and `content`)";
+
+    fn is_answer(answer: &Value) -> bool {
+        answer.get("type").and_then(Value::as_str) == Some("message")
+            || answer.get("content").is_some_and(Value::is_array)
+    }
+
+    fn finished(&self) -> bool {
+        self.stop_reason.is_some()
     }
 }
 
@@ -689,6 +708,8 @@ mod tests {
             [
                 Ok(StreamEvent::Model("claude-x-1".into())),
                 Ok(StreamEvent::Usage(start)),
+                // Every event without content proves the call alive.
+                Ok(StreamEvent::Heartbeat),
                 Ok(StreamEvent::TextDelta("Hi".into())),
                 Ok(StreamEvent::Usage(Usage::new(20, 12).with_cache_read(100).with_cache_creation(5))),
                 Ok(StreamEvent::Usage(Usage::new(21, 12).with_cache_read(100).with_cache_creation(5))),
@@ -700,6 +721,7 @@ mod tests {
     #[test]
     fn missing_and_malformed_usage_is_left_out() {
         let stop = json!({"type": "message_stop"});
+        let end_turn = json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}});
         for message in [
             json!(null),
             json!(5),
@@ -707,8 +729,10 @@ mod tests {
             json!({"model": 3, "usage": "lots"}),
             json!({"usage": {"input_tokens": -2}}),
         ] {
-            let events = replay(&[json!({"type": "message_start", "message": message}), stop.clone()]);
-            assert_eq!(events, [Ok(StreamEvent::Done { stop_reason: StopReason::Stop })], "{message}");
+            let events =
+                replay(&[json!({"type": "message_start", "message": message}), end_turn.clone(), stop.clone()]);
+            let done = Ok(StreamEvent::Done { stop_reason: StopReason::Stop });
+            assert_eq!(events, [Ok(StreamEvent::Heartbeat), done], "{message}");
         }
         let no_start = replay(&[
             json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),

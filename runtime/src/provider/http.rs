@@ -522,12 +522,44 @@ pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
 
 /// A malformed chunk: typed as a corrupted stream (retryable), with a short excerpt of the data.
 pub(crate) fn malformed(data: &str, error: &serde_json::Error, secret: Option<&Secret>) -> ModelError {
+    ModelError::transport(TransportKind::Corrupted, format!("malformed chunk: {error}: {}", excerpt(data, secret)))
+}
+
+/// A short excerpt of what a server sent, for a message: the key redacted first (so that no cut can
+/// leave a piece of it), then at most 120 characters, quoted, with control characters escaped.
+pub(crate) fn excerpt(data: &str, secret: Option<&Secret>) -> String {
     const EXCERPT: usize = 120;
-    let excerpt = match data.char_indices().nth(EXCERPT) {
-        Some((end, _)) => format!("{}...", &data[..end]),
-        None => data.to_owned(),
-    };
-    ModelError::transport(TransportKind::Corrupted, redact(&format!("malformed chunk: {error}: {excerpt:?}"), secret))
+    let data = redact(data.trim(), secret);
+    match data.char_indices().nth(EXCERPT) {
+        Some((end, _)) => format!("{:?}...", &data[..end]),
+        None => format!("{data:?}"),
+    }
+}
+
+/// A 2xx JSON body that is not the wire's answer at all (`{}`, `{"status": "ok"}`, a models list):
+/// what a health check or another API answers, so the base URL is likely wrong. Permanent, as a
+/// page that is not a stream is (code [`NOT_A_STREAM`]): the same request gets the same body.
+fn not_an_answer(path: &str, answer: &str, body: &str, secret: Option<&Secret>) -> ModelError {
+    let text = format!(
+        "the JSON answer to POST {path} is not {answer}: {}: check the base URL; it likely points at a \
+         health check, a models list or another API instead of the model API",
+        excerpt(body, secret)
+    );
+    ModelError::new("NotAnAnswerError", redact(&text, secret)).with_code(NOT_A_STREAM)
+}
+
+/// An answer with no content, no tool calls and no finish reason: a reply cut short, as a stream
+/// without its final event is (retryable). `what` says what came back.
+fn empty_answer(what: &str) -> ModelError {
+    ModelError::transport(
+        TransportKind::Truncated,
+        format!("the answer ended without content, tool calls or a finish reason: {what}"),
+    )
+}
+
+/// Whether `event` is part of the answer: text or a tool call.
+pub(crate) fn is_content(event: &StreamEvent) -> bool {
+    matches!(event, StreamEvent::TextDelta(_) | StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallDelta { .. })
 }
 
 /// One wire format's reading of the SSE events of a streamed answer.
@@ -550,6 +582,18 @@ pub(crate) trait Wire: Send + 'static {
     /// Handles a whole (not streamed) JSON answer, from a server that ignored `"stream": true`:
     /// appends its events and a final [`StreamEvent::Done`] to `out`.
     fn whole(&mut self, answer: &serde_json::Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error>;
+
+    /// What this wire's whole answer is, for the message when a JSON body is not one, e.g. "a chat
+    /// completion (an object with `choices`)".
+    const ANSWER: &'static str;
+
+    /// Whether a JSON body (not an error object) is shaped like this wire's whole answer at all;
+    /// anything else is what a wrong base URL gets.
+    fn is_answer(answer: &serde_json::Value) -> bool;
+
+    /// Whether the server sent an explicit finish reason (a `finish_reason`, a `stop_reason`): with
+    /// one, an answer without content is an answer (an empty `stop`); without, it is none.
+    fn finished(&self) -> bool;
 }
 
 /// A streamed JSON `POST` to `url` with `headers`, the `x-agentic-call` header and the call's timeout.
@@ -609,19 +653,8 @@ pub(crate) fn stream_call<W: Wire>(
     secret: Option<Secret>,
     bounds: CallBounds,
 ) -> EventStream<'static> {
-    let driver = Driver {
-        bounds,
-        start: Some((client, request)),
-        fallback,
-        response: None,
-        decoder: SseDecoder::new(),
-        wire,
-        secret,
-        events: Vec::new(),
-        out: Vec::new(),
-        queue: VecDeque::new(),
-        ended: false,
-    };
+    let path = request.url().path().to_owned();
+    let driver = Driver { start: Some((client, request)), fallback, ..Driver::new(bounds, wire, secret, path) };
     Box::pin(futures_util::stream::unfold(driver, |mut driver| async move {
         let item = driver.next().await?;
         Some((item, driver))
@@ -647,9 +680,39 @@ struct Driver<W> {
     out: Vec<StreamEvent>,
     queue: VecDeque<Item>,
     ended: bool,
+    /// The path posted to, for the message when a JSON body is not an answer.
+    path: String,
+    /// What the stream brought before its answer: its events, and an excerpt of the first.
+    seen: Seen,
+}
+
+/// The events of a stream so far, until content comes: enough to say what came back when none did.
+#[derive(Default)]
+struct Seen {
+    events: u32,
+    first: Option<String>,
+    answered: bool,
 }
 
 impl<W: Wire> Driver<W> {
+    fn new(bounds: CallBounds, wire: W, secret: Option<Secret>, path: String) -> Self {
+        Driver {
+            bounds,
+            start: None,
+            fallback: None,
+            response: None,
+            decoder: SseDecoder::new(),
+            wire,
+            secret,
+            events: Vec::new(),
+            out: Vec::new(),
+            queue: VecDeque::new(),
+            ended: false,
+            path,
+            seen: Seen::default(),
+        }
+    }
+
     async fn next(&mut self) -> Option<Item> {
         loop {
             if let Some(item) = self.queue.pop_front() {
@@ -730,7 +793,9 @@ impl<W: Wire> Driver<W> {
         self.whole_body(&body, cut);
     }
 
-    /// [`Driver::whole`] once the body is read (`cut`: it was longer than the bound).
+    /// [`Driver::whole`] once the body is read (`cut`: it was longer than the bound). An error object
+    /// becomes an error event; a body that is not shaped like the wire's answer is a wrong base URL;
+    /// an answer without content, tool calls or finish reason, a reply cut short.
     fn whole_body(&mut self, body: &[u8], cut: bool) {
         let secret = self.secret.as_ref();
         if cut {
@@ -745,9 +810,13 @@ impl<W: Wire> Driver<W> {
         let mut out = Vec::new();
         match answer.get("error").filter(|error| !error.is_null()) {
             Some(error) => out.push(error_event(&ErrorBody::from_error(error).unwrap_or_default(), secret)),
+            None if !W::is_answer(&answer) => return self.fail(not_an_answer(&self.path, W::ANSWER, &text, secret)),
             None => {
                 if let Err(error) = self.wire.whole(&answer, &mut out) {
                     return self.fail(malformed(&text, &error, secret));
+                }
+                if !self.wire.finished() && !out.iter().any(is_content) {
+                    return self.fail(empty_answer(&format!("the JSON answer was {}", excerpt(&text, secret))));
                 }
             }
         }
@@ -761,13 +830,13 @@ impl<W: Wire> Driver<W> {
             return;
         }
         let mut events = std::mem::take(&mut self.events);
+        let mut out = std::mem::take(&mut self.out);
         for event in events.drain(..) {
-            let handled = self.wire.on_event(&event, &mut self.out, self.secret.as_ref());
-            for item in self.out.drain(..) {
-                let last = matches!(item, StreamEvent::Done { .. } | StreamEvent::Error { .. });
-                self.queue.push_back(Ok(item));
-                if last {
-                    self.ended = true;
+            self.seen.saw(&event.data, self.secret.as_ref());
+            let handled = self.wire.on_event(&event, &mut out, self.secret.as_ref());
+            for item in out.drain(..) {
+                self.push(item);
+                if self.ended {
                     break;
                 }
             }
@@ -779,22 +848,58 @@ impl<W: Wire> Driver<W> {
             }
         }
         self.events = events;
+        self.out = out;
+        if let Some(json) = self.decoder.take_json().filter(|_| !self.ended) {
+            self.bare_json(&json);
+        }
+    }
+
+    /// Queues one event of the wire's: content marks the stream answered; a final event ends the
+    /// call, and a `Done` that ends a stream with neither content nor finish reason is no answer.
+    fn push(&mut self, item: StreamEvent) {
+        self.seen.answered |= is_content(&item);
+        match item {
+            StreamEvent::Done { .. } if !self.seen.answered && !self.wire.finished() => {
+                self.fail(self.seen.no_answer())
+            }
+            StreamEvent::Done { .. } | StreamEvent::Error { .. } => {
+                self.queue.push_back(Ok(item));
+                self.ended = true;
+            }
+            item => self.queue.push_back(Ok(item)),
+        }
+    }
+
+    /// A JSON value the event stream carried outside any event (no `data:`): an error object is
+    /// the error it says, typed by its type and code as an error event is; a body of nothing else is
+    /// read as a whole answer. After events, anything else is ignored, as the standard ignores a
+    /// line it does not know.
+    fn bare_json(&mut self, json: &str) {
+        let is_error = serde_json::from_str::<serde_json::Value>(json).is_ok_and(|value| value.get("error").is_some());
+        if is_error || self.seen.events == 0 {
+            self.whole_body(json.as_bytes(), false);
+        }
     }
 
     /// The body ended: cleanly (`None`) or with an error. Without a final event the call either
-    /// finishes (the provider already said it was complete), drops (an error) or ends without
-    /// `Done` (the agent reports a truncated stream).
+    /// finishes (the provider already said it was complete), drops (an error), was JSON rather than
+    /// events (read as a whole answer), or ends without `Done` (the agent reports a truncated stream;
+    /// a stream that brought events but no answer says what came).
     fn end_of_body(&mut self, error: Option<reqwest::Error>) {
         self.ended = true;
         self.response = None;
         if let Some(stop_reason) = self.wire.completed() {
-            self.queue.push_back(Ok(StreamEvent::Done { stop_reason }));
+            self.push(StreamEvent::Done { stop_reason });
         } else if let Some(error) = error {
             self.queue.push_back(Err(transport_error(error, Phase::Body, self.secret.as_ref())));
+        } else if let Some(body) = self.decoder.take_json_body() {
+            self.whole_body(body.as_bytes(), false);
         } else if self.decoder.has_partial_event() {
             // The standard discards an event whose blank line never came: the stream was cut.
             let text = "stream ended unexpectedly, in the middle of an event (before its final event)";
             self.queue.push_back(Err(ModelError::transport(TransportKind::Truncated, text)));
+        } else if !self.seen.answered && self.seen.events > 0 {
+            self.queue.push_back(Err(self.seen.no_answer()));
         }
     }
 
@@ -805,22 +910,31 @@ impl<W: Wire> Driver<W> {
     }
 }
 
+impl Seen {
+    /// Counts an event (its data `data`) and keeps an excerpt of the first, until content came.
+    fn saw(&mut self, data: &str, secret: Option<&Secret>) {
+        if self.answered {
+            return;
+        }
+        self.events = self.events.saturating_add(1);
+        if self.first.is_none() {
+            self.first = Some(excerpt(data, secret));
+        }
+    }
+
+    /// A stream that ended with no content, tool calls or finish reason: a truncated stream, whose
+    /// text says what came back.
+    fn no_answer(&self) -> ModelError {
+        let first = self.first.as_deref().unwrap_or("nothing");
+        let events = if self.events == 1 { "1 event".to_owned() } else { format!("{} events", self.events) };
+        empty_answer(&format!("the stream ended after {events} (the first: {first})"))
+    }
+}
+
 /// Runs `wire`'s driver over a body that arrives in `reads` (an event stream) or, with `whole`, as
 /// one JSON answer, without a connection: the items the call would yield. For the fuzz targets.
 pub(crate) fn replay<W: Wire>(wire: W, reads: &[&[u8]], whole: bool, secret: Option<Secret>) -> Vec<Item> {
-    let mut driver = Driver {
-        bounds: CallBounds::DEFAULT,
-        start: None,
-        fallback: None,
-        response: None,
-        decoder: SseDecoder::new(),
-        wire,
-        secret,
-        events: Vec::new(),
-        out: Vec::new(),
-        queue: VecDeque::new(),
-        ended: false,
-    };
+    let mut driver = Driver::new(CallBounds::DEFAULT, wire, secret, "/replay".to_owned());
     if whole {
         driver.whole_body(&reads.concat(), false);
     } else {

@@ -186,6 +186,17 @@ pub enum StreamEvent {
     Usage(crate::Usage),
     /// The model that answers, as the server named it (`gen_ai.response.model` in traces).
     Model(String),
+    /// The server showed the call is alive without sending content: an event that carries none
+    /// (Anthropic's `message_start`, a `ping`, a thinking delta).
+    ///
+    /// Only a wire whose server sends heartbeats while the model thinks sends it, one for each such
+    /// event; that is how a provider says its wire promises them. Once one came, silence before the
+    /// first content is bounded by `idle_timeout_ms` from the last event as well as by
+    /// `first_token_timeout_ms` from the start: a stream that started and then went silent is dead,
+    /// and heartbeats never extend the first-token bound. Once content flows, only content resets
+    /// the idle clock. A wire whose server may say nothing while a reasoning model thinks (Chat
+    /// Completions) sends none, and its first content has `first_token_timeout_ms` alone.
+    Heartbeat,
     /// The provider sent an error event; it becomes the final message as it is.
     Error {
         /// The event's text, as sent (possibly empty).

@@ -563,6 +563,16 @@ impl Wire for OpenAiWire {
         out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
         Ok(())
     }
+
+    const ANSWER: &'static str = "a chat completion (an object with `choices`)";
+
+    fn is_answer(answer: &Value) -> bool {
+        answer.get("choices").is_some() || answer.get("object").and_then(Value::as_str) == Some("chat.completion")
+    }
+
+    fn finished(&self) -> bool {
+        self.finish.is_some()
+    }
 }
 
 /// A whole chat completion (not streamed): its message reads like one big delta.

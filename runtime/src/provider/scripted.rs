@@ -31,6 +31,8 @@ pub struct Step {
     outcome: Outcome,
     latency: Duration,
     usage: Option<Usage>,
+    /// How many heartbeats come before the outcome, and how far apart.
+    heartbeats: (u32, Duration),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -123,6 +125,16 @@ impl Step {
         self
     }
 
+    /// Before its outcome, the call sends `count` heartbeats ([`StreamEvent::Heartbeat`]: what a wire
+    /// that pings while the model thinks sends), the first after the latency, each next one `every`
+    /// later; the outcome follows the last at once. `Step::hang().with_heartbeats(1, Duration::ZERO)`
+    /// is a stream that started and then went silent; `Step::hang().with_heartbeats(u32::MAX, every)`
+    /// pings forever.
+    pub fn with_heartbeats(mut self, count: u32, every: Duration) -> Self {
+        self.heartbeats = (count, every);
+        self
+    }
+
     /// The call reports `usage` (as a server's usage chunk would), just before it ends: an answer, a
     /// tool call, an error event or an error raised while streaming alike.
     pub fn with_usage(mut self, usage: Usage) -> Self {
@@ -152,7 +164,7 @@ impl Step {
     }
 
     fn new(outcome: Outcome) -> Self {
-        Self { outcome, latency: Duration::ZERO, usage: None }
+        Self { outcome, latency: Duration::ZERO, usage: None, heartbeats: (0, Duration::ZERO) }
     }
 
     fn map_error(mut self, change: impl FnOnce(ModelError) -> ModelError) -> Self {
@@ -337,6 +349,10 @@ impl Provider for ScriptedProvider {
             Err(error) => return Box::pin(stream::iter([Err(error)])),
         };
         let latency = step.latency;
+        let (count, every) = step.heartbeats;
+        if count > 0 {
+            return Box::pin(heartbeats(count, latency, every).chain(outcome(step, &self.shared.tool_calls)));
+        }
         if step.outcome == Outcome::Hang {
             return Box::pin(stream::pending());
         }
@@ -352,6 +368,32 @@ impl Provider for ScriptedProvider {
             .flatten(),
         )
     }
+}
+
+/// `count` heartbeats, the first after `first`, each next one `every` later.
+fn heartbeats(
+    count: u32,
+    first: Duration,
+    every: Duration,
+) -> impl futures_core::Stream<Item = Result<StreamEvent, ModelError>> + Send {
+    stream::unfold(0, move |sent| async move {
+        if sent == count {
+            return None;
+        }
+        let wait = if sent == 0 { first } else { every };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        Some((Ok(StreamEvent::Heartbeat), sent + 1))
+    })
+}
+
+/// The events of `step`'s outcome, played at once; a hang's never end.
+fn outcome(step: Step, next_call_id: &AtomicU64) -> EventStream<'static> {
+    if step.outcome == Outcome::Hang {
+        return Box::pin(stream::pending());
+    }
+    Box::pin(stream::iter(step.events(next_call_id)))
 }
 
 /// A poisoned lock only means another test thread panicked; the record is still usable.

@@ -7,6 +7,11 @@
 //! discarded, as the standard says; [`SseDecoder::has_partial_event`] tells whether one was.
 //! Lines and events are bounded ([`MAX_LINE`], [`MAX_EVENT`]) so a server cannot exhaust memory.
 //!
+//! A server that writes its error as bare JSON instead of an event (`{"error": ..}` on a line of its
+//! own, without `data:`) would have it ignored by the standard (a field of an unknown name): the
+//! decoder keeps it instead, for [`SseDecoder::take_json`] (one line) or
+//! [`SseDecoder::take_json_body`] (a body that is JSON on several lines, once the stream ended).
+//!
 //! The HTTP providers read their streams with it; it needs no HTTP stack, so a [`Provider`] of your
 //! own for another server's event stream can use it with the core alone:
 //!
@@ -65,6 +70,13 @@ pub struct SseDecoder {
     event: String,
     /// A field line was seen since the last dispatch.
     pending: bool,
+    /// A field line was seen at all.
+    fields: bool,
+    /// The first line that was a JSON value by itself, not yet taken.
+    json: Option<String>,
+    /// The body so far, when its first line opened a JSON value that the line did not close: the
+    /// body is JSON on several lines, not an event stream.
+    json_body: Option<String>,
 }
 
 impl SseDecoder {
@@ -103,6 +115,19 @@ impl SseDecoder {
         self.extend_line(bytes)
     }
 
+    /// The first line, not yet taken, that was a JSON value by itself (it starts with `{` or `[`) rather
+    /// than an SSE field: a server's bare JSON error. Later such lines are ignored until it is taken.
+    pub fn take_json(&mut self) -> Option<String> {
+        self.json.take()
+    }
+
+    /// Once the stream ended: the body, when it was JSON on several lines rather than an event stream
+    /// (its first line opened a JSON value), bounded by [`MAX_EVENT`]. Whether it parses is the
+    /// caller's to find out.
+    pub fn take_json_body(&mut self) -> Option<String> {
+        self.json_body.take()
+    }
+
     /// True when the stream so far ends inside an event (a field line or a partial line without
     /// the blank line that would dispatch it). At the end of the stream such an event is discarded.
     pub fn has_partial_event(&self) -> bool {
@@ -123,6 +148,14 @@ impl SseDecoder {
             self.started = true;
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
+        if let Some(body) = &mut self.json_body {
+            if body.len() + line.len() + 1 > MAX_EVENT {
+                return Err(too_large("event", MAX_EVENT));
+            }
+            body.push_str(&String::from_utf8_lossy(line));
+            body.push('\n');
+            return Ok(());
+        }
         if line.is_empty() {
             self.dispatch(out);
             return Ok(());
@@ -130,7 +163,11 @@ impl SseDecoder {
         if line[0] == b':' {
             return Ok(());
         }
+        if matches!(line[0], b'{' | b'[') && self.bare_json(line) {
+            return Ok(());
+        }
         self.pending = true;
+        self.fields = true;
         let (field, value) = match line.iter().position(|&byte| byte == b':') {
             Some(colon) => {
                 let value = &line[colon + 1..];
@@ -151,6 +188,23 @@ impl SseDecoder {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Keeps a line that starts like JSON when it is a JSON value by itself, or, as the body's first
+    /// field-like line, starts collecting the body as JSON; false when it is to be read as a field.
+    fn bare_json(&mut self, line: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(line);
+        if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
+            if self.json.is_none() {
+                self.json = Some(text.into_owned());
+            }
+            return true;
+        }
+        if self.fields {
+            return false;
+        }
+        self.json_body = Some(text.into_owned() + "\n");
+        true
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
@@ -254,6 +308,37 @@ mod tests {
     fn invalid_utf8_is_replaced_not_fatal() {
         let (events, _) = decode_in(&[b"data: \xFF\xFEok\n\n"]);
         assert_eq!(events, [event("", "\u{fffd}\u{fffd}ok")]);
+    }
+
+    #[test]
+    fn a_bare_json_line_is_kept_not_read_as_a_field() {
+        let mut decoder = SseDecoder::new();
+        let mut out = Vec::new();
+        let error = r#"{"error":{"message":"bad key","code":"invalid_api_key"}}"#;
+        decoder.feed(format!("{error}\n").as_bytes(), &mut out).unwrap();
+        assert!(out.is_empty() && !decoder.has_partial_event());
+        assert_eq!(decoder.take_json().as_deref(), Some(error));
+        assert_eq!(decoder.take_json(), None);
+        // After a field line, a line that only starts like JSON is a field, as the standard says.
+        decoder.feed(b"data: a\n{\"cut\"\n\n", &mut out).unwrap();
+        assert_eq!((out, decoder.take_json(), decoder.take_json_body()), (vec![event("", "a")], None, None));
+    }
+
+    #[test]
+    fn a_body_that_is_json_on_several_lines_is_kept_whole_and_bounded() {
+        let (body, mut decoder) = ("{\n  \"error\": {\"type\": \"overloaded_error\"}\n}\n", SseDecoder::new());
+        let mut out = Vec::new();
+        for read in body.as_bytes().chunks(3) {
+            decoder.feed(read, &mut out).unwrap();
+        }
+        assert!(out.is_empty() && !decoder.has_partial_event() && decoder.take_json().is_none());
+        assert_eq!(decoder.take_json_body().as_deref(), Some(body));
+
+        let mut decoder = SseDecoder::new();
+        decoder.feed(b"[\n", &mut out).unwrap();
+        let line = [vec![b'1'; 64 * 1024], b",\n".to_vec()].concat();
+        let error = (0..=16).find_map(|_| decoder.feed(&line, &mut out).err()).expect("the event bound");
+        assert!(error.message().contains("an SSE event exceeds"), "{error}");
     }
 
     #[test]

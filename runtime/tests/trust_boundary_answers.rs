@@ -1,0 +1,302 @@
+//! What counts as an answer (issue 23), on both wire formats against the chaos server, on tokio's
+//! paused clock: a 2xx that is not an answer is a classified error that says what came back, never
+//! an empty success; a bare JSON error line in an event stream is the error it says; and on a wire
+//! that sends heartbeats, a stream that started and then went silent ends at the idle bound.
+
+use std::time::Duration;
+
+use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::message::Message;
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, Request};
+use agentic_runtime::{ContentBlock, ExecError, ExecErrorKind, Jitter, Reply, RetryPolicy, Runtime, StopReason, agent};
+
+/// The canary key: it must never appear in any error or text.
+const CANARY: &str = "sk-canary-SECRET123";
+
+/// The default counts (3 session retries in each of 3 exec attempts: 12 calls), exact delays.
+const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
+
+impl Wire {
+    fn provider(self, server: &ChaosServer) -> Box<dyn Provider> {
+        match self {
+            Wire::OpenAi => Box::new(OpenAiProvider::new(server.openai_base_url(), Some(CANARY.to_owned()))),
+            Wire::Anthropic => Box::new(AnthropicProvider::new(server.anthropic_base_url(), Some(CANARY.to_owned()))),
+        }
+    }
+
+    /// The path the provider posts to.
+    fn path(self) -> &'static str {
+        match self {
+            Wire::OpenAi => "/v1/chat/completions",
+            Wire::Anthropic => "/v1/messages",
+        }
+    }
+
+    /// What the message says this wire's whole answer is.
+    fn answer(self) -> &'static str {
+        match self {
+            Wire::OpenAi => "a chat completion (an object with `choices`)",
+            Wire::Anthropic => "a message (an object with `\"type\": \"message\"` and `content`)",
+        }
+    }
+}
+
+struct Run {
+    outcome: Result<Reply, ExecError>,
+    requests: usize,
+}
+
+impl Run {
+    fn error(&self, wire: Wire) -> &ExecError {
+        match &self.outcome {
+            Ok(reply) => panic!("{wire:?}: expected a failure, got the answer {:?}", reply.text()),
+            Err(error) => error,
+        }
+    }
+
+    fn reply(&self, wire: Wire) -> &Reply {
+        match &self.outcome {
+            Ok(reply) => reply,
+            Err(error) => panic!("{wire:?}: expected an answer, got {error}"),
+        }
+    }
+}
+
+async fn exec(wire: Wire, scenario: Scenario, policy: &RetryPolicy) -> Run {
+    let server = ChaosServer::start(scenario).await.expect("the chaos server starts");
+    let runtime = match wire {
+        Wire::OpenAi => Runtime::new(OpenAiProvider::new(server.openai_base_url(), Some(CANARY.to_owned()))),
+        Wire::Anthropic => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), Some(CANARY.to_owned()))),
+    }
+    .with_retry_quota(None);
+    let outcome = runtime.exec_with(policy, "What is the answer?").await;
+    if let Err(error) = &outcome {
+        let everything = format!("{error} {error:?}");
+        assert!(!everything.contains("SECRET123"), "{wire:?}: the key leaked: {everything}");
+    }
+    Run { outcome, requests: server.journal().len() }
+}
+
+/// A 200 with `content_type` and `body`, for every call.
+fn body(content_type: &str, body: &str) -> Scenario {
+    Scenario::new().otherwise(Step::wrong_content_type().content_type(content_type).body(body))
+}
+
+/// A 200 with `content_type` and `body` once, then a good answer.
+fn once_then_ok(content_type: &str, body: &str) -> Scenario {
+    Scenario::new()
+        .then(Step::wrong_content_type().content_type(content_type).body(body))
+        .otherwise(Step::ok("the answer"))
+}
+
+/// One SSE event of Anthropic's, named as the API names it.
+fn event(data: serde_json::Value) -> String {
+    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
+}
+
+fn message_start() -> String {
+    event(
+        serde_json::json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+        "content": [], "model": "claude-test", "stop_reason": null, "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_json_body_that_is_not_a_completion_is_a_wrong_base_url_and_permanent() {
+    let models = r#"{"object":"list","data":[{"id":"gpt-4o","object":"model"}]}"#;
+    for wire in WIRES {
+        for shape in ["{}", r#"{"status":"ok"}"#, "[]", models] {
+            let run = exec(wire, body("application/json", shape), &POLICY).await;
+            let error = run.error(wire);
+            assert_eq!((error.kind(), run.requests), (ExecErrorKind::Permanent, 1), "{wire:?} {shape}");
+            let expected = format!(
+                "NotAnAnswerError: the JSON answer to POST {} is not {}: {shape:?}: check the base URL; it likely \
+                 points at a health check, a models list or another API instead of the model API",
+                wire.path(),
+                wire.answer()
+            );
+            assert_eq!(error.attempts(), [expected], "{wire:?} {shape}");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_empty_answer_shaped_like_one_is_a_truncated_answer_and_retried() {
+    for (wire, shape) in [
+        (Wire::OpenAi, r#"{"choices":[]}"#),
+        (Wire::OpenAi, r#"{"object":"chat.completion","choices":[{"index":0,"message":{"content":null}}]}"#),
+        (Wire::Anthropic, r#"{"type":"message","content":[],"stop_reason":null}"#),
+    ] {
+        let run = exec(wire, once_then_ok("application/json", shape), &POLICY).await;
+        let reply = run.reply(wire);
+        assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire:?} {shape}");
+        let expected = format!(
+            "IncompleteStreamError: the answer ended without content, tool calls or a finish reason: the JSON \
+             answer was {shape:?}"
+        );
+        assert_eq!(reply.decisions()[0].error, expected, "{wire:?} {shape}");
+
+        // Every call alike: the policy's 12 calls, then exhausted.
+        let run = exec(wire, body("application/json", shape), &POLICY).await;
+        assert_eq!((run.error(wire).kind(), run.requests), (ExecErrorKind::Exhausted, 12), "{wire:?} {shape}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_without_content_tool_calls_or_a_finish_reason_is_truncated() {
+    let empty_chunk = r#"{"id":"c1","choices":[{"index":0,"delta":{}}]}"#;
+    let anthropic = message_start() + &event(serde_json::json!({"type": "message_stop"}));
+    for (wire, stream, events, first) in [
+        (Wire::OpenAi, "data: [DONE]\n\n".to_owned(), "1 event", "[DONE]".to_owned()),
+        (Wire::OpenAi, format!("data: {empty_chunk}\n\ndata: [DONE]\n\n"), "2 events", empty_chunk.to_owned()),
+        (Wire::Anthropic, anthropic.clone(), "2 events", anthropic.lines().nth(1).unwrap()[6..].to_owned()),
+    ] {
+        let run = exec(wire, once_then_ok("text/event-stream", &stream), &POLICY).await;
+        let reply = run.reply(wire);
+        assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire:?} {stream}");
+        let expected = format!(
+            "IncompleteStreamError: the answer ended without content, tool calls or a finish reason: the stream \
+             ended after {events} (the first: {})",
+            excerpt(&first)
+        );
+        assert_eq!(reply.decisions()[0].error, expected, "{wire:?} {stream}");
+    }
+}
+
+/// What a message quotes of `data`: its first 120 characters, quoted and escaped.
+fn excerpt(data: &str) -> String {
+    match data.char_indices().nth(120) {
+        Some((end, _)) => format!("{:?}...", &data[..end]),
+        None => format!("{data:?}"),
+    }
+}
+
+/// One call through `agent::run`, as the session layer makes it.
+async fn call(wire: Wire, step: impl Into<Step>) -> agentic_runtime::AssistantMessage {
+    let server = ChaosServer::start(Scenario::new().otherwise(step)).await.expect("the chaos server starts");
+    let history = [Message::user("What is the answer?")];
+    agent::run(&*wire.provider(&server), &Request::new(&history), None).await.expect("not a programming error")
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_explicit_finish_reason_with_empty_text_and_a_tool_call_stay_answers() {
+    let openai_stop = |reason: &str| {
+        format!(r#"{{"choices":[{{"index":0,"message":{{"content":""}},"finish_reason":"{reason}"}}]}}"#)
+    };
+    for (wire, shape, stop_reason) in [
+        (Wire::OpenAi, openai_stop("stop"), StopReason::Stop),
+        (Wire::OpenAi, openai_stop("length"), StopReason::Length),
+        (Wire::Anthropic, r#"{"type":"message","content":[],"stop_reason":"end_turn"}"#.to_owned(), StopReason::Stop),
+        (
+            Wire::Anthropic,
+            r#"{"type":"message","content":[],"stop_reason":"max_tokens"}"#.to_owned(),
+            StopReason::Length,
+        ),
+    ] {
+        let message = call(wire, Step::wrong_content_type().content_type("application/json").body(shape.clone())).await;
+        assert_eq!((message.text_content().as_str(), message.stop_reason), ("", stop_reason), "{wire:?} {shape}");
+    }
+    let streams = [
+        (
+            Wire::OpenAi,
+            "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+                .to_owned(),
+        ),
+        (
+            Wire::Anthropic,
+            message_start()
+                + &event(serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}))
+                + &event(serde_json::json!({"type": "message_stop"})),
+        ),
+    ];
+    for (wire, stream) in streams {
+        let message = call(wire, Step::wrong_content_type().content_type("text/event-stream").body(stream)).await;
+        assert_eq!((message.text_content().as_str(), message.stop_reason), ("", StopReason::Stop), "{wire:?}");
+    }
+    for wire in WIRES {
+        let message = call(wire, Step::tool_use("get_weather", serde_json::json!({"city": "Paris"}))).await;
+        assert_eq!(message.stop_reason, StopReason::ToolUse, "{wire:?}: {message:?}");
+        assert!(
+            matches!(&message.content[..], [ContentBlock::ToolUse { name, .. }] if name == "get_weather"),
+            "{wire:?}: {message:?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bare_json_error_line_in_an_event_stream_is_the_error_it_says() {
+    let openai_key = format!(
+        r#"{{"error":{{"message":"Incorrect API key provided: {CANARY}.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}}}"#
+    );
+    let anthropic_key = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+    for (wire, line, attempt) in [
+        (Wire::OpenAi, openai_key.as_str(), "BadRequestError: Incorrect API key provided: <redacted>."),
+        (Wire::Anthropic, anthropic_key, "AuthenticationError: invalid x-api-key"),
+    ] {
+        let run = exec(wire, body("text/event-stream", &format!("{line}\n")), &POLICY).await;
+        let error = run.error(wire);
+        assert_eq!((error.kind(), run.requests), (ExecErrorKind::Permanent, 1), "{wire:?}: {error}");
+        assert_eq!(error.attempts(), [attempt], "{wire:?}");
+    }
+    // Retryable by its type; pretty-printed on several lines, it is read whole at the end of the body.
+    let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let pretty = "{\n  \"error\": {\n    \"type\": \"overloaded_error\",\n    \"message\": \"Overloaded\"\n  }\n}\n";
+    for wire in WIRES {
+        for line in [format!("{overloaded}\n"), pretty.to_owned()] {
+            let run = exec(wire, once_then_ok("text/event-stream", &line), &POLICY).await;
+            let reply = run.reply(wire);
+            assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire:?} {line}");
+            assert_eq!(reply.decisions()[0].error, "OverloadedError: Overloaded", "{wire:?} {line}");
+        }
+    }
+}
+
+/// Short bounds, one call: the call's own bound is what ends it.
+const ONE_CALL: RetryPolicy = RetryPolicy::new()
+    .with_max_retries(1)
+    .with_session_retries(0)
+    .with_first_token_timeout_ms(30_000)
+    .with_idle_timeout_ms(5_000);
+
+#[tokio::test(start_paused = true)]
+async fn silence_after_the_stream_started_ends_at_the_idle_bound_where_the_wire_sends_heartbeats() {
+    // Anthropic: `message_start`, a block's start and a ping, then nothing at all.
+    let run = exec(Wire::Anthropic, Scenario::new().otherwise(Step::hang().after_chunks(0)), &ONE_CALL).await;
+    let error = run.error(Wire::Anthropic);
+    assert_eq!(
+        error.attempts(),
+        ["TimeoutError: model call timed out: the stream started, then nothing came for 5 s, not even a heartbeat \
+             (`idle_timeout_ms` = 5000): this wire sends heartbeats while the model thinks, so the stream is dead"]
+    );
+    assert_eq!((error.kind(), error.elapsed(), run.requests), (ExecErrorKind::Exhausted, Duration::from_secs(5), 1));
+
+    // Chat Completions sends no heartbeats: a reasoning model may think in silence until the first
+    // token's bound.
+    let run = exec(Wire::OpenAi, Scenario::new().otherwise(Step::hang().after_chunks(0)), &ONE_CALL).await;
+    let error = run.error(Wire::OpenAi);
+    assert_eq!(
+        error.attempts(),
+        ["TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)"]
+    );
+    assert_eq!((error.elapsed(), run.requests), (Duration::from_secs(30), 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn pings_alone_still_end_at_the_first_token_bound() {
+    let pings = Scenario::new().otherwise(Step::keep_alive_flood().ping().interval_ms(1_000));
+    let run = exec(Wire::Anthropic, pings, &ONE_CALL).await;
+    let error = run.error(Wire::Anthropic);
+    assert_eq!(
+        error.attempts(),
+        ["TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)"]
+    );
+    assert_eq!((error.elapsed(), run.requests), (Duration::from_secs(30), 1));
+}
