@@ -24,7 +24,10 @@ use crate::usage::Usage;
 /// `input_json_delta`), `content_block_stop`, `message_delta` (`end_turn` and `stop_sequence` ->
 /// [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`], `tool_use` ->
 /// [`StopReason::ToolUse`]; its `usage` counts replace those sent before, the others are kept),
-/// `message_stop`, `ping` and `error`. A request with a [schema](Request::schema) offers one more
+/// `message_stop`, `ping` and `error`. The API pings while the model thinks, so every event without
+/// content (`message_start`, `ping`, a thinking delta) is also sent as a [`StreamEvent::Heartbeat`]:
+/// a stream that started and then sends nothing for `idle_timeout_ms` ends there, before its first
+/// content too. A request with a [schema](Request::schema) offers one more
 /// tool, named as the schema, whose `input_schema` is the schema, and forces it (`tool_choice:
 /// {"type": "tool", name}`): that tool's `tool_use` block is read as the answer's text (its
 /// `input_json_delta` fragments), and its `tool_use` stop as [`StopReason::Stop`]. The usage is `input_tokens`, `output_tokens`,
