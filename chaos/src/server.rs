@@ -16,7 +16,7 @@ use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
 use crate::scenario::{Cursor, Scenario};
 use crate::step::{
-    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, Pieces, Preset, Reply, Step, ToolUse,
+    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, Pieces, Preset, Redirect, Reply, Step, ToolUse,
     WrongContentType,
 };
 use crate::usage::prompt_tokens;
@@ -391,7 +391,8 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         cut_by_token_limit: step.cut_by_token_limit(),
     };
     let api_key = api_key(&request, wire);
-    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key };
+    let path = request.path;
+    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key, path };
     answer.step(step).await
 }
 
@@ -476,6 +477,8 @@ struct Answer<'a> {
     /// The request's API key, for an error that echoes a piece of it; never stored beyond the
     /// answer.
     api_key: Option<String>,
+    /// The request's path, without its query: where a redirect loop points.
+    path: String,
 }
 
 /// The API key a request carries: the header of its own wire format first.
@@ -560,6 +563,7 @@ impl Answer<'_> {
                 self.wrong_content_type(&w);
                 Ok(After::KeepAlive)
             }
+            Step::Redirect(r) => self.redirect(&r),
         }
     }
 
@@ -700,6 +704,19 @@ impl Answer<'_> {
         headers.extend(w.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(200, &headers, self.keep_alive));
         self.conn.send(w.body.as_bytes());
+    }
+
+    /// A redirect with an empty body, to its location or back to the request's own URL.
+    fn redirect(&mut self, r: &Redirect) -> io::Result<After> {
+        let location = match &r.location {
+            Some(url) => url.clone(),
+            None => format!("http://{}{}", self.conn.local_addr()?, self.path),
+        };
+        let (id_name, id) = self.request_id();
+        let mut headers = vec![("location", location.as_str()), ("content-length", "0"), (id_name, &id)];
+        headers.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        self.conn.send(&http::head(r.status, &headers, self.keep_alive));
+        Ok(After::KeepAlive)
     }
 
     async fn keep_alive_flood(&mut self, f: &KeepAliveFlood) -> io::Result<After> {

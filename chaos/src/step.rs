@@ -51,6 +51,9 @@ pub enum StepKind {
     EndlessJson,
     /// A 200 whose content type is not an event stream nor JSON (an HTML login page by default).
     WrongContentType,
+    /// A redirect (301, 302, 303, 307 or 308) with an empty body, to another URL or back to the
+    /// request's own.
+    Redirect,
 }
 
 impl StepKind {
@@ -74,6 +77,7 @@ impl StepKind {
             Self::EndlessText => "endless_text",
             Self::EndlessJson => "endless_json",
             Self::WrongContentType => "wrong_content_type",
+            Self::Redirect => "redirect",
         }
     }
 }
@@ -136,6 +140,8 @@ pub enum Step {
     EndlessJson(EndlessJson),
     /// A 200 whose content type is neither an event stream nor JSON.
     WrongContentType(WrongContentType),
+    /// A redirect with an empty body.
+    Redirect(Redirect),
 }
 
 impl Step {
@@ -159,6 +165,7 @@ impl Step {
             Self::EndlessText(_) => StepKind::EndlessText,
             Self::EndlessJson(_) => StepKind::EndlessJson,
             Self::WrongContentType(_) => StepKind::WrongContentType,
+            Self::Redirect(_) => StepKind::Redirect,
         }
     }
 
@@ -275,6 +282,12 @@ impl Step {
         WrongContentType::new()
     }
 
+    /// Answer with a redirect: status 307 and a `location` back to the request's own URL unless
+    /// set, an empty body. See [`Redirect`].
+    pub fn redirect() -> Redirect {
+        Redirect::new()
+    }
+
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
     pub fn into_step(self) -> Step {
         self
@@ -311,7 +324,8 @@ impl Step {
             | Self::ContextOverflow(_)
             | Self::InvalidApiKey(_)
             | Self::EndlessJson(_)
-            | Self::WrongContentType(_) => TokenUsage::default(),
+            | Self::WrongContentType(_)
+            | Self::Redirect(_) => TokenUsage::default(),
         }
     }
 }
@@ -384,18 +398,6 @@ impl Reply {
     /// 0.
     pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
         self.chunk_delay_ms = ms;
-        self
-    }
-
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
         self
     }
 
@@ -711,18 +713,6 @@ impl HttpError {
     /// No `x-should-retry` header.
     pub fn should_retry(mut self, retry: bool) -> Self {
         self.should_retry = Some(retry);
-        self
-    }
-
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
         self
     }
 
@@ -1235,18 +1225,6 @@ impl ToolUse {
         self
     }
 
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
-        self
-    }
-
     /// Pin the counts of the usage the answer reports (see [`Reply::usage`]).
     ///
     /// # Default
@@ -1492,18 +1470,6 @@ impl EndlessJson {
     fn new() -> Self {
         Self { interval_ms: crate::DEFAULT_INTERVAL_MS, headers: Vec::new() }
     }
-
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
-        self
-    }
 }
 
 interval_setter!(EndlessJson);
@@ -1574,19 +1540,101 @@ impl WrongContentType {
         self.body = body.into();
         self
     }
+}
 
-    /// Add a response header.
+/// A redirect: the `redirect` step, to see that a client does not follow a model endpoint's
+/// redirect blindly (to another host, with its key, or round and round).
+///
+/// Whether or not the request asked for a stream: [`status`](Redirect::status), a `location`
+/// header, `content-length: 0` and no body. Without a [`location`](Redirect::location) the
+/// `location` is the request's own URL on this server, `http://127.0.0.1:PORT<request path>` (the
+/// path without its query): a redirect loop. Every request, a redirected one too, consumes a step
+/// as usual, so a loop needs `times` (or the default step) to go on.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{Scenario, Step};
+///
+/// let elsewhere = Step::redirect().status(308).location("http://127.0.0.1:9/v1/messages");
+/// let round_and_round = Scenario::new().then_times(20, Step::redirect());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub(crate) status: u16,
+    pub(crate) location: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl Redirect {
+    /// The status sent unless set: 307 Temporary Redirect, which a client must repeat with the
+    /// same method and body.
+    pub const DEFAULT_STATUS: u16 = 307;
+
+    /// The statuses a redirect may have (a scenario file refuses any other).
+    pub const STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+    fn new() -> Self {
+        Self { status: Self::DEFAULT_STATUS, location: None, headers: Vec::new() }
+    }
+
+    /// The status: 301, 302, 303, 307 or 308. A scenario file refuses any other; here the status
+    /// is sent as given.
+    ///
+    /// # Default
+    ///
+    /// [`Redirect::DEFAULT_STATUS`], 307.
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// The `location` header: an absolute URL (`scheme://...`). A scenario file refuses any
+    /// other; here it is sent as given.
+    ///
+    /// # Default
+    ///
+    /// The request's own URL on this server: a redirect loop.
     ///
     /// # Panics
     ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
+    /// If the URL contains CR, LF or NUL.
+    pub fn location(mut self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        check_header("location", &url);
+        self.location = Some(url);
         self
     }
 }
+
+/// Whether `url` is absolute: a scheme (a letter, then letters, digits, `+`, `-` or `.`), then `://`.
+pub(crate) fn absolute_url(url: &str) -> bool {
+    url.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
+
+/// `header` for the builders that keep their own response headers.
+macro_rules! header_setter {
+    ($($ty:ident),*) => {
+        $(impl $ty {
+            /// Add a response header.
+            ///
+            /// # Panics
+            ///
+            /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+            pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+                let (name, value) = (name.into(), value.into());
+                check_header(&name, &value);
+                self.headers.push((name, value));
+                self
+            }
+        })*
+    };
+}
+
+header_setter!(Reply, HttpError, ToolUse, EndlessJson, WrongContentType, Redirect);
 
 macro_rules! into_step {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {
@@ -1625,6 +1673,7 @@ into_step! {
     EndlessText => |e| Step::EndlessText(e);
     EndlessJson => |e| Step::EndlessJson(e);
     WrongContentType => |w| Step::WrongContentType(w);
+    Redirect => |r| Step::Redirect(r);
 }
 
 /// Whether `name` is an HTTP token (RFC 9110 `tchar`s).

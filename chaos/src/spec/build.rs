@@ -6,7 +6,8 @@ use super::model::{HangAtSpec, StepSpec, StopSpec};
 use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError, Interrupt,
-    InterruptKind, KeepAliveFlood, Malformed, Preset, Reply, SseError, Stall, Step, ToolUse, WrongContentType,
+    InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, Reply, SseError, Stall, Step, ToolUse,
+    WrongContentType,
 };
 
 impl From<CheckedScenario> for Scenario {
@@ -81,6 +82,11 @@ impl From<Checked> for Step {
             CheckedKind::WrongContentType => Step::WrongContentType(WrongContentType {
                 content_type: spec.content_type.unwrap_or_else(|| WrongContentType::DEFAULT_CONTENT_TYPE.to_owned()),
                 body: spec.body.unwrap_or_else(|| WrongContentType::DEFAULT_BODY.to_owned()),
+                headers,
+            }),
+            CheckedKind::Redirect => Step::Redirect(Redirect {
+                status: spec.status.unwrap_or(Redirect::DEFAULT_STATUS),
+                location: spec.location,
                 headers,
             }),
         }

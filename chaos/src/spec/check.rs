@@ -5,7 +5,7 @@
 //! in hand, so that building it cannot fail.
 
 use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
-use crate::step::{Pieces, StepKind, ToolUse, valid_header_name, valid_header_value};
+use crate::step::{Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value};
 
 use StepKind as K;
 
@@ -68,6 +68,7 @@ pub(super) enum CheckedKind {
     EndlessText,
     EndlessJson,
     WrongContentType,
+    Redirect,
 }
 
 /// Checks the context window, the steps in order, then the default step.
@@ -134,6 +135,7 @@ impl CheckedKind {
             K::EndlessText => Self::EndlessText,
             K::EndlessJson => Self::EndlessJson,
             K::WrongContentType => Self::WrongContentType,
+            K::Redirect => Self::Redirect,
         })
     }
 }
@@ -180,7 +182,14 @@ impl StepSpec {
         if self.chunks == Some(0) {
             return Err(invalid(field("chunks"), "`chunks` must be at least 1"));
         }
-        if let Some(status) = self.status {
+        if let Some(status) = self.status.filter(|_| self.kind == K::Redirect) {
+            if !Redirect::STATUSES.contains(&status) {
+                return Err(invalid(
+                    field("status"),
+                    format!("a `redirect` step's `status` must be 301, 302, 303, 307 or 308, not {status}"),
+                ));
+            }
+        } else if let Some(status) = self.status {
             if !(400..=599).contains(&status) {
                 return Err(invalid(
                     field("status"),
@@ -196,6 +205,20 @@ impl StepSpec {
         if let Some(content_type) = &self.content_type {
             if !valid_header_value(content_type) {
                 return Err(invalid(field("content_type"), "a header value must not contain CR, LF or NUL"));
+            }
+        }
+        if let Some(location) = &self.location {
+            if !valid_header_value(location) {
+                return Err(invalid(field("location"), "a header value must not contain CR, LF or NUL"));
+            }
+            if !absolute_url(location) {
+                return Err(invalid(
+                    field("location"),
+                    format!(
+                        "`location` must be an absolute URL, e.g. `http://127.0.0.1:9/v1/messages`, not {location:?}; \
+                         remove it to redirect the request to its own URL"
+                    ),
+                ));
             }
         }
         if self.at.is_some() && self.after_chunks.is_some() {
@@ -268,6 +291,7 @@ impl StepSpec {
             ("param", self.param.as_deref()),
             ("data", self.data.as_deref()),
             ("content_type", self.content_type.as_deref()),
+            ("location", self.location.as_deref()),
         ];
         for (name, text) in texts {
             check_length(field(name), name, text.map_or(0, str::len))?;

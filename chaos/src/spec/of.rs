@@ -4,7 +4,8 @@
 use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Reply, SseError, Step, StepKind, ToolUse, WrongContentType,
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Redirect, Reply, SseError, Step, StepKind, ToolUse,
+    WrongContentType,
 };
 use crate::usage::TokenUsage;
 
@@ -83,6 +84,11 @@ impl StepSpec {
                 spec.set_headers(&e.headers);
             }
             Step::WrongContentType(w) => spec.set_wrong_content_type(w),
+            Step::Redirect(r) => {
+                spec.status = (r.status != Redirect::DEFAULT_STATUS).then_some(r.status);
+                spec.location.clone_from(&r.location);
+                spec.set_headers(&r.headers);
+            }
         }
         spec
     }

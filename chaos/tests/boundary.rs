@@ -1,0 +1,81 @@
+//! The faults at the trust boundary, over a real socket: redirects, error bodies that stall,
+//! 200s that are not answers, heads past a client's limits, a bare JSON error on an event stream,
+//! a stream that stops after its opening events, and terminal escapes in error messages.
+
+mod common;
+
+use agentic_chaos::{ChaosServer, Redirect, Scenario, Step, StepKind};
+use common::{BOTH, Client, WireFormat};
+
+async fn serve(step: impl Into<Step>) -> ChaosServer {
+    ChaosServer::start(Scenario::new().then_times(100, step)).await.expect("start the server")
+}
+
+fn id_header(wire: WireFormat, seq: usize) -> String {
+    let name = match wire {
+        WireFormat::OpenAi => "x-request-id",
+        _ => "request-id",
+    };
+    format!("{name}: req_chaos{seq:012}")
+}
+
+/// The raw head of the next response, up to and with its blank line.
+async fn raw_head(client: &mut Client) -> String {
+    client.read_until("\r\n\r\n").await
+}
+
+// 1. Redirects.
+
+#[tokio::test]
+async fn a_redirect_without_a_location_points_back_at_the_request() {
+    let server = serve(Step::redirect()).await;
+    let mut seq = 0;
+    for wire in BOTH {
+        for stream in [true, false] {
+            let mut client = Client::connect(server.addr()).await;
+            client.send_model(wire, stream, &[]).await;
+            let expected = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nserver: agentic-chaos\r\nlocation: http://{}{}\r\n\
+                 content-length: 0\r\n{}\r\n\r\n",
+                server.addr(),
+                wire.path(),
+                id_header(wire, seq)
+            );
+            assert_eq!(raw_head(&mut client).await, expected, "{wire:?} stream {stream}");
+            seq += 1;
+        }
+    }
+    let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
+    assert_eq!(kinds, [StepKind::Redirect; 4]);
+}
+
+#[tokio::test]
+async fn a_redirect_loop_consumes_a_step_per_request_and_drops_the_query() {
+    let scenario = Scenario::new().then_times(3, Step::redirect().status(308)).otherwise(Step::ok("landed"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let mut client = Client::connect(server.addr()).await;
+    let own = format!("http://{}/v1/chat/completions", server.addr());
+    for _ in 0..3 {
+        let r =
+            client.request("POST", "/v1/chat/completions?api-version=1", &[], &common::body(false)).await.response();
+        assert_eq!((r.status, r.header("location"), r.body.len()), (308, Some(own.as_str()), 0));
+    }
+    let r = client.model(WireFormat::OpenAi, false).await.response();
+    assert_eq!(common::whole_text(WireFormat::OpenAi, &r.json()), "landed");
+    let steps: Vec<_> = server.journal().iter().map(|e| (e.step.unwrap().kind, e.step.unwrap().repeat)).collect();
+    assert_eq!(steps, [(StepKind::Redirect, 1), (StepKind::Redirect, 2), (StepKind::Redirect, 3), (StepKind::Ok, 1)]);
+}
+
+#[tokio::test]
+async fn a_redirect_sends_every_status_to_its_location() {
+    for status in Redirect::STATUSES {
+        let step = Step::redirect().status(status).location("http://127.0.0.1:9/v1/messages").header("x-hop", "1");
+        let server = serve(step).await;
+        for wire in BOTH {
+            let r = common::model(server.addr(), wire, true).await.response();
+            assert_eq!(r.status, status);
+            assert_eq!(r.header("location"), Some("http://127.0.0.1:9/v1/messages"));
+            assert_eq!((r.header("content-length"), r.header("x-hop"), r.body.len()), (Some("0"), Some("1"), 0));
+        }
+    }
+}

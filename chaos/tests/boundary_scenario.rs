@@ -1,0 +1,83 @@
+//! The trust-boundary faults in scenario files: each kind and field loads as the builder builds
+//! it, writes back to the same JSON, and a wrong value is refused naming the field.
+
+use agentic_chaos::{Scenario, ScenarioError, Step};
+
+const FILE: &str = r#"{
+  "steps": [
+    {"kind": "redirect"},
+    {"kind": "redirect", "status": 308, "location": "http://127.0.0.1:9/v1/messages", "times": 2},
+    {"kind": "redirect", "status": 301, "headers": {"x-hop": "1"}}
+  ]
+}"#;
+
+fn in_rust() -> Scenario {
+    Scenario::new()
+        .then(Step::redirect())
+        .then_times(2, Step::redirect().status(308).location("http://127.0.0.1:9/v1/messages"))
+        .then(Step::redirect().status(301).header("x-hop", "1"))
+}
+
+#[test]
+fn the_file_loads_as_the_builder_builds_and_round_trips() {
+    let loaded = Scenario::from_json_str(FILE).unwrap();
+    assert_eq!(loaded, in_rust());
+    let json = loaded.to_json();
+    assert_eq!(Scenario::from_json_str(&json).unwrap(), loaded);
+    let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(value["steps"][0], serde_json::json!({"kind": "redirect"}));
+    assert_eq!(
+        value["steps"][1],
+        serde_json::json!({"kind": "redirect", "status": 308, "location": "http://127.0.0.1:9/v1/messages", "times": 2})
+    );
+}
+
+/// The field and message of the refusal of `json`.
+#[track_caller]
+fn refusal(json: &str) -> (String, String) {
+    let err = Scenario::from_json_str(json).unwrap_err();
+    let ScenarioError::Invalid { field: Some(field), message, .. } = err else {
+        panic!("a refusal naming a field: {err:?}");
+    };
+    (field, message)
+}
+
+#[test]
+fn wrong_values_are_refused_naming_the_field() {
+    let cases = [
+        (
+            r#"{"steps":[{"kind":"redirect","status":300}]}"#,
+            "steps[0].status",
+            "a `redirect` step's `status` must be 301, 302, 303, 307 or 308, not 300",
+        ),
+        (
+            r#"{"steps":[{"kind":"redirect","status":404}]}"#,
+            "steps[0].status",
+            "a `redirect` step's `status` must be 301, 302, 303, 307 or 308, not 404",
+        ),
+        (
+            r#"{"steps":[{"kind":"http_error","status":307}]}"#,
+            "steps[0].status",
+            "`status` must be an HTTP error status, from 400 to 599, not 307",
+        ),
+        (
+            r#"{"steps":[{"kind":"redirect","location":"/v1/messages"}]}"#,
+            "steps[0].location",
+            "`location` must be an absolute URL, e.g. `http://127.0.0.1:9/v1/messages`, not \"/v1/messages\"; \
+             remove it to redirect the request to its own URL",
+        ),
+        (
+            r#"{"steps":[{"kind":"redirect","location":"http://a/\r\nx-evil: 1"}]}"#,
+            "steps[0].location",
+            "a header value must not contain CR, LF or NUL",
+        ),
+        (
+            r#"{"steps":[{"kind":"ok","location":"http://a/"}]}"#,
+            "steps[0].location",
+            "does not apply to a `ok` step; it applies to `redirect`",
+        ),
+    ];
+    for (json, field, message) in cases {
+        assert_eq!(refusal(json), (field.to_owned(), message.to_owned()), "{json}");
+    }
+}
