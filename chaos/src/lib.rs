@@ -146,6 +146,7 @@
 //! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status); for `redirect` 301, 302, 303, 307 or 308 (307) | HTTP status |
 //! | `location` | string, an absolute URL | `redirect` | the `location` header (the request's own URL on this server: a redirect loop) |
 //! | `endless_body` | bool | `http_error`, `context_overflow`, `invalid_api_key` | the body, chunked, then a newline every `interval_ms` forever (false) |
+//! | `stall_body_after` | integer | same, not with `endless_body` | send the head (the whole body's `content-length`) and this many bytes of the body, then silence until the client hangs up; 0 sends the head only (the whole body at once) |
 //! | `echo_key` | `"whole"`, `"first12"`, `"last12"`, `"without_prefix"` | same and `sse_error` | append this piece of the request's API key to the error message, see [`EchoKey`] |
 //! | `retry_after` | integer or string | `http_error`, `context_overflow`, `invalid_api_key` | `retry-after` header: seconds, or any text such as an HTTP-date or a number no clock can hold (`"1e300"`) |
 //! | `retry_after_ms` | integer | same | `retry-after-ms` header |

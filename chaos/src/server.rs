@@ -683,6 +683,12 @@ impl Answer<'_> {
         }
         headers.extend(e.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(e.status, &headers, self.keep_alive));
+        if let Some(bytes) = e.stall_body_after {
+            let sent = usize::try_from(bytes).unwrap_or(usize::MAX).min(body.len());
+            self.conn.send(&body.as_bytes()[..sent]);
+            self.conn.hang().await;
+            return Ok(After::Close);
+        }
         let Some(interval_ms) = e.endless else {
             self.conn.send(body.as_bytes());
             return Ok(After::KeepAlive);

@@ -641,6 +641,7 @@ pub struct HttpError {
     pub(crate) body: Option<String>,
     pub(crate) endless: Option<u64>,
     pub(crate) echo_key: Option<EchoKey>,
+    pub(crate) stall_body_after: Option<u64>,
 }
 
 impl HttpError {
@@ -659,6 +660,7 @@ impl HttpError {
             body: None,
             endless: None,
             echo_key: None,
+            stall_body_after: None,
         }
     }
 
@@ -772,6 +774,7 @@ impl HttpError {
     /// The body ends.
     pub fn endless_body(mut self) -> Self {
         self.endless = Some(self.endless.unwrap_or(crate::DEFAULT_INTERVAL_MS));
+        self.stall_body_after = None;
         self
     }
 
@@ -783,6 +786,32 @@ impl HttpError {
     /// [`DEFAULT_INTERVAL_MS`].
     pub fn interval_ms(mut self, ms: u64) -> Self {
         self.endless = Some(ms);
+        self.stall_body_after = None;
+        self
+    }
+
+    /// Send the head (with the `content-length` of the whole body) and the body's first `bytes`
+    /// bytes, then nothing more until the client hangs up or the server stops, as a
+    /// [`hang`](Step::hang) does: an error whose body never finishes arriving. 0 sends the head
+    /// only; a count at or past the body's length sends the whole body (and then the connection
+    /// stays silent). `stall_body_after` in a scenario file, which refuses it with `endless_body`;
+    /// here the last of [`endless_body`](HttpError::endless_body) and this one wins.
+    ///
+    /// # Default
+    ///
+    /// The whole body, at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::Step;
+    ///
+    /// let slow_429 = Step::http_error(429).retry_after_secs(1).stall_body_after(10);
+    /// let head_only = Step::invalid_api_key().stall_body_after(0);
+    /// ```
+    pub fn stall_body_after(mut self, bytes: u64) -> Self {
+        self.stall_body_after = Some(bytes);
+        self.endless = None;
         self
     }
 

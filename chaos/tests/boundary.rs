@@ -4,8 +4,13 @@
 
 mod common;
 
+use std::time::Duration;
+
 use agentic_chaos::{ChaosServer, Redirect, Scenario, Step, StepKind};
-use common::{BOTH, Client, WireFormat};
+use common::{BOTH, Client, WireFormat, ask, leave_and_expect_nothing_more};
+
+/// How long a test waits to see that nothing more comes (paused time: instant).
+const SILENCE: Duration = Duration::from_secs(60);
 
 async fn serve(step: impl Into<Step>) -> ChaosServer {
     ChaosServer::start(Scenario::new().then_times(100, step)).await.expect("start the server")
@@ -76,6 +81,40 @@ async fn a_redirect_sends_every_status_to_its_location() {
             assert_eq!(r.status, status);
             assert_eq!(r.header("location"), Some("http://127.0.0.1:9/v1/messages"));
             assert_eq!((r.header("content-length"), r.header("x-hop"), r.body.len()), (Some("0"), Some("1"), 0));
+        }
+    }
+}
+
+// 2. Error bodies that stall.
+
+#[tokio::test(start_paused = true)]
+async fn an_error_body_stalls_after_n_bytes_under_the_whole_length() {
+    let cases: [(Step, u64); 4] = [
+        (Step::http_error(429).retry_after_secs(1).into(), 10),
+        (Step::context_overflow().into(), 0),
+        (Step::invalid_api_key().into(), 25),
+        (Step::http_error(503).body("upstream said no").into(), 1_000_000),
+    ];
+    for (whole, bytes) in cases {
+        let stalled = match whole.clone() {
+            Step::HttpError(e) | Step::ContextOverflow(e) | Step::InvalidApiKey(e) => e.stall_body_after(bytes),
+            other => panic!("not an HTTP error: {other:?}"),
+        };
+        let (full, server) = (serve(whole).await, serve(stalled).await);
+        for wire in BOTH {
+            for stream in [true, false] {
+                let expected = common::model(full.addr(), wire, stream).await.response();
+                let mut client = ask(&server, wire, stream).await;
+                let head = client.read_head().await.expect("a head");
+                assert_eq!(head.status, expected.status);
+                let length = expected.body.len();
+                assert_eq!(head.header("content-length"), Some(length.to_string().as_str()), "the whole length");
+                assert_eq!(head.header("retry-after"), expected.header("retry-after"));
+                let sent = (bytes as usize).min(length);
+                assert_eq!(client.read_exactly(sent).await, expected.body[..sent], "{wire:?}: the first bytes");
+                assert!(client.silent_for(SILENCE).await, "{wire:?} stream {stream}: then silence");
+                leave_and_expect_nothing_more(client, &server).await;
+            }
         }
     }
 }

@@ -7,7 +7,10 @@ const FILE: &str = r#"{
   "steps": [
     {"kind": "redirect"},
     {"kind": "redirect", "status": 308, "location": "http://127.0.0.1:9/v1/messages", "times": 2},
-    {"kind": "redirect", "status": 301, "headers": {"x-hop": "1"}}
+    {"kind": "redirect", "status": 301, "headers": {"x-hop": "1"}},
+    {"kind": "http_error", "status": 429, "retry_after": 1, "stall_body_after": 10},
+    {"kind": "context_overflow", "stall_body_after": 0},
+    {"kind": "invalid_api_key", "stall_body_after": 25}
   ]
 }"#;
 
@@ -16,6 +19,9 @@ fn in_rust() -> Scenario {
         .then(Step::redirect())
         .then_times(2, Step::redirect().status(308).location("http://127.0.0.1:9/v1/messages"))
         .then(Step::redirect().status(301).header("x-hop", "1"))
+        .then(Step::http_error(429).retry_after_secs(1).stall_body_after(10))
+        .then(Step::context_overflow().stall_body_after(0))
+        .then(Step::invalid_api_key().endless_body().stall_body_after(25))
 }
 
 #[test]
@@ -75,6 +81,17 @@ fn wrong_values_are_refused_naming_the_field() {
             r#"{"steps":[{"kind":"ok","location":"http://a/"}]}"#,
             "steps[0].location",
             "does not apply to a `ok` step; it applies to `redirect`",
+        ),
+        (
+            r#"{"steps":[{"kind":"http_error","status":500,"endless_body":true,"stall_body_after":3}]}"#,
+            "steps[0].stall_body_after",
+            "`stall_body_after` and `endless_body` exclude each other: `stall_body_after` stops a body of known \
+             length part-way, `endless_body` never ends one; keep one",
+        ),
+        (
+            r#"{"steps":[{"kind":"sse_error","stall_body_after":3}]}"#,
+            "steps[0].stall_body_after",
+            "does not apply to a `sse_error` step; it applies to `http_error`, `context_overflow`, `invalid_api_key`",
         ),
     ];
     for (json, field, message) in cases {

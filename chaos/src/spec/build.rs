@@ -121,6 +121,7 @@ fn http_error(spec: StepSpec, preset: Preset, status: u16, headers: Vec<(String,
         body: spec.body,
         endless: (spec.endless_body == Some(true)).then_some(spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS)),
         echo_key: spec.echo_key,
+        stall_body_after: spec.stall_body_after,
     }
 }
 

@@ -234,6 +234,13 @@ impl StepSpec {
                 "`interval_ms` paces an endless body: add `\"endless_body\": true`, or remove `interval_ms`",
             ));
         }
+        if self.stall_body_after.is_some() && self.endless_body == Some(true) {
+            return Err(invalid(
+                field("stall_body_after"),
+                "`stall_body_after` and `endless_body` exclude each other: `stall_body_after` stops a body of \
+                 known length part-way, `endless_body` never ends one; keep one",
+            ));
+        }
         if self.kind == K::EndlessText && self.text.as_deref() == Some("") {
             return Err(invalid(
                 field("text"),

@@ -80,6 +80,7 @@ step_spec! {
     usage: TokenUsage,
     stop: StopSpec,
     location: String,
+    stall_body_after: u64,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -214,7 +215,7 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "ms" => &[K::Stall],
         "status" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError, K::Redirect],
         "error_type" | "message" | "code" => ERROR_BODY,
-        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "endless_body" => HTTP,
+        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "endless_body" | "stall_body_after" => HTTP,
         "body" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::WrongContentType],
         "echo_key" => ERROR_BODY,
         "headers" => HEADERS,

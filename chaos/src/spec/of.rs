@@ -113,6 +113,7 @@ impl StepSpec {
         self.endless_body = e.endless.map(|_| true);
         self.interval_ms = e.endless.filter(|ms| *ms != DEFAULT_INTERVAL_MS);
         self.echo_key = e.echo_key;
+        self.stall_body_after = e.stall_body_after;
     }
 
     fn set_sse_error(&mut self, s: &SseError) {
