@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step, StepKind, WrongContentType};
-use common::{BOTH, Client, Response, WireFormat, ask, ask_with, leave_and_expect_nothing_more, wait_for};
+use common::{BOTH, Client, Response, WireFormat, ask, leave_and_expect_nothing_more, wait_for};
 use serde_json::{Value, json};
 
 const SILENCE: Duration = Duration::from_secs(60);
