@@ -11,13 +11,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::boundary::NotAnAnswerBody;
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
 use crate::scenario::{Cursor, Scenario};
 use crate::step::{
-    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, Pieces, Preset, Redirect, Reply, Step, ToolUse,
-    WrongContentType,
+    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, NotAnAnswer, Pieces, Preset, Redirect, Reply,
+    Step, ToolUse, WrongContentType,
 };
 use crate::usage::prompt_tokens;
 use crate::wire::{self, ErrorParts, Exchange, WireFormat};
@@ -564,6 +565,10 @@ impl Answer<'_> {
                 Ok(After::KeepAlive)
             }
             Step::Redirect(r) => self.redirect(&r),
+            Step::NotAnAnswer(shape) => {
+                self.not_an_answer(shape);
+                Ok(After::KeepAlive)
+            }
         }
     }
 
@@ -723,6 +728,25 @@ impl Answer<'_> {
         headers.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(r.status, &headers, self.keep_alive));
         Ok(After::KeepAlive)
+    }
+
+    /// A 200 that is not an answer: a JSON body, or a stream that ends cleanly.
+    fn not_an_answer(&mut self, shape: NotAnAnswer) {
+        match self.exchange.not_an_answer(shape) {
+            NotAnAnswerBody::Json(body) => {
+                let head = self.json_head(Some(body.len()), &[]);
+                self.conn.send(&head);
+                self.conn.send(body.as_bytes());
+            }
+            NotAnAnswerBody::Events(events) => {
+                let head = self.stream_head(&[]);
+                self.conn.send(&head);
+                for event in events {
+                    self.conn.send_chunk(event.as_bytes());
+                }
+                self.conn.send_last_chunk();
+            }
+        }
     }
 
     async fn keep_alive_flood(&mut self, f: &KeepAliveFlood) -> io::Result<After> {

@@ -54,6 +54,9 @@ pub enum StepKind {
     /// A redirect (301, 302, 303, 307 or 308) with an empty body, to another URL or back to the
     /// request's own.
     Redirect,
+    /// A 200 that is not an answer: an empty object, a health check, a list of models, a stream
+    /// with no content.
+    NotAnAnswer,
 }
 
 impl StepKind {
@@ -78,6 +81,7 @@ impl StepKind {
             Self::EndlessJson => "endless_json",
             Self::WrongContentType => "wrong_content_type",
             Self::Redirect => "redirect",
+            Self::NotAnAnswer => "not_an_answer",
         }
     }
 }
@@ -142,6 +146,8 @@ pub enum Step {
     WrongContentType(WrongContentType),
     /// A redirect with an empty body.
     Redirect(Redirect),
+    /// A 200 that is not an answer.
+    NotAnAnswer(NotAnAnswer),
 }
 
 impl Step {
@@ -166,6 +172,7 @@ impl Step {
             Self::EndlessJson(_) => StepKind::EndlessJson,
             Self::WrongContentType(_) => StepKind::WrongContentType,
             Self::Redirect(_) => StepKind::Redirect,
+            Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
         }
     }
 
@@ -288,6 +295,18 @@ impl Step {
         Redirect::new()
     }
 
+    /// Answer 200 with a body of the given `shape` that is well formed and not an answer: no
+    /// text, no tool call, no stop reason. See [`NotAnAnswer`].
+    ///
+    /// ```
+    /// use agentic_chaos::{NotAnAnswer, Scenario, Step};
+    ///
+    /// let health_check = Scenario::new().then(Step::not_an_answer(NotAnAnswer::StatusOk));
+    /// ```
+    pub fn not_an_answer(shape: NotAnAnswer) -> Step {
+        Step::NotAnAnswer(shape)
+    }
+
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
     pub fn into_step(self) -> Step {
         self
@@ -325,7 +344,8 @@ impl Step {
             | Self::InvalidApiKey(_)
             | Self::EndlessJson(_)
             | Self::WrongContentType(_)
-            | Self::Redirect(_) => TokenUsage::default(),
+            | Self::Redirect(_)
+            | Self::NotAnAnswer(_) => TokenUsage::default(),
         }
     }
 }
@@ -1642,6 +1662,82 @@ pub(crate) fn absolute_url(url: &str) -> bool {
         scheme.starts_with(|c: char| c.is_ascii_alphabetic())
             && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     })
+}
+
+/// The shape of a 200 that is not an answer: the `not_an_answer` step, whose scenario field
+/// `shape` takes the names below.
+///
+/// Each is served the same whether or not the request asked for a stream, with the request id
+/// header, and then the connection stays open for the next request. `<model>` is the request's
+/// `model`.
+///
+/// | shape | JSON | content type | body |
+/// | --- | --- | --- | --- |
+/// | [`JsonObject`](NotAnAnswer::JsonObject) (the default) | `"json_object"` | `application/json` | `{}` |
+/// | [`StatusOk`](NotAnAnswer::StatusOk) | `"status_ok"` | `application/json` | `{"status":"ok"}`, a health check's answer |
+/// | [`JsonArray`](NotAnAnswer::JsonArray) | `"json_array"` | `application/json` | `[]` |
+/// | [`NoChoices`](NotAnAnswer::NoChoices) | `"no_choices"` | `application/json` | OpenAI `{"id":..,"object":"chat.completion","created":..,"model":<model>,"choices":[]}`; Anthropic `{"id":..,"type":"message","role":"assistant","model":<model>,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{..}}` (0 output tokens) |
+/// | [`ModelsList`](NotAnAnswer::ModelsList) | `"models_list"` | `application/json` | `{"object":"list","data":[{"id":<model>,"object":"model","owned_by":"chaos"}]}`, what `GET /v1/models` answers |
+/// | [`DoneOnly`](NotAnAnswer::DoneOnly) | `"done_only"` | `text/event-stream` | OpenAI `data: [DONE]` alone; Anthropic `message_start` then `message_stop` (no content block, no `message_delta`) |
+/// | [`EmptyChunk`](NotAnAnswer::EmptyChunk) | `"empty_chunk"` | `text/event-stream` | OpenAI one chunk whose delta is `{"role":"assistant"}` alone (`finish_reason: null`), then `data: [DONE]`; Anthropic `message_start`, `content_block_start` (text `""`), `content_block_stop`, `message_stop`, no stop reason |
+///
+/// JSON bodies have a `content-length`; event streams are chunked and end cleanly.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{NotAnAnswer, Step, StepKind};
+///
+/// let step = Step::not_an_answer(NotAnAnswer::ModelsList);
+/// assert_eq!(step.kind(), StepKind::NotAnAnswer);
+/// assert_eq!(NotAnAnswer::default(), NotAnAnswer::JsonObject);
+/// assert_eq!(NotAnAnswer::DoneOnly.as_str(), "done_only");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NotAnAnswer {
+    /// `{}`.
+    #[default]
+    JsonObject,
+    /// `{"status":"ok"}`.
+    StatusOk,
+    /// `[]`.
+    JsonArray,
+    /// The provider's answer object with no choice (OpenAI) or no content block (Anthropic).
+    NoChoices,
+    /// A list of models.
+    ModelsList,
+    /// A stream that ends at once: OpenAI `[DONE]`, Anthropic `message_start` + `message_stop`.
+    DoneOnly,
+    /// A stream whose one content chunk or block is empty.
+    EmptyChunk,
+}
+
+impl NotAnAnswer {
+    /// Every shape, in the order of the table above.
+    pub const ALL: [Self; 7] = [
+        Self::JsonObject,
+        Self::StatusOk,
+        Self::JsonArray,
+        Self::NoChoices,
+        Self::ModelsList,
+        Self::DoneOnly,
+        Self::EmptyChunk,
+    ];
+
+    /// The name used in scenario files, e.g. `"models_list"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::JsonObject => "json_object",
+            Self::StatusOk => "status_ok",
+            Self::JsonArray => "json_array",
+            Self::NoChoices => "no_choices",
+            Self::ModelsList => "models_list",
+            Self::DoneOnly => "done_only",
+            Self::EmptyChunk => "empty_chunk",
+        }
+    }
 }
 
 /// `header` for the builders that keep their own response headers.

@@ -89,6 +89,7 @@ impl From<Checked> for Step {
                 location: spec.location,
                 headers,
             }),
+            CheckedKind::NotAnAnswer { shape } => Step::NotAnAnswer(shape),
         }
     }
 }

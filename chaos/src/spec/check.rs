@@ -5,7 +5,9 @@
 //! in hand, so that building it cannot fail.
 
 use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
-use crate::step::{Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value};
+use crate::step::{
+    NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
+};
 
 use StepKind as K;
 
@@ -69,6 +71,10 @@ pub(super) enum CheckedKind {
     EndlessJson,
     WrongContentType,
     Redirect,
+    /// A `not_an_answer` step and its shape.
+    NotAnAnswer {
+        shape: NotAnAnswer,
+    },
 }
 
 /// Checks the context window, the steps in order, then the default step.
@@ -136,8 +142,41 @@ impl CheckedKind {
             K::EndlessJson => Self::EndlessJson,
             K::WrongContentType => Self::WrongContentType,
             K::Redirect => Self::Redirect,
+            K::NotAnAnswer => Self::NotAnAnswer {
+                shape: shape(spec, at, NotAnAnswer::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
+            },
         })
     }
+}
+
+/// The step's `shape` among the kind's `shapes` (name, value), if set; an unknown name is refused
+/// with the names the kind takes and the nearest one.
+fn shape<T: Copy>(
+    spec: &StepSpec,
+    at: &str,
+    shapes: impl Iterator<Item = (&'static str, T)> + Clone,
+) -> Result<Option<T>, Invalid> {
+    let Some(given) = spec.shape.as_deref() else {
+        return Ok(None);
+    };
+    if let Some((_, value)) = shapes.clone().find(|(name, _)| *name == given) {
+        return Ok(Some(value));
+    }
+    let names = shapes.clone().map(|(name, _)| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+    let mut message = format!("unknown shape `{given}` for a `{}` step, expected one of {names}", spec.kind);
+    if let Some(name) = nearest(given, shapes.map(|(name, _)| name)) {
+        message.push_str(&format!("; did you mean `{name}`?"));
+    }
+    Err(invalid(format!("{at}.shape"), message))
+}
+
+/// The name among `names` nearest to `given`, if one is close enough to be a typo of it.
+pub(super) fn nearest<'a>(given: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|name| (strsim::levenshtein(given, name), name))
+        .filter(|(d, name)| *d <= 2.max(name.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
 }
 
 /// The value of `field`, which the step's kind requires.
@@ -299,6 +338,7 @@ impl StepSpec {
             ("data", self.data.as_deref()),
             ("content_type", self.content_type.as_deref()),
             ("location", self.location.as_deref()),
+            ("shape", self.shape.as_deref()),
         ];
         for (name, text) in texts {
             check_length(field(name), name, text.map_or(0, str::len))?;

@@ -81,6 +81,7 @@ step_spec! {
     stop: StopSpec,
     location: String,
     stall_body_after: u64,
+    shape: String,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -137,6 +138,7 @@ const ALL: &[StepKind] = &[
     K::EndlessJson,
     K::WrongContentType,
     K::Redirect,
+    K::NotAnAnswer,
 ];
 const STREAMED: &[StepKind] = &[
     K::Ok,
@@ -227,6 +229,7 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
         "location" => &[K::Redirect],
+        "shape" => &[K::NotAnAnswer],
         _ => &[],
     }
 }

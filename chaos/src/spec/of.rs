@@ -4,8 +4,8 @@
 use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Redirect, Reply, SseError, Step, StepKind, ToolUse,
-    WrongContentType,
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step, StepKind,
+    ToolUse, WrongContentType,
 };
 use crate::usage::TokenUsage;
 
@@ -89,6 +89,7 @@ impl StepSpec {
                 spec.location.clone_from(&r.location);
                 spec.set_headers(&r.headers);
             }
+            Step::NotAnAnswer(shape) => spec.set_shape(shape.as_str(), NotAnAnswer::default().as_str()),
         }
         spec
     }
@@ -140,6 +141,11 @@ impl StepSpec {
         self.content_type = (w.content_type != WrongContentType::DEFAULT_CONTENT_TYPE).then(|| w.content_type.clone());
         self.body = (w.body != WrongContentType::DEFAULT_BODY).then(|| w.body.clone());
         self.set_headers(&w.headers);
+    }
+
+    /// The shape's name, unless it is the kind's default.
+    fn set_shape(&mut self, name: &str, default: &str) {
+        self.shape = (name != default).then(|| name.to_owned());
     }
 
     fn set_interval(&mut self, ms: u64) {
