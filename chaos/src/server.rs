@@ -11,7 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::boundary::NotAnAnswerBody;
+use crate::boundary::{self, NotAnAnswerBody};
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
@@ -568,6 +568,11 @@ impl Answer<'_> {
             Step::NotAnAnswer(shape) => {
                 self.not_an_answer(shape);
                 Ok(After::KeepAlive)
+            }
+            Step::BadHead(shape) => {
+                let (id_name, id) = self.request_id();
+                self.conn.send(&boundary::bad_head(shape, (id_name, &id)));
+                Ok(After::Close)
             }
         }
     }

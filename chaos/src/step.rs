@@ -57,6 +57,8 @@ pub enum StepKind {
     /// A 200 that is not an answer: an empty object, a health check, a list of models, a stream
     /// with no content.
     NotAnAnswer,
+    /// A response head past a client's limits (too many headers, a huge one) or malformed.
+    BadHead,
 }
 
 impl StepKind {
@@ -82,6 +84,7 @@ impl StepKind {
             Self::WrongContentType => "wrong_content_type",
             Self::Redirect => "redirect",
             Self::NotAnAnswer => "not_an_answer",
+            Self::BadHead => "bad_head",
         }
     }
 }
@@ -148,6 +151,8 @@ pub enum Step {
     Redirect(Redirect),
     /// A 200 that is not an answer.
     NotAnAnswer(NotAnAnswer),
+    /// A response head past a client's limits or malformed, then the socket closes.
+    BadHead(BadHead),
 }
 
 impl Step {
@@ -173,6 +178,7 @@ impl Step {
             Self::WrongContentType(_) => StepKind::WrongContentType,
             Self::Redirect(_) => StepKind::Redirect,
             Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
+            Self::BadHead(_) => StepKind::BadHead,
         }
     }
 
@@ -307,6 +313,18 @@ impl Step {
         Step::NotAnAnswer(shape)
     }
 
+    /// Answer with a response head of the given `shape`, past what a client should accept or
+    /// not HTTP at all, then close the socket. See [`BadHead`].
+    ///
+    /// ```
+    /// use agentic_chaos::{BadHead, Scenario, Step};
+    ///
+    /// let too_many = Scenario::new().then(Step::bad_head(BadHead::ManyHeaders));
+    /// ```
+    pub fn bad_head(shape: BadHead) -> Step {
+        Step::BadHead(shape)
+    }
+
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
     pub fn into_step(self) -> Step {
         self
@@ -345,7 +363,8 @@ impl Step {
             | Self::EndlessJson(_)
             | Self::WrongContentType(_)
             | Self::Redirect(_)
-            | Self::NotAnAnswer(_) => TokenUsage::default(),
+            | Self::NotAnAnswer(_)
+            | Self::BadHead(_) => TokenUsage::default(),
         }
     }
 }
@@ -1736,6 +1755,60 @@ impl NotAnAnswer {
             Self::ModelsList => "models_list",
             Self::DoneOnly => "done_only",
             Self::EmptyChunk => "empty_chunk",
+        }
+    }
+}
+
+/// The shape of a response head that a client must refuse: the `bad_head` step, whose scenario
+/// field `shape` takes the names below.
+///
+/// Whether or not the request asked for a stream, the server sends the head, then closes the
+/// socket. The well-formed heads declare `content-type: application/json`, `content-length: 0`
+/// and `connection: close`, with the request id header.
+///
+/// | shape | JSON | head |
+/// | --- | --- | --- |
+/// | [`ManyHeaders`](BadHead::ManyHeaders) (the default) | `"many_headers"` | a 200 with [`BadHead::EXTRA_HEADERS`] (200) extra headers `x-chaos-1: 1` to `x-chaos-200: 200`, past the 100 that common clients (hyper, so reqwest) accept |
+/// | [`HugeHeader`](BadHead::HugeHeader) | `"huge_header"` | a 200 with one header `x-chaos-huge` whose value is [`BadHead::HUGE_HEADER_BYTES`] (1 MiB) of `a` |
+/// | [`GarbageStatus`](BadHead::GarbageStatus) | `"garbage_status"` | the status line `HTTP/1.1 abc not-a-status`, then the usual headers |
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{BadHead, Step, StepKind};
+///
+/// assert_eq!(Step::bad_head(BadHead::HugeHeader).kind(), StepKind::BadHead);
+/// assert_eq!(BadHead::default(), BadHead::ManyHeaders);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BadHead {
+    /// A 200 with 200 extra headers.
+    #[default]
+    ManyHeaders,
+    /// A 200 with a header of 1 MiB.
+    HugeHeader,
+    /// A status line whose status is not a number.
+    GarbageStatus,
+}
+
+impl BadHead {
+    /// Every shape, in the order of the table above.
+    pub const ALL: [Self; 3] = [Self::ManyHeaders, Self::HugeHeader, Self::GarbageStatus];
+
+    /// How many extra headers [`ManyHeaders`](BadHead::ManyHeaders) sends.
+    pub const EXTRA_HEADERS: usize = 200;
+
+    /// The length of the value [`HugeHeader`](BadHead::HugeHeader) sends, in bytes: 1 MiB.
+    pub const HUGE_HEADER_BYTES: usize = 1024 * 1024;
+
+    /// The name used in scenario files, e.g. `"huge_header"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ManyHeaders => "many_headers",
+            Self::HugeHeader => "huge_header",
+            Self::GarbageStatus => "garbage_status",
         }
     }
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, NotAnAnswer, Redirect, Scenario, Step, StepKind};
+use agentic_chaos::{BadHead, ChaosServer, NotAnAnswer, Redirect, Scenario, Step, StepKind};
 use common::{BOTH, Client, WireFormat, ask, leave_and_expect_nothing_more};
 use serde_json::{Value, json};
 
@@ -262,4 +262,37 @@ async fn the_simple_shapes_are_these_exact_bytes() {
     assert_eq!(head.status, 200);
     let body = b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
     assert_eq!(client.read_exactly(body.len()).await, body);
+}
+
+// 4. Heads a client must refuse.
+
+#[tokio::test]
+async fn bad_head_sends_its_head_then_closes() {
+    let usual =
+        |wire, seq| format!("content-type: application/json\r\ncontent-length: 0\r\n{}\r\n", id_header(wire, seq));
+    for shape in BadHead::ALL {
+        let server = serve(Step::bad_head(shape)).await;
+        let mut seq = 0;
+        for wire in BOTH {
+            for stream in [true, false] {
+                let mut client = Client::connect(server.addr()).await;
+                client.send_model(wire, stream, &[]).await;
+                let got = client.read_response_rest().await;
+                let extra = match shape {
+                    BadHead::ManyHeaders => (1..=200).map(|n| format!("x-chaos-{n}: {n}\r\n")).collect(),
+                    BadHead::HugeHeader => format!("x-chaos-huge: {}\r\n", "a".repeat(1 << 20)),
+                    _ => String::new(),
+                };
+                let status = if shape == BadHead::GarbageStatus { "abc not-a-status" } else { "200 OK" };
+                let expected = format!(
+                    "HTTP/1.1 {status}\r\nserver: agentic-chaos\r\n{}{extra}connection: close\r\n\r\n",
+                    usual(wire, seq)
+                );
+                assert!(got == expected, "{shape:?} {wire:?}: {:?}", &got[..got.len().min(300)]);
+                seq += 1;
+            }
+        }
+        let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
+        assert_eq!(kinds, [StepKind::BadHead; 4]);
+    }
 }

@@ -1,7 +1,7 @@
 //! The trust-boundary faults in scenario files: each kind and field loads as the builder builds
 //! it, writes back to the same JSON, and a wrong value is refused naming the field.
 
-use agentic_chaos::{NotAnAnswer, Scenario, ScenarioError, Step};
+use agentic_chaos::{BadHead, NotAnAnswer, Scenario, ScenarioError, Step};
 
 const FILE: &str = r#"{
   "steps": [
@@ -13,7 +13,10 @@ const FILE: &str = r#"{
     {"kind": "invalid_api_key", "stall_body_after": 25},
     {"kind": "not_an_answer"},
     {"kind": "not_an_answer", "shape": "models_list"},
-    {"kind": "not_an_answer", "shape": "empty_chunk", "times": 3}
+    {"kind": "not_an_answer", "shape": "empty_chunk", "times": 3},
+    {"kind": "bad_head"},
+    {"kind": "bad_head", "shape": "huge_header"},
+    {"kind": "bad_head", "shape": "garbage_status"}
   ]
 }"#;
 
@@ -28,6 +31,9 @@ fn in_rust() -> Scenario {
         .then(Step::not_an_answer(NotAnAnswer::JsonObject))
         .then(Step::not_an_answer(NotAnAnswer::ModelsList))
         .then_times(3, Step::not_an_answer(NotAnAnswer::EmptyChunk))
+        .then(Step::bad_head(BadHead::ManyHeaders))
+        .then(Step::bad_head(BadHead::HugeHeader))
+        .then(Step::bad_head(BadHead::GarbageStatus))
 }
 
 #[test]
@@ -119,6 +125,25 @@ fn wrong_values_are_refused_naming_the_field() {
             "does not apply to a `not_an_answer` step; it applies to `ok`, `drop_stream`, `truncate`, `sse_error`, \
              `stall`, `hang`, `malformed_chunk`, `tool_use`, `keep_alive_flood`, `empty_chunk_flood`, `endless_text`",
         ),
+        (
+            r#"{"steps":[{"kind":"bad_head","shape":"json_object"}]}"#,
+            "steps[0].shape",
+            "unknown shape `json_object` for a `bad_head` step, expected one of `many_headers`, `huge_header`, \
+             `garbage_status`",
+        ),
+        (
+            r#"{"steps":[{"kind":"bad_head","shape":"many_header"}]}"#,
+            "steps[0].shape",
+            "unknown shape `many_header` for a `bad_head` step, expected one of `many_headers`, `huge_header`, \
+             `garbage_status`; did you mean `many_headers`?",
+        ),
+        (
+            r#"{"steps":[{"kind":"bad_head","headers":{"x-a":"1"}}]}"#,
+            "steps[0].headers",
+            "does not apply to a `bad_head` step; it applies to `ok`, `http_error`, `drop_stream`, `truncate`, \
+             `sse_error`, `stall`, `hang`, `malformed_chunk`, `context_overflow`, `invalid_api_key`, `tool_use`, \
+             `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, `wrong_content_type`, `redirect`",
+        ),
     ];
     for (json, field, message) in cases {
         assert_eq!(refusal(json), (field.to_owned(), message.to_owned()), "{json}");
@@ -129,6 +154,11 @@ fn wrong_values_are_refused_naming_the_field() {
 fn every_shape_round_trips() {
     for shape in NotAnAnswer::ALL {
         let scenario = Scenario::new().then(Step::not_an_answer(shape));
+        assert_eq!(Scenario::from_json_str(&scenario.to_json()).unwrap(), scenario, "{shape:?}");
+        assert_eq!(serde_json::to_value(shape).unwrap(), shape.as_str());
+    }
+    for shape in BadHead::ALL {
+        let scenario = Scenario::new().then(Step::bad_head(shape));
         assert_eq!(Scenario::from_json_str(&scenario.to_json()).unwrap(), scenario, "{shape:?}");
         assert_eq!(serde_json::to_value(shape).unwrap(), shape.as_str());
     }

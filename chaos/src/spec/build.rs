@@ -90,6 +90,7 @@ impl From<Checked> for Step {
                 headers,
             }),
             CheckedKind::NotAnAnswer { shape } => Step::NotAnAnswer(shape),
+            CheckedKind::BadHead { shape } => Step::BadHead(shape),
         }
     }
 }

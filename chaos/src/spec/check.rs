@@ -6,7 +6,7 @@
 
 use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
 use crate::step::{
-    NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
+    BadHead, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
 };
 
 use StepKind as K;
@@ -74,6 +74,10 @@ pub(super) enum CheckedKind {
     /// A `not_an_answer` step and its shape.
     NotAnAnswer {
         shape: NotAnAnswer,
+    },
+    /// A `bad_head` step and its shape.
+    BadHead {
+        shape: BadHead,
     },
 }
 
@@ -144,6 +148,9 @@ impl CheckedKind {
             K::Redirect => Self::Redirect,
             K::NotAnAnswer => Self::NotAnAnswer {
                 shape: shape(spec, at, NotAnAnswer::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
+            },
+            K::BadHead => Self::BadHead {
+                shape: shape(spec, at, BadHead::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
             },
         })
     }

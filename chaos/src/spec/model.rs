@@ -139,6 +139,7 @@ const ALL: &[StepKind] = &[
     K::WrongContentType,
     K::Redirect,
     K::NotAnAnswer,
+    K::BadHead,
 ];
 const STREAMED: &[StepKind] = &[
     K::Ok,
@@ -229,7 +230,7 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
         "location" => &[K::Redirect],
-        "shape" => &[K::NotAnAnswer],
+        "shape" => &[K::NotAnAnswer, K::BadHead],
         _ => &[],
     }
 }

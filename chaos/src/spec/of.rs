@@ -4,8 +4,8 @@
 use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step, StepKind,
-    ToolUse, WrongContentType,
+    BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step,
+    StepKind, ToolUse, WrongContentType,
 };
 use crate::usage::TokenUsage;
 
@@ -90,6 +90,7 @@ impl StepSpec {
                 spec.set_headers(&r.headers);
             }
             Step::NotAnAnswer(shape) => spec.set_shape(shape.as_str(), NotAnAnswer::default().as_str()),
+            Step::BadHead(shape) => spec.set_shape(shape.as_str(), BadHead::default().as_str()),
         }
         spec
     }
