@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, NotAnAnswer, Scenario, Step};
 use agentic_runtime::message::Message;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, Request};
 use agentic_runtime::{ContentBlock, ExecError, ExecErrorKind, Jitter, Reply, RetryPolicy, Runtime, StopReason, agent};
@@ -124,6 +124,35 @@ async fn a_json_body_that_is_not_a_completion_is_a_wrong_base_url_and_permanent(
                 wire.answer()
             );
             assert_eq!(error.attempts(), [expected], "{wire:?} {shape}");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_chaos_not_an_answer_shape_is_a_classified_error() {
+    for wire in WIRES {
+        for shape in NotAnAnswer::ALL {
+            let run = exec(wire, Scenario::new().otherwise(Step::not_an_answer(shape)), &POLICY).await;
+            let error = run.error(wire);
+            let attempt = &error.attempts()[0];
+            let wrong_url = matches!(
+                shape,
+                NotAnAnswer::JsonObject | NotAnAnswer::StatusOk | NotAnAnswer::JsonArray | NotAnAnswer::ModelsList
+            );
+            if wrong_url {
+                // The same request gets the same body: one request, and the message says where it went.
+                assert_eq!((error.kind(), run.requests), (ExecErrorKind::Permanent, 1), "{wire:?} {shape:?}");
+                let start =
+                    format!("NotAnAnswerError: the JSON answer to POST {} is not {}: ", wire.path(), wire.answer());
+                assert!(attempt.starts_with(&start), "{wire:?} {shape:?}: {attempt}");
+                assert!(attempt.ends_with(": check the base URL; it likely points at a health check, a models list or another API instead of the model API"), "{wire:?} {shape:?}: {attempt}");
+            } else {
+                // Shaped like an answer, but empty: a reply cut short, retried as the policy says.
+                assert_eq!((error.kind(), run.requests), (ExecErrorKind::Exhausted, 12), "{wire:?} {shape:?}");
+                let start = "IncompleteStreamError: the answer ended without content, tool calls or a finish reason: ";
+                assert!(attempt.starts_with(start), "{wire:?} {shape:?}: {attempt}");
+            }
+            assert!(!attempt.chars().any(char::is_control), "{wire:?} {shape:?}: {attempt:?}");
         }
     }
 }
