@@ -849,8 +849,10 @@ impl<W: Wire> Driver<W> {
         }
         self.events = events;
         self.out = out;
+        // A body that begins with a JSON value (no `data:`) is read as what it is: an error object is
+        // the error event it would have been, anything else a whole answer.
         if let Some(json) = self.decoder.take_json().filter(|_| !self.ended) {
-            self.bare_json(&json);
+            self.whole_body(json.as_bytes(), false);
         }
     }
 
@@ -867,17 +869,6 @@ impl<W: Wire> Driver<W> {
                 self.ended = true;
             }
             item => self.queue.push_back(Ok(item)),
-        }
-    }
-
-    /// A JSON value the event stream carried outside any event (no `data:`): an error object is
-    /// the error it says, typed by its type and code as an error event is; a body of nothing else is
-    /// read as a whole answer. After events, anything else is ignored, as the standard ignores a
-    /// line it does not know.
-    fn bare_json(&mut self, json: &str) {
-        let is_error = serde_json::from_str::<serde_json::Value>(json).is_ok_and(|value| value.get("error").is_some());
-        if is_error || self.seen.events == 0 {
-            self.whole_body(json.as_bytes(), false);
         }
     }
 
@@ -1046,6 +1037,27 @@ mod tests {
         assert_eq!(endpoint.scope("openai"), "openai:493641ab4f38f29f");
         let local = Endpoint::new("http://127.0.0.1:8080/v1/".to_owned(), None, "m");
         assert_eq!(local.scope("anthropic"), "anthropic:ea69aead76bbb8cd");
+    }
+
+    /// A body that is bare JSON, not events: the same items wherever the reads split it, and what it
+    /// says when it is an error.
+    #[test]
+    fn a_bare_json_body_gives_the_same_items_however_it_is_split() {
+        use super::super::{anthropic::AnthropicWire, openai::OpenAiWire};
+        let error =
+            r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+        let pretty = "{\n  \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}\n}";
+        for body in [format!("{error}\n"), format!("{error}\ndata: {{}}\n\n"), error.to_owned(), pretty.to_owned()] {
+            let bytes = body.as_bytes();
+            let openai = |reads: &[&[u8]]| replay(OpenAiWire::default(), reads, false, None);
+            let anthropic = |reads: &[&[u8]]| replay(AnthropicWire::default(), reads, false, None);
+            let (first, second) = (openai(&[bytes]), anthropic(&[bytes]));
+            assert!(matches!(&first[..], [Ok(StreamEvent::Error { error: Some(_), .. })]), "{body}: {first:?}");
+            assert_eq!(first, second, "{body}");
+            for at in 1..bytes.len() {
+                assert_eq!(openai(&[&bytes[..at], &bytes[at..]]), first, "{body} split at {at}");
+            }
+        }
     }
 
     #[test]

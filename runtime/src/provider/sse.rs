@@ -9,8 +9,9 @@
 //!
 //! A server that writes its error as bare JSON instead of an event (`{"error": ..}` on a line of its
 //! own, without `data:`) would have it ignored by the standard (a field of an unknown name): the
-//! decoder keeps it instead, for [`SseDecoder::take_json`] (one line) or
-//! [`SseDecoder::take_json_body`] (a body that is JSON on several lines, once the stream ended).
+//! decoder keeps it instead when the body begins with it (before any field), for
+//! [`SseDecoder::take_json`] (one line) or [`SseDecoder::take_json_body`] (a body that is JSON on
+//! several lines, once the stream ended), and reads no events from such a body.
 //!
 //! The HTTP providers read their streams with it; it needs no HTTP stack, so a [`Provider`] of your
 //! own for another server's event stream can use it with the core alone:
@@ -72,8 +73,10 @@ pub struct SseDecoder {
     pending: bool,
     /// A field line was seen at all.
     fields: bool,
-    /// The first line that was a JSON value by itself, not yet taken.
+    /// The body's first line, when it was a JSON value by itself, not yet taken.
     json: Option<String>,
+    /// The body began with a JSON value on one line: it is no event stream, the rest is ignored.
+    after_json: bool,
     /// The body so far, when its first line opened a JSON value that the line did not close: the
     /// body is JSON on several lines, not an event stream.
     json_body: Option<String>,
@@ -115,17 +118,24 @@ impl SseDecoder {
         self.extend_line(bytes)
     }
 
-    /// The first line, not yet taken, that was a JSON value by itself (it starts with `{` or `[`) rather
-    /// than an SSE field: a server's bare JSON error. Later such lines are ignored until it is taken.
+    /// The body's first line (before any field), not yet taken, when it was a JSON value by itself
+    /// (it starts with `{` or `[`) rather than an SSE field: a server's bare JSON error. Such a body
+    /// is no event stream: what follows the line is ignored.
     pub fn take_json(&mut self) -> Option<String> {
         self.json.take()
     }
 
-    /// Once the stream ended: the body, when it was JSON on several lines rather than an event stream
-    /// (its first line opened a JSON value), bounded by [`MAX_EVENT`]. Whether it parses is the
-    /// caller's to find out.
+    /// Once the stream ended: the body, when it was JSON rather than an event stream and not taken
+    /// as one line by [`SseDecoder::take_json`] (its first line opened a JSON value that a later line
+    /// closes, or its only line has no line ending), bounded by [`MAX_EVENT`] and [`MAX_LINE`].
+    /// Whether it parses is the caller's to find out.
     pub fn take_json_body(&mut self) -> Option<String> {
-        self.json_body.take()
+        let last = String::from_utf8_lossy(&self.line);
+        match self.json_body.take() {
+            Some(body) => Some(body + &last),
+            None if !self.fields && !self.after_json && last.starts_with(['{', '[']) => Some(last.into_owned()),
+            None => None,
+        }
     }
 
     /// True when the stream so far ends inside an event (a field line or a partial line without
@@ -148,6 +158,9 @@ impl SseDecoder {
             self.started = true;
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
+        if self.after_json {
+            return Ok(());
+        }
         if let Some(body) = &mut self.json_body {
             if body.len() + line.len() + 1 > MAX_EVENT {
                 return Err(too_large("event", MAX_EVENT));
@@ -163,7 +176,8 @@ impl SseDecoder {
         if line[0] == b':' {
             return Ok(());
         }
-        if matches!(line[0], b'{' | b'[') && self.bare_json(line) {
+        if !self.fields && matches!(line[0], b'{' | b'[') {
+            self.bare_json(line);
             return Ok(());
         }
         self.pending = true;
@@ -190,21 +204,16 @@ impl SseDecoder {
         Ok(())
     }
 
-    /// Keeps a line that starts like JSON when it is a JSON value by itself, or, as the body's first
-    /// field-like line, starts collecting the body as JSON; false when it is to be read as a field.
-    fn bare_json(&mut self, line: &[u8]) -> bool {
+    /// The body's first field-like line starts like JSON: kept when it is a JSON value by itself,
+    /// else the start of a body that is JSON on several lines. Either way the body is no event stream.
+    fn bare_json(&mut self, line: &[u8]) {
         let text = String::from_utf8_lossy(line);
         if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
-            if self.json.is_none() {
-                self.json = Some(text.into_owned());
-            }
-            return true;
+            self.json = Some(text.into_owned());
+            self.after_json = true;
+        } else {
+            self.json_body = Some(text.into_owned() + "\n");
         }
-        if self.fields {
-            return false;
-        }
-        self.json_body = Some(text.into_owned() + "\n");
-        true
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
@@ -317,10 +326,14 @@ mod tests {
         let error = r#"{"error":{"message":"bad key","code":"invalid_api_key"}}"#;
         decoder.feed(format!("{error}\n").as_bytes(), &mut out).unwrap();
         assert!(out.is_empty() && !decoder.has_partial_event());
+        // The body is no event stream: what follows is ignored.
+        decoder.feed(b"data: a\n\n", &mut out).unwrap();
+        assert!(out.is_empty());
         assert_eq!(decoder.take_json().as_deref(), Some(error));
         assert_eq!(decoder.take_json(), None);
-        // After a field line, a line that only starts like JSON is a field, as the standard says.
-        decoder.feed(b"data: a\n{\"cut\"\n\n", &mut out).unwrap();
+        // After a field line, a line that starts like JSON is a field, as the standard says.
+        let mut decoder = SseDecoder::new();
+        decoder.feed(b"data: a\n{\"b\":1}\n\n", &mut out).unwrap();
         assert_eq!((out, decoder.take_json(), decoder.take_json_body()), (vec![event("", "a")], None, None));
     }
 
@@ -333,6 +346,13 @@ mod tests {
         }
         assert!(out.is_empty() && !decoder.has_partial_event() && decoder.take_json().is_none());
         assert_eq!(decoder.take_json_body().as_deref(), Some(body));
+        // Without its last line ending, and a one-line body without any.
+        let mut decoder = SseDecoder::new();
+        decoder.feed(body.trim_end().as_bytes(), &mut out).unwrap();
+        assert_eq!(decoder.take_json_body().as_deref(), Some(body.trim_end()));
+        let mut decoder = SseDecoder::new();
+        decoder.feed(b"{\"error\":\"no\"}", &mut out).unwrap();
+        assert_eq!((decoder.take_json(), decoder.take_json_body().as_deref()), (None, Some("{\"error\":\"no\"}")));
 
         let mut decoder = SseDecoder::new();
         decoder.feed(b"[\n", &mut out).unwrap();
