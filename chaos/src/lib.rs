@@ -81,6 +81,7 @@
 //! | `redirect` | `status` (307) with a `location` (the request's own URL, `http://127.0.0.1:PORT/v1/...`: a loop), `content-length: 0`, no body. See [`Redirect`] | same |
 //! | `not_an_answer` | a 200 that is well formed and not an answer, by `shape`: `{}`, `{"status":"ok"}`, `[]`, the answer object without choices or content, a list of models (JSON); a stream of `[DONE]` only or of an empty chunk (event streams). See [`NotAnAnswer`] | same |
 //! | `bad_head` | a head a client must refuse, by `shape`: a 200 with 200 extra headers, a 200 with a header of 1 MiB, or the status line `HTTP/1.1 abc not-a-status`; then the socket closes. See [`BadHead`] | same |
+//! | `bare_json_error` | a 200 `text/event-stream` whose body is the provider's JSON error (a bad key) as one bare line, no `data:` nor `event:`, then a clean end. See [`BareJsonError`] | same |
 //! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`] | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
 //!
 //! # Scenario files
@@ -157,7 +158,7 @@
 //! | `param` | string | same | OpenAI's `param` |
 //! | `body` | string | same, `wrong_content_type` | this body instead of the provider-shaped one; for `wrong_content_type`, the page (an HTML login page) |
 //! | `content_type` | string | `wrong_content_type` | the `content-type` (`text/html; charset=utf-8`) |
-//! | `error_type`, `message`, `code` | string | same and `sse_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
+//! | `error_type`, `message`, `code` | string | same, `sse_error` and `bare_json_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
 //! | `headers` | object | all but `close_before_headers`, `not_an_answer`, `bad_head` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
 //! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
@@ -266,9 +267,9 @@ pub use scenario::Scenario;
 pub use server::ChaosServer;
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
-    BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HttpError,
-    Interrupt, KeepAliveFlood, Malformed, NotAnAnswer, Redirect, Reply, SseError, Stall, Step, StepKind, ToolUse,
-    WrongContentType,
+    BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
+    Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, NotAnAnswer, Redirect, Reply, SseError, Stall, Step,
+    StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

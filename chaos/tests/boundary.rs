@@ -296,3 +296,34 @@ async fn bad_head_sends_its_head_then_closes() {
         assert_eq!(kinds, [StepKind::BadHead; 4]);
     }
 }
+
+// 5. A bare JSON error on an event stream.
+
+#[tokio::test]
+async fn bare_json_error_is_one_bare_line_on_a_200_event_stream() {
+    let openai = r#"{"error":{"code":"invalid_api_key","message":"Incorrect API key provided: sk-****.","param":null,"type":"invalid_request_error"}}"#;
+    let anthropic = r#"{"error":{"message":"invalid x-api-key","type":"authentication_error"},"type":"error"}"#;
+    let server = serve(Step::bare_json_error()).await;
+    let mut client = Client::connect(server.addr()).await;
+    for (wire, line) in [(WireFormat::OpenAi, openai), (WireFormat::Anthropic, anthropic)] {
+        for stream in [true, false] {
+            let r = client.model(wire, stream).await.response();
+            assert_eq!(r.status, 200);
+            assert_eq!(r.header("content-type"), Some("text/event-stream; charset=utf-8"));
+            assert_eq!((r.header("transfer-encoding"), r.end.clone()), (Some("chunked"), common::End::Clean));
+            assert_eq!(r.text(), format!("{line}\n"), "{wire:?} stream {stream}");
+        }
+    }
+    let server =
+        serve(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
+            .await;
+    let r = common::model(server.addr(), WireFormat::OpenAi, true).await.response();
+    assert_eq!(r.header("x-a"), Some("1"));
+    assert_eq!(
+        r.text(),
+        "{\"error\":{\"code\":\"quota\",\"message\":\"\",\"param\":null,\"type\":\"insufficient_quota\"}}\n"
+    );
+    let r = common::model(server.addr(), WireFormat::Anthropic, true).await.response();
+    assert_eq!(r.text(), "{\"error\":{\"message\":\"\",\"type\":\"insufficient_quota\"},\"type\":\"error\"}\n");
+    assert_eq!(server.journal()[0].step.unwrap().kind, StepKind::BareJsonError);
+}

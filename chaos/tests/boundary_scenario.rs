@@ -16,7 +16,10 @@ const FILE: &str = r#"{
     {"kind": "not_an_answer", "shape": "empty_chunk", "times": 3},
     {"kind": "bad_head"},
     {"kind": "bad_head", "shape": "huge_header"},
-    {"kind": "bad_head", "shape": "garbage_status"}
+    {"kind": "bad_head", "shape": "garbage_status"},
+    {"kind": "bare_json_error"},
+    {"kind": "bare_json_error", "error_type": "insufficient_quota", "message": "", "code": "quota",
+     "headers": {"x-a": "1"}}
   ]
 }"#;
 
@@ -34,6 +37,8 @@ fn in_rust() -> Scenario {
         .then(Step::bad_head(BadHead::ManyHeaders))
         .then(Step::bad_head(BadHead::HugeHeader))
         .then(Step::bad_head(BadHead::GarbageStatus))
+        .then(Step::bare_json_error())
+        .then(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
 }
 
 #[test]
@@ -142,7 +147,14 @@ fn wrong_values_are_refused_naming_the_field() {
             "steps[0].headers",
             "does not apply to a `bad_head` step; it applies to `ok`, `http_error`, `drop_stream`, `truncate`, \
              `sse_error`, `stall`, `hang`, `malformed_chunk`, `context_overflow`, `invalid_api_key`, `tool_use`, \
-             `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, `wrong_content_type`, `redirect`",
+             `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, `wrong_content_type`, `redirect`, \
+             `bare_json_error`",
+        ),
+        (
+            r#"{"steps":[{"kind":"bare_json_error","status":401}]}"#,
+            "steps[0].status",
+            "does not apply to a `bare_json_error` step; it applies to `http_error`, `context_overflow`, \
+             `invalid_api_key`, `sse_error`, `redirect`",
         ),
     ];
     for (json, field, message) in cases {
