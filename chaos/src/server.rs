@@ -639,6 +639,16 @@ impl Answer<'_> {
                 let head = self.reply_head(&h.reply);
                 self.conn.send(&head);
             }
+            HangAt::AfterStart if self.stream => {
+                let head = self.stream_head(&h.reply.headers);
+                self.conn.send(&head);
+                self.conn.send_chunk(self.exchange.opening().as_bytes());
+            }
+            HangAt::AfterStart => {
+                let head = self.json_head(None, &h.reply.headers);
+                self.conn.send(&head);
+                self.conn.send_chunk(self.exchange.json_opening().as_bytes());
+            }
             HangAt::AfterChunks(k) => return self.reply(&h.reply, Fault::Hang(k)).await,
         }
         self.conn.hang().await;

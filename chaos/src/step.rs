@@ -1105,6 +1105,7 @@ cut_setter!(Stall);
 /// | --- | --- | --- |
 /// | [`in_headers`](Hang::in_headers) | `"at": "in_headers"` | the status line and every header line of the answer, but not the blank line that ends the head |
 /// | [`after_headers`](Hang::after_headers) | `"at": "after_headers"` | the whole head (a 200 event stream, or `application/json` with the full `content-length` when not streamed), no body byte |
+/// | [`after_start`](Hang::after_start) | `"at": "after_start"` | the head and the stream's opening event alone, then nothing at all, not even a ping: OpenAI a chunk whose delta is `{"role":"assistant"}`, Anthropic `message_start` (not streamed: the head, chunked, and the answer object's opening, as [`EndlessJson`] sends it) |
 /// | [`after_chunks(k)`](Hang::after_chunks) | `"after_chunks": k` | the head, the stream's first events and `k` text chunks (not streamed: the head) |
 ///
 /// Use it to test timeouts and deadlines.
@@ -1117,6 +1118,7 @@ cut_setter!(Stall);
 /// let silent = Step::hang();
 /// let half_a_head = Step::hang().in_headers();
 /// let no_body = Step::hang().after_headers();
+/// let started = Step::hang().after_start();
 /// let stuck = Step::hang().after_chunks(1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1131,6 +1133,7 @@ pub(crate) enum HangAt {
     BeforeHeaders,
     InHeaders,
     AfterHeaders,
+    AfterStart,
     AfterChunks(u32),
 }
 
@@ -1155,6 +1158,15 @@ impl Hang {
     /// Hang after the whole head, before the first byte of the body.
     pub fn after_headers(mut self) -> Self {
         self.at = HangAt::AfterHeaders;
+        self
+    }
+
+    /// Hang after the head and the stream's opening event (OpenAI the role chunk, Anthropic
+    /// `message_start`), before any content block or ping: the silence of a stream that has
+    /// started and sends no heartbeat. [`after_chunks(0)`](Hang::after_chunks) sends Anthropic's
+    /// `content_block_start` and `ping` too.
+    pub fn after_start(mut self) -> Self {
+        self.at = HangAt::AfterStart;
         self
     }
 }

@@ -19,7 +19,8 @@ const FILE: &str = r#"{
     {"kind": "bad_head", "shape": "garbage_status"},
     {"kind": "bare_json_error"},
     {"kind": "bare_json_error", "error_type": "insufficient_quota", "message": "", "code": "quota",
-     "headers": {"x-a": "1"}}
+     "headers": {"x-a": "1"}},
+    {"kind": "hang", "at": "after_start", "headers": {"x-b": "2"}}
   ]
 }"#;
 
@@ -39,6 +40,7 @@ fn in_rust() -> Scenario {
         .then(Step::bad_head(BadHead::GarbageStatus))
         .then(Step::bare_json_error())
         .then(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
+        .then(Step::hang().after_start().header("x-b", "2"))
 }
 
 #[test]
@@ -156,6 +158,12 @@ fn wrong_values_are_refused_naming_the_field() {
             "does not apply to a `bare_json_error` step; it applies to `http_error`, `context_overflow`, \
              `invalid_api_key`, `sse_error`, `redirect`",
         ),
+        (
+            r#"{"steps":[{"kind":"hang","at":"after_start","after_chunks":0}]}"#,
+            "steps[0].at",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, `after_chunks` \
+             after some chunks of the body",
+        ),
     ];
     for (json, field, message) in cases {
         assert_eq!(refusal(json), (field.to_owned(), message.to_owned()), "{json}");
@@ -174,4 +182,13 @@ fn every_shape_round_trips() {
         assert_eq!(Scenario::from_json_str(&scenario.to_json()).unwrap(), scenario, "{shape:?}");
         assert_eq!(serde_json::to_value(shape).unwrap(), shape.as_str());
     }
+}
+
+#[test]
+fn an_unknown_hang_point_lists_after_start() {
+    let err = Scenario::from_json_str(r#"{"steps":[{"kind":"hang","at":"after_stat"}]}"#).unwrap_err();
+    assert_eq!(err.field(), Some("steps[0].at"));
+    let text = err.to_string();
+    assert!(text.contains("expected one of `before_headers`, `in_headers`, `after_headers`, `after_start`"), "{text}");
+    assert!(text.ends_with("did you mean `after_start`?"), "{text}");
 }

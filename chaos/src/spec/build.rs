@@ -141,5 +141,6 @@ fn hang_at(spec: &StepSpec) -> HangAt {
         (None | Some(HangAtSpec::Before), None) => HangAt::BeforeHeaders,
         (Some(HangAtSpec::In), None) => HangAt::InHeaders,
         (Some(HangAtSpec::After), None) => HangAt::AfterHeaders,
+        (Some(HangAtSpec::AfterStart), None) => HangAt::AfterStart,
     }
 }

@@ -93,6 +93,8 @@ pub(super) enum HangAtSpec {
     In,
     #[serde(rename = "after_headers")]
     After,
+    #[serde(rename = "after_start")]
+    AfterStart,
 }
 
 /// Why an answer stops, when not at the end of its turn: `"length"`, the token limit cut it.

@@ -54,6 +54,7 @@ impl StepSpec {
                     HangAt::BeforeHeaders => {}
                     HangAt::InHeaders => spec.at = Some(HangAtSpec::In),
                     HangAt::AfterHeaders => spec.at = Some(HangAtSpec::After),
+                    HangAt::AfterStart => spec.at = Some(HangAtSpec::AfterStart),
                     HangAt::AfterChunks(k) => spec.after_chunks = Some(k),
                 }
                 spec.set_reply(&h.reply);
