@@ -59,6 +59,8 @@ pub enum StepKind {
     NotAnAnswer,
     /// A response head past a client's limits (too many headers, a huge one) or malformed.
     BadHead,
+    /// A 200 event stream whose body is the provider's JSON error as one bare line.
+    BareJsonError,
 }
 
 impl StepKind {
@@ -85,6 +87,7 @@ impl StepKind {
             Self::Redirect => "redirect",
             Self::NotAnAnswer => "not_an_answer",
             Self::BadHead => "bad_head",
+            Self::BareJsonError => "bare_json_error",
         }
     }
 }
@@ -153,6 +156,8 @@ pub enum Step {
     NotAnAnswer(NotAnAnswer),
     /// A response head past a client's limits or malformed, then the socket closes.
     BadHead(BadHead),
+    /// A 200 event stream whose body is a bare JSON error line.
+    BareJsonError(BareJsonError),
 }
 
 impl Step {
@@ -179,6 +184,7 @@ impl Step {
             Self::Redirect(_) => StepKind::Redirect,
             Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
             Self::BadHead(_) => StepKind::BadHead,
+            Self::BareJsonError(_) => StepKind::BareJsonError,
         }
     }
 
@@ -325,6 +331,12 @@ impl Step {
         Step::BadHead(shape)
     }
 
+    /// Answer 200 `text/event-stream` with the provider's JSON error (a bad key by default) as
+    /// the body's one line, no `data:` nor `event:`, then a clean end. See [`BareJsonError`].
+    pub fn bare_json_error() -> BareJsonError {
+        BareJsonError::new()
+    }
+
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
     pub fn into_step(self) -> Step {
         self
@@ -364,7 +376,8 @@ impl Step {
             | Self::WrongContentType(_)
             | Self::Redirect(_)
             | Self::NotAnAnswer(_)
-            | Self::BadHead(_) => TokenUsage::default(),
+            | Self::BadHead(_)
+            | Self::BareJsonError(_) => TokenUsage::default(),
         }
     }
 }
@@ -627,6 +640,44 @@ macro_rules! cut_setter {
     };
 }
 
+/// `error_type`, `message` and `code` for the steps that send an error body, each with the
+/// defaults of its step.
+macro_rules! error_setters {
+    ($ty:ident, type: $t:literal, message: $m:literal, code: $c:literal) => {
+        impl $ty {
+            /// The error's `type`.
+            ///
+            /// # Default
+            ///
+            #[doc = $t]
+            pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
+                self.error_type = Some(error_type.into());
+                self
+            }
+
+            /// The error's `message`, possibly empty.
+            ///
+            /// # Default
+            ///
+            #[doc = $m]
+            pub fn message(mut self, message: impl Into<String>) -> Self {
+                self.message = Some(message.into());
+                self
+            }
+
+            /// The error's `code` (OpenAI only: Anthropic bodies have none).
+            ///
+            /// # Default
+            ///
+            #[doc = $c]
+            pub fn code(mut self, code: impl Into<String>) -> Self {
+                self.code = Some(code.into());
+                self
+            }
+        }
+    };
+}
+
 /// Which preset body an [`HttpError`] renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Preset {
@@ -757,36 +808,6 @@ impl HttpError {
         self
     }
 
-    /// The error's `type` in the body.
-    ///
-    /// # Default
-    ///
-    /// By status and provider, see the table above.
-    pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
-        self.error_type = Some(error_type.into());
-        self
-    }
-
-    /// The error's `message` in the body (may be empty).
-    ///
-    /// # Default
-    ///
-    /// By status and provider.
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
-
-    /// The error's `code` in an OpenAI body (Anthropic bodies have none).
-    ///
-    /// # Default
-    ///
-    /// By status, see the table above; `null` where none is given.
-    pub fn code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
-        self
-    }
-
     /// The error's `param` in an OpenAI body (Anthropic bodies have none).
     ///
     /// # Default
@@ -866,6 +887,9 @@ impl HttpError {
         self
     }
 }
+
+error_setters!(HttpError, type: "By status and provider, see the table above.", message: "By status and provider.",
+    code: "By status, see the table above; `null` where none is given.");
 
 /// Which piece of the request's API key an error echoes: the `echo_key` field of `http_error`,
 /// `context_overflow`, `invalid_api_key` and `sse_error`.
@@ -1021,37 +1045,6 @@ impl SseError {
         self
     }
 
-    /// The error's `type`.
-    ///
-    /// # Default
-    ///
-    /// `overloaded_error` (Anthropic), `server_error` (OpenAI).
-    pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
-        self.error_type = Some(error_type.into());
-        self
-    }
-
-    /// The error's `message`, possibly empty.
-    ///
-    /// # Default
-    ///
-    /// `Overloaded` (Anthropic), `The server had an error while processing your request. Sorry
-    /// about that!` (OpenAI).
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
-
-    /// The error's `code` (OpenAI only).
-    ///
-    /// # Default
-    ///
-    /// `null`.
-    pub fn code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
-        self
-    }
-
     /// The HTTP status a non-streaming request gets instead of the event.
     ///
     /// # Default
@@ -1064,6 +1057,9 @@ impl SseError {
 }
 
 reply_setters!(SseError);
+error_setters!(SseError, type: "`overloaded_error` (Anthropic), `server_error` (OpenAI).",
+    message: "`Overloaded` (Anthropic), `The server had an error while processing your request. Sorry about that!` (OpenAI).",
+    code: "`null`.");
 
 /// A pause: the `stall` step. After the pause the answer goes on as in an `ok` step.
 ///
@@ -1109,6 +1105,7 @@ cut_setter!(Stall);
 /// | --- | --- | --- |
 /// | [`in_headers`](Hang::in_headers) | `"at": "in_headers"` | the status line and every header line of the answer, but not the blank line that ends the head |
 /// | [`after_headers`](Hang::after_headers) | `"at": "after_headers"` | the whole head (a 200 event stream, or `application/json` with the full `content-length` when not streamed), no body byte |
+/// | [`after_start`](Hang::after_start) | `"at": "after_start"` | the head and the stream's opening event alone, then nothing at all, not even a ping: OpenAI a chunk whose delta is `{"role":"assistant"}`, Anthropic `message_start` (not streamed: the head, chunked, and the answer object's opening, as [`EndlessJson`] sends it) |
 /// | [`after_chunks(k)`](Hang::after_chunks) | `"after_chunks": k` | the head, the stream's first events and `k` text chunks (not streamed: the head) |
 ///
 /// Use it to test timeouts and deadlines.
@@ -1121,6 +1118,7 @@ cut_setter!(Stall);
 /// let silent = Step::hang();
 /// let half_a_head = Step::hang().in_headers();
 /// let no_body = Step::hang().after_headers();
+/// let started = Step::hang().after_start();
 /// let stuck = Step::hang().after_chunks(1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1135,6 +1133,7 @@ pub(crate) enum HangAt {
     BeforeHeaders,
     InHeaders,
     AfterHeaders,
+    AfterStart,
     AfterChunks(u32),
 }
 
@@ -1159,6 +1158,15 @@ impl Hang {
     /// Hang after the whole head, before the first byte of the body.
     pub fn after_headers(mut self) -> Self {
         self.at = HangAt::AfterHeaders;
+        self
+    }
+
+    /// Hang after the head and the stream's opening event (OpenAI the role chunk, Anthropic
+    /// `message_start`), before any content block or ping: the silence of a stream that has
+    /// started and sends no heartbeat. [`after_chunks(0)`](Hang::after_chunks) sends Anthropic's
+    /// `content_block_start` and `ping` too.
+    pub fn after_start(mut self) -> Self {
+        self.at = HangAt::AfterStart;
         self
     }
 }
@@ -1813,6 +1821,42 @@ impl BadHead {
     }
 }
 
+/// A provider's JSON error where an event stream was promised: the `bare_json_error` step, as
+/// some proxies and gateways answer a streaming request they refuse.
+///
+/// Whether or not the request asked for a stream: status 200, `content-type: text/event-stream;
+/// charset=utf-8`, a chunked body that is the error's JSON and a newline, one bare line with no
+/// `data:` nor `event:` field, then a clean end of the body. By default the provider's answer to
+/// a bad key: OpenAI `{"error":{"message":"Incorrect API key provided: sk-****.",
+/// "type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Anthropic
+/// `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let bad_key = Step::bare_json_error();
+/// let quota = Step::bare_json_error().error_type("insufficient_quota").message("You exceeded your quota.");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BareJsonError {
+    pub(crate) error_type: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl BareJsonError {
+    fn new() -> Self {
+        Self { error_type: None, message: None, code: None, headers: Vec::new() }
+    }
+}
+
+error_setters!(BareJsonError, type: "`invalid_request_error` (OpenAI), `authentication_error` (Anthropic).",
+    message: "`Incorrect API key provided: sk-****.` (OpenAI), `invalid x-api-key` (Anthropic).",
+    code: "`invalid_api_key`.");
+
 /// `header` for the builders that keep their own response headers.
 macro_rules! header_setter {
     ($($ty:ident),*) => {
@@ -1832,7 +1876,7 @@ macro_rules! header_setter {
     };
 }
 
-header_setter!(Reply, HttpError, ToolUse, EndlessJson, WrongContentType, Redirect);
+header_setter!(Reply, HttpError, ToolUse, EndlessJson, WrongContentType, Redirect, BareJsonError);
 
 macro_rules! into_step {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {
@@ -1872,6 +1916,7 @@ into_step! {
     EndlessJson => |e| Step::EndlessJson(e);
     WrongContentType => |w| Step::WrongContentType(w);
     Redirect => |r| Step::Redirect(r);
+    BareJsonError => |e| Step::BareJsonError(e);
 }
 
 /// Whether `name` is an HTTP token (RFC 9110 `tchar`s).

@@ -296,3 +296,98 @@ async fn bad_head_sends_its_head_then_closes() {
         assert_eq!(kinds, [StepKind::BadHead; 4]);
     }
 }
+
+// 5. A bare JSON error on an event stream.
+
+#[tokio::test]
+async fn bare_json_error_is_one_bare_line_on_a_200_event_stream() {
+    let openai = r#"{"error":{"code":"invalid_api_key","message":"Incorrect API key provided: sk-****.","param":null,"type":"invalid_request_error"}}"#;
+    let anthropic = r#"{"error":{"message":"invalid x-api-key","type":"authentication_error"},"type":"error"}"#;
+    let server = serve(Step::bare_json_error()).await;
+    let mut client = Client::connect(server.addr()).await;
+    for (wire, line) in [(WireFormat::OpenAi, openai), (WireFormat::Anthropic, anthropic)] {
+        for stream in [true, false] {
+            let r = client.model(wire, stream).await.response();
+            assert_eq!(r.status, 200);
+            assert_eq!(r.header("content-type"), Some("text/event-stream; charset=utf-8"));
+            assert_eq!((r.header("transfer-encoding"), r.end.clone()), (Some("chunked"), common::End::Clean));
+            assert_eq!(r.text(), format!("{line}\n"), "{wire:?} stream {stream}");
+        }
+    }
+    let server =
+        serve(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
+            .await;
+    let r = common::model(server.addr(), WireFormat::OpenAi, true).await.response();
+    assert_eq!(r.header("x-a"), Some("1"));
+    assert_eq!(
+        r.text(),
+        "{\"error\":{\"code\":\"quota\",\"message\":\"\",\"param\":null,\"type\":\"insufficient_quota\"}}\n"
+    );
+    let r = common::model(server.addr(), WireFormat::Anthropic, true).await.response();
+    assert_eq!(r.text(), "{\"error\":{\"message\":\"\",\"type\":\"insufficient_quota\"},\"type\":\"error\"}\n");
+    assert_eq!(server.journal()[0].step.unwrap().kind, StepKind::BareJsonError);
+}
+
+// 6. A stream that starts and then says nothing, not even a ping.
+
+#[tokio::test(start_paused = true)]
+async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
+    let server = serve(Step::hang().after_start()).await;
+    for wire in BOTH {
+        let mut client = ask(&server, wire, true).await;
+        let seq = server.requests_served() - 1;
+        let head = client.read_head().await.expect("a head");
+        assert_eq!(head.status, 200);
+        assert_eq!(head.header("content-type"), Some("text/event-stream; charset=utf-8"));
+        let chunk = client.chunk_text().await;
+        let (name, data) = match chunk.strip_prefix("event: ") {
+            Some(rest) => {
+                let (name, data) = rest.split_once("\ndata: ").expect("a data line");
+                (Some(name.to_owned()), data)
+            }
+            None => (None, chunk.strip_prefix("data: ").expect("a data line")),
+        };
+        let data: Value = serde_json::from_str(data.strip_suffix("\n\n").expect("one event")).unwrap();
+        let expected = match wire {
+            WireFormat::OpenAi => (
+                None,
+                json!({
+                    "id": format!("chatcmpl-chaos{seq:012}"), "object": "chat.completion.chunk",
+                    "created": data["created"], "model": "test-model",
+                    "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}],
+                }),
+            ),
+            _ => message_start(seq),
+        };
+        assert_eq!((name, data), expected, "{wire:?}: the opening event alone");
+        assert!(client.silent_for(SILENCE).await, "{wire:?}: then nothing, not even a ping");
+        leave_and_expect_nothing_more(client, &server).await;
+
+        let mut client = ask(&server, wire, false).await;
+        let head = client.read_head().await.expect("a head");
+        assert_eq!(head.header("content-type"), Some("application/json"));
+        assert_eq!(head.header("transfer-encoding"), Some("chunked"));
+        let opening = client.chunk_text().await;
+        let start = match wire {
+            WireFormat::OpenAi => r#"{"id":"chatcmpl-chaos"#,
+            _ => r#"{"id":"msg_chaos"#,
+        };
+        assert!(opening.starts_with(start) && opening.ends_with(r#""model":"test-model","#), "{opening}");
+        assert!(client.silent_for(SILENCE).await, "{wire:?} not streamed: then nothing");
+        leave_and_expect_nothing_more(client, &server).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn hang_after_zero_chunks_still_sends_anthropic_its_block_start_and_ping() {
+    let server = serve(Step::hang().after_chunks(0)).await;
+    let mut client = ask(&server, WireFormat::Anthropic, true).await;
+    client.read_head().await.expect("a head");
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(client.chunk_text().await.lines().next().unwrap().to_owned());
+    }
+    assert_eq!(got, ["event: message_start", "event: content_block_start", "event: ping"]);
+    assert!(client.silent_for(SILENCE).await);
+    leave_and_expect_nothing_more(client, &server).await;
+}

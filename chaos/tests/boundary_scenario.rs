@@ -16,7 +16,11 @@ const FILE: &str = r#"{
     {"kind": "not_an_answer", "shape": "empty_chunk", "times": 3},
     {"kind": "bad_head"},
     {"kind": "bad_head", "shape": "huge_header"},
-    {"kind": "bad_head", "shape": "garbage_status"}
+    {"kind": "bad_head", "shape": "garbage_status"},
+    {"kind": "bare_json_error"},
+    {"kind": "bare_json_error", "error_type": "insufficient_quota", "message": "", "code": "quota",
+     "headers": {"x-a": "1"}},
+    {"kind": "hang", "at": "after_start", "headers": {"x-b": "2"}}
   ]
 }"#;
 
@@ -34,6 +38,9 @@ fn in_rust() -> Scenario {
         .then(Step::bad_head(BadHead::ManyHeaders))
         .then(Step::bad_head(BadHead::HugeHeader))
         .then(Step::bad_head(BadHead::GarbageStatus))
+        .then(Step::bare_json_error())
+        .then(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
+        .then(Step::hang().after_start().header("x-b", "2"))
 }
 
 #[test]
@@ -142,7 +149,20 @@ fn wrong_values_are_refused_naming_the_field() {
             "steps[0].headers",
             "does not apply to a `bad_head` step; it applies to `ok`, `http_error`, `drop_stream`, `truncate`, \
              `sse_error`, `stall`, `hang`, `malformed_chunk`, `context_overflow`, `invalid_api_key`, `tool_use`, \
-             `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, `wrong_content_type`, `redirect`",
+             `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, `wrong_content_type`, `redirect`, \
+             `bare_json_error`",
+        ),
+        (
+            r#"{"steps":[{"kind":"bare_json_error","status":401}]}"#,
+            "steps[0].status",
+            "does not apply to a `bare_json_error` step; it applies to `http_error`, `context_overflow`, \
+             `invalid_api_key`, `sse_error`, `redirect`",
+        ),
+        (
+            r#"{"steps":[{"kind":"hang","at":"after_start","after_chunks":0}]}"#,
+            "steps[0].at",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, `after_chunks` \
+             after some chunks of the body",
         ),
     ];
     for (json, field, message) in cases {
@@ -162,4 +182,13 @@ fn every_shape_round_trips() {
         assert_eq!(Scenario::from_json_str(&scenario.to_json()).unwrap(), scenario, "{shape:?}");
         assert_eq!(serde_json::to_value(shape).unwrap(), shape.as_str());
     }
+}
+
+#[test]
+fn an_unknown_hang_point_lists_after_start() {
+    let err = Scenario::from_json_str(r#"{"steps":[{"kind":"hang","at":"after_stat"}]}"#).unwrap_err();
+    assert_eq!(err.field(), Some("steps[0].at"));
+    let text = err.to_string();
+    assert!(text.contains("expected one of `before_headers`, `in_headers`, `after_headers`, `after_start`"), "{text}");
+    assert!(text.ends_with("did you mean `after_start`?"), "{text}");
 }

@@ -79,6 +79,7 @@ pub(super) enum CheckedKind {
     BadHead {
         shape: BadHead,
     },
+    BareJsonError,
 }
 
 /// Checks the context window, the steps in order, then the default step.
@@ -152,6 +153,7 @@ impl CheckedKind {
             K::BadHead => Self::BadHead {
                 shape: shape(spec, at, BadHead::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
             },
+            K::BareJsonError => Self::BareJsonError,
         })
     }
 }
