@@ -288,6 +288,25 @@ async fn a_bare_json_error_line_in_an_event_stream_is_the_error_it_says() {
     }
 }
 
+#[tokio::test(start_paused = true)]
+async fn the_chaos_bare_json_error_is_typed_by_its_code_and_type() {
+    for (wire, attempt) in [
+        (Wire::OpenAi, "BadRequestError: Incorrect API key provided: sk-****."),
+        (Wire::Anthropic, "AuthenticationError: invalid x-api-key"),
+    ] {
+        let run = exec(wire, Scenario::new().otherwise(Step::bare_json_error()), &POLICY).await;
+        let error = run.error(wire);
+        assert_eq!((error.kind(), run.requests), (ExecErrorKind::Permanent, 1), "{wire:?}: {error}");
+        assert_eq!(error.attempts(), [attempt], "{wire:?}");
+
+        let overloaded = Step::bare_json_error().error_type("overloaded_error").message("Overloaded");
+        let run = exec(wire, Scenario::new().then(overloaded).otherwise(Step::ok("the answer")), &POLICY).await;
+        let reply = run.reply(wire);
+        assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire:?}");
+        assert_eq!(reply.decisions()[0].error, "OverloadedError: Overloaded", "{wire:?}");
+    }
+}
+
 /// Short bounds, one call: the call's own bound is what ends it.
 const ONE_CALL: RetryPolicy = RetryPolicy::new()
     .with_max_retries(1)
@@ -297,25 +316,33 @@ const ONE_CALL: RetryPolicy = RetryPolicy::new()
 
 #[tokio::test(start_paused = true)]
 async fn silence_after_the_stream_started_ends_at_the_idle_bound_where_the_wire_sends_heartbeats() {
-    // Anthropic: `message_start`, a block's start and a ping, then nothing at all.
-    let run = exec(Wire::Anthropic, Scenario::new().otherwise(Step::hang().after_chunks(0)), &ONE_CALL).await;
-    let error = run.error(Wire::Anthropic);
-    assert_eq!(
-        error.attempts(),
-        ["TimeoutError: model call timed out: the stream started, then nothing came for 5 s, not even a heartbeat \
-             (`idle_timeout_ms` = 5000): this wire sends heartbeats while the model thinks, so the stream is dead"]
-    );
-    assert_eq!((error.kind(), error.elapsed(), run.requests), (ExecErrorKind::Exhausted, Duration::from_secs(5), 1));
+    // Anthropic: `message_start` alone, or with a block's start and a ping, then nothing at all.
+    for hang in [Step::hang().after_start(), Step::hang().after_chunks(0)] {
+        let run = exec(Wire::Anthropic, Scenario::new().otherwise(hang.clone()), &ONE_CALL).await;
+        let error = run.error(Wire::Anthropic);
+        assert_eq!(
+            error.attempts(),
+            ["TimeoutError: model call timed out: the stream started, then nothing came for 5 s, not even a \
+              heartbeat (`idle_timeout_ms` = 5000): this wire sends heartbeats while the model thinks, so the \
+              stream is dead"],
+            "{hang:?}"
+        );
+        let facts = (error.kind(), error.elapsed(), run.requests);
+        assert_eq!(facts, (ExecErrorKind::Exhausted, Duration::from_secs(5), 1), "{hang:?}");
+    }
 
-    // Chat Completions sends no heartbeats: a reasoning model may think in silence until the first
-    // token's bound.
-    let run = exec(Wire::OpenAi, Scenario::new().otherwise(Step::hang().after_chunks(0)), &ONE_CALL).await;
-    let error = run.error(Wire::OpenAi);
-    assert_eq!(
-        error.attempts(),
-        ["TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)"]
-    );
-    assert_eq!((error.elapsed(), run.requests), (Duration::from_secs(30), 1));
+    // Chat Completions sends no heartbeats: a reasoning model may think in silence, after the role
+    // chunk too, until the first token's bound.
+    for hang in [Step::hang().after_start(), Step::hang().after_chunks(0)] {
+        let run = exec(Wire::OpenAi, Scenario::new().otherwise(hang.clone()), &ONE_CALL).await;
+        let error = run.error(Wire::OpenAi);
+        assert_eq!(
+            error.attempts(),
+            ["TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)"],
+            "{hang:?}"
+        );
+        assert_eq!((error.elapsed(), run.requests), (Duration::from_secs(30), 1), "{hang:?}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
