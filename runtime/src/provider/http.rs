@@ -687,10 +687,11 @@ struct Driver<W> {
 }
 
 /// The events of a stream so far, until content comes: enough to say what came back when none did.
+/// The first is kept as the decoder made it (moved, not copied: the success path pays nothing).
 #[derive(Default)]
 struct Seen {
     events: u32,
-    first: Option<String>,
+    first: Option<SseEvent>,
     answered: bool,
 }
 
@@ -832,8 +833,12 @@ impl<W: Wire> Driver<W> {
         let mut events = std::mem::take(&mut self.events);
         let mut out = std::mem::take(&mut self.out);
         for event in events.drain(..) {
-            self.seen.saw(&event.data, self.secret.as_ref());
-            let handled = self.wire.on_event(&event, &mut out, self.secret.as_ref());
+            let handled = if self.seen.keeps() {
+                let first = self.seen.first.insert(event);
+                self.wire.on_event(first, &mut out, self.secret.as_ref())
+            } else {
+                self.wire.on_event(&event, &mut out, self.secret.as_ref())
+            };
             for item in out.drain(..) {
                 self.push(item);
                 if self.ended {
@@ -862,7 +867,7 @@ impl<W: Wire> Driver<W> {
         self.seen.answered |= is_content(&item);
         match item {
             StreamEvent::Done { .. } if !self.seen.answered && !self.wire.finished() => {
-                self.fail(self.seen.no_answer())
+                self.fail(self.seen.no_answer(self.secret.as_ref()))
             }
             StreamEvent::Done { .. } | StreamEvent::Error { .. } => {
                 self.queue.push_back(Ok(item));
@@ -890,7 +895,7 @@ impl<W: Wire> Driver<W> {
             let text = "stream ended unexpectedly, in the middle of an event (before its final event)";
             self.queue.push_back(Err(ModelError::transport(TransportKind::Truncated, text)));
         } else if !self.seen.answered && self.seen.events > 0 {
-            self.queue.push_back(Err(self.seen.no_answer()));
+            self.queue.push_back(Err(self.seen.no_answer(self.secret.as_ref())));
         }
     }
 
@@ -902,21 +907,19 @@ impl<W: Wire> Driver<W> {
 }
 
 impl Seen {
-    /// Counts an event (its data `data`) and keeps an excerpt of the first, until content came.
-    fn saw(&mut self, data: &str, secret: Option<&Secret>) {
+    /// Counts an event, until content came; true when it is the first, to keep.
+    fn keeps(&mut self) -> bool {
         if self.answered {
-            return;
+            return false;
         }
         self.events = self.events.saturating_add(1);
-        if self.first.is_none() {
-            self.first = Some(excerpt(data, secret));
-        }
+        self.first.is_none()
     }
 
     /// A stream that ended with no content, tool calls or finish reason: a truncated stream, whose
     /// text says what came back.
-    fn no_answer(&self) -> ModelError {
-        let first = self.first.as_deref().unwrap_or("nothing");
+    fn no_answer(&self, secret: Option<&Secret>) -> ModelError {
+        let first = self.first.as_ref().map_or_else(|| "nothing".to_owned(), |first| excerpt(&first.data, secret));
         let events = if self.events == 1 { "1 event".to_owned() } else { format!("{} events", self.events) };
         empty_answer(&format!("the stream ended after {events} (the first: {first})"))
     }
