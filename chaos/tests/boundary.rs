@@ -391,3 +391,43 @@ async fn hang_after_zero_chunks_still_sends_anthropic_its_block_start_and_ping()
     assert!(client.silent_for(SILENCE).await);
     leave_and_expect_nothing_more(client, &server).await;
 }
+
+// 7. Terminal escapes in error messages.
+
+/// A scenario file whose error messages carry terminal control sequences: a window title, a
+/// line erase with a carriage return, a clipboard write (OSC 52).
+const ESCAPES: &str = r#"{"steps": [
+  {"kind": "http_error", "status": 400, "message": "\u001b]0;title\u0007"},
+  {"kind": "sse_error", "after_chunks": 0, "message": "\u001b[2K\rdone"},
+  {"kind": "invalid_api_key", "message": "\u001b]52;c;aGVsbG8=\u0007"},
+  {"kind": "bare_json_error", "message": "\u001b]0;title\u0007"}
+]}"#;
+
+#[tokio::test]
+async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
+    let cases = [
+        ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
+        ("\u{1b}[2K\rdone", r"\u001b[2K\rdone"),
+        ("\u{1b}]52;c;aGVsbG8=\u{7}", r"\u001b]52;c;aGVsbG8=\u0007"),
+        ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
+    ];
+    for wire in BOTH {
+        let server = ChaosServer::start(Scenario::from_json_str(ESCAPES).unwrap()).await.unwrap();
+        let mut client = Client::connect(server.addr()).await;
+        for (i, (message, escaped)) in cases.iter().enumerate() {
+            let r = client.model(wire, true).await.response();
+            let body = r.text();
+            assert!(body.contains(escaped), "{wire:?} step {i}: {body:?}");
+            assert!(
+                !body.bytes().any(|b| b == 0x1b || b == 0x07 || b == b'\r'),
+                "{wire:?} step {i}: a raw control byte"
+            );
+            // Read back, the JSON holds the message exactly.
+            let json = match i {
+                1 => common::parse_events(&body).into_iter().find(|e| e.data.contains("error")).unwrap().json(),
+                _ => serde_json::from_str(body.trim_end()).unwrap(),
+            };
+            assert_eq!(json.pointer("/error/message").and_then(Value::as_str), Some(*message), "{wire:?} step {i}");
+        }
+    }
+}
