@@ -161,8 +161,8 @@ fn wrong_values_are_refused_naming_the_field() {
         (
             r#"{"steps":[{"kind":"hang","at":"after_start","after_chunks":0}]}"#,
             "steps[0].at",
-            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, `after_chunks` \
-             after some chunks of the body",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers or \
+             after the stream's opening event, `after_chunks` after some chunks of the body",
         ),
         (
             r#"{"steps":[{"kind":"http_error","status":500,"headers":{"x-title":"\u001b[2K\r"}}]}"#,
