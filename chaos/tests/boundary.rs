@@ -431,3 +431,30 @@ async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
         }
     }
 }
+
+// A real client (reqwest, over hyper) against the new faults.
+
+async fn reqwest_post(url: &str) -> reqwest::Result<reqwest::Response> {
+    let client = reqwest::Client::new();
+    client.post(url).header("content-type", "application/json").body(common::body(true)).send().await
+}
+
+#[tokio::test]
+async fn a_real_client_refuses_every_bad_head() {
+    for shape in BadHead::ALL {
+        let server = serve(Step::bad_head(shape)).await;
+        let err = reqwest_post(&format!("{}/chat/completions", server.openai_base_url())).await.unwrap_err();
+        assert!(!err.is_status() && !err.is_redirect(), "{shape:?}: no response at all: {err:?}");
+        assert_eq!(server.requests_served(), 1, "{shape:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_real_client_follows_a_redirect_loop_until_its_own_limit() {
+    let server = ChaosServer::start(Scenario::new().then_times(50, Step::redirect())).await.unwrap();
+    let err = reqwest_post(&format!("{}/v1/messages", server.anthropic_base_url())).await.unwrap_err();
+    assert!(err.is_redirect(), "{err:?}");
+    let journal = server.journal();
+    assert!(journal.len() > 1, "the client came back to the same URL");
+    assert!(journal.iter().all(|e| e.path == "/v1/messages" && e.method == "POST" && e.stream == Some(true)));
+}
