@@ -64,17 +64,16 @@ fn message_stop() -> String {
 
 /// The head of a `bad_head` step, `id` its request id header; the connection closes after it.
 pub(crate) fn bad_head(shape: BadHead, id: (&str, &str)) -> Vec<u8> {
-    let mut headers = vec![("content-type", "application/json"), ("content-length", "0"), id];
-    let numbers: Vec<String> = (1..=BadHead::EXTRA_HEADERS).map(|n| n.to_string()).collect();
-    let names: Vec<String> = numbers.iter().map(|n| format!("x-chaos-{n}")).collect();
-    let huge = "a".repeat(BadHead::HUGE_HEADER_BYTES);
+    let mut extra: Vec<(String, String)> = Vec::new();
     match shape {
         BadHead::ManyHeaders => {
-            headers.extend(names.iter().map(String::as_str).zip(numbers.iter().map(String::as_str)))
+            extra.extend((1..=BadHead::EXTRA_HEADERS).map(|n| (format!("x-chaos-{n}"), n.to_string())));
         }
-        BadHead::HugeHeader => headers.push(("x-chaos-huge", &huge)),
+        BadHead::HugeHeader => extra.push(("x-chaos-huge".to_owned(), "a".repeat(BadHead::HUGE_HEADER_BYTES))),
         BadHead::GarbageStatus => {}
     }
+    let mut headers = vec![("content-type", "application/json"), ("content-length", "0"), id];
+    headers.extend(extra.iter().map(|(name, value)| (name.as_str(), value.as_str())));
     let head = http::head(200, &headers, false);
     match shape {
         BadHead::GarbageStatus => [b"HTTP/1.1 abc not-a-status", &head[b"HTTP/1.1 200 OK".len()..]].concat(),

@@ -6,8 +6,10 @@
 //! provider's body and headers, a socket closed before the headers, a stream dropped or truncated
 //! mid-way, an SSE error event, a stall, a hang (before, in or after the headers, or mid-stream),
 //! a malformed chunk, a context overflow, a bad key, an error that echoes the key, endless answers
-//! (keep-alives, empty chunks, text, an error or JSON body that never ends) and a 200 that is an
-//! HTML page. It can also answer with tool calls (the `tool_use` step), in both formats. Every
+//! (keep-alives, empty chunks, text, an error or JSON body that never ends), a 200 that is an
+//! HTML page, and at the trust boundary a redirect, an error body that stalls, a 200 that is not an
+//! answer, a head a client must refuse, a JSON error as a bare line on an event stream, and a
+//! stream that falls silent after its first event. It can also answer with tool calls (the `tool_use` step), in both formats. Every
 //! answer echoes the request's `model` and reports token usage as the real APIs do, by a
 //! [rule](#token-usage) a test can compute by hand. It can simulate a model's
 //! [context window](#context-window): a conversation larger than it gets the provider's
@@ -124,13 +126,19 @@
 //!     {"kind": "invalid_api_key", "echo_key": "last12"},
 //!     {"kind": "http_error", "status": 429, "retry_after": "99999999999999999999999"},
 //!     {"kind": "wrong_content_type"},
+//!     {"kind": "redirect", "status": 308, "location": "http://127.0.0.1:9/v1/messages"},
+//!     {"kind": "http_error", "status": 429, "stall_body_after": 10},
+//!     {"kind": "not_an_answer", "shape": "models_list"},
+//!     {"kind": "bad_head", "shape": "garbage_status"},
+//!     {"kind": "bare_json_error"},
+//!     {"kind": "hang", "at": "after_start"},
 //!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5,
 //!      "usage": {"input_tokens": 1200, "cache_read_input_tokens": 1024}}
 //!   ],
 //!   "default": {"kind": "ok", "text": "fine"}
 //! }
 //! "#)?;
-//! assert_eq!(scenario.scripted_requests(), 29);
+//! assert_eq!(scenario.scripted_requests(), 35);
 //! # Ok::<(), agentic_chaos::ScenarioError>(())
 //! ```
 //!

@@ -1777,7 +1777,7 @@ impl NotAnAnswer {
 /// | shape | JSON | head |
 /// | --- | --- | --- |
 /// | [`ManyHeaders`](BadHead::ManyHeaders) (the default) | `"many_headers"` | a 200 with [`BadHead::EXTRA_HEADERS`] (200) extra headers `x-chaos-1: 1` to `x-chaos-200: 200`, past the 100 that common clients (hyper, so reqwest) accept |
-/// | [`HugeHeader`](BadHead::HugeHeader) | `"huge_header"` | a 200 with one header `x-chaos-huge` whose value is [`BadHead::HUGE_HEADER_BYTES`] (1 MiB) of `a` |
+/// | [`HugeHeader`](BadHead::HugeHeader) | `"huge_header"` | a 200 with one header `x-chaos-huge` whose value is [`BadHead::HUGE_HEADER_BYTES`] (1 MiB) of `a`, past the 400 KiB or so that hyper (so reqwest) buffers for a head |
 /// | [`GarbageStatus`](BadHead::GarbageStatus) | `"garbage_status"` | the status line `HTTP/1.1 abc not-a-status`, then the usual headers |
 ///
 /// # Examples

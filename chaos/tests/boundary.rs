@@ -391,3 +391,70 @@ async fn hang_after_zero_chunks_still_sends_anthropic_its_block_start_and_ping()
     assert!(client.silent_for(SILENCE).await);
     leave_and_expect_nothing_more(client, &server).await;
 }
+
+// 7. Terminal escapes in error messages.
+
+/// A scenario file whose error messages carry terminal control sequences: a window title, a
+/// line erase with a carriage return, a clipboard write (OSC 52).
+const ESCAPES: &str = r#"{"steps": [
+  {"kind": "http_error", "status": 400, "message": "\u001b]0;title\u0007"},
+  {"kind": "sse_error", "after_chunks": 0, "message": "\u001b[2K\rdone"},
+  {"kind": "invalid_api_key", "message": "\u001b]52;c;aGVsbG8=\u0007"},
+  {"kind": "bare_json_error", "message": "\u001b]0;title\u0007"}
+]}"#;
+
+#[tokio::test]
+async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
+    let cases = [
+        ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
+        ("\u{1b}[2K\rdone", r"\u001b[2K\rdone"),
+        ("\u{1b}]52;c;aGVsbG8=\u{7}", r"\u001b]52;c;aGVsbG8=\u0007"),
+        ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
+    ];
+    for wire in BOTH {
+        let server = ChaosServer::start(Scenario::from_json_str(ESCAPES).unwrap()).await.unwrap();
+        let mut client = Client::connect(server.addr()).await;
+        for (i, (message, escaped)) in cases.iter().enumerate() {
+            let r = client.model(wire, true).await.response();
+            let body = r.text();
+            assert!(body.contains(escaped), "{wire:?} step {i}: {body:?}");
+            assert!(
+                !body.bytes().any(|b| b == 0x1b || b == 0x07 || b == b'\r'),
+                "{wire:?} step {i}: a raw control byte"
+            );
+            // Read back, the JSON holds the message exactly.
+            let json = match i {
+                1 => common::parse_events(&body).into_iter().find(|e| e.data.contains("error")).unwrap().json(),
+                _ => serde_json::from_str(body.trim_end()).unwrap(),
+            };
+            assert_eq!(json.pointer("/error/message").and_then(Value::as_str), Some(*message), "{wire:?} step {i}");
+        }
+    }
+}
+
+// A real client (reqwest, over hyper) against the new faults.
+
+async fn reqwest_post(url: &str) -> reqwest::Result<reqwest::Response> {
+    let client = reqwest::Client::new();
+    client.post(url).header("content-type", "application/json").body(common::body(true)).send().await
+}
+
+#[tokio::test]
+async fn a_real_client_refuses_every_bad_head() {
+    for shape in BadHead::ALL {
+        let server = serve(Step::bad_head(shape)).await;
+        let err = reqwest_post(&format!("{}/chat/completions", server.openai_base_url())).await.unwrap_err();
+        assert!(!err.is_status() && !err.is_redirect(), "{shape:?}: no response at all: {err:?}");
+        assert_eq!(server.requests_served(), 1, "{shape:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_real_client_follows_a_redirect_loop_until_its_own_limit() {
+    let server = ChaosServer::start(Scenario::new().then_times(50, Step::redirect())).await.unwrap();
+    let err = reqwest_post(&format!("{}/v1/messages", server.anthropic_base_url())).await.unwrap_err();
+    assert!(err.is_redirect(), "{err:?}");
+    let journal = server.journal();
+    assert!(journal.len() > 1, "the client came back to the same URL");
+    assert!(journal.iter().all(|e| e.path == "/v1/messages" && e.method == "POST" && e.stream == Some(true)));
+}

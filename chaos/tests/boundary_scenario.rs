@@ -161,8 +161,18 @@ fn wrong_values_are_refused_naming_the_field() {
         (
             r#"{"steps":[{"kind":"hang","at":"after_start","after_chunks":0}]}"#,
             "steps[0].at",
-            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, `after_chunks` \
-             after some chunks of the body",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers or \
+             after the stream's opening event, `after_chunks` after some chunks of the body",
+        ),
+        (
+            r#"{"steps":[{"kind":"http_error","status":500,"headers":{"x-title":"\u001b[2K\r"}}]}"#,
+            "steps[0].headers.x-title",
+            "a header value must not contain CR, LF or NUL",
+        ),
+        (
+            r#"{"steps":[{"kind":"redirect","location":"http://a/\u001b[2K\r"}]}"#,
+            "steps[0].location",
+            "a header value must not contain CR, LF or NUL",
         ),
     ];
     for (json, field, message) in cases {

@@ -272,8 +272,8 @@ impl StepSpec {
         if self.at.is_some() && self.after_chunks.is_some() {
             return Err(invalid(
                 field("at"),
-                "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, \
-                 `after_chunks` after some chunks of the body",
+                "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers \
+                 or after the stream's opening event, `after_chunks` after some chunks of the body",
             ));
         }
         if self.interval_ms.is_some() && HTTP.contains(&self.kind) && self.endless_body != Some(true) {
