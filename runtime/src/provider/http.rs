@@ -109,7 +109,7 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn new(base_url: String, api_key: Option<String>, model: &str) -> Self {
-        let base_url = base_url.trim().trim_end_matches('/').to_owned();
+        let base_url = trim_base_url(&base_url).to_owned();
         Self {
             clients: Clients::default(),
             server: server_of(&base_url),
@@ -124,6 +124,17 @@ impl Endpoint {
     /// invalid base URL.
     pub(crate) fn server(&self) -> Option<(&str, u16)> {
         self.server.as_ref().map(|(host, port)| (host.as_str(), *port))
+    }
+
+    /// The URL to post to: `path` (e.g. `/chat/completions`) after the base URL's path and before its
+    /// query, which is kept (Azure's `?api-version=...`). A base URL with a fragment is refused as a
+    /// programming error: a fragment is never sent, so `/v1#x` would post to `/v1` (from the
+    /// environment, [`EnvNames::read`] refuses it first, as a [`ConfigError`]).
+    pub(crate) fn url(&self, path: &str) -> Result<String, ModelError> {
+        join_path(&self.base_url, path).map_err(|reason| {
+            let text = format!("the base URL `{}` {reason}", display_url(&self.base_url));
+            ModelError::programming("ConfigError", redact(&text, self.api_key.as_ref()))
+        })
     }
 
     /// The HTTP client whose connections time out after `connect` (built once per value).
@@ -182,24 +193,57 @@ impl Clients {
 /// An HTTP client (rustls, HTTP/1.1, the system's proxy settings) whose connections time out after
 /// `connect`: a connection that is never accepted must not hold a call until the kernel gives up
 /// (minutes); it becomes a retryable timeout.
+///
+/// It follows no redirect: a model API answers a POST itself, and reqwest, following one to another
+/// port or host, would send it the `x-api-key` header (it strips only `Authorization` and cookies)
+/// and, on a 307 or 308, the prompt; a 3xx becomes a permanent error instead ([`redirect_error`]).
 pub(crate) fn client(connect: Duration) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|error| {
             ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error)))
         })
 }
 
-/// Checks a base URL: absolute, `http` or `https`. Returns it without a trailing `/`.
+/// Checks a base URL: absolute, `http` or `https`, no fragment. Returns it without a trailing `/`.
 pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
-    let trimmed = url.trim().trim_end_matches('/');
+    let trimmed = trim_base_url(url);
     let parsed = reqwest::Url::parse(trimmed).map_err(|error| error.to_string())?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("scheme `{}` is not http or https", parsed.scheme()));
     }
+    join_path(trimmed, "")?;
     Ok(trimmed.to_owned())
+}
+
+/// `url` without surrounding whitespace, and without a trailing `/` unless it ends a query (where it
+/// may be part of a value: [`join_path`] drops the path's own).
+fn trim_base_url(url: &str) -> &str {
+    let url = url.trim();
+    if url.contains('?') { url } else { url.trim_end_matches('/') }
+}
+
+/// `base` with `path` appended to its path, before its query (`https://h/v1?v=1` and `/x` give
+/// `https://h/v1/x?v=1`), the path's trailing `/` dropped; an error for a base with a fragment.
+/// Text only: nothing is decoded or normalized, the URL is checked when the request is built.
+fn join_path(base: &str, path: &str) -> Result<String, &'static str> {
+    if base.contains('#') {
+        return Err("has a fragment (`#...`), which is never sent to the server (calls would go to the URL \
+             without it): remove it, and put what it holds in the path or the query");
+    }
+    let (before, query) = match base.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (base, None),
+    };
+    let mut url = format!("{}{path}", before.trim_end_matches('/'));
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    Ok(url)
 }
 
 /// The host and port of `base_url`: the port the URL names, else its scheme's (80, 443); an IPv6
@@ -398,8 +442,15 @@ fn camel_case(snake: &str) -> String {
 /// message and code when the body is a known JSON shape, else the body's text; `"status code (no
 /// body)"` for an empty body (as the OpenAI SDKs say, which the overflow rule knows for 400 and 413).
 pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Secret>) -> ModelError {
+    http_error_of(status, body, if cut { BodyEnd::Cut } else { BodyEnd::Whole }, secret)
+}
+
+/// [`http_error`] of a body read as far as `end` says: a stalled body keeps what arrived, and says
+/// so (never "no body", which the overflow rule would read as a bodiless 400).
+pub(crate) fn http_error_of(status: u16, body: &[u8], end: BodyEnd, secret: Option<&Secret>) -> ModelError {
+    let cut = end == BodyEnd::Cut;
     let text = String::from_utf8_lossy(body);
-    let text = if cut { text.trim_end_matches('\u{fffd}') } else { &text };
+    let text = if end == BodyEnd::Whole { &text } else { text.trim_end_matches('\u{fffd}') };
     let parsed = if cut {
         None
     } else {
@@ -414,11 +465,16 @@ pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Se
             }
             (message, code)
         }
-        None if text.trim().is_empty() && !cut => ("status code (no body)".to_owned(), None),
+        None if text.trim().is_empty() && end == BodyEnd::Whole => ("status code (no body)".to_owned(), None),
         None => (text.trim().to_owned(), None),
     };
-    if cut {
-        message.push_str(&format!(" (error body cut at {} KiB)", MAX_ERROR_BODY / 1024));
+    match end {
+        BodyEnd::Whole => {}
+        BodyEnd::Cut => message.push_str(&format!(" (error body cut at {} KiB)", MAX_ERROR_BODY / 1024)),
+        BodyEnd::Stalled => {
+            let note = format!("(error body stalled after {} bytes)", body.len());
+            message = if message.is_empty() { note } else { format!("{message} {note}") };
+        }
     }
     let error = ModelError::http(status, redact(&message, secret));
     match code {
@@ -427,19 +483,87 @@ pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Se
     }
 }
 
+/// How a bounded read of a body ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyEnd {
+    /// The body ended (or failed mid-way: what arrived is kept, the status says what happened).
+    Whole,
+    /// The body was longer than the bound: the rest is cut.
+    Cut,
+    /// No more bytes came before the deadline: what arrived is kept.
+    Stalled,
+}
+
 /// Reads at most `limit` bytes of `response`'s body; the flag says whether the body was longer.
 /// A body that fails mid-way keeps what arrived (the status already says what happened).
 pub(crate) async fn read_capped(response: &mut reqwest::Response, limit: usize) -> (Vec<u8>, bool) {
+    let (body, end) = read_bounded(response, limit, None).await;
+    (body, end == BodyEnd::Cut)
+}
+
+/// Reads at most `limit` bytes of `response`'s body, until `deadline` if there is one.
+async fn read_bounded(
+    response: &mut reqwest::Response,
+    limit: usize,
+    deadline: Option<tokio::time::Instant>,
+) -> (Vec<u8>, BodyEnd) {
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    loop {
+        let chunk = match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, response.chunk()).await {
+                Ok(chunk) => chunk,
+                Err(_) => return (body, BodyEnd::Stalled),
+            },
+            None => response.chunk().await,
+        };
+        let Ok(Some(chunk)) = chunk else { return (body, BodyEnd::Whole) };
         let room = limit - body.len();
         if chunk.len() > room {
             body.extend_from_slice(&chunk[..room]);
-            return (body, true);
+            return (body, BodyEnd::Cut);
         }
         body.extend_from_slice(&chunk);
     }
-    (body, false)
+}
+
+/// When the read of an error body whose response came at `now` gives up: after the idle bound
+/// (an error body comes at once or not at all), and before the first-token bound of a call that
+/// started at `started` runs out, so that the status, what arrived of the body and the hints are
+/// not lost to that timeout.
+fn error_body_deadline(bounds: &CallBounds, started: tokio::time::Instant) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let idle = now.checked_add(bounds.idle);
+    let first_token = started.checked_add(bounds.first_token);
+    // A bound too far to represent is no bound; the other one (or a day) still holds the read.
+    [idle, first_token].into_iter().flatten().min().unwrap_or_else(|| now + Duration::from_secs(86_400))
+}
+
+/// The error of a 3xx: the client follows no redirect (see [`client`]). Permanent (the typed
+/// verdict of a 3xx): the same request gets the same redirect. The text names the status and the
+/// origin the `Location` points to, never its path or query (where a key may be), redacted.
+fn redirect_error(response: &reqwest::Response, secret: Option<&Secret>) -> ModelError {
+    let status = response.status();
+    let location = response.headers().get(reqwest::header::LOCATION).map(|value| value.as_bytes());
+    let target = location_origin(response.url(), location);
+    let same = if target == response.url().origin().ascii_serialization() { " (this same server)" } else { "" };
+    let text = format!(
+        "{} redirect to {target}{same}, not followed: a model API answers a POST itself, and following \
+         the redirect would send the API key and the prompt to where it points; set the base URL to the \
+         server that answers, if you trust it",
+        status.canonical_reason().unwrap_or("Redirect")
+    );
+    ModelError::http(status.as_u16(), redact(&text, secret))
+}
+
+/// The origin (`scheme://host[:port]`) a `Location` header points to, resolved against the
+/// request's URL: never its userinfo, path, query or fragment.
+fn location_origin(request: &reqwest::Url, location: Option<&[u8]>) -> String {
+    let Some(location) = location else { return "nowhere (no `Location` header)".to_owned() };
+    let resolved = std::str::from_utf8(location).ok().and_then(|location| request.join(location.trim()).ok());
+    match resolved.map(|url| url.origin()) {
+        Some(origin) if origin.is_tuple() => origin.ascii_serialization(),
+        _ => "an invalid or non-HTTP `Location`".to_owned(),
+    }
 }
 
 /// Where a reqwest error happened.
@@ -451,21 +575,81 @@ pub(crate) enum Phase {
     Body,
 }
 
-/// A reqwest error as a typed transport error: a timeout, a refused or failed connection, a
-/// connection closed before the headers (reset), or a body broken mid-way (a dropped stream). The
+/// A reqwest error as a typed transport error: a refused certificate or a bad response head
+/// (permanent: configuration, not waiting, fixes them), a timeout, a refused or failed connection,
+/// a connection closed before the headers (reset), or a body broken mid-way (a dropped stream). The
 /// text carries reqwest's cause chain, without the URL, and never the key.
 pub(crate) fn transport_error(error: reqwest::Error, phase: Phase, secret: Option<&Secret>) -> ModelError {
-    let (kind, context) = if error.is_timeout() {
-        (TransportKind::Timeout, "request timed out")
+    let (kind, context, fix) = if let Some(refused) = cause::<rustls::Error>(&error).and_then(certificate_refused) {
+        (TransportKind::Certificate, refused, CERTIFICATE_FIX)
+    } else if error.is_timeout() {
+        (TransportKind::Timeout, "request timed out", "")
     } else if error.is_connect() {
-        (TransportKind::Connect, "connection error")
+        (TransportKind::Connect, "connection error", "")
+    } else if let Some(head) = cause::<hyper::Error>(&error).filter(|_| phase == Phase::Send).and_then(bad_head) {
+        (TransportKind::BadHead, head, HEAD_FIX)
     } else if phase == Phase::Send {
-        (TransportKind::Reset, "connection closed before the response headers (reset before headers)")
+        (TransportKind::Reset, "connection closed before the response headers (reset before headers)", "")
     } else {
-        (TransportKind::StreamDropped, "stream ended unexpectedly: the connection dropped mid-way")
+        (TransportKind::StreamDropped, "stream ended unexpectedly: the connection dropped mid-way", "")
     };
     let cause = describe(&error.without_url());
-    ModelError::transport(kind, redact(&format!("{context}: {cause}"), secret))
+    ModelError::transport(kind, redact(&format!("{context}: {cause}{fix}"), secret))
+}
+
+/// What is wrong with a certificate rustls refused, or `None` for a TLS failure of another kind
+/// (a connection cut mid-handshake is transient).
+fn certificate_refused(error: &rustls::Error) -> Option<&'static str> {
+    use rustls::CertificateError as Why;
+    let rustls::Error::InvalidCertificate(why) = error else { return None };
+    Some(match why {
+        Why::Expired | Why::ExpiredContext { .. } => "the server's TLS certificate has expired",
+        Why::NotValidYet | Why::NotValidYetContext { .. } => "the server's TLS certificate is not valid yet",
+        Why::NotValidForName | Why::NotValidForNameContext { .. } => {
+            "the server's TLS certificate is for another name than the base URL's host"
+        }
+        Why::Revoked => "the server's TLS certificate was revoked",
+        _ => "the server's TLS certificate is not trusted (self-signed, or signed by an authority not trusted here)",
+    })
+}
+
+/// How to fix a refused certificate; and why a retry cannot.
+const CERTIFICATE_FIX: &str = ": the client trusts the public certificate authorities built into it (Mozilla's \
+     list), not the system's store; give the server a certificate one of them signed, or reach a local server over \
+     `http://`; retrying cannot help";
+
+/// What is wrong with a response head hyper could not parse, or `None` for another failure.
+/// (hyper's `is_parse_too_large` exists only with its server feature: its text says it instead;
+/// too many headers are "too large" too.)
+fn bad_head(error: &hyper::Error) -> Option<&'static str> {
+    if error.is_parse() && error.to_string().contains("too large") {
+        Some("the response head was too large (over the client's limits: 100 headers, 408 KiB)")
+    } else if error.is_parse() {
+        Some("the response head was malformed (not an HTTP/1.1 status line and headers)")
+    } else {
+        None
+    }
+}
+
+/// Where a bad response head comes from, and why a retry cannot fix it.
+const HEAD_FIX: &str = ": the same server sends the same head, so retrying cannot help; check that the base URL \
+     points to the model API, and whether a proxy between (`HTTPS_PROXY`) adds headers";
+
+/// The first cause of type `T` in `error`'s chain, looking inside I/O errors too (whose `source`
+/// skips the error they wrap: that is where a TLS error travels).
+fn cause<'e, T: std::error::Error + 'static>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e T> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(found) = error.downcast_ref::<T>() {
+            return Some(found);
+        }
+        let wrapped = error.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref);
+        if let Some(found) = wrapped.and_then(|inner| cause::<T>(inner)) {
+            return Some(found);
+        }
+        next = error.source();
+    }
+    None
 }
 
 /// What a successful response's body is, by its content type.
@@ -675,6 +859,7 @@ impl<W: Wire> Driver<W> {
     }
 
     async fn send(&mut self, client: reqwest::Client, request: reqwest::Request) {
+        let started = tokio::time::Instant::now();
         let path = request.url().path().to_owned();
         let headers = self.bounds.headers;
         let sent = match tokio::time::timeout(headers, client.execute(request)).await {
@@ -710,16 +895,21 @@ impl<W: Wire> Driver<W> {
                     self.fail(not_a_stream(status, &content_type, &path, self.secret.as_ref()));
                 }
             },
+            // No hints: a redirect is never followed, whatever the server says of retrying.
+            Ok(response) if response.status().is_redirection() => {
+                self.fail(redirect_error(&response, self.secret.as_ref()))
+            }
             Ok(mut response) => {
                 let status = response.status().as_u16();
                 let hints = Hints::from_headers(response.headers(), SystemTime::now());
-                let (body, cut) = read_capped(&mut response, MAX_ERROR_BODY).await;
+                let deadline = error_body_deadline(&self.bounds, started);
+                let (body, end) = read_bounded(&mut response, MAX_ERROR_BODY, Some(deadline)).await;
                 let text = String::from_utf8_lossy(&body);
                 if let Some(fallback) = self.fallback.take_if(|fallback| (fallback.applies)(status, &text)) {
                     self.start = Some((client, fallback.request));
                     return;
                 }
-                self.fail(hints.apply(http_error(status, &body, cut, self.secret.as_ref())));
+                self.fail(hints.apply(http_error_of(status, &body, end, self.secret.as_ref())));
             }
         }
     }
@@ -940,6 +1130,64 @@ mod tests {
         assert!(check_base_url("localhost:8080").is_err());
         assert!(check_base_url("ftp://example.com").is_err());
         assert!(check_base_url("not a url").is_err());
+        let azure = "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21";
+        assert_eq!(check_base_url(azure).unwrap(), azure);
+        for fragment in ["http://127.0.0.1:8080/v1#frag", "http://127.0.0.1:8080/v1#", "https://h/v1?a=b#c"] {
+            assert!(check_base_url(fragment).unwrap_err().contains("has a fragment"), "{fragment}");
+        }
+    }
+
+    #[test]
+    fn the_path_goes_before_the_query() {
+        let url = |base: &str| Endpoint::new(base.to_owned(), None, "m").url("/chat/completions");
+        assert_eq!(url("http://h:1/v1").unwrap(), "http://h:1/v1/chat/completions");
+        assert_eq!(url("http://h:1/v1/").unwrap(), "http://h:1/v1/chat/completions");
+        assert_eq!(
+            url("https://x.azure.com/openai/deployments/d/?api-version=2024-10-21").unwrap(),
+            "https://x.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(url("http://h/v1?a=1&b=/x/").unwrap(), "http://h/v1/chat/completions?a=1&b=/x/");
+        assert_eq!(url(" http://h/v1/?b=/ ").unwrap(), "http://h/v1/chat/completions?b=/");
+        assert_eq!(url("http://h?").unwrap(), "http://h/chat/completions?");
+        let key = "sk-canary-SECRET123";
+        let fragment = Endpoint::new(format!("http://h/v1?key={key}#{key}"), Some(key.to_owned()), "m");
+        let error = fragment.url("/chat/completions").unwrap_err();
+        assert!(error.is_programming(), "{error:?}");
+        let text = format!("{error} {error:?}");
+        assert!(text.contains("`http://h/v1?key=<redacted>#<redacted>` has a fragment"), "{text}");
+        assert!(!text.contains("SECRET"), "{text}");
+    }
+
+    #[test]
+    fn a_location_shows_only_its_origin() {
+        let request = reqwest::Url::parse("http://127.0.0.1:8080/v1/chat/completions?api-version=1").unwrap();
+        let origin = |location: Option<&str>| location_origin(&request, location.map(str::as_bytes));
+        assert_eq!(
+            origin(Some("https://user:sk-secret@evil.example:8443/steal?key=sk-x#f")),
+            "https://evil.example:8443"
+        );
+        assert_eq!(origin(Some("https://evil.example:443/")), "https://evil.example");
+        assert_eq!(origin(Some(" /v2/chat ")), "http://127.0.0.1:8080");
+        assert_eq!(origin(Some("//other:9/x")), "http://other:9");
+        assert_eq!(origin(Some("http://[::1/")), "an invalid or non-HTTP `Location`");
+        assert_eq!(origin(Some("mailto:sk-secret@example.com")), "an invalid or non-HTTP `Location`");
+        assert_eq!(origin(None), "nowhere (no `Location` header)");
+        assert_eq!(location_origin(&request, Some(b"http://h\xff/")), "an invalid or non-HTTP `Location`");
+    }
+
+    #[test]
+    fn a_stalled_error_body_keeps_its_status_and_what_arrived() {
+        let error = http_error_of(401, br#"{"error": {"message": "invalid"#, BodyEnd::Stalled, None);
+        assert_eq!(
+            error.to_string(),
+            r#"AuthenticationError: 401 {"error": {"message": "invalid (error body stalled after 30 bytes)"#
+        );
+        let whole = br#"{"error": {"message": "Invalid API key", "code": "invalid_api_key"}}"#;
+        let error = http_error_of(401, whole, BodyEnd::Stalled, None);
+        assert_eq!(error.message(), "401 Invalid API key (invalid_api_key) (error body stalled after 68 bytes)");
+        assert_eq!(error.code(), Some("invalid_api_key"));
+        // Never "no body": the overflow rule reads a bodiless 400 as a context overflow.
+        assert_eq!(http_error_of(400, b"", BodyEnd::Stalled, None).message(), "400 (error body stalled after 0 bytes)");
     }
 
     #[test]
