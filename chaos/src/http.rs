@@ -74,6 +74,11 @@ impl Conn {
         Self { stream, input: Vec::with_capacity(8 * 1024), output: Vec::with_capacity(8 * 1024) }
     }
 
+    /// The address the client connected to: this server's own.
+    pub(crate) fn local_addr(&self) -> io::Result<std::net::SocketAddr> {
+        self.stream.local_addr()
+    }
+
     /// Read more input; 0 at the end of the stream.
     async fn fill(&mut self) -> io::Result<usize> {
         let mut chunk = [0u8; 16 * 1024];

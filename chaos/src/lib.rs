@@ -78,6 +78,8 @@
 //! | `endless_text` | the stream's first events, then the text's chunks over and over every `interval_ms`, never the final events, until the client hangs up. See [`EndlessText`] | a 200 `application/json` body that opens the answer and its text string, then sends the text over and over |
 //! | `endless_json` | a 200 `application/json`, chunked, whose body opens the answer object and then sends a newline every `interval_ms`, until the client hangs up. See [`EndlessJson`] | same |
 //! | `wrong_content_type` | a 200 with `content_type` (`text/html; charset=utf-8`) and `body` (a small HTML login page). See [`WrongContentType`] | same |
+//! | `redirect` | `status` (307) with a `location` (the request's own URL, `http://127.0.0.1:PORT/v1/...`: a loop), `content-length: 0`, no body. See [`Redirect`] | same |
+//! | `not_an_answer` | a 200 that is well formed and not an answer, by `shape`: `{}`, `{"status":"ok"}`, `[]`, the answer object without choices or content, a list of models (JSON); a stream of `[DONE]` only or of an empty chunk (event streams). See [`NotAnAnswer`] | same |
 //! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`] | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
 //!
 //! # Scenario files
@@ -142,8 +144,11 @@
 //! | `interval_ms` | integer | `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, and the HTTP errors with `endless_body` | the pause between two pieces of the endless part ([`DEFAULT_INTERVAL_MS`], 10); 0 sends them as fast as the client reads (a blank body then comes in lines of 1023 blanks) |
 //! | `ping` | bool | `keep_alive_flood` | Anthropic requests get `event: ping` events instead of comments (false) |
 //! | `ms` | integer | `stall` (required) | the pause |
-//! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status) | HTTP status |
+//! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status); for `redirect` 301, 302, 303, 307 or 308 (307) | HTTP status |
+//! | `shape` | string | `not_an_answer`: `"json_object"` (the default), `"status_ok"`, `"json_array"`, `"no_choices"`, `"models_list"`, `"done_only"`, `"empty_chunk"` | what the 200 carries, see [`NotAnAnswer`] |
+//! | `location` | string, an absolute URL | `redirect` | the `location` header (the request's own URL on this server: a redirect loop) |
 //! | `endless_body` | bool | `http_error`, `context_overflow`, `invalid_api_key` | the body, chunked, then a newline every `interval_ms` forever (false) |
+//! | `stall_body_after` | integer | same, not with `endless_body` | send the head (the whole body's `content-length`) and this many bytes of the body, then silence until the client hangs up; 0 sends the head only (the whole body at once) |
 //! | `echo_key` | `"whole"`, `"first12"`, `"last12"`, `"without_prefix"` | same and `sse_error` | append this piece of the request's API key to the error message, see [`EchoKey`] |
 //! | `retry_after` | integer or string | `http_error`, `context_overflow`, `invalid_api_key` | `retry-after` header: seconds, or any text such as an HTTP-date or a number no clock can hold (`"1e300"`) |
 //! | `retry_after_ms` | integer | same | `retry-after-ms` header |
@@ -242,6 +247,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
+mod boundary;
 mod context;
 mod error;
 mod http;
@@ -260,7 +266,8 @@ pub use server::ChaosServer;
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HttpError, Interrupt,
-    KeepAliveFlood, Malformed, Reply, SseError, Stall, Step, StepKind, ToolUse, WrongContentType,
+    KeepAliveFlood, Malformed, NotAnAnswer, Redirect, Reply, SseError, Stall, Step, StepKind, ToolUse,
+    WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

@@ -11,13 +11,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::boundary::NotAnAnswerBody;
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
 use crate::scenario::{Cursor, Scenario};
 use crate::step::{
-    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, Pieces, Preset, Reply, Step, ToolUse,
-    WrongContentType,
+    DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, NotAnAnswer, Pieces, Preset, Redirect, Reply,
+    Step, ToolUse, WrongContentType,
 };
 use crate::usage::prompt_tokens;
 use crate::wire::{self, ErrorParts, Exchange, WireFormat};
@@ -391,7 +392,8 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         cut_by_token_limit: step.cut_by_token_limit(),
     };
     let api_key = api_key(&request, wire);
-    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key };
+    let path = request.path;
+    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key, path };
     answer.step(step).await
 }
 
@@ -476,6 +478,8 @@ struct Answer<'a> {
     /// The request's API key, for an error that echoes a piece of it; never stored beyond the
     /// answer.
     api_key: Option<String>,
+    /// The request's path, without its query: where a redirect loop points.
+    path: String,
 }
 
 /// The API key a request carries: the header of its own wire format first.
@@ -558,6 +562,11 @@ impl Answer<'_> {
             Step::EndlessJson(e) => self.endless_json(&e.headers, e.interval_ms).await,
             Step::WrongContentType(w) => {
                 self.wrong_content_type(&w);
+                Ok(After::KeepAlive)
+            }
+            Step::Redirect(r) => self.redirect(&r),
+            Step::NotAnAnswer(shape) => {
+                self.not_an_answer(shape);
                 Ok(After::KeepAlive)
             }
         }
@@ -679,6 +688,12 @@ impl Answer<'_> {
         }
         headers.extend(e.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(e.status, &headers, self.keep_alive));
+        if let Some(bytes) = e.stall_body_after {
+            let sent = usize::try_from(bytes).unwrap_or(usize::MAX).min(body.len());
+            self.conn.send(&body.as_bytes()[..sent]);
+            self.conn.hang().await;
+            return Ok(After::Close);
+        }
         let Some(interval_ms) = e.endless else {
             self.conn.send(body.as_bytes());
             return Ok(After::KeepAlive);
@@ -700,6 +715,38 @@ impl Answer<'_> {
         headers.extend(w.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(200, &headers, self.keep_alive));
         self.conn.send(w.body.as_bytes());
+    }
+
+    /// A redirect with an empty body, to its location or back to the request's own URL.
+    fn redirect(&mut self, r: &Redirect) -> io::Result<After> {
+        let location = match &r.location {
+            Some(url) => url.clone(),
+            None => format!("http://{}{}", self.conn.local_addr()?, self.path),
+        };
+        let (id_name, id) = self.request_id();
+        let mut headers = vec![("location", location.as_str()), ("content-length", "0"), (id_name, &id)];
+        headers.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        self.conn.send(&http::head(r.status, &headers, self.keep_alive));
+        Ok(After::KeepAlive)
+    }
+
+    /// A 200 that is not an answer: a JSON body, or a stream that ends cleanly.
+    fn not_an_answer(&mut self, shape: NotAnAnswer) {
+        match self.exchange.not_an_answer(shape) {
+            NotAnAnswerBody::Json(body) => {
+                let head = self.json_head(Some(body.len()), &[]);
+                self.conn.send(&head);
+                self.conn.send(body.as_bytes());
+            }
+            NotAnAnswerBody::Events(events) => {
+                let head = self.stream_head(&[]);
+                self.conn.send(&head);
+                for event in events {
+                    self.conn.send_chunk(event.as_bytes());
+                }
+                self.conn.send_last_chunk();
+            }
+        }
     }
 
     async fn keep_alive_flood(&mut self, f: &KeepAliveFlood) -> io::Result<After> {

@@ -51,6 +51,12 @@ pub enum StepKind {
     EndlessJson,
     /// A 200 whose content type is not an event stream nor JSON (an HTML login page by default).
     WrongContentType,
+    /// A redirect (301, 302, 303, 307 or 308) with an empty body, to another URL or back to the
+    /// request's own.
+    Redirect,
+    /// A 200 that is not an answer: an empty object, a health check, a list of models, a stream
+    /// with no content.
+    NotAnAnswer,
 }
 
 impl StepKind {
@@ -74,6 +80,8 @@ impl StepKind {
             Self::EndlessText => "endless_text",
             Self::EndlessJson => "endless_json",
             Self::WrongContentType => "wrong_content_type",
+            Self::Redirect => "redirect",
+            Self::NotAnAnswer => "not_an_answer",
         }
     }
 }
@@ -136,6 +144,10 @@ pub enum Step {
     EndlessJson(EndlessJson),
     /// A 200 whose content type is neither an event stream nor JSON.
     WrongContentType(WrongContentType),
+    /// A redirect with an empty body.
+    Redirect(Redirect),
+    /// A 200 that is not an answer.
+    NotAnAnswer(NotAnAnswer),
 }
 
 impl Step {
@@ -159,6 +171,8 @@ impl Step {
             Self::EndlessText(_) => StepKind::EndlessText,
             Self::EndlessJson(_) => StepKind::EndlessJson,
             Self::WrongContentType(_) => StepKind::WrongContentType,
+            Self::Redirect(_) => StepKind::Redirect,
+            Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
         }
     }
 
@@ -275,6 +289,24 @@ impl Step {
         WrongContentType::new()
     }
 
+    /// Answer with a redirect: status 307 and a `location` back to the request's own URL unless
+    /// set, an empty body. See [`Redirect`].
+    pub fn redirect() -> Redirect {
+        Redirect::new()
+    }
+
+    /// Answer 200 with a body of the given `shape` that is well formed and not an answer: no
+    /// text, no tool call, no stop reason. See [`NotAnAnswer`].
+    ///
+    /// ```
+    /// use agentic_chaos::{NotAnAnswer, Scenario, Step};
+    ///
+    /// let health_check = Scenario::new().then(Step::not_an_answer(NotAnAnswer::StatusOk));
+    /// ```
+    pub fn not_an_answer(shape: NotAnAnswer) -> Step {
+        Step::NotAnAnswer(shape)
+    }
+
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
     pub fn into_step(self) -> Step {
         self
@@ -311,7 +343,9 @@ impl Step {
             | Self::ContextOverflow(_)
             | Self::InvalidApiKey(_)
             | Self::EndlessJson(_)
-            | Self::WrongContentType(_) => TokenUsage::default(),
+            | Self::WrongContentType(_)
+            | Self::Redirect(_)
+            | Self::NotAnAnswer(_) => TokenUsage::default(),
         }
     }
 }
@@ -384,18 +418,6 @@ impl Reply {
     /// 0.
     pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
         self.chunk_delay_ms = ms;
-        self
-    }
-
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
         self
     }
 
@@ -639,6 +661,7 @@ pub struct HttpError {
     pub(crate) body: Option<String>,
     pub(crate) endless: Option<u64>,
     pub(crate) echo_key: Option<EchoKey>,
+    pub(crate) stall_body_after: Option<u64>,
 }
 
 impl HttpError {
@@ -657,6 +680,7 @@ impl HttpError {
             body: None,
             endless: None,
             echo_key: None,
+            stall_body_after: None,
         }
     }
 
@@ -711,18 +735,6 @@ impl HttpError {
     /// No `x-should-retry` header.
     pub fn should_retry(mut self, retry: bool) -> Self {
         self.should_retry = Some(retry);
-        self
-    }
-
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
         self
     }
 
@@ -782,6 +794,7 @@ impl HttpError {
     /// The body ends.
     pub fn endless_body(mut self) -> Self {
         self.endless = Some(self.endless.unwrap_or(crate::DEFAULT_INTERVAL_MS));
+        self.stall_body_after = None;
         self
     }
 
@@ -793,6 +806,32 @@ impl HttpError {
     /// [`DEFAULT_INTERVAL_MS`].
     pub fn interval_ms(mut self, ms: u64) -> Self {
         self.endless = Some(ms);
+        self.stall_body_after = None;
+        self
+    }
+
+    /// Send the head (with the `content-length` of the whole body) and the body's first `bytes`
+    /// bytes, then nothing more until the client hangs up or the server stops, as a
+    /// [`hang`](Step::hang) does: an error whose body never finishes arriving. 0 sends the head
+    /// only; a count at or past the body's length sends the whole body (and then the connection
+    /// stays silent). `stall_body_after` in a scenario file, which refuses it with `endless_body`;
+    /// here the last of [`endless_body`](HttpError::endless_body) and this one wins.
+    ///
+    /// # Default
+    ///
+    /// The whole body, at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::Step;
+    ///
+    /// let slow_429 = Step::http_error(429).retry_after_secs(1).stall_body_after(10);
+    /// let head_only = Step::invalid_api_key().stall_body_after(0);
+    /// ```
+    pub fn stall_body_after(mut self, bytes: u64) -> Self {
+        self.stall_body_after = Some(bytes);
+        self.endless = None;
         self
     }
 
@@ -1235,18 +1274,6 @@ impl ToolUse {
         self
     }
 
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
-        self
-    }
-
     /// Pin the counts of the usage the answer reports (see [`Reply::usage`]).
     ///
     /// # Default
@@ -1492,18 +1519,6 @@ impl EndlessJson {
     fn new() -> Self {
         Self { interval_ms: crate::DEFAULT_INTERVAL_MS, headers: Vec::new() }
     }
-
-    /// Add a response header.
-    ///
-    /// # Panics
-    ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
-        self
-    }
 }
 
 interval_setter!(EndlessJson);
@@ -1574,19 +1589,177 @@ impl WrongContentType {
         self.body = body.into();
         self
     }
+}
 
-    /// Add a response header.
+/// A redirect: the `redirect` step, to see that a client does not follow a model endpoint's
+/// redirect blindly (to another host, with its key, or round and round).
+///
+/// Whether or not the request asked for a stream: [`status`](Redirect::status), a `location`
+/// header, `content-length: 0` and no body. Without a [`location`](Redirect::location) the
+/// `location` is the request's own URL on this server, `http://127.0.0.1:PORT<request path>` (the
+/// path without its query): a redirect loop. Every request, a redirected one too, consumes a step
+/// as usual, so a loop needs `times` (or the default step) to go on.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{Scenario, Step};
+///
+/// let elsewhere = Step::redirect().status(308).location("http://127.0.0.1:9/v1/messages");
+/// let round_and_round = Scenario::new().then_times(20, Step::redirect());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    pub(crate) status: u16,
+    pub(crate) location: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl Redirect {
+    /// The status sent unless set: 307 Temporary Redirect, which a client must repeat with the
+    /// same method and body.
+    pub const DEFAULT_STATUS: u16 = 307;
+
+    /// The statuses a redirect may have (a scenario file refuses any other).
+    pub const STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+    fn new() -> Self {
+        Self { status: Self::DEFAULT_STATUS, location: None, headers: Vec::new() }
+    }
+
+    /// The status: 301, 302, 303, 307 or 308. A scenario file refuses any other; here the status
+    /// is sent as given.
+    ///
+    /// # Default
+    ///
+    /// [`Redirect::DEFAULT_STATUS`], 307.
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// The `location` header: an absolute URL (`scheme://...`). A scenario file refuses any
+    /// other; here it is sent as given.
+    ///
+    /// # Default
+    ///
+    /// The request's own URL on this server: a redirect loop.
     ///
     /// # Panics
     ///
-    /// If the name is not an HTTP token or the value contains CR, LF or NUL.
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let (name, value) = (name.into(), value.into());
-        check_header(&name, &value);
-        self.headers.push((name, value));
+    /// If the URL contains CR, LF or NUL.
+    pub fn location(mut self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        check_header("location", &url);
+        self.location = Some(url);
         self
     }
 }
+
+/// Whether `url` is absolute: a scheme (a letter, then letters, digits, `+`, `-` or `.`), then `://`.
+pub(crate) fn absolute_url(url: &str) -> bool {
+    url.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
+
+/// The shape of a 200 that is not an answer: the `not_an_answer` step, whose scenario field
+/// `shape` takes the names below.
+///
+/// Each is served the same whether or not the request asked for a stream, with the request id
+/// header, and then the connection stays open for the next request. `<model>` is the request's
+/// `model`.
+///
+/// | shape | JSON | content type | body |
+/// | --- | --- | --- | --- |
+/// | [`JsonObject`](NotAnAnswer::JsonObject) (the default) | `"json_object"` | `application/json` | `{}` |
+/// | [`StatusOk`](NotAnAnswer::StatusOk) | `"status_ok"` | `application/json` | `{"status":"ok"}`, a health check's answer |
+/// | [`JsonArray`](NotAnAnswer::JsonArray) | `"json_array"` | `application/json` | `[]` |
+/// | [`NoChoices`](NotAnAnswer::NoChoices) | `"no_choices"` | `application/json` | OpenAI `{"id":..,"object":"chat.completion","created":..,"model":<model>,"choices":[]}`; Anthropic `{"id":..,"type":"message","role":"assistant","model":<model>,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{..}}` (0 output tokens) |
+/// | [`ModelsList`](NotAnAnswer::ModelsList) | `"models_list"` | `application/json` | `{"object":"list","data":[{"id":<model>,"object":"model","owned_by":"chaos"}]}`, what `GET /v1/models` answers |
+/// | [`DoneOnly`](NotAnAnswer::DoneOnly) | `"done_only"` | `text/event-stream` | OpenAI `data: [DONE]` alone; Anthropic `message_start` then `message_stop` (no content block, no `message_delta`) |
+/// | [`EmptyChunk`](NotAnAnswer::EmptyChunk) | `"empty_chunk"` | `text/event-stream` | OpenAI one chunk whose delta is `{"role":"assistant"}` alone (`finish_reason: null`), then `data: [DONE]`; Anthropic `message_start`, `content_block_start` (text `""`), `content_block_stop`, `message_stop`, no stop reason |
+///
+/// JSON bodies have a `content-length`; event streams are chunked and end cleanly.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{NotAnAnswer, Step, StepKind};
+///
+/// let step = Step::not_an_answer(NotAnAnswer::ModelsList);
+/// assert_eq!(step.kind(), StepKind::NotAnAnswer);
+/// assert_eq!(NotAnAnswer::default(), NotAnAnswer::JsonObject);
+/// assert_eq!(NotAnAnswer::DoneOnly.as_str(), "done_only");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NotAnAnswer {
+    /// `{}`.
+    #[default]
+    JsonObject,
+    /// `{"status":"ok"}`.
+    StatusOk,
+    /// `[]`.
+    JsonArray,
+    /// The provider's answer object with no choice (OpenAI) or no content block (Anthropic).
+    NoChoices,
+    /// A list of models.
+    ModelsList,
+    /// A stream that ends at once: OpenAI `[DONE]`, Anthropic `message_start` + `message_stop`.
+    DoneOnly,
+    /// A stream whose one content chunk or block is empty.
+    EmptyChunk,
+}
+
+impl NotAnAnswer {
+    /// Every shape, in the order of the table above.
+    pub const ALL: [Self; 7] = [
+        Self::JsonObject,
+        Self::StatusOk,
+        Self::JsonArray,
+        Self::NoChoices,
+        Self::ModelsList,
+        Self::DoneOnly,
+        Self::EmptyChunk,
+    ];
+
+    /// The name used in scenario files, e.g. `"models_list"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::JsonObject => "json_object",
+            Self::StatusOk => "status_ok",
+            Self::JsonArray => "json_array",
+            Self::NoChoices => "no_choices",
+            Self::ModelsList => "models_list",
+            Self::DoneOnly => "done_only",
+            Self::EmptyChunk => "empty_chunk",
+        }
+    }
+}
+
+/// `header` for the builders that keep their own response headers.
+macro_rules! header_setter {
+    ($($ty:ident),*) => {
+        $(impl $ty {
+            /// Add a response header.
+            ///
+            /// # Panics
+            ///
+            /// If the name is not an HTTP token or the value contains CR, LF or NUL.
+            pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+                let (name, value) = (name.into(), value.into());
+                check_header(&name, &value);
+                self.headers.push((name, value));
+                self
+            }
+        })*
+    };
+}
+
+header_setter!(Reply, HttpError, ToolUse, EndlessJson, WrongContentType, Redirect);
 
 macro_rules! into_step {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {
@@ -1625,6 +1798,7 @@ into_step! {
     EndlessText => |e| Step::EndlessText(e);
     EndlessJson => |e| Step::EndlessJson(e);
     WrongContentType => |w| Step::WrongContentType(w);
+    Redirect => |r| Step::Redirect(r);
 }
 
 /// Whether `name` is an HTTP token (RFC 9110 `tchar`s).

@@ -213,6 +213,11 @@ pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
         200 => "OK",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
         400 => "Bad Request",
         401 => "Unauthorized",
         402 => "Payment Required",
@@ -259,7 +264,7 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         match self.wire {
             WireFormat::OpenAi => format!("chatcmpl-chaos{:012}", self.seq),
             WireFormat::Anthropic => format!("msg_chaos{:016}", self.seq),
@@ -291,28 +296,37 @@ impl Exchange {
         format!("data: {chunk}\n\n")
     }
 
-    fn anthropic_event(name: &str, data: &Value) -> String {
+    pub(crate) fn anthropic_event(name: &str, data: &Value) -> String {
         format!("event: {name}\ndata: {data}\n\n")
     }
 
-    fn anthropic_message_start(&self) -> String {
-        Self::anthropic_event(
-            "message_start",
-            &json!({
-                "type": "message_start",
-                "message": {
-                    "id": self.id(),
-                    "type": "message",
-                    "role": "assistant",
-                    "model": self.model,
-                    "content": [],
-                    "stop_reason": null,
-                    "stop_sequence": null,
-                    // The real API reports 1 output token at the start.
-                    "usage": self.anthropic_usage(1),
-                },
-            }),
-        )
+    pub(crate) fn anthropic_message_start(&self) -> String {
+        // The real API reports 1 output token at the start.
+        let message = self.anthropic_empty_message(1);
+        Self::anthropic_event("message_start", &json!({"type": "message_start", "message": message}))
+    }
+
+    /// An Anthropic message with no content and no stop reason yet: what `message_start` carries.
+    pub(crate) fn anthropic_empty_message(&self, output_tokens: u64) -> Value {
+        json!({
+            "id": self.id(),
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": [],
+            "stop_reason": null,
+            "stop_sequence": null,
+            "usage": self.anthropic_usage(output_tokens),
+        })
+    }
+
+    /// The stream's opening event, before any content: OpenAI a chunk whose delta is the
+    /// assistant's role alone (`finish_reason: null`), Anthropic `message_start`.
+    pub(crate) fn opening(&self) -> String {
+        match self.wire {
+            WireFormat::OpenAi => self.openai_chunk(json!({"role": "assistant"}), None),
+            WireFormat::Anthropic => self.anthropic_message_start(),
+        }
     }
 
     /// The events before the first text chunk.

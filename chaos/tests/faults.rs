@@ -8,33 +8,13 @@ mod common;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step, StepKind, WrongContentType};
-use common::{BOTH, Client, Response, WireFormat, wait_for};
+use common::{BOTH, Client, Response, WireFormat, ask, leave_and_expect_nothing_more, wait_for};
 use serde_json::{Value, json};
 
 const SILENCE: Duration = Duration::from_secs(60);
 
 async fn serve(step: impl Into<Step>) -> ChaosServer {
     ChaosServer::start(Scenario::new().then_times(100, step)).await.expect("start the server")
-}
-
-/// A client that has sent a model request and whose request the server has taken.
-async fn ask(server: &ChaosServer, wire: WireFormat, stream: bool) -> Client {
-    ask_with(server, wire, stream, &[]).await
-}
-
-async fn ask_with(server: &ChaosServer, wire: WireFormat, stream: bool, headers: &[(&str, &str)]) -> Client {
-    let before = server.requests_served();
-    let mut client = Client::connect(server.addr()).await;
-    client.send_model(wire, stream, headers).await;
-    wait_for(|| server.requests_served() > before, "the request reaching the server").await;
-    client
-}
-
-/// The client hangs up its side; the server must close the connection without sending more.
-async fn leave_and_expect_nothing_more(mut client: Client, server: &ChaosServer) {
-    client.shutdown_write().await;
-    assert_eq!(client.read_response_rest().await, "", "nothing more after the silence");
-    wait_for(|| server.open_connections() == 0, "the server letting go of the connection").await;
 }
 
 async fn head_of(client: &mut Client) -> Response {

@@ -6,7 +6,8 @@ use super::model::{HangAtSpec, StepSpec, StopSpec};
 use crate::scenario::Scenario;
 use crate::step::{
     DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError, Interrupt,
-    InterruptKind, KeepAliveFlood, Malformed, Preset, Reply, SseError, Stall, Step, ToolUse, WrongContentType,
+    InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, Reply, SseError, Stall, Step, ToolUse,
+    WrongContentType,
 };
 
 impl From<CheckedScenario> for Scenario {
@@ -83,6 +84,12 @@ impl From<Checked> for Step {
                 body: spec.body.unwrap_or_else(|| WrongContentType::DEFAULT_BODY.to_owned()),
                 headers,
             }),
+            CheckedKind::Redirect => Step::Redirect(Redirect {
+                status: spec.status.unwrap_or(Redirect::DEFAULT_STATUS),
+                location: spec.location,
+                headers,
+            }),
+            CheckedKind::NotAnAnswer { shape } => Step::NotAnAnswer(shape),
         }
     }
 }
@@ -115,6 +122,7 @@ fn http_error(spec: StepSpec, preset: Preset, status: u16, headers: Vec<(String,
         body: spec.body,
         endless: (spec.endless_body == Some(true)).then_some(spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS)),
         echo_key: spec.echo_key,
+        stall_body_after: spec.stall_body_after,
     }
 }
 

@@ -5,7 +5,9 @@
 //! in hand, so that building it cannot fail.
 
 use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
-use crate::step::{Pieces, StepKind, ToolUse, valid_header_name, valid_header_value};
+use crate::step::{
+    NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
+};
 
 use StepKind as K;
 
@@ -68,6 +70,11 @@ pub(super) enum CheckedKind {
     EndlessText,
     EndlessJson,
     WrongContentType,
+    Redirect,
+    /// A `not_an_answer` step and its shape.
+    NotAnAnswer {
+        shape: NotAnAnswer,
+    },
 }
 
 /// Checks the context window, the steps in order, then the default step.
@@ -134,8 +141,42 @@ impl CheckedKind {
             K::EndlessText => Self::EndlessText,
             K::EndlessJson => Self::EndlessJson,
             K::WrongContentType => Self::WrongContentType,
+            K::Redirect => Self::Redirect,
+            K::NotAnAnswer => Self::NotAnAnswer {
+                shape: shape(spec, at, NotAnAnswer::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
+            },
         })
     }
+}
+
+/// The step's `shape` among the kind's `shapes` (name, value), if set; an unknown name is refused
+/// with the names the kind takes and the nearest one.
+fn shape<T: Copy>(
+    spec: &StepSpec,
+    at: &str,
+    shapes: impl Iterator<Item = (&'static str, T)> + Clone,
+) -> Result<Option<T>, Invalid> {
+    let Some(given) = spec.shape.as_deref() else {
+        return Ok(None);
+    };
+    if let Some((_, value)) = shapes.clone().find(|(name, _)| *name == given) {
+        return Ok(Some(value));
+    }
+    let names = shapes.clone().map(|(name, _)| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+    let mut message = format!("unknown shape `{given}` for a `{}` step, expected one of {names}", spec.kind);
+    if let Some(name) = nearest(given, shapes.map(|(name, _)| name)) {
+        message.push_str(&format!("; did you mean `{name}`?"));
+    }
+    Err(invalid(format!("{at}.shape"), message))
+}
+
+/// The name among `names` nearest to `given`, if one is close enough to be a typo of it.
+pub(super) fn nearest<'a>(given: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|name| (strsim::levenshtein(given, name), name))
+        .filter(|(d, name)| *d <= 2.max(name.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
 }
 
 /// The value of `field`, which the step's kind requires.
@@ -180,7 +221,14 @@ impl StepSpec {
         if self.chunks == Some(0) {
             return Err(invalid(field("chunks"), "`chunks` must be at least 1"));
         }
-        if let Some(status) = self.status {
+        if let Some(status) = self.status.filter(|_| self.kind == K::Redirect) {
+            if !Redirect::STATUSES.contains(&status) {
+                return Err(invalid(
+                    field("status"),
+                    format!("a `redirect` step's `status` must be 301, 302, 303, 307 or 308, not {status}"),
+                ));
+            }
+        } else if let Some(status) = self.status {
             if !(400..=599).contains(&status) {
                 return Err(invalid(
                     field("status"),
@@ -198,6 +246,20 @@ impl StepSpec {
                 return Err(invalid(field("content_type"), "a header value must not contain CR, LF or NUL"));
             }
         }
+        if let Some(location) = &self.location {
+            if !valid_header_value(location) {
+                return Err(invalid(field("location"), "a header value must not contain CR, LF or NUL"));
+            }
+            if !absolute_url(location) {
+                return Err(invalid(
+                    field("location"),
+                    format!(
+                        "`location` must be an absolute URL, e.g. `http://127.0.0.1:9/v1/messages`, not {location:?}; \
+                         remove it to redirect the request to its own URL"
+                    ),
+                ));
+            }
+        }
         if self.at.is_some() && self.after_chunks.is_some() {
             return Err(invalid(
                 field("at"),
@@ -209,6 +271,13 @@ impl StepSpec {
             return Err(invalid(
                 field("interval_ms"),
                 "`interval_ms` paces an endless body: add `\"endless_body\": true`, or remove `interval_ms`",
+            ));
+        }
+        if self.stall_body_after.is_some() && self.endless_body == Some(true) {
+            return Err(invalid(
+                field("stall_body_after"),
+                "`stall_body_after` and `endless_body` exclude each other: `stall_body_after` stops a body of \
+                 known length part-way, `endless_body` never ends one; keep one",
             ));
         }
         if self.kind == K::EndlessText && self.text.as_deref() == Some("") {
@@ -268,6 +337,8 @@ impl StepSpec {
             ("param", self.param.as_deref()),
             ("data", self.data.as_deref()),
             ("content_type", self.content_type.as_deref()),
+            ("location", self.location.as_deref()),
+            ("shape", self.shape.as_deref()),
         ];
         for (name, text) in texts {
             check_length(field(name), name, text.map_or(0, str::len))?;

@@ -88,15 +88,9 @@ fn with_suggestion(message: String) -> String {
     let Some((given, expected)) = rest.split_once('`') else {
         return message;
     };
-    let nearest = expected
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(|name| (strsim::levenshtein(given, name), name))
-        .filter(|(d, name)| *d <= 2.max(name.len() / 3))
-        .min_by_key(|(d, _)| *d);
+    let nearest = check::nearest(given, expected.split('`').skip(1).step_by(2));
     match nearest {
-        Some((_, name)) => format!("{message}; did you mean `{name}`?"),
+        Some(name) => format!("{message}; did you mean `{name}`?"),
         None => message,
     }
 }

@@ -79,6 +79,9 @@ step_spec! {
     content_type: String,
     usage: TokenUsage,
     stop: StopSpec,
+    location: String,
+    stall_body_after: u64,
+    shape: String,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -134,6 +137,8 @@ const ALL: &[StepKind] = &[
     K::EndlessText,
     K::EndlessJson,
     K::WrongContentType,
+    K::Redirect,
+    K::NotAnAnswer,
 ];
 const STREAMED: &[StepKind] = &[
     K::Ok,
@@ -195,6 +200,7 @@ const HEADERS: &[StepKind] = &[
     K::EndlessText,
     K::EndlessJson,
     K::WrongContentType,
+    K::Redirect,
 ];
 /// The kinds that answer with an HTTP error status.
 pub(super) const HTTP: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey];
@@ -209,8 +215,9 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "calls" => &[K::ToolUse],
         "after_chunks" => MID_STREAM,
         "ms" => &[K::Stall],
-        "status" | "error_type" | "message" | "code" => ERROR_BODY,
-        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "endless_body" => HTTP,
+        "status" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError, K::Redirect],
+        "error_type" | "message" | "code" => ERROR_BODY,
+        "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "endless_body" | "stall_body_after" => HTTP,
         "body" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::WrongContentType],
         "echo_key" => ERROR_BODY,
         "headers" => HEADERS,
@@ -221,6 +228,8 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         // The kinds whose answer ends like an `ok` answer, with a stop reason.
         "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
+        "location" => &[K::Redirect],
+        "shape" => &[K::NotAnAnswer],
         _ => &[],
     }
 }

@@ -4,7 +4,8 @@
 use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, Reply, SseError, Step, StepKind, ToolUse, WrongContentType,
+    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step, StepKind,
+    ToolUse, WrongContentType,
 };
 use crate::usage::TokenUsage;
 
@@ -83,6 +84,12 @@ impl StepSpec {
                 spec.set_headers(&e.headers);
             }
             Step::WrongContentType(w) => spec.set_wrong_content_type(w),
+            Step::Redirect(r) => {
+                spec.status = (r.status != Redirect::DEFAULT_STATUS).then_some(r.status);
+                spec.location.clone_from(&r.location);
+                spec.set_headers(&r.headers);
+            }
+            Step::NotAnAnswer(shape) => spec.set_shape(shape.as_str(), NotAnAnswer::default().as_str()),
         }
         spec
     }
@@ -107,6 +114,7 @@ impl StepSpec {
         self.endless_body = e.endless.map(|_| true);
         self.interval_ms = e.endless.filter(|ms| *ms != DEFAULT_INTERVAL_MS);
         self.echo_key = e.echo_key;
+        self.stall_body_after = e.stall_body_after;
     }
 
     fn set_sse_error(&mut self, s: &SseError) {
@@ -133,6 +141,11 @@ impl StepSpec {
         self.content_type = (w.content_type != WrongContentType::DEFAULT_CONTENT_TYPE).then(|| w.content_type.clone());
         self.body = (w.body != WrongContentType::DEFAULT_BODY).then(|| w.body.clone());
         self.set_headers(&w.headers);
+    }
+
+    /// The shape's name, unless it is the kind's default.
+    fn set_shape(&mut self, name: &str, default: &str) {
+        self.shape = (name != default).then(|| name.to_owned());
     }
 
     fn set_interval(&mut self, ms: u64) {

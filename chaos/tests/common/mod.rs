@@ -378,3 +378,29 @@ pub fn wait_for(mut done: impl FnMut() -> bool, what: &str) -> impl std::future:
 pub async fn model(addr: SocketAddr, wire: WireFormat, stream: bool) -> Outcome {
     Client::connect(addr).await.model(wire, stream).await
 }
+
+/// A client that has sent a model request and whose request the server has taken.
+pub async fn ask(server: &agentic_chaos::ChaosServer, wire: WireFormat, stream: bool) -> Client {
+    ask_with(server, wire, stream, &[]).await
+}
+
+/// [`ask`] with extra request headers.
+pub async fn ask_with(
+    server: &agentic_chaos::ChaosServer,
+    wire: WireFormat,
+    stream: bool,
+    headers: &[(&str, &str)],
+) -> Client {
+    let before = server.requests_served();
+    let mut client = Client::connect(server.addr()).await;
+    client.send_model(wire, stream, headers).await;
+    wait_for(|| server.requests_served() > before, "the request reaching the server").await;
+    client
+}
+
+/// The client hangs up its side; the server must close the connection without sending more.
+pub async fn leave_and_expect_nothing_more(mut client: Client, server: &agentic_chaos::ChaosServer) {
+    client.shutdown_write().await;
+    assert_eq!(client.read_response_rest().await, "", "nothing more after the silence");
+    wait_for(|| server.open_connections() == 0, "the server letting go of the connection").await;
+}
