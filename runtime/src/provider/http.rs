@@ -547,10 +547,9 @@ fn redirect_error(response: &reqwest::Response, secret: Option<&Secret>) -> Mode
     let target = location_origin(response.url(), location);
     let same = if target == response.url().origin().ascii_serialization() { " (this same server)" } else { "" };
     let text = format!(
-        "{} redirect to {target}{same}, not followed: a model API answers a POST itself, and following \
-         the redirect would send the API key and the prompt to where it points; set the base URL to the \
-         server that answers, if you trust it",
-        status.canonical_reason().unwrap_or("Redirect")
+        "redirect to {target}{same}, not followed: a model API answers a POST itself, and following the \
+         redirect would send the API key and the prompt to where it points; set the base URL to the server \
+         that answers, if you trust it"
     );
     ModelError::http(status.as_u16(), redact(&text, secret))
 }
