@@ -215,7 +215,7 @@ pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("scheme `{}` is not http or https", parsed.scheme()));
     }
-    join_path(trimmed, "")?;
+    join_path(trimmed, "").map_err(|reason| format!("it {reason}"))?;
     Ok(trimmed.to_owned())
 }
 
@@ -624,7 +624,10 @@ fn bad_head(error: &hyper::Error) -> Option<&'static str> {
     if error.is_parse() && error.to_string().contains("too large") {
         Some("the response head was too large (over the client's limits: 100 headers, 408 KiB)")
     } else if error.is_parse() {
-        Some("the response head was malformed (not an HTTP/1.1 status line and headers)")
+        Some(
+            "the response head was malformed (not an HTTP/1.1 status line and headers: a TLS server reached over \
+             `http://`, or another protocol's port?)",
+        )
     } else {
         None
     }
@@ -1132,8 +1135,30 @@ mod tests {
         let azure = "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21";
         assert_eq!(check_base_url(azure).unwrap(), azure);
         for fragment in ["http://127.0.0.1:8080/v1#frag", "http://127.0.0.1:8080/v1#", "https://h/v1?a=b#c"] {
-            assert!(check_base_url(fragment).unwrap_err().contains("has a fragment"), "{fragment}");
+            assert!(check_base_url(fragment).unwrap_err().starts_with("it has a fragment (`#...`)"), "{fragment}");
         }
+    }
+
+    #[test]
+    fn a_base_url_with_a_fragment_from_the_environment_is_a_config_error() {
+        let names = EnvNames {
+            provider: "anthropic",
+            key: "ANTHROPIC_API_KEY",
+            base_url: "ANTHROPIC_BASE_URL",
+            default_base_url: "https://api.anthropic.com",
+        };
+        let lookup = |name: &str| (name == "ANTHROPIC_BASE_URL").then(|| "http://127.0.0.1:9/#sk-secret".to_owned());
+        let error = names.read(lookup).unwrap_err();
+        assert!(matches!(error, ConfigError::InvalidBaseUrl { variable: "ANTHROPIC_BASE_URL", .. }), "{error:?}");
+        let text = error.to_string();
+        assert!(text.starts_with("ANTHROPIC_BASE_URL is not a valid base URL (it has a fragment (`#...`)"), "{text}");
+        assert!(
+            text.ends_with(
+                "remove it, and put what it holds in the path or the query): set it to e.g. https://api.anthropic.com"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("sk-secret"), "{text}");
     }
 
     #[test]
