@@ -6,8 +6,10 @@
 //! provider's body and headers, a socket closed before the headers, a stream dropped or truncated
 //! mid-way, an SSE error event, a stall, a hang (before, in or after the headers, or mid-stream),
 //! a malformed chunk, a context overflow, a bad key, an error that echoes the key, endless answers
-//! (keep-alives, empty chunks, text, an error or JSON body that never ends) and a 200 that is an
-//! HTML page. It can also answer with tool calls (the `tool_use` step), in both formats. Every
+//! (keep-alives, empty chunks, text, an error or JSON body that never ends), a 200 that is an
+//! HTML page, and at the trust boundary a redirect, an error body that stalls, a 200 that is not an
+//! answer, a head a client must refuse, a JSON error as a bare line on an event stream, and a
+//! stream that falls silent after its first event. It can also answer with tool calls (the `tool_use` step), in both formats. Every
 //! answer echoes the request's `model` and reports token usage as the real APIs do, by a
 //! [rule](#token-usage) a test can compute by hand. It can simulate a model's
 //! [context window](#context-window): a conversation larger than it gets the provider's
@@ -72,7 +74,7 @@
 //! | `sse_error` | K chunks, an error event (Anthropic `event: error` + `{"type":"error","error":{..}}`; OpenAI `data: {"error":{..}}`), a clean end | an HTTP error with that body, status by type, see [`SseError`] |
 //! | `malformed_chunk` | K chunks, a `data:` line that is not JSON, then the rest of the stream as usual | a 200 whose body is that text |
 //! | `stall` | a pause of `ms` before the headers (or after K chunks with `after_chunks`), then the answer of an `ok` step | the pause before the headers (or between headers and body) |
-//! | `hang` | silence until the client hangs up or the server stops: before the headers; with `"at": "in_headers"` after the status line and header lines but before the blank line that ends the head; with `"at": "after_headers"` after the whole head; with `after_chunks` after K chunks. See [`Hang`] | same; after the headers (with the full `content-length`) with `after_chunks` |
+//! | `hang` | silence until the client hangs up or the server stops: before the headers; with `"at": "in_headers"` after the status line and header lines but before the blank line that ends the head; with `"at": "after_headers"` after the whole head; with `"at": "after_start"` after the stream's opening event alone (OpenAI the role chunk, Anthropic `message_start`: no content block, no ping); with `after_chunks` after K chunks. See [`Hang`] | same; after the headers (with the full `content-length`) with `after_chunks`; after the chunked head and the answer object's opening with `after_start` |
 //! | `keep_alive_flood` | the headers, then `: keep-alive` SSE comments (Anthropic: `event: ping` events with `ping`) every `interval_ms`, nothing else, until the client hangs up; with `after_chunks` the stream's first events and K chunks come first. See [`KeepAliveFlood`] | a 200 `application/json` whose chunked body is a newline every interval |
 //! | `empty_chunk_flood` | the stream's first events, K chunks, then valid chunks with empty text (OpenAI `delta.content: ""`, Anthropic `text_delta` with `text: ""`) every `interval_ms`, until the client hangs up. See [`EmptyChunkFlood`] | as `endless_json` |
 //! | `endless_text` | the stream's first events, then the text's chunks over and over every `interval_ms`, never the final events, until the client hangs up. See [`EndlessText`] | a 200 `application/json` body that opens the answer and its text string, then sends the text over and over |
@@ -80,6 +82,8 @@
 //! | `wrong_content_type` | a 200 with `content_type` (`text/html; charset=utf-8`) and `body` (a small HTML login page). See [`WrongContentType`] | same |
 //! | `redirect` | `status` (307) with a `location` (the request's own URL, `http://127.0.0.1:PORT/v1/...`: a loop), `content-length: 0`, no body. See [`Redirect`] | same |
 //! | `not_an_answer` | a 200 that is well formed and not an answer, by `shape`: `{}`, `{"status":"ok"}`, `[]`, the answer object without choices or content, a list of models (JSON); a stream of `[DONE]` only or of an empty chunk (event streams). See [`NotAnAnswer`] | same |
+//! | `bad_head` | a head a client must refuse, by `shape`: a 200 with 200 extra headers, a 200 with a header of 1 MiB, or the status line `HTTP/1.1 abc not-a-status`; then the socket closes. See [`BadHead`] | same |
+//! | `bare_json_error` | a 200 `text/event-stream` whose body is the provider's JSON error (a bad key) as one bare line, no `data:` nor `event:`, then a clean end. See [`BareJsonError`] | same |
 //! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`] | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
 //!
 //! # Scenario files
@@ -122,13 +126,19 @@
 //!     {"kind": "invalid_api_key", "echo_key": "last12"},
 //!     {"kind": "http_error", "status": 429, "retry_after": "99999999999999999999999"},
 //!     {"kind": "wrong_content_type"},
+//!     {"kind": "redirect", "status": 308, "location": "http://127.0.0.1:9/v1/messages"},
+//!     {"kind": "http_error", "status": 429, "stall_body_after": 10},
+//!     {"kind": "not_an_answer", "shape": "models_list"},
+//!     {"kind": "bad_head", "shape": "garbage_status"},
+//!     {"kind": "bare_json_error"},
+//!     {"kind": "hang", "at": "after_start"},
 //!     {"kind": "ok", "text": "Recovered.", "chunks": 2, "chunk_delay_ms": 5,
 //!      "usage": {"input_tokens": 1200, "cache_read_input_tokens": 1024}}
 //!   ],
 //!   "default": {"kind": "ok", "text": "fine"}
 //! }
 //! "#)?;
-//! assert_eq!(scenario.scripted_requests(), 29);
+//! assert_eq!(scenario.scripted_requests(), 35);
 //! # Ok::<(), agentic_chaos::ScenarioError>(())
 //! ```
 //!
@@ -140,12 +150,12 @@
 //! | `chunks` | integer, 1 to 100 000 | same | split the text into this many chunks of equal length (one per word); for `tool_use`, split each call's arguments into this many pieces (3) |
 //! | `chunk_delay_ms` | integer | `ok`, the stream faults, `keep_alive_flood`, `empty_chunk_flood` | pause before each chunk (0) |
 //! | `after_chunks` | integer, 0 to 100 000 | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk`, `empty_chunk_flood` (0); `stall`, `hang` (before the headers), `keep_alive_flood` (right after the headers) | K, the chunks sent before the fault |
-//! | `at` | `"before_headers"`, `"in_headers"`, `"after_headers"` | `hang` (`before_headers`), not with `after_chunks` | where the silence starts |
+//! | `at` | `"before_headers"`, `"in_headers"`, `"after_headers"`, `"after_start"` | `hang` (`before_headers`), not with `after_chunks` | where the silence starts |
 //! | `interval_ms` | integer | `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, and the HTTP errors with `endless_body` | the pause between two pieces of the endless part ([`DEFAULT_INTERVAL_MS`], 10); 0 sends them as fast as the client reads (a blank body then comes in lines of 1023 blanks) |
 //! | `ping` | bool | `keep_alive_flood` | Anthropic requests get `event: ping` events instead of comments (false) |
 //! | `ms` | integer | `stall` (required) | the pause |
 //! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status); for `redirect` 301, 302, 303, 307 or 308 (307) | HTTP status |
-//! | `shape` | string | `not_an_answer`: `"json_object"` (the default), `"status_ok"`, `"json_array"`, `"no_choices"`, `"models_list"`, `"done_only"`, `"empty_chunk"` | what the 200 carries, see [`NotAnAnswer`] |
+//! | `shape` | string | `not_an_answer`: `"json_object"` (the default), `"status_ok"`, `"json_array"`, `"no_choices"`, `"models_list"`, `"done_only"`, `"empty_chunk"`; `bad_head`: `"many_headers"` (the default), `"huge_header"`, `"garbage_status"` | what the 200 carries, see [`NotAnAnswer`]; what the head is, see [`BadHead`] |
 //! | `location` | string, an absolute URL | `redirect` | the `location` header (the request's own URL on this server: a redirect loop) |
 //! | `endless_body` | bool | `http_error`, `context_overflow`, `invalid_api_key` | the body, chunked, then a newline every `interval_ms` forever (false) |
 //! | `stall_body_after` | integer | same, not with `endless_body` | send the head (the whole body's `content-length`) and this many bytes of the body, then silence until the client hangs up; 0 sends the head only (the whole body at once) |
@@ -156,8 +166,8 @@
 //! | `param` | string | same | OpenAI's `param` |
 //! | `body` | string | same, `wrong_content_type` | this body instead of the provider-shaped one; for `wrong_content_type`, the page (an HTML login page) |
 //! | `content_type` | string | `wrong_content_type` | the `content-type` (`text/html; charset=utf-8`) |
-//! | `error_type`, `message`, `code` | string | same and `sse_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
-//! | `headers` | object | all but `close_before_headers` | extra response headers |
+//! | `error_type`, `message`, `code` | string | same, `sse_error` and `bare_json_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
+//! | `headers` | object | all but `close_before_headers`, `not_an_answer`, `bad_head` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
 //! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
 //! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Reply::cut_by_token_limit`] (the answer ends normally) |
@@ -265,9 +275,9 @@ pub use scenario::Scenario;
 pub use server::ChaosServer;
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HttpError, Interrupt,
-    KeepAliveFlood, Malformed, NotAnAnswer, Redirect, Reply, SseError, Stall, Step, StepKind, ToolUse,
-    WrongContentType,
+    BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
+    Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, NotAnAnswer, Redirect, Reply, SseError, Stall, Step,
+    StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

@@ -11,7 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::boundary::NotAnAnswerBody;
+use crate::boundary::{self, NotAnAnswerBody};
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
@@ -569,6 +569,19 @@ impl Answer<'_> {
                 self.not_an_answer(shape);
                 Ok(After::KeepAlive)
             }
+            Step::BareJsonError(e) => {
+                let line = format!("{}\n", wire::error_json(wire, &wire::bare_json_error_parts(wire, &e)));
+                let head = self.stream_head(&e.headers);
+                self.conn.send(&head);
+                self.conn.send_chunk(line.as_bytes());
+                self.conn.send_last_chunk();
+                Ok(After::KeepAlive)
+            }
+            Step::BadHead(shape) => {
+                let (id_name, id) = self.request_id();
+                self.conn.send(&boundary::bad_head(shape, (id_name, &id)));
+                Ok(After::Close)
+            }
         }
     }
 
@@ -625,6 +638,16 @@ impl Answer<'_> {
             HangAt::AfterHeaders => {
                 let head = self.reply_head(&h.reply);
                 self.conn.send(&head);
+            }
+            HangAt::AfterStart if self.stream => {
+                let head = self.stream_head(&h.reply.headers);
+                self.conn.send(&head);
+                self.conn.send_chunk(self.exchange.opening().as_bytes());
+            }
+            HangAt::AfterStart => {
+                let head = self.json_head(None, &h.reply.headers);
+                self.conn.send(&head);
+                self.conn.send_chunk(self.exchange.json_opening().as_bytes());
             }
             HangAt::AfterChunks(k) => return self.reply(&h.reply, Fault::Hang(k)).await,
         }

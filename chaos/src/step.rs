@@ -57,6 +57,10 @@ pub enum StepKind {
     /// A 200 that is not an answer: an empty object, a health check, a list of models, a stream
     /// with no content.
     NotAnAnswer,
+    /// A response head past a client's limits (too many headers, a huge one) or malformed.
+    BadHead,
+    /// A 200 event stream whose body is the provider's JSON error as one bare line.
+    BareJsonError,
 }
 
 impl StepKind {
@@ -82,6 +86,8 @@ impl StepKind {
             Self::WrongContentType => "wrong_content_type",
             Self::Redirect => "redirect",
             Self::NotAnAnswer => "not_an_answer",
+            Self::BadHead => "bad_head",
+            Self::BareJsonError => "bare_json_error",
         }
     }
 }
@@ -148,6 +154,10 @@ pub enum Step {
     Redirect(Redirect),
     /// A 200 that is not an answer.
     NotAnAnswer(NotAnAnswer),
+    /// A response head past a client's limits or malformed, then the socket closes.
+    BadHead(BadHead),
+    /// A 200 event stream whose body is a bare JSON error line.
+    BareJsonError(BareJsonError),
 }
 
 impl Step {
@@ -173,6 +183,8 @@ impl Step {
             Self::WrongContentType(_) => StepKind::WrongContentType,
             Self::Redirect(_) => StepKind::Redirect,
             Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
+            Self::BadHead(_) => StepKind::BadHead,
+            Self::BareJsonError(_) => StepKind::BareJsonError,
         }
     }
 
@@ -307,6 +319,24 @@ impl Step {
         Step::NotAnAnswer(shape)
     }
 
+    /// Answer with a response head of the given `shape`, past what a client should accept or
+    /// not HTTP at all, then close the socket. See [`BadHead`].
+    ///
+    /// ```
+    /// use agentic_chaos::{BadHead, Scenario, Step};
+    ///
+    /// let too_many = Scenario::new().then(Step::bad_head(BadHead::ManyHeaders));
+    /// ```
+    pub fn bad_head(shape: BadHead) -> Step {
+        Step::BadHead(shape)
+    }
+
+    /// Answer 200 `text/event-stream` with the provider's JSON error (a bad key by default) as
+    /// the body's one line, no `data:` nor `event:`, then a clean end. See [`BareJsonError`].
+    pub fn bare_json_error() -> BareJsonError {
+        BareJsonError::new()
+    }
+
     /// This step, for chaining where a `Step` is needed rather than `impl Into<Step>`.
     pub fn into_step(self) -> Step {
         self
@@ -345,7 +375,9 @@ impl Step {
             | Self::EndlessJson(_)
             | Self::WrongContentType(_)
             | Self::Redirect(_)
-            | Self::NotAnAnswer(_) => TokenUsage::default(),
+            | Self::NotAnAnswer(_)
+            | Self::BadHead(_)
+            | Self::BareJsonError(_) => TokenUsage::default(),
         }
     }
 }
@@ -608,6 +640,44 @@ macro_rules! cut_setter {
     };
 }
 
+/// `error_type`, `message` and `code` for the steps that send an error body, each with the
+/// defaults of its step.
+macro_rules! error_setters {
+    ($ty:ident, type: $t:literal, message: $m:literal, code: $c:literal) => {
+        impl $ty {
+            /// The error's `type`.
+            ///
+            /// # Default
+            ///
+            #[doc = $t]
+            pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
+                self.error_type = Some(error_type.into());
+                self
+            }
+
+            /// The error's `message`, possibly empty.
+            ///
+            /// # Default
+            ///
+            #[doc = $m]
+            pub fn message(mut self, message: impl Into<String>) -> Self {
+                self.message = Some(message.into());
+                self
+            }
+
+            /// The error's `code` (OpenAI only: Anthropic bodies have none).
+            ///
+            /// # Default
+            ///
+            #[doc = $c]
+            pub fn code(mut self, code: impl Into<String>) -> Self {
+                self.code = Some(code.into());
+                self
+            }
+        }
+    };
+}
+
 /// Which preset body an [`HttpError`] renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Preset {
@@ -738,36 +808,6 @@ impl HttpError {
         self
     }
 
-    /// The error's `type` in the body.
-    ///
-    /// # Default
-    ///
-    /// By status and provider, see the table above.
-    pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
-        self.error_type = Some(error_type.into());
-        self
-    }
-
-    /// The error's `message` in the body (may be empty).
-    ///
-    /// # Default
-    ///
-    /// By status and provider.
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
-
-    /// The error's `code` in an OpenAI body (Anthropic bodies have none).
-    ///
-    /// # Default
-    ///
-    /// By status, see the table above; `null` where none is given.
-    pub fn code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
-        self
-    }
-
     /// The error's `param` in an OpenAI body (Anthropic bodies have none).
     ///
     /// # Default
@@ -847,6 +887,9 @@ impl HttpError {
         self
     }
 }
+
+error_setters!(HttpError, type: "By status and provider, see the table above.", message: "By status and provider.",
+    code: "By status, see the table above; `null` where none is given.");
 
 /// Which piece of the request's API key an error echoes: the `echo_key` field of `http_error`,
 /// `context_overflow`, `invalid_api_key` and `sse_error`.
@@ -1002,37 +1045,6 @@ impl SseError {
         self
     }
 
-    /// The error's `type`.
-    ///
-    /// # Default
-    ///
-    /// `overloaded_error` (Anthropic), `server_error` (OpenAI).
-    pub fn error_type(mut self, error_type: impl Into<String>) -> Self {
-        self.error_type = Some(error_type.into());
-        self
-    }
-
-    /// The error's `message`, possibly empty.
-    ///
-    /// # Default
-    ///
-    /// `Overloaded` (Anthropic), `The server had an error while processing your request. Sorry
-    /// about that!` (OpenAI).
-    pub fn message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
-
-    /// The error's `code` (OpenAI only).
-    ///
-    /// # Default
-    ///
-    /// `null`.
-    pub fn code(mut self, code: impl Into<String>) -> Self {
-        self.code = Some(code.into());
-        self
-    }
-
     /// The HTTP status a non-streaming request gets instead of the event.
     ///
     /// # Default
@@ -1045,6 +1057,9 @@ impl SseError {
 }
 
 reply_setters!(SseError);
+error_setters!(SseError, type: "`overloaded_error` (Anthropic), `server_error` (OpenAI).",
+    message: "`Overloaded` (Anthropic), `The server had an error while processing your request. Sorry about that!` (OpenAI).",
+    code: "`null`.");
 
 /// A pause: the `stall` step. After the pause the answer goes on as in an `ok` step.
 ///
@@ -1090,6 +1105,7 @@ cut_setter!(Stall);
 /// | --- | --- | --- |
 /// | [`in_headers`](Hang::in_headers) | `"at": "in_headers"` | the status line and every header line of the answer, but not the blank line that ends the head |
 /// | [`after_headers`](Hang::after_headers) | `"at": "after_headers"` | the whole head (a 200 event stream, or `application/json` with the full `content-length` when not streamed), no body byte |
+/// | [`after_start`](Hang::after_start) | `"at": "after_start"` | the head and the stream's opening event alone, then nothing at all, not even a ping: OpenAI a chunk whose delta is `{"role":"assistant"}`, Anthropic `message_start` (not streamed: the head, chunked, and the answer object's opening, as [`EndlessJson`] sends it) |
 /// | [`after_chunks(k)`](Hang::after_chunks) | `"after_chunks": k` | the head, the stream's first events and `k` text chunks (not streamed: the head) |
 ///
 /// Use it to test timeouts and deadlines.
@@ -1102,6 +1118,7 @@ cut_setter!(Stall);
 /// let silent = Step::hang();
 /// let half_a_head = Step::hang().in_headers();
 /// let no_body = Step::hang().after_headers();
+/// let started = Step::hang().after_start();
 /// let stuck = Step::hang().after_chunks(1);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1116,6 +1133,7 @@ pub(crate) enum HangAt {
     BeforeHeaders,
     InHeaders,
     AfterHeaders,
+    AfterStart,
     AfterChunks(u32),
 }
 
@@ -1140,6 +1158,15 @@ impl Hang {
     /// Hang after the whole head, before the first byte of the body.
     pub fn after_headers(mut self) -> Self {
         self.at = HangAt::AfterHeaders;
+        self
+    }
+
+    /// Hang after the head and the stream's opening event (OpenAI the role chunk, Anthropic
+    /// `message_start`), before any content block or ping: the silence of a stream that has
+    /// started and sends no heartbeat. [`after_chunks(0)`](Hang::after_chunks) sends Anthropic's
+    /// `content_block_start` and `ping` too.
+    pub fn after_start(mut self) -> Self {
+        self.at = HangAt::AfterStart;
         self
     }
 }
@@ -1740,6 +1767,96 @@ impl NotAnAnswer {
     }
 }
 
+/// The shape of a response head that a client must refuse: the `bad_head` step, whose scenario
+/// field `shape` takes the names below.
+///
+/// Whether or not the request asked for a stream, the server sends the head, then closes the
+/// socket. The well-formed heads declare `content-type: application/json`, `content-length: 0`
+/// and `connection: close`, with the request id header.
+///
+/// | shape | JSON | head |
+/// | --- | --- | --- |
+/// | [`ManyHeaders`](BadHead::ManyHeaders) (the default) | `"many_headers"` | a 200 with [`BadHead::EXTRA_HEADERS`] (200) extra headers `x-chaos-1: 1` to `x-chaos-200: 200`, past the 100 that common clients (hyper, so reqwest) accept |
+/// | [`HugeHeader`](BadHead::HugeHeader) | `"huge_header"` | a 200 with one header `x-chaos-huge` whose value is [`BadHead::HUGE_HEADER_BYTES`] (1 MiB) of `a`, past the 400 KiB or so that hyper (so reqwest) buffers for a head |
+/// | [`GarbageStatus`](BadHead::GarbageStatus) | `"garbage_status"` | the status line `HTTP/1.1 abc not-a-status`, then the usual headers |
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::{BadHead, Step, StepKind};
+///
+/// assert_eq!(Step::bad_head(BadHead::HugeHeader).kind(), StepKind::BadHead);
+/// assert_eq!(BadHead::default(), BadHead::ManyHeaders);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BadHead {
+    /// A 200 with 200 extra headers.
+    #[default]
+    ManyHeaders,
+    /// A 200 with a header of 1 MiB.
+    HugeHeader,
+    /// A status line whose status is not a number.
+    GarbageStatus,
+}
+
+impl BadHead {
+    /// Every shape, in the order of the table above.
+    pub const ALL: [Self; 3] = [Self::ManyHeaders, Self::HugeHeader, Self::GarbageStatus];
+
+    /// How many extra headers [`ManyHeaders`](BadHead::ManyHeaders) sends.
+    pub const EXTRA_HEADERS: usize = 200;
+
+    /// The length of the value [`HugeHeader`](BadHead::HugeHeader) sends, in bytes: 1 MiB.
+    pub const HUGE_HEADER_BYTES: usize = 1024 * 1024;
+
+    /// The name used in scenario files, e.g. `"huge_header"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ManyHeaders => "many_headers",
+            Self::HugeHeader => "huge_header",
+            Self::GarbageStatus => "garbage_status",
+        }
+    }
+}
+
+/// A provider's JSON error where an event stream was promised: the `bare_json_error` step, as
+/// some proxies and gateways answer a streaming request they refuse.
+///
+/// Whether or not the request asked for a stream: status 200, `content-type: text/event-stream;
+/// charset=utf-8`, a chunked body that is the error's JSON and a newline, one bare line with no
+/// `data:` nor `event:` field, then a clean end of the body. By default the provider's answer to
+/// a bad key: OpenAI `{"error":{"message":"Incorrect API key provided: sk-****.",
+/// "type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Anthropic
+/// `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let bad_key = Step::bare_json_error();
+/// let quota = Step::bare_json_error().error_type("insufficient_quota").message("You exceeded your quota.");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BareJsonError {
+    pub(crate) error_type: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl BareJsonError {
+    fn new() -> Self {
+        Self { error_type: None, message: None, code: None, headers: Vec::new() }
+    }
+}
+
+error_setters!(BareJsonError, type: "`invalid_request_error` (OpenAI), `authentication_error` (Anthropic).",
+    message: "`Incorrect API key provided: sk-****.` (OpenAI), `invalid x-api-key` (Anthropic).",
+    code: "`invalid_api_key`.");
+
 /// `header` for the builders that keep their own response headers.
 macro_rules! header_setter {
     ($($ty:ident),*) => {
@@ -1759,7 +1876,7 @@ macro_rules! header_setter {
     };
 }
 
-header_setter!(Reply, HttpError, ToolUse, EndlessJson, WrongContentType, Redirect);
+header_setter!(Reply, HttpError, ToolUse, EndlessJson, WrongContentType, Redirect, BareJsonError);
 
 macro_rules! into_step {
     ($($ty:ty => |$v:ident| $e:expr;)*) => {
@@ -1799,6 +1916,7 @@ into_step! {
     EndlessJson => |e| Step::EndlessJson(e);
     WrongContentType => |w| Step::WrongContentType(w);
     Redirect => |r| Step::Redirect(r);
+    BareJsonError => |e| Step::BareJsonError(e);
 }
 
 /// Whether `name` is an HTTP token (RFC 9110 `tchar`s).

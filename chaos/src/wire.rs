@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::step::{HttpError, Preset, SseError, ToolUse};
+use crate::step::{BareJsonError, HttpError, Preset, SseError, ToolUse};
 use crate::usage::TokenUsage;
 
 /// The API a request spoke, told by its path.
@@ -141,6 +141,18 @@ pub(crate) fn sse_error_parts(wire: WireFormat, e: &SseError) -> ErrorParts {
     let mut parts = match wire {
         WireFormat::Anthropic => ErrorParts::new("overloaded_error", "Overloaded", None),
         WireFormat::OpenAi => ErrorParts::new("server_error", OPENAI_SERVER_ERROR, None),
+    };
+    override_parts(&mut parts, &e.error_type, &e.message, &e.code);
+    parts
+}
+
+/// The parts of a `bare_json_error` line: the provider's answer to a bad key unless set.
+pub(crate) fn bare_json_error_parts(wire: WireFormat, e: &BareJsonError) -> ErrorParts {
+    let mut parts = match wire {
+        WireFormat::OpenAi => {
+            ErrorParts::new("invalid_request_error", "Incorrect API key provided: sk-****.", Some("invalid_api_key"))
+        }
+        WireFormat::Anthropic => ErrorParts::new("authentication_error", "invalid x-api-key", None),
     };
     override_parts(&mut parts, &e.error_type, &e.message, &e.code);
     parts

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, NotAnAnswer, Redirect, Scenario, Step, StepKind};
+use agentic_chaos::{BadHead, ChaosServer, NotAnAnswer, Redirect, Scenario, Step, StepKind};
 use common::{BOTH, Client, WireFormat, ask, leave_and_expect_nothing_more};
 use serde_json::{Value, json};
 
@@ -262,4 +262,172 @@ async fn the_simple_shapes_are_these_exact_bytes() {
     assert_eq!(head.status, 200);
     let body = b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
     assert_eq!(client.read_exactly(body.len()).await, body);
+}
+
+// 4. Heads a client must refuse.
+
+#[tokio::test]
+async fn bad_head_sends_its_head_then_closes() {
+    let usual =
+        |wire, seq| format!("content-type: application/json\r\ncontent-length: 0\r\n{}\r\n", id_header(wire, seq));
+    for shape in BadHead::ALL {
+        let server = serve(Step::bad_head(shape)).await;
+        let mut seq = 0;
+        for wire in BOTH {
+            for stream in [true, false] {
+                let mut client = Client::connect(server.addr()).await;
+                client.send_model(wire, stream, &[]).await;
+                let got = client.read_response_rest().await;
+                let extra = match shape {
+                    BadHead::ManyHeaders => (1..=200).map(|n| format!("x-chaos-{n}: {n}\r\n")).collect(),
+                    BadHead::HugeHeader => format!("x-chaos-huge: {}\r\n", "a".repeat(1 << 20)),
+                    _ => String::new(),
+                };
+                let status = if shape == BadHead::GarbageStatus { "abc not-a-status" } else { "200 OK" };
+                let expected = format!(
+                    "HTTP/1.1 {status}\r\nserver: agentic-chaos\r\n{}{extra}connection: close\r\n\r\n",
+                    usual(wire, seq)
+                );
+                assert!(got == expected, "{shape:?} {wire:?}: {:?}", &got[..got.len().min(300)]);
+                seq += 1;
+            }
+        }
+        let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
+        assert_eq!(kinds, [StepKind::BadHead; 4]);
+    }
+}
+
+// 5. A bare JSON error on an event stream.
+
+#[tokio::test]
+async fn bare_json_error_is_one_bare_line_on_a_200_event_stream() {
+    let openai = r#"{"error":{"code":"invalid_api_key","message":"Incorrect API key provided: sk-****.","param":null,"type":"invalid_request_error"}}"#;
+    let anthropic = r#"{"error":{"message":"invalid x-api-key","type":"authentication_error"},"type":"error"}"#;
+    let server = serve(Step::bare_json_error()).await;
+    let mut client = Client::connect(server.addr()).await;
+    for (wire, line) in [(WireFormat::OpenAi, openai), (WireFormat::Anthropic, anthropic)] {
+        for stream in [true, false] {
+            let r = client.model(wire, stream).await.response();
+            assert_eq!(r.status, 200);
+            assert_eq!(r.header("content-type"), Some("text/event-stream; charset=utf-8"));
+            assert_eq!((r.header("transfer-encoding"), r.end.clone()), (Some("chunked"), common::End::Clean));
+            assert_eq!(r.text(), format!("{line}\n"), "{wire:?} stream {stream}");
+        }
+    }
+    let server =
+        serve(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
+            .await;
+    let r = common::model(server.addr(), WireFormat::OpenAi, true).await.response();
+    assert_eq!(r.header("x-a"), Some("1"));
+    assert_eq!(
+        r.text(),
+        "{\"error\":{\"code\":\"quota\",\"message\":\"\",\"param\":null,\"type\":\"insufficient_quota\"}}\n"
+    );
+    let r = common::model(server.addr(), WireFormat::Anthropic, true).await.response();
+    assert_eq!(r.text(), "{\"error\":{\"message\":\"\",\"type\":\"insufficient_quota\"},\"type\":\"error\"}\n");
+    assert_eq!(server.journal()[0].step.unwrap().kind, StepKind::BareJsonError);
+}
+
+// 6. A stream that starts and then says nothing, not even a ping.
+
+#[tokio::test(start_paused = true)]
+async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
+    let server = serve(Step::hang().after_start()).await;
+    for wire in BOTH {
+        let mut client = ask(&server, wire, true).await;
+        let seq = server.requests_served() - 1;
+        let head = client.read_head().await.expect("a head");
+        assert_eq!(head.status, 200);
+        assert_eq!(head.header("content-type"), Some("text/event-stream; charset=utf-8"));
+        let chunk = client.chunk_text().await;
+        let (name, data) = match chunk.strip_prefix("event: ") {
+            Some(rest) => {
+                let (name, data) = rest.split_once("\ndata: ").expect("a data line");
+                (Some(name.to_owned()), data)
+            }
+            None => (None, chunk.strip_prefix("data: ").expect("a data line")),
+        };
+        let data: Value = serde_json::from_str(data.strip_suffix("\n\n").expect("one event")).unwrap();
+        let expected = match wire {
+            WireFormat::OpenAi => (
+                None,
+                json!({
+                    "id": format!("chatcmpl-chaos{seq:012}"), "object": "chat.completion.chunk",
+                    "created": data["created"], "model": "test-model",
+                    "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}],
+                }),
+            ),
+            _ => message_start(seq),
+        };
+        assert_eq!((name, data), expected, "{wire:?}: the opening event alone");
+        assert!(client.silent_for(SILENCE).await, "{wire:?}: then nothing, not even a ping");
+        leave_and_expect_nothing_more(client, &server).await;
+
+        let mut client = ask(&server, wire, false).await;
+        let head = client.read_head().await.expect("a head");
+        assert_eq!(head.header("content-type"), Some("application/json"));
+        assert_eq!(head.header("transfer-encoding"), Some("chunked"));
+        let opening = client.chunk_text().await;
+        let start = match wire {
+            WireFormat::OpenAi => r#"{"id":"chatcmpl-chaos"#,
+            _ => r#"{"id":"msg_chaos"#,
+        };
+        assert!(opening.starts_with(start) && opening.ends_with(r#""model":"test-model","#), "{opening}");
+        assert!(client.silent_for(SILENCE).await, "{wire:?} not streamed: then nothing");
+        leave_and_expect_nothing_more(client, &server).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn hang_after_zero_chunks_still_sends_anthropic_its_block_start_and_ping() {
+    let server = serve(Step::hang().after_chunks(0)).await;
+    let mut client = ask(&server, WireFormat::Anthropic, true).await;
+    client.read_head().await.expect("a head");
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(client.chunk_text().await.lines().next().unwrap().to_owned());
+    }
+    assert_eq!(got, ["event: message_start", "event: content_block_start", "event: ping"]);
+    assert!(client.silent_for(SILENCE).await);
+    leave_and_expect_nothing_more(client, &server).await;
+}
+
+// 7. Terminal escapes in error messages.
+
+/// A scenario file whose error messages carry terminal control sequences: a window title, a
+/// line erase with a carriage return, a clipboard write (OSC 52).
+const ESCAPES: &str = r#"{"steps": [
+  {"kind": "http_error", "status": 400, "message": "\u001b]0;title\u0007"},
+  {"kind": "sse_error", "after_chunks": 0, "message": "\u001b[2K\rdone"},
+  {"kind": "invalid_api_key", "message": "\u001b]52;c;aGVsbG8=\u0007"},
+  {"kind": "bare_json_error", "message": "\u001b]0;title\u0007"}
+]}"#;
+
+#[tokio::test]
+async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
+    let cases = [
+        ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
+        ("\u{1b}[2K\rdone", r"\u001b[2K\rdone"),
+        ("\u{1b}]52;c;aGVsbG8=\u{7}", r"\u001b]52;c;aGVsbG8=\u0007"),
+        ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
+    ];
+    for wire in BOTH {
+        let server = ChaosServer::start(Scenario::from_json_str(ESCAPES).unwrap()).await.unwrap();
+        let mut client = Client::connect(server.addr()).await;
+        for (i, (message, escaped)) in cases.iter().enumerate() {
+            let r = client.model(wire, true).await.response();
+            let body = r.text();
+            assert!(body.contains(escaped), "{wire:?} step {i}: {body:?}");
+            assert!(
+                !body.bytes().any(|b| b == 0x1b || b == 0x07 || b == b'\r'),
+                "{wire:?} step {i}: a raw control byte"
+            );
+            // Read back, the JSON holds the message exactly.
+            let json = match i {
+                1 => common::parse_events(&body).into_iter().find(|e| e.data.contains("error")).unwrap().json(),
+                _ => serde_json::from_str(body.trim_end()).unwrap(),
+            };
+            assert_eq!(json.pointer("/error/message").and_then(Value::as_str), Some(*message), "{wire:?} step {i}");
+        }
+    }
 }

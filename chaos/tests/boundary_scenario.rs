@@ -1,7 +1,7 @@
 //! The trust-boundary faults in scenario files: each kind and field loads as the builder builds
 //! it, writes back to the same JSON, and a wrong value is refused naming the field.
 
-use agentic_chaos::{NotAnAnswer, Scenario, ScenarioError, Step};
+use agentic_chaos::{BadHead, NotAnAnswer, Scenario, ScenarioError, Step};
 
 const FILE: &str = r#"{
   "steps": [
@@ -13,7 +13,14 @@ const FILE: &str = r#"{
     {"kind": "invalid_api_key", "stall_body_after": 25},
     {"kind": "not_an_answer"},
     {"kind": "not_an_answer", "shape": "models_list"},
-    {"kind": "not_an_answer", "shape": "empty_chunk", "times": 3}
+    {"kind": "not_an_answer", "shape": "empty_chunk", "times": 3},
+    {"kind": "bad_head"},
+    {"kind": "bad_head", "shape": "huge_header"},
+    {"kind": "bad_head", "shape": "garbage_status"},
+    {"kind": "bare_json_error"},
+    {"kind": "bare_json_error", "error_type": "insufficient_quota", "message": "", "code": "quota",
+     "headers": {"x-a": "1"}},
+    {"kind": "hang", "at": "after_start", "headers": {"x-b": "2"}}
   ]
 }"#;
 
@@ -28,6 +35,12 @@ fn in_rust() -> Scenario {
         .then(Step::not_an_answer(NotAnAnswer::JsonObject))
         .then(Step::not_an_answer(NotAnAnswer::ModelsList))
         .then_times(3, Step::not_an_answer(NotAnAnswer::EmptyChunk))
+        .then(Step::bad_head(BadHead::ManyHeaders))
+        .then(Step::bad_head(BadHead::HugeHeader))
+        .then(Step::bad_head(BadHead::GarbageStatus))
+        .then(Step::bare_json_error())
+        .then(Step::bare_json_error().error_type("insufficient_quota").message("").code("quota").header("x-a", "1"))
+        .then(Step::hang().after_start().header("x-b", "2"))
 }
 
 #[test]
@@ -119,6 +132,48 @@ fn wrong_values_are_refused_naming_the_field() {
             "does not apply to a `not_an_answer` step; it applies to `ok`, `drop_stream`, `truncate`, `sse_error`, \
              `stall`, `hang`, `malformed_chunk`, `tool_use`, `keep_alive_flood`, `empty_chunk_flood`, `endless_text`",
         ),
+        (
+            r#"{"steps":[{"kind":"bad_head","shape":"json_object"}]}"#,
+            "steps[0].shape",
+            "unknown shape `json_object` for a `bad_head` step, expected one of `many_headers`, `huge_header`, \
+             `garbage_status`",
+        ),
+        (
+            r#"{"steps":[{"kind":"bad_head","shape":"many_header"}]}"#,
+            "steps[0].shape",
+            "unknown shape `many_header` for a `bad_head` step, expected one of `many_headers`, `huge_header`, \
+             `garbage_status`; did you mean `many_headers`?",
+        ),
+        (
+            r#"{"steps":[{"kind":"bad_head","headers":{"x-a":"1"}}]}"#,
+            "steps[0].headers",
+            "does not apply to a `bad_head` step; it applies to `ok`, `http_error`, `drop_stream`, `truncate`, \
+             `sse_error`, `stall`, `hang`, `malformed_chunk`, `context_overflow`, `invalid_api_key`, `tool_use`, \
+             `keep_alive_flood`, `empty_chunk_flood`, `endless_text`, `endless_json`, `wrong_content_type`, `redirect`, \
+             `bare_json_error`",
+        ),
+        (
+            r#"{"steps":[{"kind":"bare_json_error","status":401}]}"#,
+            "steps[0].status",
+            "does not apply to a `bare_json_error` step; it applies to `http_error`, `context_overflow`, \
+             `invalid_api_key`, `sse_error`, `redirect`",
+        ),
+        (
+            r#"{"steps":[{"kind":"hang","at":"after_start","after_chunks":0}]}"#,
+            "steps[0].at",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers or \
+             after the stream's opening event, `after_chunks` after some chunks of the body",
+        ),
+        (
+            r#"{"steps":[{"kind":"http_error","status":500,"headers":{"x-title":"\u001b[2K\r"}}]}"#,
+            "steps[0].headers.x-title",
+            "a header value must not contain CR, LF or NUL",
+        ),
+        (
+            r#"{"steps":[{"kind":"redirect","location":"http://a/\u001b[2K\r"}]}"#,
+            "steps[0].location",
+            "a header value must not contain CR, LF or NUL",
+        ),
     ];
     for (json, field, message) in cases {
         assert_eq!(refusal(json), (field.to_owned(), message.to_owned()), "{json}");
@@ -132,4 +187,18 @@ fn every_shape_round_trips() {
         assert_eq!(Scenario::from_json_str(&scenario.to_json()).unwrap(), scenario, "{shape:?}");
         assert_eq!(serde_json::to_value(shape).unwrap(), shape.as_str());
     }
+    for shape in BadHead::ALL {
+        let scenario = Scenario::new().then(Step::bad_head(shape));
+        assert_eq!(Scenario::from_json_str(&scenario.to_json()).unwrap(), scenario, "{shape:?}");
+        assert_eq!(serde_json::to_value(shape).unwrap(), shape.as_str());
+    }
+}
+
+#[test]
+fn an_unknown_hang_point_lists_after_start() {
+    let err = Scenario::from_json_str(r#"{"steps":[{"kind":"hang","at":"after_stat"}]}"#).unwrap_err();
+    assert_eq!(err.field(), Some("steps[0].at"));
+    let text = err.to_string();
+    assert!(text.contains("expected one of `before_headers`, `in_headers`, `after_headers`, `after_start`"), "{text}");
+    assert!(text.ends_with("did you mean `after_start`?"), "{text}");
 }

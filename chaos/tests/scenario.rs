@@ -431,8 +431,8 @@ fn the_new_fields_are_checked() {
         (
             r#"{"steps":[{"kind":"hang","at":"in_headers","after_chunks":1}]}"#,
             "steps[0].at",
-            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, `after_chunks` \
-             after some chunks of the body",
+            "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers or \
+             after the stream's opening event, `after_chunks` after some chunks of the body",
         ),
         (
             r#"{"steps":[{"kind":"http_error","status":503,"interval_ms":0}]}"#,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{BadHead, ChaosServer, Scenario, Step};
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider};
 use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime, TransportKind};
 use providers_support::{Reply, Server};
@@ -207,48 +207,38 @@ async fn a_self_signed_certificate_is_permanent_at_once() {
     }
 }
 
-/// A response head of `lines` (each ended with CRLF here), then a body.
-fn head(lines: impl IntoIterator<Item = String>) -> Reply {
-    let mut head: String = lines.into_iter().map(|line| line + "\r\n").collect();
-    head.push_str("\r\n{}");
-    Reply(vec![providers_support::Part::Bytes(head.into_bytes())])
-}
-
-/// 120 headers: over hyper's 100.
-fn many_headers() -> Reply {
-    head(std::iter::once("HTTP/1.1 200 OK".to_owned()).chain((0..120).map(|n| format!("x-proxy-{n}: added"))))
-}
-
-/// One header of 1 MiB: over hyper's buffer of 408 KiB.
-fn huge_header() -> Reply {
-    head(["HTTP/1.1 200 OK".to_owned(), format!("x-huge: {}", "a".repeat(1024 * 1024))])
-}
-
-/// Another protocol's greeting where the status line should be.
-fn garbage_status_line() -> Reply {
-    head(["SSH-2.0-OpenSSH_9.6 not HTTP at all".to_owned()])
-}
-
-/// A bad head: its name, the reply that sends it, and what the error says of it.
-type BadHead = (&'static str, fn() -> Reply, &'static str);
-
 #[tokio::test(start_paused = true)]
 async fn a_response_head_over_the_limits_or_malformed_is_named_and_not_retried() {
-    let shapes: [BadHead; 3] = [
-        ("120 headers", many_headers, "the response head was too large (over the client's limits"),
-        ("a 1 MiB header", huge_header, "the response head was too large (over the client's limits"),
-        ("a garbage status line", garbage_status_line, "the response head was malformed"),
-    ];
     for wire in WIRES {
-        for (shape, reply, expected) in &shapes {
-            let server = Server::start((0..12).map(|_| reply())).await;
-            let error = exec_error(wire.provider(&wire.raw_url(&server))).await;
+        for shape in BadHead::ALL {
+            let server = ChaosServer::start(Scenario::new().otherwise(Step::bad_head(shape))).await.unwrap();
+            let error = exec_error(wire.provider(&wire.chaos_url(&server))).await;
             let text = shown(&error);
-            assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire:?} {shape}: {text}");
-            assert!(text.contains(&format!("MalformedResponseError: {expected}")), "{wire:?} {shape}: {text}");
-            assert!(!text.contains("reset before headers"), "{text}");
-            assert_eq!(server.requests().len(), 1, "{wire:?} {shape}");
+            assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire:?} {shape:?}: {text}");
+            let expected = match shape {
+                BadHead::GarbageStatus => "the response head was malformed (not an HTTP/1.1 status line and headers",
+                _ => "the response head was too large (over the client's limits: 100 headers, 408 KiB)",
+            };
+            assert!(text.contains(&format!("MalformedResponseError: {expected}")), "{wire:?} {shape:?}: {text}");
+            assert!(text.contains("retrying cannot help") && !text.contains("reset before headers"), "{text}");
+            let typed = error.model_error().and_then(|error| error.transport_kind());
+            assert_eq!(typed, Some(TransportKind::BadHead));
+            assert_eq!(server.journal().len(), 1, "{wire:?} {shape:?}");
         }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn another_protocol_on_the_port_is_a_malformed_head() {
+    for wire in WIRES {
+        let greeting = b"SSH-2.0-OpenSSH_9.6\r\n".to_vec();
+        let server =
+            Server::start((0..12).map(|_| Reply(vec![providers_support::Part::Bytes(greeting.clone())]))).await;
+        let error = exec_error(wire.provider(&wire.raw_url(&server))).await;
+        let text = shown(&error);
+        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire:?}: {text}");
+        assert!(text.contains("MalformedResponseError: the response head was malformed"), "{text}");
+        assert_eq!(server.requests().len(), 1, "{wire:?}");
     }
 }
 

@@ -5,9 +5,9 @@ use super::check::{Checked, CheckedKind, CheckedScenario};
 use super::model::{HangAtSpec, StepSpec, StopSpec};
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt, HttpError, Interrupt,
-    InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, Reply, SseError, Stall, Step, ToolUse,
-    WrongContentType,
+    BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt,
+    HttpError, Interrupt, InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, Reply, SseError, Stall, Step,
+    ToolUse, WrongContentType,
 };
 
 impl From<CheckedScenario> for Scenario {
@@ -90,6 +90,13 @@ impl From<Checked> for Step {
                 headers,
             }),
             CheckedKind::NotAnAnswer { shape } => Step::NotAnAnswer(shape),
+            CheckedKind::BadHead { shape } => Step::BadHead(shape),
+            CheckedKind::BareJsonError => Step::BareJsonError(BareJsonError {
+                error_type: spec.error_type,
+                message: spec.message,
+                code: spec.code,
+                headers,
+            }),
         }
     }
 }
@@ -134,5 +141,6 @@ fn hang_at(spec: &StepSpec) -> HangAt {
         (None | Some(HangAtSpec::Before), None) => HangAt::BeforeHeaders,
         (Some(HangAtSpec::In), None) => HangAt::InHeaders,
         (Some(HangAtSpec::After), None) => HangAt::AfterHeaders,
+        (Some(HangAtSpec::AfterStart), None) => HangAt::AfterStart,
     }
 }

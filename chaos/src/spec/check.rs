@@ -6,7 +6,7 @@
 
 use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
 use crate::step::{
-    NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
+    BadHead, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
 };
 
 use StepKind as K;
@@ -75,6 +75,11 @@ pub(super) enum CheckedKind {
     NotAnAnswer {
         shape: NotAnAnswer,
     },
+    /// A `bad_head` step and its shape.
+    BadHead {
+        shape: BadHead,
+    },
+    BareJsonError,
 }
 
 /// Checks the context window, the steps in order, then the default step.
@@ -145,6 +150,10 @@ impl CheckedKind {
             K::NotAnAnswer => Self::NotAnAnswer {
                 shape: shape(spec, at, NotAnAnswer::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
             },
+            K::BadHead => Self::BadHead {
+                shape: shape(spec, at, BadHead::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
+            },
+            K::BareJsonError => Self::BareJsonError,
         })
     }
 }
@@ -263,8 +272,8 @@ impl StepSpec {
         if self.at.is_some() && self.after_chunks.is_some() {
             return Err(invalid(
                 field("at"),
-                "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers, \
-                 `after_chunks` after some chunks of the body",
+                "`at` and `after_chunks` exclude each other: `at` hangs before, in or after the headers \
+                 or after the stream's opening event, `after_chunks` after some chunks of the body",
             ));
         }
         if self.interval_ms.is_some() && HTTP.contains(&self.kind) && self.endless_body != Some(true) {

@@ -93,6 +93,8 @@ pub(super) enum HangAtSpec {
     In,
     #[serde(rename = "after_headers")]
     After,
+    #[serde(rename = "after_start")]
+    AfterStart,
 }
 
 /// Why an answer stops, when not at the end of its turn: `"length"`, the token limit cut it.
@@ -139,6 +141,8 @@ const ALL: &[StepKind] = &[
     K::WrongContentType,
     K::Redirect,
     K::NotAnAnswer,
+    K::BadHead,
+    K::BareJsonError,
 ];
 const STREAMED: &[StepKind] = &[
     K::Ok,
@@ -201,6 +205,7 @@ const HEADERS: &[StepKind] = &[
     K::EndlessJson,
     K::WrongContentType,
     K::Redirect,
+    K::BareJsonError,
 ];
 /// The kinds that answer with an HTTP error status.
 pub(super) const HTTP: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey];
@@ -216,7 +221,9 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "after_chunks" => MID_STREAM,
         "ms" => &[K::Stall],
         "status" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError, K::Redirect],
-        "error_type" | "message" | "code" => ERROR_BODY,
+        "error_type" | "message" | "code" => {
+            &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError, K::BareJsonError]
+        }
         "retry_after" | "retry_after_ms" | "x_should_retry" | "param" | "endless_body" | "stall_body_after" => HTTP,
         "body" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::WrongContentType],
         "echo_key" => ERROR_BODY,
@@ -229,7 +236,7 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
         "location" => &[K::Redirect],
-        "shape" => &[K::NotAnAnswer],
+        "shape" => &[K::NotAnAnswer, K::BadHead],
         _ => &[],
     }
 }

@@ -4,8 +4,8 @@
 use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::scenario::Scenario;
 use crate::step::{
-    DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step, StepKind,
-    ToolUse, WrongContentType,
+    BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step,
+    StepKind, ToolUse, WrongContentType,
 };
 use crate::usage::TokenUsage;
 
@@ -54,6 +54,7 @@ impl StepSpec {
                     HangAt::BeforeHeaders => {}
                     HangAt::InHeaders => spec.at = Some(HangAtSpec::In),
                     HangAt::AfterHeaders => spec.at = Some(HangAtSpec::After),
+                    HangAt::AfterStart => spec.at = Some(HangAtSpec::AfterStart),
                     HangAt::AfterChunks(k) => spec.after_chunks = Some(k),
                 }
                 spec.set_reply(&h.reply);
@@ -90,6 +91,13 @@ impl StepSpec {
                 spec.set_headers(&r.headers);
             }
             Step::NotAnAnswer(shape) => spec.set_shape(shape.as_str(), NotAnAnswer::default().as_str()),
+            Step::BadHead(shape) => spec.set_shape(shape.as_str(), BadHead::default().as_str()),
+            Step::BareJsonError(e) => {
+                spec.error_type.clone_from(&e.error_type);
+                spec.message.clone_from(&e.message);
+                spec.code.clone_from(&e.code);
+                spec.set_headers(&e.headers);
+            }
         }
         spec
     }
