@@ -111,12 +111,12 @@ impl Secret {
 /// Decoded bytes need not be UTF-8: only the key's bytes are looked for in them.
 fn percent_decoded(text: &str) -> Option<(Vec<u8>, Vec<usize>)> {
     let bytes = text.as_bytes();
-    let first = bytes.iter().position(|&byte| byte == b'%')?;
     let hex = |at: usize| bytes.get(at).and_then(|&byte| char::from(byte).to_digit(16));
+    // Nothing is allocated for a text without an escape: the common case, on every failure.
+    let first = (0..bytes.len()).find(|&at| bytes[at] == b'%' && hex(at + 1).is_some() && hex(at + 2).is_some())?;
     let mut decoded = bytes[..first].to_vec();
     let mut origin: Vec<usize> = (0..first).collect();
     let mut index = first;
-    let mut any = false;
     while index < bytes.len() {
         origin.push(index);
         match (bytes[index], hex(index + 1), hex(index + 2)) {
@@ -124,7 +124,6 @@ fn percent_decoded(text: &str) -> Option<(Vec<u8>, Vec<usize>)> {
                 // Two hex digits make one byte: the cast cannot lose anything.
                 decoded.push((high * 16 + low) as u8);
                 index += 3;
-                any = true;
             }
             (byte, _, _) => {
                 decoded.push(byte);
@@ -133,7 +132,7 @@ fn percent_decoded(text: &str) -> Option<(Vec<u8>, Vec<usize>)> {
         }
     }
     origin.push(bytes.len());
-    any.then_some((decoded, origin))
+    Some((decoded, origin))
 }
 
 impl fmt::Debug for Secret {
