@@ -210,14 +210,19 @@ async fn a_key_in_a_base_url_that_cannot_be_used_is_not_shown() {
     let url = format!("http://canary:{KEY}@exa mple.com/v1?key={KEY}");
     let openai = OpenAiProvider::new(url.as_str(), None);
     let anthropic = AnthropicProvider::new(url.as_str(), None);
-    for provider in [Box::new(openai) as Box<dyn DebugProvider>, Box::new(anthropic)] {
+    let shown = |path: &str| {
+        format!("cannot build a request to `http://<redacted>:<redacted>@exa mple.com/v1{path}?key=<redacted>`")
+    };
+    for (provider, shown) in [
+        (Box::new(openai) as Box<dyn DebugProvider>, shown("/chat/completions")),
+        (Box::new(anthropic), shown("/v1/messages")),
+    ] {
         assert_no_fragment(&format!("{provider:?}"), KEY);
         let error = Runtime::from_shared(provider.shared()).exec_with(&fast_policy(), "hi").await.unwrap_err();
         assert_eq!(error.kind(), ExecErrorKind::Programming);
         let text = error.to_string();
-        // The path the provider appends lands in the query, after `?key=`: hidden with the key.
-        let shown = "cannot build a request to `http://<redacted>:<redacted>@exa mple.com/v1?key=<redacted>`";
-        assert!(text.contains(shown), "{text}");
+        // The path the provider appends goes before the query, whose value is hidden with the key.
+        assert!(text.contains(&shown), "{text}");
         assert_no_fragment(&format!("{text} {error:?}"), KEY);
     }
 }

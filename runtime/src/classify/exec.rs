@@ -84,7 +84,8 @@ pub(crate) fn exec_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) -> Ex
     verdict(ExecAction::Retry, Reason::NotPermanent)
 }
 
-/// Typed permanence: `x-should-retry` first (either way), then a permanent status, then a quota code.
+/// Typed permanence: `x-should-retry` first (either way), then a permanent status or transport
+/// failure, then a quota code.
 fn typed_permanence(error: Option<&ModelError>) -> Option<Reason> {
     let error = error?;
     match error.should_retry() {
@@ -92,8 +93,10 @@ fn typed_permanence(error: Option<&ModelError>) -> Option<Reason> {
         Some(true) => return None,
         None => {}
     }
-    if let Some(reason @ (Reason::PermanentStatus(_) | Reason::NotAStream)) = typed_verdict(error) {
-        return Some(reason);
+    match typed_verdict(error) {
+        Some(reason @ (Reason::PermanentStatus(_) | Reason::NotAStream)) => return Some(reason),
+        Some(reason @ Reason::Transport(kind)) if kind.is_permanent() => return Some(reason),
+        _ => {}
     }
     quota_code(Some(error))
 }

@@ -21,9 +21,10 @@ pub enum Reason {
     QuotaText(&'static str),
     /// A transient HTTP status (408, 409, 425, 429, 5xx).
     RetryableStatus(u16),
-    /// A 4xx status other than 408, 409, 425, 429.
+    /// A 4xx status other than 408, 409, 425, 429, or a 3xx (a redirect, not followed).
     PermanentStatus(u16),
-    /// A transport failure (connect, timeout, reset, a broken stream).
+    /// A transport failure (connect, timeout, reset, a broken stream: transient; a refused
+    /// certificate, a bad response head: permanent, see [`TransportKind::is_permanent`]).
     Transport(TransportKind),
     /// Session rule 6: an empty error message, the sign of a dropped stream.
     EmptyMessage,
@@ -58,8 +59,14 @@ impl fmt::Display for Reason {
             Reason::QuotaCode(code) => write!(f, "quota exhausted: provider code \"{code}\""),
             Reason::QuotaText(pattern) => write!(f, "quota exhausted: matched \"{pattern}\""),
             Reason::RetryableStatus(status) => write!(f, "HTTP {status} is transient"),
+            Reason::PermanentStatus(status @ 300..=399) => {
+                write!(f, "HTTP {status} is permanent (a redirect of a POST is never followed)")
+            }
             Reason::PermanentStatus(status) => {
                 write!(f, "HTTP {status} is permanent (a 4xx other than 408, 409, 425, 429)")
+            }
+            Reason::Transport(kind) if kind.is_permanent() => {
+                write!(f, "transport failure ({}) is permanent: fix the configuration", kind.name())
             }
             Reason::Transport(kind) => write!(f, "transport failure ({}) is transient", kind.name()),
             Reason::EmptyMessage => f.write_str("empty error message (a dropped stream)"),

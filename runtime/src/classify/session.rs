@@ -63,7 +63,12 @@ pub(crate) fn session_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) ->
     }
     if let Some(error) = error {
         if let Some(reason) = typed_verdict(error) {
-            return verdict(matches!(reason, Reason::RetryableStatus(_) | Reason::Transport(_)), reason);
+            let retryable = match reason {
+                Reason::RetryableStatus(_) => true,
+                Reason::Transport(kind) => !kind.is_permanent(),
+                _ => false,
+            };
+            return verdict(retryable, reason);
         }
     }
     if scan.text().trim().is_empty() {
@@ -120,14 +125,59 @@ pub fn is_transient_status(status: u16) -> bool {
 }
 
 /// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.
+/// A 3xx is permanent as a 4xx is: the client follows no redirect of a POST, and the same request
+/// gets the same redirect.
 pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
     if error.code() == Some(crate::error::model_error::NOT_A_STREAM) {
         return Some(Reason::NotAStream);
     }
     match error.status() {
         Some(status) if is_transient_status(status) => return Some(Reason::RetryableStatus(status)),
-        Some(status @ 400..=499) => return Some(Reason::PermanentStatus(status)),
+        Some(status @ 300..=499) => return Some(Reason::PermanentStatus(status)),
         _ => {}
     }
     error.transport_kind().map(Reason::Transport)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::{ExecAction, exec_verdict};
+    use crate::error::TransportKind;
+
+    /// Both layers' verdicts on a typed error, with a text that would match a retry pattern; the
+    /// reason is layer 1's (layer 2 gives the same when it stops).
+    fn both(error: ModelError) -> (bool, ExecAction, Reason) {
+        let text = format!("{error} (connection reset, 503)");
+        let session = session_verdict(StopReason::Error, &text, Some(&error));
+        let exec = exec_verdict(&text, Some(&error));
+        if exec.action == ExecAction::FailPermanently {
+            assert_eq!(session.reason, exec.reason, "{error}");
+        }
+        (session.retryable, exec.action, session.reason)
+    }
+
+    #[test]
+    fn a_redirect_is_permanent_in_both_layers() {
+        for status in [300, 301, 302, 303, 307, 308, 399] {
+            let verdict = both(ModelError::http(status, "redirect to http://127.0.0.1:1, not followed"));
+            assert_eq!(verdict, (false, ExecAction::FailPermanently, Reason::PermanentStatus(status)));
+        }
+        assert_eq!(ModelError::http(307, "").kind(), "RedirectError");
+        let reason = Reason::PermanentStatus(307).to_string();
+        assert_eq!(reason, "HTTP 307 is permanent (a redirect of a POST is never followed)");
+    }
+
+    #[test]
+    fn a_refused_certificate_and_a_bad_head_are_permanent_in_both_layers() {
+        for kind in [TransportKind::Certificate, TransportKind::BadHead] {
+            assert!(kind.is_permanent());
+            let verdict = both(ModelError::transport(kind, "refused"));
+            assert_eq!(verdict, (false, ExecAction::FailPermanently, Reason::Transport(kind)));
+            assert!(Reason::Transport(kind).to_string().ends_with("is permanent: fix the configuration"));
+        }
+        let reset = both(ModelError::transport(TransportKind::Reset, "reset before headers"));
+        assert_eq!(reset, (true, ExecAction::Retry, Reason::Transport(TransportKind::Reset)));
+        assert!(!TransportKind::Reset.is_permanent());
+    }
 }

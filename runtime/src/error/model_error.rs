@@ -23,6 +23,12 @@ pub enum TransportKind {
     Truncated,
     /// The stream carried data that could not be parsed.
     Corrupted,
+    /// The server's TLS certificate was refused (not trusted, expired, for another name): fixed by
+    /// configuration, not by waiting, so permanent.
+    Certificate,
+    /// The response head (status line and headers) was malformed or over the client's limits: the
+    /// same server sends the same head, so permanent.
+    BadHead,
 }
 
 impl TransportKind {
@@ -35,6 +41,8 @@ impl TransportKind {
             TransportKind::StreamDropped => "StreamDroppedError",
             TransportKind::Truncated => "IncompleteStreamError",
             TransportKind::Corrupted => "MalformedStreamError",
+            TransportKind::Certificate => "CertificateError",
+            TransportKind::BadHead => "MalformedResponseError",
         }
     }
 
@@ -47,7 +55,15 @@ impl TransportKind {
             TransportKind::StreamDropped => "stream dropped",
             TransportKind::Truncated => "stream truncated",
             TransportKind::Corrupted => "stream corrupted",
+            TransportKind::Certificate => "certificate refused",
+            TransportKind::BadHead => "bad response head",
         }
+    }
+
+    /// True for the failures another attempt cannot fix ([`TransportKind::Certificate`],
+    /// [`TransportKind::BadHead`]); every other transport failure is transient.
+    pub const fn is_permanent(self) -> bool {
+        matches!(self, TransportKind::Certificate | TransportKind::BadHead)
     }
 }
 
@@ -278,6 +294,7 @@ fn http_kind_name(status: u16) -> &'static str {
         404 => "NotFoundError",
         408 => "RequestTimeoutError",
         409 => "ConflictError",
+        300..=399 => "RedirectError",
         413 => "RequestTooLargeError",
         422 => "UnprocessableEntityError",
         425 => "TooEarlyError",

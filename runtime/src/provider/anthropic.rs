@@ -154,7 +154,7 @@ impl AnthropicProvider {
         }
         headers.insert("anthropic-version", HeaderValue::from_static(Self::API_VERSION));
         let body = self.body(request);
-        let url = format!("{}/v1/messages", self.endpoint.base_url);
+        let url = self.endpoint.url("/v1/messages")?;
         let built = http::post(&client, &url, headers, &body, request, self.endpoint.api_key.as_ref())?;
         Ok((client, built))
     }

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::HeaderMap;
 
+use super::boundary::{CERTIFICATE_FIX, HEAD_FIX, bad_head, cause, certificate_refused, redirect_error};
 pub(crate) use super::secret::Secret;
 use super::secret::{display_url, redact};
 use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
@@ -109,7 +110,7 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn new(base_url: String, api_key: Option<String>, model: &str) -> Self {
-        let base_url = base_url.trim().trim_end_matches('/').to_owned();
+        let base_url = trim_base_url(&base_url).to_owned();
         Self {
             clients: Clients::default(),
             server: server_of(&base_url),
@@ -124,6 +125,17 @@ impl Endpoint {
     /// invalid base URL.
     pub(crate) fn server(&self) -> Option<(&str, u16)> {
         self.server.as_ref().map(|(host, port)| (host.as_str(), *port))
+    }
+
+    /// The URL to post to: `path` (e.g. `/chat/completions`) after the base URL's path and before its
+    /// query, which is kept (Azure's `?api-version=...`). A base URL with a fragment is refused as a
+    /// programming error: a fragment is never sent, so `/v1#x` would post to `/v1` (from the
+    /// environment, [`EnvNames::read`] refuses it first, as a [`ConfigError`]).
+    pub(crate) fn url(&self, path: &str) -> Result<String, ModelError> {
+        join_path(&self.base_url, path).map_err(|reason| {
+            let text = format!("the base URL `{}` {reason}", display_url(&self.base_url));
+            ModelError::programming("ConfigError", redact(&text, self.api_key.as_ref()))
+        })
     }
 
     /// The HTTP client whose connections time out after `connect` (built once per value).
@@ -182,24 +194,57 @@ impl Clients {
 /// An HTTP client (rustls, HTTP/1.1, the system's proxy settings) whose connections time out after
 /// `connect`: a connection that is never accepted must not hold a call until the kernel gives up
 /// (minutes); it becomes a retryable timeout.
+///
+/// It follows no redirect: a model API answers a POST itself, and reqwest, following one to another
+/// port or host, would send it the `x-api-key` header (it strips only `Authorization` and cookies)
+/// and, on a 307 or 308, the prompt; a 3xx becomes a permanent error instead ([`redirect_error`]).
 pub(crate) fn client(connect: Duration) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|error| {
             ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error)))
         })
 }
 
-/// Checks a base URL: absolute, `http` or `https`. Returns it without a trailing `/`.
+/// Checks a base URL: absolute, `http` or `https`, no fragment. Returns it without a trailing `/`.
 pub(crate) fn check_base_url(url: &str) -> Result<String, String> {
-    let trimmed = url.trim().trim_end_matches('/');
+    let trimmed = trim_base_url(url);
     let parsed = reqwest::Url::parse(trimmed).map_err(|error| error.to_string())?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(format!("scheme `{}` is not http or https", parsed.scheme()));
     }
+    join_path(trimmed, "").map_err(|reason| format!("it {reason}"))?;
     Ok(trimmed.to_owned())
+}
+
+/// `url` without surrounding whitespace, and without a trailing `/` unless it ends a query (where it
+/// may be part of a value: [`join_path`] drops the path's own).
+fn trim_base_url(url: &str) -> &str {
+    let url = url.trim();
+    if url.contains('?') { url } else { url.trim_end_matches('/') }
+}
+
+/// `base` with `path` appended to its path, before its query (`https://h/v1?v=1` and `/x` give
+/// `https://h/v1/x?v=1`), the path's trailing `/` dropped; an error for a base with a fragment.
+/// Text only: nothing is decoded or normalized, the URL is checked when the request is built.
+fn join_path(base: &str, path: &str) -> Result<String, &'static str> {
+    if base.contains('#') {
+        return Err("has a fragment (`#...`), which is never sent to the server (calls would go to the URL \
+             without it): remove it, and put what it holds in the path or the query");
+    }
+    let (before, query) = match base.split_once('?') {
+        Some((before, query)) => (before, Some(query)),
+        None => (base, None),
+    };
+    let mut url = format!("{}{path}", before.trim_end_matches('/'));
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    Ok(url)
 }
 
 /// The host and port of `base_url`: the port the URL names, else its scheme's (80, 443); an IPv6
@@ -398,8 +443,15 @@ fn camel_case(snake: &str) -> String {
 /// message and code when the body is a known JSON shape, else the body's text; `"status code (no
 /// body)"` for an empty body (as the OpenAI SDKs say, which the overflow rule knows for 400 and 413).
 pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Secret>) -> ModelError {
+    http_error_of(status, body, if cut { BodyEnd::Cut } else { BodyEnd::Whole }, secret)
+}
+
+/// [`http_error`] of a body read as far as `end` says: a stalled body keeps what arrived, and says
+/// so (never "no body", which the overflow rule would read as a bodiless 400).
+pub(crate) fn http_error_of(status: u16, body: &[u8], end: BodyEnd, secret: Option<&Secret>) -> ModelError {
+    let cut = end == BodyEnd::Cut;
     let text = String::from_utf8_lossy(body);
-    let text = if cut { text.trim_end_matches('\u{fffd}') } else { &text };
+    let text = if end == BodyEnd::Whole { &text } else { text.trim_end_matches('\u{fffd}') };
     let parsed = if cut {
         None
     } else {
@@ -414,11 +466,16 @@ pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Se
             }
             (message, code)
         }
-        None if text.trim().is_empty() && !cut => ("status code (no body)".to_owned(), None),
+        None if text.trim().is_empty() && end == BodyEnd::Whole => ("status code (no body)".to_owned(), None),
         None => (text.trim().to_owned(), None),
     };
-    if cut {
-        message.push_str(&format!(" (error body cut at {} KiB)", MAX_ERROR_BODY / 1024));
+    match end {
+        BodyEnd::Whole => {}
+        BodyEnd::Cut => message.push_str(&format!(" (error body cut at {} KiB)", MAX_ERROR_BODY / 1024)),
+        BodyEnd::Stalled => {
+            let note = format!("(error body stalled after {} bytes)", body.len());
+            message = if message.is_empty() { note } else { format!("{message} {note}") };
+        }
     }
     let error = ModelError::http(status, redact(&message, secret));
     match code {
@@ -427,19 +484,59 @@ pub(crate) fn http_error(status: u16, body: &[u8], cut: bool, secret: Option<&Se
     }
 }
 
+/// How a bounded read of a body ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyEnd {
+    /// The body ended (or failed mid-way: what arrived is kept, the status says what happened).
+    Whole,
+    /// The body was longer than the bound: the rest is cut.
+    Cut,
+    /// No more bytes came before the deadline: what arrived is kept.
+    Stalled,
+}
+
 /// Reads at most `limit` bytes of `response`'s body; the flag says whether the body was longer.
 /// A body that fails mid-way keeps what arrived (the status already says what happened).
 pub(crate) async fn read_capped(response: &mut reqwest::Response, limit: usize) -> (Vec<u8>, bool) {
+    let (body, end) = read_bounded(response, limit, None).await;
+    (body, end == BodyEnd::Cut)
+}
+
+/// Reads at most `limit` bytes of `response`'s body, until `deadline` if there is one.
+async fn read_bounded(
+    response: &mut reqwest::Response,
+    limit: usize,
+    deadline: Option<tokio::time::Instant>,
+) -> (Vec<u8>, BodyEnd) {
     let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
+    loop {
+        let chunk = match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline, response.chunk()).await {
+                Ok(chunk) => chunk,
+                Err(_) => return (body, BodyEnd::Stalled),
+            },
+            None => response.chunk().await,
+        };
+        let Ok(Some(chunk)) = chunk else { return (body, BodyEnd::Whole) };
         let room = limit - body.len();
         if chunk.len() > room {
             body.extend_from_slice(&chunk[..room]);
-            return (body, true);
+            return (body, BodyEnd::Cut);
         }
         body.extend_from_slice(&chunk);
     }
-    (body, false)
+}
+
+/// When the read of an error body whose response came at `now` gives up: after the idle bound
+/// (an error body comes at once or not at all), and before the first-token bound of a call that
+/// started at `started` runs out, so that the status, what arrived of the body and the hints are
+/// not lost to that timeout.
+fn error_body_deadline(bounds: &CallBounds, started: tokio::time::Instant) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    let idle = now.checked_add(bounds.idle);
+    let first_token = started.checked_add(bounds.first_token);
+    // A bound too far to represent is no bound; the other one (or a day) still holds the read.
+    [idle, first_token].into_iter().flatten().min().unwrap_or_else(|| now + Duration::from_secs(86_400))
 }
 
 /// Where a reqwest error happened.
@@ -451,21 +548,26 @@ pub(crate) enum Phase {
     Body,
 }
 
-/// A reqwest error as a typed transport error: a timeout, a refused or failed connection, a
-/// connection closed before the headers (reset), or a body broken mid-way (a dropped stream). The
+/// A reqwest error as a typed transport error: a refused certificate or a bad response head
+/// (permanent: configuration, not waiting, fixes them), a timeout, a refused or failed connection,
+/// a connection closed before the headers (reset), or a body broken mid-way (a dropped stream). The
 /// text carries reqwest's cause chain, without the URL, and never the key.
 pub(crate) fn transport_error(error: reqwest::Error, phase: Phase, secret: Option<&Secret>) -> ModelError {
-    let (kind, context) = if error.is_timeout() {
-        (TransportKind::Timeout, "request timed out")
+    let (kind, context, fix) = if let Some(refused) = cause::<rustls::Error>(&error).and_then(certificate_refused) {
+        (TransportKind::Certificate, refused, CERTIFICATE_FIX)
+    } else if error.is_timeout() {
+        (TransportKind::Timeout, "request timed out", "")
     } else if error.is_connect() {
-        (TransportKind::Connect, "connection error")
+        (TransportKind::Connect, "connection error", "")
+    } else if let Some(head) = cause::<hyper::Error>(&error).filter(|_| phase == Phase::Send).and_then(bad_head) {
+        (TransportKind::BadHead, head, HEAD_FIX)
     } else if phase == Phase::Send {
-        (TransportKind::Reset, "connection closed before the response headers (reset before headers)")
+        (TransportKind::Reset, "connection closed before the response headers (reset before headers)", "")
     } else {
-        (TransportKind::StreamDropped, "stream ended unexpectedly: the connection dropped mid-way")
+        (TransportKind::StreamDropped, "stream ended unexpectedly: the connection dropped mid-way", "")
     };
     let cause = describe(&error.without_url());
-    ModelError::transport(kind, redact(&format!("{context}: {cause}"), secret))
+    ModelError::transport(kind, redact(&format!("{context}: {cause}{fix}"), secret))
 }
 
 /// What a successful response's body is, by its content type.
@@ -739,6 +841,7 @@ impl<W: Wire> Driver<W> {
     }
 
     async fn send(&mut self, client: reqwest::Client, request: reqwest::Request) {
+        let started = tokio::time::Instant::now();
         let path = request.url().path().to_owned();
         let headers = self.bounds.headers;
         let sent = match tokio::time::timeout(headers, client.execute(request)).await {
@@ -774,16 +877,21 @@ impl<W: Wire> Driver<W> {
                     self.fail(not_a_stream(status, &content_type, &path, self.secret.as_ref()));
                 }
             },
+            // No hints: a redirect is never followed, whatever the server says of retrying.
+            Ok(response) if response.status().is_redirection() => {
+                self.fail(redirect_error(&response, self.secret.as_ref()))
+            }
             Ok(mut response) => {
                 let status = response.status().as_u16();
                 let hints = Hints::from_headers(response.headers(), SystemTime::now());
-                let (body, cut) = read_capped(&mut response, MAX_ERROR_BODY).await;
+                let deadline = error_body_deadline(&self.bounds, started);
+                let (body, end) = read_bounded(&mut response, MAX_ERROR_BODY, Some(deadline)).await;
                 let text = String::from_utf8_lossy(&body);
                 if let Some(fallback) = self.fallback.take_if(|fallback| (fallback.applies)(status, &text)) {
                     self.start = Some((client, fallback.request));
                     return;
                 }
-                self.fail(hints.apply(http_error(status, &body, cut, self.secret.as_ref())));
+                self.fail(hints.apply(http_error_of(status, &body, end, self.secret.as_ref())));
             }
         }
     }
@@ -1069,6 +1177,69 @@ mod tests {
         assert!(check_base_url("localhost:8080").is_err());
         assert!(check_base_url("ftp://example.com").is_err());
         assert!(check_base_url("not a url").is_err());
+        let azure = "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21";
+        assert_eq!(check_base_url(azure).unwrap(), azure);
+        for fragment in ["http://127.0.0.1:8080/v1#frag", "http://127.0.0.1:8080/v1#", "https://h/v1?a=b#c"] {
+            assert!(check_base_url(fragment).unwrap_err().starts_with("it has a fragment (`#...`)"), "{fragment}");
+        }
+    }
+
+    #[test]
+    fn a_base_url_with_a_fragment_from_the_environment_is_a_config_error() {
+        let names = EnvNames {
+            provider: "anthropic",
+            key: "ANTHROPIC_API_KEY",
+            base_url: "ANTHROPIC_BASE_URL",
+            default_base_url: "https://api.anthropic.com",
+        };
+        let lookup = |name: &str| (name == "ANTHROPIC_BASE_URL").then(|| "http://127.0.0.1:9/#sk-secret".to_owned());
+        let error = names.read(lookup).unwrap_err();
+        assert!(matches!(error, ConfigError::InvalidBaseUrl { variable: "ANTHROPIC_BASE_URL", .. }), "{error:?}");
+        let text = error.to_string();
+        assert!(text.starts_with("ANTHROPIC_BASE_URL is not a valid base URL (it has a fragment (`#...`)"), "{text}");
+        assert!(
+            text.ends_with(
+                "remove it, and put what it holds in the path or the query): set it to e.g. https://api.anthropic.com"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("sk-secret"), "{text}");
+    }
+
+    #[test]
+    fn the_path_goes_before_the_query() {
+        let url = |base: &str| Endpoint::new(base.to_owned(), None, "m").url("/chat/completions");
+        assert_eq!(url("http://h:1/v1").unwrap(), "http://h:1/v1/chat/completions");
+        assert_eq!(url("http://h:1/v1/").unwrap(), "http://h:1/v1/chat/completions");
+        assert_eq!(
+            url("https://x.azure.com/openai/deployments/d/?api-version=2024-10-21").unwrap(),
+            "https://x.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        );
+        assert_eq!(url("http://h/v1?a=1&b=/x/").unwrap(), "http://h/v1/chat/completions?a=1&b=/x/");
+        assert_eq!(url(" http://h/v1/?b=/ ").unwrap(), "http://h/v1/chat/completions?b=/");
+        assert_eq!(url("http://h?").unwrap(), "http://h/chat/completions?");
+        let key = "sk-canary-SECRET123";
+        let fragment = Endpoint::new(format!("http://h/v1?key={key}#{key}"), Some(key.to_owned()), "m");
+        let error = fragment.url("/chat/completions").unwrap_err();
+        assert!(error.is_programming(), "{error:?}");
+        let text = format!("{error} {error:?}");
+        assert!(text.contains("`http://h/v1?key=<redacted>#<redacted>` has a fragment"), "{text}");
+        assert!(!text.contains("SECRET"), "{text}");
+    }
+
+    #[test]
+    fn a_stalled_error_body_keeps_its_status_and_what_arrived() {
+        let error = http_error_of(401, br#"{"error": {"message": "invalid"#, BodyEnd::Stalled, None);
+        assert_eq!(
+            error.to_string(),
+            r#"AuthenticationError: 401 {"error": {"message": "invalid (error body stalled after 30 bytes)"#
+        );
+        let whole = br#"{"error": {"message": "Invalid API key", "code": "invalid_api_key"}}"#;
+        let error = http_error_of(401, whole, BodyEnd::Stalled, None);
+        assert_eq!(error.message(), "401 Invalid API key (invalid_api_key) (error body stalled after 68 bytes)");
+        assert_eq!(error.code(), Some("invalid_api_key"));
+        // Never "no body": the overflow rule reads a bodiless 400 as a context overflow.
+        assert_eq!(http_error_of(400, b"", BodyEnd::Stalled, None).message(), "400 (error body stalled after 0 bytes)");
     }
 
     #[test]

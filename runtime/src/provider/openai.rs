@@ -147,7 +147,7 @@ impl OpenAiProvider {
         if let Some(secret) = &self.endpoint.api_key {
             headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
         }
-        let url = format!("{}/chat/completions", self.endpoint.base_url);
+        let url = self.endpoint.url("/chat/completions")?;
         let post = |mode| {
             let body = self.body_for(request, mode);
             http::post(&client, &url, headers.clone(), &body, request, self.endpoint.api_key.as_ref())

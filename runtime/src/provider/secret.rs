@@ -46,12 +46,10 @@ impl Secret {
     /// `text` with every run of [`FRAGMENT`] or more consecutive bytes of the key replaced by
     /// `"<redacted>"` (the whole key, its first or last characters, the key without a prefix...);
     /// runs that overlap or touch become one `"<redacted>"`. A key shorter than [`FRAGMENT`] is
-    /// redacted where it appears whole. Borrows `text` when nothing in it is redacted.
+    /// redacted where it appears whole. The same holds for the key percent-encoded (a gateway's key
+    /// with `/`, `+` or `=`, echoed in a URL or a form): a run counts the key's bytes it decodes to,
+    /// so `%2F` is one byte of the key, as `/` is. Borrows `text` when nothing in it is redacted.
     pub(crate) fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.0.windows.is_empty() {
-            let key = &*self.0.key;
-            return if text.contains(key) { Cow::Owned(text.replace(key, REDACTED)) } else { Cow::Borrowed(text) };
-        }
         let runs = self.runs(text);
         if runs.is_empty() {
             return Cow::Borrowed(text);
@@ -67,15 +65,19 @@ impl Secret {
         Cow::Owned(redacted)
     }
 
-    /// The byte ranges of `text` to redact, in order, merged, on character boundaries.
+    /// The byte ranges of `text` to redact, in order, merged, on character boundaries: the key's
+    /// pieces as they are, and (only in a text with a `%`) as they are once percent-decoded.
     fn runs(&self, text: &str) -> Vec<Range<usize>> {
+        let mut found = Vec::new();
+        self.pieces(text.as_bytes(), &mut |piece| found.push(piece));
+        if let Some((decoded, origin)) = percent_decoded(text) {
+            self.pieces(&decoded, &mut |piece| found.push(origin[piece.start]..origin[piece.end]));
+            found.sort_unstable_by_key(|piece| piece.start);
+        }
         let mut runs: Vec<Range<usize>> = Vec::new();
-        for (start, packed) in windows(text.as_bytes()) {
-            if !self.0.windows.contains(&packed) {
-                continue;
-            }
+        for piece in found {
             // A key that is not ASCII can match part of a character: the whole character goes.
-            let run = floor_char_boundary(text, start)..ceil_char_boundary(text, start + FRAGMENT);
+            let run = floor_char_boundary(text, piece.start)..ceil_char_boundary(text, piece.end);
             match runs.last_mut() {
                 Some(last) if run.start <= last.end => last.end = last.end.max(run.end),
                 _ => runs.push(run),
@@ -83,6 +85,54 @@ impl Secret {
         }
         runs
     }
+
+    /// Hands `found` every range of `bytes` that is a piece of the key to redact, in order: each
+    /// [`FRAGMENT`]-byte window of the key, or for a shorter key each place it appears whole.
+    fn pieces(&self, bytes: &[u8], found: &mut impl FnMut(Range<usize>)) {
+        if self.0.windows.is_empty() {
+            let key = self.0.key.as_bytes();
+            let mut from = 0;
+            while let Some(at) = bytes[from..].windows(key.len()).position(|window| window == key) {
+                found(from + at..from + at + key.len());
+                from += at + key.len();
+            }
+            return;
+        }
+        for (start, packed) in windows(bytes) {
+            if self.0.windows.contains(&packed) {
+                found(start..start + FRAGMENT);
+            }
+        }
+    }
+}
+
+/// `text` percent-decoded (`%2F` -> `/`; a `%` without two hex digits stays as it is), and for each
+/// decoded byte where it starts in `text` (one more entry: the end); `None` when nothing decodes.
+/// Decoded bytes need not be UTF-8: only the key's bytes are looked for in them.
+fn percent_decoded(text: &str) -> Option<(Vec<u8>, Vec<usize>)> {
+    let bytes = text.as_bytes();
+    let hex = |at: usize| bytes.get(at).and_then(|&byte| char::from(byte).to_digit(16));
+    // Nothing is allocated for a text without an escape: the common case, on every failure.
+    let first = (0..bytes.len()).find(|&at| bytes[at] == b'%' && hex(at + 1).is_some() && hex(at + 2).is_some())?;
+    let mut decoded = bytes[..first].to_vec();
+    let mut origin: Vec<usize> = (0..first).collect();
+    let mut index = first;
+    while index < bytes.len() {
+        origin.push(index);
+        match (bytes[index], hex(index + 1), hex(index + 2)) {
+            (b'%', Some(high), Some(low)) => {
+                // Two hex digits make one byte: the cast cannot lose anything.
+                decoded.push((high * 16 + low) as u8);
+                index += 3;
+            }
+            (byte, _, _) => {
+                decoded.push(byte);
+                index += 1;
+            }
+        }
+    }
+    origin.push(bytes.len());
+    Some((decoded, origin))
 }
 
 impl fmt::Debug for Secret {
@@ -326,6 +376,27 @@ mod tests {
         assert_eq!(redact("no key", None), "no key");
         assert_eq!(format!("{:?}", secret(OPENAI)), "<redacted>");
         assert!(Secret::new(Some(String::new())).is_none());
+    }
+
+    #[test]
+    fn the_key_percent_encoded_is_redacted_by_the_same_rule() {
+        // A gateway's key with `/`, `+` and `=`, echoed URL-encoded (either case of hex digits).
+        let key = "gw-Ab/cD+eF=gH/iJ+kL==";
+        let encoded = "gw-Ab%2FcD%2BeF%3DgH%2FiJ%2BkL%3D%3D";
+        assert_eq!(redacted(key, &format!("bad key: {encoded}.")), "bad key: <redacted>.");
+        assert_eq!(redacted(key, "key=gw-Ab%2fcD%2beF%3dgH%2fiJ%2bkL%3d%3d&x=1"), "key=<redacted>&x=1");
+        // Partly encoded, and a piece of 8 key bytes (3 of them encoded, 14 text bytes).
+        assert_eq!(redacted(key, "[gw-Ab%2FcD+eF=gH%2f]"), "[<redacted>]");
+        assert_eq!(redacted(key, "<%2BeF%3DgH%2Fi>"), "<<redacted>>");
+        // 7 bytes of the key, however long encoded, are not a piece; nor is a malformed escape.
+        assert_eq!(redacted(key, "<%2BeF%3DgH%2F>"), "<%2BeF%3DgH%2F>");
+        assert_eq!(redacted(key, "100% gw-Ab/c %zz %2"), "100% gw-Ab/c %zz %2");
+        assert!(matches!(secret(key).redact("50%2F off"), Cow::Borrowed(_)));
+        // Next to the key as it is, and a short key encoded whole.
+        assert_eq!(redacted(key, &format!("{key} {encoded}")), "<redacted> <redacted>");
+        assert_eq!(redacted("a/b+c", "k=a%2Fb%2Bc; a/b+c"), "k=<redacted>; <redacted>");
+        // An encoded byte that is not UTF-8 beside text that is: the output stays valid.
+        assert_eq!(redacted(key, "é%FF%2BeF%3DgH%2FiJé"), "é%FF<redacted>é");
     }
 
     #[test]
