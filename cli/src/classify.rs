@@ -55,9 +55,11 @@ the defaults.
 Limits: a line of stdin may be at most 1 MiB (a plain one too); a longer line is skipped without \
 being read into memory and reported as `line N: longer than 1 MiB (the limit for one line); it was \
 skipped` (on stderr without --json), and the next lines go on. Lines are classified one at a time, \
-so stdin may be of any length.
+so stdin may be of any length; but a line that runs past 64 MiB without a line ending (/dev/zero, \
+binary data) stops the reading with `error: cannot read stdin: line N has no line ending within \
+64 MiB; ...` and exit status 2.
 
-Exit status: 0, or 1 when any line was malformed.";
+Exit status: 0, or 1 when any line was malformed; 2 when stdin cannot be read or never ends a line.";
 
 /// Arguments of `agentic classify`.
 #[derive(Debug, clap::Args)]

@@ -38,7 +38,8 @@ then one totals object:
 \"incomplete\": 1, \"malformed_lines\": 0}}
 
 Limits, so that no input takes all the memory there is: a line may be at most 1 MiB (a longer one \
-is skipped without being read into memory, as malformed); the runs tracked across all the files may \
+is skipped without being read into memory, as malformed, and one that runs past 64 MiB without a \
+line ending stops the reading with exit code 2: that input is not JSONL); the runs tracked across all the files may \
 take at most 256 MiB (about a million runs or ten million tool calls), past which grading stops \
 with an error naming the line: grade the traces in parts then, each run's lines in one part.
 

@@ -61,11 +61,12 @@ than 64 characters is shortened (with `…`), never in --json.
 
 Limits, so that no file takes all the memory there is: the journal is read one line at a time and \
 only the counts are kept; a line may be at most 1 MiB (a longer one is skipped without being read \
-into memory, as corrupt); the groups may take at most 64 MiB (far more than the few hundred causes \
+into memory, as corrupt, and one that runs past 64 MiB without a line ending stops the reading \
+with exit status 2: that file is not a journal); the groups may take at most 64 MiB (far more than the few hundred causes \
 of a real journal), past which counting stops with an error: count a shorter window with --since.
 
 Exit status: 0 when the file was read, corrupt lines or not; 2 when it cannot be read (missing, \
-unreadable), its groups pass 64 MiB, or the arguments are wrong (an invalid --since).";
+unreadable, or a line with no end such as /dev/zero), its groups pass 64 MiB, or the arguments are wrong (an invalid --since).";
 
 /// The most characters of an op, name, kind or label the table shows: labels are at most 41, and
 /// a function name longer than 64 characters is a mistake the table need not spell out.
