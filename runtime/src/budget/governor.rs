@@ -21,10 +21,15 @@ pub(crate) struct Governor {
     /// Successes not yet placed in the window: the success path counts here without a clock.
     unplaced: AtomicU64,
     cooldown: Mutex<Option<Instant>>,
-    /// Set once any cooldown was noted, so the success path skips the lock until then.
+    /// Set while a cooldown is noted and not seen to have ended, so the success path skips the
+    /// lock otherwise. Written under the `cooldown` lock.
     cooled: AtomicBool,
     store: Option<Arc<dyn SharedStore>>,
-    warned: AtomicBool,
+    /// Set while the shared store is taken for down: it failed, and is asked again only when
+    /// `offline_until` has passed.
+    offline: AtomicBool,
+    /// Until when the store is not asked, once it failed ([`SharedStore::offline_backoff`]).
+    offline_until: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Governor {
@@ -58,7 +63,8 @@ impl Governor {
             cooldown: Mutex::new(None),
             cooled: AtomicBool::new(false),
             store,
-            warned: AtomicBool::new(false),
+            offline: AtomicBool::new(false),
+            offline_until: Mutex::new(None),
         }
     }
 
@@ -67,11 +73,6 @@ impl Governor {
     /// path.
     pub(crate) fn unlimited() -> Self {
         Self::new(String::new(), None, None)
-    }
-
-    /// The scope, e.g. `"openai:3f9a0c1b2d4e5f60"`.
-    pub(crate) fn scope(&self) -> &str {
-        &self.scope
     }
 
     /// Withdraws one retry from the budget, as the retry is about to be sent; `Err` says why the
@@ -166,15 +167,19 @@ impl Governor {
     ///
     /// A wait longer than [`MAX_COOLDOWN`] (a server can send `Retry-After: 1e19`) counts as that:
     /// the clocks cannot represent `now + wait` much further out.
+    ///
+    /// The caller bounds `wait` by what it would honour (layer 1 notes only a retryable failure's
+    /// hint within `retry_after_cap_ms`): a cooldown holds every later call of the scope, so it may
+    /// not last longer than a call would have waited for it.
     pub(crate) async fn note_hint(&self, wait: Duration) {
         let wait = wait.min(MAX_COOLDOWN);
         let until = Instant::now() + wait;
-        self.cooled.store(true, Ordering::Release);
         {
             let mut cooldown = lock(&self.cooldown);
             if cooldown.is_none_or(|current| current < until) {
                 *cooldown = Some(until);
             }
+            self.cooled.store(true, Ordering::Release);
         }
         if let Some(store) = &self.store {
             let until = SystemTime::now() + wait;
@@ -188,7 +193,7 @@ impl Governor {
             return None;
         }
         let now = Instant::now();
-        let local = lock(&self.cooldown).and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
+        let local = self.local_cooldown(now);
         let shared = match &self.store {
             Some(store) => self
                 .shared(store.cooldown_until(&self.scope))
@@ -201,14 +206,50 @@ impl Governor {
         local.max(shared)
     }
 
-    /// Runs a store operation; on failure logs one warning and answers `None` (fail open).
+    /// What is left of this process's cooldown at `now`. One that has ended is forgotten, so that
+    /// the success path takes no lock again until the next hint.
+    fn local_cooldown(&self, now: Instant) -> Option<Duration> {
+        let mut cooldown = lock(&self.cooldown);
+        let left = cooldown.and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
+        if left.is_none() {
+            *cooldown = None;
+            self.cooled.store(false, Ordering::Release);
+        }
+        left
+    }
+
+    /// Runs a store operation; `None` when the store failed (fail open) or is taken for down.
+    ///
+    /// After a failure the store is not asked for its back-off period
+    /// ([`SharedStore::offline_backoff`]): a store that accepts and never answers would otherwise
+    /// cost every call its timeout. Then one call asks it again (the others stay local meanwhile).
+    /// A warning says when it fails, and another when it answers again.
     async fn shared<T>(&self, operation: impl Future<Output = Result<T, StoreError>>) -> Option<T> {
+        let store = self.store.as_ref()?;
+        if self.offline.load(Ordering::Acquire) {
+            let now = Instant::now();
+            let mut until = lock(&self.offline_until);
+            if until.is_some_and(|until| now < until) {
+                return None;
+            }
+            // This call asks the store again; the others stay local until it has answered or not.
+            *until = now.checked_add(store.offline_backoff());
+        }
         match operation.await {
-            Ok(value) => Some(value),
+            Ok(value) => {
+                if self.offline.swap(false, Ordering::AcqRel) {
+                    tracing::warn!(scope = %self.scope,
+                        "shared retry store answering again; sharing the retry budget and cooldowns again");
+                }
+                Some(value)
+            }
             Err(error) => {
-                if !self.warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(scope = %self.scope, %error,
-                        "shared retry store unavailable; using this process's retry budget and cooldowns");
+                let backoff = store.offline_backoff();
+                *lock(&self.offline_until) = Instant::now().checked_add(backoff);
+                if !self.offline.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(scope = %self.scope, %error, backoff_ms = backoff.as_millis() as u64,
+                        "shared retry store unavailable; using this process's retry budget and cooldowns, \
+                         and asking the store again after the back-off");
                 }
                 None
             }
