@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::ledger::Ledger;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
-use super::store::{SharedStore, StoreError};
+use super::store::{SharedStore, StoreFuture};
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
@@ -80,10 +80,7 @@ impl Governor {
     pub(crate) async fn withdraw(&self) -> Result<(), Refusal> {
         let Some(budget) = &self.budget else { return Ok(()) };
         let quota = budget.quota;
-        let shared = match &self.store {
-            Some(store) => self.shared(store.try_withdraw(&self.scope, &quota)).await,
-            None => None,
-        };
+        let shared = self.shared(|store, scope| store.try_withdraw(scope, &quota)).await;
         let (granted, successes, retries) = match shared {
             Some(withdrawal) => (withdrawal.granted, withdrawal.successes as f64, withdrawal.retries),
             None => self.withdraw_local(budget),
@@ -118,8 +115,8 @@ impl Governor {
     /// [`Governor::deposit`] into the shared store; into this process's window when it does not
     /// answer.
     pub(crate) async fn deposit_shared(&self) {
-        let (Some(budget), Some(store)) = (&self.budget, &self.store) else { return };
-        if self.shared(store.deposit(&self.scope, &budget.quota)).await.is_none() {
+        let Some(budget) = &self.budget else { return };
+        if self.store.is_some() && self.shared(|store, scope| store.deposit(scope, &budget.quota)).await.is_none() {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -181,9 +178,9 @@ impl Governor {
             }
             self.cooled.store(true, Ordering::Release);
         }
-        if let Some(store) = &self.store {
+        if self.store.is_some() {
             let until = SystemTime::now() + wait;
-            self.shared(store.extend_cooldown(&self.scope, until)).await;
+            self.shared(|store, scope| store.extend_cooldown(scope, until)).await;
         }
     }
 
@@ -194,15 +191,12 @@ impl Governor {
         }
         let now = Instant::now();
         let local = self.local_cooldown(now);
-        let shared = match &self.store {
-            Some(store) => self
-                .shared(store.cooldown_until(&self.scope))
-                .await
-                .flatten()
-                .and_then(|until| until.duration_since(SystemTime::now()).ok())
-                .filter(|d| !d.is_zero()),
-            None => None,
-        };
+        let shared = self
+            .shared(|store, scope| store.cooldown_until(scope))
+            .await
+            .flatten()
+            .and_then(|until| until.duration_since(SystemTime::now()).ok())
+            .filter(|d| !d.is_zero());
         local.max(shared)
     }
 
@@ -218,14 +212,18 @@ impl Governor {
         left
     }
 
-    /// Runs a store operation; `None` when the store failed (fail open) or is taken for down.
+    /// Runs a store operation (made only when the store is asked); `None` without a store, when the
+    /// store failed (fail open), or while it is taken for down.
     ///
     /// After a failure the store is not asked for its back-off period
     /// ([`SharedStore::offline_backoff`]): a store that accepts and never answers would otherwise
     /// cost every call its timeout. Then one call asks it again (the others stay local meanwhile).
     /// A warning says when it fails, and another when it answers again.
-    async fn shared<T>(&self, operation: impl Future<Output = Result<T, StoreError>>) -> Option<T> {
-        let store = self.store.as_ref()?;
+    async fn shared<'a, T>(
+        &'a self,
+        operation: impl FnOnce(&'a dyn SharedStore, &'a str) -> StoreFuture<'a, T>,
+    ) -> Option<T> {
+        let store = self.store.as_deref()?;
         if self.offline.load(Ordering::Acquire) {
             let now = Instant::now();
             let mut until = lock(&self.offline_until);
@@ -235,7 +233,7 @@ impl Governor {
             // This call asks the store again; the others stay local until it has answered or not.
             *until = now.checked_add(store.offline_backoff());
         }
-        match operation.await {
+        match operation(store, &self.scope).await {
             Ok(value) => {
                 if self.offline.swap(false, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope,
