@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use agentic_runtime::policy::rules::millis;
 
 use crate::schema::SchemaFile;
+use crate::terminal::shown;
 use agentic_runtime::{
     AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime, Usage,
 };
@@ -102,7 +103,7 @@ fn ask(args: &Args) -> ExitCode {
     };
     let mut runtime = Runtime::from_shared(provider);
     if args.verbose {
-        runtime = runtime.with_observer(|decision| eprintln!("{decision}"));
+        runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
     }
     let mut prompt = Prompt::new(args.prompt.as_str());
     if let Some(system) = &args.system {
@@ -130,12 +131,12 @@ fn ask(args: &Args) -> ExitCode {
     match result {
         Ok(reply) => {
             if !args.json {
-                println!("{reply}");
+                println!("{}", shown(&reply));
             }
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("{error}");
+            eprintln!("{}", shown(&error));
             ExitCode::from(1)
         }
     }

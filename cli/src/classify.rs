@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::input::{emit, hint_if_terminal, numbered_lines, usage_error};
 use crate::json::{Fields, syntax_error_in_line};
+use crate::terminal::shown;
 
 /// The help text of `agentic classify`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -190,7 +191,7 @@ fn classify_stdin(json: bool, out: &mut impl Write) -> ExitCode {
 }
 
 fn warn(problem: &str) -> bool {
-    eprintln!("error: {problem}");
+    eprintln!("error: {}", shown(problem));
     true
 }
 
@@ -253,11 +254,12 @@ fn json_verdicts(failure: &Failure<'_>) -> String {
 fn plain_verdicts(failure: &Failure<'_>) -> String {
     let (session, exec) = failure.judge();
     let retryable = if session.retryable { "retryable" } else { "not retryable" };
-    format!(
+    // For a terminal: the quoted text escapes C0 controls, but not C1 ones.
+    shown(format_args!(
         "{}\n  session: {retryable} ({})\n  exec:    {} ({})",
         Value::String(failure.text.to_string()),
         session.reason,
         exec.action.name(),
         exec.reason
-    )
+    ))
 }

@@ -10,7 +10,8 @@ use agentic_runtime::lines::shorten;
 use agentic_runtime::trace::grade::{Category, GradeReport, Grader, RunGrade};
 use serde::Serialize;
 
-use crate::input::{emit, usage_error};
+use crate::input::{emit, emit_text, usage_error};
+use crate::terminal::shown;
 
 /// The help text of `agentic grade`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -81,7 +82,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
     }
     let report = grader.finish();
     for line in &report.malformed {
-        eprintln!("warning: {line}");
+        eprintln!("warning: {}", shown(line));
     }
     let unshown = report.malformed_lines.saturating_sub(report.malformed.len());
     if unshown > 0 {
@@ -165,7 +166,7 @@ fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
         }
         let function = run.function.as_deref().map_or(Cow::Borrowed("-"), |name| shorten(name, MAX_SHOWN_CHARS));
         let line = format!("{id:id_width$}  {:category_width$}  {function}  ({details})", run.category.name());
-        if !emit(out, line) {
+        if !emit_text(out, line) {
             return;
         }
     }
@@ -176,5 +177,5 @@ fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
     if totals.malformed_lines > 0 {
         line.push_str(&format!("; {} skipped", plural(totals.malformed_lines, "malformed line", "malformed lines")));
     }
-    emit(out, line);
+    emit_text(out, line);
 }

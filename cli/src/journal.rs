@@ -13,7 +13,8 @@ use agentic_runtime::journal::{Count, count_journal, now_ms};
 use agentic_runtime::lines::shorten;
 use serde::Serialize;
 
-use crate::input::{emit, usage_error};
+use crate::input::{emit, emit_text, usage_error};
+use crate::terminal::shown;
 
 /// The help text of `agentic journal`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -153,11 +154,11 @@ pub(crate) fn run(args: &Args) -> ExitCode {
         Err(error) => return usage_error(format!("cannot read {}: {error}", args.file.display())),
     };
     for corrupt in &contents.corrupt {
-        eprintln!("{}:{}: {}", args.file.display(), corrupt.line, corrupt.error);
+        eprintln!("{}", shown(format_args!("{}:{}: {}", args.file.display(), corrupt.line, corrupt.error)));
     }
     let unshown = contents.corrupt_lines.saturating_sub(contents.corrupt.len());
     if unshown > 0 {
-        eprintln!("{}: {unshown} more corrupt line{} not shown", args.file.display(), plural(unshown));
+        eprintln!("{}: {unshown} more corrupt line{} not shown", shown(args.file.display()), plural(unshown));
     }
     let counts = contents.counts;
     let mut out = io::stdout().lock();
@@ -184,9 +185,9 @@ pub(crate) fn run(args: &Args) -> ExitCode {
             plural(groups)
         ),
     };
-    if emit(&mut out, header) {
+    if emit_text(&mut out, header) {
         for count in &counts {
-            if !emit(&mut out, row(count)) {
+            if !emit_text(&mut out, row(count)) {
                 break;
             }
         }

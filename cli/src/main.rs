@@ -20,6 +20,7 @@ mod otel;
 mod policy_flags;
 mod schema;
 mod simulate;
+mod terminal;
 
 use std::process::ExitCode;
 

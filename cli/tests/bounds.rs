@@ -479,3 +479,15 @@ fn a_64_kib_id_panics_no_command() {
     assert_eq!(run.code, 0);
     let _: Value = serde_json::from_str(&agentic(&["journal", "--json", journal.arg()], "").stdout).unwrap();
 }
+
+#[test]
+fn grade_escapes_control_sequences_in_the_table_and_keeps_them_in_json() {
+    let id = "run\x1b]0;pwned\x07\x1b[2K\r";
+    let file = TempFile::with_contents("grade-escapes", &trace_line(id));
+    let run = agentic(&["grade", file.arg()], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.chars().any(|c| c.is_control() && c != '\n'), "{:?}", run.stdout);
+    assert!(run.stdout.starts_with("run\\u{1b}]0;pwned\\u{7}\\u{1b}[2K\\r  clean"), "{}", run.stdout);
+    let json = agentic(&["grade", "--json", file.arg()], "");
+    assert_eq!(json.json_lines()[0]["run_id"], id);
+}
