@@ -119,3 +119,32 @@ async fn discard(mut stream: TcpStream, counts: Arc<Counts>) {
         counts.bytes.fetch_add(read as u64, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::AsyncWriteExt as _;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn reads_everything_answers_nothing_and_stops_when_dropped() {
+        let server = SilentServer::start().await.unwrap();
+        let addr = server.addr();
+        assert!(addr.ip().is_loopback());
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(&[b'x'; 10_000]).await.unwrap();
+        let mut byte = [0u8; 1];
+        let answer = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut byte)).await;
+        assert!(answer.is_err(), "it never writes: {answer:?}");
+        assert_eq!((server.connections(), server.bytes_received()), (1, 10_000));
+
+        drop(server);
+        // The aborted accept loop drops the connections and the listener on the runtime's next turn.
+        tokio::task::yield_now().await;
+        let closed = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut byte)).await;
+        assert!(matches!(closed, Ok(Ok(0)) | Ok(Err(_))), "the connection is closed: {closed:?}");
+        assert!(TcpStream::connect(addr).await.is_err(), "nothing listens any more");
+    }
+}

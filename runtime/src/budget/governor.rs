@@ -258,3 +258,24 @@ impl Governor {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_ended_cooldown_is_forgotten_so_the_success_path_skips_the_lock_again() {
+        let governor = Governor::unlimited();
+        assert!(!governor.may_cool_down());
+        governor.note_hint(Duration::from_secs(20)).await;
+        assert!(governor.may_cool_down());
+        assert_eq!(governor.cooldown_remaining().await, Some(Duration::from_secs(20)));
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert_eq!(governor.cooldown_remaining().await, None);
+        assert!(!governor.may_cool_down(), "ended: no lock for the next call");
+        // A later hint cools it down again; a shorter one does not cut a longer one.
+        governor.note_hint(Duration::from_secs(5)).await;
+        governor.note_hint(Duration::from_secs(1)).await;
+        assert_eq!(governor.cooldown_remaining().await, Some(Duration::from_secs(5)));
+    }
+}
