@@ -264,6 +264,7 @@ mod http;
 mod journal;
 mod scenario;
 mod server;
+mod silent;
 mod spec;
 mod step;
 mod usage;
@@ -273,6 +274,7 @@ pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};
 pub use scenario::Scenario;
 pub use server::ChaosServer;
+pub use silent::{MAX_SILENT_CONNECTIONS, SilentServer};
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
     BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use agentic_runtime::policy::rules::millis;
 
 use crate::schema::SchemaFile;
+use crate::terminal::shown;
 use agentic_runtime::{
     AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime, Usage,
 };
@@ -29,8 +30,14 @@ Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --js
 reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
 cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
 either layer with its layer, call, error, verdict, reason and delay_ms. --verbose prints each decision \
-on stderr as it is made, and the tokens spent at the end. Exit 2 for bad input (a missing key, an \
-invalid policy).";
+on stderr as it is made, and the tokens spent at the end; a wait for a cooldown another call's \
+server asked for is a decision too (verdict cooled_down). Exit 2 for bad input (a missing key, an \
+invalid policy, a --schema file over 1 MiB).
+
+Control characters in what is printed for people (the answer, the error, the --verbose decisions) \
+other than newline and tab are escaped (ESC as \\u{1b}, CR as \\r), so that a server's or a \
+model's text cannot set the terminal's title, write its clipboard or rewrite a line; --json keeps \
+the exact text, in JSON's escapes.";
 
 /// Which wire format to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -102,7 +109,7 @@ fn ask(args: &Args) -> ExitCode {
     };
     let mut runtime = Runtime::from_shared(provider);
     if args.verbose {
-        runtime = runtime.with_observer(|decision| eprintln!("{decision}"));
+        runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
     }
     let mut prompt = Prompt::new(args.prompt.as_str());
     if let Some(system) = &args.system {
@@ -130,12 +137,12 @@ fn ask(args: &Args) -> ExitCode {
     match result {
         Ok(reply) => {
             if !args.json {
-                println!("{reply}");
+                println!("{}", shown(&reply));
             }
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("{error}");
+            eprintln!("{}", shown(&error));
             ExitCode::from(1)
         }
     }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::input::{emit, hint_if_terminal, numbered_lines, usage_error};
 use crate::json::{Fields, syntax_error_in_line};
+use crate::terminal::shown;
 
 /// The help text of `agentic classify`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -55,9 +56,11 @@ the defaults.
 Limits: a line of stdin may be at most 1 MiB (a plain one too); a longer line is skipped without \
 being read into memory and reported as `line N: longer than 1 MiB (the limit for one line); it was \
 skipped` (on stderr without --json), and the next lines go on. Lines are classified one at a time, \
-so stdin may be of any length.
+so stdin may be of any length; but a line that runs past 64 MiB without a line ending (/dev/zero, \
+binary data) stops the reading with `error: cannot read stdin: line N has no line ending within \
+64 MiB; ...` and exit status 2.
 
-Exit status: 0, or 1 when any line was malformed.";
+Exit status: 0, or 1 when any line was malformed; 2 when stdin cannot be read or never ends a line.";
 
 /// Arguments of `agentic classify`.
 #[derive(Debug, clap::Args)]
@@ -188,7 +191,7 @@ fn classify_stdin(json: bool, out: &mut impl Write) -> ExitCode {
 }
 
 fn warn(problem: &str) -> bool {
-    eprintln!("error: {problem}");
+    eprintln!("error: {}", shown(problem));
     true
 }
 
@@ -251,11 +254,12 @@ fn json_verdicts(failure: &Failure<'_>) -> String {
 fn plain_verdicts(failure: &Failure<'_>) -> String {
     let (session, exec) = failure.judge();
     let retryable = if session.retryable { "retryable" } else { "not retryable" };
-    format!(
+    // For a terminal: the quoted text escapes C0 controls, but not C1 ones.
+    shown(format_args!(
         "{}\n  session: {retryable} ({})\n  exec:    {} ({})",
         Value::String(failure.text.to_string()),
         session.reason,
         exec.action.name(),
         exec.reason
-    )
+    ))
 }

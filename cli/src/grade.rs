@@ -10,7 +10,8 @@ use agentic_runtime::lines::shorten;
 use agentic_runtime::trace::grade::{Category, GradeReport, Grader, RunGrade};
 use serde::Serialize;
 
-use crate::input::{emit, usage_error};
+use crate::input::{emit, emit_text, usage_error};
+use crate::terminal::shown;
 
 /// The help text of `agentic grade`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -38,7 +39,8 @@ then one totals object:
 \"incomplete\": 1, \"malformed_lines\": 0}}
 
 Limits, so that no input takes all the memory there is: a line may be at most 1 MiB (a longer one \
-is skipped without being read into memory, as malformed); the runs tracked across all the files may \
+is skipped without being read into memory, as malformed, and one that runs past 64 MiB without a \
+line ending stops the reading with exit code 2: that input is not JSONL); the runs tracked across all the files may \
 take at most 256 MiB (about a million runs or ten million tool calls), past which grading stops \
 with an error naming the line: grade the traces in parts then, each run's lines in one part.
 
@@ -80,7 +82,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
     }
     let report = grader.finish();
     for line in &report.malformed {
-        eprintln!("warning: {line}");
+        eprintln!("warning: {}", shown(line));
     }
     let unshown = report.malformed_lines.saturating_sub(report.malformed.len());
     if unshown > 0 {
@@ -164,7 +166,7 @@ fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
         }
         let function = run.function.as_deref().map_or(Cow::Borrowed("-"), |name| shorten(name, MAX_SHOWN_CHARS));
         let line = format!("{id:id_width$}  {:category_width$}  {function}  ({details})", run.category.name());
-        if !emit(out, line) {
+        if !emit_text(out, line) {
             return;
         }
     }
@@ -175,5 +177,5 @@ fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
     if totals.malformed_lines > 0 {
         line.push_str(&format!("; {} skipped", plural(totals.malformed_lines, "malformed line", "malformed lines")));
     }
-    emit(out, line);
+    emit_text(out, line);
 }

@@ -6,12 +6,14 @@ use std::process::ExitCode;
 
 use agentic_runtime::lines::{BoundedLines, bytes_text};
 
+use crate::terminal::shown;
+
 /// The exit code of a usage error (the same as clap's).
 pub(crate) const USAGE: u8 = 2;
 
-/// Prints `error: <message>` on stderr and returns exit code 2.
+/// Prints `error: <message>` on stderr (control characters escaped) and returns exit code 2.
 pub(crate) fn usage_error(message: impl Display) -> ExitCode {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", shown(message));
     ExitCode::from(USAGE)
 }
 
@@ -81,7 +83,12 @@ fn read_to_string_bounded(reader: impl Read, max: usize) -> Result<String, Strin
     })
 }
 
-/// Writes one line to `out`. Returns false when nobody reads any more (a closed pipe, as with
+/// Writes one line for people to `out`, its control characters escaped ([`shown`]); see [`emit`].
+pub(crate) fn emit_text(out: &mut impl Write, line: impl Display) -> bool {
+    emit(out, shown(line))
+}
+
+/// Writes one line to `out` as it is (JSON, whose strings escape control characters). Returns false when nobody reads any more (a closed pipe, as with
 /// `| head -1`) or stdout failed; the caller stops producing output then.
 pub(crate) fn emit(out: &mut impl Write, line: impl Display) -> bool {
     match writeln!(out, "{line}").and_then(|()| out.flush()) {

@@ -13,7 +13,8 @@ use agentic_runtime::journal::{Count, count_journal, now_ms};
 use agentic_runtime::lines::shorten;
 use serde::Serialize;
 
-use crate::input::{emit, usage_error};
+use crate::input::{emit, emit_text, usage_error};
+use crate::terminal::shown;
 
 /// The help text of `agentic journal`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -61,11 +62,12 @@ than 64 characters is shortened (with `…`), never in --json.
 
 Limits, so that no file takes all the memory there is: the journal is read one line at a time and \
 only the counts are kept; a line may be at most 1 MiB (a longer one is skipped without being read \
-into memory, as corrupt); the groups may take at most 64 MiB (far more than the few hundred causes \
+into memory, as corrupt, and one that runs past 64 MiB without a line ending stops the reading \
+with exit status 2: that file is not a journal); the groups may take at most 64 MiB (far more than the few hundred causes \
 of a real journal), past which counting stops with an error: count a shorter window with --since.
 
 Exit status: 0 when the file was read, corrupt lines or not; 2 when it cannot be read (missing, \
-unreadable), its groups pass 64 MiB, or the arguments are wrong (an invalid --since).";
+unreadable, or a line with no end such as /dev/zero), its groups pass 64 MiB, or the arguments are wrong (an invalid --since).";
 
 /// The most characters of an op, name, kind or label the table shows: labels are at most 41, and
 /// a function name longer than 64 characters is a mistake the table need not spell out.
@@ -152,11 +154,11 @@ pub(crate) fn run(args: &Args) -> ExitCode {
         Err(error) => return usage_error(format!("cannot read {}: {error}", args.file.display())),
     };
     for corrupt in &contents.corrupt {
-        eprintln!("{}:{}: {}", args.file.display(), corrupt.line, corrupt.error);
+        eprintln!("{}", shown(format_args!("{}:{}: {}", args.file.display(), corrupt.line, corrupt.error)));
     }
     let unshown = contents.corrupt_lines.saturating_sub(contents.corrupt.len());
     if unshown > 0 {
-        eprintln!("{}: {unshown} more corrupt line{} not shown", args.file.display(), plural(unshown));
+        eprintln!("{}: {unshown} more corrupt line{} not shown", shown(args.file.display()), plural(unshown));
     }
     let counts = contents.counts;
     let mut out = io::stdout().lock();
@@ -183,9 +185,9 @@ pub(crate) fn run(args: &Args) -> ExitCode {
             plural(groups)
         ),
     };
-    if emit(&mut out, header) {
+    if emit_text(&mut out, header) {
         for count in &counts {
-            if !emit(&mut out, row(count)) {
+            if !emit_text(&mut out, row(count)) {
                 break;
             }
         }

@@ -7,7 +7,7 @@
 //! |---|---|
 //! | 0 | done |
 //! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line); `ask`: the exec failed |
-//! | 2 | usage error: bad arguments, bad input JSON, an invalid policy (message on stderr) |
+//! | 2 | usage error: bad arguments, bad input JSON, an invalid policy, input that cannot be read (a line with no end within 64 MiB, as `/dev/zero` gives) (message on stderr) |
 
 mod ask;
 mod chaos;
@@ -20,6 +20,7 @@ mod otel;
 mod policy_flags;
 mod schema;
 mod simulate;
+mod terminal;
 
 use std::process::ExitCode;
 
@@ -33,7 +34,8 @@ use clap::{Parser, Subcommand};
     about = "Resilient LLM model calls: classify errors and simulate the two retry layers",
     long_about = "Resilient LLM model calls: classify errors and simulate the two retry layers.\n\n\
         Exit codes: 0 done; 1 `classify` met a malformed input line; 2 usage error \
-        (bad arguments, bad input, an invalid policy; the message is on stderr).",
+        (bad arguments, bad input, an invalid policy, input that cannot be read or never ends a line; \
+        the message is on stderr).",
     propagate_version = true
 )]
 struct Cli {

@@ -58,7 +58,7 @@ impl Telemetry {
     pub(crate) fn finish(self) {
         #[cfg(feature = "otel")]
         if let Some(Err(error)) = self.guard.map(agentic_runtime::otel::OtelGuard::shutdown) {
-            eprintln!("warning: {error}");
+            eprintln!("warning: {}", crate::terminal::shown(error));
         }
     }
 }

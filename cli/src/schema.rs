@@ -1,5 +1,6 @@
 //! `agentic ask --schema FILE.json`: the answer must be JSON that the file's JSON Schema accepts.
 
+use std::io::Read as _;
 use std::path::Path;
 
 use agentic_runtime::ResponseSchema;
@@ -7,6 +8,21 @@ use serde_json::Value;
 
 /// The most a schema file may hold: real schemas are a few KiB.
 const MAX_SCHEMA_BYTES: u64 = 1024 * 1024;
+
+/// The text of the file at `path`, or `None` when it holds more than [`MAX_SCHEMA_BYTES`]. The
+/// read itself is bounded, not the size the file claims: a device (`/dev/zero`) or a pipe has a
+/// size of 0 and no end.
+fn read_bounded(path: &Path) -> std::io::Result<Option<String>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_SCHEMA_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SCHEMA_BYTES {
+        return Ok(None);
+    }
+    String::from_utf8(bytes).map(Some).map_err(|error| {
+        let at = error.utf8_error().valid_up_to();
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not valid UTF-8 (invalid byte at offset {at})"))
+    })
+}
 
 /// A JSON Schema read from a file, ready to send and to check answers with.
 pub(crate) struct SchemaFile {
@@ -19,11 +35,10 @@ impl SchemaFile {
     /// Reads and compiles the schema at `path`, or says what is wrong with it.
     pub(crate) fn load(path: &Path) -> Result<Self, String> {
         let shown = path.display();
-        let metadata = std::fs::metadata(path).map_err(|error| format!("cannot read the schema {shown}: {error}"))?;
-        if metadata.len() > MAX_SCHEMA_BYTES {
+        let text = read_bounded(path).map_err(|error| format!("cannot read the schema {shown}: {error}"))?;
+        let Some(text) = text else {
             return Err(format!("the schema {shown} is over 1 MiB; a JSON Schema is a few KiB"));
-        }
-        let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read the schema {shown}: {error}"))?;
+        };
         let json: Value =
             serde_json::from_str(&text).map_err(|error| format!("the schema {shown} is not JSON: {error}"))?;
         let validator = jsonschema::validator_for(&json)

@@ -10,8 +10,9 @@ use agentic_runtime::{Decision, ExecError, Jitter, ModelError, Reply, RetryPolic
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::input::{USAGE, emit, hint_if_terminal, read_stdin_to_string, usage_error};
+use crate::input::{USAGE, emit, emit_text, hint_if_terminal, read_stdin_to_string, usage_error};
 use crate::json::{Fields, describe, nearest};
+use crate::terminal::shown;
 
 /// The help text of `agentic simulate`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -107,7 +108,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
         Err(Refusal::Usage(problem)) => return usage_error(problem),
         Err(Refusal::Policy(messages)) => {
             for message in messages {
-                eprintln!("{message}");
+                eprintln!("{}", shown(message));
             }
             return ExitCode::from(USAGE);
         }
@@ -116,7 +117,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
     let result = match play(simulation) {
         Ok(result) => result,
         Err(problem) => {
-            eprintln!("error: {problem}");
+            eprintln!("error: {}", shown(problem));
             return ExitCode::FAILURE;
         }
     };
@@ -125,7 +126,7 @@ pub(crate) fn run(args: &Args) -> ExitCode {
         let report = serde_json::to_string(&report(&result)).expect("the report serializes");
         emit(&mut out, report);
     } else {
-        emit(&mut out, readable(&policy, &result));
+        emit_text(&mut out, readable(&policy, &result));
     }
     ExitCode::SUCCESS
 }

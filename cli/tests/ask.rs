@@ -317,3 +317,45 @@ fn a_schema_that_is_not_json_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("is not JSON"), "{}", text(&output.stderr));
 }
+
+/// Terminal control sequences a hostile server or model may send: a window title, a clipboard
+/// write, a line overwrite, an 8-bit CSI.
+const HOSTILE: &str = "\x1b]0;pwned\x07 \x1b]52;c;cm0gLXJmIH4=\x07 \x1b[2K\rall good \u{9b}2J";
+
+/// The same as `agentic` prints it: every control character escaped.
+const HOSTILE_SHOWN: &str = "\\u{1b}]0;pwned\\u{7} \\u{1b}]52;c;cm0gLXJmIH4=\\u{7} \\u{1b}[2K\\rall good \\u{9b}2J";
+
+fn assert_no_control_characters(bytes: &[u8], what: &str) {
+    let text = text(bytes);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{what} holds a control character: {text:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_sequences_in_a_servers_error_and_a_models_answer_are_escaped() {
+    let scenario = Scenario::new()
+        .then(Step::http_error(503).message(HOSTILE))
+        .then(Step::http_error(400).message(HOSTILE))
+        .otherwise(Step::ok(HOSTILE));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.openai_base_url();
+    // The 503 is retried (-v shows the decision), the 400 ends the exec: both carry the text.
+    let failed = agentic_async(args(&["ask", "--base-url", &url, "-v"], &["q"])).await;
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    assert_no_control_characters(&failed.stderr, "stderr");
+    assert_no_control_characters(&failed.stdout, "stdout");
+    let stderr = text(&failed.stderr);
+    assert!(stderr.contains("-> retry") && stderr.contains("-> fail_permanently"), "{stderr}");
+    assert!(stderr.matches(HOSTILE_SHOWN).count() >= 3, "the -v decisions and the error: {stderr}");
+
+    let answered = agentic_async(args(&["ask", "--base-url", &url], &["q"])).await;
+    assert_eq!(answered.status.code(), Some(0), "{}", text(&answered.stderr));
+    assert_no_control_characters(&answered.stdout, "stdout");
+    assert_eq!(text(&answered.stdout), format!("{HOSTILE_SHOWN}\n"));
+    // --json keeps the exact text, in JSON's own escapes.
+    let json = agentic_async(args(&["ask", "--base-url", &url, "--json"], &["q"])).await;
+    let json: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["answer"], HOSTILE);
+}

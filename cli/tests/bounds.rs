@@ -17,6 +17,107 @@ const MIB: usize = 1024 * 1024;
 
 const TOO_LONG: &str = "longer than 1 MiB (the limit for one line); it was skipped";
 
+/// What every line reader says when a line runs past 64 MiB without a line ending.
+const ENDLESS: &str = "line 1 has no line ending within 64 MiB; stopped reading (this is not a file of lines: a device such as /dev/zero, or binary data?)";
+
+/// How long a command reading endless input may run before the test kills it: a safety net so
+/// that a regression fails instead of hanging the suite, never the assertion (a run takes well
+/// under a second).
+const SAFETY_NET: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Where an endless input comes from.
+#[derive(Clone, Copy)]
+enum Endless {
+    /// stdin is `/dev/zero`.
+    DevZero,
+    /// stdin is a pipe a thread fills with zeros until the command closes it.
+    Pipe,
+}
+
+/// Runs `agentic args..` on endless stdin, killed after [`SAFETY_NET`] if it has not ended.
+fn agentic_on_endless(args: &[&str], input: Endless) -> Run {
+    let stdin = match input {
+        Endless::DevZero => Stdio::from(std::fs::File::open("/dev/zero").expect("/dev/zero opens")),
+        Endless::Pipe => Stdio::piped(),
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentic"))
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the agentic binary starts");
+    if let Some(mut pipe) = child.stdin.take() {
+        std::thread::spawn(move || {
+            let zeros = vec![0u8; 64 * 1024];
+            // Ends when the command closes its stdin (a broken pipe).
+            while pipe.write_all(&zeros).is_ok() {}
+        });
+    }
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if finished.recv_timeout(SAFETY_NET).is_err() {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
+    });
+    let output = child.wait_with_output().expect("the agentic binary runs");
+    let _ = done.send(());
+    watchdog.join().expect("the watchdog does not panic");
+    Run {
+        code: output.status.code().unwrap_or_else(|| panic!("{args:?} did not end within {SAFETY_NET:?}")),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn journal_and_grade_of_dev_zero_stop_with_a_usage_error() {
+    let journal = agentic(&["journal", "/dev/zero"], "");
+    assert_no_panic(&journal);
+    assert_eq!((journal.code, journal.stdout.as_str()), (2, ""));
+    assert_eq!(journal.stderr, format!("error: cannot read /dev/zero: {ENDLESS}\n"));
+    let grade = agentic(&["grade", "/dev/zero"], "");
+    assert_no_panic(&grade);
+    assert_eq!((grade.code, grade.stdout.as_str()), (2, ""));
+    assert_eq!(grade.stderr, format!("error: cannot read `/dev/zero`: {ENDLESS}\n"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn readers_of_endless_stdin_stop_with_a_usage_error() {
+    for input in [Endless::DevZero, Endless::Pipe] {
+        for args in [&["classify", "--json"][..], &["classify"][..]] {
+            let run = agentic_on_endless(args, input);
+            assert_no_panic(&run);
+            assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{args:?}");
+            assert_eq!(run.stderr, format!("error: cannot read stdin: {ENDLESS}\n"), "{args:?}");
+        }
+        let grade = agentic_on_endless(&["grade", "-"], input);
+        assert_eq!(grade.code, 2);
+        assert_eq!(grade.stderr, format!("error: cannot read `-`: {ENDLESS}\n"));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn ask_refuses_a_schema_that_never_ends() {
+    let ask = |schema: &str, input| {
+        agentic_on_endless(
+            &["ask", "--base-url", "http://127.0.0.1:9/v1", "--api-key", "k", "--schema", schema, "q"],
+            input,
+        )
+    };
+    let zero = ask("/dev/zero", Endless::DevZero);
+    assert_no_panic(&zero);
+    assert_eq!(zero.code, 2, "{zero:?}");
+    assert_eq!(zero.stderr, "error: the schema /dev/zero is over 1 MiB; a JSON Schema is a few KiB\n");
+    let pipe = ask("/dev/stdin", Endless::Pipe);
+    assert_eq!(pipe.code, 2, "{pipe:?}");
+    assert_eq!(pipe.stderr, "error: the schema /dev/stdin is over 1 MiB; a JSON Schema is a few KiB\n");
+}
+
 /// 8 MiB of zeros with no newline (what `/dev/zero` gives, cut short), then a newline.
 fn zeros_then_newline() -> Vec<u8> {
     let mut bytes = vec![0u8; 8 * MIB];
@@ -325,7 +426,7 @@ fn the_long_help_of_each_reader_states_its_bounds() {
 
 /// Reading a line of 128 MiB with no newline within 64 MiB of address space: only a reader that
 /// drops what passes the bound, instead of buffering the line, can do it (a reader that buffers
-/// dies with "memory allocation failed").
+/// dies with "memory allocation failed"); past 64 MiB without a line ending it stops reading.
 #[cfg(target_os = "linux")]
 #[test]
 fn an_endless_line_is_read_in_bounded_memory() {
@@ -349,7 +450,8 @@ fn an_endless_line_is_read_in_bounded_memory() {
         let output = child.wait_with_output().expect("agentic runs");
         writer.join().expect("the stdin writer does not panic");
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(ENDLESS), "{args:?}: {stderr}");
         assert!(!stderr.contains("memory allocation") && !stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
@@ -376,4 +478,16 @@ fn a_64_kib_id_panics_no_command() {
     assert_no_panic(&run);
     assert_eq!(run.code, 0);
     let _: Value = serde_json::from_str(&agentic(&["journal", "--json", journal.arg()], "").stdout).unwrap();
+}
+
+#[test]
+fn grade_escapes_control_sequences_in_the_table_and_keeps_them_in_json() {
+    let id = "run\x1b]0;pwned\x07\x1b[2K\r";
+    let file = TempFile::with_contents("grade-escapes", &trace_line(id));
+    let run = agentic(&["grade", file.arg()], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.chars().any(|c| c.is_control() && c != '\n'), "{:?}", run.stdout);
+    assert!(run.stdout.starts_with("run\\u{1b}]0;pwned\\u{7}\\u{1b}[2K\\r  clean"), "{}", run.stdout);
+    let json = agentic(&["grade", "--json", file.arg()], "");
+    assert_eq!(json.json_lines()[0]["run_id"], id);
 }

@@ -289,3 +289,13 @@ fn a_bodiless_400_is_a_context_overflow_for_both_layers() {
     assert!(!retryable);
     assert_eq!(action, "context_overflow");
 }
+
+#[test]
+fn control_sequences_in_a_message_are_escaped_in_the_plain_output() {
+    let hostile = "429 \x1b]0;pwned\x07\x1b[2K\r \u{9b}2J";
+    for run in [agentic(&["classify", hostile], ""), agentic(&["classify"], format!("{hostile}\n"))] {
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(!run.stdout.chars().any(|c| c.is_control() && c != '\n'), "{:?}", run.stdout);
+        assert!(run.stdout.starts_with("\"429 \\u001b]0;pwned\\u0007\\u001b[2K\\r \\u{9b}2J\"\n"), "{}", run.stdout);
+    }
+}

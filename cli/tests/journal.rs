@@ -227,3 +227,20 @@ fn the_long_help_documents_the_command() {
     let run = agentic(&["--help"], "");
     assert!(run.stdout.contains("journal"), "{}", run.stdout);
 }
+
+#[test]
+fn control_sequences_in_a_record_are_escaped_in_the_table_and_kept_in_json() {
+    let name = "summarize\x1b]0;pwned\x07\x1b[2K\r";
+    let file = journal_with("journal-escapes", &[failure(name, "exhausted", "ValueError: \x1b]52;c;eA==\x07", 1_000)]);
+    let run = agentic(&["journal", file.arg()], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains('\x1b') && !run.stdout.contains('\r'), "{:?}", run.stdout);
+    let row = run.stdout.lines().nth(1).unwrap();
+    assert!(row.starts_with("exec summarize\\u{1b}]0;pwned\\u{7}\\u{1b}[2K\\r: "), "{row}");
+    let json = agentic(&["journal", "--json", file.arg()], "");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&json.stdout).unwrap()["name"], name);
+    // A corrupt line's report quotes nothing raw either.
+    let corrupt = TempFile::with_contents("journal-escapes-corrupt", "\x1b]0;pwned\x07\n");
+    let run = agentic(&["journal", corrupt.arg()], "");
+    assert!(!run.stderr.contains('\x1b'), "{:?}", run.stderr);
+}

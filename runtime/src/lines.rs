@@ -4,8 +4,10 @@
 //! newline in memory: `/dev/zero` fills gigabytes in seconds. [`BoundedLines`] keeps at most
 //! [`MAX_LINE_BYTES`] of a line (or the bound it is given); the rest of a longer line is read in
 //! the reader's own chunks and dropped, and the line is reported as [`TooLong`], so the lines
-//! after it are still read. The trace grader, the journal reader and the `agentic` command read
-//! their input with it.
+//! after it are still read. Skipping has a bound too, [`MAX_SKIPPED_BYTES`]: input that runs past
+//! it without a line ending (`/dev/zero`, a device, binary data) is not lines at all, and reading
+//! stops with an [`Endless`] error instead of running forever. The trace grader, the journal
+//! reader and the `agentic` command read their input with it.
 //!
 //! # Examples
 //!
@@ -35,6 +37,38 @@ use std::io::{self, BufRead};
 /// result or an error message quoted in full rarely passes 100 KiB. 1 MiB is ten times that, and
 /// small enough that holding one line is never a memory problem.
 pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+/// The most bytes of one over-long line that are read and dropped before reading stops: 64 MiB.
+///
+/// A line over [`MAX_LINE_BYTES`] is one bad record among good ones (a tool result quoted whole, a
+/// writer's bug), worth skipping to read the next; 64 times that without a line ending is not a
+/// file of lines (`/dev/zero`, a device, an image), and skipping it would read forever. Reading
+/// 64 MiB to skip takes well under a second.
+pub const MAX_SKIPPED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Input that ran past the skipping bound ([`MAX_SKIPPED_BYTES`]) without a line ending: reading
+/// stopped there. [`BoundedLines::next_line`] returns it as an [`io::Error`] of kind
+/// [`InvalidData`](io::ErrorKind::InvalidData) whose inner error it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endless {
+    /// The number of the line that did not end, from 1.
+    pub line: usize,
+    /// The bound it passed, in bytes.
+    pub max_skipped: u64,
+}
+
+impl fmt::Display for Endless {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {} has no line ending within {}; stopped reading (this is not a file of lines: a device such as /dev/zero, or binary data?)",
+            self.line,
+            bytes_text(usize::try_from(self.max_skipped).unwrap_or(usize::MAX))
+        )
+    }
+}
+
+impl std::error::Error for Endless {}
 
 /// A line longer than the bound; its bytes were skipped, not kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +117,7 @@ pub struct Line<'a> {
 pub struct BoundedLines<R> {
     reader: R,
     max: usize,
+    max_skipped: u64,
     number: usize,
     buffer: Vec<u8>,
 }
@@ -95,7 +130,18 @@ impl<R: BufRead> BoundedLines<R> {
 
     /// The lines of `reader`, each at most `max` bytes long (without the line ending).
     pub fn with_max(reader: R, max: usize) -> Self {
-        Self { reader, max, number: 0, buffer: Vec::new() }
+        Self { reader, max, max_skipped: MAX_SKIPPED_BYTES, number: 0, buffer: Vec::new() }
+    }
+
+    /// Sets how many bytes of one over-long line are read and dropped before reading stops with
+    /// [`Endless`]; at least the line bound is read whatever this says.
+    ///
+    /// # Default
+    ///
+    /// [`MAX_SKIPPED_BYTES`] (64 MiB).
+    #[must_use]
+    pub fn with_max_skipped(self, max_skipped: u64) -> Self {
+        Self { max_skipped, ..self }
     }
 
     /// The bound on one line, in bytes.
@@ -110,13 +156,17 @@ impl<R: BufRead> BoundedLines<R> {
     ///
     /// # Errors
     ///
-    /// When reading fails (an interrupted read is retried). The lines before it were given.
+    /// When reading fails (an interrupted read is retried), and when a line runs past the skipping
+    /// bound without a line ending ([`Endless`], kind [`InvalidData`](io::ErrorKind::InvalidData)):
+    /// nothing more is read then. The lines before it were given.
     pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         self.buffer.clear();
         // The bound plus a `\r` that the line ending may hold.
         let keep = self.max.saturating_add(1);
         let mut too_long = false;
         let mut read_any = false;
+        // Bytes of this line read so far, to stop skipping one that never ends.
+        let mut line_bytes = 0u64;
         let ended = loop {
             let chunk = match self.reader.fill_buf() {
                 Ok(chunk) => chunk,
@@ -139,6 +189,11 @@ impl<R: BufRead> BoundedLines<R> {
             self.reader.consume(used);
             if newline.is_some() {
                 break true;
+            }
+            line_bytes = line_bytes.saturating_add(used as u64);
+            if too_long && line_bytes > self.max_skipped {
+                let endless = Endless { line: self.number + 1, max_skipped: self.max_skipped };
+                return Err(io::Error::new(io::ErrorKind::InvalidData, endless));
             }
         };
         if !read_any {
@@ -238,6 +293,40 @@ mod tests {
         assert_eq!(line.bytes, Err(TooLong { max: 1024 }));
         assert!(lines.buffer.capacity() <= 4 * 1024, "{}", lines.buffer.capacity());
         assert!(lines.next_line().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_line_past_the_skipping_bound_stops_the_reading() {
+        // Chunks shorter than the line: a line whose end is in the chunk read is skipped, never stopped at.
+        for chunk in [1, 3, 16] {
+            let mut input = b"ok\n".to_vec();
+            input.extend_from_slice(&[0u8; 100]);
+            input.extend_from_slice(b"\nnever read\n");
+            let reader = io::BufReader::with_capacity(chunk, &input[..]);
+            let mut lines = BoundedLines::with_max(reader, 4).with_max_skipped(50);
+            assert_eq!(lines.next_line().unwrap().unwrap().bytes, Ok(&b"ok"[..]));
+            let error = lines.next_line().unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+            assert_eq!(
+                error.to_string(),
+                "line 2 has no line ending within 50 bytes; stopped reading (this is not a file of lines: a device such as /dev/zero, or binary data?)"
+            );
+            let endless = error.get_ref().and_then(|inner| inner.downcast_ref::<Endless>());
+            assert_eq!(endless, Some(&Endless { line: 2, max_skipped: 50 }), "chunk {chunk}");
+        }
+        // Within the bound, the line is skipped and the next one read.
+        let mut input = vec![0u8; 50];
+        input.extend_from_slice(b"\nnext\n");
+        let mut lines = BoundedLines::with_max(&input[..], 4).with_max_skipped(50);
+        assert_eq!(lines.next_line().unwrap().unwrap().bytes, Err(TooLong { max: 4 }));
+        assert_eq!(lines.next_line().unwrap().unwrap().bytes, Ok(&b"next"[..]));
+    }
+
+    #[test]
+    fn an_endless_reader_ends() {
+        let mut lines = BoundedLines::new(io::BufReader::new(io::repeat(0)));
+        let error = lines.next_line().unwrap_err();
+        assert!(error.to_string().starts_with("line 1 has no line ending within 64 MiB; stopped reading"), "{error}");
     }
 
     #[test]

@@ -125,19 +125,28 @@ impl<'a> RetryState<'a> {
     }
 
     /// Waits while the provider is cooling down (a server asked another call to wait), at most
-    /// `retry_after_cap_ms` and never past the deadline.
+    /// `retry_after_cap_ms` and never past the deadline. A wait is a decision of layer 1
+    /// ([`Verdict::CooledDown`]), so it shows in the reply's decisions and at INFO.
     pub(crate) async fn wait_for_cooldown(&mut self) {
         let governor = self.governor;
-        if let Some(wait) = governor.cooldown_remaining().await {
+        if let Some(left) = governor.cooldown_remaining().await {
             // The wait counts, from here if nothing read the clock before.
             self.budget.start_clock();
-            let wait = self.budget.bound_wait(wait);
+            let wait = self.budget.bound_wait(left);
             if !wait.is_zero() {
-                tracing::debug!(
-                    scope = governor.scope(),
-                    wait_ms = wait.as_millis() as u64,
-                    "provider cooling down; waiting before the request"
-                );
+                let decision = Decision {
+                    layer: Layer::Session,
+                    attempt: self.attempt,
+                    // About the call it delays, the next one.
+                    call: self.budget.calls() + 1,
+                    error: COOLDOWN.to_owned(),
+                    usage: None,
+                    verdict: Verdict::CooledDown,
+                    reason: Why::CoolingDown { left },
+                    delay: Some(wait),
+                    at: self.budget.elapsed(),
+                };
+                self.record(decision);
                 tokio::time::sleep(wait).await;
             }
         }
@@ -187,6 +196,10 @@ impl<'a> RetryState<'a> {
     }
 }
 
+/// The `error` of a [`Verdict::CooledDown`] decision: no call of this exec failed, an earlier
+/// call's server asked the provider's callers to wait.
+pub(crate) const COOLDOWN: &str = "Cooldown: an earlier call's server asked this provider's callers to wait";
+
 /// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
 /// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §14, and counts it for the
 /// metrics.
@@ -196,7 +209,12 @@ fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<trac
     let delay_ms = decision.delay.map(|delay| int(delay.as_millis() as u64));
     let (attempt, call) = (i64::from(decision.attempt), i64::from(decision.call));
     let error_type = split_kind(&decision.error).map_or("ModelError", |(kind, _)| kind);
-    if decision.verdict == Verdict::Retry {
+    if decision.verdict == Verdict::CooledDown {
+        // Not a failure: a wait that an earlier call's server asked for, visible at INFO.
+        tracing::info!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
+            agentic.call = call, agentic.reason = %decision.reason, agentic.delay_ms = delay_ms,
+            "provider cooling down; waiting before the request");
+    } else if decision.verdict == Verdict::Retry {
         tracing::debug!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
             agentic.call = call, error.type = error_type, error = %decision.error,
             agentic.reason = %decision.reason, agentic.delay_ms = delay_ms, "model call failed; retrying");

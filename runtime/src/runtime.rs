@@ -176,7 +176,8 @@ impl Runtime {
 
     /// Keeps the retry budget and the cooldowns in `store`, shared with every process that uses the
     /// same store and provider scope (e.g. `RedisStore`, with the `redis` feature). When the store
-    /// does not answer, calls go on with this process's state and one warning is logged.
+    /// does not answer, calls go on with this process's state, asking the store again once per
+    /// [`SharedStore::offline_backoff`], with a warning when it fails and one when it answers again.
     pub fn with_shared_store(mut self, store: Arc<dyn SharedStore>) -> Self {
         self.store = Some(store);
         self.governor = Arc::new(Governor::new(self.provider.scope(), self.quota, self.store.clone()));

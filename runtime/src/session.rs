@@ -107,8 +107,11 @@ async fn retry_after_failed_call(
     let hint = retry_hint_of(&scan, message.error.as_ref());
     let markers = scan.markers();
     drop(scan);
-    if let Some(hint) = hint {
-        // Every other call of this runtime to this provider waits for it too.
+    // Every other call of this runtime to this provider waits for the hint too, when it is one
+    // this runtime would honour: a retryable failure's, within `retry_after_cap_ms`. A permanent
+    // failure's "try again in 86400s", or a hint past the cap (which ends this exec), would
+    // otherwise hold every later call for nothing.
+    if let Some(hint) = hint.filter(|&hint| verdict.retryable && hint <= run.state.policy.retry_after_cap()) {
         run.state.governor.note_hint(hint).await;
         telemetry::cooldown(run.provider.name());
     }

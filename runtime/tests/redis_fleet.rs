@@ -1,13 +1,17 @@
 //! Fleet mode end to end: two `Runtime`s (as two processes would) sharing one Redis share the retry
-//! budget and the cooldowns; with Redis down, calls go on with local state and one warning.
+//! budget and the cooldowns; with Redis down or silent, calls go on with local state, asking Redis
+//! again once per back-off period, with one warning when it fails and one when it answers again.
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
 
+use agentic_chaos::SilentServer;
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::budget::store::{SharedStore, StoreFuture, Withdrawal};
+use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
 use agentic_test_support::captured_log::Captured;
 
 fn redis_url(test: &str) -> Option<String> {
@@ -93,6 +97,7 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     let Some(url) = redis_url("a_cooldown_learned_by_one_runtime_delays_the_other") else { return };
     let store = shared_store(&url, "cooldown").await;
     let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
+    let store_key = Arc::clone(&store);
     let first = Runtime::new(
         ScriptedProvider::new([Step::http(429, "slow down").with_retry_after(Duration::from_millis(400))])
             .with_fallback(Step::ok("fine")),
@@ -103,11 +108,50 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
 
     let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(0);
     first.exec_with(&policy, "learns the wait").await.unwrap_err();
+    // The key lives as long as the cooldown, no longer.
+    let ttl_ms = pttl(&url, &store_key.cooldown_key("scripted")).await;
+    assert!(ttl_ms > 0 && ttl_ms <= 400, "PTTL {ttl_ms}");
     let start = Instant::now();
     let reply = second.exec("waits").await.unwrap();
     assert_eq!(reply.calls(), 1, "the second runtime never saw the 429");
     let waited = start.elapsed();
     assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
+    let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
+    assert_eq!(decision.verdict, Verdict::CooledDown, "the wait is in the decisions");
+}
+
+/// The key's remaining lifetime in ms, as Redis's `PTTL` says: -2 when there is no key, -1 when it
+/// never expires.
+async fn pttl(url: &str, key: &str) -> i64 {
+    let mut connection = redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap();
+    redis::cmd("PTTL").arg(key).query_async(&mut connection).await.unwrap()
+}
+
+/// One huge hint heard by one runtime (a day, or 1e12 s, or a permanent failure's "try again in
+/// 86400s") sets no cooldown in Redis: another runtime, as a new process would be, is not slowed.
+#[tokio::test]
+async fn one_huge_hint_leaves_another_runtime_unslowed() {
+    let Some(url) = redis_url("one_huge_hint_leaves_another_runtime_unslowed") else { return };
+    let day = Duration::from_secs(86_400);
+    for first in [
+        Step::http(429, "Too Many Requests").with_retry_after(day),
+        Step::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1_000_000_000_000)),
+        Step::http(400, "Bad request: try again in 86400s"),
+    ] {
+        let store = shared_store(&url, "huge").await;
+        let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
+        let key = store.cooldown_key("scripted");
+        let first =
+            Runtime::new(ScriptedProvider::new([first]).with_fallback(Step::ok("fine"))).with_shared_store(store);
+        let second = Runtime::new(ScriptedProvider::new([]).with_fallback(Step::ok("fine"))).with_shared_store(other);
+        let error = first.exec("hears the hint").await.unwrap_err();
+        assert_eq!(error.calls(), 1, "stops at once");
+        assert_eq!(pttl(&url, &key).await, -2, "no cooldown key");
+        let start = Instant::now();
+        let reply = second.exec("comes next").await.unwrap();
+        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert!(reply.decisions().is_empty(), "{:?}", reply.decisions());
+    }
 }
 
 #[test]
@@ -141,4 +185,100 @@ fn redis_down_means_local_state_and_one_warning_never_a_hang() {
     });
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert_eq!(log.matches("shared retry store unavailable").count(), 1, "{log}");
+}
+
+/// A store that counts the operations the runtime asks of it: to a Redis that never answers while
+/// `answering` is false, and answered at once (nothing shared, nothing cooling down) once it is true.
+struct Counting {
+    silent: RedisStore,
+    answering: AtomicBool,
+    operations: AtomicUsize,
+}
+
+impl Counting {
+    /// Counts one operation; `true` when it is to be answered.
+    fn ask(&self) -> bool {
+        self.operations.fetch_add(1, Ordering::Relaxed);
+        self.answering.load(Ordering::Relaxed)
+    }
+}
+
+impl SharedStore for Counting {
+    fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
+        if self.ask() { Box::pin(async { Ok(()) }) } else { self.silent.deposit(scope, quota) }
+    }
+
+    fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+        if self.ask() {
+            Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
+        } else {
+            self.silent.try_withdraw(scope, quota)
+        }
+    }
+
+    fn cooldown_until<'a>(&'a self, scope: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        if self.ask() { Box::pin(async { Ok(None) }) } else { self.silent.cooldown_until(scope) }
+    }
+
+    fn extend_cooldown<'a>(&'a self, scope: &'a str, until: SystemTime) -> StoreFuture<'a, ()> {
+        if self.ask() { Box::pin(async { Ok(()) }) } else { self.silent.extend_cooldown(scope, until) }
+    }
+
+    fn offline_backoff(&self) -> Duration {
+        self.silent.offline_backoff()
+    }
+}
+
+/// A Redis that accepts and never answers costs one exec its timeout per back-off period, not
+/// every exec: after the first timeout the runtime goes local, asks again once the back-off has
+/// passed, and warns once when the store fails and once when it answers again. No Redis needed.
+#[tokio::test(start_paused = true)]
+async fn a_silent_store_is_asked_once_per_backoff_and_warned_about_at_failure_and_recovery() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let server = SilentServer::start().await.unwrap();
+    let backoff = Duration::from_secs(10);
+    let silent = RedisStore::lazy(&server.url()).unwrap().with_offline_backoff(backoff);
+    assert_eq!(silent.offline_backoff(), backoff);
+    let store = Arc::new(Counting { silent, answering: AtomicBool::new(false), operations: AtomicUsize::new(0) });
+    let runtime = Runtime::new(ScriptedProvider::new([]).with_fallback(Step::ok("fine")))
+        .with_shared_store(Arc::clone(&store) as Arc<dyn SharedStore>);
+    let execs = |count: usize| {
+        let runtime = runtime.clone();
+        async move {
+            let start = tokio::time::Instant::now();
+            for _ in 0..count {
+                runtime.exec("hi").await.unwrap();
+            }
+            start.elapsed()
+        }
+    };
+
+    let took = execs(100).await;
+    assert_eq!(store.operations.load(Ordering::Relaxed), 1, "the first exec's cooldown read, then local");
+    assert_eq!(took, RedisStore::DEFAULT_TIMEOUT, "one timeout for 100 execs, not 100");
+    assert!(server.connections() >= 1, "the store did reach the silent server");
+
+    tokio::time::advance(backoff).await;
+    // 100 at once: one asks the store again, the others stay local meanwhile.
+    let concurrent: Vec<_> = (0..100).map(|_| tokio::spawn(execs(1))).collect();
+    for exec in concurrent {
+        exec.await.unwrap();
+    }
+    assert_eq!(store.operations.load(Ordering::Relaxed), 2, "one more try per back-off period");
+
+    store.answering.store(true, Ordering::Relaxed);
+    execs(100).await;
+    assert_eq!(store.operations.load(Ordering::Relaxed), 2, "not asked again within the back-off");
+    tokio::time::advance(backoff).await;
+    execs(100).await;
+    // Each exec reads the cooldown and deposits its success: shared again.
+    assert_eq!(store.operations.load(Ordering::Relaxed), 2 + 200);
+
+    let log = captured.text();
+    assert_eq!(log.matches("shared retry store unavailable").count(), 1, "{log}");
+    assert!(log.contains("timed out after 250 ms"), "{log}");
+    assert_eq!(log.matches("shared retry store answering again").count(), 1, "{log}");
 }

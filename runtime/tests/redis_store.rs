@@ -276,9 +276,9 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
 // Paused time: nothing ever answers, so the runtime goes idle and the clock jumps to each timeout.
 #[tokio::test(start_paused = true)]
 async fn a_silent_server_times_out() {
-    // Accepts connections (the kernel does, into the backlog) and never answers.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("redis://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    // Accepts connections, reads what is sent, and never answers.
+    let server = agentic_chaos::SilentServer::start().await.unwrap();
+    let url = server.url();
     let store = RedisStore::lazy(&url).unwrap().with_timeout(Duration::from_millis(200));
     let quota = RetryQuota::standard();
     let take = tokio::time::timeout(Duration::from_secs(5), store.try_withdraw(SCOPE, &quota))
@@ -291,7 +291,7 @@ async fn a_silent_server_times_out() {
         tokio::time::timeout(Duration::from_secs(5), RedisStore::connect(&url)).await.expect("connect hung");
     let err = connected.expect_err("no answer");
     assert!(err.to_string().contains("timed out"), "{err}");
-    drop(listener);
+    assert!(server.connections() >= 1, "the store reached the server");
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::ledger::Ledger;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
-use super::store::{SharedStore, StoreError};
+use super::store::{SharedStore, StoreFuture};
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
@@ -21,10 +21,15 @@ pub(crate) struct Governor {
     /// Successes not yet placed in the window: the success path counts here without a clock.
     unplaced: AtomicU64,
     cooldown: Mutex<Option<Instant>>,
-    /// Set once any cooldown was noted, so the success path skips the lock until then.
+    /// Set while a cooldown is noted and not seen to have ended, so the success path skips the
+    /// lock otherwise. Written under the `cooldown` lock.
     cooled: AtomicBool,
     store: Option<Arc<dyn SharedStore>>,
-    warned: AtomicBool,
+    /// Set while the shared store is taken for down: it failed, and is asked again only when
+    /// `offline_until` has passed.
+    offline: AtomicBool,
+    /// Until when the store is not asked, once it failed ([`SharedStore::offline_backoff`]).
+    offline_until: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Governor {
@@ -58,7 +63,8 @@ impl Governor {
             cooldown: Mutex::new(None),
             cooled: AtomicBool::new(false),
             store,
-            warned: AtomicBool::new(false),
+            offline: AtomicBool::new(false),
+            offline_until: Mutex::new(None),
         }
     }
 
@@ -69,20 +75,12 @@ impl Governor {
         Self::new(String::new(), None, None)
     }
 
-    /// The scope, e.g. `"openai:3f9a0c1b2d4e5f60"`.
-    pub(crate) fn scope(&self) -> &str {
-        &self.scope
-    }
-
     /// Withdraws one retry from the budget, as the retry is about to be sent; `Err` says why the
     /// budget refused it. Always `Ok` without a quota.
     pub(crate) async fn withdraw(&self) -> Result<(), Refusal> {
         let Some(budget) = &self.budget else { return Ok(()) };
         let quota = budget.quota;
-        let shared = match &self.store {
-            Some(store) => self.shared(store.try_withdraw(&self.scope, &quota)).await,
-            None => None,
-        };
+        let shared = self.shared(|store, scope| store.try_withdraw(scope, &quota)).await;
         let (granted, successes, retries) = match shared {
             Some(withdrawal) => (withdrawal.granted, withdrawal.successes as f64, withdrawal.retries),
             None => self.withdraw_local(budget),
@@ -117,8 +115,8 @@ impl Governor {
     /// [`Governor::deposit`] into the shared store; into this process's window when it does not
     /// answer.
     pub(crate) async fn deposit_shared(&self) {
-        let (Some(budget), Some(store)) = (&self.budget, &self.store) else { return };
-        if self.shared(store.deposit(&self.scope, &budget.quota)).await.is_none() {
+        let Some(budget) = &self.budget else { return };
+        if self.store.is_some() && self.shared(|store, scope| store.deposit(scope, &budget.quota)).await.is_none() {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -166,19 +164,23 @@ impl Governor {
     ///
     /// A wait longer than [`MAX_COOLDOWN`] (a server can send `Retry-After: 1e19`) counts as that:
     /// the clocks cannot represent `now + wait` much further out.
+    ///
+    /// The caller bounds `wait` by what it would honour (layer 1 notes only a retryable failure's
+    /// hint within `retry_after_cap_ms`): a cooldown holds every later call of the scope, so it may
+    /// not last longer than a call would have waited for it.
     pub(crate) async fn note_hint(&self, wait: Duration) {
         let wait = wait.min(MAX_COOLDOWN);
         let until = Instant::now() + wait;
-        self.cooled.store(true, Ordering::Release);
         {
             let mut cooldown = lock(&self.cooldown);
             if cooldown.is_none_or(|current| current < until) {
                 *cooldown = Some(until);
             }
+            self.cooled.store(true, Ordering::Release);
         }
-        if let Some(store) = &self.store {
+        if self.store.is_some() {
             let until = SystemTime::now() + wait;
-            self.shared(store.extend_cooldown(&self.scope, until)).await;
+            self.shared(|store, scope| store.extend_cooldown(scope, until)).await;
         }
     }
 
@@ -188,27 +190,64 @@ impl Governor {
             return None;
         }
         let now = Instant::now();
-        let local = lock(&self.cooldown).and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
-        let shared = match &self.store {
-            Some(store) => self
-                .shared(store.cooldown_until(&self.scope))
-                .await
-                .flatten()
-                .and_then(|until| until.duration_since(SystemTime::now()).ok())
-                .filter(|d| !d.is_zero()),
-            None => None,
-        };
+        let local = self.local_cooldown(now);
+        let shared = self
+            .shared(|store, scope| store.cooldown_until(scope))
+            .await
+            .flatten()
+            .and_then(|until| until.duration_since(SystemTime::now()).ok())
+            .filter(|d| !d.is_zero());
         local.max(shared)
     }
 
-    /// Runs a store operation; on failure logs one warning and answers `None` (fail open).
-    async fn shared<T>(&self, operation: impl Future<Output = Result<T, StoreError>>) -> Option<T> {
-        match operation.await {
-            Ok(value) => Some(value),
+    /// What is left of this process's cooldown at `now`. One that has ended is forgotten, so that
+    /// the success path takes no lock again until the next hint.
+    fn local_cooldown(&self, now: Instant) -> Option<Duration> {
+        let mut cooldown = lock(&self.cooldown);
+        let left = cooldown.and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
+        if left.is_none() {
+            *cooldown = None;
+            self.cooled.store(false, Ordering::Release);
+        }
+        left
+    }
+
+    /// Runs a store operation (made only when the store is asked); `None` without a store, when the
+    /// store failed (fail open), or while it is taken for down.
+    ///
+    /// After a failure the store is not asked for its back-off period
+    /// ([`SharedStore::offline_backoff`]): a store that accepts and never answers would otherwise
+    /// cost every call its timeout. Then one call asks it again (the others stay local meanwhile).
+    /// A warning says when it fails, and another when it answers again.
+    async fn shared<'a, T>(
+        &'a self,
+        operation: impl FnOnce(&'a dyn SharedStore, &'a str) -> StoreFuture<'a, T>,
+    ) -> Option<T> {
+        let store = self.store.as_deref()?;
+        if self.offline.load(Ordering::Acquire) {
+            let now = Instant::now();
+            let mut until = lock(&self.offline_until);
+            if until.is_some_and(|until| now < until) {
+                return None;
+            }
+            // This call asks the store again; the others stay local until it has answered or not.
+            *until = now.checked_add(store.offline_backoff());
+        }
+        match operation(store, &self.scope).await {
+            Ok(value) => {
+                if self.offline.swap(false, Ordering::AcqRel) {
+                    tracing::warn!(scope = %self.scope,
+                        "shared retry store answering again; sharing the retry budget and cooldowns again");
+                }
+                Some(value)
+            }
             Err(error) => {
-                if !self.warned.swap(true, Ordering::Relaxed) {
-                    tracing::warn!(scope = %self.scope, %error,
-                        "shared retry store unavailable; using this process's retry budget and cooldowns");
+                let backoff = store.offline_backoff();
+                *lock(&self.offline_until) = Instant::now().checked_add(backoff);
+                if !self.offline.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(scope = %self.scope, %error, backoff_ms = backoff.as_millis() as u64,
+                        "shared retry store unavailable; using this process's retry budget and cooldowns, \
+                         and asking the store again after the back-off");
                 }
                 None
             }
@@ -218,4 +257,25 @@ impl Governor {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn an_ended_cooldown_is_forgotten_so_the_success_path_skips_the_lock_again() {
+        let governor = Governor::unlimited();
+        assert!(!governor.may_cool_down());
+        governor.note_hint(Duration::from_secs(20)).await;
+        assert!(governor.may_cool_down());
+        assert_eq!(governor.cooldown_remaining().await, Some(Duration::from_secs(20)));
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert_eq!(governor.cooldown_remaining().await, None);
+        assert!(!governor.may_cool_down(), "ended: no lock for the next call");
+        // A later hint cools it down again; a shorter one does not cut a longer one.
+        governor.note_hint(Duration::from_secs(5)).await;
+        governor.note_hint(Duration::from_secs(1)).await;
+        assert_eq!(governor.cooldown_remaining().await, Some(Duration::from_secs(5)));
+    }
 }

@@ -6,7 +6,8 @@
 //! cooldown, in milliseconds since the UNIX epoch). Every update is one Lua script, so concurrent
 //! processes never lose a count. The budget's slots are cut on the Redis server's clock, one
 //! clock for the whole fleet; slots that leave the window are deleted, and a budget left untouched
-//! for two windows expires (an empty window). A cooldown expires when it ends.
+//! for two windows expires (an empty window). A cooldown expires when it ends, and lasts no longer
+//! than the runtime that set it would wait (`retry_after_cap_ms`: a hint past it is not stored).
 //!
 //! Cooldowns are wall-clock instants of the processes: machines that share them should keep their
 //! clocks in sync (NTP), or a fast clock ends a cooldown early.
@@ -22,7 +23,7 @@ use tokio::sync::OnceCell;
 
 use super::ledger::SLOTS;
 use super::quota::RetryQuota;
-use super::store::{SharedStore, StoreError, StoreFuture, Withdrawal};
+use super::store::{DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, Withdrawal};
 
 /// The slot of now on the server's clock (`ARGV[1]`: a slot's length in ms), and a function that
 /// deletes the slots older than the window (`ARGV[2]`: the slots in a window) and sums the rest.
@@ -92,7 +93,10 @@ return until_ms
 /// One store is meant to be shared by every call of a process (it is cheap to clone: clones share
 /// one connection, multiplexed and re-established after a failure). Every operation is bounded
 /// by a timeout (250 ms by default), so a dead or slow Redis costs a call at most that long and
-/// never hangs it; the error then says "timed out".
+/// never hangs it; the error then says "timed out". After a failure the runtime works without
+/// Redis for a back-off period ([`with_offline_backoff`](Self::with_offline_backoff), 10 s) before
+/// it asks again, so a Redis that accepts and never answers costs one call the timeout per period,
+/// not every call.
 ///
 /// Its `Debug` output shows the server's address with any password replaced by `***`.
 ///
@@ -126,6 +130,7 @@ pub struct RedisStore {
     address: Arc<str>,
     prefix: Arc<str>,
     timeout: Duration,
+    offline_backoff: Duration,
 }
 
 struct Scripts {
@@ -199,6 +204,7 @@ impl RedisStore {
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
             timeout: Self::DEFAULT_TIMEOUT,
+            offline_backoff: DEFAULT_OFFLINE_BACKOFF,
         })
     }
 
@@ -222,6 +228,20 @@ impl RedisStore {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Sets how long a runtime goes on with its own state after an operation failed (a Redis that
+    /// is down, or accepts and never answers) before it asks Redis again: one call asks then, the
+    /// others stay local meanwhile.
+    ///
+    /// # Default
+    ///
+    /// 10 s ([`DEFAULT_OFFLINE_BACKOFF`]): one call in 10 s pays the timeout while Redis is silent,
+    /// and the fleet shares its state again within 10 s of Redis's return.
+    #[must_use]
+    pub fn with_offline_backoff(mut self, backoff: Duration) -> Self {
+        self.offline_backoff = backoff;
         self
     }
 
@@ -382,6 +402,10 @@ impl SharedStore for RedisStore {
             Ok(())
         }))
     }
+
+    fn offline_backoff(&self) -> Duration {
+        self.offline_backoff
+    }
 }
 
 impl fmt::Debug for RedisStore {
@@ -390,6 +414,7 @@ impl fmt::Debug for RedisStore {
             .field("address", &self.address)
             .field("prefix", &self.prefix)
             .field("timeout", &self.timeout)
+            .field("offline_backoff", &self.offline_backoff)
             .field("connected", &self.connection.initialized())
             .finish()
     }

@@ -2,9 +2,19 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use super::quota::RetryQuota;
+
+/// How long the runtime works without a shared store that failed before it asks the store again,
+/// unless the store says otherwise ([`SharedStore::offline_backoff`]): 10 s.
+///
+/// A store that accepts connections and never answers costs each operation its timeout (250 ms for
+/// `RedisStore`): asked on every call, it would hold every call that long. Asked once per 10 s,
+/// it costs one call 250 ms in 10 s, and the process shares its state again within 10 s of the
+/// store's return (a Redis failover takes about as long); a sixth of the budget's 60 s window is
+/// spent on local counts at most.
+pub const DEFAULT_OFFLINE_BACKOFF: Duration = Duration::from_secs(10);
 
 /// A future returned by a [`SharedStore`].
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -18,7 +28,9 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 ///
 /// The runtime deposits after each successful model call, withdraws as a retry is about to be sent,
 /// and asks for the cooldown before each request; when a call fails or takes too long, the runtime
-/// goes on with its in-process state and logs one warning (fail open).
+/// goes on with its in-process state (fail open) and does not ask the store again for
+/// [`offline_backoff`](SharedStore::offline_backoff), logging a warning when the store fails and
+/// another when it answers again.
 pub trait SharedStore: Send + Sync + 'static {
     /// Counts one successful model call in the window of `scope`.
     fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()>;
@@ -32,6 +44,16 @@ pub trait SharedStore: Send + Sync + 'static {
 
     /// Moves the cooldown of `scope` to `until` unless it already ends later.
     fn extend_cooldown<'a>(&'a self, scope: &'a str, until: SystemTime) -> StoreFuture<'a, ()>;
+
+    /// How long the runtime goes on without the store after an operation failed, before it asks
+    /// again.
+    ///
+    /// # Default
+    ///
+    /// [`DEFAULT_OFFLINE_BACKOFF`] (10 s).
+    fn offline_backoff(&self) -> Duration {
+        DEFAULT_OFFLINE_BACKOFF
+    }
 }
 
 /// What a [`SharedStore::try_withdraw`] came to.

@@ -52,6 +52,10 @@ pub enum Verdict {
     /// The conversation overflowed the model's context and a compactor shortened it: the same turn
     /// is made again at once, with the shorter conversation.
     Compacted,
+    /// Layer 1 waited before a call: a server asked this provider's callers to wait (its
+    /// Retry-After, heard by an earlier call of the runtime or, with a shared store, of the fleet).
+    /// No call failed; [`Decision::delay`] is the wait, [`Why::CoolingDown`] how long was left.
+    CooledDown,
 }
 
 impl Verdict {
@@ -67,6 +71,7 @@ impl Verdict {
             Verdict::Budget => "budget",
             Verdict::Exhausted => "exhausted",
             Verdict::Compacted => "compacted",
+            Verdict::CooledDown => "cooled_down",
         }
     }
 }
@@ -80,7 +85,8 @@ impl fmt::Display for Verdict {
 /// A callback that sees every decision of both layers as it is made (`Runtime::with_observer`).
 pub type Observer = dyn Fn(&Decision) + Send + Sync;
 
-/// One decision of one layer about one failure.
+/// One decision of one layer about one failure, or about a wait before a call
+/// ([`Verdict::CooledDown`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     /// The layer that decided.
@@ -89,7 +95,8 @@ pub struct Decision {
     pub attempt: u32,
     /// The model call (from 1, across both layers) that failed.
     pub call: u32,
-    /// The failure, as `"<Kind>: <text>"`.
+    /// The failure, as `"<Kind>: <text>"`; for [`Verdict::CooledDown`], `"Cooldown: ..."` (no call
+    /// failed).
     pub error: String,
     /// The tokens the failed call used, when the server reported them.
     pub usage: Option<Usage>,
@@ -98,7 +105,8 @@ pub struct Decision {
     /// Why: the rule that decided, e.g. `matched retry pattern "rate.?limit"`, or the cap that
     /// refused the retry.
     pub reason: Why,
-    /// The sleep before the next call, when the verdict is [`Verdict::Retry`].
+    /// The sleep before the next call, when the verdict is [`Verdict::Retry`] or
+    /// [`Verdict::CooledDown`].
     pub delay: Option<Duration>,
     /// Time since the exec started, when the decision was made.
     pub at: Duration,

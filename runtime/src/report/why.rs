@@ -3,9 +3,11 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::time::Duration;
 
 use crate::budget::Refusal;
 use crate::classify::Reason;
+use crate::policy::rules::{format_ms, millis};
 use crate::report::Layer;
 
 /// The rule that judged one failure: one of the runtime's classifier rules, or the words of a
@@ -75,6 +77,13 @@ pub enum Why {
         /// Messages in the one the turn is made again with.
         after: usize,
     },
+    /// The provider was cooling down before the call (verdict `cooled_down`): "provider cooling
+    /// down, 20 s left (a server's Retry-After)". The wait itself is the decision's delay, at most
+    /// `retry_after_cap_ms` and the time left before the deadline.
+    CoolingDown {
+        /// How long the cooldown had left when the call was about to be made.
+        left: Duration,
+    },
 }
 
 impl Why {
@@ -82,7 +91,7 @@ impl Why {
     pub fn rule(&self) -> Option<&Rule> {
         match self {
             Why::Judged(rule) | Why::TriesUsed { rule, .. } => Some(rule),
-            Why::Refused(_) | Why::Compacted { .. } => None,
+            Why::Refused(_) | Why::Compacted { .. } | Why::CoolingDown { .. } => None,
         }
     }
 }
@@ -98,6 +107,9 @@ impl fmt::Display for Why {
             Why::Refused(refusal) => refusal.fmt(f),
             Why::Compacted { compactor, before, after } => {
                 write!(f, "context overflow: compacted {before} → {after} messages by `{compactor}`")
+            }
+            Why::CoolingDown { left } => {
+                write!(f, "provider cooling down, {} left (a server's Retry-After)", format_ms(millis(*left)))
             }
         }
     }
