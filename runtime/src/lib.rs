@@ -51,6 +51,7 @@ pub mod backoff;
 pub mod budget;
 pub mod classify;
 pub mod compact;
+mod cut;
 pub mod error;
 mod exec_error;
 pub mod journal;

@@ -40,6 +40,7 @@
 //! assert!(matches!(&events[3], TraceEvent::AgentFinish { iterations: 2, .. }));
 //! ```
 
+mod fit;
 pub mod grade;
 
 use std::fmt;
@@ -52,6 +53,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::lines::MAX_LINE_BYTES;
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -300,9 +303,12 @@ impl TraceSink {
         run
     }
 
-    /// Writes `event` as one line. A failure is logged (once per sink), never returned.
+    /// Writes `event` as one line, of at most [`MAX_LINE_BYTES`] (what the readers read): an event
+    /// that would be longer has its longest texts cut (a result's content, a call's arguments, a
+    /// final text), each ending with a note saying how much was cut, JSON escapes counted. A
+    /// failure is logged (once per sink), never returned.
     pub fn write(&self, event: &TraceEvent) {
-        let mut line = match serde_json::to_string(event) {
+        let mut line = match fit::line(event, MAX_LINE_BYTES) {
             Ok(line) => line,
             Err(error) => return self.failed(&error),
         };
