@@ -47,6 +47,7 @@
 pub mod agent;
 mod agent_fn;
 mod agent_session;
+mod append;
 pub mod backoff;
 pub mod budget;
 pub mod classify;
