@@ -14,7 +14,17 @@
 //! ([`Toolbox::with_timeout`]) or the tool itself ([`Tool::timeout`], [`Toolbox::with_fn_timeout`])
 //! says otherwise; the tool's own value wins. A call still running when its time is up is
 //! cancelled (its future is dropped) and answered with the error result
-//! ``the tool `get_weather` timed out after 120 s``.
+//! ``the tool `get_weather` timed out after 120 s``. Only a call that yields can be cut: see
+//! [Blocking work](Tool#blocking-work).
+//!
+//! # Bounds
+//!
+//! A turn runs its first [`DEFAULT_MAX_CALLS_PER_TURN`] (128) calls, at most
+//! [`DEFAULT_MAX_CONCURRENT_CALLS`] (10) at once, and answers each further one with an error
+//! saying so: every call gets a result, in the model's order. The model reads at most
+//! [`DEFAULT_MAX_RESULT_BYTES`] (256 KiB) of each result, cut with a note. The
+//! [`Toolbox`] sets each ([`Toolbox::with_max_calls_per_turn`],
+//! [`Toolbox::with_max_concurrent_calls`], [`Toolbox::with_max_result_bytes`]).
 //!
 //! # Examples
 //!

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Every line has `event`, `ts_ms` (milliseconds since the UNIX epoch) and `run_id` (unique per
-//! exec). `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
+//! exec), and is at most [`MAX_LINE_BYTES`] long, what the readers read (see [`TraceSink::write`]). `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
 //! says that the conversation overflowed the model's context and a
 //! [compactor](crate::compact) shortened it (from `before` messages to `after`). Infrastructure
 //! retries are not task events: they go to `tracing` and the journal, never here. A run whose
