@@ -10,8 +10,9 @@
 //! the same newline before its first record.
 
 use std::fmt;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write};
+use std::path::Path;
 
 /// Where records go: a file opened for appending, or any writer.
 pub(crate) trait Append: Send {
@@ -88,6 +89,23 @@ impl Append for Writer {
 
     fn flush(&mut self) -> io::Result<()> {
         self.0.flush()
+    }
+}
+
+/// Opens `path` for appending, creating it if needed, as the records of `what` (for the error:
+/// ``cannot open the failure journal `PATH`: ...``, with the error's kind kept), and whether it ends
+/// mid-line. It is opened readable too, to see its last byte; a file that may only be written is
+/// opened for appending alone, and taken to end a line.
+pub(crate) fn open(path: &Path, what: &str) -> io::Result<Records<Box<dyn Append>>> {
+    let append = || OpenOptions::new().create(true).append(true).clone();
+    let opened = match append().read(true).open(path) {
+        Ok(mut file) => Ok((ends_mid_line(&mut file), file)),
+        Err(error) if error.kind() == io::ErrorKind::PermissionDenied => append().open(path).map(|file| (false, file)),
+        Err(error) => Err(error),
+    };
+    match opened {
+        Ok((cut, file)) => Ok(Records::new(Box::new(file), cut)),
+        Err(error) => Err(io::Error::new(error.kind(), format!("cannot open {what} `{}`: {error}", path.display()))),
     }
 }
 
@@ -245,6 +263,27 @@ pub(crate) mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "whole\ncut\nnext\n");
         std::fs::remove_file(&path).unwrap();
         assert!(!ends_mid_line(&mut tempfile_empty()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_that_may_only_be_written_opens_for_appending() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = std::env::temp_dir().join(format!("agentic-append-wo-{}.jsonl", fastrand::u64(..)));
+        std::fs::write(&path, b"cut").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o200)).unwrap();
+        let appended = open(&path, "the test file").and_then(|mut records| records.append(b"next\n"));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        appended.unwrap();
+        // Not readable (unless the tests run as root): its cut last line cannot be seen.
+        assert!(text == "cutnext\n" || text == "cut\nnext\n", "{text:?}");
+        let error = open(Path::new("/no/such/dir/x.jsonl"), "the test file").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot open the test file `/no/such/dir/x.jsonl`: No such file or directory (os error 2)"
+        );
     }
 
     fn tempfile_empty() -> File {

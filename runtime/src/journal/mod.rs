@@ -43,13 +43,12 @@ pub use read::{
 };
 pub use record::{AttemptRecord, Event, FailureRecord, now_ms};
 
-use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::append::{Append, Records, ends_mid_line};
+use crate::append::{self, Append, Records};
 use crate::exec_error::ExecError;
 use crate::report::Decision;
 
@@ -85,22 +84,17 @@ impl Journal {
     ///
     /// # Errors
     ///
-    /// If the file cannot be opened for reading and appending; the error keeps its kind and its
+    /// If the file cannot be opened for appending; the error keeps its kind and its
     /// message names the path, e.g. ``cannot open the failure journal `/var/log/x/journal.jsonl`:
     /// No such file or directory (os error 2)``.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        // Readable too, to see whether it ends mid-line.
-        let mut file = OpenOptions::new().read(true).create(true).append(true).open(path).map_err(|error| {
-            io::Error::new(error.kind(), format!("cannot open the failure journal `{}`: {error}", path.display()))
-        })?;
-        let cut = ends_mid_line(&mut file);
-        Ok(Self::with_target(path, Box::new(file), cut))
+        Ok(Self::with_records(path, append::open(path, "the failure journal")?))
     }
 
-    /// A journal that appends to `target`, named `path`; `cut` when it ends mid-line.
-    pub(crate) fn with_target(path: &Path, target: Box<dyn Append>, cut: bool) -> Self {
-        let file = Mutex::new(Records::new(target, cut));
+    /// A journal that appends `records`, named `path`.
+    pub(crate) fn with_records(path: &Path, records: Records<Box<dyn Append>>) -> Self {
+        let file = Mutex::new(records);
         Self {
             shared: Arc::new(Shared { path: path.to_owned(), file, warned: AtomicBool::new(false) }),
             retries: false,
@@ -198,7 +192,7 @@ mod tests {
     /// The disk fills in the middle of `b`'s record; `c` comes once there is room again.
     fn fill_during_b(undo: bool) -> (FullDisk, io::Error) {
         let disk = FullDisk::new(line_of("a") + 20, undo);
-        let journal = Journal::with_target(Path::new("journal.jsonl"), Box::new(disk.clone()), false);
+        let journal = Journal::with_records(Path::new("journal.jsonl"), Records::new(Box::new(disk.clone()), false));
         journal.record(&record("a")).unwrap();
         let error = journal.record(&record("b")).unwrap_err();
         disk.make_room(usize::MAX);

@@ -44,7 +44,6 @@ mod fit;
 pub mod grade;
 
 use std::fmt;
-use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,7 +53,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::append::{Append, Records, Writer, ends_mid_line};
+use crate::append::{self, Append, Records, Writer};
 use crate::lines::MAX_LINE_BYTES;
 
 /// One line of a trace.
@@ -251,26 +250,22 @@ impl TraceSink {
     ///
     /// # Errors
     ///
-    /// If the file cannot be opened for reading and appending; the error keeps its kind and its
+    /// If the file cannot be opened for appending; the error keeps its kind and its
     /// message names the path: ``cannot open the trace file `traces/run.jsonl`: ...``.
     pub fn to_file(path: impl AsRef<Path>) -> io::Result<Self> {
         let path: PathBuf = path.as_ref().to_path_buf();
-        // Readable too, to see whether it ends mid-line.
-        let mut file = OpenOptions::new().read(true).create(true).append(true).open(&path).map_err(|error| {
-            io::Error::new(error.kind(), format!("cannot open the trace file `{}`: {error}", path.display()))
-        })?;
-        let cut = ends_mid_line(&mut file);
-        Ok(Self::to_target(Box::new(file), cut, format!("the file `{}`", path.display())))
+        let records = append::open(&path, "the trace file")?;
+        Ok(Self::to_records(records, format!("the file `{}`", path.display())))
     }
 
     /// A sink that writes to `writer` (flushed after every line), e.g. `std::io::stderr()`.
     pub fn to_writer(writer: impl Write + Send + 'static) -> Self {
-        Self::to_target(Box::new(Writer(Box::new(writer))), false, "a writer".to_owned())
+        Self::to_records(Records::new(Box::new(Writer(Box::new(writer))), false), "a writer".to_owned())
     }
 
-    /// A sink that appends to `target` (`cut` when it ends mid-line), described by `describe`.
-    pub(crate) fn to_target(target: Box<dyn Append>, cut: bool, describe: String) -> Self {
-        Self::new(Target::Records(Records::new(target, cut)), describe)
+    /// A sink that appends `records`, described by `describe`.
+    pub(crate) fn to_records(records: Records<Box<dyn Append>>, describe: String) -> Self {
+        Self::new(Target::Records(records), describe)
     }
 
     /// A sink that keeps the lines in memory; read them with [`TraceSink::contents`].
@@ -499,7 +494,8 @@ mod tests {
     fn a_line_cut_by_a_full_disk_is_taken_back_or_ended() {
         for undo in [true, false] {
             let disk = crate::append::tests::FullDisk::new(100, undo);
-            let sink = TraceSink::to_target(Box::new(disk.clone()), false, "a full disk".to_owned()).with_clock(|| 7);
+            let records = Records::new(Box::new(disk.clone()) as Box<dyn Append>, false);
+            let sink = TraceSink::to_records(records, "a full disk".to_owned()).with_clock(|| 7);
             let run = sink.start_run_with_id("r", None);
             run.tool_result("c1", "t", true, &"x".repeat(200));
             assert!(sink.inner.warned.load(Ordering::Relaxed));
