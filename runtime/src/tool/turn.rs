@@ -86,7 +86,7 @@ impl Toolbox {
     ) -> ToolOutcome {
         let (content, is_error) = match result {
             Ok(text) => (text, false),
-            Err(error) => (error.message().to_owned(), true),
+            Err(error) => (error.message, true),
         };
         let content = match cut(&content, self.max_result_bytes(), content.len(), char::len_utf8, |cut, total| {
             format!("\n[the tool result was cut here: {cut} of its {total} bytes are not shown]")
