@@ -1,8 +1,6 @@
 //! Cutting untrusted text to a size bound, on a char boundary, with a note saying how much was
 //! cut: what a tool result sends to the model, and what a trace line may hold.
 
-use std::borrow::Cow;
-
 /// How many bytes the note of [`cut`] may take at most (its numbers included), so that a text and
 /// its note stay within the bound.
 pub(crate) const NOTE_BYTES: usize = 120;
@@ -35,21 +33,22 @@ pub(crate) fn json_len(char: char) -> usize {
 /// whole cost, is at most `max`), else its longest prefix that leaves room for the note, then
 /// `note(cut_bytes, total_bytes)` (at most [`NOTE_BYTES`] long; a `max` below that gives the note
 /// alone).
-pub(crate) fn cut<'a>(
-    text: &'a str,
+pub(crate) fn cut(
+    mut text: String,
     max: usize,
     total: usize,
     cost: impl Fn(char) -> usize,
     note: impl Fn(usize, usize) -> String,
-) -> Cow<'a, str> {
-    if total <= max {
-        return Cow::Borrowed(text);
+) -> String {
+    if total > max {
+        let length = text.len();
+        let kept = prefix_len(&text, max.saturating_sub(NOTE_BYTES), cost);
+        text.truncate(kept);
+        text.push_str(&note(length - kept, length));
+        // A cut of a huge text gives its memory back.
+        text.shrink_to_fit();
     }
-    let kept = prefix_len(text, max.saturating_sub(NOTE_BYTES), cost);
-    let mut shorter = String::with_capacity(kept + NOTE_BYTES);
-    shorter.push_str(&text[..kept]);
-    shorter.push_str(&note(text.len() - kept, text.len()));
-    Cow::Owned(shorter)
+    text
 }
 
 #[cfg(test)]
@@ -63,11 +62,11 @@ mod tests {
     #[test]
     fn a_cut_lands_on_a_char_boundary_and_the_note_fits() {
         let text = "é".repeat(200); // 400 bytes
-        let shorter = cut(&text, NOTE_BYTES + 3, text.len(), char::len_utf8, note);
-        assert_eq!(shorter, format!("é [398 of 400 bytes cut]"));
+        let shorter = cut(text, NOTE_BYTES + 3, 400, char::len_utf8, note);
+        assert_eq!(shorter, "é [398 of 400 bytes cut]");
         assert!(shorter.len() <= NOTE_BYTES + 3);
-        assert_eq!(cut("short", 5, 5, char::len_utf8, note), "short");
-        assert_eq!(cut("too long", 0, 8, char::len_utf8, note), " [8 of 8 bytes cut]");
+        assert_eq!(cut("short".into(), 5, 5, char::len_utf8, note), "short");
+        assert_eq!(cut("too long".into(), 0, 8, char::len_utf8, note), " [8 of 8 bytes cut]");
     }
 
     #[test]

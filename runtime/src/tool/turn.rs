@@ -88,12 +88,10 @@ impl Toolbox {
             Ok(text) => (text, false),
             Err(error) => (error.message, true),
         };
-        let content = match cut(&content, self.max_result_bytes(), content.len(), char::len_utf8, |cut, total| {
+        let total = content.len();
+        let content = cut(content, self.max_result_bytes(), total, char::len_utf8, |cut, total| {
             format!("\n[the tool result was cut here: {cut} of its {total} bytes are not shown]")
-        }) {
-            std::borrow::Cow::Borrowed(_) => content,
-            std::borrow::Cow::Owned(shorter) => shorter,
-        };
+        });
         if let Some(trace) = trace {
             trace.tool_result(id, name, is_error, &content);
         }

@@ -70,13 +70,12 @@ impl Field<'_> {
         match self {
             Field::Text(text) => {
                 let total = text.chars().map(json_len).sum();
-                let shorter = cut(text, budget, total, json_len, note).into_owned();
-                **text = shorter;
+                **text = cut(std::mem::take(*text), budget, total, json_len, note);
             }
             Field::Json(value) => {
                 let json = value.to_string();
                 let total = json.chars().map(json_len).sum();
-                **value = Value::String(cut(&json, budget, total, json_len, note).into_owned());
+                **value = Value::String(cut(json, budget, total, json_len, note));
             }
         }
     }
