@@ -19,6 +19,8 @@ Read JSONL traces (agent_start, tool_call, tool_result, agent_finish lines, as t
 sink writes them), group the events by run_id across all the files, and put every run in one \
 category; the first that applies wins:
 
+  unreadable              a line of the run was skipped (malformed or over-long): it may have been a \
+failed tool or the agent_finish, so the run cannot be graded
   incomplete              no agent_finish (the retry layers gave up, or the run was cut short)
   tool_error_unrecovered  a tool returned an error and no later call of that same tool succeeded
   tool_error_recovered    every tool error was followed by a successful call of the same tool
@@ -28,15 +30,17 @@ Prints one line per run, then the totals; an id, function or tool name longer th
 is shortened there (with `…`), never in --json. A malformed line (not JSON, an unknown event, a \
 missing run_id, tool, call_id or is_error, not UTF-8, longer than 1 MiB) is reported on stderr as \
 `warning: FILE:LINE: what is wrong` and skipped; blank lines are skipped silently. The first 100 \
-malformed lines are reported, the others counted. FILE `-` reads stdin.
+malformed lines are reported, the others counted. A skipped line counts against the run its run_id \
+names (read from the start of an over-long line, and from broken JSON), or, when it names none, against \
+every run started and not finished when it was read. FILE `-` reads stdin.
 
 With --json, stdout has one JSON object per run, in the order the runs first appear:
   {\"run_id\": \"run-5f1c...\", \"file\": \"trace.jsonl\", \"function\": \"weather\" or null, \
 \"category\": \"tool_error_recovered\", \"tool_calls\": 3, \"tool_errors\": 2, \
-\"unrecovered_tools\": [], \"iterations\": 3 or null}
+\"unrecovered_tools\": [], \"iterations\": 3 or null, \"skipped_lines\": 0}
 then one totals object:
   {\"totals\": {\"runs\": 4, \"clean\": 1, \"tool_error_recovered\": 1, \"tool_error_unrecovered\": 1, \
-\"incomplete\": 1, \"malformed_lines\": 0}}
+\"incomplete\": 1, \"unreadable\": 0, \"malformed_lines\": 0}}
 
 Limits, so that no input takes all the memory there is: a line may be at most 1 MiB (a longer one \
 is skipped without being read into memory, as malformed, and one that runs past 64 MiB without a \
@@ -108,6 +112,7 @@ struct RunJson<'a> {
     tool_errors: usize,
     unrecovered_tools: &'a [String],
     iterations: Option<u64>,
+    skipped_lines: usize,
 }
 
 impl<'a> From<&'a RunGrade> for RunJson<'a> {
@@ -121,6 +126,7 @@ impl<'a> From<&'a RunGrade> for RunJson<'a> {
             tool_errors: run.tool_errors,
             unrecovered_tools: &run.unrecovered_tools,
             iterations: run.iterations,
+            skipped_lines: run.skipped_lines,
         }
     }
 }
@@ -158,6 +164,9 @@ fn print_plain(out: &mut impl io::Write, report: &GradeReport) {
         );
         if let Some(iterations) = run.iterations {
             details.push_str(&format!(", {iterations} iteration{}", if iterations == 1 { "" } else { "s" }));
+        }
+        if run.skipped_lines > 0 {
+            details.push_str(&format!(", {}", plural(run.skipped_lines, "skipped line", "skipped lines")));
         }
         if !run.unrecovered_tools.is_empty() {
             let tools: Vec<Cow<'_, str>> =

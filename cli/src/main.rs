@@ -58,7 +58,7 @@ enum Command {
     /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
     #[command(long_about = chaos::LONG_ABOUT)]
     Chaos(chaos::Args),
-    /// Grade JSONL agent traces: incomplete, tool_error_unrecovered, tool_error_recovered, clean.
+    /// Grade JSONL agent traces: unreadable, incomplete, tool_error_unrecovered, tool_error_recovered, clean.
     #[command(long_about = grade::LONG_ABOUT)]
     Grade(grade::Args),
     /// Count the failures in a failure journal file by function, kind and cause.

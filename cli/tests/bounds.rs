@@ -252,7 +252,7 @@ fn grade_shortens_a_64_kib_run_id_in_the_table_and_keeps_it_whole_in_json() {
             "{r64}…  tool_error_unrecovered  {f64}…  (1 tool call, 1 error, 1 iteration; unrecovered: {t64}…)\n\
              short{pad}  clean                   -  (0 tool calls, 0 errors, 1 iteration)\n\
              ünïcödé{}  clean                   -  (0 tool calls, 0 errors, 1 iteration)\n\
-             total: 3 runs: 2 clean, 0 tool_error_recovered, 1 tool_error_unrecovered, 0 incomplete\n",
+             total: 3 runs: 2 clean, 0 tool_error_recovered, 1 tool_error_unrecovered, 0 incomplete, 0 unreadable\n",
             " ".repeat(58)
         )
     );

@@ -79,7 +79,7 @@ seed-80    tool_error_unrecovered  support_agent  (2 tool calls, 2 errors, 3 ite
 recovered  tool_error_recovered    support_agent  (2 tool calls, 1 error, 3 iterations)
 clean      clean                   support_agent  (1 tool call, 0 errors, 2 iterations)
 gave-up    incomplete              support_agent  (0 tool calls, 0 errors)
-total: 4 runs: 1 clean, 1 tool_error_recovered, 1 tool_error_unrecovered, 1 incomplete
+total: 4 runs: 1 clean, 1 tool_error_recovered, 1 tool_error_unrecovered, 1 incomplete, 0 unreadable
 "
     );
 }
@@ -102,6 +102,7 @@ fn json_prints_one_object_per_run_then_the_totals() {
             "tool_errors": 2,
             "unrecovered_tools": ["lookup_customer"],
             "iterations": 3,
+            "skipped_lines": 0,
         })
     );
     let categories: Vec<&str> = lines[..4].iter().map(|line| line["category"].as_str().unwrap()).collect();
@@ -115,6 +116,7 @@ fn json_prints_one_object_per_run_then_the_totals() {
             "tool_error_recovered": 1,
             "tool_error_unrecovered": 1,
             "incomplete": 1,
+            "unreadable": 0,
             "malformed_lines": 0,
         }})
     );
@@ -143,12 +145,18 @@ fn malformed_lines_are_reported_with_file_and_line_skipped_and_exit_1() {
     assert_eq!(warnings[1], format!("warning: {}:4: no `tool`", trace.arg()));
     assert!(warnings[2].starts_with(&format!("warning: {}:5: unknown event `llm_retry`", trace.arg())));
     let lines = run.json_lines();
-    assert_eq!(lines[0]["category"], "tool_error_unrecovered");
+    // The skipped lines may have been its own: the run cannot be graded.
+    assert_eq!((&lines[0]["category"], &lines[0]["skipped_lines"]), (&json!("unreadable"), &json!(3)));
     assert_eq!(lines[1]["totals"]["malformed_lines"], 3);
 
     let plain = agentic(&["grade", trace.arg()], "");
     assert_eq!(plain.code, 1);
-    assert!(plain.stdout.ends_with("0 incomplete; 3 malformed lines skipped\n"), "{}", plain.stdout);
+    assert!(
+        plain.stdout.contains("(1 tool call, 1 error, 2 iterations, 3 skipped lines; unrecovered: t)"),
+        "{}",
+        plain.stdout
+    );
+    assert!(plain.stdout.ends_with("0 incomplete, 1 unreadable; 3 malformed lines skipped\n"), "{}", plain.stdout);
 }
 
 #[test]
@@ -182,7 +190,7 @@ fn a_run_may_span_files_and_stdin_is_dash() {
     let empty = agentic(&["grade", "-"], "");
     assert_eq!(
         (empty.code, empty.stdout.as_str()),
-        (0, "total: 0 runs: 0 clean, 0 tool_error_recovered, 0 tool_error_unrecovered, 0 incomplete\n")
+        (0, "total: 0 runs: 0 clean, 0 tool_error_recovered, 0 tool_error_unrecovered, 0 incomplete, 0 unreadable\n")
     );
 }
 
@@ -242,4 +250,56 @@ fn a_trace_the_runtime_wrote_is_graded() {
         ]
     );
     assert_eq!(lines[1]["unrecovered_tools"], json!(["missing"]));
+}
+
+#[test]
+fn an_over_long_failed_result_makes_its_run_unreadable_not_clean() {
+    // Another writer's 1.3 MiB failed tool result: the grader cannot read the line, and says so.
+    let content = "x".repeat(1_300_000);
+    let text = [
+        start("big"),
+        call("big", 1, "c1", "query"),
+        result("big", 2, "c1", true, &content),
+        finish("big", 3, 2),
+        start("small"),
+        finish("small", 4, 1),
+    ]
+    .join("\n");
+    let trace = TempFile::with_contents("over-long", &text);
+    let run = agentic(&["grade", trace.arg()], "");
+    assert_eq!(run.code, 1, "{run:?}");
+    assert_eq!(
+        run.stderr,
+        format!("warning: {}:3: longer than 1 MiB (the limit for one line); it was skipped\n", trace.arg())
+    );
+    assert_eq!(
+        run.stdout,
+        "\
+big    unreadable              support_agent  (1 tool call, 0 errors, 2 iterations, 1 skipped line)
+small  clean                   support_agent  (0 tool calls, 0 errors, 1 iteration)
+total: 2 runs: 1 clean, 0 tool_error_recovered, 0 tool_error_unrecovered, 0 incomplete, 1 unreadable; 1 malformed line skipped
+"
+    );
+}
+
+#[test]
+fn a_runtime_trace_with_a_huge_failed_result_is_graded_a_failure() {
+    // The runtime's own trace of the same failure: its line is cut to what the grader reads.
+    let path = std::env::temp_dir().join(format!("agentic-cli-grade-{}-huge.jsonl", std::process::id()));
+    let _cleanup = TempFile(path.clone());
+    let sink = TraceSink::to_file(&path).unwrap();
+    let run = sink.start_run_with_id("huge", None);
+    run.tool_call("c1", "query", &json!({}));
+    run.tool_result("c1", "query", true, &"\"".repeat(1_300_000));
+    run.agent_finish("The query failed.", 2);
+    let graded = agentic(&["grade", path.to_str().unwrap()], "");
+    assert_eq!(graded.code, 0, "{graded:?}");
+    assert_eq!(graded.stderr, "");
+    assert!(
+        graded
+            .stdout
+            .starts_with("huge  tool_error_unrecovered  -  (1 tool call, 1 error, 2 iterations; unrecovered: query)\n"),
+        "{}",
+        graded.stdout
+    );
 }

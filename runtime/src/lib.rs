@@ -47,10 +47,12 @@
 pub mod agent;
 mod agent_fn;
 mod agent_session;
+mod append;
 pub mod backoff;
 pub mod budget;
 pub mod classify;
 pub mod compact;
+mod cut;
 pub mod error;
 mod exec_error;
 pub mod journal;

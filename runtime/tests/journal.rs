@@ -147,11 +147,24 @@ fn a_corrupt_line_and_a_truncated_last_line_are_reported_and_skipped() {
         ]
     );
 
-    // A writer that comes after the cut starts a new line; the cut line stays corrupt.
+    // A record appended by a handle opened before the cut is glued to it: the handle cannot know
+    // (another writer cut the line after it opened the file).
     journal.record(&FailureRecord::new("d", "exhausted", "x").with_time_ms(4)).unwrap();
     let contents = read_journal(file.path()).unwrap();
     assert_eq!(contents.records.len(), 3, "the cut line swallowed d's record: {contents:?}");
     assert_eq!(contents.corrupt.iter().map(|corrupt| corrupt.line).collect::<Vec<_>>(), [2, 6]);
+
+    // A journal opened on a file that ends mid-line (a writer crashed) starts its first record on
+    // a line of its own, and the next ones follow it.
+    file.append_raw(br#"{"time_ms":1764511320000,"event":"fail"#);
+    let reopened = Journal::open(file.path()).unwrap();
+    for (name, time) in [("e", 5), ("f", 6)] {
+        reopened.record(&FailureRecord::new(name, "exhausted", "x").with_time_ms(time)).unwrap();
+    }
+    let contents = read_journal(file.path()).unwrap();
+    let names: Vec<&str> = contents.records.iter().map(|record| record.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c", "e", "f"]);
+    assert_eq!(contents.corrupt.iter().map(|corrupt| corrupt.line).collect::<Vec<_>>(), [2, 6, 7]);
 }
 
 #[test]

@@ -168,3 +168,68 @@ async fn a_flaky_tool_with_the_scripted_provider_is_fed_back_at_once() {
     let report = grade_lines(sink.contents().unwrap().as_bytes()).unwrap();
     assert_eq!(report.runs[0].category, Category::ToolErrorRecovered);
 }
+
+/// A turn of 1 000 calls over both wires (the chaos server's most per step): the first 128 run,
+/// ten at a time; every call gets its result, in the model's order, and the next request carries
+/// them all to the server.
+#[tokio::test]
+async fn a_thousand_calls_from_the_chaos_server_are_capped_and_all_answered() {
+    let mut step = ChaosStep::tool_use("work", json!({"n": 0}));
+    for n in 1..1000 {
+        step = step.call("work", json!({ "n": n }));
+    }
+    let scenario = Scenario::new().then(step).otherwise(ChaosStep::ok("Done."));
+    for anthropic in [false, true] {
+        // A server per wire: each plays the scenario from its start.
+        let server = ChaosServer::start(scenario.clone()).await.unwrap();
+        let provider: Box<dyn Provider> = if anthropic {
+            Box::new(AnthropicProvider::new(server.anthropic_base_url(), None))
+        } else {
+            Box::new(OpenAiProvider::new(server.openai_base_url(), None))
+        };
+        let running = Arc::new(AtomicU32::new(0));
+        let high = Arc::new(AtomicU32::new(0));
+        let toolbox = Toolbox::new().with_fn("work", "Works.", json!(null), {
+            let (running, high) = (Arc::clone(&running), Arc::clone(&high));
+            move |input| {
+                let (running, high) = (Arc::clone(&running), Arc::clone(&high));
+                async move {
+                    high.fetch_max(running.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                    // Let the other calls start, if the toolbox allows them to.
+                    for _ in 0..10 {
+                        tokio::task::yield_now().await;
+                    }
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    Ok(format!("done {}", input["n"]))
+                }
+            }
+        });
+        let sink = TraceSink::in_memory();
+        let trace = sink.start_run(None);
+        let mut history = vec![Message::user("Do a thousand things.")];
+        assert!(turn(provider.as_ref(), &toolbox, &mut history, &trace).await);
+        assert!(!turn(provider.as_ref(), &toolbox, &mut history, &trace).await, "the server took the results");
+        assert_eq!(history.last().unwrap().text(), "Done.");
+        assert_eq!(high.load(Ordering::SeqCst), 10);
+
+        let Message::Assistant(calls) = &history[1] else { panic!("{history:?}") };
+        let Message::User { content } = &history[2] else { panic!("{history:?}") };
+        assert_eq!(content.len(), 1000);
+        for (n, (call, result)) in
+            calls.content.iter().filter(|block| matches!(block, ContentBlock::ToolUse { .. })).zip(content).enumerate()
+        {
+            let (ContentBlock::ToolUse { id, .. }, ContentBlock::ToolResult { tool_use_id, content, is_error }) =
+                (call, result)
+            else {
+                panic!("{call:?} {result:?}")
+            };
+            assert_eq!(tool_use_id, id, "in the model's order");
+            if n < 128 {
+                assert_eq!((content.as_str(), *is_error), (format!("done {n}").as_str(), false));
+            } else {
+                assert!(*is_error && content.starts_with("not run: this turn asked for 1000 tool calls"), "{content}");
+            }
+        }
+        assert_eq!(server.journal().len(), 2, "two requests: the calls, then their results");
+    }
+}

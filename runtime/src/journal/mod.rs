@@ -43,12 +43,12 @@ pub use read::{
 };
 pub use record::{AttemptRecord, Event, FailureRecord, now_ms};
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::append::{self, Append, Records};
 use crate::exec_error::ExecError;
 use crate::report::Decision;
 
@@ -57,7 +57,10 @@ use crate::report::Decision;
 /// Each [`record`](Journal::record) appends one JSON line with a single write on a file opened in
 /// append mode, behind a lock: lines from threads of one process never interleave, and lines from
 /// several processes appending to the same file land whole (POSIX append semantics on a local file
-/// system). A line cut short by a crash is reported and skipped by [`read_journal`].
+/// system). A record lands whole or not at all: one that a full disk cuts is taken back, or, when
+/// it cannot be, the next record starts on a line of its own, so only the cut one is lost; the
+/// same for a file that ends mid-line when it is opened (a writer crashed). A line cut short is
+/// reported and skipped by [`read_journal`].
 ///
 /// Writing is a blocking call of a few microseconds (no flush to disk is forced), fine to make
 /// from async code after a call failed.
@@ -70,7 +73,7 @@ pub struct Journal {
 #[derive(Debug)]
 struct Shared {
     path: PathBuf,
-    file: Mutex<File>,
+    file: Mutex<Records<Box<dyn Append>>>,
     /// Whether a failed write was logged already.
     warned: AtomicBool,
 }
@@ -78,13 +81,24 @@ struct Shared {
 impl Journal {
     /// Opens the journal at `path` for appending, creating the file if it does not exist (its
     /// directory must exist).
+    ///
+    /// # Errors
+    ///
+    /// If the file cannot be opened for appending; the error keeps its kind and its
+    /// message names the path, e.g. ``cannot open the failure journal `/var/log/x/journal.jsonl`:
+    /// No such file or directory (os error 2)``.
     pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
         let path = path.as_ref();
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Self {
-            shared: Arc::new(Shared { path: path.to_owned(), file: Mutex::new(file), warned: AtomicBool::new(false) }),
+        Ok(Self::with_records(path, append::open(path, "the failure journal")?))
+    }
+
+    /// A journal that appends `records`, named `path`.
+    pub(crate) fn with_records(path: &Path, records: Records<Box<dyn Append>>) -> Self {
+        let file = Mutex::new(records);
+        Self {
+            shared: Arc::new(Shared { path: path.to_owned(), file, warned: AtomicBool::new(false) }),
             retries: false,
-        })
+        }
     }
 
     /// Whether retry records ([`Event::Retry`]) are written too; when not, [`record`](Journal::record)
@@ -112,7 +126,8 @@ impl Journal {
     ///
     /// # Errors
     ///
-    /// The write's error. The first failed write of a journal (and its clones) is also logged with
+    /// The write's error (the record was then not written, or only its start, on a line of its
+    /// own). The first failed write of a journal (and its clones) is also logged with
     /// `tracing::warn!`; later ones only return their error. It never panics, so callers may ignore
     /// the result.
     pub fn record(&self, record: &FailureRecord) -> io::Result<()> {
@@ -122,7 +137,7 @@ impl Journal {
         let result = serde_json::to_vec(record).map_err(io::Error::other).and_then(|mut line| {
             line.push(b'\n');
             let mut file = self.shared.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            file.write_all(&line)
+            file.append(&line)
         });
         if let Err(error) = &result {
             if !self.shared.warned.swap(true, Ordering::Relaxed) {
@@ -158,5 +173,60 @@ impl Journal {
             return Ok(());
         }
         self.record(&FailureRecord::retry(name, decision))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::append::tests::FullDisk;
+
+    fn record(name: &str) -> FailureRecord {
+        FailureRecord::new(name, "exhausted", "ServiceUnavailableError: 503").with_time_ms(1)
+    }
+
+    fn line_of(name: &str) -> usize {
+        serde_json::to_vec(&record(name)).unwrap().len() + 1
+    }
+
+    /// The disk fills in the middle of `b`'s record; `c` comes once there is room again.
+    fn fill_during_b(undo: bool) -> (FullDisk, io::Error) {
+        let disk = FullDisk::new(line_of("a") + 20, undo);
+        let journal = Journal::with_records(Path::new("journal.jsonl"), Records::new(Box::new(disk.clone()), false));
+        journal.record(&record("a")).unwrap();
+        let error = journal.record(&record("b")).unwrap_err();
+        disk.make_room(usize::MAX);
+        journal.record(&record("c")).unwrap();
+        (disk, error)
+    }
+
+    #[test]
+    fn a_record_cut_by_a_full_disk_is_taken_back() {
+        let (disk, error) = fill_during_b(true);
+        assert_eq!(error.raw_os_error(), Some(28), "ENOSPC: {error}");
+        let contents = JournalContents::read_from(disk.text().as_bytes()).unwrap();
+        let names: Vec<&str> = contents.records.iter().map(|record| record.name.as_str()).collect();
+        assert_eq!(names, ["a", "c"]);
+        assert!(contents.corrupt.is_empty(), "{:?}", contents.corrupt);
+    }
+
+    #[test]
+    fn a_cut_that_stays_is_ended_so_the_next_record_is_read() {
+        let (disk, _) = fill_during_b(false);
+        let contents = JournalContents::read_from(disk.text().as_bytes()).unwrap();
+        let names: Vec<&str> = contents.records.iter().map(|record| record.name.as_str()).collect();
+        assert_eq!(names, ["a", "c"], "c was not glued to the cut b");
+        assert_eq!(contents.corrupt.len(), 1);
+        assert_eq!(contents.corrupt[0].line, 2);
+    }
+
+    #[test]
+    fn open_names_the_path_in_its_error() {
+        let error = Journal::open("/no/such/dir/journal.jsonl").unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound);
+        assert_eq!(
+            error.to_string(),
+            "cannot open the failure journal `/no/such/dir/journal.jsonl`: No such file or directory (os error 2)"
+        );
     }
 }

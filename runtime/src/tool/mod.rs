@@ -14,7 +14,17 @@
 //! ([`Toolbox::with_timeout`]) or the tool itself ([`Tool::timeout`], [`Toolbox::with_fn_timeout`])
 //! says otherwise; the tool's own value wins. A call still running when its time is up is
 //! cancelled (its future is dropped) and answered with the error result
-//! ``the tool `get_weather` timed out after 120 s``.
+//! ``the tool `get_weather` timed out after 120 s``. Only a call that yields can be cut: see
+//! [Blocking work](Tool#blocking-work).
+//!
+//! # Bounds
+//!
+//! A turn runs its first [`DEFAULT_MAX_CALLS_PER_TURN`] (128) calls, at most
+//! [`DEFAULT_MAX_CONCURRENT_CALLS`] (10) at once, and answers each further one with an error
+//! saying so: every call gets a result, in the model's order. The model reads at most
+//! [`DEFAULT_MAX_RESULT_BYTES`] (256 KiB) of each result, cut with a note. The
+//! [`Toolbox`] sets each ([`Toolbox::with_max_calls_per_turn`],
+//! [`Toolbox::with_max_concurrent_calls`], [`Toolbox::with_max_result_bytes`]).
 //!
 //! # Examples
 //!
@@ -59,6 +69,7 @@
 
 mod schema;
 mod toolbox;
+mod turn;
 
 use std::fmt;
 use std::future::Future;
@@ -83,6 +94,32 @@ use crate::message::ContentBlock;
 /// It is the default of Claude Code's shell tool, and twice the MCP SDK's 60 s request timeout (a
 /// tool here may do more than one request).
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How many tool calls of one model turn are run, unless [`Toolbox::with_max_calls_per_turn`] says
+/// otherwise: 128. The calls past it are answered with an error result saying why, without running.
+///
+/// Agents' turns ask for one to a few dozen calls (a batch of file reads, a search fan-out); a turn
+/// that asks for thousands is a runaway, and running them all holds every call and result in
+/// memory at once. 128 is ten times a busy turn and OpenAI's cap on the tools one request may
+/// offer, and keeps one turn's results (at most [`DEFAULT_MAX_RESULT_BYTES`] each) to 32 MiB.
+pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 128;
+
+/// How many tool calls of one turn run at once, unless [`Toolbox::with_max_concurrent_calls`]
+/// says otherwise: 10; the others wait for a free place, in call order.
+///
+/// Claude Code runs at most 10 tool calls at once (`CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`); it is
+/// enough to overlap the waits of a turn's fetches and searches, and few enough that a turn does
+/// not open a hundred connections or processes at the same instant.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 10;
+
+/// The most bytes of one tool result (or error text) sent to the model, unless
+/// [`Toolbox::with_max_result_bytes`] says otherwise: 256 KiB. A longer one is cut on a char
+/// boundary and ends with a note saying how much was cut.
+///
+/// 256 KiB is about 64 K tokens, half of a 128 K context: more would crowd out the conversation
+/// (Claude Code cuts a shell tool's output at 30 000 characters and an MCP tool's at 25 000
+/// tokens), and a 100 MiB result is never read by a model anyway.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 256 * 1024;
 
 /// What [`Tool::call`] returns: a boxed future of the tool's text result or its error.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<String, ToolError>> + Send + 'a>>;
@@ -123,6 +160,42 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<String, ToolError>>
 /// let toolbox = Toolbox::new().with_tool(Clock { now: "12:00" });
 /// assert_eq!(toolbox.names().collect::<Vec<_>>(), ["get_time"]);
 /// ```
+///
+/// # Blocking work
+///
+/// A call's timeout cancels it by dropping its future, and a future can only be dropped when it
+/// yields (awaits something that is not ready). A tool that blocks its thread instead (blocking
+/// file or network I/O, `std::thread::sleep`, `std::process::Command::output`, a long computation)
+/// does not yield until it is done: its timeout cannot fire meanwhile, and the other calls and
+/// timers on that thread (all of them, on a current-thread runtime) wait too. This is inherent to
+/// async Rust. So every call times out only if it yields: give blocking work to
+/// `tokio::task::spawn_blocking` and await its handle, which yields, so the timeout holds. (The
+/// blocking thread itself is not stopped: it runs to its end and its result is dropped.)
+///
+/// ```
+/// use agentic_runtime::tool::{ToolError, Toolbox};
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let toolbox = Toolbox::new().with_fn(
+///     "read_file",
+///     "The text of a file.",
+///     json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+///     |input| async move {
+///         let path = input["path"].as_str().unwrap_or_default().to_owned();
+///         // Blocking I/O on a blocking thread: this future yields while it runs.
+///         let read = tokio::task::spawn_blocking(move || std::fs::read_to_string(path));
+///         match read.await {
+///             Ok(text) => text.map_err(ToolError::new),
+///             Err(join_error) => Err(ToolError::new(join_error)),
+///         }
+///     },
+/// );
+/// let error = toolbox.call("read_file", json!({"path": "/no/such/file"})).await.unwrap_err();
+/// assert!(error.message().contains("No such file"), "{error}");
+/// # }
+/// ```
 pub trait Tool: Send + Sync + 'static {
     /// The name the model calls it by: 1 to 64 ASCII letters, digits, `_` or `-` (what both APIs
     /// accept).
@@ -143,7 +216,8 @@ pub trait Tool: Send + Sync + 'static {
     /// for the model to reason about. A panic is caught and becomes an error result too.
     ///
     /// The future must yield to be timed out (see [`Tool::timeout`]): run blocking work with
-    /// `tokio::task::spawn_blocking`, not on the async thread.
+    /// `tokio::task::spawn_blocking`, not on the async thread (see
+    /// [Blocking work](Tool#blocking-work)).
     fn call(&self, input: Value) -> ToolFuture<'_>;
 
     /// How long one call may run, when this tool needs its own limit; `None` (the default) uses

@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use serde_json::Value;
-use tracing::field::Empty;
-use tracing::{Instrument as _, Span};
 
 use super::schema::check_arguments;
-use super::{DEFAULT_TOOL_TIMEOUT, Tool, ToolError, ToolFuture, ToolSpec};
-use crate::message::{AssistantMessage, ContentBlock, Message};
+use super::{
+    DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOL_TIMEOUT, Tool,
+    ToolError, ToolFuture, ToolSpec,
+};
+use crate::lines::shorten;
+use crate::message::{ContentBlock, Message};
 use crate::policy::rules::format_ms;
-use crate::trace::RunTrace;
 
 /// The tools offered to the model, by name. Cloning is cheap: clones share the tools.
 ///
@@ -24,7 +25,11 @@ use crate::trace::RunTrace;
 /// [`Tool`]); give [`Toolbox::specs`] to the request; run each assistant turn's calls with
 /// [`Toolbox::run_calls`] and send [`results_message`] back. Every call has a timeout:
 /// [`DEFAULT_TOOL_TIMEOUT`], or the toolbox's ([`Toolbox::with_timeout`]), or the tool's own
-/// ([`Tool::timeout`], [`Toolbox::with_fn_timeout`]), which wins.
+/// ([`Tool::timeout`], [`Toolbox::with_fn_timeout`]), which wins. One turn runs at most
+/// [`DEFAULT_MAX_CALLS_PER_TURN`] calls ([`Toolbox::with_max_calls_per_turn`]),
+/// [`DEFAULT_MAX_CONCURRENT_CALLS`] at once ([`Toolbox::with_max_concurrent_calls`]), and sends
+/// the model at most [`DEFAULT_MAX_RESULT_BYTES`] of each result
+/// ([`Toolbox::with_max_result_bytes`]).
 ///
 /// # Examples
 ///
@@ -60,11 +65,24 @@ struct Inner {
     specs: Vec<ToolSpec>,
     /// The limit of a call whose tool sets none.
     timeout: Duration,
+    /// The most calls of one turn that run; the others are answered with an error.
+    max_calls: usize,
+    /// The most calls that run at once.
+    max_concurrent: usize,
+    /// The most bytes of a result sent to the model.
+    max_result_bytes: usize,
 }
 
 impl Default for Inner {
     fn default() -> Self {
-        Self { tools: Vec::new(), specs: Vec::new(), timeout: DEFAULT_TOOL_TIMEOUT }
+        Self {
+            tools: Vec::new(),
+            specs: Vec::new(),
+            timeout: DEFAULT_TOOL_TIMEOUT,
+            max_calls: DEFAULT_MAX_CALLS_PER_TURN,
+            max_concurrent: DEFAULT_MAX_CONCURRENT_CALLS,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+        }
     }
 }
 
@@ -73,6 +91,9 @@ impl fmt::Debug for Toolbox {
         f.debug_struct("Toolbox")
             .field("tools", &self.names().collect::<Vec<_>>())
             .field("timeout", &self.inner.timeout)
+            .field("max_calls_per_turn", &self.inner.max_calls)
+            .field("max_concurrent_calls", &self.inner.max_concurrent)
+            .field("max_result_bytes", &self.inner.max_result_bytes)
             .finish()
     }
 }
@@ -240,6 +261,91 @@ impl Toolbox {
         tool.timeout().unwrap_or(self.inner.timeout)
     }
 
+    /// Runs at most `max` calls of one turn; the calls past them are not run, and each is answered
+    /// with an error result that says so (the providers want a result for every call).
+    ///
+    /// `0` answers every call with that error.
+    ///
+    /// # Default
+    ///
+    /// [`DEFAULT_MAX_CALLS_PER_TURN`] (128; the reason is there).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::tool::{DEFAULT_MAX_CALLS_PER_TURN, Toolbox};
+    ///
+    /// assert_eq!(Toolbox::new().max_calls_per_turn(), DEFAULT_MAX_CALLS_PER_TURN);
+    /// assert_eq!(Toolbox::new().with_max_calls_per_turn(16).max_calls_per_turn(), 16);
+    /// ```
+    pub fn with_max_calls_per_turn(mut self, max: usize) -> Self {
+        Arc::make_mut(&mut self.inner).max_calls = max;
+        self
+    }
+
+    /// The most calls of one turn that run ([`Toolbox::with_max_calls_per_turn`]).
+    pub fn max_calls_per_turn(&self) -> usize {
+        self.inner.max_calls
+    }
+
+    /// Runs at most `max` calls of a turn at once; each further call starts, in call order, when
+    /// one finishes. `1` runs them one after the other.
+    ///
+    /// # Default
+    ///
+    /// [`DEFAULT_MAX_CONCURRENT_CALLS`] (10; the reason is there).
+    ///
+    /// # Panics
+    ///
+    /// If `max` is 0: no call could ever run.
+    pub fn with_max_concurrent_calls(mut self, max: usize) -> Self {
+        assert!(max > 0, "`max_concurrent_calls` must be at least 1 (1 runs the calls one after the other)");
+        Arc::make_mut(&mut self.inner).max_concurrent = max;
+        self
+    }
+
+    /// The most calls of a turn that run at once ([`Toolbox::with_max_concurrent_calls`]).
+    pub fn max_concurrent_calls(&self) -> usize {
+        self.inner.max_concurrent
+    }
+
+    /// Sends the model at most `max` bytes of each result or error text: a longer one is cut on a
+    /// char boundary, and ends with a note (part of the `max` bytes) saying how much was cut. A
+    /// `max` under 120 bytes leaves room for the note alone.
+    ///
+    /// # Default
+    ///
+    /// [`DEFAULT_MAX_RESULT_BYTES`] (256 KiB; the reason is there).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::message::{AssistantMessage, ContentBlock};
+    /// use agentic_runtime::tool::Toolbox;
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let toolbox = Toolbox::new()
+    ///     .with_fn("dump", "A big dump.", json!(null), |_| async { Ok("x".repeat(10_000)) })
+    ///     .with_max_result_bytes(1_000);
+    /// let mut turn = AssistantMessage::text("");
+    /// turn.content = vec![ContentBlock::ToolUse { id: "c1".into(), name: "dump".into(), input: json!({}) }];
+    /// let outcome = &toolbox.run_calls(&turn).await[0];
+    /// assert!(outcome.content.len() <= 1_000);
+    /// assert!(outcome.content.ends_with("[the tool result was cut here: 9120 of its 10000 bytes are not shown]"));
+    /// # }
+    /// ```
+    pub fn with_max_result_bytes(mut self, max: usize) -> Self {
+        Arc::make_mut(&mut self.inner).max_result_bytes = max;
+        self
+    }
+
+    /// The most bytes of a result sent to the model ([`Toolbox::with_max_result_bytes`]).
+    pub fn max_result_bytes(&self) -> usize {
+        self.inner.max_result_bytes
+    }
+
     /// Registers `tool`. Its [`Tool::parameters`] are read once, now.
     ///
     /// # Panics
@@ -307,12 +413,7 @@ impl Toolbox {
         };
         let spec = &self.inner.specs[position];
         if let Value::String(raw) = &input {
-            if serde_json::from_str::<Value>(raw).is_err() {
-                return Err(ToolError::new(format!(
-                    "invalid arguments for `{name}`: not valid JSON: `{}`",
-                    shorten(raw, 200)
-                )));
-            }
+            return Err(ToolError::new(format!("invalid arguments for `{name}`: {}", string_arguments(raw))));
         }
         check_arguments(&spec.parameters, &input)
             .map_err(|problems| ToolError::new(format!("invalid arguments for `{name}`: {problems}")))?;
@@ -326,6 +427,8 @@ impl Toolbox {
     }
 
     fn unknown(&self, name: &str) -> ToolError {
+        // A tool name is at most 64 characters: a longer one is the model's runaway, not echoed whole.
+        let name = shorten(name, 64);
         let names: Vec<String> = self.names().map(|name| format!("`{name}`")).collect();
         if names.is_empty() {
             ToolError::new(format!("unknown tool `{name}`; no tools are available"))
@@ -333,74 +436,6 @@ impl Toolbox {
             ToolError::new(format!("unknown tool `{name}`; the tools are {}", names.join(", ")))
         }
     }
-
-    /// Runs every tool call ([`ContentBlock::ToolUse`]) of one assistant turn and returns their
-    /// outcomes in call order (other blocks are skipped; no calls, no outcomes).
-    ///
-    /// The calls run **concurrently** (the model asked for them in one turn, so none depends on
-    /// another's result); each outcome is still in the position of its call. Every failure is an
-    /// outcome with `is_error: true`, never an `Err` and never a retry: see [`Toolbox::call`] for
-    /// the texts. No call waits longer than its timeout ([`Toolbox::timeout_of`]), so neither
-    /// does the turn.
-    pub async fn run_calls(&self, message: &AssistantMessage) -> Vec<ToolOutcome> {
-        self.run_calls_traced(message, None).await
-    }
-
-    /// [`Toolbox::run_calls`], writing to `trace` (when there is one) a `tool_call` event for
-    /// every call, in call order, before any runs, then a `tool_result` event for each as soon as
-    /// it finishes.
-    pub async fn run_calls_traced(&self, message: &AssistantMessage, trace: Option<&RunTrace>) -> Vec<ToolOutcome> {
-        let calls: Vec<(&str, &str, &Value)> = message
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
-                _ => None,
-            })
-            .collect();
-        if let Some(trace) = trace {
-            for (id, name, input) in &calls {
-                trace.tool_call(id, name, input);
-            }
-        }
-        let runs = calls.into_iter().map(|(id, name, input)| async move {
-            let span = tool_span(name, id);
-            let result = self.call(name, input.clone()).instrument(span.clone()).await;
-            let (content, is_error) = match result {
-                Ok(text) => (text, false),
-                Err(error) => {
-                    record_tool_error(&span);
-                    (error.message, true)
-                }
-            };
-            if let Some(trace) = trace {
-                trace.tool_result(id, name, is_error, &content);
-            }
-            ToolOutcome { call_id: id.to_owned(), tool: name.to_owned(), input: input.clone(), content, is_error }
-        });
-        futures_util::future::join_all(runs).await
-    }
-}
-
-/// The span of one tool call, `execute_tool {name}`, in the OpenTelemetry GenAI conventions'
-/// terms (docs/design.md §14). The arguments and the result are not recorded.
-fn tool_span(name: &str, call_id: &str) -> Span {
-    tracing::info_span!(
-        "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
-        gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = name,
-        gen_ai.tool.call.id = call_id,
-        error.type = Empty,
-        otel.status_code = Empty,
-    )
-}
-
-/// Marks a tool call's span as failed (the tool's error, its timeout or its panic: the model gets
-/// the text, the span the kind).
-fn record_tool_error(span: &Span) {
-    span.record("error.type", "tool_error");
-    span.record("otel.status_code", "ERROR");
 }
 
 /// Runs the tool, turning a panic (while making the future or while polling it) into an error.
@@ -431,11 +466,17 @@ fn seconds(duration: Duration) -> String {
     format_ms(u64::try_from(millis).unwrap_or(u64::MAX))
 }
 
-/// At most `max` characters of `text`, with `...` when cut.
-fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_owned(),
+/// Why arguments that came as a JSON string are refused. The provider keeps the model's text as
+/// a string when it is not JSON, and a JSON string literal (`"Paris"`) is a string too: text that
+/// opens like an object or array is taken for broken JSON, anything else for a string literal.
+fn string_arguments(raw: &str) -> String {
+    let shown = shorten(raw, 200);
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(_)) => {
+            format!("the arguments must be a JSON object, not a string holding one: send the object itself: `{shown}`")
+        }
+        Err(_) if raw.trim_start().starts_with(['{', '[']) => format!("not valid JSON: `{shown}`"),
+        _ => format!("the arguments must be a JSON object, not a string: `{shown}`"),
     }
 }
 
@@ -484,7 +525,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::message::StopReason;
+    use crate::message::{AssistantMessage, StopReason};
 
     fn turn(calls: &[(&str, &str, Value)]) -> AssistantMessage {
         let mut message = AssistantMessage::text("let me see");
@@ -604,7 +645,11 @@ mod tests {
         let two = one.clone().with_fn("noop", "", Value::Null, |_| async { Ok(String::new()) });
         assert_eq!(one.names().collect::<Vec<_>>(), ["get_weather"]);
         assert_eq!(two.names().collect::<Vec<_>>(), ["get_weather", "noop"]);
-        assert_eq!(format!("{two:?}"), "Toolbox { tools: [\"get_weather\", \"noop\"], timeout: 120s }");
+        assert_eq!(
+            format!("{two:?}"),
+            "Toolbox { tools: [\"get_weather\", \"noop\"], timeout: 120s, max_calls_per_turn: 128, \
+             max_concurrent_calls: 10, max_result_bytes: 262144 }"
+        );
     }
 
     /// Sets its flag when dropped: shows that a timed-out call's future was dropped.
@@ -685,6 +730,45 @@ mod tests {
         let error = toolbox.call("hang", json!({})).await.unwrap_err();
         assert_eq!(error.message(), "the tool `hang` timed out after 0.25 s");
         assert_eq!(start.elapsed(), Duration::from_millis(250));
+    }
+
+    #[tokio::test]
+    async fn arguments_of_every_json_type_but_an_object_are_named_by_their_type() {
+        let toolbox = weather();
+        let cases = [
+            // What a provider hands over for arguments `"Paris"`: a JSON string literal.
+            (json!("Paris"), "the arguments must be a JSON object, not a string: `Paris`"),
+            // A string holding an object's JSON: encoded twice.
+            (
+                json!("{\"city\":\"Paris\"}"),
+                "the arguments must be a JSON object, not a string holding one: send the object itself: `{\"city\":\"Paris\"}`",
+            ),
+            // The model's broken JSON text, kept as a string by the provider.
+            (json!("{\"city\": "), "not valid JSON: `{\"city\": `"),
+            (json!(3.5), "the arguments must be a JSON object, not a number"),
+            (json!(3), "the arguments must be a JSON object, not an integer"),
+            (json!(["Paris"]), "the arguments must be a JSON object, not an array"),
+            (json!(true), "the arguments must be a JSON object, not a boolean"),
+            (json!(null), "the arguments must be a JSON object, not null"),
+        ];
+        for (input, message) in cases {
+            let error = toolbox.call("get_weather", input.clone()).await.unwrap_err();
+            assert_eq!(error.message(), format!("invalid arguments for `get_weather`: {message}"), "{input}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_long_unknown_tool_name_is_cut_in_the_message() {
+        let name = "x".repeat(1024 * 1024);
+        let error = weather().call(&name, json!({})).await.unwrap_err();
+        let x64 = "x".repeat(64);
+        assert_eq!(error.message(), format!("unknown tool `{x64}…`; the tools are `get_weather`"));
+    }
+
+    #[test]
+    #[should_panic(expected = "`max_concurrent_calls` must be at least 1")]
+    fn zero_calls_at_once_is_refused() {
+        let _ = weather().with_max_concurrent_calls(0);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! | category | when |
 //! | --- | --- |
+//! | `unreadable` | a line of the run was skipped (malformed or over-long), so its grade cannot be known |
 //! | `incomplete` | the run has no `agent_finish` (its retry layers gave up, or it was cut short) |
 //! | `tool_error_unrecovered` | some tool returned an error and no later call of that same tool succeeded |
 //! | `tool_error_recovered` | some tool returned an error, and every such error was followed by a successful call of the same tool |
@@ -19,6 +20,12 @@
 //! is malformed too, and skipped without being held in memory; the runs tracked may take up to
 //! [`MAX_GRADER_BYTES`] (so that no input, however large, takes all the memory there is).
 //!
+//! A skipped line still counts against its run, which is graded `unreadable`: the line could have
+//! been its failed tool result or its `agent_finish`. The run is the one its `run_id` names, read
+//! from the line's text when it is not valid JSON, and from the start of an over-long line (the
+//! runtime writes `run_id` third, in the first hundred bytes); a skipped line whose run cannot be
+//! told counts against every run that had started and not finished when it was read.
+//!
 //! # Examples
 //!
 //! ```
@@ -32,19 +39,24 @@
 //! {"event":"tool_result","run_id":"a","call_id":"2","is_error":false,"content":"sunny"}
 //! {"event":"agent_finish","run_id":"a","final_text":"Sunny.","iterations":3}
 //! {"event":"agent_start","run_id":"b","function":"weather"}
-//! not json
+//! {"event":"agent_start","run_id":"c","function":"weather"}
+//! {"event":"tool_result","run_id":"c","call_id":"1","is_er
+//! {"event":"agent_finish","run_id":"c","final_text":"Done.","iterations":2}
 //! "#;
 //! let report = grade_lines(trace.as_bytes()).unwrap();
 //! assert_eq!(report.runs[0].category, Category::ToolErrorRecovered);
 //! assert_eq!(report.runs[1].category, Category::Incomplete);
-//! assert_eq!(report.malformed[0].to_string(), "<trace>:9: not JSON: expected ident at line 1 column 2");
+//! assert_eq!((report.runs[2].category, report.runs[2].skipped_lines), (Category::Unreadable, 1));
+//! assert_eq!(report.malformed[0].to_string(), "<trace>:10: not JSON: EOF while parsing a string at line 1 column 56");
 //! let totals = report.totals();
-//! assert_eq!((totals.runs, totals.tool_error_recovered, totals.incomplete), (2, 1, 1));
+//! assert_eq!((totals.runs, totals.tool_error_recovered, totals.incomplete, totals.unreadable), (3, 1, 1, 1));
 //! ```
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead};
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,6 +68,9 @@ use crate::lines::{BoundedLines, bytes_text, shorten};
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Category {
+    /// A line of the run was skipped (malformed or over-long): whatever it said (a failed tool, the
+    /// `agent_finish`) is unknown, so the run cannot be graded.
+    Unreadable,
     /// No `agent_finish`: the run did not end with the model's answer.
     Incomplete,
     /// A tool returned an error and no later call of that same tool succeeded.
@@ -68,12 +83,19 @@ pub enum Category {
 
 impl Category {
     /// Every category, in the order the grader checks them.
-    pub const ALL: [Category; 4] =
-        [Category::Incomplete, Category::ToolErrorUnrecovered, Category::ToolErrorRecovered, Category::Clean];
+    pub const ALL: [Category; 5] = [
+        Category::Unreadable,
+        Category::Incomplete,
+        Category::ToolErrorUnrecovered,
+        Category::ToolErrorRecovered,
+        Category::Clean,
+    ];
 
-    /// The name: `incomplete`, `tool_error_unrecovered`, `tool_error_recovered`, `clean`.
+    /// The name: `unreadable`, `incomplete`, `tool_error_unrecovered`, `tool_error_recovered`,
+    /// `clean`.
     pub const fn name(self) -> &'static str {
         match self {
+            Category::Unreadable => "unreadable",
             Category::Incomplete => "incomplete",
             Category::ToolErrorUnrecovered => "tool_error_unrecovered",
             Category::ToolErrorRecovered => "tool_error_recovered",
@@ -111,6 +133,9 @@ pub struct RunGrade {
     /// How many times the run's conversation was compacted (its `compaction` lines); they do not
     /// change its category.
     pub compactions: usize,
+    /// How many skipped lines belong, or may belong, to the run (see the [module](self) docs);
+    /// when some do, the run is [`Category::Unreadable`].
+    pub skipped_lines: usize,
 }
 
 /// A line the grader skipped.
@@ -158,6 +183,8 @@ pub struct GradeTotals {
     pub tool_error_unrecovered: usize,
     /// `incomplete` runs.
     pub incomplete: usize,
+    /// `unreadable` runs.
+    pub unreadable: usize,
     /// Lines skipped as malformed.
     pub malformed_lines: usize,
 }
@@ -166,6 +193,7 @@ impl GradeTotals {
     /// The count of `category`.
     pub fn count(&self, category: Category) -> usize {
         match category {
+            Category::Unreadable => self.unreadable,
             Category::Incomplete => self.incomplete,
             Category::ToolErrorUnrecovered => self.tool_error_unrecovered,
             Category::ToolErrorRecovered => self.tool_error_recovered,
@@ -181,6 +209,7 @@ impl GradeReport {
             GradeTotals { runs: self.runs.len(), malformed_lines: self.malformed_lines, ..GradeTotals::default() };
         for run in &self.runs {
             match run.category {
+                Category::Unreadable => totals.unreadable += 1,
                 Category::Incomplete => totals.incomplete += 1,
                 Category::ToolErrorUnrecovered => totals.tool_error_unrecovered += 1,
                 Category::ToolErrorRecovered => totals.tool_error_recovered += 1,
@@ -254,6 +283,8 @@ pub struct Grader {
     malformed: Vec<MalformedLine>,
     malformed_lines: usize,
     tool_calls: usize,
+    /// How many skipped lines named no run (they count against the runs open when read).
+    unattributed: usize,
     /// An estimate of the memory the runs hold, checked against `max_bytes`.
     bytes: usize,
     max_bytes: usize,
@@ -268,6 +299,7 @@ impl Default for Grader {
             malformed: Vec::new(),
             malformed_lines: 0,
             tool_calls: 0,
+            unattributed: 0,
             bytes: 0,
             max_bytes: MAX_GRADER_BYTES,
         }
@@ -297,6 +329,12 @@ struct Run {
     calls: Vec<Call>,
     /// The calls waiting for their result, by call id, latest last.
     pending: HashMap<String, Vec<usize>>,
+    /// The skipped lines that named this run.
+    skipped: usize,
+    /// [`Grader::unattributed`] when the run was first seen, and at its (latest) `agent_finish`:
+    /// the skipped lines that named no run in between may be its own.
+    unattributed_at_start: usize,
+    unattributed_at_finish: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -340,24 +378,47 @@ impl Grader {
         let source_index = self.sources.len();
         self.sources.push(source.to_owned());
         self.bytes = self.bytes.saturating_add(source.len());
-        let mut lines = BoundedLines::new(reader);
+        let head = Rc::new(RefCell::new(LineHead::default()));
+        let mut lines = BoundedLines::new(HeadKeeper { inner: reader, head: Rc::clone(&head) });
         while let Some(line) = lines.next_line()? {
             match line.bytes {
-                Err(too_long) => self.malformed(source_index, line.number, too_long.to_string()),
+                Err(too_long) => {
+                    let run_id = run_id_in(head.borrow().of_last(line.ended));
+                    self.skipped(source_index, line.number, too_long.to_string(), run_id)?;
+                }
                 Ok(bytes) => match std::str::from_utf8(bytes) {
                     Ok(text) => self.line(source_index, line.number, text)?,
-                    Err(_) => self.malformed(source_index, line.number, "not UTF-8".to_owned()),
+                    Err(_) => self.skipped(source_index, line.number, "not UTF-8".to_owned(), run_id_in(bytes))?,
                 },
             }
         }
         Ok(())
     }
 
-    fn malformed(&mut self, source: usize, line: usize, reason: String) {
+    /// A line skipped for `reason`: reported, and counted against the run `run_id` names, or,
+    /// when it names none, against every run open now.
+    fn skipped(&mut self, source: usize, line: usize, reason: String, run_id: Option<String>) -> io::Result<()> {
         self.malformed_lines += 1;
         if self.malformed.len() < MAX_MALFORMED_KEPT {
             self.malformed.push(MalformedLine { source: self.sources[source].clone(), line, reason });
         }
+        match run_id {
+            Some(run_id) => {
+                let position = self.index.get(&run_id).copied();
+                self.spend(if position.is_none() { RUN_COST + 2 * run_id.len() } else { 0 }, source, line)?;
+                let position = position.unwrap_or_else(|| self.add_run(run_id, source));
+                self.runs[position].skipped += 1;
+            }
+            None => self.unattributed += 1,
+        }
+        Ok(())
+    }
+
+    /// Starts tracking the run `run_id`, first seen in `source`; its position.
+    fn add_run(&mut self, run_id: String, source: usize) -> usize {
+        self.index.insert(run_id.clone(), self.runs.len());
+        self.runs.push(Run::new(run_id, source, self.unattributed));
+        self.runs.len() - 1
     }
 
     fn line(&mut self, source: usize, number: usize, text: &str) -> io::Result<()> {
@@ -367,18 +428,11 @@ impl Grader {
         }
         let (run_id, line) = match parse(text) {
             Ok(parsed) => parsed,
-            Err(reason) => {
-                self.malformed(source, number, reason);
-                return Ok(());
-            }
+            Err(reason) => return self.skipped(source, number, reason, run_id_in(text.as_bytes())),
         };
         let position = self.index.get(&run_id).copied();
         self.spend(self.cost(position, &line, &run_id), source, number)?;
-        let position = position.unwrap_or_else(|| {
-            self.index.insert(run_id.clone(), self.runs.len());
-            self.runs.push(Run::new(run_id, source));
-            self.runs.len() - 1
-        });
+        let position = position.unwrap_or_else(|| self.add_run(run_id, source));
         let run = &mut self.runs[position];
         match line {
             Line::Start { function } => {
@@ -398,6 +452,7 @@ impl Grader {
             Line::Finish { iterations } => {
                 run.finished = true;
                 run.iterations = iterations;
+                run.unattributed_at_finish = Some(self.unattributed);
             }
         }
         Ok(())
@@ -480,14 +535,16 @@ impl Grader {
     /// The grades of every run read, and the malformed lines.
     pub fn finish(self) -> GradeReport {
         let sources = self.sources;
-        let runs = self.runs.into_iter().map(|run| grade(run, &sources)).collect();
+        let unattributed = self.unattributed;
+        let runs = self.runs.into_iter().map(|run| grade(run, &sources, unattributed)).collect();
         GradeReport { runs, malformed: self.malformed, malformed_lines: self.malformed_lines }
     }
 }
 
 impl Run {
-    /// A run with nothing read yet but its id, first seen in source number `source`.
-    fn new(run_id: String, source: usize) -> Self {
+    /// A run with nothing read yet but its id, first seen in source number `source` when
+    /// `unattributed` skipped lines had named no run.
+    fn new(run_id: String, source: usize, unattributed: usize) -> Self {
         Self {
             run_id,
             source,
@@ -499,6 +556,9 @@ impl Run {
             tool_index: HashMap::new(),
             calls: Vec::new(),
             pending: HashMap::new(),
+            skipped: 0,
+            unattributed_at_start: unattributed,
+            unattributed_at_finish: None,
         }
     }
 
@@ -513,7 +573,7 @@ impl Run {
     }
 }
 
-fn grade(run: Run, sources: &[String]) -> RunGrade {
+fn grade(run: Run, sources: &[String], unattributed: usize) -> RunGrade {
     // A tool is unrecovered when its last answered call (in call order) failed.
     let mut last: Vec<Option<bool>> = vec![None; run.tools.len()];
     let mut order = Vec::new();
@@ -528,7 +588,11 @@ fn grade(run: Run, sources: &[String]) -> RunGrade {
     }
     let unrecovered_tools: Vec<String> =
         order.into_iter().filter(|&tool| last[tool] == Some(true)).map(|tool| run.tools[tool].clone()).collect();
-    let category = if !run.finished {
+    let open_until = run.unattributed_at_finish.unwrap_or(unattributed);
+    let skipped_lines = run.skipped + open_until.saturating_sub(run.unattributed_at_start);
+    let category = if skipped_lines > 0 {
+        Category::Unreadable
+    } else if !run.finished {
         Category::Incomplete
     } else if !unrecovered_tools.is_empty() {
         Category::ToolErrorUnrecovered
@@ -547,7 +611,81 @@ fn grade(run: Run, sources: &[String]) -> RunGrade {
         function: run.function,
         iterations: run.iterations,
         compactions: run.compactions,
+        skipped_lines,
     }
+}
+
+/// How much of each line [`HeadKeeper`] keeps: room for the `event`, `ts_ms` and `run_id` the
+/// runtime writes first.
+const HEAD_BYTES: usize = 256;
+
+/// The first [`HEAD_BYTES`] of the line being read and of the line before it.
+#[derive(Debug, Default)]
+struct LineHead {
+    current: Vec<u8>,
+    last: Vec<u8>,
+}
+
+impl LineHead {
+    /// The head of the line just read: it ended with a `\n` (`ended`), or it is the last line.
+    fn of_last(&self, ended: bool) -> &[u8] {
+        if ended { &self.last } else { &self.current }
+    }
+}
+
+/// A reader that keeps the start of each line it gives out, so that the run of a line too long to
+/// be read can still be told.
+struct HeadKeeper<R> {
+    inner: R,
+    head: Rc<RefCell<LineHead>>,
+}
+
+impl<R: io::Read> io::Read for HeadKeeper<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl<R: BufRead> BufRead for HeadKeeper<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        // What is consumed was just given by `fill_buf`, so asking again reads nothing.
+        if let Ok(buffer) = self.inner.fill_buf() {
+            let mut head = self.head.borrow_mut();
+            let mut rest = &buffer[..amount.min(buffer.len())];
+            while !rest.is_empty() {
+                let newline = rest.iter().position(|&byte| byte == b'\n');
+                let part = &rest[..newline.unwrap_or(rest.len())];
+                let room = HEAD_BYTES.saturating_sub(head.current.len());
+                head.current.extend_from_slice(&part[..part.len().min(room)]);
+                match newline {
+                    Some(at) => {
+                        head.last = std::mem::take(&mut head.current);
+                        rest = &rest[at + 1..];
+                    }
+                    None => rest = &[],
+                }
+            }
+        }
+        self.inner.consume(amount);
+    }
+}
+
+/// The `run_id` a line's text names, found without parsing it as JSON (it may be cut or broken):
+/// the string after the first `"run_id":` outside a string; `None` when there is none, or it holds
+/// an escape or is cut.
+fn run_id_in(text: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b"\"run_id\"";
+    let at = text.windows(KEY.len()).position(|window| window == KEY)?;
+    let rest = text[at + KEY.len()..].trim_ascii_start().strip_prefix(b":")?.trim_ascii_start().strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&byte| byte == b'"' || byte == b'\\')?;
+    if rest[end] != b'"' {
+        return None;
+    }
+    std::str::from_utf8(&rest[..end]).ok().map(str::to_owned)
 }
 
 /// A value from the input as a reason shows it: its JSON, shortened.
@@ -717,7 +855,7 @@ mod tests {
             ]
         );
         assert_eq!(report.runs.len(), 1);
-        assert_eq!(report.runs[0].category, Category::Clean);
+        assert_eq!((report.runs[0].category, report.runs[0].skipped_lines), (Category::Unreadable, 3));
     }
 
     #[test]
@@ -727,7 +865,60 @@ mod tests {
         let report = grade_lines(&text[..]).unwrap();
         let reasons: Vec<String> = report.malformed.iter().map(ToString::to_string).collect();
         assert_eq!(reasons, ["<trace>:1: longer than 1 MiB (the limit for one line); it was skipped"]);
-        assert_eq!(report.runs[0].category, Category::Clean);
+        assert_eq!(report.runs[0].category, Category::Clean, "the line came before the run started");
+    }
+
+    #[test]
+    fn an_over_long_line_counts_against_the_run_it_starts_with() {
+        let content = "x".repeat(crate::lines::MAX_LINE_BYTES);
+        for ending in ["\n", ""] {
+            let text = format!(
+                "{{\"event\":\"agent_start\",\"run_id\":\"a\"}}\n{{\"event\":\"agent_start\",\"run_id\":\"b\"}}\n\
+                 {{\"event\":\"agent_finish\",\"run_id\":\"b\"}}\n{{\"event\":\"agent_finish\",\"run_id\":\"a\"}}\n\
+                 {{\"event\":\"tool_result\",\"ts_ms\":1,\"run_id\" : \"b\",\"call_id\":\"1\",\"is_error\":true,\"content\":\"{content}\"}}{ending}"
+            );
+            let report = grade_lines(io::BufReader::with_capacity(1000, text.as_bytes())).unwrap();
+            let got: Vec<(&str, Category, usize)> =
+                report.runs.iter().map(|run| (run.run_id.as_str(), run.category, run.skipped_lines)).collect();
+            assert_eq!(got, [("a", Category::Clean, 0), ("b", Category::Unreadable, 1)], "ending {ending:?}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_names_no_run_counts_against_the_runs_open_when_read() {
+        let text = r#"{"event":"agent_start","run_id":"done"}
+{"event":"agent_finish","run_id":"done"}
+{"event":"agent_start","run_id":"open"}
+{"event":"agent_start","run_id":"cut"}
+{"event":"tool_result","run_id":"cut","call_id":"1","is_er
+{"event":"tool_result","call_
+{"event":"agent_finish","run_id":"open"}
+{"event":"agent_finish","run_id":"cut"}
+{"event":"agent_start","run_id":"later"}
+{"event":"agent_finish","run_id":"later"}
+"#;
+        let report = grade_lines(text.as_bytes()).unwrap();
+        let got: Vec<(&str, Category, usize)> =
+            report.runs.iter().map(|run| (run.run_id.as_str(), run.category, run.skipped_lines)).collect();
+        assert_eq!(
+            got,
+            [
+                ("done", Category::Clean, 0),
+                ("open", Category::Unreadable, 1),
+                ("cut", Category::Unreadable, 2),
+                ("later", Category::Clean, 0),
+            ]
+        );
+        assert_eq!((report.malformed_lines, report.totals().unreadable), (2, 2));
+    }
+
+    #[test]
+    fn run_ids_are_found_in_broken_text_only_when_whole() {
+        assert_eq!(run_id_in(br#"{"event":"x","run_id": "r-1","con"#).as_deref(), Some("r-1"));
+        assert_eq!(run_id_in(br#"{"content":"\"run_id\":\"no\"","run_id":"yes"}"#).as_deref(), Some("yes"));
+        assert_eq!(run_id_in(br#"{"run_id":"cut-sho"#), None);
+        assert_eq!(run_id_in(br#"{"run_id":"a\"b"}"#), None);
+        assert_eq!(run_id_in(br#"{"run_id":7}"#), None);
     }
 
     #[test]

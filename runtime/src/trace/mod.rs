@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Every line has `event`, `ts_ms` (milliseconds since the UNIX epoch) and `run_id` (unique per
-//! exec). `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
+//! exec), and is at most [`MAX_LINE_BYTES`] long, what the readers read (see [`TraceSink::write`]). `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
 //! says that the conversation overflowed the model's context and a
 //! [compactor](crate::compact) shortened it (from `before` messages to `after`). Infrastructure
 //! retries are not task events: they go to `tracing` and the journal, never here. A run whose
@@ -40,10 +40,10 @@
 //! assert!(matches!(&events[3], TraceEvent::AgentFinish { iterations: 2, .. }));
 //! ```
 
+mod fit;
 pub mod grade;
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,6 +52,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::append::{self, Append, Records, Writer};
+use crate::lines::MAX_LINE_BYTES;
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,9 +172,11 @@ impl TraceEvent {
 /// Where trace lines go: a file (appended to), any writer, or memory. Cloning is cheap: clones
 /// write to the same place.
 ///
-/// Each event is built as one complete line and written with one `write_all` behind a mutex, so
-/// lines from concurrent runs never interleave (and a file opened in append mode gets each line
-/// in one piece). A failed write never fails the run: the first failure is logged with
+/// Each event is built as one complete line and written behind a mutex, so lines from concurrent
+/// runs never interleave (and a file opened in append mode gets each line in one piece). A line
+/// lands whole or not at all: one that a full disk cuts is taken back, or, when it cannot be, the
+/// next line starts on a line of its own, so only the cut one is lost (the same for a file that
+/// ends mid-line when it is opened). A failed write never fails the run: the first failure is logged with
 /// `tracing::warn!`, later ones are dropped silently (at `debug` level).
 ///
 /// # Timestamps
@@ -195,8 +200,8 @@ struct Inner {
 }
 
 enum Target {
-    File(File),
-    Writer(Box<dyn Write + Send>),
+    /// A file or a writer.
+    Records(Records<Box<dyn Append>>),
     Memory(Vec<u8>),
 }
 
@@ -245,16 +250,22 @@ impl TraceSink {
     ///
     /// # Errors
     ///
-    /// If the file cannot be opened for appending.
+    /// If the file cannot be opened for appending; the error keeps its kind and its
+    /// message names the path: ``cannot open the trace file `traces/run.jsonl`: ...``.
     pub fn to_file(path: impl AsRef<Path>) -> io::Result<Self> {
         let path: PathBuf = path.as_ref().to_path_buf();
-        let file = OpenOptions::new().create(true).append(true).open(&path)?;
-        Ok(Self::new(Target::File(file), format!("the file `{}`", path.display())))
+        let records = append::open(&path, "the trace file")?;
+        Ok(Self::to_records(records, format!("the file `{}`", path.display())))
     }
 
     /// A sink that writes to `writer` (flushed after every line), e.g. `std::io::stderr()`.
     pub fn to_writer(writer: impl Write + Send + 'static) -> Self {
-        Self::new(Target::Writer(Box::new(writer)), "a writer".to_owned())
+        Self::to_records(Records::new(Box::new(Writer(Box::new(writer))), false), "a writer".to_owned())
+    }
+
+    /// A sink that appends `records`, described by `describe`.
+    pub(crate) fn to_records(records: Records<Box<dyn Append>>, describe: String) -> Self {
+        Self::new(Target::Records(records), describe)
     }
 
     /// A sink that keeps the lines in memory; read them with [`TraceSink::contents`].
@@ -300,16 +311,18 @@ impl TraceSink {
         run
     }
 
-    /// Writes `event` as one line. A failure is logged (once per sink), never returned.
+    /// Writes `event` as one line, of at most [`MAX_LINE_BYTES`] (what the readers read): an event
+    /// that would be longer has its longest texts cut (a result's content, a call's arguments, a
+    /// final text), each ending with a note saying how much was cut, JSON escapes counted. A
+    /// failure is logged (once per sink), never returned.
     pub fn write(&self, event: &TraceEvent) {
-        let mut line = match serde_json::to_string(event) {
+        let mut line = match fit::line(event, MAX_LINE_BYTES) {
             Ok(line) => line,
             Err(error) => return self.failed(&error),
         };
         line.push('\n');
         let result = match &mut *self.lock() {
-            Target::File(file) => file.write_all(line.as_bytes()),
-            Target::Writer(writer) => writer.write_all(line.as_bytes()).and_then(|()| writer.flush()),
+            Target::Records(records) => records.append(line.as_bytes()),
             Target::Memory(bytes) => {
                 bytes.extend_from_slice(line.as_bytes());
                 Ok(())
@@ -404,6 +417,7 @@ mod tests {
 
     use serde_json::json;
 
+    use super::grade::Category;
     use super::*;
 
     /// A writer that always fails.
@@ -474,6 +488,52 @@ mod tests {
         run.agent_finish("still fine", 1);
         assert!(sink.inner.warned.load(Ordering::Relaxed));
         assert_eq!(sink.contents(), None);
+    }
+
+    #[test]
+    fn a_line_cut_by_a_full_disk_is_taken_back_or_ended() {
+        for undo in [true, false] {
+            let disk = crate::append::tests::FullDisk::new(100, undo);
+            let records = Records::new(Box::new(disk.clone()) as Box<dyn Append>, false);
+            let sink = TraceSink::to_records(records, "a full disk".to_owned()).with_clock(|| 7);
+            let run = sink.start_run_with_id("r", None);
+            run.tool_result("c1", "t", true, &"x".repeat(200));
+            assert!(sink.inner.warned.load(Ordering::Relaxed));
+            disk.make_room(usize::MAX);
+            run.agent_finish("done", 1);
+            let text = disk.text();
+            let report = grade::grade_lines(text.as_bytes()).unwrap();
+            let expected = if undo { (0, Category::Clean) } else { (1, Category::Unreadable) };
+            assert_eq!((report.malformed_lines, report.runs[0].category), expected, "undo {undo}: {text}");
+            assert!(text.ends_with(
+                "\n{\"event\":\"agent_finish\",\"ts_ms\":7,\"run_id\":\"r\",\"final_text\":\"done\",\"iterations\":1}\n"
+            ));
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_device_and_a_bad_path_fail_clearly() {
+        let sink = TraceSink::to_file("/dev/full").unwrap();
+        sink.start_run(None).agent_finish("lost", 1);
+        assert!(sink.inner.warned.load(Ordering::Relaxed));
+        let error = TraceSink::to_file("/no/such/dir/trace.jsonl").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "cannot open the trace file `/no/such/dir/trace.jsonl`: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn a_file_cut_by_a_crash_gets_its_next_line_on_a_line_of_its_own() {
+        let path = std::env::temp_dir().join(format!("agentic-trace-cut-{}.jsonl", fastrand::u64(..)));
+        std::fs::write(&path, "{\"event\":\"agent_start\",\"run_id\":\"crashed\"}\n{\"event\":\"tool_res").unwrap();
+        TraceSink::to_file(&path).unwrap().start_run_with_id("next", None).agent_finish("ok", 1);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let report = grade::grade_lines(text.as_bytes()).unwrap();
+        let got: Vec<(&str, Category)> = report.runs.iter().map(|run| (run.run_id.as_str(), run.category)).collect();
+        assert_eq!(got, [("crashed", Category::Unreadable), ("next", Category::Clean)]);
     }
 
     #[test]
