@@ -245,7 +245,7 @@ async fn drive(
     let mut timer = pin!(None::<Sleep>);
     let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes };
     let mut text = String::new();
-    let mut tool_calls: Vec<ToolCall> = Vec::new();
+    let mut tool_calls = ToolCalls::default();
     while let Some(event) = next_event(&mut stream, &mut progress, &mut timer).await? {
         let before = answer.bytes;
         match event? {
@@ -262,11 +262,11 @@ async fn drive(
             }
             StreamEvent::ToolCallDelta { index, arguments } => {
                 answer.add(arguments.len())?;
-                ToolCall::find(&mut tool_calls, index).0.arguments.push_str(&arguments);
+                tool_calls.find(index).0.arguments.push_str(&arguments);
             }
             StreamEvent::Done { stop_reason } => {
                 let mut content = if text.is_empty() { Vec::new() } else { vec![ContentBlock::Text { text }] };
-                content.extend(tool_calls.into_iter().map(ToolCall::into_block));
+                content.extend(tool_calls.calls.into_iter().map(ToolCall::into_block));
                 return Ok(AssistantMessage {
                     content,
                     stop_reason,
@@ -334,30 +334,62 @@ struct ToolCall {
     arguments: String,
 }
 
-impl ToolCall {
+/// The tool calls of one answer, in the order they started. A stream sends each call's pieces
+/// under the call's index, in practice in order: the last call, or a new highest index, is found at
+/// once. Any other index is looked up in a map built the first time one is needed, so that a server
+/// that interleaves or reverses tens of thousands of calls (as many as `max_answer_bytes` holds)
+/// costs no search over every call for each piece.
+#[derive(Default)]
+struct ToolCalls {
+    calls: Vec<ToolCall>,
+    highest: Option<u32>,
+    positions: Option<std::collections::HashMap<u32, usize>>,
+}
+
+impl ToolCalls {
     /// The call with `index`, started now if it was not (then the flag is true).
-    fn find(calls: &mut Vec<ToolCall>, index: u32) -> (&mut ToolCall, bool) {
-        let (position, new) = match calls.iter().position(|call| call.index == index) {
-            Some(position) => (position, false),
-            None => {
-                calls.push(ToolCall { index, id: String::new(), name: String::new(), arguments: String::new() });
-                (calls.len() - 1, true)
-            }
-        };
-        (&mut calls[position], new)
+    fn find(&mut self, index: u32) -> (&mut ToolCall, bool) {
+        let last = self.calls.len().checked_sub(1);
+        if let Some(last) = last.filter(|&last| self.calls[last].index == index) {
+            return (&mut self.calls[last], false);
+        }
+        if self.highest.is_none_or(|highest| index > highest) {
+            self.highest = Some(index);
+            return (self.push(index), true);
+        }
+        let calls = &self.calls;
+        let positions = self
+            .positions
+            .get_or_insert_with(|| calls.iter().enumerate().map(|(position, call)| (call.index, position)).collect());
+        match positions.get(&index) {
+            Some(&position) => (&mut self.calls[position], false),
+            None => (self.push(index), true),
+        }
     }
 
+    /// Starts the call with `index` (not started yet).
+    fn push(&mut self, index: u32) -> &mut ToolCall {
+        if let Some(positions) = &mut self.positions {
+            positions.insert(index, self.calls.len());
+        }
+        let position = self.calls.len();
+        self.calls.push(ToolCall { index, id: String::new(), name: String::new(), arguments: String::new() });
+        &mut self.calls[position]
+    }
+}
+
+impl ToolCall {
     /// A call's start (its id and name), counted against the answer's bound. A provider may repeat
     /// the start of a call: the first id and name stay.
     fn start(
-        calls: &mut Vec<ToolCall>,
+        calls: &mut ToolCalls,
         answer: &mut Answer,
         index: u32,
         id: String,
         name: String,
     ) -> Result<(), ModelError> {
         answer.add(id.len() + name.len())?;
-        let (call, new) = ToolCall::find(calls, index);
+        let (call, new) = calls.find(index);
         if new {
             // A call of its own is content, and each one costs memory: count it.
             answer.add(TOOL_CALL_OVERHEAD)?;
@@ -468,6 +500,40 @@ mod tests {
                 ContentBlock::ToolUse { id: "call_3".into(), name: "noop".into(), input: serde_json::json!({}) },
             ]
         );
+    }
+
+    /// Calls whose pieces come in reverse or interleaved order are assembled by index, each kept
+    /// where it started: through the map the out-of-order path builds, not a search per piece.
+    #[tokio::test]
+    async fn tool_calls_out_of_order_are_assembled_by_index_in_the_order_they_started() {
+        const CALLS: u32 = 2_000;
+        let mut events = Vec::new();
+        for index in (0..CALLS).rev() {
+            events.push(StreamEvent::ToolCallStart { index, id: format!("call_{index}"), name: "f".into() });
+        }
+        for index in 0..CALLS {
+            events.push(StreamEvent::ToolCallDelta { index, arguments: format!("{{\"n\":{index}") });
+        }
+        for index in (0..CALLS).rev() {
+            events.push(StreamEvent::ToolCallDelta { index, arguments: "}".into() });
+        }
+        // A start repeated for a call seen before, after the map exists: the first id stays.
+        events.push(StreamEvent::ToolCallStart { index: 7, id: "again".into(), name: "g".into() });
+        events.push(StreamEvent::Done { stop_reason: StopReason::ToolUse });
+        let history = [Message::user("hi")];
+        let message = run(&Events(events), &Request::new(&history), None).await.unwrap();
+        assert_eq!(message.content.len(), CALLS as usize);
+        for (position, block) in message.content.iter().enumerate() {
+            let index = CALLS - 1 - position as u32;
+            assert_eq!(
+                block,
+                &ContentBlock::ToolUse {
+                    id: format!("call_{index}"),
+                    name: "f".into(),
+                    input: serde_json::json!({"n": index})
+                }
+            );
+        }
     }
 
     /// One call of `step` with the default bounds (first token 300 s, idle 60 s): its message and
