@@ -267,7 +267,7 @@ async fn a_bare_json_error_line_in_an_event_stream_is_the_error_it_says() {
     );
     let anthropic_key = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
     for (wire, line, attempt) in [
-        (Wire::OpenAi, openai_key.as_str(), "BadRequestError: Incorrect API key provided: <redacted>."),
+        (Wire::OpenAi, openai_key.as_str(), "AuthenticationError: Incorrect API key provided: <redacted>."),
         (Wire::Anthropic, anthropic_key, "AuthenticationError: invalid x-api-key"),
     ] {
         let run = exec(wire, body("text/event-stream", &format!("{line}\n")), &POLICY).await;
@@ -289,9 +289,9 @@ async fn a_bare_json_error_line_in_an_event_stream_is_the_error_it_says() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_chaos_bare_json_error_is_typed_by_its_code_and_type() {
+async fn the_chaos_bare_json_error_is_typed_by_its_code_then_its_type() {
     for (wire, attempt) in [
-        (Wire::OpenAi, "BadRequestError: Incorrect API key provided: sk-****."),
+        (Wire::OpenAi, "AuthenticationError: Incorrect API key provided: sk-****."),
         (Wire::Anthropic, "AuthenticationError: invalid x-api-key"),
     ] {
         let run = exec(wire, Scenario::new().otherwise(Step::bare_json_error()), &POLICY).await;
@@ -299,7 +299,9 @@ async fn the_chaos_bare_json_error_is_typed_by_its_code_and_type() {
         assert_eq!((error.kind(), run.requests), (ExecErrorKind::Permanent, 1), "{wire:?}: {error}");
         assert_eq!(error.attempts(), [attempt], "{wire:?}");
 
-        let overloaded = Step::bare_json_error().error_type("overloaded_error").message("Overloaded");
+        // A code of its own: the default one (`invalid_api_key`) would type it, being the more specific.
+        let overloaded =
+            Step::bare_json_error().error_type("overloaded_error").code("overloaded").message("Overloaded");
         let run = exec(wire, Scenario::new().then(overloaded).otherwise(Step::ok("the answer")), &POLICY).await;
         let reply = run.reply(wire);
         assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire:?}");

@@ -44,8 +44,9 @@ pub enum Reason {
     Unparsable,
     /// Exec: the JSON answer was cut by the token limit (stop reason `length`).
     Truncated,
-    /// A successful HTTP response whose body is neither an event stream nor JSON (a wrong base URL,
-    /// a proxy's login page): the same request gets the same page.
+    /// A successful HTTP response that is no answer at all: a body that is neither an event stream
+    /// nor JSON (a proxy's login page), or JSON that is not the wire's answer (a health check, a
+    /// models list): a wrong base URL, and the same request gets the same body.
     NotAStream,
 }
 
@@ -79,7 +80,7 @@ impl fmt::Display for Reason {
             Reason::Unparsable => f.write_str("the answer is not the JSON asked for"),
             Reason::Truncated => f.write_str("the JSON answer was cut by the token limit"),
             Reason::NotAStream => f.write_str(
-                "the server answered with a page that is not an event stream: the same request gets the same page",
+                "the server's 2xx is not a model's answer (a page, or JSON of another API): the same request gets the same body",
             ),
         }
     }

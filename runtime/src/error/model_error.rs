@@ -3,8 +3,8 @@ use std::fmt;
 use std::time::Duration;
 
 /// The code of a successful HTTP response that is no answer at all: its content type is neither an
-/// event stream nor JSON (a wrong base URL, a proxy's login page). Permanent: the same request gets
-/// the same page.
+/// event stream nor JSON (a proxy's login page), or its JSON is not the wire's answer (a health
+/// check, a models list): a wrong base URL. Permanent: the same request gets the same body.
 pub(crate) const NOT_A_STREAM: &str = "unexpected_content_type";
 
 /// How a connection or a stream failed below HTTP.

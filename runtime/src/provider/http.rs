@@ -406,7 +406,9 @@ pub(crate) fn error_event(body: &ErrorBody, secret: Option<&Secret>) -> StreamEv
     let message = redact(body.message.as_deref().unwrap_or(""), secret);
     // The type becomes the kind: redacted too, in case the server echoes the key there.
     let written = body.kind.as_deref().map(|kind| redact(kind, secret));
-    let known = written.as_deref().and_then(error_type);
+    // The code is the more specific of the two (OpenAI: type `invalid_request_error`, code
+    // `invalid_api_key`): a code the table knows types the error, else the type does.
+    let known = body.code.as_deref().and_then(error_type).or_else(|| written.as_deref().and_then(error_type));
     let kind: Cow<'static, str> = match (written.as_deref(), known) {
         (_, Some((kind, _))) => Cow::Borrowed(kind),
         (Some(kind), None) if crate::error::model_error::split_kind(kind).is_some() => Cow::Owned(kind.to_owned()),
