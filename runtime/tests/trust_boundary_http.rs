@@ -297,3 +297,29 @@ async fn a_stalled_error_body_waits_the_policys_idle_bound() {
     let text = shown(&error);
     assert!(text.contains("RateLimitError: 429 ") && text.contains("(error body stalled after 3 bytes)"), "{text}");
 }
+
+/// A user's own reqwest calls through `Resilient` (`Classify for reqwest::Error`) get the same
+/// verdicts as the providers: a refused certificate and an unreadable response head are permanent,
+/// one attempt, not a transient failure retried until the attempts run out.
+#[tokio::test(start_paused = true)]
+async fn a_users_reqwest_call_through_resilient_judges_a_certificate_and_a_bad_head_permanent() {
+    use agentic_runtime::resilient::Resilient;
+    let client = reqwest::Client::new();
+    let policy = RetryPolicy::new();
+
+    let server = TlsServer::start().await;
+    let url = format!("https://127.0.0.1:{}/", server.port);
+    let failure = Resilient::new("fetch", &policy).call(|| client.get(&url).send()).await.unwrap_err();
+    assert_eq!(failure.kind(), ExecErrorKind::Permanent, "{failure}");
+    assert!(failure.decisions()[0].reason.to_string().starts_with("the server's TLS certificate is not trusted"), "{failure}");
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+
+    for shape in BadHead::ALL {
+        let chaos = ChaosServer::start(Scenario::new().otherwise(Step::bad_head(shape))).await.unwrap();
+        let url = format!("{}/chat/completions", chaos.openai_base_url());
+        let failure = Resilient::new("post", &policy).call(|| client.post(&url).body("{}").send()).await.unwrap_err();
+        assert_eq!(failure.kind(), ExecErrorKind::Permanent, "{shape:?}: {failure}");
+        assert!(failure.decisions()[0].reason.to_string().starts_with("the response head was"), "{shape:?}: {failure}");
+        assert_eq!(chaos.journal().len(), 1, "{shape:?}");
+    }
+}

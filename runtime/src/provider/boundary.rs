@@ -74,6 +74,19 @@ pub(super) fn bad_head(error: &hyper::Error) -> Option<&'static str> {
 pub(super) const HEAD_FIX: &str = ": the same server sends the same head, so retrying cannot help; check \
      that the base URL points to the model API, and whether a proxy between (`HTTPS_PROXY`) adds headers";
 
+/// What configuration, not waiting, must fix in a failed request of a user's own reqwest client (a
+/// refused certificate, a response head it cannot read), or `None`: the same rules as the
+/// providers' (`Classify for reqwest::Error`). A failure while reading a body is never a bad head.
+pub(crate) fn configuration_fault(error: &reqwest::Error) -> Option<&'static str> {
+    if let Some(refused) = cause::<rustls::Error>(error).and_then(certificate_refused) {
+        return Some(refused);
+    }
+    if error.is_body() || error.is_decode() {
+        return None;
+    }
+    cause::<hyper::Error>(error).and_then(bad_head)
+}
+
 /// The first cause of type `T` in `error`'s chain, looking inside I/O errors too (whose `source`
 /// skips the error they wrap: that is where a TLS error travels).
 pub(super) fn cause<'e, T: std::error::Error + 'static>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e T> {

@@ -7,7 +7,7 @@
 #[cfg(feature = "providers")]
 mod anthropic;
 #[cfg(feature = "providers")]
-mod boundary;
+pub(crate) mod boundary;
 pub(crate) mod fuzz;
 #[cfg(feature = "providers")]
 pub(crate) mod fuzz_http;

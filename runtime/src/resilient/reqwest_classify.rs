@@ -13,6 +13,10 @@ impl Classify for reqwest::Error {
         if let Some(status) = self.status() {
             return HttpStatus(status.as_u16()).classify();
         }
+        // Before the timeout and connect checks: a refused certificate is a failed connect too.
+        if let Some(fault) = crate::provider::boundary::configuration_fault(self) {
+            return Classification::permanent(fault);
+        }
         if self.is_timeout() {
             return Classification::retry("the request timed out").with_timeout(true);
         }
