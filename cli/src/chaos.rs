@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentic_chaos::{ChaosServer, Scenario};
+use agentic_chaos::{ChaosServer, Scenario, SilentServer};
 
 use crate::input::usage_error;
 
@@ -21,6 +21,10 @@ The scenario file's format is documented in the agentic-chaos crate: \
 {\"steps\": [{\"kind\": \"http_error\", \"status\": 429, \"retry_after\": 2, \"times\": 2}, \
 {\"kind\": \"drop_stream\", \"after_chunks\": 3}], \"default\": {\"kind\": \"ok\", \"text\": \"hi\"}}
 
+With --silent-store it also serves a store that accepts connections and never answers (a Redis that \
+hangs), on a port of its own, and prints its URL: point a fleet store at it (`RedisStore::connect`) \
+to see your agents go on with local state.
+
 Exit 2 for a bad scenario file (the message names the file, the field and the line) or a port in use.";
 
 /// `agentic chaos` arguments.
@@ -32,6 +36,9 @@ pub(crate) struct Args {
     /// The port to listen on (127.0.0.1 only) [default: any free port].
     #[arg(long, value_name = "N", default_value_t = 0)]
     port: u16,
+    /// Also serve a store that accepts connections and never answers, and print its URL.
+    #[arg(long)]
+    silent_store: bool,
 }
 
 /// Runs `agentic chaos`.
@@ -53,6 +60,17 @@ pub(crate) fn run(args: &Args) -> ExitCode {
         println!("openai base URL:    {}", server.openai_base_url());
         println!("anthropic base URL: {}", server.anthropic_base_url());
         println!("journal:            http://{}/_chaos/journal", server.addr());
+        // Kept until the end: dropping it stops it.
+        let silent = match args.silent_store.then(SilentServer::start) {
+            Some(start) => match start.await {
+                Ok(silent) => Some(silent),
+                Err(error) => return usage_error(format!("cannot listen for the silent store: {error}")),
+            },
+            None => None,
+        };
+        if let Some(silent) = &silent {
+            println!("silent store:       {}", silent.url());
+        }
         println!("serving until interrupted (Ctrl-C)");
         let _ = std::io::stdout().flush();
         if let Err(error) = tokio::signal::ctrl_c().await {

@@ -244,6 +244,40 @@ fn chaos_serves_a_scenario_file_until_stopped() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// `--silent-store` serves a store that accepts and never answers, on a port of its own, next to the
+/// chaos server: what a fleet store pointed at a hung Redis meets.
+#[test]
+fn chaos_serves_a_silent_store_that_accepts_and_never_answers() {
+    use std::io::{Read as _, Write as _};
+    let dir = std::env::temp_dir().join(format!("agentic-chaos-cli-silent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("scenario.json");
+    std::fs::write(&file, r#"{"default": {"kind": "ok"}}"#).unwrap();
+    let mut child = Serving(
+        Command::new(env!("CARGO_BIN_EXE_agentic"))
+            .args(["chaos", "--scenario", file.to_str().unwrap(), "--silent-store"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let lines: Vec<String> = lines.take(4).map(Result::unwrap).collect();
+    let url = lines[3].strip_prefix("silent store:").unwrap_or_else(|| panic!("{lines:?}")).trim();
+    let addr = url.strip_prefix("redis://").unwrap();
+    assert!(addr.starts_with("127.0.0.1:"), "{url}");
+    let mut socket = std::net::TcpStream::connect(addr).unwrap();
+    socket.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    // Accepted and read; that it never answers is the silent server's own test (chaos/src/silent.rs),
+    // on a paused clock: here nothing has come back, and the socket is still open.
+    socket.set_nonblocking(true).unwrap();
+    let mut byte = [0u8; 1];
+    let read = socket.read(&mut byte);
+    assert!(matches!(&read, Err(error) if error.kind() == std::io::ErrorKind::WouldBlock), "{read:?}");
+    drop(child);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn chaos_refuses_a_scenario_that_would_exhaust_memory_before_serving() {
     let dir = std::env::temp_dir().join(format!("agentic-chaos-cli-memory-{}", std::process::id()));

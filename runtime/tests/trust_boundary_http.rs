@@ -311,7 +311,10 @@ async fn a_users_reqwest_call_through_resilient_judges_a_certificate_and_a_bad_h
     let url = format!("https://127.0.0.1:{}/", server.port);
     let failure = Resilient::new("fetch", &policy).call(|| client.get(&url).send()).await.unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Permanent, "{failure}");
-    assert!(failure.decisions()[0].reason.to_string().starts_with("the server's TLS certificate is not trusted"), "{failure}");
+    assert!(
+        failure.decisions()[0].reason.to_string().starts_with("the server's TLS certificate is not trusted"),
+        "{failure}"
+    );
     assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
 
     for shape in BadHead::ALL {
