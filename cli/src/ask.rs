@@ -190,6 +190,14 @@ pub(crate) fn build_provider(
             if kind == ProviderKind::Openai { "/v1" } else { "" }
         ));
     }
+    if base_url.contains('#') {
+        // The provider would refuse it at the first call; a flag's mistake is a usage error, now.
+        return Err(format!(
+            "the base URL `{}` has a fragment (`#...`), which is never sent to the server: remove it \
+             (a query, `?api-version=...`, is kept after the path)",
+            agentic_runtime::provider::display_url(&base_url)
+        ));
+    }
     if key.is_none() && base_url.trim_end_matches('/') == default_url {
         return Err(format!(
             "no API key for {}: pass --api-key or set {key_var} (a server of your own needs none: \

@@ -117,6 +117,20 @@ fn an_invalid_policy_gives_the_attributes_message() {
 }
 
 #[test]
+fn a_base_url_with_a_fragment_is_a_usage_error_before_any_request() {
+    const KEY: &str = "sk-proj-Zq7vK2mN9xR4tB8wL1pC6hJ3fD5gS0yE";
+    // Port 9: nothing listens there; a request would be a connection error (exit 1), not exit 2.
+    let output = agentic(&["ask", "--base-url", &format!("http://127.0.0.1:9/v1#{KEY}"), "--api-key", KEY, "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "error: the base URL `http://127.0.0.1:9/v1#<redacted>` has a fragment (`#...`), which is never sent to the \
+         server: remove it (a query, `?api-version=...`, is kept after the path)\n"
+    );
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
 fn a_rejected_base_url_is_shown_without_the_key() {
     const KEY: &str = "sk-proj-Zq7vK2mN9xR4tB8wL1pC6hJ3fD5gS0yE";
     let cases = [
