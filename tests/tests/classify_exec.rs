@@ -89,3 +89,20 @@ fn everything_else_is_worth_another_attempt() {
         );
     }
 }
+
+/// Google's canonical codes for a request no retry can fix are permanent markers; its transient
+/// ones are not (docs/design.md §5).
+#[test]
+fn gemini_codes_no_retry_can_fix_are_permanent() {
+    for text in [
+        "ModelError: UNAUTHENTICATED: Request had invalid authentication credentials.",
+        "ModelError: INVALID_ARGUMENT: Request contains an invalid argument.",
+        "ModelError: FAILED_PRECONDITION: User location is not supported for the API use.",
+        "ModelError: PERMISSION_DENIED: Permission denied on resource project x.",
+    ] {
+        assert_eq!(action(text), ExecAction::FailPermanently, "{text}");
+    }
+    for text in ["ModelError: RESOURCE_EXHAUSTED: Resource has been exhausted", "ModelError: UNAVAILABLE: overloaded"] {
+        assert_eq!(action(text), ExecAction::Retry, "{text}");
+    }
+}

@@ -190,3 +190,30 @@ fn retry_hints_from_headers_and_text() {
     assert_eq!(retry_hint("retry in 250ms", None), Some(Duration::from_millis(250)));
     assert_eq!(retry_hint("retry later", None), None);
 }
+
+/// Gemini's errors as text, as they reach the classifiers from its SDKs (the canonical status
+/// names, the seed's `google.api_core.exceptions` names): transient ones retry by rule 7, a
+/// request no retry can fix does not (docs/design.md §4).
+#[test]
+fn gemini_texts_classify_like_the_same_failure_with_its_status() {
+    for text in [
+        "RESOURCE_EXHAUSTED: Resource has been exhausted (e.g. check quota).",
+        "google.api_core.exceptions.ResourceExhausted: Resource exhausted",
+        "google.api_core.exceptions.ServiceUnavailable: The model is overloaded",
+        "google.api_core.exceptions.InternalServerError: An internal error has occurred",
+        "InternalServerError",
+        "DEADLINE_EXCEEDED: Deadline expired before operation could complete.",
+        "google.api_core.exceptions.DeadlineExceeded: Deadline Exceeded",
+    ] {
+        let (retryable, reason) = verdict(text);
+        assert!(retryable, "{text}: {reason}");
+        assert!(reason.starts_with("matched retry pattern"), "{text}: {reason}");
+    }
+    for text in [
+        "UNAUTHENTICATED: Request had invalid authentication credentials.",
+        "INVALID_ARGUMENT: Request contains an invalid argument.",
+        "FAILED_PRECONDITION: User location is not supported for the API use.",
+    ] {
+        assert!(!verdict(text).0, "{text}");
+    }
+}

@@ -78,7 +78,7 @@ pub(crate) fn exec_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) -> Ex
     if let Some(marker) = scan.first(Set::Permanent) {
         return verdict(ExecAction::FailPermanently, Reason::PermanentMarker(marker));
     }
-    if let Some(reason) = quota_text(scan) {
+    if let Some(reason) = quota_text(scan, error) {
         return verdict(ExecAction::FailPermanently, reason);
     }
     verdict(ExecAction::Retry, Reason::NotPermanent)

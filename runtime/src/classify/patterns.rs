@@ -110,6 +110,11 @@ pub(crate) static RETRY: &[Pattern] = &[
     regex!("incomplete.?message", ["incomplete"]),
     spellings!("stream (ended|closed) unexpectedly", ["stream ended unexpectedly", "stream closed unexpectedly"]),
     regex!(r"(try again|retry) in \d", ["try again in", "retry in"]),
+    // Google's canonical codes and the seed's `google.api_core.exceptions` names:
+    // `RESOURCE_EXHAUSTED` / `ResourceExhausted`, `DEADLINE_EXCEEDED`, `InternalServerError`.
+    regex!("resource.?exhausted", ["exhausted"]),
+    regex!("deadline.?exceeded", ["deadline"]),
+    regex!("internal.?server.?error", ["internal"]),
 ];
 
 /// Permanent markers (docs/design.md §5, rule 3), matched as substrings of lower(`"<Kind>: <text>"`).
@@ -131,6 +136,10 @@ pub(crate) static PERMANENT: &[Pattern] = &[
     text!("access denied"),
     text!("accessdenied"),
     text!("model_not_found"),
+    // Google's canonical codes for a request no retry can fix.
+    text!("unauthenticated"),
+    text!("invalid_argument"),
+    text!("failed_precondition"),
 ];
 
 /// "retry in 2 s": a per-minute rate limit, even when worded as quota. Matched against the text as
@@ -149,4 +158,12 @@ pub(crate) const RETRY_AFTER_TIME_ANCHORS: &[&str] = &["try again in", "retry in
 pub(crate) const OVERFLOW_CODES: [&str; 2] = ["context_length_exceeded", "model_context_window_exceeded"];
 
 /// Typed quota codes.
-pub(crate) const QUOTA_CODES: [&str; 2] = ["insufficient_quota", "billing_hard_limit_reached"];
+pub(crate) const QUOTA_CODES: [&str; 4] =
+    ["insufficient_quota", "billing_hard_limit_reached", DAILY_QUOTA, QUOTA_EXHAUSTED];
+
+/// The code of an error whose Google `QuotaFailure` names a daily quota (`...PerDay...`): spent
+/// until tomorrow, as Google's own gemini-cli treats it.
+pub(crate) const DAILY_QUOTA: &str = "daily_quota_exhausted";
+
+/// The code of an error whose Google `ErrorInfo.reason` is `QUOTA_EXHAUSTED`.
+pub(crate) const QUOTA_EXHAUSTED: &str = "quota_exhausted";

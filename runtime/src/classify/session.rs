@@ -58,7 +58,7 @@ pub(crate) fn session_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) ->
     if let Some(should_retry) = error.and_then(ModelError::should_retry) {
         return verdict(should_retry, Reason::ShouldRetry(should_retry));
     }
-    if let Some(reason) = quota_code(error).or_else(|| quota_text(scan)) {
+    if let Some(reason) = quota_code(error).or_else(|| quota_text(scan, error)) {
         return verdict(false, reason);
     }
     if let Some(error) = error {
@@ -112,10 +112,13 @@ pub(crate) fn quota_code(error: Option<&ModelError>) -> Option<Reason> {
     QUOTA_CODES.iter().find(|known| **known == code).map(|known| Reason::QuotaCode(known))
 }
 
-/// Quota or billing exhausted, by a quota text, unless the text asks to retry after a stated time.
-pub(crate) fn quota_text(scan: &Scan<'_>) -> Option<Reason> {
+/// Quota or billing exhausted, by a quota text, unless the server says when to come back: in the
+/// text ("retry in 20s") or as a typed hint (`Retry-After`, Google's `RetryInfo`). Either way it is
+/// a per-minute limit worded as quota; a quota spent for good has a code ([`quota_code`]).
+pub(crate) fn quota_text(scan: &Scan<'_>, error: Option<&ModelError>) -> Option<Reason> {
     let pattern = scan.first(Set::Quota)?;
-    (!scan.has_retry_after_time()).then_some(Reason::QuotaText(pattern))
+    let come_back = scan.has_retry_after_time() || error.and_then(ModelError::retry_after).is_some();
+    (!come_back).then_some(Reason::QuotaText(pattern))
 }
 
 /// Whether an HTTP status is transient: 408, 409, 425, 429 and every 5xx. The one list both the

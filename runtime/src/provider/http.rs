@@ -323,7 +323,8 @@ fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 }
 
 /// What a provider's error body says: `{"error": {"message", "type", "code"}}` (OpenAI),
-/// `{"type": "error", "error": {"type", "message"}}` (Anthropic), `{"error": "text"}`,
+/// `{"type": "error", "error": {"type", "message"}}` (Anthropic), `{"error": {"code", "message",
+/// "status", "details"}}` (Google's, [`google_rpc`](super::google_rpc)), `{"error": "text"}`,
 /// `{"message": ..}` or `{"detail": ..}`, possibly inside a one-element array.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct ErrorBody {
@@ -333,8 +334,10 @@ pub(crate) struct ErrorBody {
     pub(crate) kind: Option<String>,
     /// The error's `code` when it is a string.
     pub(crate) code: Option<String>,
-    /// The error's `code` when it is a number (vLLM sends the HTTP status there).
+    /// The error's `code` when it is a number (vLLM and Google send the HTTP status there).
     pub(crate) status: Option<u16>,
+    /// The server's requested wait, from the body (Google's `RetryInfo.retryDelay`).
+    pub(crate) retry_after: Option<Duration>,
 }
 
 impl ErrorBody {
@@ -355,12 +358,22 @@ impl ErrorBody {
     /// Parses the value of an `"error"` field: an object with `message`, `type` and `code`, or a string.
     pub(crate) fn from_error(error: &serde_json::Value) -> Option<Self> {
         match error {
-            serde_json::Value::Object(error) => Some(Self {
-                message: string(error.get("message")),
-                kind: string(error.get("type")),
-                code: string(error.get("code")).filter(|code| !code.is_empty()),
-                status: error.get("code").and_then(serde_json::Value::as_u64).and_then(|code| u16::try_from(code).ok()),
-            }),
+            serde_json::Value::Object(error) => {
+                let details = super::google_rpc::Details::read(error.get("details"));
+                // A quota spent for the day (or for good) says more than the status beside it.
+                let code = details.quota.map(str::to_owned).or_else(|| string(error.get("code")));
+                Some(Self {
+                    message: string(error.get("message")),
+                    // Google's canonical status (`RESOURCE_EXHAUSTED`) stands where others put a type.
+                    kind: string(error.get("type")).or_else(|| string(error.get("status"))),
+                    code: code.filter(|code| !code.is_empty()),
+                    status: error
+                        .get("code")
+                        .and_then(serde_json::Value::as_u64)
+                        .and_then(|code| u16::try_from(code).ok()),
+                    retry_after: details.retry_delay,
+                })
+            }
             serde_json::Value::String(message) => Some(Self { message: Some(message.clone()), ..Self::default() }),
             _ => None,
         }
@@ -393,7 +406,7 @@ pub(crate) fn error_type(kind: &str) -> Option<(&'static str, u16)> {
         "api_error" | "server_error" | "internal_error" => ("InternalServerError", 500),
         "timeout_error" => ("GatewayTimeoutError", 504),
         "overloaded_error" => ("OverloadedError", 529),
-        _ => return None,
+        _ => return super::google_rpc::status_kind(kind),
     })
 }
 
@@ -425,6 +438,9 @@ pub(crate) fn error_event(body: &ErrorBody, secret: Option<&Secret>) -> StreamEv
     }
     if let Some(code) = body.typed_code() {
         error = error.with_code(redact(code, secret));
+    }
+    if let Some(wait) = body.retry_after {
+        error = error.with_retry_after(wait);
     }
     StreamEvent::Error { message, error: Some(error) }
 }
@@ -459,6 +475,7 @@ pub(crate) fn http_error_of(status: u16, body: &[u8], end: BodyEnd, secret: Opti
     } else {
         serde_json::from_str::<serde_json::Value>(text).ok().as_ref().and_then(ErrorBody::parse)
     };
+    let retry_after = parsed.as_ref().and_then(|parsed| parsed.retry_after);
     let (mut message, code) = match parsed {
         Some(parsed) => {
             let code = parsed.typed_code().map(str::to_owned);
@@ -479,9 +496,13 @@ pub(crate) fn http_error_of(status: u16, body: &[u8], end: BodyEnd, secret: Opti
             message = if message.is_empty() { note } else { format!("{message} {note}") };
         }
     }
-    let error = ModelError::http(status, redact(&message, secret));
-    match code {
-        Some(code) => error.with_code(redact(&code, secret)),
+    let mut error = ModelError::http(status, redact(&message, secret));
+    if let Some(code) = code {
+        error = error.with_code(redact(&code, secret));
+    }
+    // The body's hint; a header's, applied after by the caller, wins.
+    match retry_after {
+        Some(wait) => error.with_retry_after(wait),
         None => error,
     }
 }
@@ -1115,7 +1136,18 @@ mod tests {
         let vllm = br#"{"object":"error","message":"too long","type":"BadRequestError","param":null,"code":400}"#;
         assert_eq!(http_error(400, vllm, false, None).message(), "400 too long");
         let array = br#"[{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}]"#;
-        assert_eq!(http_error(429, array, false, None).message(), "429 Resource exhausted");
+        assert_eq!(http_error(429, array, false, None).message(), "429 Resource exhausted (RESOURCE_EXHAUSTED)");
+
+        // Google's (Gemini, natively and through its OpenAI-compatible endpoint): the status names the
+        // error, `RetryInfo` is the server's hint, a daily `QuotaFailure` a quota code.
+        let gemini = br#"[{"error":{"code":429,"message":"You exceeded your current quota. Please retry in 34.07s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34s"}]}}]"#;
+        let error = http_error(429, gemini, false, None);
+        assert_eq!(error.code(), Some("RESOURCE_EXHAUSTED"));
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(34)));
+        let daily = br#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"43200s"}]}}"#;
+        let error = http_error(429, daily, false, None);
+        assert_eq!(error.to_string(), "RateLimitError: 429 Quota exceeded (daily_quota_exhausted)");
+        assert_eq!(error.code(), Some("daily_quota_exhausted"));
 
         let html = b"<html><body>502 Bad Gateway</body></html>\n";
         assert_eq!(http_error(502, html, false, None).message(), "502 <html><body>502 Bad Gateway</body></html>");

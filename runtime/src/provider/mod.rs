@@ -12,6 +12,8 @@ pub(crate) mod fuzz;
 #[cfg(feature = "providers")]
 pub(crate) mod fuzz_http;
 #[cfg(feature = "providers")]
+mod google_rpc;
+#[cfg(feature = "providers")]
 mod http;
 #[cfg(feature = "providers")]
 mod openai;
