@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::HeaderMap;
 
 use super::boundary::{CERTIFICATE_FIX, HEAD_FIX, bad_head, cause, certificate_refused, redirect_error};
+use super::google_rpc::parse_seconds;
 pub(crate) use super::secret::Secret;
 use super::secret::{display_url, redact};
 use super::sse::{MAX_EVENT, SseDecoder, SseEvent};
@@ -301,17 +302,6 @@ impl Hints {
         }
         error
     }
-}
-
-/// A non-negative number of units (`per_second` units make a second) as a duration. A number too
-/// large for a `Duration` (`1e300`, `inf`) is `Duration::MAX`: above any cap, so the caller stops
-/// at once and says the server asked for longer than the cap, rather than taking it for no hint.
-fn parse_seconds(value: &str, per_second: f64) -> Option<Duration> {
-    let amount: f64 = value.parse().ok()?;
-    if amount.is_nan() || amount < 0.0 {
-        return None;
-    }
-    Some(Duration::try_from_secs_f64(amount / per_second).unwrap_or(Duration::MAX))
 }
 
 /// `Retry-After`: delay-seconds, or an HTTP-date.
