@@ -830,6 +830,31 @@ mod tests {
         );
     }
 
+    /// A gateway (LiteLLM, OpenRouter) that re-emits Anthropic's error types on the OpenAI wire: still
+    /// typed, through the shared spellings consulted after OpenAI's own codes.
+    #[test]
+    fn a_gateways_anthropic_type_on_the_openai_wire_is_typed() {
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
+                    data: {\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let events = replay(body);
+        let [Ok(StreamEvent::TextDelta(_)), Ok(StreamEvent::Error { message, error: Some(error) })] = &events[..]
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!(message, "Overloaded");
+        assert_eq!(
+            (error.kind(), error.status(), error.code()),
+            ("OverloadedError", Some(529), Some("overloaded_error"))
+        );
+        let openai =
+            "data: {\"error\":{\"message\":\"slow down\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}\n\n";
+        let [Ok(StreamEvent::Error { error: Some(error), .. })] = &replay(openai)[..] else { panic!() };
+        assert_eq!(
+            (error.kind(), error.status(), error.code()),
+            ("RateLimitError", Some(429), Some("rate_limit_exceeded"))
+        );
+    }
+
     #[test]
     fn finish_reasons() {
         assert_eq!(finish_reason("stop"), StopReason::Stop);
