@@ -11,7 +11,9 @@
 //!    its `Provider` impl (`name`, `scope`, `model`, `server`, `stream`), its redacted `Debug` and its
 //!    `base_url`/`model`/`has_api_key` accessors.
 //! 2. **`impl Wire for XProvider`**: the provider name, the environment, the auth header, the URL,
-//!    the body, and the decoder of one call. Everything here is pure: no IO, no key (the plumbing
+//!    the body, the provider at its defaults ([`Wire::from_endpoint`], for the registry), and the
+//!    decoder of one call. (There is no `KIND` constant: the registry maps a `WireKind` to its type,
+//!    and the plumbing never needs the reverse, so `http/` does not depend on `wire/`.) Everything here is pure: no IO, no key (the plumbing
 //!    puts the key in [`Wire::AUTH`]'s header, marked sensitive).
 //! 3. **The decoder** (`struct XDecoder`, the state of one call) **and `impl Decoder`**: each SSE event
 //!    becomes calls on [`Out`] (text, tool calls, usage, the model, done, an error). It never sees the

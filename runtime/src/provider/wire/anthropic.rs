@@ -700,6 +700,31 @@ mod tests {
         );
     }
 
+    /// The data's own `type` is read in one pass; without one, the SSE event name stands in; a
+    /// repeated `message_start` reports the model once.
+    #[test]
+    fn events_are_typed_by_their_data_or_their_sse_name_and_the_model_is_reported_once() {
+        let start = r#"{"type":"message_start","message":{"model":"claude-x-1"}}"#;
+        let body = format!(
+            "event: message_start\ndata: {start}\n\nevent: message_start\ndata: {start}\n\n\
+             event: content_block_delta\ndata: {{\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"Hi\"}}}}\n\n\
+             event: ping\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"!\"}}}}\n\n\
+             data: {{\"type\":\"message_stop\"}}\n\n"
+        );
+        assert_eq!(
+            http::replay(AnthropicDecoder::default(), &[body.as_bytes()], false, None),
+            [
+                Ok(StreamEvent::Model("claude-x-1".into())),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::TextDelta("Hi".into())),
+                // The data's `type` wins over the SSE name.
+                Ok(StreamEvent::TextDelta("!".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+    }
+
     #[test]
     fn an_overloaded_error_event_is_typed_and_retryable() {
         let body = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
