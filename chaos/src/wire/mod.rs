@@ -1,18 +1,19 @@
 //! The wire formats: which APIs the server speaks, and the seam a wire implements.
 //!
-//! Each wire is one file ([`openai`], [`anthropic`]) implementing [`Render`]: how its requests
+//! Each wire is one file ([`openai`], [`anthropic`]) implementing the crate's `Render` trait: how its requests
 //! are routed and read, and the bytes of each answer, error and event. The server's loop decides
 //! *when* (headers, chunk *k*, faults, floods, hangs); the wire decides *which bytes*. This file is
 //! the only one that names every wire: [`WireFormat`], [`ALL`](WireFormat::ALL) and the arms of
-//! [`WireFormat::render`].
+//! `WireFormat::render`.
 //!
 //! # Adding a wire
 //!
-//! One file `wire/<name>.rs` with a unit struct implementing [`Render`] (its rustdoc tables say
+//! One file `wire/<name>.rs` with a unit struct implementing `Render` (its rustdoc tables say
 //! which step options it renders and which it ignores), one [`WireFormat`] variant with its serde
-//! name, appended to [`ALL`](WireFormat::ALL), and its arm in [`WireFormat::render`]. Nothing
+//! name, appended to [`ALL`](WireFormat::ALL), and its arm in `WireFormat::render` and `name`. Nothing
 //! else: the server, the steps, the journal and the size rules know no wire. Its file's tests
-//! check that [`Render::read_back`] reads what it renders.
+//! check that `Render::read_back` reads what it renders (the trait's rustdoc, in the source, is
+//! the manual: what each method must produce).
 
 pub mod anthropic;
 pub mod openai;
