@@ -1,4 +1,5 @@
-//! The steps of the trust boundary: a 200 of the wrong content type, a redirect, a 200 that is not an answer, a head a client must refuse.
+//! The steps of the trust boundary: a 200 of the wrong content type, a redirect, a 200 that is
+//! not an answer, a head a client must refuse.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! The error steps: an HTTP error with a provider's body (and its presets), an error event mid-stream, a JSON error sent bare on a 200, and the key a body may echo.
+//! The error steps: an HTTP error with a provider's body (and its presets), an error event
+//! mid-stream, a JSON error sent bare on a 200, and the key a body may echo.
 
 use super::*;
 
@@ -12,24 +13,10 @@ pub(crate) enum Preset {
 
 /// An HTTP error answer: the `http_error`, `context_overflow` and `invalid_api_key` steps.
 ///
-/// The body has the shape of the request's provider — OpenAI
-/// `{"error":{"message","type","param","code"}}`, Anthropic `{"type":"error","error":{"type","message"}}`
-/// — with a type and message chosen by status unless set:
-///
-/// | status | Anthropic `type` | OpenAI `type` (`code`) |
-/// | --- | --- | --- |
-/// | 400 | `invalid_request_error` | `invalid_request_error` |
-/// | 401 | `authentication_error` | `invalid_request_error` (`invalid_api_key`) |
-/// | 402 | `billing_error` | `invalid_request_error` |
-/// | 403 | `permission_error` | `invalid_request_error` |
-/// | 404 | `not_found_error` | `invalid_request_error` (`model_not_found`) |
-/// | 409 | `conflict_error` | `invalid_request_error` |
-/// | 413 | `request_too_large` | `invalid_request_error` |
-/// | 429 | `rate_limit_error` | `requests` (`rate_limit_exceeded`) |
-/// | 500, other 5xx | `api_error` | `server_error` |
-/// | 503, 529 | `overloaded_error` | `server_error` |
-/// | 504 | `timeout_error` | `server_error` |
-/// | other 4xx | `invalid_request_error` | `invalid_request_error` |
+/// The body has the shape of the request's wire, with the type, message and code the real API
+/// sends with the status unless set: each wire's module has its table
+/// ([`openai`](crate::wire::openai#errors), [`anthropic`](crate::wire::anthropic#errors)) and
+/// says which of the options (`code`, `param`) it renders.
 ///
 /// # Examples
 ///

@@ -1,4 +1,5 @@
-//! The faults of a stream: a drop or a truncation after some chunks, a stall, a hang, a malformed chunk.
+//! The faults of a stream: a drop or a truncation after some chunks, a stall, a hang, a
+//! malformed chunk.
 
 use super::*;
 
