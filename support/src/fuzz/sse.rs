@@ -1,8 +1,11 @@
-//! The `sse` check: the SSE decoder and the OpenAI and Anthropic stream readers on any body, split
-//! into reads at points the input chooses, and the error-body parser. Shared by
+//! The `sse` check: the SSE decoder and every wire's stream reader ([`WireFormat::ALL`]) on any
+//! body, split into reads at points the input chooses, and the error-body parser. Shared by
 //! `fuzz/fuzz_targets/sse.rs` and `runtime/tests/fuzz_corpus.rs`.
 //!
-//! Input: byte 0 picks the reader, byte 1 how to split; the rest is the body.
+//! Input: byte 0 picks the reader, byte 1 how to split; the rest is the body. Byte 0 modulo 6
+//! picks the check; for a stream, the wire is `ALL[(mode / 6 * 2 + mode % 6 - 2) % ALL.len()]`,
+//! so modes 2 and 3 stay OpenAI and Anthropic, as in the corpus written before there were more
+//! wires, and a wire appended to the registry is reached with no edit here.
 
 use agentic_runtime::__fuzz::{self, WireFormat};
 use agentic_runtime::provider::StreamEvent;
@@ -25,14 +28,14 @@ pub fn check(data: &[u8]) {
             }
         }
         2 | 3 => {
-            let format = if mode % 6 == 2 { WireFormat::OpenAi } else { WireFormat::Anthropic };
+            let format = wire(usize::from(mode / 6) * 2 + usize::from(mode % 6 - 2));
             let whole = __fuzz::stream(format, &[body], false, Some(KEY));
             let split = __fuzz::stream(format, &reads, false, Some(KEY));
             assert_eq!(whole, split, "the items depend on how the body was split: {reads:?}");
             check_items(&whole);
         }
         4 => {
-            let format = if split % 2 == 0 { WireFormat::OpenAi } else { WireFormat::Anthropic };
+            let format = wire(usize::from(*split));
             check_items(&__fuzz::stream(format, &[body], true, Some(KEY)));
         }
         _ => {
@@ -43,6 +46,11 @@ pub fn check(data: &[u8]) {
             }
         }
     }
+}
+
+/// The registry's wire at `index`, wrapping.
+fn wire(index: usize) -> WireFormat {
+    WireFormat::ALL[index % WireFormat::ALL.len()]
 }
 
 /// `body` in reads: at most 8 cut points, from the bits of `split` and the body's own bytes.
