@@ -1,42 +1,50 @@
 //! One `exec` against the chaos server on loopback vs a bare streamed request with reqwest to the
-//! same server, and the throughput of concurrent execs.
-//! Run with `cargo bench -p agentic-runtime --bench wire`.
+//! same server, on every wire ([`WireKind::ALL`]), and the throughput of concurrent execs (on the
+//! OpenAI wire). Run with `cargo bench -p agentic-runtime --bench wire`.
 
 use std::sync::Arc;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::{OpenAiProvider, Runtime};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
+use agentic_runtime::{Runtime, WireKind};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
-const BODY: &str = r#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"the question"}],"stream":true}"#;
+/// One request body every wire of the chaos server reads (each takes its own fields and ignores the
+/// others'), so the bare request needs no table per wire.
+const BODY: &str = r#"{"model":"m","max_tokens":256,"stream":true,
+  "messages":[{"role":"user","content":"the question"}],
+  "contents":[{"role":"user","parts":[{"text":"the question"}]}],
+  "input":"the question"}"#;
 
 fn over_loopback(c: &mut Criterion) {
     let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server =
         tokio.block_on(ChaosServer::start(Scenario::new().otherwise(Step::ok("the answer is forty two")))).unwrap();
-    let url = server.openai_base_url();
-    let runtime = Runtime::new(OpenAiProvider::new(url.clone(), None));
     let client = reqwest::Client::new();
-    let endpoint = format!("{url}/chat/completions");
 
     let mut group = c.benchmark_group("loopback");
-    group.bench_function("exec_both_layers", |b| {
-        b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
-    });
-    group.bench_function("bare_reqwest_stream", |b| {
-        b.to_async(&tokio).iter(|| async {
-            let response =
-                client.post(&endpoint).header("content-type", "application/json").body(BODY).send().await.unwrap();
-            let mut response = response.error_for_status().unwrap();
-            let mut bytes = 0;
-            while let Some(chunk) = response.chunk().await.unwrap() {
-                bytes += chunk.len();
-            }
-            bytes
-        })
-    });
+    for kind in WireKind::ALL {
+        let wire = WireFormat::from_name(kind.name()).expect("the chaos server speaks every wire");
+        let runtime = Runtime::from_shared(kind.provider(server.base_url(wire), None, None));
+        let endpoint = format!("http://{}{}", server.addr(), wire.request_path(kind.default_model(), true));
+        group.bench_function(BenchmarkId::new("exec_both_layers", kind.name()), |b| {
+            b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
+        });
+        group.bench_function(BenchmarkId::new("bare_reqwest_stream", kind.name()), |b| {
+            b.to_async(&tokio).iter(|| async {
+                let response =
+                    client.post(&endpoint).header("content-type", "application/json").body(BODY).send().await.unwrap();
+                let mut response = response.error_for_status().unwrap();
+                let mut bytes = 0;
+                while let Some(chunk) = response.chunk().await.unwrap() {
+                    bytes += chunk.len();
+                }
+                bytes
+            })
+        });
+    }
     group.finish();
 
+    let runtime = Runtime::from_shared(WireKind::OpenAi.provider(server.base_url(WireFormat::OpenAi), None, None));
     let mut group = c.benchmark_group("throughput");
     const CONCURRENT: usize = 64;
     group.throughput(Throughput::Elements(CONCURRENT as u64));
