@@ -37,6 +37,9 @@ use crate::tool::ToolSpec;
 pub use anthropic::AnthropicProvider;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use google_rpc::quoted_retry_delay;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use http::ConfigError;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
