@@ -162,7 +162,11 @@ fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Opti
         error.type = error,
     );
     let Some(usage) = message.usage else { return };
-    for (kind, tokens) in [("input", usage.input_tokens), ("output", usage.output_tokens)] {
+    // The cache kinds only when the server reported some: the latest GenAI conventions count them
+    // (`otel::INFERENCE_USAGE`); today's histogram knows `input` and `output` only and skips them.
+    let cache = [("cache_read", usage.cache_read_input_tokens), ("cache_write", usage.cache_creation_input_tokens)];
+    let kinds = [("input", usage.input_tokens), ("output", usage.output_tokens)];
+    for (kind, tokens) in kinds.into_iter().chain(cache.into_iter().filter(|(_, tokens)| *tokens > 0)) {
         tracing::info!(
             target: METRICS,
             parent: None,
