@@ -69,6 +69,7 @@ pub mod report;
 pub mod resilient;
 mod retry;
 mod runtime;
+pub mod semconv;
 mod session;
 mod telemetry;
 pub mod tool;

@@ -20,7 +20,7 @@ use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
 use super::scope::scope;
-use super::semconv::Semconv;
+use crate::semconv::Semconv;
 
 /// The `tracing` target of the core's metric events.
 pub const METRICS_TARGET: &str = crate::telemetry::METRICS;

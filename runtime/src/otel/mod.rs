@@ -70,10 +70,10 @@ mod guard;
 mod layers;
 mod metrics;
 mod scope;
-mod semconv;
 #[cfg(test)]
 mod tests;
 
+pub use crate::semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
 pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
 pub use metrics::{
@@ -86,7 +86,6 @@ pub use opentelemetry;
 pub use opentelemetry_otlp;
 /// The OpenTelemetry SDK crate this module is built with (for the providers [`layer`] takes).
 pub use opentelemetry_sdk;
-pub use semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
 
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;

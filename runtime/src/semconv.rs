@@ -1,6 +1,8 @@
-//! Which edition of the GenAI semantic conventions the metrics follow: today's names, or the
+//! Which edition of the GenAI semantic conventions the telemetry follows: today's names, or the
 //! latest experimental ones, which `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` asks
 //! for (OpenTelemetry's opt-in variable, a comma-separated list, as for `http` and `database`).
+//! In the core (no OpenTelemetry in it), because the spans' attributes follow it too; the `otel`
+//! feature re-exports it as `otel::Semconv`.
 
 use std::sync::OnceLock;
 
@@ -9,13 +11,18 @@ pub const OPT_IN_VAR: &str = "OTEL_SEMCONV_STABILITY_OPT_IN";
 /// The entry of [`OPT_IN_VAR`] that asks for the latest experimental GenAI conventions.
 pub const GEN_AI_LATEST_EXPERIMENTAL: &str = "gen_ai_latest_experimental";
 
-/// The edition of the GenAI semantic conventions the metrics are named after.
+/// The edition of the GenAI semantic conventions the metrics are named after, and which span
+/// attributes the core records.
 ///
 /// | [`Semconv::Current`] | [`Semconv::LatestExperimental`] |
 /// |---|---|
 /// | `gen_ai.client.operation.duration` (histogram, s) | `gen_ai.client.inference.duration` (histogram, s) |
 /// | `gen_ai.client.token.usage` (histogram, by `gen_ai.token.type` `input` / `output`) | the counters `gen_ai.client.inference.usage.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`, `.cache_write.input_tokens` (`{token}`) |
 /// | none | `gen_ai.invoke_agent.duration` and `gen_ai.execute_tool.duration` (histograms, s): each exec's and each tool call's span, from its start to its end |
+/// | a call's span: `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` | also `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_write.input_tokens` when the server reported cached tokens, and `http.request.resend_count` (the calls of the exec before it) on a retried call |
+///
+/// The metrics layer takes the edition it is given (`otel::MetricsLayer::with_semconv`); the
+/// spans' attributes follow the environment ([`Semconv::from_env`]).
 ///
 /// The `agentic.*` counters are the same in both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
