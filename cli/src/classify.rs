@@ -9,7 +9,9 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use agentic_runtime::StopReason;
-use agentic_runtime::classify::{ExecVerdict, SessionVerdict, exec_verdict, session_verdict};
+use agentic_runtime::classify::{ExecVerdict, SessionVerdict, exec_verdict, retry_hint, session_verdict};
+use agentic_runtime::policy::rules::{format_ms, millis};
+use agentic_runtime::provider::quoted_retry_delay;
 use agentic_runtime::{AssistantMessage, ModelError};
 use serde::Serialize;
 use serde_json::Value;
@@ -45,7 +47,13 @@ null is the same as leaving a field out; any other field is an error). The messa
 given; a status, should_retry or code makes it a typed error as well. Each line gives one output line
 
   {\"session\": {\"retryable\": bool, \"reason\": str},
-   \"exec\": {\"action\": \"retry\"|\"fail_permanently\"|\"raise\"|\"context_overflow\", \"reason\": str}}
+   \"exec\": {\"action\": \"retry\"|\"fail_permanently\"|\"raise\"|\"context_overflow\", \"reason\": str},
+   \"retry_after_ms\"?: int}
+
+with retry_after_ms the wait the server asks for, when the message states one, read as the runtime \
+reads server hints: Google's RetryInfo quoted in the text (\"retryDelay\": \"34s\", or retry_delay \
+{ seconds: 34 }), else a \"Please retry in 34.07s\" or \"try again in 20ms\"; absent when there is \
+none. The plain output then adds a line `hint: the server asks to wait 34 s`.
 
 A malformed line (not JSON, not an object, a missing, unknown or ill-typed field, an unknown \
 stop_reason, a status out of range, not UTF-8, longer than 1 MiB) gives {\"error\": \"line N: \
@@ -87,6 +95,14 @@ impl<'a> Failure<'a> {
         Self { text: Cow::Borrowed(text), stop_reason: StopReason::Error, error: None }
     }
 
+    /// The wait the server asks for, as the runtime reads it: the typed hint, else Google's
+    /// `RetryInfo` quoted in the text (`"retryDelay": "34s"`), else a "retry in 2.5s" in the text.
+    fn retry_after_ms(&self) -> Option<u64> {
+        let typed = self.error.as_ref().and_then(ModelError::retry_after);
+        let wait = typed.or_else(|| quoted_retry_delay(&self.text)).or_else(|| retry_hint(&self.text, None))?;
+        Some(millis(wait))
+    }
+
     /// Both layers' verdicts.
     fn judge(&self) -> (SessionVerdict, ExecVerdict) {
         let error = self.error.as_ref();
@@ -102,6 +118,9 @@ impl<'a> Failure<'a> {
 struct JsonVerdicts {
     session: JsonSession,
     exec: JsonExec,
+    /// The server's requested wait found in the message, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -248,15 +267,20 @@ fn json_verdicts(failure: &Failure<'_>) -> String {
     to_json(&JsonVerdicts {
         session: JsonSession { retryable: session.retryable, reason: session.reason.to_string() },
         exec: JsonExec { action: exec.action.name(), reason: exec.reason.to_string() },
+        retry_after_ms: failure.retry_after_ms(),
     })
 }
 
 fn plain_verdicts(failure: &Failure<'_>) -> String {
     let (session, exec) = failure.judge();
     let retryable = if session.retryable { "retryable" } else { "not retryable" };
+    let hint = match failure.retry_after_ms() {
+        Some(ms) => format!("\n  hint:    the server asks to wait {}", format_ms(ms)),
+        None => String::new(),
+    };
     // For a terminal: the quoted text escapes C0 controls, but not C1 ones.
     shown(format_args!(
-        "{}\n  session: {retryable} ({})\n  exec:    {} ({})",
+        "{}\n  session: {retryable} ({})\n  exec:    {} ({}){hint}",
         Value::String(failure.text.to_string()),
         session.reason,
         exec.action.name(),

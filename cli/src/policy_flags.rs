@@ -2,11 +2,16 @@
 //! run an exec.
 
 use agentic_runtime::policy::rules::{Key, PolicyValues};
-use agentic_runtime::{Jitter, RetryPolicy};
+use agentic_runtime::{Jitter, Preset, RetryPolicy};
 
 /// One flag per key of `#[agentic_function]`, kebab-case. Each left out keeps the default.
 #[derive(Debug, Default, clap::Args)]
 pub(crate) struct PolicyFlags {
+    /// Start from a named policy, which the other flags change further: anthropic or
+    /// gemini-free-tier, seed 003's settings for each (up to 5 calls, waits from 2 s or 15 s
+    /// doubling to a 60 s cap) [default: none, the defaults].
+    #[arg(long, value_name = "NAME", value_parser = parse_preset, help_heading = "Retry policy")]
+    preset: Option<Preset>,
     /// Exec attempts (layer 2) [default: 3].
     #[arg(long, value_name = "N", help_heading = "Retry policy")]
     max_retries: Option<u32>,
@@ -88,7 +93,7 @@ impl PolicyFlags {
             (Key::TurnTimeoutMs, self.turn_timeout_ms),
             (Key::MaxAnswerBytes, self.max_answer_bytes),
         ];
-        let mut values = PolicyValues::DEFAULT;
+        let mut values = self.preset.map_or(PolicyValues::DEFAULT, Preset::values);
         for (key, value) in given {
             if let Some(value) = value {
                 values.set(key, value);
@@ -105,4 +110,46 @@ impl PolicyFlags {
 fn parse_jitter(name: &str) -> Result<Jitter, String> {
     Jitter::from_name(name)
         .ok_or_else(|| format!("unknown jitter kind `{name}`; expected one of: {}", Jitter::NAMES.join(", ")))
+}
+
+fn parse_preset(name: &str) -> Result<Preset, String> {
+    let names: Vec<&str> = Preset::ALL.iter().map(|preset| preset.cli_name()).collect();
+    Preset::from_name(name).ok_or_else(|| format!("unknown preset `{name}`; expected one of: {}", names.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    #[derive(clap::Parser)]
+    struct Flags {
+        #[command(flatten)]
+        policy: PolicyFlags,
+    }
+
+    fn policy(args: &[&str]) -> RetryPolicy {
+        Flags::try_parse_from(std::iter::once("agentic").chain(args.iter().copied()))
+            .expect("flags parse")
+            .policy
+            .policy()
+    }
+
+    #[test]
+    fn a_preset_is_the_start_and_the_other_flags_change_it() {
+        assert_eq!(policy(&[]), RetryPolicy::new());
+        assert_eq!(policy(&["--preset", "gemini-free-tier"]), RetryPolicy::gemini_free_tier());
+        assert_eq!(policy(&["--preset", "gemini_free_tier"]), RetryPolicy::gemini_free_tier());
+        assert_eq!(policy(&["--preset", "anthropic"]), RetryPolicy::anthropic());
+        assert_eq!(
+            policy(&["--preset", "gemini-free-tier", "--max-calls", "3", "--jitter", "none"]),
+            RetryPolicy::gemini_free_tier().with_max_calls(Some(3)).with_jitter(Jitter::None)
+        );
+        let error = Flags::try_parse_from(["agentic", "--preset", "gemini"]).err().expect("an unknown preset");
+        assert!(
+            error.to_string().contains("unknown preset `gemini`; expected one of: anthropic, gemini-free-tier"),
+            "{error}"
+        );
+    }
 }

@@ -407,3 +407,48 @@ async fn control_sequences_in_a_servers_error_and_a_models_answer_are_escaped() 
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(json["answer"], HOSTILE);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preset_sets_seed_003s_five_calls_in_layer_1() {
+    let server = ChaosServer::start(Scenario::new().otherwise(Step::http_error(503))).await.unwrap();
+    let url = server.openai_base_url();
+    // The preset's waits (2 s to 60 s) made short; its five calls, all in layer 1, kept.
+    let rest = ["--preset", "anthropic", "--max-delay-ms", "4", "--json", "hi"];
+    let output = agentic_async(args(&["ask", "--base-url", &url], &rest)).await;
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["calls"], 5, "the defaults would make 12");
+    let layers: Vec<&str> = json["attempts"].as_array().unwrap().iter().map(|a| a["layer"].as_str().unwrap()).collect();
+    // Four session retries, layer 1 giving up on the fifth call, then layer 2 stopping: no calls left.
+    assert_eq!(layers, ["session", "session", "session", "session", "session", "exec"]);
+    assert_eq!(server.journal().len(), 5);
+}
+
+#[test]
+fn a_preset_is_judged_with_the_flags_beside_it_and_an_unknown_one_is_a_usage_error() {
+    let output = agentic(&[
+        "ask",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--preset",
+        "gemini-free-tier",
+        "--max-retries",
+        "1",
+        "--session-retries",
+        "1",
+        "hi",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        text(&output.stderr),
+        "error: `max_calls` (5) is more than the 2 calls this policy can make; lower it or raise \
+         `max_retries` / `session_retries`\n"
+    );
+    let output = agentic(&["ask", "--preset", "gemini", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("unknown preset `gemini`; expected one of: anthropic, gemini-free-tier"),
+        "{}",
+        text(&output.stderr)
+    );
+}

@@ -299,3 +299,37 @@ fn control_sequences_in_a_message_are_escaped_in_the_plain_output() {
         assert!(run.stdout.starts_with("\"429 \\u001b]0;pwned\\u0007\\u001b[2K\\r \\u{9b}2J\"\n"), "{}", run.stdout);
     }
 }
+
+#[test]
+fn a_server_hint_in_the_text_is_reported_as_retry_after_ms() {
+    let gemini_body = r#"{"error": {"code": 429, "message": "You exceeded your current quota. Please retry in 34.07s.", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34s"}]}}"#;
+    let cases = [
+        ("You exceeded your current quota, please retry in 34.07s", 34_070),
+        // The body's RetryInfo is what the runtime reads before the prose beside it.
+        (gemini_body, 34_000),
+        ("Rate limit reached. Please try again in 20ms.", 20),
+        ("429 Resource has been exhausted [retry_delay {\n  seconds: 12\n}\n]", 12_000),
+    ];
+    for (text, expected) in cases {
+        let output = classify(json!({ "error_message": text }));
+        assert_eq!(output["retry_after_ms"], json!(expected), "{text}");
+        assert_eq!(keys(&output), ["exec", "retry_after_ms", "session"], "{text}");
+    }
+    // None stated: the field is absent, not null.
+    for text in ["overloaded", "RESOURCE_EXHAUSTED: Resource has been exhausted (e.g. check quota).", "retry later"] {
+        let output = classify(json!({ "error_message": text }));
+        assert_eq!(keys(&output), ["exec", "session"], "{text}");
+    }
+    // The field comes last, after the contract's two.
+    let run = agentic(&["classify", "--json", "try again in 2s"], "");
+    assert!(run.stdout.ends_with(",\"retry_after_ms\":2000}\n"), "{run:?}");
+}
+
+#[test]
+fn plain_output_says_the_servers_hint() {
+    let run = agentic(&["classify", "Rate limit reached. Please try again in 2.5s.", "overloaded"], "");
+    assert_eq!(run.code, 0, "{run:?}");
+    let blocks: Vec<&str> = run.stdout.split("\n\"").collect();
+    assert!(blocks[0].ends_with("\n  hint:    the server asks to wait 2.5 s"), "{}", run.stdout);
+    assert!(!blocks[1].contains("hint:"), "{}", run.stdout);
+}

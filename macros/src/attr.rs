@@ -8,12 +8,13 @@ use quote::ToTokens;
 use syn::ext::IdentExt as _;
 use syn::{Error, Expr, ExprPath, Ident, Lit, LitInt, Path};
 
-use crate::rules::{Jitter, Key, PolicyValues, nearest_key};
+use crate::rules::{Jitter, Key, PolicyValues, Preset, nearest, nearest_key};
 
-/// A key of the attribute: a policy key of the shared rules, `validate`, `compact` or `crate`.
+/// A key of the attribute: a policy key of the shared rules, `preset`, `validate`, `compact` or `crate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Name {
     Policy(Key),
+    Preset,
     Validate,
     Compact,
     Crate,
@@ -21,11 +22,12 @@ pub(crate) enum Name {
 
 impl Name {
     fn all() -> impl Iterator<Item = Name> {
-        Key::ALL.into_iter().map(Name::Policy).chain([Name::Validate, Name::Compact, Name::Crate])
+        Key::ALL.into_iter().map(Name::Policy).chain([Name::Preset, Name::Validate, Name::Compact, Name::Crate])
     }
 
     fn from_name(name: &str) -> Option<Name> {
         match name {
+            "preset" => Some(Name::Preset),
             "validate" => Some(Name::Validate),
             "compact" => Some(Name::Compact),
             "crate" => Some(Name::Crate),
@@ -36,6 +38,7 @@ impl Name {
     fn name(self) -> &'static str {
         match self {
             Name::Policy(key) => key.name(),
+            Name::Preset => "preset",
             Name::Validate => "validate",
             Name::Compact => "compact",
             Name::Crate => "crate",
@@ -53,6 +56,7 @@ impl Name {
                     _ => 30_000,
                 })
                 .to_string(),
+            Name::Preset => Preset::GeminiFreeTier.name().to_owned(),
             Name::Validate => "check_reply".to_owned(),
             Name::Compact => "DROP_OLDEST".to_owned(),
             Name::Crate => "\"my_crate::agentic\"".to_owned(),
@@ -89,6 +93,14 @@ pub(crate) struct Arg<T> {
     pub(crate) tokens: TokenStream,
 }
 
+/// What `preset = ...` names: a preset of the shared rules (`preset = gemini_free_tier`), or a
+/// `const` `RetryPolicy` of the user's (`preset = my::POLICY`), whose values the attribute cannot
+/// read when it runs.
+pub(crate) enum PresetValue {
+    Named(Preset),
+    Path(ExprPath),
+}
+
 /// The attribute's arguments, as far as they parsed.
 #[derive(Default)]
 pub(crate) struct Args {
@@ -96,6 +108,8 @@ pub(crate) struct Args {
     pub(crate) numbers: Vec<(Key, Arg<u64>)>,
     /// The kind named by `jitter = "..."`.
     pub(crate) jitter: Option<Arg<Jitter>>,
+    /// The policy the keys start from, instead of the defaults.
+    pub(crate) preset: Option<Arg<PresetValue>>,
     pub(crate) validate: Option<Arg<ExprPath>>,
     /// The path of the `static` or `const` compactor named by `compact = PATH`.
     pub(crate) compact: Option<Arg<ExprPath>>,
@@ -221,6 +235,8 @@ fn unknown_key(written: &str) -> String {
         Some("validate")
     } else if lower.contains("compact") || lower.contains("compress") || lower.contains("summar") {
         Some("compact")
+    } else if lower.contains("preset") || lower.contains("profile") {
+        Some("preset")
     } else if lower.contains("crate") {
         Some("crate")
     } else {
@@ -244,6 +260,7 @@ fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -
             let number = number(key, value)?;
             parsed.numbers.push((key, Arg { value: number, tokens: all }));
         }
+        Name::Preset => parsed.preset = Some(Arg { value: preset(value)?, tokens: all }),
         Name::Validate => parsed.validate = Some(Arg { value: path(name, value)?, tokens: all }),
         Name::Compact => parsed.compact = Some(Arg { value: path(name, value)?, tokens: all }),
         Name::Crate => parsed.krate = Some(Arg { value: krate(value)?, tokens: all }),
@@ -359,6 +376,58 @@ fn jitter(value: &[TokenTree]) -> Result<Jitter, Error> {
     Err(Error::new_spanned(spanned, message))
 }
 
+/// A preset's name, or the path of a `const` policy. A lone lowercase word is a preset's name (a
+/// `const` is written in upper case), so an unknown one is a typo of a preset, said so on the word.
+fn preset(value: &[TokenTree]) -> Result<PresetValue, Error> {
+    let names = Preset::listed(false);
+    let or_const = "or the path of a `const` `RetryPolicy`, e.g. `preset = MY_POLICY`";
+    let named = |written: &str| Preset::ALL.into_iter().find(|preset| preset.name() == written);
+    match value {
+        [TokenTree::Ident(ident)] => {
+            let written = ident.unraw().to_string();
+            if let Some(preset) = named(&written) {
+                return Ok(PresetValue::Named(preset));
+            }
+            if written.starts_with(|c: char| c.is_ascii_lowercase()) {
+                let near = nearest(&written, &Preset::ALL.map(Preset::name));
+                let hint = near.map(|near| format!("did you mean `{near}`? ")).unwrap_or_default();
+                return Err(Error::new(
+                    ident.span(),
+                    format!("unknown preset `{written}`; {hint}the presets are {names}, {or_const}"),
+                ));
+            }
+        }
+        [TokenTree::Literal(literal)] => {
+            if let Lit::Str(text) = Lit::new(literal.clone()) {
+                let fix = match Preset::from_name(&text.value()) {
+                    Some(preset) => format!("write `preset = {preset}` without quotes"),
+                    None => format!("the presets are {names}, {or_const}"),
+                };
+                return Err(Error::new(
+                    literal.span(),
+                    format!("`preset` takes a name, found the string {}; {fix}", show(value)),
+                ));
+            }
+        }
+        _ => {}
+    }
+    let spanned = to_stream(value);
+    match syn::parse2::<Expr>(spanned.clone()) {
+        Ok(Expr::Path(path)) if path.attrs.is_empty() && path.qself.is_none() => Ok(PresetValue::Path(path)),
+        _ => {
+            // `gemini-free-tier`, the command line's spelling.
+            let fix = match Preset::from_name(&show(value).replace(' ', "")) {
+                Some(preset) => format!("; write `preset = {preset}`"),
+                None => String::new(),
+            };
+            Err(Error::new_spanned(
+                spanned,
+                format!("`preset` takes a preset's name ({names}) {or_const}, found `{}`{fix}", show(value)),
+            ))
+        }
+    }
+}
+
 /// The path a `validate` or `compact` key names: the check function, or the compactor.
 fn path(name: Name, value: &[TokenTree]) -> Result<ExprPath, Error> {
     let spanned = to_stream(value);
@@ -423,7 +492,7 @@ pub(crate) fn show(tokens: &[TokenTree]) -> String {
     show_stream(to_stream(tokens))
 }
 
-fn show_stream(tokens: TokenStream) -> String {
+pub(crate) fn show_stream(tokens: TokenStream) -> String {
     let mut out = String::new();
     write_tokens(&mut out, tokens);
     out

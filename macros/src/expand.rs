@@ -15,7 +15,7 @@ use syn::{
     ExprWhile, FnArg, Ident, Item, ItemFn, Lit, Local, Macro, Meta, Pat, Stmt, Token, Type,
 };
 
-use crate::attr::{self, Args};
+use crate::attr::{self, Args, PresetValue};
 use crate::rules::{Jitter, Key, PolicyValues, describe_worst_case};
 use crate::valid;
 
@@ -196,9 +196,27 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
     let name = function.sig.ident.unraw().to_string();
     let doc = doc_text(&function.attrs);
 
+    let mut judge = None;
+    let (policy, call_policy) = match args.preset.as_ref().map(|arg| &arg.value) {
+        // A constant in the function cannot name `Self`: each call sets the policy instead, and the
+        // exec judges it (the constant's is never used).
+        Some(PresetValue::Path(path)) if names_self(path) => {
+            (quote!(#private::RetryPolicy::new()), Some(policy_expr(path.to_token_stream(), args, &private)))
+        }
+        Some(PresetValue::Path(path)) => {
+            judge = Some(judge_const_policy(path, &private, &name));
+            (policy_expr(path.to_token_stream(), args, &private), None)
+        }
+        Some(PresetValue::Named(preset)) => {
+            let variant = Ident::new(preset.variant(), Span::call_site());
+            (policy_expr(quote!(#private::RetryPolicy::preset(#private::Preset::#variant)), args, &private), None)
+        }
+        None => (policy_expr(quote!(#private::RetryPolicy::new()), args, &private), None),
+    };
     let mut rewriter = Rewriter {
         runtime,
         private: &private,
+        policy: call_policy.as_ref(),
         validate: args.validate.as_ref().map(|arg| &arg.value),
         compact: args.compact.as_ref().map(|arg| &arg.value),
         shadowed: false,
@@ -212,7 +230,6 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
             Some(text) => quote!(::core::option::Option::Some(#text)),
             None => quote!(::core::option::Option::None),
         };
-        let policy = policy_expr(args, &private);
         let item: Stmt = syn::parse_quote! {
             const #constant: #private::AgentFn = #private::AgentFn {
                 name: ::core::option::Option::Some(#name),
@@ -223,10 +240,12 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
             };
         };
         function.block.stmts.insert(0, item);
+        if let Some(judge) = judge {
+            function.block.stmts.insert(1, judge);
+        }
     }
 
-    let jitter = args.jitter.as_ref().map_or_else(Jitter::default, |arg| arg.value);
-    let line = format!("**Retry policy:** {}.", describe_worst_case(values, jitter));
+    let line = docs_line(args, values);
     if doc.is_some() {
         function.attrs.push(syn::parse_quote!(#[doc = ""]));
     }
@@ -234,9 +253,47 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
     function.into_token_stream()
 }
 
-/// `RetryPolicy::new()` followed by a `with_*` call for each key the attribute sets.
-fn policy_expr(args: &Args, private: &TokenStream) -> TokenStream {
-    let mut policy = quote!(#private::RetryPolicy::new());
+/// The line added to the function's docs: the worst case, or the `const` preset it starts from.
+fn docs_line(args: &Args, values: &PolicyValues) -> String {
+    let jitter = args.jitter.as_ref().map_or_else(Jitter::default, |arg| arg.value);
+    match args.preset.as_ref().map(|arg| &arg.value) {
+        Some(PresetValue::Path(path)) => {
+            let mut keys: Vec<String> =
+                args.numbers.iter().map(|(_, arg)| attr::show_stream(arg.tokens.clone())).collect();
+            keys.extend(args.jitter.as_ref().map(|arg| attr::show_stream(arg.tokens.clone())));
+            let with = if keys.is_empty() { String::new() } else { format!(", with `{}`", keys.join("`, `")) };
+            format!("**Retry policy:** `{}`{with}.", attr::show_stream(path.to_token_stream()))
+        }
+        Some(PresetValue::Named(preset)) => {
+            format!("**Retry policy:** preset `{preset}`: {}.", describe_worst_case(values, jitter))
+        }
+        None => format!("**Retry policy:** {}.", describe_worst_case(values, jitter)),
+    }
+}
+
+/// Whether a `preset` path starts at `Self` (`Self::POLICY`).
+fn names_self(path: &ExprPath) -> bool {
+    path.path.segments.first().is_some_and(|first| first.ident == "Self")
+}
+
+/// An assertion that a `const` preset's policy, with the attribute's keys set, keeps every rule:
+/// an unnamed constant, which rustc evaluates whenever the function compiles (`cargo check` too),
+/// since the attribute cannot read the constant's values itself.
+fn judge_const_policy(path: &ExprPath, private: &TokenStream, name: &str) -> Stmt {
+    let message = format!(
+        "the policy of `{name}` (`preset = {}` and the keys beside it) breaks a rule of \
+         `RetryPolicy::validate`; call `.validate()` on it to see which",
+        attr::show_stream(path.to_token_stream())
+    );
+    let constant = Ident::new(FUNCTION_CONST, Span::call_site());
+    syn::parse_quote_spanned! {path.span()=>
+        const _: () = ::core::assert!(#private::is_valid(#constant.policy.values()), #message);
+    }
+}
+
+/// `base` (a `RetryPolicy`) followed by a `with_*` call for each key the attribute sets.
+fn policy_expr(base: TokenStream, args: &Args, private: &TokenStream) -> TokenStream {
+    let mut policy = base;
     for (key, arg) in &args.numbers {
         let n = Literal::u64_unsuffixed(arg.value);
         let (setter, value) = match key {
@@ -297,6 +354,8 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
 struct Rewriter<'a> {
     runtime: &'a RuntimeParam,
     private: &'a TokenStream,
+    /// The policy each call sets, when it is a `const` preset's.
+    policy: Option<&'a TokenStream>,
     validate: Option<&'a ExprPath>,
     compact: Option<&'a ExprPath>,
     /// Whether the runtime's name is rebound at this point.
@@ -323,6 +382,9 @@ impl Rewriter<'_> {
         // Set here rather than in the constant: a path here may name `Self` and the function's
         // generics (`validate = Self::check`, `compact = Self::COMPACTOR`).
         let mut fields = Vec::new();
+        if let Some(policy) = self.policy {
+            fields.push(quote!(policy: #policy));
+        }
         if let Some(path) = self.validate {
             // A non-capturing closure, coerced to the fn pointer. The path is first coerced to a fn
             // pointer, so that a wrong signature is reported as "expected fn pointer

@@ -71,12 +71,33 @@ use proc_macro::TokenStream;
 /// | `idle_timeout_ms` | integer, above 0, at most `timeout_ms` | `60000` | time without new content once the answer flows |
 /// | `turn_timeout_ms` | integer, above 0 | `900000` | one model turn: its calls and the backoff of both layers |
 /// | `max_answer_bytes` | integer, above 0 | `4194304` (4 MiB) | the largest answer one call may stream |
+/// | `preset` | `anthropic`, `gemini_free_tier`, or the path of a `const RetryPolicy` | none | the policy the other keys start from, instead of the defaults |
 /// | `validate` | path to `fn(&Reply) -> Result<(), E>`, `E: Display` | none | checks each reply |
 /// | `compact` | path to a `static` or `const` whose type implements `Compactor` | the runtime's | shortens the conversation on a context overflow |
 /// | `crate` | string holding a path | `"::agentic_runtime"` | where the runtime is, for crates that re-export it |
 ///
 /// The numbers are the ones of [`RetryPolicy`]'s `with_*` setters, and they are judged by the same
 /// rules as `RetryPolicy::validate`: a policy the runtime would reject does not compile.
+///
+/// `preset = gemini_free_tier` starts from seed 003's settings for Gemini's free tier (up to 5 calls,
+/// waits from 15 s doubling to a 60 s cap), `preset = anthropic` from its settings for Anthropic (up
+/// to 5 calls, from 2 s to 60 s): `RetryPolicy::gemini_free_tier()` and `RetryPolicy::anthropic()`.
+/// The keys beside it change it, and the whole is judged as usual; a rule broken by a key the
+/// preset set is blamed on `preset = ..`. A lone lowercase word is a preset's name (an unknown one
+/// is an error on it, with the names); anything else is the path of a `const RetryPolicy` of yours
+/// (`preset = MY_POLICY`, `preset = policies::PATIENT`, `preset = Self::POLICY`), which the keys
+/// beside it change too. Its values cannot be read when the attribute runs: it is judged when rustc
+/// evaluates the constant (a `Self::` path, when the exec starts).
+///
+/// ```
+/// use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
+///
+/// /// Answer the question.
+/// #[agentic_function(preset = gemini_free_tier, budget_ms = 300_000)]
+/// async fn answer(runtime: &Runtime, question: &str) -> Result<Reply, ExecError> {
+///     runtime.exec(question).await
+/// }
+/// ```
 ///
 /// `validate = check` names a function `fn check(reply: &Reply) -> Result<(), E>` where
 /// `E: Display` (`Self::check` works in methods). A rejected reply is a retryable failure of the
@@ -123,7 +144,7 @@ use proc_macro::TokenStream;
 /// Everything wrong is reported at once, each error on the token at fault, and the function is
 /// still emitted so that nothing else breaks: the attribute on something other than an `async fn`;
 /// no runtime parameter, or two; an argument that is not `key = value`; an unknown key (the
-/// nearest is suggested); a key given twice; a value of the wrong type or out of range; an unknown
+/// nearest is suggested); an unknown preset; a key given twice; a value of the wrong type or out of range; an unknown
 /// `jitter` kind; `validate` or `compact` that is not a path; `crate` that is not a string; and every rule of
 /// the policy, e.g.
 ///

@@ -4,29 +4,51 @@
 
 use syn::Error;
 
-use crate::attr::{Args, attribute_span};
-use crate::rules::{Key, PolicyValues, Violation, violations};
+use crate::attr::{Arg, Args, PresetValue, attribute_span};
+use crate::rules::{Key, PolicyValues, Preset, Violation, violations};
 
-/// The policy the arguments describe (defaults for the keys left out). Every broken rule is pushed
-/// to `errors`, on the `key = value` it blames.
+/// The policy the arguments describe (the preset's values, or the defaults, for the keys left out).
+/// Every broken rule is pushed to `errors`, on the `key = value` it blames, or on the `preset = ...`
+/// that set the key.
+///
+/// A `preset = PATH` names a `const` whose values are not known here: only the violations that hold
+/// whatever its keys are set to are reported now; the expansion judges the whole policy when the
+/// constant is evaluated.
 pub(crate) fn check(args: &Args, errors: &mut Vec<Error>) -> PolicyValues {
-    let mut values = PolicyValues::DEFAULT;
+    let preset = args.preset.as_ref();
+    let (mut values, mut unknown) = match preset.map(|arg| &arg.value) {
+        Some(PresetValue::Named(preset)) => (preset.values(), Vec::new()),
+        Some(PresetValue::Path(_)) => {
+            let written = |key: &Key| args.numbers.iter().any(|(set, _)| set == key);
+            (PolicyValues::DEFAULT, Key::ALL.into_iter().filter(|key| !written(key)).collect())
+        }
+        None => (PolicyValues::DEFAULT, Vec::new()),
+    };
     for (key, arg) in &args.numbers {
         values.set(*key, arg.value);
     }
-    for violation in trustworthy_violations(&values, &args.unparsed) {
+    unknown.extend_from_slice(&args.unparsed);
+    for violation in trustworthy_violations(&values, &unknown) {
         let blamed = args.numbers.iter().find(|(key, _)| *key == violation.key);
-        errors.push(match blamed {
-            Some((_, arg)) => Error::new_spanned(&arg.tokens, violation.message),
-            None => Error::new(attribute_span(), violation.message),
+        errors.push(match (blamed, preset) {
+            (Some((_, arg)), _) => Error::new_spanned(&arg.tokens, violation.message),
+            (None, Some(arg @ Arg { value: PresetValue::Named(preset), .. }))
+                if Preset::KEYS.contains(&violation.key) =>
+            {
+                Error::new_spanned(
+                    &arg.tokens,
+                    format!("{} (`{}` is set by `preset = {preset}`)", violation.message, violation.key.name()),
+                )
+            }
+            _ => Error::new(attribute_span(), violation.message),
         });
     }
     values
 }
 
-/// The violations that do not depend on the value of a key the user wrote but that did not parse
-/// (that key already has its own error; judging the default in its place would blame the user
-/// for a number they did not write). A violation counts when it appears, word for word, whatever
+/// The violations that do not depend on the value of a key that is not known: one the user wrote
+/// but that did not parse (that key already has its own error; judging the default in its place
+/// would blame the user for a number they did not write), or one a `const` preset sets. A violation counts when it appears, word for word, whatever
 /// those keys are set to: the default, the smallest or a very large value.
 ///
 /// One rule may word its message after the unparsed key too (`max_delay_ms` below both base

@@ -1,5 +1,5 @@
 //! The retry policy of agentic, as plain values: the keys, the one rules function, the jitter
-//! kinds, the worst-case arithmetic and the defaults with their reasons.
+//! kinds, the worst-case arithmetic, the defaults with their reasons and the named presets.
 //!
 //! A crate of its own (its one dependency is `strsim`, for "did you mean"), because two crates
 //! judge a policy: `agentic-runtime`'s `RetryPolicy::validate` at run time and `agentic-macros`'
@@ -12,9 +12,11 @@
 use std::fmt::Write as _;
 
 mod check;
+mod preset;
 
 use check::uncapped_calls;
 pub use check::{Violation, is_valid, violations};
+pub use preset::Preset;
 
 /// How a computed delay is randomised so that clients that failed together do not retry together.
 ///

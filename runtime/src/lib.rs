@@ -69,6 +69,7 @@ pub mod report;
 pub mod resilient;
 mod retry;
 mod runtime;
+pub mod semconv;
 mod session;
 mod telemetry;
 pub mod tool;
@@ -82,7 +83,7 @@ pub use error::{ModelError, PolicyError, TransportKind};
 pub use exec_error::{ExecError, ExecErrorKind};
 pub use journal::{FailureRecord, Journal};
 pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
-pub use policy::{Jitter, RetryPolicy};
+pub use policy::{Jitter, Preset, RetryPolicy};
 pub use prompt::Prompt;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
@@ -124,7 +125,8 @@ pub mod __fuzz {
 pub mod __private {
     pub use crate::agent_fn::{AgentFn, Validator};
     pub use crate::compact::Compactor;
-    pub use crate::policy::{Jitter, RetryPolicy};
+    pub use crate::policy::rules::is_valid;
+    pub use crate::policy::{Jitter, Preset, RetryPolicy};
     pub use crate::reply::Reply;
     pub use crate::runtime::Runtime;
 }

@@ -13,6 +13,7 @@ use tracing::{Level, Span};
 use crate::error::model_error::split_kind;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::Provider;
+use crate::semconv::Semconv;
 use crate::usage::Usage;
 
 /// Counts a cooldown entered: a server asked the calls to `provider` to wait.
@@ -52,6 +53,8 @@ fn exec_span_wanted(function: Option<&'static str>, provider: &dyn Provider) -> 
         gen_ai.request.model = provider.model(),
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_write.input_tokens = Empty,
         error.type = Empty,
         otel.status_code = Empty,
     )
@@ -96,11 +99,15 @@ fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
         gen_ai.response.finish_reasons = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
+        gen_ai.usage.cache_read.input_tokens = Empty,
+        gen_ai.usage.cache_write.input_tokens = Empty,
         gen_ai.input.messages = Empty,
         gen_ai.output.messages = Empty,
         server.address = provider.server().map(|(host, _)| host),
         server.port = provider.server().map(|(_, port)| i64::from(port)),
         agentic.call = i64::from(call),
+        // The latest conventions' count of the request's resends: the exec's calls before this one.
+        http.request.resend_count = (latest() && call > 1).then(|| i64::from(call - 1)),
         error.type = Empty,
         otel.status_code = Empty,
     )
@@ -162,7 +169,11 @@ fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Opti
         error.type = error,
     );
     let Some(usage) = message.usage else { return };
-    for (kind, tokens) in [("input", usage.input_tokens), ("output", usage.output_tokens)] {
+    // The cache kinds only when the server reported some: the latest GenAI conventions count them
+    // (`otel::INFERENCE_USAGE`); today's histogram knows `input` and `output` only and skips them.
+    let cache = [("cache_read", usage.cache_read_input_tokens), ("cache_write", usage.cache_creation_input_tokens)];
+    let kinds = [("input", usage.input_tokens), ("output", usage.output_tokens)];
+    for (kind, tokens) in kinds.into_iter().chain(cache.into_iter().filter(|(_, tokens)| *tokens > 0)) {
         tracing::info!(
             target: METRICS,
             parent: None,
@@ -210,6 +221,21 @@ pub(crate) fn record_content(span: &Span, history: &[Message], message: &Assista
 fn record_usage(span: &Span, usage: Usage) {
     span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
     span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+    if latest() {
+        let cache = [
+            ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_input_tokens),
+            ("gen_ai.usage.cache_write.input_tokens", usage.cache_creation_input_tokens),
+        ];
+        for (field, tokens) in cache.into_iter().filter(|(_, tokens)| *tokens > 0) {
+            span.record(field, int(tokens));
+        }
+    }
+}
+
+/// Whether the spans carry the latest GenAI conventions' attributes too (`OTEL_SEMCONV_STABILITY_OPT_IN`,
+/// read once per process): without the opt-in they are exactly today's.
+fn latest() -> bool {
+    Semconv::from_env() == Semconv::LatestExperimental
 }
 
 /// A failed call's `error.type`: its typed error's kind, or the kind its text starts with.

@@ -1,7 +1,6 @@
 //! The pieces both the public [`layer`](super::layer) and [`OtelGuard`](super::OtelGuard) are
 //! made of.
 
-use opentelemetry::InstrumentationScope;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracerProvider, Tracer};
 use tracing::{Metadata, Subscriber};
@@ -10,11 +9,7 @@ use tracing_subscriber::filter::{FilterFn, filter_fn};
 use tracing_subscriber::registry::LookupSpan;
 
 use super::metrics::METRICS_TARGET;
-
-/// The instrumentation scope of the tracer and the meter: this crate, at this version.
-pub(super) fn scope() -> InstrumentationScope {
-    InstrumentationScope::builder("agentic-runtime").with_version(env!("CARGO_PKG_VERSION")).build()
-}
+use super::scope::scope;
 
 /// The `tracing-opentelemetry` layer on this crate's tracer of `provider`, without the
 /// `busy_ns` / `idle_ns` attributes (no convention has them, and they cost two clock reads per

@@ -5,17 +5,22 @@
 //! instrument's name in `metric`, the measurement in `value` and the attributes as the other
 //! fields (docs/design.md, issue 13). This layer creates each instrument once, with the kind,
 //! unit and bucket boundaries the GenAI semantic conventions give it, and records every such
-//! event into it. Events for other targets, and unknown metric names, are ignored.
+//! event into it. Events for other targets, and unknown metric names, are ignored. Which names
+//! the instruments have is the [`Semconv`] edition's: today's, or the latest experimental ones.
 
 use std::fmt;
+use std::time::Instant;
 
 use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
 use opentelemetry::{Key, KeyValue, Value};
 use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::LookupSpan;
 
-use super::layers::scope;
+use super::scope::scope;
+use crate::semconv::Semconv;
 
 /// The `tracing` target of the core's metric events.
 pub const METRICS_TARGET: &str = crate::telemetry::METRICS;
@@ -25,6 +30,36 @@ pub const OPERATION_DURATION: &str = "gen_ai.client.operation.duration";
 /// The input and output tokens of each model call (a histogram, `gen_ai.token.type` = `input` or
 /// `output`).
 pub const TOKEN_USAGE: &str = "gen_ai.client.token.usage";
+/// With [`Semconv::LatestExperimental`]: the duration of each model call, in seconds (a histogram).
+pub const INFERENCE_DURATION: &str = "gen_ai.client.inference.duration";
+/// With [`Semconv::LatestExperimental`]: the token counters, one per `gen_ai.token.type` the core
+/// reports (`input`, `output`, `cache_read`, `cache_write`).
+pub const INFERENCE_USAGE: [&str; 4] = [
+    "gen_ai.client.inference.usage.input_tokens",
+    "gen_ai.client.inference.usage.output_tokens",
+    "gen_ai.client.inference.usage.cache_read.input_tokens",
+    "gen_ai.client.inference.usage.cache_write.input_tokens",
+];
+/// The `gen_ai.token.type` of each of [`INFERENCE_USAGE`]; today's histogram takes the first two.
+const TOKEN_TYPES: [&str; 4] = ["input", "output", "cache_read", "cache_write"];
+/// With [`Semconv::LatestExperimental`]: the duration of each exec (its `invoke_agent` span), in
+/// seconds (a histogram).
+pub const INVOKE_AGENT_DURATION: &str = "gen_ai.invoke_agent.duration";
+/// With [`Semconv::LatestExperimental`]: the duration of each tool call (its `execute_tool` span),
+/// in seconds (a histogram).
+pub const EXECUTE_TOOL_DURATION: &str = "gen_ai.execute_tool.duration";
+/// The spans whose durations [`INVOKE_AGENT_DURATION`] and [`EXECUTE_TOOL_DURATION`] measure.
+const TIMED_SPANS: [&str; 2] = ["invoke_agent", "execute_tool"];
+/// The span attributes those durations keep: the low-cardinality ones (no call id, no usage).
+const TIMED_ATTRIBUTES: [&str; 6] = [
+    "gen_ai.operation.name",
+    "gen_ai.agent.name",
+    "gen_ai.provider.name",
+    "gen_ai.request.model",
+    "gen_ai.tool.name",
+    "error.type",
+];
+
 /// The decisions of either retry layer (a counter, by `agentic.layer` and `agentic.verdict`).
 pub const RETRY_DECISIONS: &str = "agentic.retry.decisions";
 /// The retries a budget refused (a counter, by `agentic.layer` and `agentic.refusal`).
@@ -58,6 +93,12 @@ const TOKEN_BOUNDARIES: [f64; 14] = [
 /// other targets and unknown metric names are ignored; keep the `agentic::metrics` target enabled
 /// at `INFO` in any filter in front of this layer.
 ///
+/// Those are today's names ([`Semconv::Current`]). With
+/// `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` ([`MetricsLayer::new`] reads it once;
+/// [`MetricsLayer::with_semconv`] takes the choice), the GenAI ones are the latest experimental
+/// conventions' instead: [`INFERENCE_DURATION`], the [`INFERENCE_USAGE`] counters, and
+/// [`INVOKE_AGENT_DURATION`] and [`EXECUTE_TOOL_DURATION`] (timed from the spans).
+///
 /// # Examples
 ///
 /// ```
@@ -74,33 +115,67 @@ const TOKEN_BOUNDARIES: [f64; 14] = [
 /// ```
 #[derive(Clone)]
 pub struct MetricsLayer {
+    /// Each model call's duration, named as the edition names it.
     duration: Histogram<f64>,
-    tokens: Histogram<u64>,
+    /// Today's token histogram ([`Semconv::Current`]).
+    tokens: Option<Histogram<u64>>,
+    /// The latest conventions' token counters, in the order of [`TOKEN_TYPES`].
+    usage: Option<[Counter<u64>; 4]>,
+    /// The latest conventions' span durations, in the order of [`TIMED_SPANS`].
+    spans: Option<[Histogram<f64>; 2]>,
     decisions: Counter<u64>,
     refused: Counter<u64>,
     cooldowns: Counter<u64>,
 }
 
 impl MetricsLayer {
-    /// Creates the instruments, once, on a meter named `agentic-runtime` of `provider`.
+    /// Creates the instruments, once, on a meter named `agentic-runtime` of `provider`, named as
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN` asks ([`Semconv::from_env`]).
     pub fn new(provider: &impl MeterProvider) -> Self {
-        Self::on(&provider.meter_with_scope(scope()))
+        Self::with_semconv(provider, Semconv::from_env())
     }
 
-    fn on(meter: &Meter) -> Self {
-        Self {
-            duration: meter
-                .f64_histogram(OPERATION_DURATION)
+    /// Like [`MetricsLayer::new`], with the instruments named after `semconv` whatever the
+    /// environment says.
+    pub fn with_semconv(provider: &impl MeterProvider, semconv: Semconv) -> Self {
+        Self::on(&provider.meter_with_scope(scope()), semconv)
+    }
+
+    fn on(meter: &Meter, semconv: Semconv) -> Self {
+        let latest = semconv == Semconv::LatestExperimental;
+        let seconds = |name: &'static str, description: &'static str| {
+            meter
+                .f64_histogram(name)
                 .with_unit("s")
-                .with_description("GenAI operation duration")
+                .with_description(description)
                 .with_boundaries(DURATION_BOUNDARIES.to_vec())
-                .build(),
-            tokens: meter
-                .u64_histogram(TOKEN_USAGE)
-                .with_unit("{token}")
-                .with_description("Measures number of input and output tokens used")
-                .with_boundaries(TOKEN_BOUNDARIES.to_vec())
-                .build(),
+                .build()
+        };
+        let duration = match semconv {
+            Semconv::LatestExperimental => seconds(INFERENCE_DURATION, "GenAI inference duration"),
+            _ => seconds(OPERATION_DURATION, "GenAI operation duration"),
+        };
+        Self {
+            duration,
+            tokens: (!latest).then(|| {
+                meter
+                    .u64_histogram(TOKEN_USAGE)
+                    .with_unit("{token}")
+                    .with_description("Measures number of input and output tokens used")
+                    .with_boundaries(TOKEN_BOUNDARIES.to_vec())
+                    .build()
+            }),
+            usage: latest.then(|| {
+                INFERENCE_USAGE.map(|name| {
+                    meter.u64_counter(name).with_unit("{token}").with_description("Tokens of GenAI inferences").build()
+                })
+            }),
+            spans: latest.then(|| {
+                [
+                    seconds(INVOKE_AGENT_DURATION, "GenAI agent invocation duration"),
+                    seconds(EXECUTE_TOOL_DURATION, "GenAI tool execution duration"),
+                ]
+            }),
             decisions: meter
                 .u64_counter(RETRY_DECISIONS)
                 .with_unit("{decision}")
@@ -124,7 +199,7 @@ impl MetricsLayer {
         let Some(value) = value else { return };
         match metric.as_deref() {
             Some(OPERATION_DURATION) => self.duration.record(value.as_f64(), &attributes),
-            Some(TOKEN_USAGE) => self.tokens.record(value.as_u64(), &attributes),
+            Some(TOKEN_USAGE) => self.record_tokens(value.as_u64(), attributes),
             Some(RETRY_DECISIONS) => self.decisions.add(value.as_u64(), &attributes),
             Some(RETRY_REFUSED) => self.refused.add(value.as_u64(), &attributes),
             Some(COOLDOWNS) => self.cooldowns.add(value.as_u64(), &attributes),
@@ -133,13 +208,37 @@ impl MetricsLayer {
     }
 }
 
+impl MetricsLayer {
+    /// A token count by its `gen_ai.token.type`: today's histogram takes `input` and `output` (the
+    /// conventions' two types), the latest conventions' counters each type, without that attribute.
+    fn record_tokens(&self, tokens: u64, mut attributes: Vec<KeyValue>) {
+        let at = attributes.iter().position(|kv| kv.key.as_str() == "gen_ai.token.type");
+        let kind = at.and_then(|at| TOKEN_TYPES.iter().position(|kind| attributes[at].value.as_str() == *kind));
+        match (&self.tokens, &self.usage, kind, at) {
+            (Some(histogram), _, Some(0 | 1), _) => histogram.record(tokens, &attributes),
+            (_, Some(counters), Some(kind), Some(at)) => {
+                attributes.remove(at);
+                counters[kind].add(tokens, &attributes);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What [`MetricsLayer`] keeps on a span it times: when it started and the attributes to record.
+struct Timed {
+    started: Instant,
+    histogram: usize,
+    attributes: Vec<KeyValue>,
+}
+
 impl fmt::Debug for MetricsLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MetricsLayer").finish_non_exhaustive()
     }
 }
 
-impl<S: Subscriber> Layer<S> for MetricsLayer {
+impl<S: Subscriber + for<'span> LookupSpan<'span>> Layer<S> for MetricsLayer {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
         if event.metadata().target() == METRICS_TARGET {
             let mut measurement = Measurement::default();
@@ -147,6 +246,39 @@ impl<S: Subscriber> Layer<S> for MetricsLayer {
             self.record(measurement);
         }
     }
+
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if self.spans.is_none() {
+            return;
+        }
+        let Some(histogram) = TIMED_SPANS.iter().position(|name| *name == attrs.metadata().name()) else { return };
+        let Some(span) = ctx.span(id) else { return };
+        let mut measurement = Measurement::default();
+        attrs.record(&mut measurement);
+        let attributes = timed_attributes(measurement);
+        span.extensions_mut().insert(Timed { started: Instant::now(), histogram, attributes });
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut extensions = span.extensions_mut();
+        let Some(timed) = extensions.get_mut::<Timed>() else { return };
+        let mut measurement = Measurement::default();
+        values.record(&mut measurement);
+        timed.attributes.extend(timed_attributes(measurement));
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let (Some(spans), Some(span)) = (&self.spans, ctx.span(&id)) else { return };
+        if let Some(timed) = span.extensions_mut().remove::<Timed>() {
+            spans[timed.histogram].record(timed.started.elapsed().as_secs_f64(), &timed.attributes);
+        }
+    }
+}
+
+/// The attributes of a timed span worth a metric's dimension ([`TIMED_ATTRIBUTES`]).
+fn timed_attributes(measurement: Measurement) -> Vec<KeyValue> {
+    measurement.attributes.into_iter().filter(|kv| TIMED_ATTRIBUTES.contains(&kv.key.as_str())).collect()
 }
 
 /// A measurement's value as the event carried it: durations are f64, counts u64.

@@ -69,13 +69,16 @@ mod error;
 mod guard;
 mod layers;
 mod metrics;
+mod scope;
 #[cfg(test)]
 mod tests;
 
+pub use crate::semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
 pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
 pub use metrics::{
-    COOLDOWNS, METRICS_TARGET, MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED, TOKEN_USAGE,
+    COOLDOWNS, EXECUTE_TOOL_DURATION, INFERENCE_DURATION, INFERENCE_USAGE, INVOKE_AGENT_DURATION, METRICS_TARGET,
+    MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED, TOKEN_USAGE,
 };
 /// The OpenTelemetry API crate this module is built with (for its types in your code).
 pub use opentelemetry;

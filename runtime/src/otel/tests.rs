@@ -6,7 +6,7 @@ use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMete
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use tracing_subscriber::layer::SubscriberExt as _;
 
-use super::{METRICS_TARGET, MetricsLayer, layer};
+use super::{METRICS_TARGET, MetricsLayer, Semconv, layer};
 
 /// One exported data point, as plain values.
 #[derive(Debug, PartialEq)]
@@ -30,10 +30,17 @@ fn meter_provider() -> (SdkMeterProvider, InMemoryMetricExporter) {
     (SdkMeterProvider::builder().with_reader(PeriodicReader::builder(exporter.clone()).build()).build(), exporter)
 }
 
-/// Runs `emit` under a subscriber with only a [`MetricsLayer`], and returns the data points.
+/// Runs `emit` under a subscriber with only a [`MetricsLayer`] of today's names, and returns the
+/// data points.
 fn metrics_of(emit: impl FnOnce()) -> Vec<Point> {
+    metrics_with(Semconv::Current, emit)
+}
+
+/// Like [`metrics_of`], with the instruments named after `semconv`.
+fn metrics_with(semconv: Semconv, emit: impl FnOnce()) -> Vec<Point> {
     let (provider, exporter) = meter_provider();
-    tracing::subscriber::with_default(tracing_subscriber::registry().with(MetricsLayer::new(&provider)), emit);
+    let layer = MetricsLayer::with_semconv(&provider, semconv);
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), emit);
     points(&provider, &exporter)
 }
 
@@ -210,4 +217,156 @@ fn layer_records_metric_events_as_metrics_and_not_as_span_events() {
     assert_eq!(events, ["a retry decision"]);
     let points = points(&meter_provider, &metrics);
     assert_eq!((points.len(), points[0].metric.as_str()), (1, "gen_ai.client.operation.duration"));
+}
+
+/// A model call's metric events as the core emits them (`telemetry::call_metrics`), with cache reads.
+fn a_call_with_cache_reads() {
+    tracing::info!(target: "agentic::metrics", metric = "gen_ai.client.operation.duration", value = 0.5f64,
+        gen_ai.operation.name = "chat", gen_ai.provider.name = "gcp.gemini");
+    for (kind, tokens) in [("input", 12u64), ("output", 5u64), ("cache_read", 8u64)] {
+        tracing::info!(target: "agentic::metrics", metric = "gen_ai.client.token.usage", value = tokens,
+            gen_ai.operation.name = "chat", gen_ai.provider.name = "gcp.gemini", gen_ai.token.type = kind);
+    }
+}
+
+#[test]
+fn todays_names_keep_the_token_histogram_to_input_and_output() {
+    let names: Vec<(String, u64)> = metrics_of(a_call_with_cache_reads)
+        .into_iter()
+        .map(|point| {
+            let count = match point.data {
+                Data::Histogram { count, .. } => count,
+                Data::Counter(value) => value,
+            };
+            (point.metric, count)
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("gen_ai.client.operation.duration".to_owned(), 1),
+            ("gen_ai.client.token.usage".to_owned(), 1),
+            ("gen_ai.client.token.usage".to_owned(), 1),
+        ]
+    );
+}
+
+#[test]
+fn the_latest_conventions_name_an_inference_and_count_its_tokens_by_kind() {
+    let mut points = metrics_with(Semconv::LatestExperimental, a_call_with_cache_reads);
+    points.sort_by(|a, b| a.metric.cmp(&b.metric));
+    let attributes = vec![kv("gen_ai.operation.name", "chat"), kv("gen_ai.provider.name", "gcp.gemini")];
+    let counter = |metric: &str, value| Point {
+        metric: metric.to_owned(),
+        unit: "{token}".to_owned(),
+        attributes: attributes.clone(),
+        data: Data::Counter(value),
+    };
+    assert_eq!(
+        points,
+        [
+            Point {
+                metric: "gen_ai.client.inference.duration".to_owned(),
+                unit: "s".to_owned(),
+                attributes: attributes.clone(),
+                data: Data::Histogram { count: 1, sum: 0.5, bounds: DURATION_BOUNDS.to_vec() },
+            },
+            counter("gen_ai.client.inference.usage.cache_read.input_tokens", 8),
+            counter("gen_ai.client.inference.usage.input_tokens", 12),
+            counter("gen_ai.client.inference.usage.output_tokens", 5),
+        ]
+    );
+}
+
+/// An exec's span and a tool call's, as the core opens them, the tool failing.
+fn an_exec_with_a_tool_call() {
+    let exec = tracing::info_span!(
+        "invoke_agent",
+        gen_ai.operation.name = "invoke_agent",
+        gen_ai.agent.name = "summarize",
+        gen_ai.provider.name = "gcp.gemini",
+        gen_ai.usage.input_tokens = 12u64
+    );
+    let _exec = exec.enter();
+    let tool = tracing::info_span!("execute_tool", gen_ai.operation.name = "execute_tool", gen_ai.tool.name = "search",
+        gen_ai.tool.call.id = "call_1", error.type = tracing::field::Empty);
+    tool.record("error.type", "ToolError");
+}
+
+#[test]
+fn the_latest_conventions_time_each_exec_and_tool_call_from_its_span() {
+    let points = metrics_with(Semconv::LatestExperimental, an_exec_with_a_tool_call);
+    let timed: Vec<(&str, &[KeyValue])> =
+        points.iter().map(|point| (point.metric.as_str(), point.attributes.as_slice())).collect();
+    assert_eq!(
+        timed,
+        [
+            (
+                "gen_ai.invoke_agent.duration",
+                &[
+                    kv("gen_ai.agent.name", "summarize"),
+                    kv("gen_ai.operation.name", "invoke_agent"),
+                    kv("gen_ai.provider.name", "gcp.gemini"),
+                ][..]
+            ),
+            (
+                "gen_ai.execute_tool.duration",
+                &[
+                    kv("error.type", "ToolError"),
+                    kv("gen_ai.operation.name", "execute_tool"),
+                    kv("gen_ai.tool.name", "search")
+                ][..]
+            ),
+        ]
+    );
+    assert!(points.iter().all(|point| matches!(point.data, Data::Histogram { count: 1, .. })), "{points:?}");
+    // Today's names time no span (a counter beside, so that there is a collection to read).
+    let today = metrics_of(|| {
+        an_exec_with_a_tool_call();
+        tracing::info!(target: "agentic::metrics", metric = "agentic.cooldowns", value = 1u64);
+    });
+    let names: Vec<&str> = today.iter().map(|point| point.metric.as_str()).collect();
+    assert_eq!(names, ["agentic.cooldowns"]);
+}
+
+/// A scripted provider that names itself as Gemini's does: the name reaches spans and metrics as is.
+struct NamedGemini(crate::ScriptedProvider);
+
+impl crate::Provider for NamedGemini {
+    fn name(&self) -> &str {
+        "gcp.gemini"
+    }
+
+    fn stream<'a>(&'a self, request: &'a crate::provider::Request<'a>) -> crate::provider::EventStream<'a> {
+        self.0.stream(request)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_providers_name_is_the_genai_provider_name_on_spans_and_metrics() {
+    let spans = InMemorySpanExporter::default();
+    let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+    let (meter_provider, metrics) = meter_provider();
+    let subscriber = tracing_subscriber::registry().with(layer(&tracer_provider, &meter_provider));
+    let provider =
+        NamedGemini(crate::ScriptedProvider::new([crate::Step::ok("hello").with_usage(crate::Usage::new(12, 5))]));
+    let runtime = crate::Runtime::new(provider);
+    {
+        let _default = tracing::subscriber::set_default(subscriber);
+        runtime.exec("hi").await.unwrap();
+    }
+    tracer_provider.force_flush().unwrap();
+    let spans = spans.get_finished_spans().unwrap();
+    let named = |span: &opentelemetry_sdk::trace::SpanData| {
+        span.attributes.iter().find(|kv| kv.key.as_str() == "gen_ai.provider.name").map(|kv| kv.value.to_string())
+    };
+    assert!(spans.len() >= 2, "an exec span and a call span: {spans:?}");
+    for span in &spans {
+        assert_eq!(named(span).as_deref(), Some("gcp.gemini"), "{}", span.name);
+    }
+    let points = points(&meter_provider, &metrics);
+    assert!(!points.is_empty());
+    for point in &points {
+        assert!(point.attributes.contains(&kv("gen_ai.provider.name", "gcp.gemini")), "{point:?}");
+    }
 }

@@ -7,8 +7,8 @@ pub use agentic_policy as rules;
 use std::time::Duration;
 
 use crate::error::PolicyError;
-pub use rules::Jitter;
 use rules::PolicyValues;
+pub use rules::{Jitter, Preset};
 
 /// The policy of one `exec`: how both retry layers behave and what bounds them.
 ///
@@ -108,6 +108,36 @@ impl RetryPolicy {
     /// bounded to 4 MiB, so an exec whose calls never return ends within 15 minutes.
     pub const fn new() -> Self {
         Self::from_values(PolicyValues::DEFAULT)
+    }
+
+    /// The named policy `preset`: seed 003's settings for a provider, every other key at its
+    /// default ([`Preset`] says where each number comes from). The `with_*` setters change it
+    /// further, as the attribute's keys beside `preset = ...` do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::{Preset, RetryPolicy};
+    ///
+    /// const GEMINI: RetryPolicy = RetryPolicy::preset(Preset::GeminiFreeTier).with_budget_ms(Some(300_000));
+    /// assert!(GEMINI.validate().is_ok());
+    /// assert_eq!(GEMINI.worst_case_calls(), 5);
+    /// ```
+    pub const fn preset(preset: Preset) -> Self {
+        Self::from_values(preset.values())
+    }
+
+    /// Gemini's free tier, as seed 003 configures it: up to 5 model calls per exec, waits from 15 s
+    /// doubling to a 60 s cap (15 s, 30 s, 60 s, 60 s, each ± 25 %). The free tier's quotas are per
+    /// minute; a shorter wait mostly meets the same spent quota. [`Preset::GeminiFreeTier`].
+    pub const fn gemini_free_tier() -> Self {
+        Self::preset(Preset::GeminiFreeTier)
+    }
+
+    /// Anthropic's API, as seed 003 configures it: up to 5 model calls per exec, waits from 2 s
+    /// doubling to a 60 s cap (2 s, 4 s, 8 s, 16 s, each ± 25 %). [`Preset::Anthropic`].
+    pub const fn anthropic() -> Self {
+        Self::preset(Preset::Anthropic)
     }
 
     /// The policy of `values` (checked by [`RetryPolicy::validate`] like any other), with the
@@ -413,6 +443,7 @@ impl RetryPolicy {
 
 // A `const` policy is judged when it is compiled: no call judges it again.
 const _: () = assert!(RetryPolicy::new().is_valid() && RetryPolicy::new().is_valid_for_calls());
+const _: () = assert!(RetryPolicy::gemini_free_tier().is_valid() && RetryPolicy::anthropic().is_valid());
 
 #[cfg(test)]
 mod tests {
@@ -438,6 +469,23 @@ mod tests {
         assert!(twelve.is_valid() && !twelve.is_valid_for_calls() && !twelve.is_lazy_for_calls());
         assert!(RetryPolicy::new().is_lazy_for_calls());
         assert!(!RetryPolicy::new().with_turn_timeout_ms(900_000).is_lazy_for_calls());
+    }
+
+    #[test]
+    fn the_presets_are_seed_003s_numbers() {
+        let gemini = RetryPolicy::gemini_free_tier();
+        assert_eq!(gemini, RetryPolicy::preset(Preset::GeminiFreeTier));
+        assert_eq!(gemini.session_base_delay(), Duration::from_secs(15));
+        assert_eq!(gemini.max_delay(), Some(Duration::from_secs(60)));
+        assert_eq!(gemini.worst_case_calls(), 5);
+        assert_eq!(gemini.worst_case_backoff(), Duration::from_secs(15 + 30 + 60 + 60));
+        let anthropic = RetryPolicy::anthropic();
+        assert_eq!(anthropic.session_base_delay(), Duration::from_secs(2));
+        assert_eq!(anthropic.max_delay(), Some(Duration::from_secs(60)));
+        assert_eq!(anthropic.worst_case_calls(), 5);
+        // Validated like any policy: a key set beside the preset is judged with it.
+        let err = gemini.with_max_retries(1).with_session_retries(1).validate().unwrap_err();
+        assert_eq!(err.key(), "max_calls");
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! (`RetryInfo`), and whether a quota is spent for the day or for good (`QuotaFailure`,
 //! `ErrorInfo`), which no wait of ours refills.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use regex::Regex;
 use serde_json::Value;
 
 use crate::classify::patterns::{DAILY_QUOTA, QUOTA_EXHAUSTED};
@@ -83,6 +85,42 @@ pub(super) fn parse_seconds(value: &str, per_second: f64) -> Option<Duration> {
     Some(Duration::try_from_secs_f64(amount / per_second).unwrap_or(Duration::MAX))
 }
 
+/// `RetryInfo` as an error's text quotes it: `"retryDelay": "34s"` from a JSON error body (whole,
+/// cut, or escaped inside another string), or `retry_delay { seconds: 34 nanos: 74824224 }` from
+/// google-api-core's exceptions (`google.api_core.exceptions.ResourceExhausted: 429 ...`). The
+/// numbers are read as [`proto_duration`] and [`parse_seconds`] read them.
+static QUOTED_RETRY_DELAY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"\\?"retryDelay\\?"\s*:\s*\\?"([0-9.]{1,32}m?s)\\?"|retry_delay\s*\{\s*seconds:\s*([0-9]{1,20})(?:\s+nanos:\s*([0-9]{1,9}))?"#,
+    )
+    .expect("the quoted RetryInfo pattern is a valid regex")
+});
+
+/// The server's requested wait that Google's `RetryInfo` gives, as a text quotes it: a JSON error
+/// body's `"retryDelay": "34s"`, or google-api-core's `retry_delay { seconds: 34 }`. For tools that
+/// only have an error's text (`agentic classify`); a call's own hint comes from the body it read.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use agentic_runtime::provider::quoted_retry_delay;
+///
+/// let body = r#"{"error": {"code": 429, "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34s"}]}}"#;
+/// assert_eq!(quoted_retry_delay(body), Some(Duration::from_secs(34)));
+/// assert_eq!(quoted_retry_delay("429 quota [retry_delay {\n  seconds: 20\n}\n]"), Some(Duration::from_secs(20)));
+/// assert_eq!(quoted_retry_delay("RESOURCE_EXHAUSTED"), None);
+/// ```
+pub fn quoted_retry_delay(text: &str) -> Option<Duration> {
+    let captures = QUOTED_RETRY_DELAY.captures(text)?;
+    if let Some(delay) = captures.get(1) {
+        return proto_duration(delay.as_str());
+    }
+    let seconds = captures.get(2)?.as_str();
+    let nanos = captures.get(3).map_or(0, |nanos| nanos.as_str().parse::<u32>().unwrap_or(0));
+    parse_seconds(&format!("{seconds}.{nanos:09}"), 1.0)
+}
+
 /// The SDK-style kind and HTTP status of a Google error `status` (the canonical gRPC code names),
 /// as the API gives them over HTTP: so an error that carries only its status (in a stream, or with
 /// a status its proxy changed) is judged as the same error with its HTTP status would be.
@@ -114,6 +152,22 @@ mod tests {
         assert_eq!(proto_duration("1e300s"), Some(Duration::MAX));
         for bad in ["34", "s", "-1s", "NaNs", "soon", ""] {
             assert_eq!(proto_duration(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn retry_info_quoted_in_a_text_is_read() {
+        let body = r#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.074824224s"}]}}"#;
+        assert_eq!(quoted_retry_delay(body), Some(Duration::from_nanos(34_074_824_224)));
+        assert_eq!(
+            quoted_retry_delay(r#"ResourceExhausted: {\"retryDelay\": \"900ms\"}"#),
+            Some(Duration::from_millis(900))
+        );
+        let api_core = "google.api_core.exceptions.ResourceExhausted: 429 Resource has been exhausted \
+                        [violations {\n  quota_id: \"PerMinute\"\n}\n, retry_delay {\n  seconds: 20\n  nanos: 500000000\n}\n]";
+        assert_eq!(quoted_retry_delay(api_core), Some(Duration::from_millis(20_500)));
+        for none in ["RESOURCE_EXHAUSTED", r#""retryDelay": "soon""#, "retry_delay { }", r#""retryDelay": "-1s""#] {
+            assert_eq!(quoted_retry_delay(none), None, "{none}");
         }
     }
 
