@@ -14,7 +14,7 @@ use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
 use crate::policy::rules::{format_ms, millis};
 use crate::provider::{CallBounds, Provider, Request, StreamEvent};
-use crate::telemetry;
+use crate::telemetry::{self, FirstChunk};
 
 /// Runs one streamed call and returns its final message.
 ///
@@ -58,11 +58,20 @@ pub(crate) fn run_within<'a>(
 }
 
 /// What the server said about the call besides its content: kept apart from the answer so that a
-/// call that fails mid-stream still reports the tokens it used; and when the call first waited.
+/// call that fails mid-stream still reports the tokens it used; when the call first waited, and
+/// when its first content came.
 #[derive(Default)]
 pub(crate) struct CallMeta {
     usage: Option<crate::Usage>,
+    clock: CallClock,
+}
+
+/// What the call's clock saw: one borrow of it in the call's future, for both.
+#[derive(Default)]
+struct CallClock {
+    /// When the call first waited: its first reading of the clock.
     waited: Option<Instant>,
+    first: FirstChunk,
 }
 
 /// The call's own deadline. Its message is written only when the call runs out: the success path
@@ -99,19 +108,20 @@ impl CallDeadline {
 }
 
 impl CallMeta {
-    /// The call's final message, and when the call first waited (its first reading of the clock),
-    /// if it did. `drive` puts the usage on the messages it makes; an error raised while streaming
-    /// gets it here. The answer passes through unchanged (not moved again for the usage).
+    /// The call's final message, when the call first waited (its first reading of the clock), if
+    /// it did, and when its first content came. `drive` puts the usage on the messages it makes;
+    /// an error raised while streaming gets it here. The answer passes through unchanged (not
+    /// moved again for the usage).
     pub(crate) fn finish(
         self,
         outcome: Result<AssistantMessage, ModelError>,
-    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>) {
+    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>, FirstChunk) {
         let message = match outcome {
             Err(error) if error.is_programming() => Err(error),
             Err(error) => Ok(AssistantMessage { usage: self.usage, ..AssistantMessage::from_error(error) }),
             Ok(message) => Ok(message),
         };
-        (message, self.waited)
+        (message, self.clock.waited, self.clock.first)
     }
 }
 
@@ -131,8 +141,8 @@ enum Watch {
 struct Progress<'r> {
     /// The request's: borrowed, not copied, to keep every call's future small.
     bounds: &'r CallBounds,
-    /// When the call first waited: its first reading of the clock.
-    waited: &'r mut Option<Instant>,
+    /// When the call first waited (its first reading of the clock), and when its content came.
+    clock: &'r mut CallClock,
     /// The call's deadline.
     call: Option<CallDeadline>,
     /// Content arrived since the timer was last set.
@@ -156,7 +166,7 @@ impl Progress<'_> {
         self.moved = false;
         self.beat = false;
         let now = Instant::now();
-        let waited = *self.waited.get_or_insert(now);
+        let waited = *self.clock.waited.get_or_insert(now);
         let progress = if self.started {
             now.checked_add(self.bounds.idle).map(|at| (at, Watch::Idle))
         } else {
@@ -237,11 +247,11 @@ async fn drive(
     call: Option<CallDeadline>,
     meta: &mut CallMeta,
 ) -> Result<AssistantMessage, ModelError> {
-    let CallMeta { usage: meta_usage, waited } = meta;
+    let CallMeta { usage: meta_usage, clock } = meta;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
     let mut progress =
-        Progress { bounds, waited, call, moved: false, started: false, beating: false, beat: false, armed: None };
+        Progress { bounds, clock, call, moved: false, started: false, beating: false, beat: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
     let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes };
     let mut text = String::new();
@@ -293,6 +303,11 @@ async fn drive(
             }
         }
         if answer.bytes > before {
+            if !progress.started {
+                // A call that waited read the clock already: once more, for its first content.
+                let clock = &mut *progress.clock;
+                clock.first = if clock.waited.is_some() { FirstChunk::At(Instant::now()) } else { FirstChunk::AtOnce };
+            }
             progress.moved = true;
             progress.started = true;
         }

@@ -435,6 +435,7 @@ impl Runtime {
             system: system.or(self.system.as_deref()),
             tools: self.tools.specs(),
             content_in_traces: self.content_in_traces,
+            compacted: false,
             schema: None,
             state: RetryState {
                 function,

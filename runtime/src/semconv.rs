@@ -19,7 +19,8 @@ pub const GEN_AI_LATEST_EXPERIMENTAL: &str = "gen_ai_latest_experimental";
 /// | `gen_ai.client.operation.duration` (histogram, s) | `gen_ai.client.inference.duration` (histogram, s) |
 /// | `gen_ai.client.token.usage` (histogram, by `gen_ai.token.type` `input` / `output`) | the counters `gen_ai.client.inference.usage.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`, `.cache_write.input_tokens` (`{token}`) |
 /// | none | `gen_ai.invoke_agent.duration` and `gen_ai.execute_tool.duration` (histograms, s): each exec's and each tool call's span, from its start to its end |
-/// | a call's span: `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` | also `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_write.input_tokens` when the server reported cached tokens, and `http.request.resend_count` (the calls of the exec before it) on a retried call |
+/// | none | `gen_ai.client.inference.time_to_first_chunk` (histogram, s): from a call's start to its first content, text or a tool call (every call streams) |
+/// | a call's span: `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` | also `gen_ai.usage.cache_read.input_tokens` and `gen_ai.usage.cache_write.input_tokens` when the server reported cached tokens, `http.request.resend_count` (the calls of the exec before it) on a retried call, `gen_ai.response.time_to_first_chunk` (s) on a call whose content came, and `gen_ai.conversation.compacted` = `true` on the calls after the exec compacted its conversation (never `false`: the conventions leave it unset) |
 ///
 /// The metrics layer takes the edition it is given (`otel::MetricsLayer::with_semconv`); the
 /// spans' attributes follow the environment ([`Semconv::from_env`]).

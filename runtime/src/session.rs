@@ -22,6 +22,10 @@ pub(crate) struct Run<'a> {
     pub(crate) tools: &'a [ToolSpec],
     /// Prompts and answers go on the calls' spans (`Runtime::with_content_in_traces`).
     pub(crate) content_in_traces: bool,
+    /// The conversation was compacted: the calls after it say so on their spans
+    /// (`gen_ai.conversation.compacted`). A flag here, beside the other, costs the exec's future no
+    /// byte; the count stays the exec's.
+    pub(crate) compacted: bool,
     /// The shape the answers must have (`Runtime::exec_json`).
     pub(crate) schema: Option<&'a ResponseSchema>,
     pub(crate) state: RetryState<'a>,
@@ -51,7 +55,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             bounds: CallBounds::of(run.state.policy),
             schema: run.schema,
         };
-        let span = telemetry::call_span(&run.state.span, run.provider, call);
+        let span = telemetry::call_span(&run.state.span, run.provider, call, run.compacted);
         let mut meta = CallMeta::default();
         // Wrapped only when a subscriber wants the span (wrapping moves the call's future).
         let outcome = if span.is_disabled() {
@@ -59,14 +63,14 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         } else {
             agent::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
-        let (outcome, waited) = meta.finish(outcome);
+        let (outcome, waited, first) = meta.finish(outcome);
         if let Some(waited) = waited {
             // The exec's clock starts at its first call's first wait, if nothing read it before.
             run.state.budget.start_clock_at(waited);
         }
         if let Ok(message) = &outcome {
             let started = limit.and_then(|limit| limit.start()).or(waited);
-            telemetry::record_call(&span, run.provider, message, started);
+            telemetry::record_call(&span, run.provider, message, started, first);
             if run.content_in_traces {
                 telemetry::record_content(&span, history, message);
             }

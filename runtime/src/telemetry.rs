@@ -16,6 +16,20 @@ use crate::provider::Provider;
 use crate::semconv::Semconv;
 use crate::usage::Usage;
 
+/// When a call's first content (text or a tool call) arrived: the time to first chunk of the
+/// telemetry. Set once per call, with at most one reading of the clock.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(crate) enum FirstChunk {
+    /// No content came.
+    #[default]
+    None,
+    /// It came before the call ever waited: no clock was read for it, and none could tell it from
+    /// the call's end (the stream was ready at once).
+    AtOnce,
+    /// It came at this reading of the clock.
+    At(Instant),
+}
+
 /// Counts a cooldown entered: a server asked the calls to `provider` to wait.
 pub(crate) fn cooldown(provider: &str) {
     tracing::info!(target: METRICS, parent: None, metric = "agentic.cooldowns", value = 1u64,
@@ -74,17 +88,18 @@ pub(crate) fn record_exec(span: &Span, usage: impl FnOnce() -> Usage, failure: O
     }
 }
 
-/// The CLIENT span of model call number `call` of the exec whose span is `exec`: `chat {model}`.
+/// The CLIENT span of model call number `call` of the exec whose span is `exec`: `chat {model}`;
+/// `compacted` when the conversation it sends was compacted.
 #[inline]
-pub(crate) fn call_span(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
+pub(crate) fn call_span(exec: &Span, provider: &dyn Provider, call: u32, compacted: bool) -> Span {
     if !tracing::level_enabled!(Level::INFO) {
         return Span::none();
     }
-    call_span_wanted(exec, provider, call)
+    call_span_wanted(exec, provider, call, compacted)
 }
 
 #[cold]
-fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
+fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32, compacted: bool) -> Span {
     // The fields are evaluated only when a subscriber wants the span.
     // A session's calls (no exec span) are children of whatever span the caller is in.
     tracing::info_span!(
@@ -97,6 +112,7 @@ fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
         gen_ai.request.model = provider.model(),
         gen_ai.response.model = Empty,
         gen_ai.response.finish_reasons = Empty,
+        gen_ai.response.time_to_first_chunk = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         gen_ai.usage.cache_read.input_tokens = Empty,
@@ -108,17 +124,25 @@ fn call_span_wanted(exec: &Span, provider: &dyn Provider, call: u32) -> Span {
         agentic.call = i64::from(call),
         // The latest conventions' count of the request's resends: the exec's calls before this one.
         http.request.resend_count = (latest() && call > 1).then(|| i64::from(call - 1)),
+        // The latest conventions' flag, set only when true (its absence says "not compacted").
+        gen_ai.conversation.compacted = (latest() && compacted).then_some(true),
         error.type = Empty,
         otel.status_code = Empty,
     )
 }
 
-/// Records the call's outcome on its span, and its duration and tokens as metric events. `started`
-/// is when the call's time began to count: its limit's start, or its first wait (no clock is read
-/// for it); a call that never waited took no time the clock could see. Inlined: with no subscriber
-/// it is two checks.
+/// Records the call's outcome on its span, and its duration, time to first chunk and tokens as
+/// metric events. `started` is when the call's time began to count: its limit's start, or its
+/// first wait (no clock is read for it); a call that never waited took no time the clock could
+/// see. `first` is when its first content came. Inlined: with no subscriber it is two checks.
 #[inline]
-pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &AssistantMessage, started: Option<Instant>) {
+pub(crate) fn record_call(
+    span: &Span,
+    provider: &dyn Provider,
+    message: &AssistantMessage,
+    started: Option<Instant>,
+    first: FirstChunk,
+) {
     // Asked here, after the call's span was made, and followed by the metric events: with per-layer
     // filters (`tracing-subscriber`), an `enabled!` check leaves the layers' verdict for the next
     // span or event, and a span made right after one of the metric target would be filtered as one.
@@ -126,20 +150,43 @@ pub(crate) fn record_call(span: &Span, provider: &dyn Provider, message: &Assist
     if span.is_disabled() && !metrics {
         return;
     }
-    record_call_wanted(span, provider, message, started, metrics);
+    record_call_wanted(span, provider, message, Times::of(started, first), metrics);
+}
+
+/// A call's times, in seconds: its duration, and the time to its first content if any came.
+#[derive(Clone, Copy)]
+struct Times {
+    duration: f64,
+    first_chunk: Option<f64>,
+}
+
+impl Times {
+    /// Reads the clock once: the call ends now.
+    fn of(started: Option<Instant>, first: FirstChunk) -> Self {
+        let Some(started) = started else {
+            // A call that never waited: all of it took no time the clock could see.
+            let first_chunk = (first != FirstChunk::None).then_some(0.0);
+            return Times { duration: 0.0, first_chunk };
+        };
+        let duration = started.elapsed();
+        let first_chunk = match first {
+            FirstChunk::None => None,
+            // Ready with the rest: as far as any clock tells, at the call's end.
+            FirstChunk::AtOnce => Some(duration),
+            FirstChunk::At(at) => Some(at.saturating_duration_since(started)),
+        };
+        Times { duration: duration.as_secs_f64(), first_chunk: first_chunk.map(|first| first.as_secs_f64()) }
+    }
 }
 
 #[cold]
-fn record_call_wanted(
-    span: &Span,
-    provider: &dyn Provider,
-    message: &AssistantMessage,
-    started: Option<Instant>,
-    metrics: bool,
-) {
+fn record_call_wanted(span: &Span, provider: &dyn Provider, message: &AssistantMessage, times: Times, metrics: bool) {
     let error = message.is_error().then(|| error_type(message));
     if !span.is_disabled() {
         span.record("gen_ai.response.finish_reasons", message.stop_reason.name());
+        if let Some(first_chunk) = times.first_chunk.filter(|_| latest()) {
+            span.record("gen_ai.response.time_to_first_chunk", first_chunk);
+        }
         if let Some(usage) = message.usage {
             record_usage(span, usage);
         }
@@ -149,18 +196,18 @@ fn record_call_wanted(
         }
     }
     if metrics {
-        call_metrics(provider, message, error, started);
+        call_metrics(provider, message, error, times);
     }
 }
 
-fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Option<&str>, started: Option<Instant>) {
+fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Option<&str>, times: Times) {
     let (model, server) = (provider.model(), provider.server());
     let (address, port) = (server.map(|(host, _)| host), server.map(|(_, port)| port));
     tracing::info!(
         target: METRICS,
         parent: None,
         metric = "gen_ai.client.operation.duration",
-        value = started.map_or(0.0, |started| started.elapsed().as_secs_f64()),
+        value = times.duration,
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = provider.name(),
         gen_ai.request.model = model,
@@ -168,6 +215,21 @@ fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Opti
         server.port = port.map(i64::from),
         error.type = error,
     );
+    // Only the latest conventions have a name for it (`otel::TIME_TO_FIRST_CHUNK`): today's
+    // metrics layer skips the event. Every call streams, so every call with content has one.
+    if let Some(first_chunk) = times.first_chunk {
+        tracing::info!(
+            target: METRICS,
+            parent: None,
+            metric = "gen_ai.client.inference.time_to_first_chunk",
+            value = first_chunk,
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = provider.name(),
+            gen_ai.request.model = model,
+            server.address = address,
+            server.port = port.map(i64::from),
+        );
+    }
     let Some(usage) = message.usage else { return };
     // The cache kinds only when the server reported some: the latest GenAI conventions count them
     // (`otel::INFERENCE_USAGE`); today's histogram knows `input` and `output` only and skips them.

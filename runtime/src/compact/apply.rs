@@ -19,6 +19,10 @@ pub(crate) async fn compact(
             "it returned a conversation that ends with a message of the model; it must end with the message the model answers"
                 .to_owned(),
         ),
-        Some(_) => Ok(compacted),
+        Some(_) => {
+            // The calls from now on send the shorter conversation (their spans say so).
+            run.compacted = true;
+            Ok(compacted)
+        }
     }
 }

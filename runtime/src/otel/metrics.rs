@@ -32,6 +32,10 @@ pub const OPERATION_DURATION: &str = "gen_ai.client.operation.duration";
 pub const TOKEN_USAGE: &str = "gen_ai.client.token.usage";
 /// With [`Semconv::LatestExperimental`]: the duration of each model call, in seconds (a histogram).
 pub const INFERENCE_DURATION: &str = "gen_ai.client.inference.duration";
+/// With [`Semconv::LatestExperimental`]: the time from each streamed model call's start to its
+/// first content (text or a tool call), in seconds (a histogram, the duration's buckets). Today's
+/// names have none: the event is skipped.
+pub const TIME_TO_FIRST_CHUNK: &str = "gen_ai.client.inference.time_to_first_chunk";
 /// With [`Semconv::LatestExperimental`]: the token counters, one per `gen_ai.token.type` the core
 /// reports (`input`, `output`, `cache_read`, `cache_write`).
 pub const INFERENCE_USAGE: [&str; 4] = [
@@ -67,8 +71,8 @@ pub const RETRY_REFUSED: &str = "agentic.retry.refused";
 /// The cooldowns a provider's error started (a counter, by `gen_ai.provider.name`).
 pub const COOLDOWNS: &str = "agentic.cooldowns";
 
-/// The bucket boundaries the GenAI semantic conventions give `gen_ai.client.operation.duration`:
-/// 10 ms doubling up to 82 s.
+/// The bucket boundaries the GenAI semantic conventions give `gen_ai.client.operation.duration`
+/// (and the latest ones `gen_ai.client.inference.time_to_first_chunk`): 10 ms doubling up to 82 s.
 const DURATION_BOUNDARIES: [f64; 14] =
     [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 /// The bucket boundaries the GenAI semantic conventions give `gen_ai.client.token.usage`: powers
@@ -97,7 +101,8 @@ const TOKEN_BOUNDARIES: [f64; 14] = [
 /// `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` ([`MetricsLayer::new`] reads it once;
 /// [`MetricsLayer::with_semconv`] takes the choice), the GenAI ones are the latest experimental
 /// conventions' instead: [`INFERENCE_DURATION`], the [`INFERENCE_USAGE`] counters, and
-/// [`INVOKE_AGENT_DURATION`] and [`EXECUTE_TOOL_DURATION`] (timed from the spans).
+/// [`INVOKE_AGENT_DURATION`] and [`EXECUTE_TOOL_DURATION`] (timed from the spans); and
+/// [`TIME_TO_FIRST_CHUNK`], which today's names do not have.
 ///
 /// # Examples
 ///
@@ -123,6 +128,8 @@ pub struct MetricsLayer {
     usage: Option<[Counter<u64>; 4]>,
     /// The latest conventions' span durations, in the order of [`TIMED_SPANS`].
     spans: Option<[Histogram<f64>; 2]>,
+    /// The latest conventions' time to first chunk.
+    first_chunk: Option<Histogram<f64>>,
     decisions: Counter<u64>,
     refused: Counter<u64>,
     cooldowns: Counter<u64>,
@@ -176,6 +183,8 @@ impl MetricsLayer {
                     seconds(EXECUTE_TOOL_DURATION, "GenAI tool execution duration"),
                 ]
             }),
+            first_chunk: latest
+                .then(|| seconds(TIME_TO_FIRST_CHUNK, "Time to the first chunk of a streamed GenAI inference")),
             decisions: meter
                 .u64_counter(RETRY_DECISIONS)
                 .with_unit("{decision}")
@@ -200,6 +209,11 @@ impl MetricsLayer {
         match metric.as_deref() {
             Some(OPERATION_DURATION) => self.duration.record(value.as_f64(), &attributes),
             Some(TOKEN_USAGE) => self.record_tokens(value.as_u64(), attributes),
+            Some(TIME_TO_FIRST_CHUNK) => {
+                if let Some(first_chunk) = &self.first_chunk {
+                    first_chunk.record(value.as_f64(), &attributes);
+                }
+            }
             Some(RETRY_DECISIONS) => self.decisions.add(value.as_u64(), &attributes),
             Some(RETRY_REFUSED) => self.refused.add(value.as_u64(), &attributes),
             Some(COOLDOWNS) => self.cooldowns.add(value.as_u64(), &attributes),

@@ -78,7 +78,7 @@ pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
 pub use metrics::{
     COOLDOWNS, EXECUTE_TOOL_DURATION, INFERENCE_DURATION, INFERENCE_USAGE, INVOKE_AGENT_DURATION, METRICS_TARGET,
-    MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED, TOKEN_USAGE,
+    MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED, TIME_TO_FIRST_CHUNK, TOKEN_USAGE,
 };
 /// The OpenTelemetry API crate this module is built with (for its types in your code).
 pub use opentelemetry;

@@ -370,3 +370,114 @@ async fn the_providers_name_is_the_genai_provider_name_on_spans_and_metrics() {
         assert!(point.attributes.contains(&kv("gen_ai.provider.name", "gcp.gemini")), "{point:?}");
     }
 }
+
+/// A provider whose content comes late: the first text after 250 ms, the rest 500 ms later.
+struct Paced;
+
+impl crate::Provider for Paced {
+    fn name(&self) -> &str {
+        "gcp.gemini"
+    }
+
+    fn stream<'a>(&'a self, _: &'a crate::provider::Request<'a>) -> crate::provider::EventStream<'a> {
+        use crate::provider::StreamEvent;
+        use std::time::Duration;
+        let events = [
+            (Duration::from_millis(250), StreamEvent::TextDelta("hel".into())),
+            (Duration::from_millis(500), StreamEvent::TextDelta("lo".into())),
+            (Duration::ZERO, StreamEvent::Done { stop_reason: crate::message::StopReason::Stop }),
+        ];
+        Box::pin(futures_util::stream::unfold(events.into_iter(), |mut events| async move {
+            let (after, event) = events.next()?;
+            tokio::time::sleep(after).await;
+            Some((Ok(event), events))
+        }))
+    }
+}
+
+/// One exec of [`Paced`] under a subscriber exporting spans and metrics named after `semconv`
+/// (the spans' attributes follow the environment, which this binary never sets): the finished
+/// spans and the data points.
+async fn paced_exec(semconv: Semconv) -> (Vec<opentelemetry_sdk::trace::SpanData>, Vec<Point>) {
+    use tracing_subscriber::Layer as _;
+    let spans = InMemorySpanExporter::default();
+    let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+    let (meter_provider, metrics) = meter_provider();
+    let trace = super::layers::trace_layer(&tracer_provider).with_filter(super::layers::not_a_metric());
+    let subscriber =
+        tracing_subscriber::registry().with(trace).with(MetricsLayer::with_semconv(&meter_provider, semconv));
+    let runtime = crate::Runtime::new(Paced);
+    {
+        let _default = tracing::subscriber::set_default(subscriber);
+        assert_eq!(runtime.exec("hi").await.unwrap().text(), "hello");
+    }
+    tracer_provider.force_flush().unwrap();
+    (spans.get_finished_spans().unwrap(), points(&meter_provider, &metrics))
+}
+
+fn histogram_sum(points: &[Point], metric: &str) -> Option<(u64, f64)> {
+    points.iter().find(|point| point.metric == metric).map(|point| match point.data {
+        Data::Histogram { count, sum, .. } => (count, sum),
+        Data::Counter(value) => panic!("{metric} is a counter of {value}"),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_latest_conventions_time_a_streamed_call_to_its_first_chunk() {
+    let (_, points) = paced_exec(Semconv::LatestExperimental).await;
+    let first = points.iter().find(|point| point.metric == "gen_ai.client.inference.time_to_first_chunk");
+    assert_eq!(
+        first,
+        Some(&Point {
+            metric: "gen_ai.client.inference.time_to_first_chunk".to_owned(),
+            unit: "s".to_owned(),
+            attributes: vec![kv("gen_ai.operation.name", "chat"), kv("gen_ai.provider.name", "gcp.gemini")],
+            data: Data::Histogram { count: 1, sum: 0.25, bounds: DURATION_BOUNDS.to_vec() },
+        }),
+        "{points:?}"
+    );
+    // The first chunk, not the whole call: that is the inference's duration.
+    assert_eq!(histogram_sum(&points, "gen_ai.client.inference.duration"), Some((1, 0.75)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_the_opt_in_no_first_chunk_and_no_compaction_is_named() {
+    let (spans, points) = paced_exec(Semconv::Current).await;
+    let names: Vec<&str> = points.iter().map(|point| point.metric.as_str()).collect();
+    assert_eq!(names, ["gen_ai.client.operation.duration"], "today's names, exactly");
+    assert_eq!(histogram_sum(&points, "gen_ai.client.operation.duration"), Some((1, 0.75)));
+    // A compacted exec too: its spans carry today's attributes only.
+    let spans_of_compaction = compacted_exec_spans().await;
+    for span in spans.iter().chain(&spans_of_compaction) {
+        for key in ["gen_ai.response.time_to_first_chunk", "gen_ai.conversation.compacted"] {
+            assert!(span.attributes.iter().all(|kv| kv.key.as_str() != key), "{key} on {}", span.name);
+        }
+    }
+    assert_eq!(spans_of_compaction.iter().filter(|span| span.name.starts_with("chat")).count(), 4);
+}
+
+/// The spans of an exec that overflows its context after two tool turns and compacts it.
+async fn compacted_exec_spans() -> Vec<opentelemetry_sdk::trace::SpanData> {
+    use crate::{Step, Toolbox};
+    let spans = InMemorySpanExporter::default();
+    let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
+    let meter_provider = SdkMeterProvider::builder().build();
+    let subscriber = tracing_subscriber::registry().with(layer(&tracer_provider, &meter_provider));
+    let tools = Toolbox::new().with_fn("read", "Reads a page", serde_json::json!({"type": "object"}), |_| async {
+        Ok("a long page".to_owned())
+    });
+    let provider = crate::ScriptedProvider::new([
+        Step::tool_call("read", serde_json::json!({})),
+        Step::tool_call("read", serde_json::json!({})),
+        Step::http(400, "This model's maximum context length is 8192 tokens"),
+        Step::ok("The pages say ...").with_latency(std::time::Duration::from_millis(250)),
+    ]);
+    let runtime =
+        crate::Runtime::new(provider).with_tools(tools).with_compactor(crate::compact::DropOldest::keeping(1));
+    {
+        let _default = tracing::subscriber::set_default(subscriber);
+        runtime.exec("Read the pages.").await.unwrap();
+    }
+    tracer_provider.force_flush().unwrap();
+    spans.get_finished_spans().unwrap()
+}
