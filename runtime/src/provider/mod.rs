@@ -32,10 +32,10 @@ use crate::tool::ToolSpec;
 
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use http::endpoint::ConfigError;
+pub use google_rpc::quoted_retry_delay;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use google_rpc::quoted_retry_delay;
+pub use http::endpoint::ConfigError;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]

@@ -14,17 +14,12 @@ use super::errors::{
     MAX_ERROR_BODY, empty_answer, error_event, excerpt, http_error_of, malformed, not_a_stream, not_an_answer,
 };
 use super::hints::Hints;
-use super::seam::{Decoder, Out};
+use super::seam::{Decoder, Out, is_content};
 use super::send::{
     BodyKind, Fallback, Phase, body_kind, error_body_deadline, read_bounded, read_capped, transport_error,
 };
 use crate::error::{ModelError, TransportKind};
 use crate::policy::rules::{format_ms, millis};
-
-/// Whether `event` is part of the answer: text or a tool call.
-pub(crate) fn is_content(event: &StreamEvent) -> bool {
-    matches!(event, StreamEvent::TextDelta(_) | StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallDelta { .. })
-}
 
 /// Sends `request` and streams the response through `decoder`, within `bounds.connect` (the
 /// client's) and `bounds.headers`; `fallback`, if the first response calls for it.

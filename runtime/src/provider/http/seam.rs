@@ -242,6 +242,11 @@ impl<'a> Out<'a> {
     /// Whether text or a tool call was written since `mark`.
     #[inline]
     pub(crate) fn content_since(&self, mark: usize) -> bool {
-        self.events.get(mark..).is_some_and(|events| events.iter().any(super::driver::is_content))
+        self.events.get(mark..).is_some_and(|events| events.iter().any(is_content))
     }
+}
+
+/// Whether `event` is part of the answer: text or a tool call.
+pub(crate) fn is_content(event: &StreamEvent) -> bool {
+    matches!(event, StreamEvent::TextDelta(_) | StreamEvent::ToolCallStart { .. } | StreamEvent::ToolCallDelta { .. })
 }
