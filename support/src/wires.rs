@@ -41,6 +41,16 @@ pub fn all() -> Vec<Wire> {
         .collect()
 }
 
+/// The wire named `name`, for a case whose bytes are that wire's own (a body in its shape, an exact
+/// error text of its API).
+///
+/// # Panics
+///
+/// If no wire of both registries has that name.
+pub fn named(name: &str) -> Wire {
+    all().into_iter().find(|wire| wire.name() == name).unwrap_or_else(|| panic!("no wire is named `{name}`"))
+}
+
 impl Wire {
     /// The wire's name (`openai`, `anthropic`, ...), as the journal and `agentic ask` spell it.
     pub fn name(self) -> &'static str {
