@@ -50,7 +50,8 @@ impl Run {
 
 async fn exec(wire: Wire, scenario: Scenario, policy: &RetryPolicy) -> Run {
     let server = ChaosServer::start(scenario).await.expect("the chaos server starts");
-    let runtime = Runtime::from_shared(wire.provider_at(&wire.base_url(&server), Some(CANARY))).with_retry_quota(None);
+    let runtime =
+        Runtime::from_shared(wire.provider_at(&wire.base_url(&server), Some(CANARY), None)).with_retry_quota(None);
     let outcome = runtime.exec_with(policy, "What is the answer?").await;
     if let Err(error) = &outcome {
         let everything = format!("{error} {error:?}");
@@ -191,7 +192,7 @@ fn excerpt(data: &str) -> String {
 async fn call(wire: Wire, step: impl Into<Step>) -> agentic_runtime::AssistantMessage {
     let server = ChaosServer::start(Scenario::new().otherwise(step)).await.expect("the chaos server starts");
     let history = [Message::user("What is the answer?")];
-    agent::run(&*wire.provider_at(&wire.base_url(&server), Some(CANARY)), &Request::new(&history), None)
+    agent::run(&*wire.provider_at(&wire.base_url(&server), Some(CANARY), None), &Request::new(&history), None)
         .await
         .expect("not a programming error")
 }

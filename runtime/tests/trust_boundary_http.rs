@@ -25,7 +25,7 @@ const KEY: &str = "gw-canary/Zq7vK2mN+9xR4tB8w=L1pC6hJ3==";
 
 /// A provider of `wire` with the canary key for the server at `base_url`.
 fn provider(wire: Wire, base_url: &str) -> Arc<dyn Provider> {
-    wire.provider_at(base_url, Some(KEY))
+    wire.provider_at(base_url, Some(KEY), None)
 }
 
 /// The base URL of the raw test server for `wire` (its path before the wire's request path).

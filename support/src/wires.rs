@@ -64,12 +64,13 @@ impl Wire {
 
     /// A provider of this wire for `server`, without a key (the chaos server asks for none).
     pub fn provider(self, server: &ChaosServer) -> Arc<dyn Provider> {
-        self.provider_at(&self.base_url(server), None)
+        self.provider_at(&self.base_url(server), None, None)
     }
 
-    /// A provider of this wire for the server at `base_url`, with `key` if any, for its default model.
-    pub fn provider_at(self, base_url: &str, key: Option<&str>) -> Arc<dyn Provider> {
-        self.kind.provider(base_url, key.map(str::to_owned), None)
+    /// A provider of this wire for the server at `base_url`, with `key` if any, asking for `model`
+    /// (else the wire's default model).
+    pub fn provider_at(self, base_url: &str, key: Option<&str>, model: Option<&str>) -> Arc<dyn Provider> {
+        self.kind.provider(base_url, key.map(str::to_owned), model)
     }
 
     /// The path (and query, if the wire has one) a provider of this wire posts a streamed call of

@@ -184,7 +184,7 @@ async fn run(wire: Wire, first: impl Into<Step>, release: Release) -> Run {
 
 async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy: &RetryPolicy) -> Run {
     let server = Arc::new(ChaosServer::start(scenario).await.expect("the chaos server starts"));
-    let inner = wire.provider_at(&wire.base_url(&server), Some("sk-test"));
+    let inner = wire.provider_at(&wire.base_url(&server), Some("sk-test"), None);
     let hold = Hold::start();
     let provider = Held { inner, hold: hold.clone(), server: Arc::clone(&server), plan, calls: AtomicUsize::new(0) };
     let runtime = Runtime::new(provider).with_retry_quota(None);
