@@ -44,8 +44,10 @@ async fn turn(
 ) -> bool {
     let mut request = Request::new(history);
     request.tools = toolbox.specs();
-    let message = agent::run(provider, &request, None).await.expect("no programming error");
-    assert!(!message.is_error(), "{message:?}");
+    let message = agent::run(provider, &request, None)
+        .await
+        .unwrap_or_else(|error| panic!("{}: not a programming error, got {error}", provider.name()));
+    assert!(!message.is_error(), "{}: {message:?}", provider.name());
     let wants_tools = message.stop_reason == StopReason::ToolUse;
     let outcomes = toolbox.run_calls_traced(&message, Some(trace)).await;
     history.push(Message::Assistant(message));

@@ -194,7 +194,7 @@ async fn call(wire: Wire, step: impl Into<Step>) -> agentic_runtime::AssistantMe
     let history = [Message::user("What is the answer?")];
     agent::run(&*wire.provider_at(&wire.base_url(&server), Some(CANARY), None), &Request::new(&history), None)
         .await
-        .expect("not a programming error")
+        .unwrap_or_else(|error| panic!("{wire}: not a programming error, got {error}"))
 }
 
 #[tokio::test(start_paused = true)]

@@ -33,19 +33,23 @@ fn raw_url(wire: Wire, server: &Server) -> String {
     format!("{}{}", server.url(), wire.format.base_path())
 }
 
-/// An exec with the default policy (4 calls per attempt, 3 attempts) that must fail.
-async fn exec_error(provider: Arc<dyn Provider>) -> ExecError {
-    Runtime::from_shared(provider).exec("What is the answer?").await.expect_err("the call must fail")
+/// An exec with the default policy (4 calls per attempt, 3 attempts), by a provider of `wire` with
+/// the canary key for the server at `base_url`, that must fail.
+async fn exec_error(wire: Wire, base_url: &str) -> ExecError {
+    match Runtime::from_shared(provider(wire, base_url)).exec("What is the answer?").await {
+        Ok(reply) => panic!("{wire}: the call must fail, yet it answered {:?}", reply.text()),
+        Err(error) => error,
+    }
 }
 
 /// The error's text, its Debug output and every attempt, with no piece of the key in any form.
-fn shown(error: &ExecError) -> String {
+fn shown(wire: Wire, error: &ExecError) -> String {
     let text = format!("{error}\n{error:?}\n{}", error.attempts().join("\n"));
     let encoded = KEY.replace('/', "%2F").replace('+', "%2B").replace('=', "%3D");
     for key in [KEY, encoded.as_str()] {
         for window in key.as_bytes().windows(8) {
             let window = std::str::from_utf8(window).unwrap();
-            assert!(!text.contains(window), "`{window}` of the key leaked:\n{text}");
+            assert!(!text.contains(window), "{wire}: `{window}` of the key leaked:\n{text}");
         }
     }
     text
@@ -62,8 +66,8 @@ async fn a_redirect_to_another_port_is_not_followed_for_any_status() {
             let origin = ChaosServer::start(Scenario::new().then(Step::redirect().status(status).location(location)))
                 .await
                 .unwrap();
-            let error = exec_error(provider(wire, &wire.base_url(&origin))).await;
-            let text = shown(&error);
+            let error = exec_error(wire, &wire.base_url(&origin)).await;
+            let text = shown(wire, &error);
             assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire} {status}: {text}");
             let to = format!("RedirectError: {status} ");
             let target_origin = format!(" redirect to http://{}, not followed: ", target.addr());
@@ -81,8 +85,8 @@ async fn a_redirect_loop_is_one_request() {
         // A server's plea to retry does not make a redirect worth following.
         let redirect = Step::redirect().header("x-should-retry", "true").header("retry-after", "1");
         let server = ChaosServer::start(Scenario::new().then_times(200, redirect)).await.unwrap();
-        let error = exec_error(provider(wire, &wire.base_url(&server))).await;
-        let text = shown(&error);
+        let error = exec_error(wire, &wire.base_url(&server)).await;
+        let text = shown(wire, &error);
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {text}");
         let expected =
             format!("RedirectError: 307 redirect to http://{} (this same server), not followed", server.addr());
@@ -99,9 +103,9 @@ async fn a_401_whose_body_stalls_keeps_its_status_and_stops_after_the_idle_bound
             let scenario = Scenario::new().otherwise(Step::invalid_api_key().stall_body_after(after));
             let server = ChaosServer::start(scenario).await.unwrap();
             let started = Instant::now();
-            let error = exec_error(provider(wire, &wire.base_url(&server))).await;
+            let error = exec_error(wire, &wire.base_url(&server)).await;
             let waited = started.elapsed();
-            let text = shown(&error);
+            let text = shown(wire, &error);
             assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire} {after}: {text}");
             let stalled = format!("(error body stalled after {after} bytes)");
             assert!(text.contains(&stalled), "{wire} {after}: {text}");
@@ -111,7 +115,7 @@ async fn a_401_whose_body_stalls_keeps_its_status_and_stops_after_the_idle_bound
             }
             assert_eq!(server.journal().len(), 1, "{wire} {after}");
             // On the paused clock: the idle bound, not the first-token bound of each of 3 calls.
-            assert!(waited >= idle && waited < RetryPolicy::new().first_token_timeout(), "{waited:?}");
+            assert!(waited >= idle && waited < RetryPolicy::new().first_token_timeout(), "{wire}: {waited:?}");
         }
     }
 }
@@ -171,13 +175,16 @@ async fn a_self_signed_certificate_is_permanent_at_once() {
         for host in ["127.0.0.1", "localhost"] {
             let server = TlsServer::start().await;
             let base = format!("https://{host}:{}{}", server.port, wire.format.base_path());
-            let error = exec_error(provider(wire, &base)).await;
-            let text = shown(&error);
+            let error = exec_error(wire, &base).await;
+            let text = shown(wire, &error);
             assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {text}");
-            assert!(text.contains("CertificateError: the server's TLS certificate is not trusted"), "{text}");
-            assert!(text.contains("retrying cannot help"), "{text}");
+            assert!(
+                text.contains("CertificateError: the server's TLS certificate is not trusted"),
+                "{wire} {host}: {text}"
+            );
+            assert!(text.contains("retrying cannot help"), "{wire} {host}: {text}");
             let typed = error.model_error().and_then(|error| error.transport_kind());
-            assert_eq!(typed, Some(TransportKind::Certificate));
+            assert_eq!(typed, Some(TransportKind::Certificate), "{wire} {host}");
             assert_eq!(server.accepted.load(Ordering::SeqCst), 1, "{wire} {host}: one connection, no retry");
         }
     }
@@ -188,17 +195,20 @@ async fn a_response_head_over_the_limits_or_malformed_is_named_and_not_retried()
     for wire in wires::all() {
         for shape in BadHead::ALL {
             let server = ChaosServer::start(Scenario::new().otherwise(Step::bad_head(shape))).await.unwrap();
-            let error = exec_error(provider(wire, &wire.base_url(&server))).await;
-            let text = shown(&error);
+            let error = exec_error(wire, &wire.base_url(&server)).await;
+            let text = shown(wire, &error);
             assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire} {shape:?}: {text}");
             let expected = match shape {
                 BadHead::GarbageStatus => "the response head was malformed (not an HTTP/1.1 status line and headers",
                 _ => "the response head was too large (over the client's limits: 100 headers, 408 KiB)",
             };
             assert!(text.contains(&format!("MalformedResponseError: {expected}")), "{wire} {shape:?}: {text}");
-            assert!(text.contains("retrying cannot help") && !text.contains("reset before headers"), "{text}");
+            assert!(
+                text.contains("retrying cannot help") && !text.contains("reset before headers"),
+                "{wire} {shape:?}: {text}"
+            );
             let typed = error.model_error().and_then(|error| error.transport_kind());
-            assert_eq!(typed, Some(TransportKind::BadHead));
+            assert_eq!(typed, Some(TransportKind::BadHead), "{wire} {shape:?}");
             assert_eq!(server.journal().len(), 1, "{wire} {shape:?}");
         }
     }
@@ -210,10 +220,10 @@ async fn another_protocol_on_the_port_is_a_malformed_head() {
         let greeting = b"SSH-2.0-OpenSSH_9.6\r\n".to_vec();
         let server =
             Server::start((0..12).map(|_| Reply(vec![providers_support::Part::Bytes(greeting.clone())]))).await;
-        let error = exec_error(provider(wire, &raw_url(wire, &server))).await;
-        let text = shown(&error);
+        let error = exec_error(wire, &raw_url(wire, &server)).await;
+        let text = shown(wire, &error);
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {text}");
-        assert!(text.contains("MalformedResponseError: the response head was malformed"), "{text}");
+        assert!(text.contains("MalformedResponseError: the response head was malformed"), "{wire}: {text}");
         assert_eq!(server.requests().len(), 1, "{wire}");
     }
 }
@@ -223,7 +233,7 @@ async fn a_base_urls_query_stays_after_the_path() {
     for wire in wires::all() {
         let server = Server::start([Reply::status(400, &[], "{\"error\": {\"message\": \"stop here\"}}")]).await;
         let base = format!("{}/?api-version=2024-10-21", raw_url(wire, &server));
-        let error = exec_error(provider(wire, &base)).await;
+        let error = exec_error(wire, &base).await;
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {error}");
         let paths: Vec<String> = server.requests().into_iter().map(|request| request.path).collect();
         // After the wire's own query, if it has one (Gemini's `?alt=sse`).
@@ -238,10 +248,13 @@ async fn a_base_url_with_a_fragment_is_refused_before_any_request() {
     for wire in wires::all() {
         let server = Server::start([]).await;
         let base = format!("{}#{KEY}", raw_url(wire, &server));
-        let error = exec_error(provider(wire, &base)).await;
-        let text = shown(&error);
+        let error = exec_error(wire, &base).await;
+        let text = shown(wire, &error);
         assert_eq!(error.kind(), ExecErrorKind::Programming, "{wire}: {text}");
-        assert!(text.contains("#<redacted>` has a fragment (`#...`), which is never sent to the server"), "{text}");
+        assert!(
+            text.contains("#<redacted>` has a fragment (`#...`), which is never sent to the server"),
+            "{wire}: {text}"
+        );
         assert!(server.requests().is_empty(), "{wire}");
     }
 }
@@ -253,9 +266,9 @@ async fn a_key_echoed_percent_encoded_is_redacted() {
     for wire in wires::all() {
         let body = format!("{{\"error\": {{\"message\": \"invalid key: {encoded} (as sent: ...{})\"}}}}", &lower[12..]);
         let server = Server::start([Reply::status(401, &[], body)]).await;
-        let error = exec_error(provider(wire, &raw_url(wire, &server))).await;
-        let text = shown(&error);
-        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{text}");
+        let error = exec_error(wire, &raw_url(wire, &server)).await;
+        let text = shown(wire, &error);
+        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {text}");
         assert!(text.contains("invalid key: <redacted> (as sent: ...<redacted>)"), "{wire}: {text}");
         assert_eq!(server.requests().len(), 1, "{wire}");
     }
@@ -265,13 +278,14 @@ async fn a_key_echoed_percent_encoded_is_redacted() {
 #[tokio::test(start_paused = true)]
 async fn a_stalled_error_body_waits_the_policys_idle_bound() {
     let policy = RetryPolicy::new().with_idle_timeout_ms(5_000).with_session_retries(0).with_max_retries(1);
+    let wire = named("openai");
     let server =
         ChaosServer::start(Scenario::new().otherwise(Step::http_error(429).stall_body_after(3))).await.unwrap();
-    let runtime = Runtime::from_shared(provider(named("openai"), &server.openai_base_url())).with_policy(policy);
+    let runtime = Runtime::from_shared(provider(wire, &wire.base_url(&server))).with_policy(policy);
     let started = Instant::now();
     let error = runtime.exec("What is the answer?").await.unwrap_err();
     assert!(started.elapsed() >= Duration::from_secs(5) && started.elapsed() < Duration::from_secs(6));
-    let text = shown(&error);
+    let text = shown(wire, &error);
     assert!(text.contains("RateLimitError: 429 ") && text.contains("(error body stalled after 3 bytes)"), "{text}");
 }
 

@@ -261,7 +261,7 @@ async fn retry_after_is_a_floor_and_a_wait_above_the_cap_is_refused() {
     for wire in wires::all() {
         let floor = || Scenario::new().then(Step::http_error(429).retry_after_ms(40)).otherwise(Step::ok("waited"));
         let run_floor = run(wire, Path::Exec, floor()).await;
-        let reply = run_floor.outcome.expect("answers after the wait");
+        let reply = run_floor.outcome.unwrap_or_else(|error| panic!("{wire}: answers after the wait, got {error}"));
         assert_eq!(reply.decisions()[0].delay, Some(Duration::from_millis(40)), "{wire}");
         assert!(reply.elapsed() >= Duration::from_millis(40), "{wire}");
 
@@ -270,13 +270,13 @@ async fn retry_after_is_a_floor_and_a_wait_above_the_cap_is_refused() {
         let server = ChaosServer::start(Scenario::new().then(Step::http_error(503).retry_after_secs(1))).await.unwrap();
         let provider = wire.provider(&server);
         let capped = POLICY.with_retry_after_cap_ms(500);
-        let error = Runtime::from_shared(provider).exec_with(&capped, "hi").await.unwrap_err();
+        let error = Runtime::from_shared(provider).exec_with(&capped, "hi").await.expect_err(wire.name());
         assert_eq!(error.stopped_by(), Some("server asked to wait 1 s; cap is 0.5 s (`retry_after_cap_ms`)"), "{wire}");
         assert_eq!(server.journal().len(), 1, "{wire}");
 
         let above = || Scenario::new().otherwise(Step::http_error(429).retry_after_secs(120));
         let refused = run(wire, Path::Attribute, above()).await;
-        let error = refused.outcome.expect_err("a 120 s wait is above the 60 s cap");
+        let Err(error) = refused.outcome else { panic!("{wire}: a 120 s wait is above the 60 s cap, yet it answered") };
         assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}");
         assert_eq!(refused.requests, 1, "{wire}");
         assert_eq!(
@@ -299,7 +299,7 @@ async fn the_deadline_bounds_a_stall() {
     for wire in wires::all() {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::hang())).await.unwrap();
         let provider = wire.provider(&server);
-        let error = Runtime::from_shared(provider).exec_with(&TIGHT, "hi").await.unwrap_err();
+        let error = Runtime::from_shared(provider).exec_with(&TIGHT, "hi").await.expect_err(wire.name());
         assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}: {error}");
         assert_eq!(server.journal().len(), 1, "{wire}");
         assert!(error.elapsed() >= Duration::from_millis(300) && error.elapsed() < Duration::from_secs(2), "{wire}");

@@ -172,9 +172,25 @@ impl Stream for Watched<'_> {
 }
 
 struct Run {
+    wire: Wire,
     outcome: Result<Reply, ExecError>,
     elapsed: Duration,
     requests: usize,
+}
+
+impl Run {
+    /// The answer; else a panic naming the wire and `expected`.
+    fn reply(&self, expected: &str) -> &Reply {
+        self.outcome.as_ref().unwrap_or_else(|error| panic!("{}: {expected}, got {error}", self.wire))
+    }
+
+    /// The error; else a panic naming the wire and `expected`.
+    fn error(&self, expected: &str) -> &ExecError {
+        match &self.outcome {
+            Ok(reply) => panic!("{}: {expected}, got the answer {:?}", self.wire, reply.text()),
+            Err(error) => error,
+        }
+    }
 }
 
 async fn run(wire: Wire, first: impl Into<Step>, release: Release) -> Run {
@@ -192,7 +208,7 @@ async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy
     let outcome = runtime.exec_with(policy, "Say something.").await;
     let elapsed = start.elapsed();
     hold.release();
-    Run { outcome, elapsed, requests: server.journal().len() }
+    Run { wire, outcome, elapsed, requests: server.journal().len() }
 }
 
 /// The first call failed with `error` (the decision's text) and the second answered, `bound` plus
@@ -287,7 +303,7 @@ async fn an_endless_answer_ends_at_the_size_bound() {
         let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY.with_max_retries(2)).await;
         let error = "AnswerTooLargeError: the answer passed 262144 bytes (`max_answer_bytes`): the stream was cut \
                      there; raise `max_answer_bytes` or ask for a shorter answer";
-        let reply = run.outcome.as_ref().expect("the call after the endless one answers");
+        let reply = run.reply("the call after the endless one answers");
         assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decisions = reply.decisions();
         assert_eq!(decisions.len(), 2, "{wire}: layer 1 gives up on it, layer 2 retries it: {decisions:?}");
@@ -302,7 +318,7 @@ async fn an_error_body_that_never_ends_is_cut_and_retried() {
     for wire in wires::all() {
         let endless = Step::http_error(503).endless_body().interval_ms(0);
         let run = run(wire, endless, Release::AtEnd).await;
-        let reply = run.outcome.as_ref().expect("the call after the endless body answers");
+        let reply = run.reply("the call after the endless body answers");
         assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decision = &reply.decisions()[0];
         assert!(decision.error.starts_with("ServiceUnavailableError: 503 "), "{wire}: {}", decision.error);
@@ -316,7 +332,7 @@ async fn a_json_body_that_never_ends_is_cut_and_retried() {
     for wire in wires::all() {
         let endless = Step::endless_json().interval_ms(0);
         let run = run(wire, endless, Release::AtEnd).await;
-        let reply = run.outcome.as_ref().expect("the call after the endless JSON answers");
+        let reply = run.reply("the call after the endless JSON answers");
         assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decision = &reply.decisions()[0];
         assert!(
@@ -333,7 +349,7 @@ async fn a_page_that_is_not_an_event_stream_is_permanent_after_one_request() {
     for wire in wires::all() {
         let scenario = Scenario::new().then(Step::wrong_content_type()).otherwise(Step::ok("never reached"));
         let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY.with_max_retries(3)).await;
-        let error = run.outcome.expect_err("a login page is no answer");
+        let error = run.error("a login page is no answer");
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}");
         assert_eq!(run.requests, 1, "{wire}: one request, no retry");
         let path = wire.request_path();
@@ -355,7 +371,7 @@ async fn a_retry_after_too_large_to_represent_stops_at_once() {
         for value in ["1e300", "99999999999999999999999"] {
             let scenario = Scenario::new().then(Step::http_error(429).retry_after(value)).otherwise(Step::ok("no"));
             let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY).await;
-            let error = run.outcome.expect_err("the server asked for longer than the cap");
+            let error = run.error("the server asked for longer than the cap");
             assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire} {value}");
             assert_eq!(run.requests, 1, "{wire} {value}: stopped at once, not retried");
             assert_eq!(
@@ -375,7 +391,7 @@ async fn the_default_policy_ends_a_stall_after_the_headers_within_its_bounds() {
         let scenario = Scenario::new().otherwise(Step::hang().after_headers());
         let policy = RetryPolicy::new().with_jitter(Jitter::None);
         let run = run_scenario(wire, scenario, vec![Release::AfterRequest], &policy).await;
-        let error = run.outcome.expect_err("every call stalls");
+        let error = run.error("every call stalls");
         assert!(run.elapsed <= policy.worst_case_turn(), "{wire}: {:?}", run.elapsed);
         assert!(
             error.attempts()[0].starts_with("TimeoutError: model call timed out"),

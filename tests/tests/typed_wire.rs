@@ -55,7 +55,7 @@ async fn broken_json_then_a_rejected_total_then_good_json_on_every_wire() {
 async fn json_of_the_wrong_shape_until_the_attempts_run_out_on_every_wire() {
     for wire in wires::all() {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::ok(r#"{"amount": 1}"#))).await.unwrap();
-        let error = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.unwrap_err();
+        let error = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.expect_err(wire.name());
         assert_eq!(error.kind(), ExecErrorKind::InvalidResult, "{wire}");
         assert_eq!(error.attempts().len(), 3, "{wire}");
         assert!(
