@@ -61,8 +61,7 @@ async fn a_redirect_to_another_port_is_not_followed_for_any_status() {
         for status in [301, 302, 303, 307, 308] {
             let target = ChaosServer::start(Scenario::new().otherwise(Step::ok("stolen"))).await.unwrap();
             let path = wire.request_path();
-            let query = if path.contains('?') { '&' } else { '?' };
-            let location = format!("http://{}{path}{query}key=sk-in-the-query", target.addr());
+            let location = format!("http://{}{path}?key=sk-in-the-query", target.addr());
             let origin = ChaosServer::start(Scenario::new().then(Step::redirect().status(status).location(location)))
                 .await
                 .unwrap();
@@ -236,10 +235,17 @@ async fn a_base_urls_query_stays_after_the_path() {
         let error = exec_error(wire, &base).await;
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {error}");
         let paths: Vec<String> = server.requests().into_iter().map(|request| request.path).collect();
-        // After the wire's own query, if it has one (Gemini's `?alt=sse`).
-        let path = wire.request_path();
-        let query = if path.contains('?') { '&' } else { '?' };
-        assert_eq!(paths, [format!("{path}{query}api-version=2024-10-21")], "{wire}");
+        // The base URL's query comes first, after the path; a wire's own parameters (Gemini's
+        // `alt=sse`) may follow it.
+        let sent = format!("{}?api-version=2024-10-21", wire.request_path());
+        let rest = paths.first().and_then(|path| path.strip_prefix(&sent));
+        assert!(
+            paths.len() == 1 && rest.is_some_and(|rest| rest.is_empty() || rest.starts_with('&')),
+            "{wire}: {paths:?}"
+        );
+        if ["openai", "anthropic"].contains(&wire.name()) {
+            assert_eq!(paths, [sent], "{wire}");
+        }
     }
 }
 

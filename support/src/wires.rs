@@ -73,8 +73,9 @@ impl Wire {
         self.kind.provider(base_url, key.map(str::to_owned), model)
     }
 
-    /// The path (and query, if the wire has one) a provider of this wire posts a streamed call of
-    /// its default model to, as the error texts name it: `/v1/chat/completions`, `/v1/messages`.
+    /// The path a provider of this wire posts a streamed call of its default model to, without the
+    /// query a wire may add (Gemini's `alt=sse`), as the error texts name it: `/v1/chat/completions`,
+    /// `/v1/messages`.
     pub fn request_path(self) -> String {
         self.format.request_path(self.kind.default_model(), true)
     }
