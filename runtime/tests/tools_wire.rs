@@ -1,14 +1,15 @@
-//! The tool pieces end to end, without the exec loop: tools offered on both wire formats, the
+//! The tool pieces end to end, without the exec loop: tools offered on every wire (`wires::all`), the
 //! chaos server's tool calls parsed into `ToolUse` blocks, the toolbox's results sent back, and
 //! the trace the toolbox writes graded.
 
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
 use agentic_runtime::agent;
 use agentic_runtime::message::{ContentBlock, Message, StopReason};
-use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, Request, ScriptedProvider, Step};
+use agentic_runtime::provider::{Provider, Request, ScriptedProvider, Step};
 use agentic_runtime::tool::{ToolError, Toolbox, results_message};
 use agentic_runtime::trace::grade::{Category, grade_lines};
 use agentic_runtime::trace::{TraceEvent, TraceSink};
+use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -43,8 +44,10 @@ async fn turn(
 ) -> bool {
     let mut request = Request::new(history);
     request.tools = toolbox.specs();
-    let message = agent::run(provider, &request, None).await.expect("no programming error");
-    assert!(!message.is_error(), "{message:?}");
+    let message = agent::run(provider, &request, None)
+        .await
+        .unwrap_or_else(|error| panic!("{}: not a programming error, got {error}", provider.name()));
+    assert!(!message.is_error(), "{}: {message:?}", provider.name());
     let wants_tools = message.stop_reason == StopReason::ToolUse;
     let outcomes = toolbox.run_calls_traced(&message, Some(trace)).await;
     history.push(Message::Assistant(message));
@@ -54,43 +57,64 @@ async fn turn(
     wants_tools
 }
 
-async fn both_formats_against_chaos(provider: &dyn Provider, server: &ChaosServer, first_id: &str) {
+/// The id the chaos server gives a step's first tool call on `wire`, where the test knows the wire's
+/// spelling; on another wire any id that is not empty will do.
+fn first_id(wire: Wire) -> Option<&'static str> {
+    match wire.name() {
+        "openai" => Some("call_chaos000000_0"),
+        "anthropic" => Some("toolu_chaos000000_0"),
+        _ => None,
+    }
+}
+
+async fn tools_against_chaos(wire: Wire) {
+    let server = ChaosServer::start(scenario()).await.unwrap();
+    let provider = &*wire.provider(&server);
     let toolbox = toolbox(1);
     let sink = TraceSink::in_memory();
     let trace = sink.start_run(Some("weather"));
     let mut history = vec![Message::user("Weather and time in Paris?")];
     assert!(turn(provider, &toolbox, &mut history, &trace).await);
-    let Message::Assistant(first) = &history[1] else { panic!("{history:?}") };
-    assert_eq!(first.content[0], ContentBlock::text("Let me check."));
+    let Message::Assistant(first) = &history[1] else { panic!("{wire}: {history:?}") };
+    assert_eq!(first.content[0], ContentBlock::text("Let me check."), "{wire}");
+    let ContentBlock::ToolUse { id, .. } = &first.content[1] else { panic!("{wire}: {first:?}") };
+    assert!(!id.is_empty() && first_id(wire).is_none_or(|first_id| id == first_id), "{wire}: {id}");
     assert_eq!(
         first.content[1],
-        ContentBlock::ToolUse { id: first_id.into(), name: "get_weather".into(), input: json!({"city": "Paris"}) }
+        ContentBlock::ToolUse { id: id.clone(), name: "get_weather".into(), input: json!({"city": "Paris"}) },
+        "{wire}"
     );
     assert!(
-        matches!(&first.content[2], ContentBlock::ToolUse { name, input, .. } if name == "get_time" && *input == json!({}))
+        matches!(&first.content[2], ContentBlock::ToolUse { name, input, .. } if name == "get_time" && *input == json!({})),
+        "{wire}: {first:?}"
     );
-    assert!(turn(provider, &toolbox, &mut history, &trace).await, "the model calls again after the error");
-    assert!(!turn(provider, &toolbox, &mut history, &trace).await);
+    assert!(turn(provider, &toolbox, &mut history, &trace).await, "{wire}: the model calls again after the error");
+    assert!(!turn(provider, &toolbox, &mut history, &trace).await, "{wire}");
     trace.agent_finish(&history.last().unwrap().text(), 3);
 
     // The results went back: the error as is, then the success.
-    let Message::User { content } = &history[2] else { panic!("{history:?}") };
+    let Message::User { content } = &history[2] else { panic!("{wire}: {history:?}") };
     assert!(
-        matches!(&content[0], ContentBlock::ToolResult { content, is_error: true, .. } if content == "RateLimitError: 429")
+        matches!(&content[0], ContentBlock::ToolResult { content, is_error: true, .. } if content == "RateLimitError: 429"),
+        "{wire}: {content:?}"
     );
-    assert!(matches!(&content[1], ContentBlock::ToolResult { content, is_error: false, .. } if content == "12:00"));
-    let Message::User { content } = &history[4] else { panic!("{history:?}") };
     assert!(
-        matches!(&content[0], ContentBlock::ToolResult { content, is_error: false, .. } if content == "sunny in Paris")
+        matches!(&content[1], ContentBlock::ToolResult { content, is_error: false, .. } if content == "12:00"),
+        "{wire}: {content:?}"
     );
-    assert_eq!(history.last().unwrap().text(), "It is sunny in Paris.");
+    let Message::User { content } = &history[4] else { panic!("{wire}: {history:?}") };
+    assert!(
+        matches!(&content[0], ContentBlock::ToolResult { content, is_error: false, .. } if content == "sunny in Paris"),
+        "{wire}: {content:?}"
+    );
+    assert_eq!(history.last().unwrap().text(), "It is sunny in Paris.", "{wire}");
 
     let journal = server.journal();
-    assert_eq!(journal.len(), 3, "one request per turn: a tool error is never retried");
-    assert!(journal.iter().all(|entry| entry.tools == ["get_weather", "get_time"]), "{journal:?}");
+    assert_eq!(journal.len(), 3, "{wire}: one request per turn: a tool error is never retried");
+    assert!(journal.iter().all(|entry| entry.tools == ["get_weather", "get_time"]), "{wire}: {journal:?}");
     let report = grade_lines(sink.contents().unwrap().as_bytes()).unwrap();
-    assert_eq!(report.runs[0].category, Category::ToolErrorRecovered);
-    assert_eq!((report.runs[0].tool_calls, report.runs[0].tool_errors), (3, 1));
+    assert_eq!(report.runs[0].category, Category::ToolErrorRecovered, "{wire}");
+    assert_eq!((report.runs[0].tool_calls, report.runs[0].tool_errors), (3, 1), "{wire}");
 }
 
 fn scenario() -> Scenario {
@@ -105,17 +129,10 @@ fn scenario() -> Scenario {
 }
 
 #[tokio::test]
-async fn openai_sends_tools_and_reads_the_chaos_servers_tool_calls() {
-    let server = ChaosServer::start(scenario()).await.unwrap();
-    let provider = OpenAiProvider::new(server.openai_base_url(), None);
-    both_formats_against_chaos(&provider, &server, "call_chaos000000_0").await;
-}
-
-#[tokio::test]
-async fn anthropic_sends_tools_and_reads_the_chaos_servers_tool_calls() {
-    let server = ChaosServer::start(scenario()).await.unwrap();
-    let provider = AnthropicProvider::new(server.anthropic_base_url(), None);
-    both_formats_against_chaos(&provider, &server, "toolu_chaos000000_0").await;
+async fn every_wire_sends_tools_and_reads_the_chaos_servers_tool_calls() {
+    for wire in wires::all() {
+        tools_against_chaos(wire).await;
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -169,7 +186,7 @@ async fn a_flaky_tool_with_the_scripted_provider_is_fed_back_at_once() {
     assert_eq!(report.runs[0].category, Category::ToolErrorRecovered);
 }
 
-/// A turn of 1 000 calls over both wires (the chaos server's most per step): the first 128 run,
+/// A turn of 1 000 calls over every wire (the chaos server's most per step): the first 128 run,
 /// ten at a time; every call gets its result, in the model's order, and the next request carries
 /// them all to the server.
 #[tokio::test]
@@ -179,14 +196,10 @@ async fn a_thousand_calls_from_the_chaos_server_are_capped_and_all_answered() {
         step = step.call("work", json!({ "n": n }));
     }
     let scenario = Scenario::new().then(step).otherwise(ChaosStep::ok("Done."));
-    for anthropic in [false, true] {
+    for wire in wires::all() {
         // A server per wire: each plays the scenario from its start.
         let server = ChaosServer::start(scenario.clone()).await.unwrap();
-        let provider: Box<dyn Provider> = if anthropic {
-            Box::new(AnthropicProvider::new(server.anthropic_base_url(), None))
-        } else {
-            Box::new(OpenAiProvider::new(server.openai_base_url(), None))
-        };
+        let provider = wire.provider(&server);
         let running = Arc::new(AtomicU32::new(0));
         let high = Arc::new(AtomicU32::new(0));
         let toolbox = Toolbox::new().with_fn("work", "Works.", json!(null), {
@@ -208,28 +221,29 @@ async fn a_thousand_calls_from_the_chaos_server_are_capped_and_all_answered() {
         let trace = sink.start_run(None);
         let mut history = vec![Message::user("Do a thousand things.")];
         assert!(turn(provider.as_ref(), &toolbox, &mut history, &trace).await);
-        assert!(!turn(provider.as_ref(), &toolbox, &mut history, &trace).await, "the server took the results");
-        assert_eq!(history.last().unwrap().text(), "Done.");
-        assert_eq!(high.load(Ordering::SeqCst), 10);
+        assert!(!turn(provider.as_ref(), &toolbox, &mut history, &trace).await, "{wire}: the server took the results");
+        assert_eq!(history.last().unwrap().text(), "Done.", "{wire}");
+        assert_eq!(high.load(Ordering::SeqCst), 10, "{wire}");
 
-        let Message::Assistant(calls) = &history[1] else { panic!("{history:?}") };
-        let Message::User { content } = &history[2] else { panic!("{history:?}") };
-        assert_eq!(content.len(), 1000);
+        let Message::Assistant(calls) = &history[1] else { panic!("{wire}: {history:?}") };
+        let Message::User { content } = &history[2] else { panic!("{wire}: {history:?}") };
+        assert_eq!(content.len(), 1000, "{wire}");
         for (n, (call, result)) in
             calls.content.iter().filter(|block| matches!(block, ContentBlock::ToolUse { .. })).zip(content).enumerate()
         {
             let (ContentBlock::ToolUse { id, .. }, ContentBlock::ToolResult { tool_use_id, content, is_error }) =
                 (call, result)
             else {
-                panic!("{call:?} {result:?}")
+                panic!("{wire}: {call:?} {result:?}")
             };
-            assert_eq!(tool_use_id, id, "in the model's order");
+            assert_eq!(tool_use_id, id, "{wire}: in the model's order");
             if n < 128 {
-                assert_eq!((content.as_str(), *is_error), (format!("done {n}").as_str(), false));
+                assert_eq!((content.as_str(), *is_error), (format!("done {n}").as_str(), false), "{wire}");
             } else {
-                assert!(*is_error && content.starts_with("not run: this turn asked for 1000 tool calls"), "{content}");
+                let capped = *is_error && content.starts_with("not run: this turn asked for 1000 tool calls");
+                assert!(capped, "{wire}: {content}");
             }
         }
-        assert_eq!(server.journal().len(), 2, "two requests: the calls, then their results");
+        assert_eq!(server.journal().len(), 2, "{wire}: two requests: the calls, then their results");
     }
 }

@@ -7,6 +7,8 @@
 //! - [`counting_alloc`]: a global allocator that counts this thread's allocations.
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
+//! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
+//!   each.
 //!
 //! The plain helpers need no workspace crate. The fuzz checks exercise the public API of
 //! `agentic-runtime` or `agentic-chaos`, so each sits behind a feature named after its crate
@@ -24,3 +26,5 @@ pub mod captured_log;
 pub mod counting_alloc;
 pub mod fuzz;
 pub mod temp_file;
+#[cfg(all(feature = "providers", feature = "chaos"))]
+pub mod wires;

@@ -1,11 +1,12 @@
-//! Context compaction on both wire formats against the chaos server, whose context window refuses
+//! Context compaction on every wire (`wires::all`) against the chaos server, whose context window refuses
 //! a conversation that is too large with the provider's own 400: the compacted conversation must
 //! really fit for the exec to answer (real sockets on 127.0.0.1, millisecond policy delays, as in
 //! the gauntlet).
 
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
 use agentic_runtime::compact::{Compactor, DropOldest, Summarize};
-use agentic_runtime::{AnthropicProvider, ExecErrorKind, OpenAiProvider, RetryPolicy, Runtime, Toolbox, Verdict};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Toolbox, Verdict};
+use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
 
 /// Each page a tool call returns: 1 000 bytes. Three of them do not fit the window; two do.
@@ -19,12 +20,8 @@ fn pages() -> Toolbox {
     })
 }
 
-fn runtime_for(wire: &str, server: &ChaosServer, compactor: impl Compactor + 'static) -> Runtime {
-    let runtime = match wire {
-        "openai" => Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos")),
-        _ => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos")),
-    };
-    runtime
+fn runtime_for(wire: Wire, server: &ChaosServer, compactor: impl Compactor + 'static) -> Runtime {
+    Runtime::from_shared(wire.provider_at(&wire.base_url(server), None, Some("chaos")))
         .with_policy(RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1))
         .with_tools(pages())
         .with_compactor(compactor)
@@ -40,11 +37,11 @@ fn three_pages_then(rest: impl IntoIterator<Item = ChaosStep>) -> Scenario {
 }
 
 #[tokio::test]
-async fn dropping_the_oldest_turn_makes_the_conversation_fit_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+async fn dropping_the_oldest_turn_makes_the_conversation_fit_on_every_wire() {
+    for wire in wires::all() {
         let server = ChaosServer::start(three_pages_then([ChaosStep::ok("The pages say x.").into()])).await.unwrap();
         let runtime = runtime_for(wire, &server, DropOldest::keeping(2));
-        let reply = runtime.exec("Read the pages.").await.unwrap();
+        let reply = runtime.exec("Read the pages.").await.unwrap_or_else(|error| panic!("{wire}: {error}"));
         assert_eq!(reply.text(), "The pages say x.", "{wire}");
 
         let journal = server.journal();
@@ -56,22 +53,26 @@ async fn dropping_the_oldest_turn_makes_the_conversation_fit_on_both_wire_format
         assert!(!fits.over_window && fits.context_bytes <= WINDOW, "{wire}: {fits:?}");
         assert_eq!(fits.messages, 5, "{wire}: the prompt and the last two turns");
 
-        let compaction = reply.decisions().iter().find(|decision| decision.verdict == Verdict::Compacted).unwrap();
+        let compaction = reply.decisions().iter().find(|decision| decision.verdict == Verdict::Compacted);
+        let compaction = compaction.unwrap_or_else(|| panic!("{wire}: no compaction in {:?}", reply.decisions()));
         assert_eq!(compaction.reason, "context overflow: compacted 7 → 5 messages by `drop_oldest`", "{wire}");
         server.shutdown().await;
     }
 }
 
 #[tokio::test]
-async fn a_summary_retried_after_a_503_makes_the_conversation_fit_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+async fn a_summary_retried_after_a_503_makes_the_conversation_fit_on_every_wire() {
+    for wire in wires::all() {
         let scenario = three_pages_then([
             ChaosStep::http_error(503).into(),
             ChaosStep::ok("Page 1 is all x.").into(),
             ChaosStep::ok("The pages say x.").into(),
         ]);
         let server = ChaosServer::start(scenario).await.unwrap();
-        let reply = runtime_for(wire, &server, Summarize::keeping(2)).exec("Read the pages.").await.unwrap();
+        let reply = runtime_for(wire, &server, Summarize::keeping(2))
+            .exec("Read the pages.")
+            .await
+            .unwrap_or_else(|error| panic!("{wire}: {error}"));
         assert_eq!(reply.text(), "The pages say x.", "{wire}");
 
         let journal = server.journal();
@@ -92,11 +93,11 @@ async fn a_summary_retried_after_a_503_makes_the_conversation_fit_on_both_wire_f
 }
 
 #[tokio::test]
-async fn a_prompt_that_overflows_alone_cannot_be_compacted_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+async fn a_prompt_that_overflows_alone_cannot_be_compacted_on_every_wire() {
+    for wire in wires::all() {
         let server = ChaosServer::start(three_pages_then([])).await.unwrap();
         let runtime = runtime_for(wire, &server, DropOldest::keeping(2));
-        let error = runtime.exec("x".repeat(WINDOW + 1)).await.unwrap_err();
+        let error = runtime.exec("x".repeat(WINDOW + 1)).await.expect_err(wire.name());
         assert_eq!(error.kind(), ExecErrorKind::ContextOverflow, "{wire}");
         assert_eq!(error.calls(), 1, "{wire}");
         assert!(error.attempts()[0].contains("`drop_oldest` could not compact it: nothing to drop"), "{wire}: {error}");

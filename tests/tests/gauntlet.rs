@@ -1,4 +1,4 @@
-//! The chaos gauntlet: every fault the chaos server injects, on both wire formats, through
+//! The chaos gauntlet: every fault the chaos server injects, on every wire (`wires::all`), through
 //! `Runtime::exec_with` and through `#[agentic_function]`, with the outcome, the number of requests
 //! the server saw, and the layers' decisions. Real sockets on 127.0.0.1; millisecond policy delays.
 
@@ -8,9 +8,9 @@ use std::time::Duration;
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::provider::{EventStream, Request};
 use agentic_runtime::{
-    AnthropicProvider, ExecError, ExecErrorKind, Layer, OpenAiProvider, Provider, Reply, RetryPolicy, Runtime, Verdict,
-    agentic_function,
+    ExecError, ExecErrorKind, Layer, Provider, Reply, RetryPolicy, Runtime, Verdict, agentic_function,
 };
+use agentic_test_support::wires::{self, Wire};
 
 /// The gauntlet's policy: up to 3 calls per attempt, 2 attempts, 1 ms delays, 2 s per call.
 const POLICY: RetryPolicy = RetryPolicy::new()
@@ -35,24 +35,18 @@ async fn through_attribute(runtime: &Runtime, prompt: &str) -> Result<Reply, Exe
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Wire {
-    OpenAi,
-    Anthropic,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
 enum Path {
     Exec,
     Attribute,
 }
 
 /// Wraps a provider and records how many messages each request carried.
-struct Recording<P> {
-    inner: P,
+struct Recording {
+    inner: Arc<dyn Provider>,
     sizes: Arc<Mutex<Vec<usize>>>,
 }
 
-impl<P: Provider> Provider for Recording<P> {
+impl Provider for Recording {
     fn name(&self) -> &str {
         self.inner.name()
     }
@@ -72,17 +66,7 @@ struct Run {
 async fn run(wire: Wire, path: Path, scenario: Scenario) -> Run {
     let server = ChaosServer::start(scenario).await.expect("the chaos server starts");
     let sizes = Arc::new(Mutex::new(Vec::new()));
-    let provider: Arc<dyn Provider> = match wire {
-        Wire::OpenAi => Arc::new(Recording {
-            inner: OpenAiProvider::new(server.openai_base_url(), None),
-            sizes: Arc::clone(&sizes),
-        }),
-        Wire::Anthropic => Arc::new(Recording {
-            inner: AnthropicProvider::new(server.anthropic_base_url(), None),
-            sizes: Arc::clone(&sizes),
-        }),
-    };
-    let runtime = Runtime::from_shared(provider);
+    let runtime = Runtime::new(Recording { inner: wire.provider(&server), sizes: Arc::clone(&sizes) });
     let outcome = match path {
         Path::Exec => runtime.exec_with(&POLICY, "Say hello.").await,
         Path::Attribute => through_attribute(&runtime, "Say hello.").await,
@@ -236,12 +220,12 @@ fn cases() -> Vec<Case> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_fault_on_both_wires_through_exec_and_the_attribute() {
+async fn every_fault_on_every_wire_through_exec_and_the_attribute() {
     let mut failures = Vec::new();
     for case in cases() {
-        for wire in [Wire::OpenAi, Wire::Anthropic] {
+        for wire in wires::all() {
             for path in [Path::Exec, Path::Attribute] {
-                let label = format!("{} / {wire:?} / {path:?}", case.name);
+                let label = format!("{} / {wire} / {path:?}", case.name);
                 let run = run(wire, path, (case.scenario)()).await;
                 let (decisions, matched) = match (&run.outcome, &case.expect) {
                     (Ok(reply), Expect::Answer(text)) => (reply.decisions(), reply.text().trim() == *text),
@@ -274,32 +258,33 @@ async fn every_fault_on_both_wires_through_exec_and_the_attribute() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_is_a_floor_and_a_wait_above_the_cap_is_refused() {
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+    for wire in wires::all() {
         let floor = || Scenario::new().then(Step::http_error(429).retry_after_ms(40)).otherwise(Step::ok("waited"));
         let run_floor = run(wire, Path::Exec, floor()).await;
-        let reply = run_floor.outcome.expect("answers after the wait");
-        assert_eq!(reply.decisions()[0].delay, Some(Duration::from_millis(40)), "{wire:?}");
-        assert!(reply.elapsed() >= Duration::from_millis(40));
+        let reply = run_floor.outcome.unwrap_or_else(|error| panic!("{wire}: answers after the wait, got {error}"));
+        assert_eq!(reply.decisions()[0].delay, Some(Duration::from_millis(40)), "{wire}");
+        assert!(reply.elapsed() >= Duration::from_millis(40), "{wire}");
 
         // The header in seconds is read too: a cap below it refuses the wait at once, so the test
         // waits for no second of wall clock (the exec above proves the wait).
         let server = ChaosServer::start(Scenario::new().then(Step::http_error(503).retry_after_secs(1))).await.unwrap();
-        let provider: Arc<dyn Provider> = match wire {
-            Wire::OpenAi => Arc::new(OpenAiProvider::new(server.openai_base_url(), None)),
-            Wire::Anthropic => Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)),
-        };
+        let provider = wire.provider(&server);
         let capped = POLICY.with_retry_after_cap_ms(500);
-        let error = Runtime::from_shared(provider).exec_with(&capped, "hi").await.unwrap_err();
-        assert_eq!(error.stopped_by(), Some("server asked to wait 1 s; cap is 0.5 s (`retry_after_cap_ms`)"));
-        assert_eq!(server.journal().len(), 1, "{wire:?}");
+        let error = Runtime::from_shared(provider).exec_with(&capped, "hi").await.expect_err(wire.name());
+        assert_eq!(error.stopped_by(), Some("server asked to wait 1 s; cap is 0.5 s (`retry_after_cap_ms`)"), "{wire}");
+        assert_eq!(server.journal().len(), 1, "{wire}");
 
         let above = || Scenario::new().otherwise(Step::http_error(429).retry_after_secs(120));
         let refused = run(wire, Path::Attribute, above()).await;
-        let error = refused.outcome.expect_err("a 120 s wait is above the 60 s cap");
-        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire:?}");
-        assert_eq!(refused.requests, 1);
-        assert_eq!(error.stopped_by(), Some("server asked to wait 120 s; cap is 60 s (`retry_after_cap_ms`)"));
-        assert!(error.elapsed() < Duration::from_secs(1));
+        let Err(error) = refused.outcome else { panic!("{wire}: a 120 s wait is above the 60 s cap, yet it answered") };
+        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}");
+        assert_eq!(refused.requests, 1, "{wire}");
+        assert_eq!(
+            error.stopped_by(),
+            Some("server asked to wait 120 s; cap is 60 s (`retry_after_cap_ms`)"),
+            "{wire}"
+        );
+        assert!(error.elapsed() < Duration::from_secs(1), "{wire}");
     }
 }
 
@@ -311,30 +296,29 @@ async fn the_deadline_bounds_a_stall() {
         .with_session_base_delay_ms(1)
         .with_exec_base_delay_ms(1)
         .with_budget_ms(Some(300));
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+    for wire in wires::all() {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::hang())).await.unwrap();
-        let provider: Arc<dyn Provider> = match wire {
-            Wire::OpenAi => Arc::new(OpenAiProvider::new(server.openai_base_url(), None)),
-            Wire::Anthropic => Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)),
-        };
-        let error = Runtime::from_shared(provider).exec_with(&TIGHT, "hi").await.unwrap_err();
-        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire:?}: {error}");
-        assert_eq!(server.journal().len(), 1, "{wire:?}");
-        assert!(error.elapsed() >= Duration::from_millis(300) && error.elapsed() < Duration::from_secs(2));
-        assert!(error.to_string().contains("TimeoutError"), "{error}");
+        let provider = wire.provider(&server);
+        let error = Runtime::from_shared(provider).exec_with(&TIGHT, "hi").await.expect_err(wire.name());
+        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}: {error}");
+        assert_eq!(server.journal().len(), 1, "{wire}");
+        assert!(error.elapsed() >= Duration::from_millis(300) && error.elapsed() < Duration::from_secs(2), "{wire}");
+        assert!(error.to_string().contains("TimeoutError"), "{wire}: {error}");
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_over_the_wire_keeps_no_failed_message() {
-    let scenario =
-        Scenario::new().then(Step::http_error(503)).then(Step::drop_stream(1)).otherwise(Step::ok("finally"));
-    let server = ChaosServer::start(scenario).await.unwrap();
-    let runtime = Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None))
-        .with_policy(RetryPolicy::new().with_session_base_delay_ms(1));
-    let mut session = runtime.session();
-    let answer = session.run("hi").await.unwrap();
-    assert_eq!(answer.text_content().trim(), "finally");
-    assert_eq!(session.history().len(), 2);
-    assert_eq!(server.journal().len(), 3);
+    for wire in wires::all() {
+        let scenario =
+            Scenario::new().then(Step::http_error(503)).then(Step::drop_stream(1)).otherwise(Step::ok("finally"));
+        let server = ChaosServer::start(scenario).await.unwrap();
+        let runtime =
+            Runtime::from_shared(wire.provider(&server)).with_policy(RetryPolicy::new().with_session_base_delay_ms(1));
+        let mut session = runtime.session();
+        let answer = session.run("hi").await.unwrap_or_else(|error| panic!("{wire}: {error}"));
+        assert_eq!(answer.text_content().trim(), "finally", "{wire}");
+        assert_eq!(session.history().len(), 2, "{wire}");
+        assert_eq!(server.journal().len(), 3, "{wire}");
+    }
 }

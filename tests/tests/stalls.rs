@@ -1,4 +1,4 @@
-//! Every way a server can hold a call, on both wire formats, against the chaos server on paused
+//! Every way a server can hold a call, on every wire (`wires::all`), against the chaos server on paused
 //! time: a stall before the headers, inside them, after them and mid-stream, a keep-alive flood, an
 //! empty-chunk flood, an endless answer, an endless error body and an endless JSON body. Each call
 //! ends by its own bound with an error that names it, at the exact virtual instant the bound says,
@@ -18,10 +18,8 @@ use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::provider::{EventStream, Request, StreamEvent};
-use agentic_runtime::{
-    AnthropicProvider, ExecError, ExecErrorKind, Jitter, ModelError, OpenAiProvider, Provider, Reply, RetryPolicy,
-    Runtime, Verdict,
-};
+use agentic_runtime::{ExecError, ExecErrorKind, Jitter, ModelError, Provider, Reply, RetryPolicy, Runtime, Verdict};
+use agentic_test_support::wires::{self, Wire};
 use futures_core::Stream;
 use tokio::time::Instant;
 
@@ -40,14 +38,6 @@ const POLICY: RetryPolicy = RetryPolicy::new()
     .with_max_answer_bytes(256 * 1024);
 
 const BACKOFF: Duration = Duration::from_secs(2);
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Wire {
-    OpenAi,
-    Anthropic,
-}
-
-const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
 
 /// When the clock may move again during the first call.
 #[derive(Debug, Clone, Copy)]
@@ -182,9 +172,25 @@ impl Stream for Watched<'_> {
 }
 
 struct Run {
+    wire: Wire,
     outcome: Result<Reply, ExecError>,
     elapsed: Duration,
     requests: usize,
+}
+
+impl Run {
+    /// The answer; else a panic naming the wire and `expected`.
+    fn reply(&self, expected: &str) -> &Reply {
+        self.outcome.as_ref().unwrap_or_else(|error| panic!("{}: {expected}, got {error}", self.wire))
+    }
+
+    /// The error; else a panic naming the wire and `expected`.
+    fn error(&self, expected: &str) -> &ExecError {
+        match &self.outcome {
+            Ok(reply) => panic!("{}: {expected}, got the answer {:?}", self.wire, reply.text()),
+            Err(error) => error,
+        }
+    }
 }
 
 async fn run(wire: Wire, first: impl Into<Step>, release: Release) -> Run {
@@ -194,10 +200,7 @@ async fn run(wire: Wire, first: impl Into<Step>, release: Release) -> Run {
 
 async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy: &RetryPolicy) -> Run {
     let server = Arc::new(ChaosServer::start(scenario).await.expect("the chaos server starts"));
-    let inner: Arc<dyn Provider> = match wire {
-        Wire::OpenAi => Arc::new(OpenAiProvider::new(server.openai_base_url(), Some("sk-test".to_owned()))),
-        Wire::Anthropic => Arc::new(AnthropicProvider::new(server.anthropic_base_url(), Some("sk-test".to_owned()))),
-    };
+    let inner = wire.provider_at(&wire.base_url(&server), Some("sk-test"), None);
     let hold = Hold::start();
     let provider = Held { inner, hold: hold.clone(), server: Arc::clone(&server), plan, calls: AtomicUsize::new(0) };
     let runtime = Runtime::new(provider).with_retry_quota(None);
@@ -205,7 +208,7 @@ async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy
     let outcome = runtime.exec_with(policy, "Say something.").await;
     let elapsed = start.elapsed();
     hold.release();
-    Run { outcome, elapsed, requests: server.journal().len() }
+    Run { wire, outcome, elapsed, requests: server.journal().len() }
 }
 
 /// The first call failed with `error` (the decision's text) and the second answered, `bound` plus
@@ -213,21 +216,21 @@ async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy
 fn assert_cut_then_answered(wire: Wire, run: &Run, error: &str, bound: Duration) {
     let reply = match &run.outcome {
         Ok(reply) => reply,
-        Err(failure) => panic!("{wire:?}: expected an answer after the stall, got {failure}"),
+        Err(failure) => panic!("{wire}: expected an answer after the stall, got {failure}"),
     };
-    assert_eq!(reply.text(), "answered after the stall", "{wire:?}");
-    assert_eq!(run.requests, 2, "{wire:?}");
+    assert_eq!(reply.text(), "answered after the stall", "{wire}");
+    assert_eq!(run.requests, 2, "{wire}");
     let decisions = reply.decisions();
-    assert_eq!(decisions.len(), 1, "{wire:?}: {decisions:?}");
-    assert_eq!(decisions[0].verdict, Verdict::Retry, "{wire:?}");
-    assert_eq!(decisions[0].error, error, "{wire:?}");
-    assert_eq!(decisions[0].at, bound, "{wire:?}: the bound ends the call exactly");
-    assert_eq!(run.elapsed, bound + BACKOFF, "{wire:?}");
+    assert_eq!(decisions.len(), 1, "{wire}: {decisions:?}");
+    assert_eq!(decisions[0].verdict, Verdict::Retry, "{wire}");
+    assert_eq!(decisions[0].error, error, "{wire}");
+    assert_eq!(decisions[0].at, bound, "{wire}: the bound ends the call exactly");
+    assert_eq!(run.elapsed, bound + BACKOFF, "{wire}");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_before_the_headers_ends_at_the_headers_bound() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let run = run(wire, Step::hang(), Release::AfterRequest).await;
         let error = "TimeoutError: model call timed out: no response headers after 20 s (`headers_timeout_ms` = 20000)";
         assert_cut_then_answered(wire, &run, error, Duration::from_secs(20));
@@ -236,7 +239,7 @@ async fn a_stall_before_the_headers_ends_at_the_headers_bound() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_inside_the_headers_ends_at_the_headers_bound() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let run = run(wire, Step::hang().in_headers(), Release::AfterRequest).await;
         let error = "TimeoutError: model call timed out: no response headers after 20 s (`headers_timeout_ms` = 20000)";
         assert_cut_then_answered(wire, &run, error, Duration::from_secs(20));
@@ -245,7 +248,7 @@ async fn a_stall_inside_the_headers_ends_at_the_headers_bound() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_after_the_headers_ends_at_the_first_token_bound() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let run = run(wire, Step::hang().after_headers(), Release::AfterRequest).await;
         let error = "TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)";
         assert_cut_then_answered(wire, &run, error, Duration::from_secs(30));
@@ -254,7 +257,7 @@ async fn a_stall_after_the_headers_ends_at_the_first_token_bound() {
 
 #[tokio::test(start_paused = true)]
 async fn a_stall_mid_stream_ends_at_the_idle_bound() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let stall = Step::hang().after_chunks(2);
         let run = run(wire, stall, Release::AfterContent(2)).await;
         let error = "TimeoutError: model call timed out: no new content for 5 s (`idle_timeout_ms` = 5000)";
@@ -264,7 +267,7 @@ async fn a_stall_mid_stream_ends_at_the_idle_bound() {
 
 #[tokio::test(start_paused = true)]
 async fn a_keep_alive_flood_does_not_reset_the_idle_clock() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let flood = Step::keep_alive_flood().after_chunks(2).interval_ms(100);
         let run = run(wire, flood, Release::AfterContent(2)).await;
         let error = "TimeoutError: model call timed out: no new content for 5 s (`idle_timeout_ms` = 5000)";
@@ -274,7 +277,7 @@ async fn a_keep_alive_flood_does_not_reset_the_idle_clock() {
 
 #[tokio::test(start_paused = true)]
 async fn a_keep_alive_flood_from_the_start_ends_at_the_first_token_bound() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let flood = Step::keep_alive_flood().interval_ms(100);
         let run = run(wire, flood, Release::AfterRequest).await;
         let error = "TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)";
@@ -284,7 +287,7 @@ async fn a_keep_alive_flood_from_the_start_ends_at_the_first_token_bound() {
 
 #[tokio::test(start_paused = true)]
 async fn an_empty_chunk_flood_is_not_content() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let flood = Step::empty_chunk_flood().interval_ms(100);
         let run = run(wire, flood, Release::AfterRequest).await;
         let error = "TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)";
@@ -294,62 +297,62 @@ async fn an_empty_chunk_flood_is_not_content() {
 
 #[tokio::test(start_paused = true)]
 async fn an_endless_answer_ends_at_the_size_bound() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let endless = Step::endless_text().text("all work and no play ").interval_ms(0);
         let scenario = Scenario::new().then(endless).otherwise(Step::ok("answered after the stall"));
         let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY.with_max_retries(2)).await;
         let error = "AnswerTooLargeError: the answer passed 262144 bytes (`max_answer_bytes`): the stream was cut \
                      there; raise `max_answer_bytes` or ask for a shorter answer";
-        let reply = run.outcome.as_ref().expect("the call after the endless one answers");
-        assert_eq!(reply.text(), "answered after the stall", "{wire:?}");
+        let reply = run.reply("the call after the endless one answers");
+        assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decisions = reply.decisions();
-        assert_eq!(decisions.len(), 2, "{wire:?}: layer 1 gives up on it, layer 2 retries it: {decisions:?}");
-        assert_eq!(decisions[0].error, error, "{wire:?}");
-        assert_eq!(decisions[0].at, Duration::ZERO, "{wire:?}: no clock is involved");
-        assert_eq!(run.requests, 2, "{wire:?}");
+        assert_eq!(decisions.len(), 2, "{wire}: layer 1 gives up on it, layer 2 retries it: {decisions:?}");
+        assert_eq!(decisions[0].error, error, "{wire}");
+        assert_eq!(decisions[0].at, Duration::ZERO, "{wire}: no clock is involved");
+        assert_eq!(run.requests, 2, "{wire}");
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_error_body_that_never_ends_is_cut_and_retried() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let endless = Step::http_error(503).endless_body().interval_ms(0);
         let run = run(wire, endless, Release::AtEnd).await;
-        let reply = run.outcome.as_ref().expect("the call after the endless body answers");
-        assert_eq!(reply.text(), "answered after the stall", "{wire:?}");
+        let reply = run.reply("the call after the endless body answers");
+        assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decision = &reply.decisions()[0];
-        assert!(decision.error.starts_with("ServiceUnavailableError: 503 "), "{wire:?}: {}", decision.error);
-        assert!(decision.error.ends_with("(error body cut at 16 KiB)"), "{wire:?}: {}", decision.error);
-        assert_eq!(run.elapsed, BACKOFF, "{wire:?}");
+        assert!(decision.error.starts_with("ServiceUnavailableError: 503 "), "{wire}: {}", decision.error);
+        assert!(decision.error.ends_with("(error body cut at 16 KiB)"), "{wire}: {}", decision.error);
+        assert_eq!(run.elapsed, BACKOFF, "{wire}");
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_json_body_that_never_ends_is_cut_and_retried() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let endless = Step::endless_json().interval_ms(0);
         let run = run(wire, endless, Release::AtEnd).await;
-        let reply = run.outcome.as_ref().expect("the call after the endless JSON answers");
-        assert_eq!(reply.text(), "answered after the stall", "{wire:?}");
+        let reply = run.reply("the call after the endless JSON answers");
+        assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decision = &reply.decisions()[0];
         assert!(
             decision.error.starts_with("MalformedStreamError: malformed chunk: a JSON answer larger than 1024 KiB"),
-            "{wire:?}: {}",
+            "{wire}: {}",
             decision.error
         );
-        assert_eq!(run.elapsed, BACKOFF, "{wire:?}");
+        assert_eq!(run.elapsed, BACKOFF, "{wire}");
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_page_that_is_not_an_event_stream_is_permanent_after_one_request() {
-    for wire in WIRES {
+    for wire in wires::all() {
         let scenario = Scenario::new().then(Step::wrong_content_type()).otherwise(Step::ok("never reached"));
         let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY.with_max_retries(3)).await;
-        let error = run.outcome.expect_err("a login page is no answer");
-        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire:?}");
-        assert_eq!(run.requests, 1, "{wire:?}: one request, no retry");
-        let path = if wire == Wire::OpenAi { "/v1/chat/completions" } else { "/v1/messages" };
+        let error = run.error("a login page is no answer");
+        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}");
+        assert_eq!(run.requests, 1, "{wire}: one request, no retry");
+        let path = wire.request_path();
         assert_eq!(
             error.attempts()[0],
             format!(
@@ -357,26 +360,26 @@ async fn a_page_that_is_not_an_event_stream_is_permanent_after_one_request() {
                  stream (`text/event-stream`): check the base URL; a web page or a proxy's login page answered \
                  instead of the model API"
             ),
-            "{wire:?}"
+            "{wire}"
         );
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_retry_after_too_large_to_represent_stops_at_once() {
-    for wire in WIRES {
+    for wire in wires::all() {
         for value in ["1e300", "99999999999999999999999"] {
             let scenario = Scenario::new().then(Step::http_error(429).retry_after(value)).otherwise(Step::ok("no"));
             let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY).await;
-            let error = run.outcome.expect_err("the server asked for longer than the cap");
-            assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire:?} {value}");
-            assert_eq!(run.requests, 1, "{wire:?} {value}: stopped at once, not retried");
+            let error = run.error("the server asked for longer than the cap");
+            assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire} {value}");
+            assert_eq!(run.requests, 1, "{wire} {value}: stopped at once, not retried");
             assert_eq!(
                 error.stopped_by(),
                 Some("server asked to wait longer than a clock can count; cap is 60 s (`retry_after_cap_ms`)"),
-                "{wire:?} {value}"
+                "{wire} {value}"
             );
-            assert_eq!(run.elapsed, Duration::ZERO, "{wire:?} {value}");
+            assert_eq!(run.elapsed, Duration::ZERO, "{wire} {value}");
         }
     }
 }
@@ -384,15 +387,15 @@ async fn a_retry_after_too_large_to_represent_stops_at_once() {
 #[tokio::test(start_paused = true)]
 async fn the_default_policy_ends_a_stall_after_the_headers_within_its_bounds() {
     // No key set: the defaults alone bound a server that sends headers and then nothing.
-    for wire in WIRES {
+    for wire in wires::all() {
         let scenario = Scenario::new().otherwise(Step::hang().after_headers());
         let policy = RetryPolicy::new().with_jitter(Jitter::None);
         let run = run_scenario(wire, scenario, vec![Release::AfterRequest], &policy).await;
-        let error = run.outcome.expect_err("every call stalls");
-        assert!(run.elapsed <= policy.worst_case_turn(), "{wire:?}: {:?}", run.elapsed);
+        let error = run.error("every call stalls");
+        assert!(run.elapsed <= policy.worst_case_turn(), "{wire}: {:?}", run.elapsed);
         assert!(
             error.attempts()[0].starts_with("TimeoutError: model call timed out"),
-            "{wire:?}: {}",
+            "{wire}: {}",
             error.attempts()[0]
         );
     }

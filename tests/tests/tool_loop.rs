@@ -10,9 +10,10 @@ use agentic_runtime::message::ContentBlock;
 use agentic_runtime::trace::grade::{Category, grade_lines};
 use agentic_runtime::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{
-    AnthropicProvider, ExecError, ExecErrorKind, Jitter, Message, OpenAiProvider, Provider, Reply, RetryPolicy,
-    Runtime, ScriptedProvider, Step, ToolError, Toolbox, agentic_function,
+    ExecError, ExecErrorKind, Jitter, Message, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, ToolError, Toolbox,
+    agentic_function,
 };
+use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
 
 /// `get_weather` fails `failures` times with "RateLimitError: 429", then works.
@@ -216,17 +217,18 @@ async fn a_run_without_tool_errors_is_clean() {
     assert_eq!(grade(&sink), Category::Clean);
 }
 
-async fn loop_over_the_wire(provider: Arc<dyn Provider>, server: &ChaosServer) {
+async fn loop_over_the_wire(wire: Wire) {
+    let server = ChaosServer::start(weather_scenario()).await.unwrap();
     let sink = TraceSink::in_memory();
     let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
-    let runtime = Runtime::from_shared(provider).with_tools(flaky_weather(1)).with_trace(sink.clone());
-    let reply = runtime.exec_with(&policy, "Weather in Paris?").await.unwrap();
-    assert_eq!(reply.text().trim(), "It is sunny in Paris.");
-    assert_eq!(reply.iterations(), 2);
+    let runtime = Runtime::from_shared(wire.provider(&server)).with_tools(flaky_weather(1)).with_trace(sink.clone());
+    let reply = runtime.exec_with(&policy, "Weather in Paris?").await.unwrap_or_else(|error| panic!("{wire}: {error}"));
+    assert_eq!(reply.text().trim(), "It is sunny in Paris.", "{wire}");
+    assert_eq!(reply.iterations(), 2, "{wire}");
     // tool_use, 503 (retried by the session layer), tool_use, answer.
-    assert_eq!(server.journal().len(), 4);
-    assert!(server.journal().iter().all(|entry| entry.tools == ["get_weather"]));
-    assert_eq!(grade(&sink), Category::ToolErrorRecovered);
+    assert_eq!(server.journal().len(), 4, "{wire}");
+    assert!(server.journal().iter().all(|entry| entry.tools == ["get_weather"]), "{wire}: {:?}", server.journal());
+    assert_eq!(grade(&sink), Category::ToolErrorRecovered, "{wire}");
 }
 
 fn weather_scenario() -> Scenario {
@@ -238,11 +240,10 @@ fn weather_scenario() -> Scenario {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_loop_runs_over_both_wire_formats() {
-    let server = ChaosServer::start(weather_scenario()).await.unwrap();
-    loop_over_the_wire(Arc::new(OpenAiProvider::new(server.openai_base_url(), None)), &server).await;
-    let server = ChaosServer::start(weather_scenario()).await.unwrap();
-    loop_over_the_wire(Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)), &server).await;
+async fn the_loop_runs_over_every_wire() {
+    for wire in wires::all() {
+        loop_over_the_wire(wire).await;
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,4 +1,4 @@
-//! A typed answer that the token limit cut, on both wire formats against the chaos server (real
+//! A typed answer that the token limit cut, on every wire (`wires::all`) against the chaos server (real
 //! sockets on 127.0.0.1, millisecond policy delays, as in `typed_wire`): the cut JSON is a
 //! rejected attempt whose feedback asks for a complete, shorter answer, and the next, complete
 //! answer is the result.
@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::provider::{EventStream, Request};
-use agentic_runtime::{AnthropicProvider, Message, OpenAiProvider, Provider, RetryPolicy, Role, Runtime};
+use agentic_runtime::{Message, Provider, RetryPolicy, Role, Runtime};
+use agentic_test_support::wires;
 
 #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
 struct Invoice {
@@ -20,12 +21,12 @@ const POLICY: RetryPolicy =
     RetryPolicy::new().with_max_retries(3).with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
 
 /// Wraps a provider and records the messages of each request.
-struct Recording<P> {
-    inner: P,
+struct Recording {
+    inner: Arc<dyn Provider>,
     requests: Arc<Mutex<Vec<Vec<Message>>>>,
 }
 
-impl<P: Provider> Provider for Recording<P> {
+impl Provider for Recording {
     fn name(&self) -> &str {
         self.inner.name()
     }
@@ -37,25 +38,19 @@ impl<P: Provider> Provider for Recording<P> {
 }
 
 #[tokio::test]
-async fn json_cut_by_the_token_limit_is_asked_again_shorter_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+async fn json_cut_by_the_token_limit_is_asked_again_shorter_on_every_wire() {
+    for wire in wires::all() {
         let scenario = Scenario::new()
             .then(Step::ok(r#"{"currency": "EUR", "total": 12.5, "note": "a long"#).cut_by_token_limit())
             .otherwise(Step::ok(r#"{"currency": "EUR", "total": 12.5}"#));
         let server = ChaosServer::start(scenario).await.unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let provider: Arc<dyn Provider> = match wire {
-            "openai" => Arc::new(Recording {
-                inner: OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos"),
-                requests: Arc::clone(&requests),
-            }),
-            _ => Arc::new(Recording {
-                inner: AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos"),
-                requests: Arc::clone(&requests),
-            }),
-        };
-        let runtime = Runtime::from_shared(provider);
-        let invoice = runtime.exec_json_with::<Invoice>(&POLICY, "Invoice: 12.50 EUR").await.unwrap();
+        let inner = wire.provider_at(&wire.base_url(&server), None, Some("chaos"));
+        let runtime = Runtime::new(Recording { inner, requests: Arc::clone(&requests) });
+        let invoice = runtime
+            .exec_json_with::<Invoice>(&POLICY, "Invoice: 12.50 EUR")
+            .await
+            .unwrap_or_else(|error| panic!("{wire}: {error}"));
         assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 }, "{wire}");
         assert_eq!(server.journal().len(), 2, "{wire}: the cut answer, then the complete one");
 

@@ -1,10 +1,11 @@
-//! Typed answers on both wire formats against the chaos server (real sockets on 127.0.0.1,
+//! Typed answers on every wire (`wires::all`) against the chaos server (real sockets on 127.0.0.1,
 //! millisecond policy delays, as in the gauntlet), through `#[agentic_function]`: the schema reaches
 //! each request the way its format asks for it, broken JSON is fed back and repaired, and the
 //! validator sees the reply once it parses.
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::{AnthropicProvider, ExecError, ExecErrorKind, OpenAiProvider, Reply, Runtime, agentic_function};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, agentic_function};
+use agentic_test_support::wires::{self, Wire};
 
 #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
 struct Invoice {
@@ -24,22 +25,21 @@ async fn read_invoice(runtime: &Runtime, text: &str) -> Result<Invoice, ExecErro
     runtime.exec_json(text).await
 }
 
-fn runtime_for(wire: &str, server: &ChaosServer) -> Runtime {
-    match wire {
-        "openai" => Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos")),
-        _ => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos")),
-    }
+fn runtime_for(wire: Wire, server: &ChaosServer) -> Runtime {
+    Runtime::from_shared(wire.provider_at(&wire.base_url(server), None, Some("chaos")))
 }
 
 #[tokio::test]
-async fn broken_json_then_a_rejected_total_then_good_json_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+async fn broken_json_then_a_rejected_total_then_good_json_on_every_wire() {
+    for wire in wires::all() {
         let scenario = Scenario::new()
             .then(Step::ok(r#"{"currency": "EUR", "total": "#))
             .then(Step::ok(r#"{"currency": "EUR", "total": -3}"#))
             .otherwise(Step::ok(r#"{"currency": "EUR", "total": 12.5}"#));
         let server = ChaosServer::start(scenario).await.unwrap();
-        let invoice = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.unwrap();
+        let invoice = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR")
+            .await
+            .unwrap_or_else(|error| panic!("{wire}: {error}"));
         assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 }, "{wire}");
         let journal = server.journal();
         assert_eq!(journal.len(), 3, "{wire}");
@@ -52,10 +52,10 @@ async fn broken_json_then_a_rejected_total_then_good_json_on_both_wire_formats()
 }
 
 #[tokio::test]
-async fn json_of_the_wrong_shape_until_the_attempts_run_out_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+async fn json_of_the_wrong_shape_until_the_attempts_run_out_on_every_wire() {
+    for wire in wires::all() {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::ok(r#"{"amount": 1}"#))).await.unwrap();
-        let error = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.unwrap_err();
+        let error = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.expect_err(wire.name());
         assert_eq!(error.kind(), ExecErrorKind::InvalidResult, "{wire}");
         assert_eq!(error.attempts().len(), 3, "{wire}");
         assert!(
@@ -63,7 +63,7 @@ async fn json_of_the_wrong_shape_until_the_attempts_run_out_on_both_wire_formats
             "{wire}: {:?}",
             error.attempts()
         );
-        assert_eq!(error.function(), Some("read_invoice"));
+        assert_eq!(error.function(), Some("read_invoice"), "{wire}");
         server.shutdown().await;
     }
 }
