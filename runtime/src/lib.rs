@@ -86,6 +86,9 @@ pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use provider::ResponsesProvider;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider};
 pub use provider::{Provider, ResponseSchema, ScriptedProvider, Step};
 pub use reply::Reply;

@@ -17,6 +17,8 @@ mod google_rpc;
 mod http;
 #[cfg(feature = "providers")]
 mod openai;
+#[cfg(feature = "providers")]
+mod responses;
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;
@@ -41,6 +43,9 @@ pub use http::ConfigError;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use openai::OpenAiProvider;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use responses::ResponsesProvider;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]

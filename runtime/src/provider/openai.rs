@@ -55,8 +55,8 @@ pub struct OpenAiProvider {
     max_tokens: Option<u32>,
 }
 
-/// The environment variables this provider reads.
-const ENV: EnvNames = EnvNames {
+/// The environment variables this provider reads (the Responses wire reads the same).
+pub(super) const ENV: EnvNames = EnvNames {
     provider: "openai",
     key: "OPENAI_API_KEY",
     base_url: "OPENAI_BASE_URL",
@@ -205,12 +205,8 @@ impl OpenAiProvider {
             if mode == JsonMode::Object {
                 // JSON mode needs the word "JSON" in the messages (OpenAI answers 400 otherwise) and
                 // knows no schema: a system message gives both.
-                let instruction = format!(
-                    "Answer with JSON only, following this JSON schema: {}",
-                    serde_json::to_string(&schema.schema).unwrap_or_default()
-                );
                 if let Some(messages) = body["messages"].as_array_mut() {
-                    messages.insert(0, json!({"role": "system", "content": instruction}));
+                    messages.insert(0, json!({"role": "system", "content": json_mode_instruction(schema)}));
                 }
             }
         }
@@ -220,7 +216,7 @@ impl OpenAiProvider {
 
 /// How a request with a schema asks for JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum JsonMode {
+pub(super) enum JsonMode {
     /// Structured outputs: `{"type": "json_schema", "json_schema": {name, schema, "strict": true}}`,
     /// the answer follows the schema.
     Schema,
@@ -229,10 +225,17 @@ enum JsonMode {
     Object,
 }
 
+/// The system instruction of a request in JSON mode: the word "JSON", which the API requires, and
+/// the schema, which JSON mode does not know.
+pub(super) fn json_mode_instruction(schema: &super::ResponseSchema) -> String {
+    let schema = serde_json::to_string(&schema.schema).unwrap_or_default();
+    format!("Answer with JSON only, following this JSON schema: {schema}")
+}
+
 /// Whether a server refused structured outputs: a 400 that names `response_format` or
 /// `json_schema` (llama.cpp, vLLM and older servers that do not know it, or OpenAI when the schema
 /// does not fit strict mode). Such a request gets JSON mode instead.
-fn rejects_schema(status: u16, body: &str) -> bool {
+pub(super) fn rejects_schema(status: u16, body: &str) -> bool {
     status == 400 && (body.contains("response_format") || body.contains("json_schema"))
 }
 
@@ -292,11 +295,7 @@ fn messages(request: &Request<'_>) -> Vec<Value> {
                 for block in content {
                     match block {
                         ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                            let content = if *is_error && !content.starts_with("Error") {
-                                format!("Error: {content}")
-                            } else {
-                                content.clone()
-                            };
+                            let content = tool_result_text(content, *is_error);
                             out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
                         }
                         ContentBlock::Text { text } => texts.push(text.as_str()),
@@ -337,6 +336,11 @@ fn messages(request: &Request<'_>) -> Vec<Value> {
     out
 }
 
+/// A tool result as the model reads it: a failure says so first (the API has no error flag).
+pub(super) fn tool_result_text(content: &str, is_error: bool) -> String {
+    if is_error && !content.starts_with("Error") { format!("Error: {content}") } else { content.to_owned() }
+}
+
 /// One text as a string; several as content parts.
 fn text_content(texts: &[&str]) -> Value {
     match texts {
@@ -347,7 +351,7 @@ fn text_content(texts: &[&str]) -> Value {
 }
 
 /// The arguments as the JSON text the API wants; a string input is the model's raw (invalid) text.
-fn arguments_text(input: &Value) -> String {
+pub(super) fn arguments_text(input: &Value) -> String {
     match input {
         Value::String(raw) => raw.clone(),
         other => other.to_string(),
@@ -371,7 +375,7 @@ struct Chunk<'a> {
 /// reported, so reading it costs no allocation. Anything but a string is `None`: a model of an
 /// unexpected shape is left out, not a failed call.
 #[derive(Default)]
-struct ModelName<'a>(Option<std::borrow::Cow<'a, str>>);
+pub(super) struct ModelName<'a>(pub(super) Option<std::borrow::Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for ModelName<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
