@@ -259,6 +259,7 @@
 
 mod boundary;
 mod context;
+mod conversation;
 mod error;
 mod http;
 mod journal;
@@ -268,7 +269,7 @@ mod silent;
 mod spec;
 mod step;
 mod usage;
-mod wire;
+pub mod wire;
 
 pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};

@@ -3,7 +3,7 @@
 mod common;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
-use common::{BOTH, Client, End, WireFormat, model};
+use common::{Client, End, WireFormat, model};
 use serde_json::{Value, json};
 
 async fn serve(step: impl Into<Step>) -> ChaosServer {
@@ -153,7 +153,7 @@ async fn unstreamed_answers_carry_the_calls_whole() {
 #[tokio::test]
 async fn ids_are_unique_per_request_and_the_connection_stays_usable() {
     let server = serve(Step::tool_use("t", json!({"a": 1}))).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let mut ids = Vec::new();
         for _ in 0..2 {

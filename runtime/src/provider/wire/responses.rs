@@ -1,16 +1,16 @@
 //! OpenAI's Responses API, streamed: `POST {base}/responses`, whose answer comes as typed events
 //! and whose failures arrive as events on an HTTP 200 (`response.failed`, `error`).
 
-use std::fmt;
-
-use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, Endpoint, ErrorBody, Fallback, Secret, Wire};
-use super::openai::{self, JsonMode, ModelName, OpenAiProvider};
-use super::sse::SseEvent;
-use super::{EventStream, Provider, Request, ResponseSchema, StreamEvent};
+use super::super::http::errors::shared_type;
+use super::super::http::{
+    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+};
+use super::super::sse::SseEvent;
+use super::super::{Request, ResponseSchema};
+use super::openai::{self, OpenAiProvider};
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
@@ -21,8 +21,8 @@ use crate::usage::Usage;
 ///
 /// The key, the base URL and their environment variables are [`OpenAiProvider`]'s
 /// (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `Authorization: Bearer <key>`), and so is
-/// [`Provider::name`], `openai`: both APIs share one key's rate limits, so both share its retry
-/// budget and cooldowns ([`Provider::scope`]).
+/// [`Provider::name`](crate::provider::Provider::name), `openai`: both APIs share one key's rate limits, so both share its retry
+/// budget and cooldowns ([`Provider::scope`](crate::provider::Provider::scope)).
 ///
 /// It sends the system instruction as `instructions`, the conversation as `input` items (messages
 /// with `input_text` / `output_text` parts, the model's tool calls as `function_call` items, tool
@@ -97,11 +97,6 @@ impl ResponsesProvider {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let (base_url, api_key) = openai::ENV.read(lookup)?;
-        Ok(Self::new(base_url, api_key))
-    }
-
     /// The model to ask for.
     ///
     /// # Default
@@ -122,65 +117,44 @@ impl ResponsesProvider {
         self.max_tokens = Some(max_tokens);
         self
     }
+}
 
-    /// The sampling temperature (OpenAI's reasoning models refuse one: leave it unset for those).
-    ///
-    /// # Default
-    ///
-    /// Unset: the server's default.
-    pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.endpoint.temperature = Some(temperature);
-        self
+impl_http_provider!(ResponsesProvider { max_tokens });
+
+/// The key, the environment and the provider name are Chat Completions' ([`OpenAiProvider`]): one
+/// key, one set of rate limits. A request with a schema asks for structured outputs first
+/// ([`Form::Primary`]: `text.format` `json_schema`, strict) and from a server that refuses it
+/// ([`rejects_format`]) JSON mode ([`Form::Fallback`]: `json_object`).
+impl Wire for ResponsesProvider {
+    const PROVIDER: &'static str = <OpenAiProvider as Wire>::PROVIDER;
+    const ENV: EnvNames = <OpenAiProvider as Wire>::ENV;
+    const DEFAULT_MODEL: &'static str = OpenAiProvider::DEFAULT_MODEL;
+    const AUTH: Auth = <OpenAiProvider as Wire>::AUTH;
+    type Decoder = ResponsesDecoder;
+
+    fn from_endpoint(endpoint: Endpoint) -> Self {
+        Self { endpoint, max_tokens: None }
     }
 
-    /// The base URL, without a trailing `/`.
-    pub fn base_url(&self) -> &str {
-        &self.endpoint.base_url
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    /// The model asked for.
-    pub fn model(&self) -> &str {
-        &self.endpoint.model
+    fn url(&self, _: &Request<'_>) -> Result<String, ModelError> {
+        self.endpoint.url("/responses")
     }
 
-    /// True when a key is set.
-    pub fn has_api_key(&self) -> bool {
-        self.endpoint.api_key.is_some()
+    fn fallback(&self, request: &Request<'_>) -> Option<fn(u16, &str) -> bool> {
+        request.schema.map(|_| rejects_format as fn(u16, &str) -> bool)
     }
 
-    /// The request, and for a request with a schema its JSON mode fallback.
-    fn build(
-        &self,
-        request: &Request<'_>,
-    ) -> Result<(reqwest::Client, reqwest::Request, Option<Fallback>), ModelError> {
-        let client = self.endpoint.client(request.bounds.connect)?;
-        let mut headers = HeaderMap::new();
-        if let Some(secret) = &self.endpoint.api_key {
-            headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
-        }
-        let url = self.endpoint.url("/responses")?;
-        let post = |mode| {
-            let body = self.body_for(request, mode);
-            http::post(&client, &url, headers.clone(), &body, request, self.endpoint.api_key.as_ref())
-        };
-        let built = post(JsonMode::Schema)?;
-        let fallback = match request.schema {
-            Some(_) => Some(Fallback { request: post(JsonMode::Object)?, applies: rejects_format }),
-            None => None,
-        };
-        Ok((client, built, fallback))
+    fn decoder(&self, _: &Request<'_>) -> ResponsesDecoder {
+        ResponsesDecoder::default()
     }
 
-    /// The body, asking for the request's schema (if any) in strict structured outputs mode.
-    #[cfg(test)]
-    fn body(&self, request: &Request<'_>) -> Value {
-        self.body_for(request, JsonMode::Schema)
-    }
-
-    /// The body, asking for the request's schema (if any) as `mode` says.
-    fn body_for(&self, request: &Request<'_>, mode: JsonMode) -> Value {
+    fn body(&self, request: &Request<'_>, form: Form) -> Value {
         let mut input = input(request);
-        if let (Some(schema), JsonMode::Object) = (request.schema, mode) {
+        if let (Some(schema), Form::Fallback) = (request.schema, form) {
             // JSON mode needs the word "JSON" in the conversation and knows no schema: a system
             // message gives both.
             input.insert(0, message("system", "input_text", &[&openai::json_mode_instruction(schema)]));
@@ -211,19 +185,19 @@ impl ResponsesProvider {
                 .collect();
         }
         if let Some(schema) = request.schema {
-            body["text"] = json!({"format": text_format(schema, mode)});
+            body["text"] = json!({"format": text_format(schema, form)});
         }
         body
     }
 }
 
 /// The `text.format` that asks for `schema`: strict structured outputs, or JSON mode.
-fn text_format(schema: &ResponseSchema, mode: JsonMode) -> Value {
-    match mode {
-        JsonMode::Schema => {
+fn text_format(schema: &ResponseSchema, form: Form) -> Value {
+    match form {
+        Form::Primary => {
             json!({"type": "json_schema", "name": schema.name, "schema": schema.schema, "strict": true})
         }
-        JsonMode::Object => json!({"type": "json_object"}),
+        Form::Fallback => json!({"type": "json_object"}),
     }
 }
 
@@ -232,47 +206,6 @@ fn text_format(schema: &ResponseSchema, mode: JsonMode) -> Value {
 /// OpenAI's `param: "text.format.schema"` for a schema strict mode cannot take).
 fn rejects_format(status: u16, body: &str) -> bool {
     openai::rejects_schema(status, body) || (status == 400 && body.contains("text.format"))
-}
-
-impl fmt::Debug for ResponsesProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.endpoint
-            .debug_fields(&mut f.debug_struct("ResponsesProvider"))
-            .field("max_tokens", &self.max_tokens)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Provider for ResponsesProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn scope(&self) -> String {
-        self.endpoint.scope(self.name())
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(&self.endpoint.model)
-    }
-
-    fn server(&self) -> Option<(&str, u16)> {
-        self.endpoint.server()
-    }
-
-    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
-        match self.build(request) {
-            Ok((client, built, fallback)) => http::stream_call(
-                client,
-                built,
-                fallback,
-                ResponsesWire::default(),
-                self.endpoint.api_key.clone(),
-                request.bounds,
-            ),
-            Err(error) => http::failed(error),
-        }
-    }
 }
 
 /// The `input` items: per user turn its tool results (`function_call_output`, before the turn's
@@ -381,7 +314,7 @@ struct Item<'a> {
 
 /// The response an event carries: its model, usage and how it ended (its `output` is not read: the
 /// events before brought it).
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct ResponseBody<'a> {
     #[serde(default, borrow)]
     model: Text<'a>,
@@ -396,13 +329,11 @@ struct ResponseBody<'a> {
 
 /// The Responses stream: typed events until `response.completed`, `.incomplete` or `.failed`.
 #[derive(Debug, Default)]
-pub(super) struct ResponsesWire {
+pub(crate) struct ResponsesDecoder {
     /// How the response ended, once one of its final events came.
     finish: Option<StopReason>,
     /// The tool calls started, by output index.
     calls: Vec<Call>,
-    /// The answering model was reported.
-    model_sent: bool,
 }
 
 /// What came of one tool call: whether its start had its id and name, whether its arguments came
@@ -414,15 +345,7 @@ struct Call {
     argued: bool,
 }
 
-impl ResponsesWire {
-    /// The first model name sent, as [`StreamEvent::Model`].
-    fn model(&mut self, model: Option<&str>, out: &mut Vec<StreamEvent>) {
-        if let Some(model) = model.filter(|model| !self.model_sent && !model.is_empty()) {
-            self.model_sent = true;
-            out.push(StreamEvent::Model(model.to_owned()));
-        }
-    }
-
+impl ResponsesDecoder {
     /// The call at output index `index`, started (unnamed) if it was not.
     fn call_at(&mut self, index: u32) -> (&mut Call, bool) {
         match self.calls.iter().position(|call| call.index == index) {
@@ -436,70 +359,74 @@ impl ResponsesWire {
 
     /// A `function_call` item at `index`: its start (once, and again if its id and name come late)
     /// and its arguments, unless they came already.
-    fn call(
-        &mut self,
-        index: u32,
-        id: Option<&str>,
-        name: Option<&str>,
-        arguments: Option<&str>,
-        out: &mut Vec<StreamEvent>,
-    ) {
+    fn call(&mut self, index: u32, id: Option<&str>, name: Option<&str>, arguments: Option<&str>, out: &mut Out<'_>) {
         let (id, name) = (id.unwrap_or_default(), name.unwrap_or_default());
         let (call, new) = self.call_at(index);
         let names = !call.named && (!id.is_empty() || !name.is_empty());
         call.named |= !id.is_empty() && !name.is_empty();
         if new || names {
-            out.push(StreamEvent::ToolCallStart { index, id: id.to_owned(), name: name.to_owned() });
+            out.tool_start(index, id.to_owned(), name.to_owned());
         }
-        if let Some(arguments) = arguments.filter(|arguments| !arguments.is_empty() && !call.argued) {
-            self.arguments(index, arguments.to_owned(), true, out);
+        if let Some(arguments) = arguments.filter(|arguments| !arguments.is_empty()) {
+            self.arguments(index, arguments, true, out);
         }
     }
 
     /// Arguments of the call at `index`: more of them (`whole` false), or all of them, left out
     /// when some came already.
-    fn arguments(&mut self, index: u32, arguments: String, whole: bool, out: &mut Vec<StreamEvent>) {
+    fn arguments(&mut self, index: u32, arguments: &str, whole: bool, out: &mut Out<'_>) {
         let (call, _) = self.call_at(index);
-        if whole && call.argued {
+        if (whole && call.argued) || arguments.is_empty() {
             return;
         }
         call.argued = true;
-        out.push(StreamEvent::ToolCallDelta { index, arguments });
+        out.tool_args(index, arguments.to_owned());
     }
 
     /// The response is complete: its usage, then the end.
-    fn completed(&mut self, usage: &Value, out: &mut Vec<StreamEvent>) {
-        self.usage(usage, out);
+    fn completed(&mut self, usage: &Value, out: &mut Out<'_>) {
+        report(usage, out);
         let stop_reason = if self.calls.is_empty() { StopReason::Stop } else { StopReason::ToolUse };
         self.finish = Some(stop_reason);
-        out.push(StreamEvent::Done { stop_reason });
+        out.done(stop_reason);
     }
 
     /// The response stopped early: cut at `max_output_tokens` (or for a reason this wire does not
     /// know: the answer is incomplete either way), or stopped by the content filter, which the
     /// same request meets again.
-    fn incomplete(&mut self, details: &Value, usage: &Value, out: &mut Vec<StreamEvent>, secret: Option<&Secret>) {
-        self.usage(usage, out);
-        let reason = details.get("reason").and_then(Value::as_str).unwrap_or("");
-        if reason == "content_filter" {
+    fn incomplete(&mut self, details: &Value, usage: &Value, out: &mut Out<'_>) {
+        report(usage, out);
+        if details.get("reason").and_then(Value::as_str) == Some("content_filter") {
             self.finish = Some(StopReason::Stop);
-            out.push(http::error_event(&content_filtered(), secret));
+            out.error(content_filtered());
         } else {
             self.finish = Some(StopReason::Length);
-            out.push(StreamEvent::Done { stop_reason: StopReason::Length });
+            out.done(StopReason::Length);
         }
     }
 
     /// The response failed: the usage it had, then its error.
-    fn failed(&mut self, error: &Value, usage: &Value, out: &mut Vec<StreamEvent>, secret: Option<&Secret>) {
-        self.usage(usage, out);
-        out.push(http::error_event(&failure(error), secret));
+    fn failed(&mut self, error: &Value, usage: &Value, out: &mut Out<'_>) {
+        report(usage, out);
+        self.finish = Some(StopReason::Stop);
+        out.error(failure(error));
     }
 
-    fn usage(&self, usage: &Value, out: &mut Vec<StreamEvent>) {
-        if let Some(usage) = self::usage(usage) {
-            out.push(StreamEvent::Usage(usage));
+    /// How a response ends, by its final event (or a whole response's `status`).
+    fn end(&mut self, kind: &str, response: &ResponseBody<'_>, out: &mut Out<'_>) {
+        out.model(response.model.get().unwrap_or_default());
+        match kind {
+            "response.incomplete" | "incomplete" => self.incomplete(&response.incomplete_details, &response.usage, out),
+            "response.failed" | "failed" => self.failed(&response.error, &response.usage, out),
+            _ => self.completed(&response.usage, out),
         }
+    }
+}
+
+/// The usage of a response, when it has one.
+fn report(usage: &Value, out: &mut Out<'_>) {
+    if let Some(usage) = self::usage(usage) {
+        out.usage(usage);
     }
 }
 
@@ -515,125 +442,100 @@ fn usage(usage: &Value) -> Option<Usage> {
     Some(Usage::new(input.unwrap_or(0), output.unwrap_or(0)).with_cache_read(cached.unwrap_or(0)))
 }
 
-/// The HTTP status the API gives the failure a Responses error `code` names, so that a failure on
-/// a 200 stream classifies as the same failure behind that status: `server_error` 500,
-/// `server_is_overloaded` 503, `rate_limit_exceeded` and `insufficient_quota` 429,
-/// `vector_store_timeout` 504, `invalid_prompt`, `context_length_exceeded` and the image codes 400;
-/// else what the shared table says of the code, if anything.
-fn code_status(code: &str) -> Option<u16> {
+/// This wire's error vocabulary: the codes the Responses API names its failures by, with the HTTP
+/// status it gives the same failure, so that a failure on a 200 stream classifies as that status
+/// would: `server_is_overloaded` 503, `vector_store_timeout` 504, `invalid_prompt` and the image
+/// codes 400 (`server_error`, `rate_limit_exceeded`, `insufficient_quota` and
+/// `context_length_exceeded` are the shared spellings'; the last is read as an overflow by its code).
+fn vocabulary(code: &str) -> Option<(&'static str, u16)> {
     Some(match code {
-        "server_error" | "internal_error" => 500,
-        "server_is_overloaded" | "overloaded" | "service_unavailable" => 503,
-        "rate_limit_exceeded" | "insufficient_quota" => 429,
-        "vector_store_timeout" => 504,
-        "invalid_prompt" | "context_length_exceeded" => 400,
-        code if code.starts_with("invalid_") || code.contains("image") => 400,
-        code => return http::error_type(code).map(|(_, status)| status),
+        "server_is_overloaded" | "overloaded" | "service_unavailable" => ("ServiceUnavailableError", 503),
+        "vector_store_timeout" => ("GatewayTimeoutError", 504),
+        "context_length_exceeded" | "invalid_prompt" => ("BadRequestError", 400),
+        // `invalid_image_url`, `image_too_large`, `failed_to_download_image` and their kin.
+        code if code.contains("image") => ("BadRequestError", 400),
+        _ => return None,
     })
 }
 
-/// An error object of this wire (`{"code", "message"}`, or OpenAI's `{"type", "code", "message"}`):
-/// its facts, with the status its code stands for. A failure that names no status is `fallback`'s.
-fn error_facts(error: &Value, fallback: Option<u16>) -> ErrorBody {
-    let mut body = ErrorBody::from_error(error).unwrap_or_default();
-    let named = body.code.as_deref().or(body.kind.as_deref()).and_then(code_status);
-    body.status = body.status.or(named).or(fallback);
-    body
+/// An error object of this wire (`{"code", "message"}`, or OpenAI's `{"type", "code", "message"}`),
+/// typed by its vocabulary.
+fn error_facts(error: &Value) -> ErrorFacts {
+    ErrorFacts::from_error(error).unwrap_or_default().typed_by(vocabulary)
 }
 
-/// A `response.failed`'s `error`: a failure that says no more than that is the server's (a 500).
-fn failure(error: &Value) -> ErrorBody {
-    let mut body = error_facts(error, Some(500));
-    if body.message.as_deref().is_none_or(str::is_empty) {
-        let code = body.typed_code().map_or_else(String::new, |code| format!(" (code `{code}`)"));
-        body.message = Some(format!("the response failed (`response.failed`){code} without a message"));
+/// A `response.failed`'s `error`. A failure that names nothing either table knows is the server's:
+/// a 500.
+fn failure(error: &Value) -> ErrorFacts {
+    let mut facts = error_facts(error);
+    let known = facts.typed.is_some() || facts.typed_code().and_then(shared_type).is_some();
+    if !known && facts.status.is_none() {
+        facts.status = Some(500);
     }
-    body
+    if facts.message.as_deref().is_none_or(str::is_empty) {
+        let code = facts.typed_code().map_or_else(String::new, |code| format!(" (code `{code}`)"));
+        facts.message = Some(format!("the response failed (`response.failed`){code} without a message"));
+    }
+    facts
 }
 
 /// An `error` event: its fields at the top level (`{"type": "error", "code", "message", "param"}`),
 /// or in an `error` object.
-fn error_event_body(event: &Event<'_>) -> ErrorBody {
+fn error_event(event: &Event<'_>) -> ErrorFacts {
     if event.error.is_object() {
-        return error_facts(&event.error, None);
+        return error_facts(&event.error);
     }
-    error_facts(&json!({"code": event.code, "message": event.message}), None)
+    error_facts(&json!({"code": event.code, "message": event.message}))
 }
 
 /// A response the content filter stopped: permanent (the same request is filtered again), saying so.
-fn content_filtered() -> ErrorBody {
-    ErrorBody {
+fn content_filtered() -> ErrorFacts {
+    ErrorFacts {
         message: Some(
             "the answer was stopped by the content filter (`response.incomplete`, reason `content_filter`): \
              the same request would be stopped again; change the prompt"
                 .to_owned(),
         ),
-        kind: Some("ContentFilterError".to_owned()),
         code: Some("content_filter".to_owned()),
-        status: Some(400),
-        retry_after: None,
+        typed: Some(("ContentFilterError", 400)),
+        ..ErrorFacts::default()
     }
 }
 
-impl Wire for ResponsesWire {
-    fn on_event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-        secret: Option<&Secret>,
-    ) -> Result<(), ModelError> {
+impl Decoder for ResponsesDecoder {
+    const ANSWER: &'static str = "a response (an object with `\"object\": \"response\"` and `output`)";
+
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
         let data = event.data.trim();
         // No `[DONE]` on this wire; a server that adds one ends nothing by it.
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
         }
-        let parsed: Event = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
-        let kind = parsed.kind.0.as_deref().unwrap_or(&event.event);
+        let parsed: Event = serde_json::from_str(data)?;
+        let kind = parsed.kind.get().unwrap_or(&event.event);
         let index = parsed.output_index.unwrap_or(0);
         match kind {
-            "response.output_text.delta" => {
-                if let Some(text) = parsed.delta.0.filter(|text| !text.is_empty()) {
-                    out.push(StreamEvent::TextDelta(text.into_owned()));
-                }
-            }
+            "response.output_text.delta" => out.text(parsed.delta.get().unwrap_or_default()),
             "response.output_item.added" | "response.output_item.done" => {
-                if let Some(item) = parsed.item.filter(|item| item.kind.0.as_deref() == Some("function_call")) {
-                    let arguments = item.arguments.0.as_deref();
-                    self.call(index, item.call_id.0.as_deref(), item.name.0.as_deref(), arguments, out);
+                if let Some(item) = parsed.item.filter(|item| item.kind.get() == Some("function_call")) {
+                    self.call(index, item.call_id.get(), item.name.get(), item.arguments.get(), out);
                 }
             }
             "response.function_call_arguments.delta" => {
-                if let Some(arguments) = parsed.delta.0.filter(|arguments| !arguments.is_empty()) {
-                    self.arguments(index, arguments.into_owned(), false, out);
-                }
+                self.arguments(index, parsed.delta.get().unwrap_or_default(), false, out);
             }
             "response.function_call_arguments.done" => {
-                if let Some(arguments) = parsed.arguments.0.filter(|arguments| !arguments.is_empty()) {
-                    self.arguments(index, arguments.into_owned(), true, out);
-                }
+                self.arguments(index, parsed.arguments.get().unwrap_or_default(), true, out);
             }
             "response.created" | "response.in_progress" => {
-                self.model(parsed.response.as_ref().and_then(|response| response.model.0.as_deref()), out);
+                out.model(parsed.response.as_ref().and_then(|response| response.model.get()).unwrap_or_default());
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
-                let response = parsed.response.unwrap_or(ResponseBody {
-                    model: ModelName::default(),
-                    usage: Value::Null,
-                    error: Value::Null,
-                    incomplete_details: Value::Null,
-                });
-                self.model(response.model.0.as_deref(), out);
-                match kind {
-                    "response.completed" => self.completed(&response.usage, out),
-                    "response.incomplete" => {
-                        self.incomplete(&response.incomplete_details, &response.usage, out, secret)
-                    }
-                    _ => self.failed(&response.error, &response.usage, out, secret),
-                }
+                self.end(kind, &parsed.response.unwrap_or_default(), out);
             }
-            "error" => out.push(http::error_event(&error_event_body(&parsed), secret)),
+            "error" => out.error(error_event(&parsed)),
             // A gateway's error object in a data line, whatever the event.
-            _ if parsed.error.is_object() => out.push(http::error_event(&error_facts(&parsed.error, None), secret)),
+            _ if parsed.error.is_object() => out.error(error_facts(&parsed.error)),
             // `response.content_part.*`, `.output_text.done`, reasoning and refusal events, and any
             // event added later.
             _ => {}
@@ -641,37 +543,26 @@ impl Wire for ResponsesWire {
         Ok(())
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
-        self.model(answer.get("model").and_then(Value::as_str), out);
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+        let response = ResponseBody::deserialize(answer)?;
+        out.model(response.model.get().unwrap_or_default());
         for (index, item) in (0u32..).zip(answer.get("output").and_then(Value::as_array).into_iter().flatten()) {
             let field = |key| item.get(key).and_then(Value::as_str);
             match field("type") {
                 Some("message") => {
                     let parts = item.get("content").and_then(Value::as_array).into_iter().flatten();
                     for part in parts.filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text")) {
-                        if let Some(text) = part.get("text").and_then(Value::as_str).filter(|text| !text.is_empty()) {
-                            out.push(StreamEvent::TextDelta(text.to_owned()));
-                        }
+                        out.text(part.get("text").and_then(Value::as_str).unwrap_or_default());
                     }
                 }
                 Some("function_call") => self.call(index, field("call_id"), field("name"), field("arguments"), out),
                 _ => {}
             }
         }
-        let field = |key| answer.get(key).unwrap_or(&Value::Null);
-        match answer.get("status").and_then(Value::as_str) {
-            Some("incomplete") => self.incomplete(field("incomplete_details"), field("usage"), out, None),
-            Some("failed") => {
-                // An error object is the driver's before this; a failure without one is the server's.
-                self.finish = Some(StopReason::Stop);
-                self.failed(field("error"), field("usage"), out, None);
-            }
-            _ => self.completed(field("usage"), out),
-        }
+        // A failed response's error object is the driver's before this; one without is the server's.
+        self.end(answer.get("status").and_then(Value::as_str).unwrap_or("completed"), &response, out);
         Ok(())
     }
-
-    const ANSWER: &'static str = "a response (an object with `\"object\": \"response\"` and `output`)";
 
     fn is_answer(answer: &Value) -> bool {
         answer.get("object").and_then(Value::as_str) == Some("response")
@@ -680,6 +571,10 @@ impl Wire for ResponsesWire {
 
     fn finished(&self) -> bool {
         self.finish.is_some()
+    }
+
+    fn error_body(body: &Value) -> Option<ErrorFacts> {
+        ErrorFacts::parse(body).map(|facts| facts.typed_by(vocabulary))
     }
 }
 
@@ -691,6 +586,8 @@ mod tests {
     use crate::classify::{ExecAction, verdicts};
     use crate::error::TransportKind;
     use crate::message::AssistantMessage;
+    use crate::provider::http::Secret;
+    use crate::provider::{Provider, StreamEvent};
     use crate::tool::ToolSpec;
 
     type Items = Vec<Result<StreamEvent, ModelError>>;
@@ -702,7 +599,7 @@ mod tests {
     /// The items a streamed body of `events` (each a JSON data line) yields.
     fn replay(events: &[&str]) -> Items {
         let body: String = events.iter().map(|event| format!("data: {event}\n\n")).collect();
-        http::replay(ResponsesWire::default(), &[body.as_bytes()], false, None)
+        http::replay(ResponsesDecoder::default(), &[body.as_bytes()], false, None)
     }
 
     fn text(items: &Items) -> String {
@@ -768,12 +665,9 @@ mod tests {
         let request = Request::new(&history);
         let provider =
             ResponsesProvider::new("http://127.0.0.1:9/v1?api-version=1", Some("sk-canary-SECRET123".into()));
-        let (_, built, fallback) = provider.build(&request).unwrap();
-        assert_eq!(built.url().as_str(), "http://127.0.0.1:9/v1/responses?api-version=1");
-        assert_eq!(built.headers()[AUTHORIZATION], "Bearer sk-canary-SECRET123");
-        assert!(built.headers()[AUTHORIZATION].is_sensitive());
-        assert!(!format!("{built:?}").contains("SECRET123"));
-        assert!(fallback.is_none(), "no schema, no fallback");
+        assert_eq!(provider.url(&request).unwrap(), "http://127.0.0.1:9/v1/responses?api-version=1");
+        assert_eq!(ResponsesProvider::AUTH, Auth { header: "authorization", prefix: "Bearer " });
+        assert!(provider.fallback(&request).is_none(), "no schema, no fallback");
     }
 
     #[test]
@@ -876,14 +770,14 @@ mod tests {
             provider.body(&request)["text"],
             json!({"format": {"type": "json_schema", "name": "Invoice", "schema": schema.schema, "strict": true}})
         );
-        let fallback = provider.body_for(&request, JsonMode::Object);
+        let fallback = Wire::body(&provider, &request, Form::Fallback);
         assert_eq!(fallback["text"], json!({"format": {"type": "json_object"}}));
         let instruction = &fallback["input"][0];
         assert_eq!(instruction["role"], "system");
         let said = instruction["content"][0]["text"].as_str().unwrap();
         assert!(said.contains("JSON") && said.contains(r#""total""#), "{said}");
         assert_eq!(fallback["input"][1]["content"][0]["text"], "extract");
-        assert!(provider.build(&request).unwrap().2.is_some());
+        assert!(provider.fallback(&request).is_some());
 
         let strict = r#"{"error":{"message":"Invalid schema for response_format 'Invoice': 'required' is required","type":"invalid_request_error","param":"text.format.schema","code":"invalid_json_schema"}}"#;
         assert!(rejects_format(400, strict));
@@ -1100,7 +994,7 @@ mod tests {
         assert_eq!((error.status(), retryable, action), (Some(400), false, ExecAction::ContextOverflow));
         // The type from the SSE `event:` field, when the data has none.
         let named = "event: error\ndata: {\"code\":\"server_is_overloaded\",\"message\":\"Overloaded\"}\n\n";
-        let items = http::replay(ResponsesWire::default(), &[named.as_bytes()], false, None);
+        let items = http::replay(ResponsesDecoder::default(), &[named.as_bytes()], false, None);
         assert_eq!(failure(&items).0.status(), Some(503));
         // No code: the text decides.
         let bare = r#"{"type":"error","code":null,"message":"The server is overloaded, try again later","param":null}"#;
@@ -1118,8 +1012,8 @@ mod tests {
         let failed = failed("sk-canary-SECRET123", "bad key sk-canary-SECRET123");
         let body = format!("data: {failed}\n\ndata: {{\"type\":\"error\",\"message\":\"sk-canary-SECRET123\"}}\n\n");
         for items in [
-            http::replay(ResponsesWire::default(), &[body.as_bytes()], false, secret.clone()),
-            http::replay(ResponsesWire::default(), &[b"data: {sk-canary-SECRET123\n\n"], false, secret.clone()),
+            http::replay(ResponsesDecoder::default(), &[body.as_bytes()], false, secret.clone()),
+            http::replay(ResponsesDecoder::default(), &[b"data: {sk-canary-SECRET123\n\n"], false, secret.clone()),
         ] {
             let everything = format!("{items:?}");
             assert!(!everything.contains("SECRET123") && everything.contains("<redacted>"), "{everything}");
@@ -1168,7 +1062,7 @@ mod tests {
 
     /// The items a whole JSON answer yields.
     fn whole(answer: Value) -> Items {
-        http::replay(ResponsesWire::default(), &[answer.to_string().as_bytes()], true, None)
+        http::replay(ResponsesDecoder::default(), &[answer.to_string().as_bytes()], true, None)
     }
 
     #[test]
