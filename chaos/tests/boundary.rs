@@ -36,7 +36,7 @@ async fn raw_head(client: &mut Client) -> String {
 async fn a_redirect_without_a_location_points_back_at_the_request() {
     let server = serve(Step::redirect()).await;
     let mut seq = 0;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
             client.send_model(wire, stream, &[]).await;
@@ -199,7 +199,7 @@ async fn not_an_answer_sends_each_shape_on_both_wires_streamed_or_not() {
         let server = serve(Step::not_an_answer(shape)).await;
         let mut client = Client::connect(server.addr()).await;
         let mut seq = 0;
-        for wire in WireFormat::ALL {
+        for wire in common::PINNED {
             for stream in [true, false] {
                 let r = client.model(wire, stream).await.response();
                 assert_eq!(r.status, 200);
@@ -273,7 +273,7 @@ async fn bad_head_sends_its_head_then_closes() {
     for shape in BadHead::ALL {
         let server = serve(Step::bad_head(shape)).await;
         let mut seq = 0;
-        for wire in WireFormat::ALL {
+        for wire in common::PINNED {
             for stream in [true, false] {
                 let mut client = Client::connect(server.addr()).await;
                 client.send_model(wire, stream, &[]).await;
@@ -333,7 +333,7 @@ async fn bare_json_error_is_one_bare_line_on_a_200_event_stream() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
     let server = serve(Step::hang().after_start()).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, true).await;
         let seq = server.requests_served() - 1;
         let head = client.read_head().await.expect("a head");
@@ -411,7 +411,7 @@ async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
         ("\u{1b}]52;c;aGVsbG8=\u{7}", r"\u001b]52;c;aGVsbG8=\u0007"),
         ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
     ];
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let server = ChaosServer::start(Scenario::from_json_str(ESCAPES).unwrap()).await.unwrap();
         let mut client = Client::connect(server.addr()).await;
         for (i, (message, escaped)) in cases.iter().enumerate() {

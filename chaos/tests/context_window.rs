@@ -28,7 +28,7 @@ async fn overflow_step_body(wire: WireFormat) -> Value {
 
 #[tokio::test]
 async fn a_request_over_the_window_gets_the_overflow_and_the_next_that_fits_gets_the_step() {
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         for stream in [true, false] {
             let scenario = Scenario::new().then(Step::ok("Fits.")).then(Step::http_error(503)).with_context_window(100);
             let server = ChaosServer::start(scenario).await.unwrap();
@@ -119,7 +119,7 @@ fn conversation(wire: WireFormat) -> (Value, usize) {
 
 #[tokio::test]
 async fn the_size_counts_system_text_tool_calls_and_tool_results_on_both_formats() {
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let (body, messages) = conversation(wire);
         for (window, over) in [(38, false), (37, true)] {
             let server = ChaosServer::start(Scenario::new().with_context_window(window)).await.unwrap();

@@ -70,7 +70,7 @@ async fn hang_before_headers_is_silent_until_the_client_leaves() {
 #[tokio::test(start_paused = true)]
 async fn hang_in_headers_sends_the_head_without_its_end() {
     let server = serve(Step::hang().in_headers()).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, true).await;
         let expected = format!(
             "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: text/event-stream; charset=utf-8\r\n\
@@ -124,7 +124,7 @@ async fn hang_after_headers_sends_the_whole_head_and_no_body() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_chunks_is_silent_after_k_chunks() {
     let server = serve(Step::hang().after_chunks(2).text("one two three")).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, true).await;
         assert_eq!(head_of(&mut client).await.status, 200);
         if wire == WireFormat::Anthropic {
@@ -147,7 +147,7 @@ async fn hang_after_chunks_is_silent_after_k_chunks() {
 #[tokio::test(start_paused = true)]
 async fn keep_alive_flood_sends_comments_right_after_the_headers() {
     let server = serve(Step::keep_alive_flood().interval_ms(0)).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, true).await;
         let head = head_of(&mut client).await;
         assert_eq!(head.status, 200);
@@ -271,7 +271,7 @@ async fn empty_chunk_flood_from_the_start_gives_openai_the_role_first() {
 #[tokio::test(start_paused = true)]
 async fn endless_text_keeps_coming_after_a_mebibyte() {
     let server = serve(Step::endless_text().text("all work and no play ").interval_ms(0)).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, true).await;
         head_of(&mut client).await;
         if wire == WireFormat::Anthropic {
@@ -305,7 +305,7 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
 #[tokio::test(start_paused = true)]
 async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
     let server = serve(Step::endless_text().text("more ").interval_ms(0)).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, false).await;
         let head = head_of(&mut client).await;
         assert_eq!((head.status, head.header("content-type")), (200, Some("application/json")));
@@ -335,7 +335,7 @@ async fn http_error_with_an_endless_body_never_ends() {
     .unwrap();
     assert_eq!(scenario, Scenario::new().then_times(2, Step::http_error(503).endless_body().interval_ms(0)));
     let server = ChaosServer::start(scenario).await.unwrap();
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = ask(&server, wire, true).await;
         let head = head_of(&mut client).await;
         assert_eq!(head.status, 503);
@@ -355,7 +355,7 @@ async fn http_error_with_an_endless_body_never_ends() {
 #[tokio::test(start_paused = true)]
 async fn endless_json_opens_an_object_then_sends_whitespace() {
     let server = serve(Step::endless_json().interval_ms(0)).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         for stream in [true, false] {
             let mut client = ask(&server, wire, stream).await;
             let seq = server.requests_served() - 1;
@@ -403,7 +403,7 @@ async fn wrong_content_type_sends_a_login_page() {
     )
     .await
     .unwrap();
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         for stream in [true, false] {
             let r = common::model(server.addr(), wire, stream).await.response();
             assert_eq!(r.status, 200);
@@ -450,12 +450,12 @@ async fn errors_echo_the_fragment_of_the_key_they_are_told_to() {
     for (echo, fragment) in cases {
         assert_eq!(echo.fragment(KEY), fragment);
         let server = serve(Step::http_error(401).message("Invalid key:").echo_key(echo)).await;
-        for wire in WireFormat::ALL {
+        for wire in common::PINNED {
             assert_eq!(error_message(&server, wire, true, true).await, format!("Invalid key: {fragment}"));
             assert_eq!(error_message(&server, wire, false, false).await, "Invalid key:", "no key, no echo");
         }
         let server = serve(Step::sse_error(1).message("").echo_key(echo)).await;
-        for wire in WireFormat::ALL {
+        for wire in common::PINNED {
             assert_eq!(error_message(&server, wire, true, true).await, fragment, "{wire:?} streamed event");
         }
     }

@@ -127,7 +127,7 @@ async fn http_error_sends_status_headers_and_provider_body() {
     let step =
         Step::http_error(429).retry_after_secs(2).retry_after_ms(1500).should_retry(true).header("x-extra", "yes");
     let server = serve(step).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         for stream in [true, false] {
             let r = model(server.addr(), wire, stream).await.response();
             assert_eq!(r.status, 429);
@@ -255,7 +255,7 @@ async fn invalid_api_key_sends_each_providers_real_body() {
 #[tokio::test]
 async fn close_before_headers_sends_nothing() {
     let server = ChaosServer::start(Scenario::new().then_times(4, Step::close_before_headers())).await.unwrap();
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
             assert!(matches!(client.model(wire, stream).await, common::Outcome::ClosedBeforeHeaders));
@@ -270,7 +270,7 @@ async fn close_before_headers_sends_nothing() {
 #[tokio::test]
 async fn drop_stream_cuts_the_body_after_k_chunks() {
     let server = serve(Step::drop_stream(2).text("one two three four")).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = Client::connect(server.addr()).await;
         let r = client.model(wire, true).await.response();
         assert_eq!(r.status, 200);
@@ -367,7 +367,7 @@ async fn sse_error_sends_the_providers_error_event() {
 #[tokio::test]
 async fn sse_error_message_and_type_can_be_set_even_empty() {
     let server = serve(Step::sse_error(0).error_type("api_error").message("")).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let r = model(server.addr(), wire, true).await.response();
         // Both shapes nest the error under "error".
         let error = r.events().last().unwrap().json()["error"].clone();
@@ -394,7 +394,7 @@ async fn sse_error_without_stream_is_an_http_error() {
 #[tokio::test]
 async fn malformed_chunk_sends_invalid_json_then_goes_on() {
     let server = serve(Step::malformed_chunk(1).text("one two")).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let r = model(server.addr(), wire, true).await.response();
         assert_eq!(r.end, End::Clean);
         let events = r.events();
@@ -469,7 +469,7 @@ async fn stall_mid_stream_then_finishes() {
 #[tokio::test]
 async fn hang_before_headers_lasts_until_the_client_leaves() {
     let server = serve(Step::hang()).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = Client::connect(server.addr()).await;
         let body = common::body(true);
         let path = wire.request_path("test-model", true);

@@ -46,7 +46,7 @@ fn expected(wire: WireFormat) -> &'static str {
 #[tokio::test]
 async fn a_cut_answer_ends_with_the_token_limit_on_both_formats_streamed_and_not() {
     let server = serve(Step::ok(CUT).chunks(3).cut_by_token_limit()).await;
-    for wire in WireFormat::ALL {
+    for wire in common::PINNED {
         let mut client = Client::connect(server.addr()).await;
         let streamed = client.model(wire, true).await.response();
         let events = streamed.events();

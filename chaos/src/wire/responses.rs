@@ -1,123 +1,77 @@
-//! OpenAI's Responses API, `POST /v1/responses` (and `/responses`): what the chaos server sends on
-//! this wire for each step.
+//! OpenAI's Responses API: `POST /v1/responses` (and `/responses`, for a base URL without `/v1`).
 //!
-//! DRAFT, not yet in the crate: written against today's `Exchange` (`wire.rs`) and to be moved onto
-//! the `Render` trait when `wire/mod.rs` lands. Each function is one decision a wire makes.
+//! # Requests
 //!
-//! | step | what this wire sends |
-//! |---|---|
-//! | `ok` | `response.created`, `response.in_progress`, `response.output_item.added` (a message), `response.content_part.added`, one `response.output_text.delta` per chunk, then `response.output_text.done`, `response.content_part.done`, `response.output_item.done` and `response.completed` with the usage (`input_tokens`, `input_tokens_details.cached_tokens`, `output_tokens`, `output_tokens_details.reasoning_tokens`, `total_tokens`) |
-//! | `ok` cut by the token limit | the same, ending with `response.incomplete` (`incomplete_details.reason: "max_output_tokens"`) |
-//! | `http_error`, `context_overflow`, `invalid_api_key` | OpenAI's error bodies (`{"error": {message, type, param, code}}`) and headers: this is OpenAI's API |
-//! | `sse_error` | `response.failed` with `error: {code, message}` (default `server_error`), its usage, then the body ends cleanly |
-//! | `sse_error` of the stream | an `error` event, `{"type": "error", code, message, param}` |
-//! | `truncate` | the body ends cleanly before `response.completed` |
-//! | `drop_stream` | the connection drops before `response.completed` |
-//! | `malformed_chunk` | a `response.output_text.delta` cut off mid-JSON |
-//! | `keep_alive_flood` | `: keep-alive` comments (there is no ping event on this wire) |
-//! | `empty_chunk_flood` | `response.output_text.delta` events with an empty `delta` |
-//! | `tool_use` | the text (if any) as a message item, then per call a `function_call` item (`call_id`, `name`) with its `response.function_call_arguments.delta`s, `.done` and `response.output_item.done`; `response.completed` |
-//! | non-streamed | one Response object (`"object": "response"`, `output` items, `usage`, `status`) |
+//! The model is the body's `model`, the stream flag its `stream`; the usage is always sent. The key
+//! is read from `authorization: Bearer ...` (then `x-api-key`, then Azure's `api-key`), as OpenAI's.
+//! The conversation is `instructions` (the system prompt) and `input`: a string, or items, each a
+//! turn: a message (its `content`, a string or parts with `text`), a `function_call` (its
+//! `arguments`) or a `function_call_output` (its `output`). The schema is `text.format.name` of a
+//! `json_schema` format; the tools are `tools[].name`.
 //!
-//! A typed answer (`text.format` with a `json_schema`) is a text answer whose text is the JSON.
+//! # Answers
+//!
+//! A stream is typed events, each named in `event:` and in its data's `type`, with a
+//! `sequence_number`: `response.created`, `response.in_progress`, `response.output_item.added` (the
+//! message), `response.content_part.added`, one `response.output_text.delta` per text piece, then
+//! the finish, `response.completed` (or `response.incomplete` with `incomplete_details.reason:
+//! "max_output_tokens"` when the step is cut by the token limit) with the usage (`input_tokens`,
+//! `input_tokens_details.cached_tokens`, `output_tokens`, `output_tokens_details.reasoning_tokens`
+//! 0, `total_tokens`). There is no end marker after it (no `[DONE]`). The final event lists the
+//! output items without repeating the text the deltas carried. Tool calls are `function_call` items
+//! (`call_id`, `name`), each with its `response.function_call_arguments.delta`s, `.done` and
+//! `response.output_item.done`, after the text's message item if there is text. A whole answer is
+//! one Response object (`"object": "response"`, `status`, `output` items, `usage`). A typed answer
+//! is a text answer whose text is the JSON. Ids: `resp_chaos{seq:016}`, `msg_chaos{seq:016}`,
+//! `fc_chaos{seq:06}_{i}`, `call_chaos{seq:06}_{i}`; the request id header is `x-request-id`.
+//!
+//! # Errors
+//!
+//! HTTP errors are OpenAI's: the same bodies, statuses and presets as
+//! [`openai`](super::openai). A mid-stream `sse_error` is `response.failed` (its response with
+//! `status: "failed"`, the usage of the input and `error: {code, message}`) when its code is one a
+//! failed response carries (`server_error`, the default, `rate_limit_exceeded`, `invalid_prompt`,
+//! `vector_store_timeout` and the image codes), else an `error` event (`{"type": "error", code,
+//! message, param}`, e.g. `server_is_overloaded`, `context_length_exceeded`); a step's `type`
+//! without a code stands for its code (`overloaded_error` -> `server_is_overloaded`,
+//! `rate_limit_error` -> `rate_limit_exceeded`, `invalid_request_error` -> `invalid_prompt`). The
+//! body then ends cleanly. Step options: `code` and `param` are rendered (`param` in `error` events
+//! and HTTP bodies); `ping` of a keep-alive flood is ignored (this wire has no ping event).
 
 use serde_json::{Value, json};
 
-use crate::step::{SseError, ToolUse};
-use crate::wire::{ErrorParts, Exchange};
+use super::openai::OpenAi;
+use super::{
+    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, event, is_whole, sse_events, tool_names,
+};
+use crate::conversation::Conversation;
+use crate::step::{NotAnAnswer, Preset, ToolUse};
 
-/// The paths this wire is served at: OpenAI's, and the same without the `/v1` a base URL may hold.
-pub(crate) const ROUTES: [&str; 2] = ["/v1/responses", "/responses"];
+/// The Responses wire.
+pub(crate) struct Responses;
 
-/// The facts of a Responses request the answer depends on.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Asked {
-    pub(crate) model: Option<String>,
-    pub(crate) stream: bool,
-    /// `text.format.name` when the request asks for a JSON schema.
-    pub(crate) schema: Option<String>,
-    /// The names of the function tools offered.
-    pub(crate) tools: Vec<String>,
-    /// The number of `input` items (a string `input` is one).
-    pub(crate) items: usize,
-    /// `instructions`, and every text of the conversation: message parts, tool outputs.
-    pub(crate) texts: Vec<String>,
-    /// The arguments of the conversation's `function_call` items, as sent (JSON text).
-    pub(crate) tool_inputs: Vec<String>,
+const NAMES: Names = Names {
+    label: "OpenAI Responses",
+    path: "/v1/responses",
+    base_path: "/v1",
+    key_headers: &["authorization"],
+    request_id_header: Some("x-request-id"),
+};
+
+/// The events before the first text piece: created, in progress, the message item, its text part.
+const PREAMBLE: usize = 4;
+
+/// The codes a failed response's `error` carries (the API's `ResponseError`); other failures of a
+/// stream are `error` events.
+fn fails_the_response(code: &str) -> bool {
+    matches!(code, "server_error" | "rate_limit_exceeded" | "invalid_prompt" | "vector_store_timeout")
+        || code.contains("image")
 }
 
-/// Reads a request body: `model`, `stream`, `text.format`, `tools`, `instructions` and `input`
-/// (a string, or items: messages whose `content` is a string or parts with `text`,
-/// `function_call` with `arguments`, `function_call_output` with `output`).
-pub(crate) fn read(body: &Value) -> Asked {
-    let mut asked = Asked {
-        model: body.get("model").and_then(Value::as_str).map(str::to_owned),
-        stream: body.get("stream").and_then(Value::as_bool) == Some(true),
-        schema: body
-            .pointer("/text/format")
-            .filter(|format| format.get("type").and_then(Value::as_str) == Some("json_schema"))
-            .and_then(|format| format.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        tools: body
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|tool| tool.get("name").and_then(Value::as_str).map(str::to_owned))
-            .collect(),
-        ..Asked::default()
-    };
-    if let Some(instructions) = body.get("instructions").and_then(Value::as_str) {
-        asked.texts.push(instructions.to_owned());
-    }
-    match body.get("input") {
-        Some(Value::String(text)) => {
-            asked.items = 1;
-            asked.texts.push(text.clone());
-        }
-        Some(Value::Array(items)) => {
-            asked.items = items.len();
-            for item in items {
-                match item.get("type").and_then(Value::as_str) {
-                    Some("function_call") => {
-                        if let Some(arguments) = item.get("arguments").and_then(Value::as_str) {
-                            asked.tool_inputs.push(arguments.to_owned());
-                        }
-                    }
-                    Some("function_call_output") => texts_of(item.get("output"), &mut asked.texts),
-                    // A message, typed (`"type": "message"`) or not.
-                    _ => texts_of(item.get("content"), &mut asked.texts),
-                }
-            }
-        }
-        _ => {}
-    }
-    asked
-}
-
-/// The texts of a content: a string, or parts each with a `text`.
-fn texts_of(content: Option<&Value>, out: &mut Vec<String>) {
-    match content {
-        Some(Value::String(text)) => out.push(text.clone()),
-        Some(Value::Array(parts)) => {
-            out.extend(parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).map(str::to_owned));
-        }
-        _ => {}
-    }
-}
-
-/// The key: `Authorization: Bearer <key>`, as OpenAI's.
-pub(crate) const KEY_HEADER: &str = "authorization";
-
-/// The request id header, as OpenAI's.
-pub(crate) const REQUEST_ID_HEADER: &str = "x-request-id";
-
-/// The code a `response.failed` carries for an error type, when the step names a type but no code:
-/// the Responses API names its failures by code only.
+/// The code of an error whose step names a type but no code: this wire names failures by code only.
 fn code_for_type(error_type: &str) -> &str {
     match error_type {
-        "server_error" | "api_error" => "server_error",
+        "api_error" => "server_error",
         "overloaded_error" => "server_is_overloaded",
         "rate_limit_error" | "requests" | "tokens" => "rate_limit_exceeded",
         "invalid_request_error" => "invalid_prompt",
@@ -125,37 +79,34 @@ fn code_for_type(error_type: &str) -> &str {
     }
 }
 
-/// The default of an `sse_error` on this wire: the server error OpenAI sends.
-pub(crate) fn stream_error_parts(e: &SseError) -> ErrorParts {
-    // OpenAI's parts (type `server_error`, its message), overridden by the step.
-    crate::wire::sse_error_parts(crate::wire::WireFormat::OpenAi, e)
-}
-
-impl Exchange {
-    /// `resp_chaos…`: the response's id.
-    fn response_id(&self) -> String {
-        format!("resp_chaos{:016}", self.seq)
+impl Responses {
+    fn id(x: &Exchange) -> String {
+        format!("resp_chaos{:016}", x.seq)
     }
 
-    /// One event: its name in `event:` and in the data's `type`, with its sequence number.
-    fn responses_event(kind: &str, sequence: usize, mut data: Value) -> String {
+    fn message_id(x: &Exchange) -> String {
+        format!("msg_chaos{:016}", x.seq)
+    }
+
+    /// Event `kind` with its `sequence_number`: named in `event:` and in the data's `type`.
+    fn event(kind: &str, sequence: usize, mut data: Value) -> String {
         if let Value::Object(object) = &mut data {
             object.insert("type".to_owned(), Value::from(kind));
             object.insert("sequence_number".to_owned(), Value::from(sequence));
         }
-        format!("event: {kind}\ndata: {data}\n\n")
+        event(kind, &data)
     }
 
-    /// The Response object: `status`, its `output` items, its usage (`None` while in progress) and
-    /// what ended it.
-    fn response(&self, status: &str, output: Vec<Value>, usage: Option<Value>, ending: (Value, Value)) -> Value {
-        let (error, incomplete_details) = ending;
+    /// The Response object: its `status`, `output` items, usage (`None` while in progress), and
+    /// what ended it (`error`, `incomplete_details`).
+    fn response(x: &Exchange, status: &str, output: Vec<Value>, usage: Option<Value>, ending: [Value; 2]) -> Value {
+        let [error, incomplete_details] = ending;
         json!({
-            "id": self.response_id(),
+            "id": Self::id(x),
             "object": "response",
-            "created_at": self.created,
+            "created_at": x.created,
             "status": status,
-            "model": self.model,
+            "model": x.model,
             "output": output,
             "usage": usage,
             "error": error,
@@ -163,231 +114,427 @@ impl Exchange {
         })
     }
 
-    /// The usage of an answer of `counted` output chunks.
-    fn responses_usage(&self, counted: u64) -> Value {
-        let output_tokens = self.usage.output_tokens.unwrap_or(counted);
+    /// The usage of an answer of `counted` output pieces.
+    fn usage(x: &Exchange, counted: u64) -> Value {
+        let output_tokens = x.output_tokens(counted);
         json!({
-            "input_tokens": self.input_tokens,
-            "input_tokens_details": {"cached_tokens": self.usage.cache_read_input_tokens},
+            "input_tokens": x.input_tokens,
+            "input_tokens_details": {"cached_tokens": x.usage.cache_read_input_tokens},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": self.input_tokens.saturating_add(output_tokens),
+            "total_tokens": x.input_tokens.saturating_add(output_tokens),
         })
     }
 
-    /// The message item carrying `text` (`None`: still empty, as `output_item.added` sends it).
-    fn message_item(&self, text: Option<&str>) -> Value {
+    /// The message item; with `text` its one text part (`None`: as the stream's events carry it,
+    /// the text being theirs).
+    fn message(x: &Exchange, text: Option<&str>) -> Value {
         let content: Vec<Value> =
             text.map(|text| json!({"type": "output_text", "text": text, "annotations": []})).into_iter().collect();
-        let status = if text.is_some() { "completed" } else { "in_progress" };
-        json!({"id": format!("msg_chaos{:016}", self.seq), "type": "message", "role": "assistant", "status": status, "content": content})
+        json!({"id": Self::message_id(x), "type": "message", "role": "assistant", "status": "completed", "content": content})
     }
 
-    /// The opening events: the response created and in progress, its message item and text part.
-    pub(crate) fn responses_preamble(&self) -> Vec<String> {
-        let response = self.response("in_progress", Vec::new(), None, (Value::Null, Value::Null));
-        vec![
-            Self::responses_event("response.created", 0, json!({"response": response})),
-            Self::responses_event("response.in_progress", 1, json!({"response": response})),
-            Self::responses_event(
-                "response.output_item.added",
-                2,
-                json!({"output_index": 0, "item": self.message_item(None)}),
-            ),
-            Self::responses_event(
-                "response.content_part.added",
-                3,
-                json!({"item_id": format!("msg_chaos{:016}", self.seq), "output_index": 0, "content_index": 0,
-                       "part": {"type": "output_text", "text": "", "annotations": []}}),
-            ),
-        ]
+    /// The `function_call` item of call `i`, with its arguments once they are complete.
+    fn call(x: &Exchange, i: usize, name: &str, arguments: Option<&str>) -> Value {
+        json!({
+            "id": format!("fc_chaos{:06}_{i}", x.seq),
+            "type": "function_call",
+            "call_id": format!("call_chaos{:06}_{i}", x.seq),
+            "name": name,
+            "arguments": arguments.unwrap_or(""),
+            "status": if arguments.is_some() { "completed" } else { "in_progress" },
+        })
     }
 
-    /// Text chunk `i` (from 0).
-    pub(crate) fn responses_chunk(&self, i: usize, text: &str) -> String {
-        Self::responses_event(
-            "response.output_text.delta",
-            4 + i,
-            json!({"item_id": format!("msg_chaos{:016}", self.seq), "output_index": 0, "content_index": 0, "delta": text}),
-        )
+    /// The response created and in progress: the first two events of every stream.
+    fn opening_events(x: &Exchange) -> [String; 2] {
+        let response =
+            json!({"response": Self::response(x, "in_progress", Vec::new(), None, [Value::Null, Value::Null])});
+        [Self::event("response.created", 0, response.clone()), Self::event("response.in_progress", 1, response)]
     }
 
-    /// The events after `count` text chunks that made `text`: the text, its part and its item done,
-    /// then the response completed, or incomplete when the token limit cut it.
-    pub(crate) fn responses_epilogue(&self, text: &str, count: u64) -> Vec<String> {
-        let sequence = 4 + usize::try_from(count).unwrap_or(usize::MAX);
-        let item_id = format!("msg_chaos{:016}", self.seq);
-        let part = json!({"type": "output_text", "text": text, "annotations": []});
-        let mut events = vec![
-            Self::responses_event(
-                "response.output_text.done",
-                sequence,
-                json!({"item_id": item_id, "output_index": 0, "content_index": 0, "text": text}),
-            ),
-            Self::responses_event(
-                "response.content_part.done",
-                sequence + 1,
-                json!({"item_id": item_id, "output_index": 0, "content_index": 0, "part": part}),
-            ),
-            Self::responses_event(
-                "response.output_item.done",
-                sequence + 2,
-                json!({"output_index": 0, "item": self.message_item(Some(text))}),
-            ),
-        ];
-        events.push(self.responses_end(vec![self.message_item(Some(text))], count, sequence + 3));
+    /// The finish at `sequence`: `response.completed` with `output`, or `response.incomplete` when
+    /// the token limit cut the answer.
+    fn end(x: &Exchange, output: Vec<Value>, counted: u64, sequence: usize) -> String {
+        let usage = Some(Self::usage(x, counted));
+        if x.cut_by_token_limit {
+            let response =
+                Self::response(x, "incomplete", output, usage, [Value::Null, json!({"reason": "max_output_tokens"})]);
+            Self::event("response.incomplete", sequence, json!({"response": response}))
+        } else {
+            let response = Self::response(x, "completed", output, usage, [Value::Null, Value::Null]);
+            Self::event("response.completed", sequence, json!({"response": response}))
+        }
+    }
+
+    /// A whole Response whose `output` is `output`.
+    fn whole(x: &Exchange, output: Vec<Value>, counted: u64) -> String {
+        let usage = Some(Self::usage(x, counted));
+        let response = if x.cut_by_token_limit {
+            Self::response(x, "incomplete", output, usage, [Value::Null, json!({"reason": "max_output_tokens"})])
+        } else {
+            Self::response(x, "completed", output, usage, [Value::Null, Value::Null])
+        };
+        response.to_string()
+    }
+}
+
+impl Render for Responses {
+    fn names(&self) -> &'static Names {
+        &NAMES
+    }
+
+    fn route(&self, path: &str) -> Option<Route> {
+        matches!(path, "/v1/responses" | "/responses").then(Route::default)
+    }
+
+    fn read<'a>(&self, body: Option<&'a Value>, _route: Route) -> Asked<'a> {
+        let mut conversation = Conversation::default();
+        let get = |pointer: &str| body.and_then(|b| b.pointer(pointer));
+        conversation.system.extend(get("/instructions").and_then(Value::as_str));
+        match get("/input") {
+            Some(Value::String(text)) => {
+                conversation.messages = 1;
+                conversation.texts.push(text);
+            }
+            Some(Value::Array(items)) => {
+                conversation.messages = items.len();
+                for item in items {
+                    match item.get("type").and_then(Value::as_str) {
+                        Some("function_call") => {
+                            conversation
+                                .tool_inputs
+                                .extend(item.get("arguments").and_then(Value::as_str).map(Into::into));
+                        }
+                        Some("function_call_output") => texts_of(item.get("output"), &mut conversation.texts),
+                        // A message, typed (`"type": "message"`) or not.
+                        _ => texts_of(item.get("content"), &mut conversation.texts),
+                    }
+                }
+            }
+            _ => {}
+        }
+        let format =
+            get("/text/format").filter(|format| format.get("type").and_then(Value::as_str) == Some("json_schema"));
+        Asked {
+            model: get("/model").and_then(Value::as_str).map(str::to_owned),
+            stream: get("/stream").and_then(Value::as_bool) == Some(true),
+            usage_asked: true,
+            answer_tool: None,
+            schema: format.and_then(|format| format.get("name")).and_then(Value::as_str).map(str::to_owned),
+            tools: tool_names(body),
+            conversation,
+        }
+    }
+
+    fn error_parts(&self, status: u16, preset: Preset) -> ErrorParts {
+        OpenAi.error_parts(status, preset)
+    }
+
+    /// OpenAI's server error; its type stands for its code ([`code_for_type`]).
+    fn stream_error_parts(&self) -> ErrorParts {
+        OpenAi.stream_error_parts()
+    }
+
+    fn bare_error_parts(&self) -> ErrorParts {
+        OpenAi.bare_error_parts()
+    }
+
+    fn error_body(&self, parts: &ErrorParts) -> Value {
+        OpenAi.error_body(parts)
+    }
+
+    fn default_malformed(&self) -> &'static str {
+        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"#
+    }
+
+    fn opening(&self, x: &Exchange) -> String {
+        let [created, _] = Self::opening_events(x);
+        created
+    }
+
+    fn preamble(&self, x: &Exchange) -> Vec<String> {
+        let mut events = Vec::from(Self::opening_events(x));
+        let item = json!({"output_index": 0, "item": Self::message(x, None)});
+        events.push(Self::event("response.output_item.added", 2, item));
+        let part = json!({"item_id": Self::message_id(x), "output_index": 0, "content_index": 0,
+            "part": {"type": "output_text", "text": "", "annotations": []}});
+        events.push(Self::event("response.content_part.added", 3, part));
         events
     }
 
-    /// The final event: `response.completed`, or `response.incomplete` for an answer the token limit
-    /// cut.
-    fn responses_end(&self, output: Vec<Value>, counted: u64, sequence: usize) -> String {
-        let usage = Some(self.responses_usage(counted));
-        if self.cut_by_token_limit {
-            let details = json!({"reason": "max_output_tokens"});
-            let response = self.response("incomplete", output, usage, (Value::Null, details));
-            Self::responses_event("response.incomplete", sequence, json!({"response": response}))
-        } else {
-            let response = self.response("completed", output, usage, (Value::Null, Value::Null));
-            Self::responses_event("response.completed", sequence, json!({"response": response}))
-        }
+    fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String {
+        let delta = json!({"item_id": Self::message_id(x), "output_index": 0, "content_index": 0, "delta": text});
+        Self::event("response.output_text.delta", PREAMBLE + i, delta)
     }
 
-    /// A failure mid-stream: `response.failed`, its error the step's code (or the code its type
-    /// stands for) and message, with the usage of the input; or, for a failure of the stream rather
-    /// than of the response, an `error` event.
-    pub(crate) fn responses_error_event(&self, parts: &ErrorParts, of_stream: bool) -> String {
+    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
+        let sequence = PREAMBLE.saturating_add(usize::try_from(output_tokens).unwrap_or(usize::MAX));
+        vec![Self::end(x, vec![Self::message(x, None)], output_tokens, sequence)]
+    }
+
+    fn error_event(&self, x: &Exchange, parts: &ErrorParts) -> String {
         let code = parts.code.clone().unwrap_or_else(|| code_for_type(&parts.error_type).to_owned());
-        if of_stream {
-            return Self::responses_event(
-                "error",
-                0,
-                json!({"code": code, "message": parts.message, "param": parts.param}),
-            );
+        if !fails_the_response(&code) {
+            return Self::event("error", 0, json!({"code": code, "message": parts.message, "param": parts.param}));
         }
         let error = json!({"code": code, "message": parts.message});
-        let response = self.response("failed", Vec::new(), Some(self.responses_usage(0)), (error, Value::Null));
-        Self::responses_event("response.failed", 0, json!({"response": response}))
+        let response = Self::response(x, "failed", Vec::new(), Some(Self::usage(x, 0)), [error, Value::Null]);
+        Self::event("response.failed", 0, json!({"response": response}))
     }
 
-    /// A delta whose JSON is cut off: the default payload of a `malformed_chunk`.
-    pub(crate) const RESPONSES_MALFORMED: &'static str =
-        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"#;
-
-    /// A `data:` line that is not JSON, under the event name text comes in.
-    pub(crate) fn responses_malformed(data: &str) -> String {
-        format!("event: response.output_text.delta\ndata: {data}\n\n")
+    fn malformed(&self, payload: &str) -> String {
+        format!("event: response.output_text.delta\ndata: {payload}\n\n")
     }
 
-    /// The `function_call` item of call `i`: still empty, or with its arguments.
-    fn call_item(&self, i: usize, name: &str, arguments: Option<&str>) -> Value {
-        let status = if arguments.is_some() { "completed" } else { "in_progress" };
-        json!({
-            "id": format!("fc_chaos{:06}_{i}", self.seq),
-            "type": "function_call",
-            "call_id": format!("call_chaos{:06}_{i}", self.seq),
-            "name": name,
-            "arguments": arguments.unwrap_or(""),
-            "status": status,
-        })
-    }
-
-    /// Every event of a streamed tool-use answer: the opening, the text (if any) as a message item,
-    /// each call as a `function_call` item with its argument deltas, and the end.
-    pub(crate) fn responses_tool_use_events(&self, t: &ToolUse, tokens: u64) -> Vec<String> {
-        let response = self.response("in_progress", Vec::new(), None, (Value::Null, Value::Null));
-        let mut events = vec![
-            Self::responses_event("response.created", 0, json!({"response": response})),
-            Self::responses_event("response.in_progress", 1, json!({"response": response})),
-        ];
-        let mut event = |kind: &str, data: Value| {
+    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
+        let mut events = Vec::from(Self::opening_events(x));
+        let mut push = |kind: &str, data: Value| {
             let sequence = events.len();
-            events.push(Self::responses_event(kind, sequence, data));
+            events.push(Self::event(kind, sequence, data));
         };
-        let (mut output, offset) = match &t.text {
-            Some(text) => {
-                event("response.output_item.added", json!({"output_index": 0, "item": self.message_item(None)}));
-                event("response.output_text.delta", json!({"output_index": 0, "content_index": 0, "delta": text}));
-                event("response.output_text.done", json!({"output_index": 0, "content_index": 0, "text": text}));
-                event("response.output_item.done", json!({"output_index": 0, "item": self.message_item(Some(text))}));
-                (vec![self.message_item(Some(text))], 1)
-            }
-            None => (Vec::new(), 0),
-        };
+        let mut output = Vec::new();
+        if let Some(text) = &t.text {
+            push("response.output_item.added", json!({"output_index": 0, "item": Self::message(x, None)}));
+            push("response.output_text.delta", json!({"output_index": 0, "content_index": 0, "delta": text}));
+            push("response.output_item.done", json!({"output_index": 0, "item": Self::message(x, Some(text))}));
+            output.push(Self::message(x, Some(text)));
+        }
         for (i, (name, input)) in t.calls.iter().enumerate() {
-            let index = i + offset;
-            let arguments = input.to_string();
-            let item_id = format!("fc_chaos{:06}_{i}", self.seq);
-            event("response.output_item.added", json!({"output_index": index, "item": self.call_item(i, name, None)}));
+            let index = output.len();
+            let (item_id, arguments) = (format!("fc_chaos{:06}_{i}", x.seq), input.to_string());
+            push("response.output_item.added", json!({"output_index": index, "item": Self::call(x, i, name, None)}));
             for piece in t.argument_pieces(input) {
-                event(
+                push(
                     "response.function_call_arguments.delta",
                     json!({"item_id": item_id, "output_index": index, "delta": piece}),
                 );
             }
-            event(
+            push(
                 "response.function_call_arguments.done",
                 json!({"item_id": item_id, "output_index": index, "arguments": arguments}),
             );
-            let done = self.call_item(i, name, Some(&arguments));
-            event("response.output_item.done", json!({"output_index": index, "item": done}));
+            let done = Self::call(x, i, name, Some(&arguments));
+            push("response.output_item.done", json!({"output_index": index, "item": done}));
             output.push(done);
         }
         let sequence = events.len();
-        events.push(self.responses_end(output, tokens, sequence));
+        events.push(Self::end(x, output, Exchange::tool_use_tokens(t), sequence));
         events
     }
 
-    /// A tool-use answer as one Response object.
-    pub(crate) fn responses_tool_use_body(&self, t: &ToolUse, tokens: u64) -> String {
-        let mut output: Vec<Value> = t.text.iter().map(|text| self.message_item(Some(text))).collect();
+    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
+        let mut output: Vec<Value> = t.text.iter().map(|text| Self::message(x, Some(text))).collect();
         for (i, (name, input)) in t.calls.iter().enumerate() {
-            output.push(self.call_item(i, name, Some(&input.to_string())));
+            output.push(Self::call(x, i, name, Some(&input.to_string())));
         }
-        let usage = Some(self.responses_usage(tokens));
-        self.response("completed", output, usage, (Value::Null, Value::Null)).to_string()
+        Self::whole(x, output, Exchange::tool_use_tokens(t))
     }
 
-    /// The whole answer as one Response object.
-    pub(crate) fn responses_full_body(&self, text: &str, output_tokens: u64) -> String {
-        let usage = Some(self.responses_usage(output_tokens));
-        let output = vec![self.message_item(Some(text))];
-        let body = if self.cut_by_token_limit {
-            self.response("incomplete", output, usage, (Value::Null, json!({"reason": "max_output_tokens"})))
-        } else {
-            self.response("completed", output, usage, (Value::Null, Value::Null))
-        };
-        body.to_string()
+    fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
+        Self::whole(x, vec![Self::message(x, Some(text))], output_tokens)
     }
 
-    /// The start of a Response object up to and with the comma after its model: what an endless
-    /// JSON body sends before its whitespace.
-    pub(crate) fn responses_json_opening(&self) -> String {
-        let (id, model) = (Value::from(self.response_id()), Value::from(self.model.as_str()));
-        format!(r#"{{"id":{id},"object":"response","created_at":{},"model":{model},"#, self.created)
+    fn json_opening(&self, x: &Exchange) -> String {
+        let (id, model) = (Value::from(Self::id(x)), Value::from(x.model.as_str()));
+        format!(r#"{{"id":{id},"object":"response","created_at":{},"model":{model},"#, x.created)
     }
 
-    /// The start of a Response object up to the opening quote of its text.
-    pub(crate) fn responses_text_opening(&self) -> String {
-        let opening = self.responses_json_opening();
+    fn text_opening(&self, x: &Exchange) -> String {
+        let opening = self.json_opening(x);
         format!(
             r#"{opening}"status":"completed","output":[{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":""#
         )
     }
-}
 
-/// The reference reader: the text of a streamed answer and whether it completed, for the chaos
-/// tests (every wire reads back what it renders).
-pub(crate) fn read_back(body: &[u8]) -> (String, bool) {
-    let text = String::from_utf8_lossy(body);
-    let (mut answer, mut finished) = (String::new(), false);
-    for data in text.lines().filter_map(|line| line.strip_prefix("data: ")) {
-        let Ok(event) = serde_json::from_str::<Value>(data) else { continue };
-        match event.get("type").and_then(Value::as_str) {
-            Some("response.output_text.delta") => answer.push_str(event["delta"].as_str().unwrap_or("")),
-            Some("response.completed" | "response.incomplete") => finished = true,
-            _ => {}
+    /// `no_choices`: a Response with no output item; `done_only`: the stream's opening and its
+    /// `response.completed` with no output item; `empty_chunk`: the preamble, one empty delta,
+    /// then that same empty completion.
+    fn empty_answer(&self, x: &Exchange, shape: NotAnAnswer) -> NotAnAnswerBody {
+        let end = |sequence| {
+            let response =
+                Self::response(x, "completed", Vec::new(), Some(Self::usage(x, 0)), [Value::Null, Value::Null]);
+            Self::event("response.completed", sequence, json!({"response": response}))
+        };
+        match shape {
+            NotAnAnswer::DoneOnly => NotAnAnswerBody::Events(vec![self.opening(x), end(1)]),
+            NotAnAnswer::EmptyChunk => {
+                let mut events = self.preamble(x);
+                events.push(self.chunk(x, 0, ""));
+                events.push(end(PREAMBLE + 1));
+                NotAnAnswerBody::Events(events)
+            }
+            _ => NotAnAnswerBody::Json(Self::whole(x, Vec::new(), 0)),
         }
     }
-    (answer, finished)
+
+    /// Finished: `response.completed` (a whole Response of status `completed`).
+    fn read_back(&self, body: &[u8]) -> (String, bool) {
+        if is_whole(body) {
+            let answer: Value = serde_json::from_slice(body).unwrap_or_default();
+            let parts = answer.pointer("/output/0/content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let text: String = parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
+            return (text, answer.get("status").and_then(Value::as_str) == Some("completed"));
+        }
+        let (mut text, mut completed) = (String::new(), false);
+        for (_, payload) in sse_events(body) {
+            let event: Value = serde_json::from_str(payload).unwrap_or_default();
+            match event.get("type").and_then(Value::as_str) {
+                Some("response.output_text.delta") => text.push_str(event["delta"].as_str().unwrap_or_default()),
+                Some("response.completed") => completed = true,
+                _ => {}
+            }
+        }
+        (text, completed)
+    }
+}
+
+/// The texts of a content: a string, or parts each with a `text`.
+fn texts_of<'a>(content: Option<&'a Value>, out: &mut Vec<&'a str>) {
+    match content {
+        Some(Value::String(text)) => out.push(text),
+        Some(Value::Array(parts)) => {
+            out.extend(parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)))
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::step::{SseError, Step};
+    use crate::wire::fixture;
+
+    #[test]
+    fn it_reads_back_what_it_renders() {
+        fixture::reads_back_what_it_renders(&Responses);
+    }
+
+    #[test]
+    fn it_reads_instructions_and_input_items() {
+        let body = json!({"model": "m", "stream": true, "instructions": "Be brief.",
+        "text": {"format": {"type": "json_schema", "name": "Invoice", "schema": {}, "strict": true}},
+        "tools": [{"type": "function", "name": "get_weather", "parameters": {}}],
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+            {"type": "function_call", "call_id": "c", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"},
+            {"type": "function_call_output", "call_id": "c", "output": "sunny"},
+            {"role": "user", "content": "thanks"},
+        ]});
+        let asked = Responses.read(Some(&body), Route::default());
+        assert_eq!(asked.conversation.messages, 4);
+        assert_eq!(asked.conversation.system, ["Be brief."]);
+        assert_eq!(asked.conversation.texts, ["Weather?", "sunny", "thanks"]);
+        assert_eq!(asked.conversation.tool_inputs, [r#"{"city":"Paris"}"#]);
+        assert_eq!((asked.schema.as_deref(), asked.tools), (Some("Invoice"), vec!["get_weather".to_owned()]));
+        assert!(asked.stream && asked.usage_asked);
+        let body = json!({"input": "hello there"});
+        let plain = Responses.read(Some(&body), Route::default());
+        assert_eq!((plain.conversation.messages, plain.conversation.texts), (1, vec!["hello there"]));
+        assert_eq!(Responses.route("/responses"), Some(Route::default()));
+        assert_eq!(Responses.route("/v1/chat/completions"), None);
+    }
+
+    /// The events of a stream, as `(type, data)`: every event is named as its data's type, and
+    /// their sequence numbers count from 0.
+    fn events(stream: &[String]) -> Vec<(String, Value)> {
+        let body = stream.concat();
+        let events: Vec<(String, Value)> = sse_events(body.as_bytes())
+            .into_iter()
+            .map(|(name, payload)| {
+                let data: Value = serde_json::from_str(payload).unwrap();
+                assert_eq!(name, data["type"].as_str(), "{payload}");
+                (name.unwrap_or_default().to_owned(), data)
+            })
+            .collect();
+        let numbers: Vec<u64> = events.iter().filter_map(|(_, data)| data["sequence_number"].as_u64()).collect();
+        assert_eq!(numbers, (0..events.len() as u64).collect::<Vec<_>>());
+        events
+    }
+
+    #[test]
+    fn an_answer_streams_text_then_completes_with_its_usage() {
+        let mut x = fixture::exchange(&Responses, None);
+        x.usage = crate::usage::TokenUsage::new(120, 40).with_cache_read(100);
+        let mut stream = x.preamble();
+        stream.extend(["Hel", "lo"].iter().enumerate().map(|(i, text)| x.chunk(i, text)));
+        stream.extend(x.epilogue(2));
+        let streamed = events(&stream);
+        let kinds: Vec<&str> = streamed.iter().map(|(kind, _)| kind.as_str()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "response.created",
+                "response.in_progress",
+                "response.output_item.added",
+                "response.content_part.added",
+                "response.output_text.delta",
+                "response.output_text.delta",
+                "response.completed",
+            ]
+        );
+        let usage = &streamed[6].1["response"]["usage"];
+        assert_eq!((usage["input_tokens"].as_u64(), usage["output_tokens"].as_u64()), (Some(2), Some(40)));
+        assert_eq!(usage["input_tokens_details"]["cached_tokens"], 100);
+        x.cut_by_token_limit = true;
+        stream.pop();
+        stream.extend(x.epilogue(2));
+        let (kind, cut) = events(&stream).pop().unwrap();
+        assert_eq!(kind, "response.incomplete");
+        assert_eq!(cut["response"]["incomplete_details"]["reason"], "max_output_tokens");
+    }
+
+    #[test]
+    fn a_failure_is_a_failed_response_or_an_error_event_by_its_code() {
+        let x = fixture::exchange(&Responses, None);
+        let rendered = |step: SseError| {
+            let parts = x.sse_error_parts(&step);
+            let body = x.error_event(&parts);
+            let (name, payload) = sse_events(body.as_bytes())[0];
+            (name.unwrap_or_default().to_owned(), serde_json::from_str::<Value>(payload).unwrap())
+        };
+        let (kind, data) = rendered(Step::sse_error(1));
+        assert_eq!(kind, "response.failed");
+        assert_eq!(data["response"]["status"], "failed");
+        assert_eq!(data["response"]["error"]["code"], "server_error");
+        assert!(data["response"]["error"]["message"].as_str().unwrap().contains("The server had an error"));
+        let (kind, data) = rendered(Step::sse_error(1).code("rate_limit_exceeded").message("Please try again in 7s."));
+        assert_eq!(
+            (kind.as_str(), &data["response"]["error"]["message"]),
+            ("response.failed", &json!("Please try again in 7s."))
+        );
+        let (kind, data) = rendered(Step::sse_error(1).code("server_is_overloaded"));
+        assert_eq!((kind.as_str(), &data["code"]), ("error", &json!("server_is_overloaded")));
+        let (kind, data) = rendered(Step::sse_error(1).error_type("overloaded_error"));
+        assert_eq!((kind.as_str(), &data["code"]), ("error", &json!("server_is_overloaded")));
+    }
+
+    #[test]
+    fn tool_calls_are_function_call_items_with_their_argument_deltas() {
+        let x = fixture::exchange(&Responses, None);
+        let t = match Step::tool_use("get_weather", json!({"city": "Paris"})).text("Let me look.").into_step() {
+            Step::ToolUse(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let streamed = events(&x.tool_use_events(&t));
+        let arguments: String = streamed
+            .iter()
+            .filter(|(kind, _)| kind == "response.function_call_arguments.delta")
+            .map(|(_, data)| data["delta"].as_str().unwrap())
+            .collect();
+        assert_eq!(arguments, r#"{"city":"Paris"}"#);
+        let added =
+            streamed.iter().find(|(kind, data)| kind == "response.output_item.added" && data["output_index"] == 1);
+        let item = &added.unwrap().1["item"];
+        assert_eq!(
+            (&item["type"], &item["call_id"], &item["name"]),
+            (&json!("function_call"), &json!("call_chaos000003_0"), &json!("get_weather"))
+        );
+        let (kind, last) = streamed.last().unwrap();
+        assert_eq!(kind, "response.completed");
+        assert_eq!(last["response"]["output"][1]["arguments"], r#"{"city":"Paris"}"#);
+        let whole: Value = serde_json::from_str(&x.tool_use_body(&t)).unwrap();
+        assert_eq!(whole["output"][1]["call_id"], "call_chaos000003_0");
+    }
 }

@@ -325,6 +325,9 @@ struct ResponseBody<'a> {
     error: Value,
     #[serde(default)]
     incomplete_details: Value,
+    /// Its output items, counted only (not read): a completed response with none is no answer.
+    #[serde(default)]
+    output: Vec<serde::de::IgnoredAny>,
 }
 
 /// The Responses stream: typed events until `response.completed`, `.incomplete` or `.failed`.
@@ -334,6 +337,8 @@ pub(crate) struct ResponsesDecoder {
     finish: Option<StopReason>,
     /// The tool calls started, by output index.
     calls: Vec<Call>,
+    /// Text came.
+    texted: bool,
 }
 
 /// What came of one tool call: whether its start had its id and name, whether its arguments came
@@ -383,11 +388,15 @@ impl ResponsesDecoder {
         out.tool_args(index, arguments.to_owned());
     }
 
-    /// The response is complete: its usage, then the end.
-    fn completed(&mut self, usage: &Value, out: &mut Out<'_>) {
-        report(usage, out);
+    /// The response is complete: its usage, then the end. A response with neither content nor an
+    /// output item says it finished with nothing: no answer (the driver's truncated stream), where
+    /// one whose message is empty is an empty answer.
+    fn completed(&mut self, response: &ResponseBody<'_>, out: &mut Out<'_>) {
+        report(&response.usage, out);
         let stop_reason = if self.calls.is_empty() { StopReason::Stop } else { StopReason::ToolUse };
-        self.finish = Some(stop_reason);
+        if self.texted || !self.calls.is_empty() || !response.output.is_empty() {
+            self.finish = Some(stop_reason);
+        }
         out.done(stop_reason);
     }
 
@@ -412,13 +421,18 @@ impl ResponsesDecoder {
         out.error(failure(error));
     }
 
-    /// How a response ends, by its final event (or a whole response's `status`).
+    /// How a response ends, by its final event (or a whole response's `status`: one still
+    /// `in_progress`, or of no status, ends without a finish).
     fn end(&mut self, kind: &str, response: &ResponseBody<'_>, out: &mut Out<'_>) {
         out.model(response.model.get().unwrap_or_default());
         match kind {
             "response.incomplete" | "incomplete" => self.incomplete(&response.incomplete_details, &response.usage, out),
             "response.failed" | "failed" => self.failed(&response.error, &response.usage, out),
-            _ => self.completed(&response.usage, out),
+            "response.completed" | "completed" => self.completed(response, out),
+            _ => {
+                report(&response.usage, out);
+                out.done(if self.calls.is_empty() { StopReason::Stop } else { StopReason::ToolUse });
+            }
         }
     }
 }
@@ -515,7 +529,11 @@ impl Decoder for ResponsesDecoder {
         let kind = parsed.kind.get().unwrap_or(&event.event);
         let index = parsed.output_index.unwrap_or(0);
         match kind {
-            "response.output_text.delta" => out.text(parsed.delta.get().unwrap_or_default()),
+            "response.output_text.delta" => {
+                let text = parsed.delta.get().unwrap_or_default();
+                self.texted |= !text.is_empty();
+                out.text(text);
+            }
             "response.output_item.added" | "response.output_item.done" => {
                 if let Some(item) = parsed.item.filter(|item| item.kind.get() == Some("function_call")) {
                     self.call(index, item.call_id.get(), item.name.get(), item.arguments.get(), out);
@@ -552,7 +570,9 @@ impl Decoder for ResponsesDecoder {
                 Some("message") => {
                     let parts = item.get("content").and_then(Value::as_array).into_iter().flatten();
                     for part in parts.filter(|part| part.get("type").and_then(Value::as_str) == Some("output_text")) {
-                        out.text(part.get("text").and_then(Value::as_str).unwrap_or_default());
+                        let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
+                        self.texted |= !text.is_empty();
+                        out.text(text);
                     }
                 }
                 Some("function_call") => self.call(index, field("call_id"), field("name"), field("arguments"), out),
@@ -560,7 +580,7 @@ impl Decoder for ResponsesDecoder {
             }
         }
         // A failed response's error object is the driver's before this; one without is the server's.
-        self.end(answer.get("status").and_then(Value::as_str).unwrap_or("completed"), &response, out);
+        self.end(answer.get("status").and_then(Value::as_str).unwrap_or_default(), &response, out);
         Ok(())
     }
 
@@ -1035,6 +1055,29 @@ mod tests {
         // A `[DONE]` ends nothing.
         let items = replay(&[&delta("Hi"), "[DONE]"]);
         assert!(!items.iter().any(|item| matches!(item, Ok(StreamEvent::Done { .. }))), "{items:?}");
+    }
+
+    #[test]
+    fn a_completion_with_nothing_in_it_is_no_answer_and_an_empty_message_is_an_empty_answer() {
+        for nothing in [
+            vec![CREATED.to_owned(), terminal("response.completed", json!({"output": []}))],
+            vec![CREATED.to_owned(), delta(""), terminal("response.completed", json!({"output": []}))],
+        ] {
+            let items = replay(&nothing.iter().map(String::as_str).collect::<Vec<_>>());
+            let Some(Err(error)) = items.last() else { panic!("{items:?}") };
+            assert_eq!(error.transport_kind(), Some(TransportKind::Truncated), "{error}");
+        }
+        let empty = terminal("response.completed", json!({"output": [{"type": "message", "content": []}]}));
+        assert_eq!(replay(&[&empty]), [Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]);
+        // Whole: no output item, or a response still in progress, is no answer either.
+        for unfinished in [
+            json!({"object": "response", "status": "completed", "output": []}),
+            json!({"object": "response", "status": "in_progress", "output": []}),
+        ] {
+            let items = whole(unfinished.clone());
+            let Some(Err(error)) = items.last() else { panic!("{unfinished}: {items:?}") };
+            assert_eq!(error.transport_kind(), Some(TransportKind::Truncated), "{error}");
+        }
     }
 
     #[test]
