@@ -19,7 +19,7 @@ async fn serve(step: impl Into<Step>) -> ChaosServer {
 
 fn id_header(wire: WireFormat, seq: usize) -> String {
     let name = match wire {
-        WireFormat::OpenAi => "x-request-id",
+        WireFormat::OpenAi | WireFormat::Responses => "x-request-id",
         _ => "request-id",
     };
     format!("{name}: req_chaos{seq:012}")

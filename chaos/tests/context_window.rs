@@ -10,9 +10,11 @@ use common::{Client, Response, WireFormat};
 use serde_json::{Value, json};
 
 /// A one-message request of `text`, in `wire`'s format.
+/// One user message, in the field of each wire (`messages`, Responses' `input`): every wire reads
+/// its own.
 fn one_message(text: &str, stream: bool) -> String {
-    json!({"model": "m", "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": text}]})
-        .to_string()
+    let turn = json!([{"role": "user", "content": text}]);
+    json!({"model": "m", "max_tokens": 64, "stream": stream, "messages": turn, "input": turn}).to_string()
 }
 
 async fn post(server: &ChaosServer, wire: WireFormat, body: &str) -> Response {
@@ -28,7 +30,7 @@ async fn overflow_step_body(wire: WireFormat) -> Value {
 
 #[tokio::test]
 async fn a_request_over_the_window_gets_the_overflow_and_the_next_that_fits_gets_the_step() {
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let scenario = Scenario::new().then(Step::ok("Fits.")).then(Step::http_error(503)).with_context_window(100);
             let server = ChaosServer::start(scenario).await.unwrap();
@@ -105,6 +107,14 @@ fn conversation(wire: WireFormat) -> (Value, usize) {
             ], "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]}),
             4,
         ),
+        WireFormat::Responses => (
+            json!({"model": "m", "instructions": "Be brief.", "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+                {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+            ], "tools": [{"type": "function", "name": "get_weather", "parameters": {}}]}),
+            3,
+        ),
         _ => (
             json!({"model": "m", "max_tokens": 64, "system": "Be brief.", "messages": [
                 {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
@@ -119,7 +129,7 @@ fn conversation(wire: WireFormat) -> (Value, usize) {
 
 #[tokio::test]
 async fn the_size_counts_system_text_tool_calls_and_tool_results_on_both_formats() {
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let (body, messages) = conversation(wire);
         for (window, over) in [(38, false), (37, true)] {
             let server = ChaosServer::start(Scenario::new().with_context_window(window)).await.unwrap();

@@ -27,7 +27,7 @@ fn request_id(seq: usize) -> String {
 
 fn id_header(wire: WireFormat) -> &'static str {
     match wire {
-        WireFormat::OpenAi => "x-request-id",
+        WireFormat::OpenAi | WireFormat::Responses => "x-request-id",
         _ => "request-id",
     }
 }
@@ -70,7 +70,7 @@ async fn hang_before_headers_is_silent_until_the_client_leaves() {
 #[tokio::test(start_paused = true)]
 async fn hang_in_headers_sends_the_head_without_its_end() {
     let server = serve(Step::hang().in_headers()).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let expected = format!(
             "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: text/event-stream; charset=utf-8\r\n\
