@@ -127,7 +127,7 @@ async fn http_error_sends_status_headers_and_provider_body() {
     let step =
         Step::http_error(429).retry_after_secs(2).retry_after_ms(1500).should_retry(true).header("x-extra", "yes");
     let server = serve(step).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let r = model(server.addr(), wire, stream).await.response();
             assert_eq!(r.status, 429);
@@ -138,7 +138,7 @@ async fn http_error_sends_status_headers_and_provider_body() {
             assert_eq!(r.header("x-extra"), Some("yes"));
             assert_eq!(r.header("content-type"), Some("application/json"));
             let expected = match wire {
-                WireFormat::OpenAi => json!({"error": {
+                WireFormat::OpenAi | WireFormat::Responses => json!({"error": {
                     "message": "Rate limit reached for requests. Please try again later.",
                     "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
                 _ => json!({"type": "error", "error": {
@@ -367,10 +367,17 @@ async fn sse_error_sends_the_providers_error_event() {
 #[tokio::test]
 async fn sse_error_message_and_type_can_be_set_even_empty() {
     let server = serve(Step::sse_error(0).error_type("api_error").message("")).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
+        let last = r.events().last().unwrap().json();
+        if wire == WireFormat::Responses {
+            // A failed response names its error by code: the type's.
+            let error = &last["response"]["error"];
+            assert_eq!((&error["code"], &error["message"]), (&json!("server_error"), &json!("")));
+            continue;
+        }
         // Both shapes nest the error under "error".
-        let error = r.events().last().unwrap().json()["error"].clone();
+        let error = last["error"].clone();
         assert_eq!(error["type"], "api_error");
         assert_eq!(error["message"], "");
     }
@@ -394,7 +401,7 @@ async fn sse_error_without_stream_is_an_http_error() {
 #[tokio::test]
 async fn malformed_chunk_sends_invalid_json_then_goes_on() {
     let server = serve(Step::malformed_chunk(1).text("one two")).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
         assert_eq!(r.end, End::Clean);
         let events = r.events();
@@ -404,6 +411,9 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
         let expected = match wire {
             WireFormat::OpenAi => {
                 r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"#
+            }
+            WireFormat::Responses => {
+                r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"#
             }
             _ => r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#,
         };
@@ -421,7 +431,7 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
         let deltas_before = events[..bad_at]
             .iter()
             .filter(|e| {
-                e.event.as_deref() == Some("content_block_delta")
+                matches!(e.event.as_deref(), Some("content_block_delta" | "response.output_text.delta"))
                     || e.json().pointer("/choices/0/delta/content").is_some()
             })
             .count();
