@@ -36,7 +36,7 @@ async fn raw_head(client: &mut Client) -> String {
 async fn a_redirect_without_a_location_points_back_at_the_request() {
     let server = serve(Step::redirect()).await;
     let mut seq = 0;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
             client.send_model(wire, stream, &[]).await;
@@ -52,7 +52,7 @@ async fn a_redirect_without_a_location_points_back_at_the_request() {
         }
     }
     let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::Redirect; 4]);
+    assert_eq!(kinds, [StepKind::Redirect; 2 * WireFormat::ALL.len()]);
 }
 
 #[tokio::test]
@@ -273,7 +273,7 @@ async fn bad_head_sends_its_head_then_closes() {
     for shape in BadHead::ALL {
         let server = serve(Step::bad_head(shape)).await;
         let mut seq = 0;
-        for wire in common::PINNED {
+        for wire in WireFormat::ALL {
             for stream in [true, false] {
                 let mut client = Client::connect(server.addr()).await;
                 client.send_model(wire, stream, &[]).await;
@@ -293,7 +293,7 @@ async fn bad_head_sends_its_head_then_closes() {
             }
         }
         let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-        assert_eq!(kinds, [StepKind::BadHead; 4]);
+        assert_eq!(kinds, [StepKind::BadHead; 2 * WireFormat::ALL.len()]);
     }
 }
 
@@ -333,7 +333,7 @@ async fn bare_json_error_is_one_bare_line_on_a_200_event_stream() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
     let server = serve(Step::hang().after_start()).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let seq = server.requests_served() - 1;
         let head = client.read_head().await.expect("a head");
@@ -357,6 +357,16 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
                     "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}],
                 }),
             ),
+            WireFormat::Responses => (
+                Some("response.created".to_owned()),
+                json!({
+                    "type": "response.created", "sequence_number": 0, "response": {
+                        "id": format!("resp_chaos{seq:016}"), "object": "response",
+                        "created_at": data["response"]["created_at"], "status": "in_progress",
+                        "model": "test-model", "output": [], "usage": null, "error": null, "incomplete_details": null,
+                    },
+                }),
+            ),
             _ => message_start(seq),
         };
         assert_eq!((name, data), expected, "{wire:?}: the opening event alone");
@@ -370,6 +380,7 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
         let opening = client.chunk_text().await;
         let start = match wire {
             WireFormat::OpenAi => r#"{"id":"chatcmpl-chaos"#,
+            WireFormat::Responses => r#"{"id":"resp_chaos"#,
             _ => r#"{"id":"msg_chaos"#,
         };
         assert!(opening.starts_with(start) && opening.ends_with(r#""model":"test-model","#), "{opening}");
