@@ -254,8 +254,11 @@ async fn invalid_api_key_sends_each_providers_real_body() {
 
 #[tokio::test]
 async fn close_before_headers_sends_nothing() {
-    let server = ChaosServer::start(Scenario::new().then_times(4, Step::close_before_headers())).await.unwrap();
-    for wire in common::PINNED {
+    let server =
+        ChaosServer::start(Scenario::new().then_times(2 * WireFormat::ALL.len() as u32, Step::close_before_headers()))
+            .await
+            .unwrap();
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
             assert!(matches!(client.model(wire, stream).await, common::Outcome::ClosedBeforeHeaders));
@@ -264,13 +267,13 @@ async fn close_before_headers_sends_nothing() {
     // The default step answers next.
     let r = model(server.addr(), WireFormat::OpenAi, false).await.response();
     assert_eq!(r.status, 200);
-    assert_eq!(server.requests_served(), 5);
+    assert_eq!(server.requests_served(), 2 * WireFormat::ALL.len() + 1);
 }
 
 #[tokio::test]
 async fn drop_stream_cuts_the_body_after_k_chunks() {
     let server = serve(Step::drop_stream(2).text("one two three four")).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let r = client.model(wire, true).await.response();
         assert_eq!(r.status, 200);
@@ -281,6 +284,18 @@ async fn drop_stream_cuts_the_body_after_k_chunks() {
             assert_eq!(
                 event_names(&events),
                 ["message_start", "content_block_start", "ping", "content_block_delta", "content_block_delta"]
+            );
+        } else if wire == WireFormat::Responses {
+            assert_eq!(
+                event_names(&events),
+                [
+                    "response.created",
+                    "response.in_progress",
+                    "response.output_item.added",
+                    "response.content_part.added",
+                    "response.output_text.delta",
+                    "response.output_text.delta",
+                ]
             );
         } else {
             assert_eq!(events.len(), 2);
@@ -479,7 +494,7 @@ async fn stall_mid_stream_then_finishes() {
 #[tokio::test]
 async fn hang_before_headers_lasts_until_the_client_leaves() {
     let server = serve(Step::hang()).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let body = common::body(true);
         let path = wire.request_path("test-model", true);
@@ -490,7 +505,7 @@ async fn hang_before_headers_lasts_until_the_client_leaves() {
         assert!(matches!(client.read_response().await, common::Outcome::ClosedBeforeHeaders));
     }
     let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::Hang, StepKind::Hang]);
+    assert_eq!(kinds, [StepKind::Hang; WireFormat::ALL.len()]);
 }
 
 #[tokio::test]
