@@ -51,6 +51,15 @@ async fn anthropic_preamble(client: &mut Client) {
     }
 }
 
+/// Reads the Responses events before the first text piece.
+async fn responses_preamble(client: &mut Client) {
+    for name in
+        ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]
+    {
+        assert_eq!(event(&client.chunk_text().await).0.as_deref(), Some(name));
+    }
+}
+
 // 1. Before the headers.
 
 #[tokio::test(start_paused = true)]
@@ -124,16 +133,22 @@ async fn hang_after_headers_sends_the_whole_head_and_no_body() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_chunks_is_silent_after_k_chunks() {
     let server = serve(Step::hang().after_chunks(2).text("one two three")).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         assert_eq!(head_of(&mut client).await.status, 200);
         if wire == WireFormat::Anthropic {
             anthropic_preamble(&mut client).await;
         }
+        if wire == WireFormat::Responses {
+            responses_preamble(&mut client).await;
+        }
         let mut text = String::new();
         for _ in 0..2 {
             let (_, data) = event(&client.chunk_text().await);
-            let piece = data.pointer("/choices/0/delta/content").or_else(|| data.pointer("/delta/text"));
+            let piece = data
+                .pointer("/choices/0/delta/content")
+                .or_else(|| data.pointer("/delta/text"))
+                .or_else(|| data.get("delta").filter(|delta| delta.is_string()));
             text.push_str(piece.and_then(Value::as_str).unwrap());
         }
         assert_eq!(text, "one two ");
@@ -147,7 +162,7 @@ async fn hang_after_chunks_is_silent_after_k_chunks() {
 #[tokio::test(start_paused = true)]
 async fn keep_alive_flood_sends_comments_right_after_the_headers() {
     let server = serve(Step::keep_alive_flood().interval_ms(0)).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let head = head_of(&mut client).await;
         assert_eq!(head.status, 200);
@@ -159,7 +174,7 @@ async fn keep_alive_flood_sends_comments_right_after_the_headers() {
         wait_for(|| server.open_connections() == 0, "the flood ending").await;
     }
     let kinds: Vec<StepKind> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::KeepAliveFlood; 2]);
+    assert_eq!(kinds, [StepKind::KeepAliveFlood; WireFormat::ALL.len()]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -271,11 +286,14 @@ async fn empty_chunk_flood_from_the_start_gives_openai_the_role_first() {
 #[tokio::test(start_paused = true)]
 async fn endless_text_keeps_coming_after_a_mebibyte() {
     let server = serve(Step::endless_text().text("all work and no play ").interval_ms(0)).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         head_of(&mut client).await;
         if wire == WireFormat::Anthropic {
             anthropic_preamble(&mut client).await;
+        }
+        if wire == WireFormat::Responses {
+            responses_preamble(&mut client).await;
         }
         let (mut received, mut text, mut chunks) = (0, String::new(), 0);
         while received <= 1024 * 1024 {
@@ -284,6 +302,10 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
             let (name, data) = event(&chunk);
             let piece = match wire {
                 WireFormat::OpenAi => data["choices"][0]["delta"]["content"].as_str().unwrap().to_owned(),
+                WireFormat::Responses => {
+                    assert_eq!(name.as_deref(), Some("response.output_text.delta"));
+                    data["delta"].as_str().unwrap().to_owned()
+                }
                 _ => {
                     assert_eq!(name.as_deref(), Some("content_block_delta"));
                     data["delta"]["text"].as_str().unwrap().to_owned()
@@ -305,7 +327,7 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
 #[tokio::test(start_paused = true)]
 async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
     let server = serve(Step::endless_text().text("more ").interval_ms(0)).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, false).await;
         let head = head_of(&mut client).await;
         assert_eq!((head.status, head.header("content-type")), (200, Some("application/json")));
@@ -313,6 +335,9 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
         let expected = match wire {
             WireFormat::OpenAi => {
                 r#""model":"test-model","choices":[{"index":0,"message":{"role":"assistant","content":""#
+            }
+            WireFormat::Responses => {
+                r#""model":"test-model","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":""#
             }
             _ => r#"","type":"message","role":"assistant","model":"test-model","content":[{"type":"text","text":""#,
         };
@@ -330,12 +355,12 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
 #[tokio::test(start_paused = true)]
 async fn http_error_with_an_endless_body_never_ends() {
     let scenario = Scenario::from_json_str(
-        r#"{"steps": [{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": 2}]}"#,
+        r#"{"steps": [{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": 6}]}"#,
     )
     .unwrap();
-    assert_eq!(scenario, Scenario::new().then_times(2, Step::http_error(503).endless_body().interval_ms(0)));
+    assert_eq!(scenario, Scenario::new().then_times(6, Step::http_error(503).endless_body().interval_ms(0)));
     let server = ChaosServer::start(scenario).await.unwrap();
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let head = head_of(&mut client).await;
         assert_eq!(head.status, 503);
@@ -355,7 +380,7 @@ async fn http_error_with_an_endless_body_never_ends() {
 #[tokio::test(start_paused = true)]
 async fn endless_json_opens_an_object_then_sends_whitespace() {
     let server = serve(Step::endless_json().interval_ms(0)).await;
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = ask(&server, wire, stream).await;
             let seq = server.requests_served() - 1;
@@ -369,6 +394,10 @@ async fn endless_json_opens_an_object_then_sends_whitespace() {
                         r#"{{"id":"chatcmpl-chaos{seq:012}","object":"chat.completion","created":"#
                     )));
                     assert!(opening.ends_with(r#","model":"test-model","#), "{opening}");
+                }
+                WireFormat::Responses => {
+                    let start = format!(r#"{{"id":"resp_chaos{seq:016}","object":"response","created_at":"#);
+                    assert!(opening.starts_with(&start) && opening.ends_with(r#","model":"test-model","#), "{opening}");
                 }
                 _ => assert_eq!(
                     opening,
@@ -398,12 +427,12 @@ async fn endless_json_with_a_long_interval_stalls_after_the_opening() {
 async fn wrong_content_type_sends_a_login_page() {
     let server = ChaosServer::start(
         Scenario::new()
-            .then_times(4, Step::wrong_content_type())
+            .then_times(2 * WireFormat::ALL.len() as u32, Step::wrong_content_type())
             .then(Step::wrong_content_type().content_type("text/plain").body("upstream said no")),
     )
     .await
     .unwrap();
-    for wire in common::PINNED {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let r = common::model(server.addr(), wire, stream).await.response();
             assert_eq!(r.status, 200);
@@ -423,7 +452,7 @@ const KEY: &str = "sk-ant-api03-CANARYabcdefgh";
 
 fn key_header(wire: WireFormat) -> (&'static str, String) {
     match wire {
-        WireFormat::OpenAi => ("authorization", format!("Bearer {KEY}")),
+        WireFormat::OpenAi | WireFormat::Responses => ("authorization", format!("Bearer {KEY}")),
         _ => ("x-api-key", KEY.to_owned()),
     }
 }
@@ -436,7 +465,9 @@ async fn error_message(server: &ChaosServer, wire: WireFormat, stream: bool, wit
     let r = client.read_response().await.response();
     let body =
         if r.header("content-type") == Some("application/json") { r.json() } else { r.events().last().unwrap().json() };
-    body["error"]["message"].as_str().unwrap().to_owned()
+    // A failed response (Responses) carries its error in the response.
+    let message = body.pointer("/error/message").or_else(|| body.pointer("/response/error/message"));
+    message.and_then(Value::as_str).unwrap().to_owned()
 }
 
 #[tokio::test]
@@ -450,12 +481,12 @@ async fn errors_echo_the_fragment_of_the_key_they_are_told_to() {
     for (echo, fragment) in cases {
         assert_eq!(echo.fragment(KEY), fragment);
         let server = serve(Step::http_error(401).message("Invalid key:").echo_key(echo)).await;
-        for wire in common::PINNED {
+        for wire in WireFormat::ALL {
             assert_eq!(error_message(&server, wire, true, true).await, format!("Invalid key: {fragment}"));
             assert_eq!(error_message(&server, wire, false, false).await, "Invalid key:", "no key, no echo");
         }
         let server = serve(Step::sse_error(1).message("").echo_key(echo)).await;
-        for wire in common::PINNED {
+        for wire in WireFormat::ALL {
             assert_eq!(error_message(&server, wire, true, true).await, fragment, "{wire:?} streamed event");
         }
     }
