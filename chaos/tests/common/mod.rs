@@ -367,8 +367,3 @@ pub async fn leave_and_expect_nothing_more(mut client: Client, server: &agentic_
     assert_eq!(client.read_response_rest().await, "", "nothing more after the silence");
     wait_for(|| server.open_connections() == 0, "the server letting go of the connection").await;
 }
-
-/// The wires whose exact bytes the golden tests that iterate it pin (OpenAI's and Anthropic's);
-/// every other wire's shapes are pinned by its own module's tests (`chaos/src/wire/<name>.rs`) and
-/// by the runtime's tests against the server (`runtime/tests/<name>_wire.rs`).
-pub const PINNED: [WireFormat; 2] = [WireFormat::OpenAi, WireFormat::Anthropic];
