@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, NotAnAnswer, Scenario, Step};
 use agentic_runtime::message::Message;
-use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, Request};
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, Request, ResponsesProvider};
 use agentic_runtime::{ContentBlock, ExecError, ExecErrorKind, Jitter, Reply, RetryPolicy, Runtime, StopReason, agent};
 
 /// The canary key: it must never appear in any error or text.
@@ -20,15 +20,20 @@ const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
 enum Wire {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
-const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
+const WIRES: [Wire; 3] = [Wire::OpenAi, Wire::Anthropic, Wire::Responses];
 
 impl Wire {
     fn provider(self, server: &ChaosServer) -> Box<dyn Provider> {
         match self {
             Wire::OpenAi => Box::new(OpenAiProvider::new(server.openai_base_url(), Some(CANARY.to_owned()))),
             Wire::Anthropic => Box::new(AnthropicProvider::new(server.anthropic_base_url(), Some(CANARY.to_owned()))),
+            Wire::Responses => Box::new(ResponsesProvider::new(
+                server.base_url(agentic_chaos::WireFormat::Responses),
+                Some(CANARY.to_owned()),
+            )),
         }
     }
 
@@ -37,6 +42,7 @@ impl Wire {
         match self {
             Wire::OpenAi => "/v1/chat/completions",
             Wire::Anthropic => "/v1/messages",
+            Wire::Responses => "/v1/responses",
         }
     }
 
@@ -45,6 +51,7 @@ impl Wire {
         match self {
             Wire::OpenAi => "a chat completion (an object with `choices`)",
             Wire::Anthropic => "a message (an object with `\"type\": \"message\"` and `content`)",
+            Wire::Responses => "a response (an object with `\"object\": \"response\"` and `output`)",
         }
     }
 }
@@ -75,6 +82,10 @@ async fn exec(wire: Wire, scenario: Scenario, policy: &RetryPolicy) -> Run {
     let runtime = match wire {
         Wire::OpenAi => Runtime::new(OpenAiProvider::new(server.openai_base_url(), Some(CANARY.to_owned()))),
         Wire::Anthropic => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), Some(CANARY.to_owned()))),
+        Wire::Responses => Runtime::new(ResponsesProvider::new(
+            server.base_url(agentic_chaos::WireFormat::Responses),
+            Some(CANARY.to_owned()),
+        )),
     }
     .with_retry_quota(None);
     let outcome = runtime.exec_with(policy, "What is the answer?").await;
