@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentic_chaos::{BadHead, ChaosServer, Scenario, Step};
-use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider};
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, ResponsesProvider};
 use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime, TransportKind};
 use providers_support::{Reply, Server};
 use tokio::io::AsyncWriteExt;
@@ -22,14 +22,15 @@ use tokio::time::Instant;
 /// A gateway-style canary key: `/`, `+` and `=` are percent-encoded in a URL or a form.
 const KEY: &str = "gw-canary/Zq7vK2mN+9xR4tB8w=L1pC6hJ3==";
 
-/// Both wire formats.
+/// Every wire format.
 #[derive(Debug, Clone, Copy)]
 enum Wire {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
-const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
+const WIRES: [Wire; 3] = [Wire::OpenAi, Wire::Anthropic, Wire::Responses];
 
 impl Wire {
     /// A provider with the canary key for the server at `base_url`.
@@ -37,6 +38,7 @@ impl Wire {
         match self {
             Wire::OpenAi => Arc::new(OpenAiProvider::new(base_url, Some(KEY.to_owned()))),
             Wire::Anthropic => Arc::new(AnthropicProvider::new(base_url, Some(KEY.to_owned()))),
+            Wire::Responses => Arc::new(ResponsesProvider::new(base_url, Some(KEY.to_owned()))),
         }
     }
 
@@ -45,6 +47,7 @@ impl Wire {
         match self {
             Wire::OpenAi => server.openai_base_url(),
             Wire::Anthropic => server.anthropic_base_url(),
+            Wire::Responses => server.base_url(agentic_chaos::WireFormat::Responses),
         }
     }
 
@@ -53,13 +56,14 @@ impl Wire {
         match self {
             Wire::OpenAi => "/v1/chat/completions",
             Wire::Anthropic => "/v1/messages",
+            Wire::Responses => "/v1/responses",
         }
     }
 
     /// The base URL of the raw test server for this wire (its path before [`Wire::path`]).
     fn raw_url(self, server: &Server) -> String {
         match self {
-            Wire::OpenAi => format!("{}/v1", server.url()),
+            Wire::OpenAi | Wire::Responses => format!("{}/v1", server.url()),
             Wire::Anthropic => server.url(),
         }
     }
@@ -195,7 +199,7 @@ async fn a_self_signed_certificate_is_permanent_at_once() {
     for wire in WIRES {
         let server = TlsServer::start().await;
         let base = match wire {
-            Wire::OpenAi => format!("https://127.0.0.1:{}/v1", server.port),
+            Wire::OpenAi | Wire::Responses => format!("https://127.0.0.1:{}/v1", server.port),
             Wire::Anthropic => format!("https://localhost:{}", server.port),
         };
         let error = exec_error(wire.provider(&base)).await;
