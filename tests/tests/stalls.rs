@@ -45,9 +45,10 @@ const BACKOFF: Duration = Duration::from_secs(2);
 enum Wire {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
-const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
+const WIRES: [Wire; 3] = [Wire::OpenAi, Wire::Anthropic, Wire::Responses];
 
 /// When the clock may move again during the first call.
 #[derive(Debug, Clone, Copy)]
@@ -197,6 +198,10 @@ async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy
     let inner: Arc<dyn Provider> = match wire {
         Wire::OpenAi => Arc::new(OpenAiProvider::new(server.openai_base_url(), Some("sk-test".to_owned()))),
         Wire::Anthropic => Arc::new(AnthropicProvider::new(server.anthropic_base_url(), Some("sk-test".to_owned()))),
+        Wire::Responses => Arc::new(agentic_runtime::ResponsesProvider::new(
+            server.base_url(agentic_chaos::WireFormat::Responses),
+            Some("sk-test".to_owned()),
+        )),
     };
     let hold = Hold::start();
     let provider = Held { inner, hold: hold.clone(), server: Arc::clone(&server), plan, calls: AtomicUsize::new(0) };
@@ -349,7 +354,11 @@ async fn a_page_that_is_not_an_event_stream_is_permanent_after_one_request() {
         let error = run.outcome.expect_err("a login page is no answer");
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire:?}");
         assert_eq!(run.requests, 1, "{wire:?}: one request, no retry");
-        let path = if wire == Wire::OpenAi { "/v1/chat/completions" } else { "/v1/messages" };
+        let path = match wire {
+            Wire::OpenAi => "/v1/chat/completions",
+            Wire::Anthropic => "/v1/messages",
+            Wire::Responses => "/v1/responses",
+        };
         assert_eq!(
             error.attempts()[0],
             format!(
