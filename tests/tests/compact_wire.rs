@@ -22,6 +22,10 @@ fn pages() -> Toolbox {
 fn runtime_for(wire: &str, server: &ChaosServer, compactor: impl Compactor + 'static) -> Runtime {
     let runtime = match wire {
         "openai" => Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos")),
+        "responses" => Runtime::new(
+            agentic_runtime::ResponsesProvider::new(server.base_url(agentic_chaos::WireFormat::Responses), None)
+                .with_model("chaos"),
+        ),
         _ => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos")),
     };
     runtime
@@ -41,7 +45,7 @@ fn three_pages_then(rest: impl IntoIterator<Item = ChaosStep>) -> Scenario {
 
 #[tokio::test]
 async fn dropping_the_oldest_turn_makes_the_conversation_fit_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+    for wire in ["openai", "anthropic", "responses"] {
         let server = ChaosServer::start(three_pages_then([ChaosStep::ok("The pages say x.").into()])).await.unwrap();
         let runtime = runtime_for(wire, &server, DropOldest::keeping(2));
         let reply = runtime.exec("Read the pages.").await.unwrap();
@@ -64,7 +68,7 @@ async fn dropping_the_oldest_turn_makes_the_conversation_fit_on_both_wire_format
 
 #[tokio::test]
 async fn a_summary_retried_after_a_503_makes_the_conversation_fit_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+    for wire in ["openai", "anthropic", "responses"] {
         let scenario = three_pages_then([
             ChaosStep::http_error(503).into(),
             ChaosStep::ok("Page 1 is all x.").into(),
@@ -93,7 +97,7 @@ async fn a_summary_retried_after_a_503_makes_the_conversation_fit_on_both_wire_f
 
 #[tokio::test]
 async fn a_prompt_that_overflows_alone_cannot_be_compacted_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+    for wire in ["openai", "anthropic", "responses"] {
         let server = ChaosServer::start(three_pages_then([])).await.unwrap();
         let runtime = runtime_for(wire, &server, DropOldest::keeping(2));
         let error = runtime.exec("x".repeat(WINDOW + 1)).await.unwrap_err();

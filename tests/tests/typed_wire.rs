@@ -27,13 +27,17 @@ async fn read_invoice(runtime: &Runtime, text: &str) -> Result<Invoice, ExecErro
 fn runtime_for(wire: &str, server: &ChaosServer) -> Runtime {
     match wire {
         "openai" => Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos")),
+        "responses" => Runtime::new(
+            agentic_runtime::ResponsesProvider::new(server.base_url(agentic_chaos::WireFormat::Responses), None)
+                .with_model("chaos"),
+        ),
         _ => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos")),
     }
 }
 
 #[tokio::test]
 async fn broken_json_then_a_rejected_total_then_good_json_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+    for wire in ["openai", "anthropic", "responses"] {
         let scenario = Scenario::new()
             .then(Step::ok(r#"{"currency": "EUR", "total": "#))
             .then(Step::ok(r#"{"currency": "EUR", "total": -3}"#))
@@ -53,7 +57,7 @@ async fn broken_json_then_a_rejected_total_then_good_json_on_both_wire_formats()
 
 #[tokio::test]
 async fn json_of_the_wrong_shape_until_the_attempts_run_out_on_both_wire_formats() {
-    for wire in ["openai", "anthropic"] {
+    for wire in ["openai", "anthropic", "responses"] {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::ok(r#"{"amount": 1}"#))).await.unwrap();
         let error = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.unwrap_err();
         assert_eq!(error.kind(), ExecErrorKind::InvalidResult, "{wire}");
