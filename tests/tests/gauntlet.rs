@@ -38,6 +38,7 @@ async fn through_attribute(runtime: &Runtime, prompt: &str) -> Result<Reply, Exe
 enum Wire {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +80,10 @@ async fn run(wire: Wire, path: Path, scenario: Scenario) -> Run {
         }),
         Wire::Anthropic => Arc::new(Recording {
             inner: AnthropicProvider::new(server.anthropic_base_url(), None),
+            sizes: Arc::clone(&sizes),
+        }),
+        Wire::Responses => Arc::new(Recording {
+            inner: agentic_runtime::ResponsesProvider::new(server.base_url(agentic_chaos::WireFormat::Responses), None),
             sizes: Arc::clone(&sizes),
         }),
     };
@@ -239,7 +244,7 @@ fn cases() -> Vec<Case> {
 async fn every_fault_on_both_wires_through_exec_and_the_attribute() {
     let mut failures = Vec::new();
     for case in cases() {
-        for wire in [Wire::OpenAi, Wire::Anthropic] {
+        for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Responses] {
             for path in [Path::Exec, Path::Attribute] {
                 let label = format!("{} / {wire:?} / {path:?}", case.name);
                 let run = run(wire, path, (case.scenario)()).await;
@@ -274,7 +279,7 @@ async fn every_fault_on_both_wires_through_exec_and_the_attribute() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_is_a_floor_and_a_wait_above_the_cap_is_refused() {
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Responses] {
         let floor = || Scenario::new().then(Step::http_error(429).retry_after_ms(40)).otherwise(Step::ok("waited"));
         let run_floor = run(wire, Path::Exec, floor()).await;
         let reply = run_floor.outcome.expect("answers after the wait");
@@ -287,6 +292,10 @@ async fn retry_after_is_a_floor_and_a_wait_above_the_cap_is_refused() {
         let provider: Arc<dyn Provider> = match wire {
             Wire::OpenAi => Arc::new(OpenAiProvider::new(server.openai_base_url(), None)),
             Wire::Anthropic => Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)),
+            Wire::Responses => Arc::new(agentic_runtime::ResponsesProvider::new(
+                server.base_url(agentic_chaos::WireFormat::Responses),
+                None,
+            )),
         };
         let capped = POLICY.with_retry_after_cap_ms(500);
         let error = Runtime::from_shared(provider).exec_with(&capped, "hi").await.unwrap_err();
@@ -311,11 +320,15 @@ async fn the_deadline_bounds_a_stall() {
         .with_session_base_delay_ms(1)
         .with_exec_base_delay_ms(1)
         .with_budget_ms(Some(300));
-    for wire in [Wire::OpenAi, Wire::Anthropic] {
+    for wire in [Wire::OpenAi, Wire::Anthropic, Wire::Responses] {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::hang())).await.unwrap();
         let provider: Arc<dyn Provider> = match wire {
             Wire::OpenAi => Arc::new(OpenAiProvider::new(server.openai_base_url(), None)),
             Wire::Anthropic => Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)),
+            Wire::Responses => Arc::new(agentic_runtime::ResponsesProvider::new(
+                server.base_url(agentic_chaos::WireFormat::Responses),
+                None,
+            )),
         };
         let error = Runtime::from_shared(provider).exec_with(&TIGHT, "hi").await.unwrap_err();
         assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire:?}: {error}");
