@@ -243,6 +243,10 @@ async fn the_loop_runs_over_both_wire_formats() {
     loop_over_the_wire(Arc::new(OpenAiProvider::new(server.openai_base_url(), None)), &server).await;
     let server = ChaosServer::start(weather_scenario()).await.unwrap();
     loop_over_the_wire(Arc::new(AnthropicProvider::new(server.anthropic_base_url(), None)), &server).await;
+    let server = ChaosServer::start(weather_scenario()).await.unwrap();
+    let responses =
+        agentic_runtime::ResponsesProvider::new(server.base_url(agentic_chaos::WireFormat::Responses), None);
+    loop_over_the_wire(Arc::new(responses), &server).await;
 }
 
 #[tokio::test(start_paused = true)]
