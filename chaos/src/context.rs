@@ -73,7 +73,11 @@ mod tests {
             assert_eq!(size(wire, None), (0, 0));
             assert_eq!(size(wire, Some(&json!([1, 2]))), (0, 0));
             assert_eq!(size(wire, Some(&json!({"messages": "hi"}))), (0, 0));
-            assert_eq!(size(wire, Some(&json!({"messages": [{"role": "user", "content": 42}]}))), (0, 1));
+            let turn = match wire {
+                WireFormat::Responses => json!({"input": [{"role": "user", "content": 42}]}),
+                _ => json!({"messages": [{"role": "user", "content": 42}]}),
+            };
+            assert_eq!(size(wire, Some(&turn)), (0, 1), "{wire:?}");
         }
     }
 }

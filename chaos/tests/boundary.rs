@@ -19,7 +19,7 @@ async fn serve(step: impl Into<Step>) -> ChaosServer {
 
 fn id_header(wire: WireFormat, seq: usize) -> String {
     let name = match wire {
-        WireFormat::OpenAi => "x-request-id",
+        WireFormat::OpenAi | WireFormat::Responses => "x-request-id",
         _ => "request-id",
     };
     format!("{name}: req_chaos{seq:012}")
@@ -52,7 +52,7 @@ async fn a_redirect_without_a_location_points_back_at_the_request() {
         }
     }
     let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::Redirect; 4]);
+    assert_eq!(kinds, [StepKind::Redirect; 2 * WireFormat::ALL.len()]);
 }
 
 #[tokio::test]
@@ -136,6 +136,26 @@ fn anthropic(name: &str, data: Value) -> (Option<String>, Value) {
     (Some(name.to_owned()), data)
 }
 
+/// A Responses Response of request `seq` with no output: in progress (no usage yet) or completed
+/// (the test body's prompt, read as no `input`, counts one token).
+fn response(seq: usize, created: &Value, completed: bool) -> Value {
+    let usage = completed.then(|| {
+        json!({"input_tokens": 1, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0,
+            "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1})
+    });
+    json!({"id": format!("resp_chaos{seq:016}"), "object": "response", "created_at": created,
+        "status": if completed { "completed" } else { "in_progress" }, "model": "test-model", "output": [],
+        "usage": usage, "error": null, "incomplete_details": null})
+}
+
+/// A Responses event of `kind` at `sequence`.
+fn responses(kind: &str, sequence: u64, data: Value) -> (Option<String>, Value) {
+    let mut data = data;
+    data["type"] = Value::from(kind);
+    data["sequence_number"] = Value::from(sequence);
+    (Some(kind.to_owned()), data)
+}
+
 /// What `shape` sends to request `seq` of `wire`: the JSON body, or the stream's events.
 fn expected_not_an_answer(
     shape: NotAnAnswer,
@@ -161,6 +181,37 @@ fn expected_not_an_answer(
             "id": format!("chatcmpl-chaos{seq:012}"), "object": "chat.completion", "created": created,
             "model": "test-model", "choices": [],
         })),
+        (NotAnAnswer::NoChoices, WireFormat::Responses) => Ok(response(seq, created, true)),
+        (NotAnAnswer::DoneOnly, WireFormat::Responses) => Err(vec![
+            responses("response.created", 0, json!({"response": response(seq, created, false)})),
+            responses("response.completed", 1, json!({"response": response(seq, created, true)})),
+        ]),
+        (NotAnAnswer::EmptyChunk, WireFormat::Responses) => {
+            let item_id = format!("msg_chaos{seq:016}");
+            Err(vec![
+                responses("response.created", 0, json!({"response": response(seq, created, false)})),
+                responses("response.in_progress", 1, json!({"response": response(seq, created, false)})),
+                responses(
+                    "response.output_item.added",
+                    2,
+                    json!({"output_index": 0, "item": {"id": item_id,
+                    "type": "message", "role": "assistant", "status": "completed", "content": []}}),
+                ),
+                responses(
+                    "response.content_part.added",
+                    3,
+                    json!({"item_id": item_id, "output_index": 0,
+                    "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                ),
+                responses(
+                    "response.output_text.delta",
+                    4,
+                    json!({"item_id": item_id, "output_index": 0,
+                    "content_index": 0, "delta": ""}),
+                ),
+                responses("response.completed", 5, json!({"response": response(seq, created, true)})),
+            ])
+        }
         (NotAnAnswer::NoChoices, _) => Ok(json!({
             "id": format!("msg_chaos{seq:016}"), "type": "message", "role": "assistant", "model": "test-model",
             "content": [], "stop_reason": null, "stop_sequence": null,
@@ -188,9 +239,16 @@ fn expected_not_an_answer(
 /// The `created` time an OpenAI body or chunk carries (the clock's: not known in advance).
 fn created_in(text: &str) -> Value {
     let body = std::iter::once(text).chain(text.lines().filter_map(|line| line.strip_prefix("data: ")));
-    body.filter_map(|json| serde_json::from_str::<Value>(json).ok()?.get("created").cloned())
-        .next()
-        .unwrap_or(Value::Null)
+    body.filter_map(|json| {
+        let value = serde_json::from_str::<Value>(json).ok()?;
+        value
+            .get("created")
+            .or_else(|| value.get("created_at"))
+            .or_else(|| value.pointer("/response/created_at"))
+            .cloned()
+    })
+    .next()
+    .unwrap_or(Value::Null)
 }
 
 #[tokio::test]
@@ -235,7 +293,11 @@ async fn not_an_answer_sends_each_shape_on_both_wires_streamed_or_not() {
             }
         }
         let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-        assert_eq!(kinds, [StepKind::NotAnAnswer; 4], "one keep-alive connection, one step per request");
+        assert_eq!(
+            kinds,
+            [StepKind::NotAnAnswer; 2 * WireFormat::ALL.len()],
+            "one keep-alive connection, one step per request"
+        );
     }
 }
 
@@ -293,7 +355,7 @@ async fn bad_head_sends_its_head_then_closes() {
             }
         }
         let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-        assert_eq!(kinds, [StepKind::BadHead; 4]);
+        assert_eq!(kinds, [StepKind::BadHead; 2 * WireFormat::ALL.len()]);
     }
 }
 
@@ -357,6 +419,16 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
                     "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}],
                 }),
             ),
+            WireFormat::Responses => (
+                Some("response.created".to_owned()),
+                json!({
+                    "type": "response.created", "sequence_number": 0, "response": {
+                        "id": format!("resp_chaos{seq:016}"), "object": "response",
+                        "created_at": data["response"]["created_at"], "status": "in_progress",
+                        "model": "test-model", "output": [], "usage": null, "error": null, "incomplete_details": null,
+                    },
+                }),
+            ),
             _ => message_start(seq),
         };
         assert_eq!((name, data), expected, "{wire:?}: the opening event alone");
@@ -370,6 +442,7 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
         let opening = client.chunk_text().await;
         let start = match wire {
             WireFormat::OpenAi => r#"{"id":"chatcmpl-chaos"#,
+            WireFormat::Responses => r#"{"id":"resp_chaos"#,
             _ => r#"{"id":"msg_chaos"#,
         };
         assert!(opening.starts_with(start) && opening.ends_with(r#""model":"test-model","#), "{opening}");
@@ -424,10 +497,12 @@ async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
             );
             // Read back, the JSON holds the message exactly.
             let json = match i {
-                1 => common::parse_events(&body).into_iter().find(|e| e.data.contains("error")).unwrap().json(),
+                1 => common::parse_events(&body).into_iter().rev().find(|e| e.data.contains("error")).unwrap().json(),
                 _ => serde_json::from_str(body.trim_end()).unwrap(),
             };
-            assert_eq!(json.pointer("/error/message").and_then(Value::as_str), Some(*message), "{wire:?} step {i}");
+            // A failed response (Responses) carries its error in the response.
+            let sent = json.pointer("/error/message").or_else(|| json.pointer("/response/error/message"));
+            assert_eq!(sent.and_then(Value::as_str), Some(*message), "{wire:?} step {i}");
         }
     }
 }

@@ -10,9 +10,11 @@ use common::{Client, Response, WireFormat};
 use serde_json::{Value, json};
 
 /// A one-message request of `text`, in `wire`'s format.
+/// One user message, in the field of each wire (`messages`, Responses' `input`): every wire reads
+/// its own.
 fn one_message(text: &str, stream: bool) -> String {
-    json!({"model": "m", "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": text}]})
-        .to_string()
+    let turn = json!([{"role": "user", "content": text}]);
+    json!({"model": "m", "max_tokens": 64, "stream": stream, "messages": turn, "input": turn}).to_string()
 }
 
 async fn post(server: &ChaosServer, wire: WireFormat, body: &str) -> Response {
@@ -104,6 +106,14 @@ fn conversation(wire: WireFormat) -> (Value, usize) {
                 {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
             ], "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]}),
             4,
+        ),
+        WireFormat::Responses => (
+            json!({"model": "m", "instructions": "Be brief.", "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+                {"type": "function_call", "call_id": "c1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "sunny"},
+            ], "tools": [{"type": "function", "name": "get_weather", "parameters": {}}]}),
+            3,
         ),
         _ => (
             json!({"model": "m", "max_tokens": 64, "system": "Be brief.", "messages": [

@@ -27,7 +27,7 @@ fn request_id(seq: usize) -> String {
 
 fn id_header(wire: WireFormat) -> &'static str {
     match wire {
-        WireFormat::OpenAi => "x-request-id",
+        WireFormat::OpenAi | WireFormat::Responses => "x-request-id",
         _ => "request-id",
     }
 }
@@ -47,6 +47,15 @@ fn event(chunk: &str) -> (Option<String>, Value) {
 /// Reads the events that open an Anthropic stream.
 async fn anthropic_preamble(client: &mut Client) {
     for name in ["message_start", "content_block_start", "ping"] {
+        assert_eq!(event(&client.chunk_text().await).0.as_deref(), Some(name));
+    }
+}
+
+/// Reads the Responses events before the first text piece.
+async fn responses_preamble(client: &mut Client) {
+    for name in
+        ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]
+    {
         assert_eq!(event(&client.chunk_text().await).0.as_deref(), Some(name));
     }
 }
@@ -130,10 +139,16 @@ async fn hang_after_chunks_is_silent_after_k_chunks() {
         if wire == WireFormat::Anthropic {
             anthropic_preamble(&mut client).await;
         }
+        if wire == WireFormat::Responses {
+            responses_preamble(&mut client).await;
+        }
         let mut text = String::new();
         for _ in 0..2 {
             let (_, data) = event(&client.chunk_text().await);
-            let piece = data.pointer("/choices/0/delta/content").or_else(|| data.pointer("/delta/text"));
+            let piece = data
+                .pointer("/choices/0/delta/content")
+                .or_else(|| data.pointer("/delta/text"))
+                .or_else(|| data.get("delta").filter(|delta| delta.is_string()));
             text.push_str(piece.and_then(Value::as_str).unwrap());
         }
         assert_eq!(text, "one two ");
@@ -159,7 +174,7 @@ async fn keep_alive_flood_sends_comments_right_after_the_headers() {
         wait_for(|| server.open_connections() == 0, "the flood ending").await;
     }
     let kinds: Vec<StepKind> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::KeepAliveFlood; 2]);
+    assert_eq!(kinds, [StepKind::KeepAliveFlood; WireFormat::ALL.len()]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -277,6 +292,9 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
         if wire == WireFormat::Anthropic {
             anthropic_preamble(&mut client).await;
         }
+        if wire == WireFormat::Responses {
+            responses_preamble(&mut client).await;
+        }
         let (mut received, mut text, mut chunks) = (0, String::new(), 0);
         while received <= 1024 * 1024 {
             let chunk = client.chunk_text().await;
@@ -284,6 +302,10 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
             let (name, data) = event(&chunk);
             let piece = match wire {
                 WireFormat::OpenAi => data["choices"][0]["delta"]["content"].as_str().unwrap().to_owned(),
+                WireFormat::Responses => {
+                    assert_eq!(name.as_deref(), Some("response.output_text.delta"));
+                    data["delta"].as_str().unwrap().to_owned()
+                }
                 _ => {
                     assert_eq!(name.as_deref(), Some("content_block_delta"));
                     data["delta"]["text"].as_str().unwrap().to_owned()
@@ -314,6 +336,9 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
             WireFormat::OpenAi => {
                 r#""model":"test-model","choices":[{"index":0,"message":{"role":"assistant","content":""#
             }
+            WireFormat::Responses => {
+                r#""model":"test-model","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":""#
+            }
             _ => r#"","type":"message","role":"assistant","model":"test-model","content":[{"type":"text","text":""#,
         };
         assert!(opening.ends_with(expected), "{opening}");
@@ -330,10 +355,10 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
 #[tokio::test(start_paused = true)]
 async fn http_error_with_an_endless_body_never_ends() {
     let scenario = Scenario::from_json_str(
-        r#"{"steps": [{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": 2}]}"#,
+        r#"{"steps": [{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": 6}]}"#,
     )
     .unwrap();
-    assert_eq!(scenario, Scenario::new().then_times(2, Step::http_error(503).endless_body().interval_ms(0)));
+    assert_eq!(scenario, Scenario::new().then_times(6, Step::http_error(503).endless_body().interval_ms(0)));
     let server = ChaosServer::start(scenario).await.unwrap();
     for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
@@ -370,6 +395,10 @@ async fn endless_json_opens_an_object_then_sends_whitespace() {
                     )));
                     assert!(opening.ends_with(r#","model":"test-model","#), "{opening}");
                 }
+                WireFormat::Responses => {
+                    let start = format!(r#"{{"id":"resp_chaos{seq:016}","object":"response","created_at":"#);
+                    assert!(opening.starts_with(&start) && opening.ends_with(r#","model":"test-model","#), "{opening}");
+                }
                 _ => assert_eq!(
                     opening,
                     format!(r#"{{"id":"msg_chaos{seq:016}","type":"message","role":"assistant","model":"test-model","#)
@@ -398,7 +427,7 @@ async fn endless_json_with_a_long_interval_stalls_after_the_opening() {
 async fn wrong_content_type_sends_a_login_page() {
     let server = ChaosServer::start(
         Scenario::new()
-            .then_times(4, Step::wrong_content_type())
+            .then_times(2 * WireFormat::ALL.len() as u32, Step::wrong_content_type())
             .then(Step::wrong_content_type().content_type("text/plain").body("upstream said no")),
     )
     .await
@@ -423,7 +452,7 @@ const KEY: &str = "sk-ant-api03-CANARYabcdefgh";
 
 fn key_header(wire: WireFormat) -> (&'static str, String) {
     match wire {
-        WireFormat::OpenAi => ("authorization", format!("Bearer {KEY}")),
+        WireFormat::OpenAi | WireFormat::Responses => ("authorization", format!("Bearer {KEY}")),
         _ => ("x-api-key", KEY.to_owned()),
     }
 }
@@ -436,7 +465,9 @@ async fn error_message(server: &ChaosServer, wire: WireFormat, stream: bool, wit
     let r = client.read_response().await.response();
     let body =
         if r.header("content-type") == Some("application/json") { r.json() } else { r.events().last().unwrap().json() };
-    body["error"]["message"].as_str().unwrap().to_owned()
+    // A failed response (Responses) carries its error in the response.
+    let message = body.pointer("/error/message").or_else(|| body.pointer("/response/error/message"));
+    message.and_then(Value::as_str).unwrap().to_owned()
 }
 
 #[tokio::test]

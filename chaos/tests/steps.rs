@@ -138,7 +138,7 @@ async fn http_error_sends_status_headers_and_provider_body() {
             assert_eq!(r.header("x-extra"), Some("yes"));
             assert_eq!(r.header("content-type"), Some("application/json"));
             let expected = match wire {
-                WireFormat::OpenAi => json!({"error": {
+                WireFormat::OpenAi | WireFormat::Responses => json!({"error": {
                     "message": "Rate limit reached for requests. Please try again later.",
                     "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
                 _ => json!({"type": "error", "error": {
@@ -254,7 +254,10 @@ async fn invalid_api_key_sends_each_providers_real_body() {
 
 #[tokio::test]
 async fn close_before_headers_sends_nothing() {
-    let server = ChaosServer::start(Scenario::new().then_times(4, Step::close_before_headers())).await.unwrap();
+    let server =
+        ChaosServer::start(Scenario::new().then_times(2 * WireFormat::ALL.len() as u32, Step::close_before_headers()))
+            .await
+            .unwrap();
     for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
@@ -264,7 +267,7 @@ async fn close_before_headers_sends_nothing() {
     // The default step answers next.
     let r = model(server.addr(), WireFormat::OpenAi, false).await.response();
     assert_eq!(r.status, 200);
-    assert_eq!(server.requests_served(), 5);
+    assert_eq!(server.requests_served(), 2 * WireFormat::ALL.len() + 1);
 }
 
 #[tokio::test]
@@ -281,6 +284,18 @@ async fn drop_stream_cuts_the_body_after_k_chunks() {
             assert_eq!(
                 event_names(&events),
                 ["message_start", "content_block_start", "ping", "content_block_delta", "content_block_delta"]
+            );
+        } else if wire == WireFormat::Responses {
+            assert_eq!(
+                event_names(&events),
+                [
+                    "response.created",
+                    "response.in_progress",
+                    "response.output_item.added",
+                    "response.content_part.added",
+                    "response.output_text.delta",
+                    "response.output_text.delta",
+                ]
             );
         } else {
             assert_eq!(events.len(), 2);
@@ -369,8 +384,15 @@ async fn sse_error_message_and_type_can_be_set_even_empty() {
     let server = serve(Step::sse_error(0).error_type("api_error").message("")).await;
     for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
+        let last = r.events().last().unwrap().json();
+        if wire == WireFormat::Responses {
+            // A failed response names its error by code: the type's.
+            let error = &last["response"]["error"];
+            assert_eq!((&error["code"], &error["message"]), (&json!("server_error"), &json!("")));
+            continue;
+        }
         // Both shapes nest the error under "error".
-        let error = r.events().last().unwrap().json()["error"].clone();
+        let error = last["error"].clone();
         assert_eq!(error["type"], "api_error");
         assert_eq!(error["message"], "");
     }
@@ -405,6 +427,9 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
             WireFormat::OpenAi => {
                 r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"#
             }
+            WireFormat::Responses => {
+                r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"#
+            }
             _ => r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#,
         };
         assert_eq!(bad[0].data, expected);
@@ -421,7 +446,7 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
         let deltas_before = events[..bad_at]
             .iter()
             .filter(|e| {
-                e.event.as_deref() == Some("content_block_delta")
+                matches!(e.event.as_deref(), Some("content_block_delta" | "response.output_text.delta"))
                     || e.json().pointer("/choices/0/delta/content").is_some()
             })
             .count();
@@ -480,7 +505,7 @@ async fn hang_before_headers_lasts_until_the_client_leaves() {
         assert!(matches!(client.read_response().await, common::Outcome::ClosedBeforeHeaders));
     }
     let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::Hang, StepKind::Hang]);
+    assert_eq!(kinds, [StepKind::Hang; WireFormat::ALL.len()]);
 }
 
 #[tokio::test]

@@ -20,6 +20,7 @@ fn streamed_stop(wire: WireFormat, events: &[Event]) -> String {
     let mut reasons = events.iter().filter(|event| event.data != "[DONE]").map(Event::json).filter_map(|data| {
         let pointer = match wire {
             WireFormat::OpenAi => "/choices/0/finish_reason",
+            WireFormat::Responses => "/response/incomplete_details/reason",
             _ => "/delta/stop_reason",
         };
         data.pointer(pointer).and_then(Value::as_str).map(str::to_owned)
@@ -31,6 +32,7 @@ fn streamed_stop(wire: WireFormat, events: &[Event]) -> String {
 fn whole_stop(wire: WireFormat, body: &Value) -> String {
     let pointer = match wire {
         WireFormat::OpenAi => "/choices/0/finish_reason",
+        WireFormat::Responses => "/incomplete_details/reason",
         _ => "/stop_reason",
     };
     body.pointer(pointer).and_then(Value::as_str).expect("the answer has a stop reason").to_owned()
@@ -39,6 +41,7 @@ fn whole_stop(wire: WireFormat, body: &Value) -> String {
 fn expected(wire: WireFormat) -> &'static str {
     match wire {
         WireFormat::OpenAi => "length",
+        WireFormat::Responses => "max_output_tokens",
         _ => "max_tokens",
     }
 }
@@ -54,7 +57,8 @@ async fn a_cut_answer_ends_with_the_token_limit_on_both_formats_streamed_and_not
         assert_eq!(text, CUT, "{wire:?}: the text is sent as given");
         assert_eq!(streamed_stop(wire, &events), expected(wire), "{wire:?}");
         assert!(
-            events.last().is_some_and(|last| last.data == "[DONE]" || last.event.as_deref() == Some("message_stop")),
+            events.last().is_some_and(|last| last.data == "[DONE]"
+                || matches!(last.event.as_deref(), Some("message_stop" | "response.incomplete"))),
             "{wire:?}: the stream still ends cleanly"
         );
         let whole = client.model(wire, false).await.response().json();

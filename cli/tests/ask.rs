@@ -89,6 +89,28 @@ async fn speaks_anthropic_and_retries_an_overloaded_event() {
     assert_eq!(server.journal().len(), 2);
 }
 
+/// `--provider responses`: OpenAI's Responses wire, through the registry, with OpenAI's key and base
+/// URL; a `response.failed` on the 200 stream is retried as the 500 it stands for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn speaks_responses_and_retries_a_failed_response() {
+    let scenario = Scenario::new().then(Step::sse_error(1)).otherwise(Step::ok("bonjour"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.base_url(agentic_chaos::WireFormat::Responses);
+    let output =
+        agentic_async(args(&["ask", "--provider", "responses", "--base-url", &url, "--json", "-v"], &["hi"])).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["answer"], "bonjour");
+    assert_eq!(json["attempts"][0]["verdict"], "retry", "{json}");
+    assert!(json["attempts"][0]["error"].as_str().unwrap().starts_with("InternalServerError: "), "{json}");
+    let journal = server.journal();
+    assert_eq!(journal.len(), 2);
+    assert!(journal.iter().all(|entry| entry.wire == Some(agentic_chaos::WireFormat::Responses)), "{journal:?}");
+    let output = agentic(&["ask", "--provider", "responses", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("set OPENAI_API_KEY"), "{}", text(&output.stderr));
+}
+
 #[test]
 fn says_which_key_to_set() {
     let output = agentic(&["ask", "hi"]);

@@ -106,3 +106,18 @@ fn gemini_codes_no_retry_can_fix_are_permanent() {
         assert_eq!(action(text), ExecAction::Retry, "{text}");
     }
 }
+
+/// OpenAI's Responses code for a prompt it refuses is permanent as text too; its transient codes
+/// are not.
+#[test]
+fn rule_3_responses_codes() {
+    assert_eq!(
+        exec_verdict(
+            "APIError: invalid_prompt: Invalid prompt: flagged as potentially violating our usage policy.",
+            None
+        )
+        .reason,
+        Reason::PermanentMarker("invalid_prompt")
+    );
+    assert_eq!(action("APIError: server_error: The server had an error"), ExecAction::Retry);
+}

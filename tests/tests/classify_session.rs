@@ -217,3 +217,22 @@ fn gemini_texts_classify_like_the_same_failure_with_its_status() {
         assert!(!verdict(text).0, "{text}");
     }
 }
+
+/// The codes OpenAI's Responses API names its failures by (`response.failed`'s `error.code`), as
+/// they reach the classifiers as text (another client's log, a journal line): the transient ones
+/// retry by rule 7, as the same failure behind its HTTP status would.
+#[test]
+fn responses_codes_classify_like_the_same_failure_with_its_status() {
+    for text in [
+        "server_error: The server had an error while processing your request. Sorry about that!",
+        "response.failed: server_is_overloaded: The server is overloaded.",
+        "rate_limit_exceeded: Rate limit reached for gpt-4o on tokens per min (TPM).",
+    ] {
+        let (retryable, reason) = verdict(text);
+        assert!(retryable, "{text}: {reason}");
+        assert!(reason.starts_with("matched retry pattern"), "{text}: {reason}");
+    }
+    assert!(!verdict("invalid_prompt: Invalid prompt: your prompt was flagged.").0);
+    let overflow = verdict("context_length_exceeded: Your input exceeds the context window of this model.");
+    assert_eq!(overflow, (false, "context overflow: matched \"exceeds the context window\"".to_owned()));
+}

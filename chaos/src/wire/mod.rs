@@ -17,6 +17,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
 use std::fmt::Display;
 
@@ -37,18 +38,22 @@ pub enum WireFormat {
     /// Anthropic messages: `POST /v1/messages`.
     #[serde(rename = "anthropic")]
     Anthropic,
+    /// OpenAI's Responses: `POST /v1/responses`.
+    #[serde(rename = "responses")]
+    Responses,
 }
 
 impl WireFormat {
     /// Every wire the server speaks, in the order the journal and the registries name them; a new
     /// wire is appended.
-    pub const ALL: [Self; 2] = [Self::OpenAi, Self::Anthropic];
+    pub const ALL: [Self; 3] = [Self::OpenAi, Self::Anthropic, Self::Responses];
 
     /// The wire's name, as the journal spells it (`openai`, `anthropic`).
     pub const fn name(self) -> &'static str {
         match self {
             Self::OpenAi => "openai",
             Self::Anthropic => "anthropic",
+            Self::Responses => "responses",
         }
     }
 
@@ -62,6 +67,7 @@ impl WireFormat {
         match self {
             Self::OpenAi => &openai::OpenAi,
             Self::Anthropic => &anthropic::Anthropic,
+            Self::Responses => &responses::Responses,
         }
     }
 

@@ -115,6 +115,9 @@ pub(crate) static RETRY: &[Pattern] = &[
     regex!("resource.?exhausted", ["exhausted"]),
     regex!("deadline.?exceeded", ["deadline"]),
     regex!("internal.?server.?error", ["internal"]),
+    // OpenAI's Responses codes, as `response.failed` names its failures (`server_is_overloaded`
+    // and `rate_limit_exceeded` match the patterns above).
+    text!("server_error"),
 ];
 
 /// Permanent markers (docs/design.md §5, rule 3), matched as substrings of lower(`"<Kind>: <text>"`).
@@ -140,6 +143,8 @@ pub(crate) static PERMANENT: &[Pattern] = &[
     text!("unauthenticated"),
     text!("invalid_argument"),
     text!("failed_precondition"),
+    // OpenAI's Responses code for a prompt no retry makes acceptable.
+    text!("invalid_prompt"),
 ];
 
 /// "retry in 2 s": a per-minute rate limit, even when worded as quota. Matched against the text as

@@ -9,11 +9,13 @@
 
 mod anthropic;
 mod openai;
+mod responses;
 
 use std::sync::Arc;
 
 pub use self::anthropic::AnthropicProvider;
 pub use self::openai::OpenAiProvider;
+pub use self::responses::ResponsesProvider;
 use super::Provider;
 use super::http::{self, ConfigError, Endpoint, Item, Secret, Wire};
 
@@ -39,6 +41,8 @@ pub enum WireKind {
     OpenAi,
     /// Anthropic's Messages, `POST {base}/v1/messages` ([`AnthropicProvider`]).
     Anthropic,
+    /// OpenAI's Responses, `POST {base}/responses` ([`ResponsesProvider`]).
+    Responses,
 }
 
 /// Runs `$body` with `$W` the provider type of wire `$kind`: one monomorphic arm per wire.
@@ -53,6 +57,10 @@ macro_rules! dispatch {
                 type $W = AnthropicProvider;
                 $body
             }
+            WireKind::Responses => {
+                type $W = ResponsesProvider;
+                $body
+            }
         }
     };
 }
@@ -60,13 +68,14 @@ macro_rules! dispatch {
 impl WireKind {
     /// Every wire, in a fixed order: new wires are appended, so that a fuzz input that picks
     /// `ALL[byte % len]` keeps its meaning for the wires it already knew.
-    pub const ALL: &'static [WireKind] = &[WireKind::OpenAi, WireKind::Anthropic];
+    pub const ALL: &'static [WireKind] = &[WireKind::OpenAi, WireKind::Anthropic, WireKind::Responses];
 
     /// The wire's name: `openai`, `anthropic` (the chaos journal's and `agentic ask --provider`'s).
     pub const fn name(self) -> &'static str {
         match self {
             WireKind::OpenAi => "openai",
             WireKind::Anthropic => "anthropic",
+            WireKind::Responses => "responses",
         }
     }
 
@@ -82,7 +91,15 @@ impl WireKind {
                 "OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, ...)"
             }
             WireKind::Anthropic => "Anthropic `/v1/messages`",
+            WireKind::Responses => "OpenAI's Responses `/responses` (the key and base URL of `openai`)",
         }
+    }
+
+    /// The name its providers report ([`Provider::name`]: traces, retry budgets and cooldowns):
+    /// `openai` for both of OpenAI's wires, which share a key's rate limits.
+    #[cfg(test)]
+    pub(crate) fn provider_name(self) -> &'static str {
+        dispatch!(self, W => <W as Wire>::PROVIDER)
     }
 
     /// The variables that may hold the key, in the order they are read, e.g. `["OPENAI_API_KEY"]`.
@@ -142,13 +159,19 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_each_wire_builds_its_provider() {
-        assert_eq!(WireKind::ALL.iter().map(|kind| kind.name()).collect::<Vec<_>>(), ["openai", "anthropic"]);
+        assert_eq!(
+            WireKind::ALL.iter().map(|kind| kind.name()).collect::<Vec<_>>(),
+            ["openai", "anthropic", "responses"]
+        );
+        // What the providers report (traces, scopes): a wire that shares another's keys shares its name.
+        let provider_names: Vec<&str> = WireKind::ALL.iter().map(|kind| kind.provider_name()).collect();
+        assert_eq!(provider_names, ["openai", "anthropic", "openai"]);
         for &kind in WireKind::ALL {
             assert_eq!(WireKind::from_name(kind.name()), Some(kind));
             let provider = kind.provider("http://127.0.0.1:9/v1", Some("sk-canary-SECRET123".into()), Some("m-1"));
-            assert_eq!((provider.name(), provider.model()), (kind.name(), Some("m-1")));
+            assert_eq!((provider.name(), provider.model()), (kind.provider_name(), Some("m-1")));
             assert_eq!(provider.server(), Some(("127.0.0.1", 9)));
-            assert!(provider.scope().starts_with(&format!("{}:", kind.name())), "{}", provider.scope());
+            assert!(provider.scope().starts_with(&format!("{}:", kind.provider_name())), "{}", provider.scope());
             assert_eq!(kind.provider(kind.default_base_url(), None, None).model(), Some(kind.default_model()));
             assert!(kind.key_variables()[0].ends_with("_API_KEY") && kind.base_url_variable().ends_with("_BASE_URL"));
         }

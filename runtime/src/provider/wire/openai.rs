@@ -175,12 +175,8 @@ impl Wire for OpenAiProvider {
             if form == Form::Fallback {
                 // JSON mode needs the word "JSON" in the messages (OpenAI answers 400 otherwise) and
                 // knows no schema: a system message gives both.
-                let instruction = format!(
-                    "Answer with JSON only, following this JSON schema: {}",
-                    serde_json::to_string(&schema.schema).unwrap_or_default()
-                );
                 if let Some(messages) = body["messages"].as_array_mut() {
-                    messages.insert(0, json!({"role": "system", "content": instruction}));
+                    messages.insert(0, json!({"role": "system", "content": json_mode_instruction(schema)}));
                 }
             }
         }
@@ -188,10 +184,17 @@ impl Wire for OpenAiProvider {
     }
 }
 
+/// The system instruction of a request in JSON mode: the word "JSON", which the API requires, and
+/// the schema, which JSON mode does not know.
+pub(super) fn json_mode_instruction(schema: &super::super::ResponseSchema) -> String {
+    let schema = serde_json::to_string(&schema.schema).unwrap_or_default();
+    format!("Answer with JSON only, following this JSON schema: {schema}")
+}
+
 /// Whether a server refused structured outputs: a 400 that names `response_format` or
 /// `json_schema` (llama.cpp, vLLM and older servers that do not know it, or OpenAI when the schema
 /// does not fit strict mode). Such a request gets JSON mode instead.
-fn rejects_schema(status: u16, body: &str) -> bool {
+pub(super) fn rejects_schema(status: u16, body: &str) -> bool {
     status == 400 && (body.contains("response_format") || body.contains("json_schema"))
 }
 
@@ -210,11 +213,7 @@ fn messages(request: &Request<'_>) -> Vec<Value> {
                 for block in content {
                     match block {
                         ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                            let content = if *is_error && !content.starts_with("Error") {
-                                format!("Error: {content}")
-                            } else {
-                                content.clone()
-                            };
+                            let content = tool_result_text(content, *is_error);
                             out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
                         }
                         ContentBlock::Text { text } => texts.push(text.as_str()),
@@ -255,6 +254,11 @@ fn messages(request: &Request<'_>) -> Vec<Value> {
     out
 }
 
+/// A tool result as the model reads it: a failure says so first (the API has no error flag).
+pub(super) fn tool_result_text(content: &str, is_error: bool) -> String {
+    if is_error && !content.starts_with("Error") { format!("Error: {content}") } else { content.to_owned() }
+}
+
 /// One text as a string; several as content parts.
 fn text_content(texts: &[&str]) -> Value {
     match texts {
@@ -265,7 +269,7 @@ fn text_content(texts: &[&str]) -> Value {
 }
 
 /// The arguments as the JSON text the API wants; a string input is the model's raw (invalid) text.
-fn arguments_text(input: &Value) -> String {
+pub(super) fn arguments_text(input: &Value) -> String {
     match input {
         Value::String(raw) => raw.clone(),
         other => other.to_string(),
