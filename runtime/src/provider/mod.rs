@@ -12,6 +12,8 @@ pub(crate) mod fuzz;
 #[cfg(feature = "providers")]
 pub(crate) mod fuzz_http;
 #[cfg(feature = "providers")]
+mod gemini;
+#[cfg(feature = "providers")]
 mod google_rpc;
 #[cfg(feature = "providers")]
 mod http;
@@ -35,6 +37,9 @@ use crate::tool::ToolSpec;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use anthropic::AnthropicProvider;
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use gemini::GeminiProvider;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use http::ConfigError;

@@ -371,7 +371,7 @@ struct Chunk<'a> {
 /// reported, so reading it costs no allocation. Anything but a string is `None`: a model of an
 /// unexpected shape is left out, not a failed call.
 #[derive(Default)]
-struct ModelName<'a>(Option<std::borrow::Cow<'a, str>>);
+pub(super) struct ModelName<'a>(pub(super) Option<std::borrow::Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for ModelName<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
