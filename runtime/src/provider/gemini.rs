@@ -208,7 +208,12 @@ impl GeminiProvider {
         }
         if let Some(schema) = request.schema {
             config.insert("responseMimeType".to_owned(), json!("application/json"));
-            config.insert("responseJsonSchema".to_owned(), schema.schema.clone());
+            let mut schema = schema.schema.clone();
+            // The dialect's URI is no keyword of the schema: Gemini's subset has no place for it.
+            if let Value::Object(object) = &mut schema {
+                object.remove("$schema");
+            }
+            config.insert("responseJsonSchema".to_owned(), schema);
         }
         if !config.is_empty() {
             body["generationConfig"] = Value::Object(config);
@@ -838,7 +843,10 @@ mod tests {
             "The weather.",
             json!({"type": "object", "properties": {"city": {"type": "string"}}}),
         )];
-        let schema = ResponseSchema::new("Answer", json!({"type": "object", "properties": {"n": {"type": "integer"}}}));
+        let schema = ResponseSchema::new(
+            "Answer",
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "properties": {"n": {"type": "integer"}}}),
+        );
         request.tools = &tools;
         request.schema = Some(&schema);
         let body = provider.with_max_tokens(64).with_temperature(0.5).body(&request);
