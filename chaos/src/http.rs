@@ -328,7 +328,7 @@ fn find_crlf(bytes: &[u8]) -> Option<usize> {
 
 /// A response head.
 pub(crate) fn head(status: u16, headers: &[(&str, &str)], keep_alive: bool) -> Vec<u8> {
-    let mut out = format!("HTTP/1.1 {status:03} {}\r\nserver: agentic-chaos\r\n", crate::wire::reason(status));
+    let mut out = format!("HTTP/1.1 {status:03} {}\r\nserver: agentic-chaos\r\n", reason(status));
     for (name, value) in headers {
         out.push_str(name);
         out.push_str(": ");
@@ -340,6 +340,38 @@ pub(crate) fn head(status: u16, headers: &[(&str, &str)], keep_alive: bool) -> V
     }
     out.push_str("\r\n");
     out.into_bytes()
+}
+
+/// The canonical reason phrase of a status.
+pub(crate) fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Content Too Large",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        529 => "Overloaded",
+        _ => "Unknown",
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::boundary::{self, NotAnAnswerBody};
+use crate::boundary;
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
@@ -21,7 +21,7 @@ use crate::step::{
     Step, ToolUse, WrongContentType,
 };
 use crate::usage::prompt_tokens;
-use crate::wire::{self, ErrorParts, Exchange, WireFormat};
+use crate::wire::{Asked, ErrorParts, Exchange, NotAnAnswerBody, WireFormat};
 
 /// A running chaos server.
 ///
@@ -99,12 +99,13 @@ impl Shared {
         state.journal.clear();
     }
 
-    /// Journal a request and, for a model request, take the step that answers it.
-    fn record(&self, request: &Request, wire: Option<WireFormat>, body: Option<&Value>) -> (u64, Option<Step>) {
+    /// Journal a request (`asked`: what its wire read in it) and, for a model request, take the
+    /// step that answers it.
+    fn record(&self, request: &Request, wire: Option<WireFormat>, asked: &Asked<'_>) -> (u64, Option<Step>) {
         let at_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut state = self.lock();
         let seq = state.journal.len() as u64;
-        let context_bytes = context::context_bytes(body);
+        let context_bytes = context::context_bytes(&asked.conversation);
         let mut over_window = false;
         let (step, at) = match (wire, request.method.as_str()) {
             (Some(_), "POST") => {
@@ -121,51 +122,19 @@ impl Shared {
             method: request.method.clone(),
             path: request.path.clone(),
             wire,
-            stream: wire.map(|_| is_stream(body)),
-            model: body.and_then(|b| b.get("model")).and_then(Value::as_str).map(str::to_owned),
+            stream: wire.map(|_| asked.stream),
+            model: asked.model.clone(),
             step: at,
             agentic_call: request.header("x-agentic-call").map(str::to_owned),
-            auth: ["authorization", "x-api-key", "api-key"].iter().any(|name| request.header(name).is_some()),
-            tools: tool_names(body),
-            schema: schema_name(body),
-            messages: context::message_count(body),
+            auth: api_key(request, wire).is_some(),
+            tools: asked.tools.clone(),
+            schema: asked.schema.clone(),
+            messages: asked.conversation.messages,
             context_bytes,
             over_window,
         });
         (seq, step)
     }
-}
-
-/// The names of the tools a request body offers: OpenAI `tools[].function.name`, Anthropic
-/// `tools[].name`.
-fn tool_names(body: Option<&Value>) -> Vec<String> {
-    let Some(tools) = body.and_then(|b| b.get("tools")).and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    tools
-        .iter()
-        .filter_map(|tool| tool.pointer("/function/name").or_else(|| tool.get("name")).and_then(Value::as_str))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The name of the schema a request asks the answer to follow: OpenAI
-/// `response_format.json_schema.name`, else Anthropic's forced tool.
-fn schema_name(body: Option<&Value>) -> Option<String> {
-    let body = body?;
-    let name = body.pointer("/response_format/json_schema/name").and_then(Value::as_str);
-    name.or_else(|| forced_tool(body)).map(str::to_owned)
-}
-
-/// The tool an Anthropic request forces (`tool_choice: {"type": "tool", "name"}`): the real API
-/// answers with that tool's `tool_use` block.
-fn forced_tool(body: &Value) -> Option<&str> {
-    let choice = body.get("tool_choice")?;
-    (choice.get("type").and_then(Value::as_str) == Some("tool")).then(|| choice.get("name").and_then(Value::as_str))?
-}
-
-fn is_stream(body: Option<&Value>) -> bool {
-    body.and_then(|b| b.get("stream")).and_then(Value::as_bool) == Some(true)
 }
 
 impl ChaosServer {
@@ -210,16 +179,22 @@ impl ChaosServer {
         self.addr
     }
 
+    /// The base URL for clients of `wire`: `http://127.0.0.1:PORT` and the wire's
+    /// [`base_path`](WireFormat::base_path), the URL its SDK appends its own path to.
+    pub fn base_url(&self, wire: WireFormat) -> String {
+        format!("http://{}{}", self.addr, wire.base_path())
+    }
+
     /// The base URL for OpenAI-compatible clients, `http://127.0.0.1:PORT/v1`; they POST to
     /// `{base}/chat/completions`.
     pub fn openai_base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        self.base_url(WireFormat::OpenAi)
     }
 
     /// The base URL for Anthropic clients, `http://127.0.0.1:PORT`; they POST to
     /// `{base}/v1/messages`.
     pub fn anthropic_base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.base_url(WireFormat::Anthropic)
     }
 
     /// Every request since the start (or the last reset), in arrival order.
@@ -355,21 +330,18 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         control_route(conn, shared, &request, control);
         return Ok(After::KeepAlive);
     }
-    let wire = WireFormat::from_path(&request.path);
-    let body: Option<Value> = wire.and_then(|_| serde_json::from_slice(&request.body).ok());
-    let (seq, step) = shared.record(&request, wire, body.as_ref());
+    let route = WireFormat::route(&request.path);
+    let body: Option<Value> = route.as_ref().and_then(|_| serde_json::from_slice(&request.body).ok());
+    let wire = route.as_ref().map(|(wire, _)| *wire);
+    let asked = match route {
+        Some((wire, route)) => wire.render().read(body.as_ref(), route),
+        None => Asked::default(),
+    };
+    let (seq, step) = shared.record(&request, wire, &asked);
     let (Some(wire), Some(step)) = (wire, step) else {
         let (status, message, allow) = match wire {
             Some(wire) => (405, format!("{} accepts only POST", wire.path()), Some(("allow", "POST"))),
-            None => (
-                404,
-                format!(
-                    "no route for {} {}; the chaos server answers POST /v1/chat/completions \
-                     (OpenAI) and POST /v1/messages (Anthropic)",
-                    request.method, request.path
-                ),
-                None,
-            ),
+            None => (404, format!("no route for {} {}; {}", request.method, request.path, routes()), None),
         };
         let body = generic_error(status, &message);
         send_json(conn, status, &body, allow.as_slice(), keep_alive);
@@ -377,24 +349,33 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
     };
     let pinned = step.usage();
     let exchange = Exchange {
-        wire,
+        render: wire.render(),
         seq,
-        model: body.as_ref().and_then(|b| b.get("model")).and_then(Value::as_str).unwrap_or("chaos-model").to_owned(),
+        model: asked.model.unwrap_or_else(|| "chaos-model".to_owned()),
         created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        input_tokens: pinned.input_tokens.unwrap_or_else(|| prompt_tokens(body.as_ref())),
+        input_tokens: pinned.input_tokens.unwrap_or_else(|| prompt_tokens(&asked.conversation)),
         usage: pinned,
-        include_usage: body.as_ref().and_then(|b| b.pointer("/stream_options/include_usage")).and_then(Value::as_bool)
-            == Some(true),
-        answer_tool: match wire {
-            WireFormat::Anthropic => body.as_ref().and_then(forced_tool).map(str::to_owned),
-            WireFormat::OpenAi => None,
-        },
+        usage_asked: asked.usage_asked,
+        answer_tool: asked.answer_tool,
         cut_by_token_limit: step.cut_by_token_limit(),
     };
-    let api_key = api_key(&request, wire);
+    let api_key = api_key(&request, Some(wire));
     let path = request.path;
-    let mut answer = Answer { conn, exchange, stream: is_stream(body.as_ref()), keep_alive, api_key, path };
+    let mut answer = Answer { conn, exchange, stream: asked.stream, keep_alive, api_key, path };
     answer.step(step).await
+}
+
+/// The routes the server answers, for the 404 text: "the chaos server answers POST
+/// /v1/chat/completions (OpenAI) and POST /v1/messages (Anthropic)".
+fn routes() -> String {
+    let routes: Vec<String> =
+        WireFormat::ALL.iter().map(|wire| format!("POST {} ({})", wire.path(), wire.render().names().label)).collect();
+    let text = match routes.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("the chaos server answers {text}")
 }
 
 fn control_route(conn: &mut Conn, shared: &Shared, request: &Request, route: &str) {
@@ -482,20 +463,26 @@ struct Answer<'a> {
     path: String,
 }
 
-/// The API key a request carries: the header of its own wire format first.
-fn api_key(request: &Request, wire: WireFormat) -> Option<String> {
-    let bearer = || {
-        request.header("authorization").map(|value| {
+/// The API key a request carries: in the headers of its own wire first, then in every other
+/// wire's (in [`WireFormat::ALL`]'s order), then Azure's `api-key`. `authorization` is read as a
+/// bearer token (its value whole when it names another scheme).
+fn api_key(request: &Request, wire: Option<WireFormat>) -> Option<String> {
+    let own = wire.map_or(&[][..], |wire| wire.render().names().key_headers);
+    let others = WireFormat::ALL.into_iter().filter(|other| Some(*other) != wire);
+    let names = own.iter().chain(others.flat_map(|other| other.render().names().key_headers)).chain(&["api-key"]);
+    let found = names.filter_map(|name| request.header(name).map(|value| (*name, value))).next();
+    found.map(|(name, value)| match name {
+        "authorization" => {
             let token = value.split_once(' ').filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"));
-            token.map_or(value, |(_, token)| token.trim())
-        })
-    };
-    let x_api_key = || request.header("x-api-key");
-    let found = match wire {
-        WireFormat::Anthropic => x_api_key().or_else(bearer),
-        _ => bearer().or_else(x_api_key),
-    };
-    found.or_else(|| request.header("api-key")).map(str::to_owned)
+            token.map_or(value, |(_, token)| token.trim()).to_owned()
+        }
+        _ => value.to_owned(),
+    })
+}
+
+/// The request id header of an answer, as a header pair (none when the wire sends none).
+fn id_header<'a>(id: &'a Option<(&'static str, String)>) -> impl Iterator<Item = (&'a str, &'a str)> {
+    id.iter().map(|(name, id)| (*name, id.as_str()))
 }
 
 async fn sleep_ms(ms: u64) {
@@ -523,7 +510,6 @@ fn json_escaped(text: &str) -> String {
 
 impl Answer<'_> {
     async fn step(&mut self, step: Step) -> io::Result<After> {
-        let wire = self.exchange.wire;
         match step {
             Step::Ok(reply) => self.reply(&reply, Fault::None).await,
             Step::HttpError(e) => self.http_error(&e, Preset::Generic).await,
@@ -533,11 +519,11 @@ impl Answer<'_> {
             Step::DropStream(i) => self.reply(&i.reply, Fault::Drop(i.after_chunks)).await,
             Step::Truncate(i) => self.reply(&i.reply, Fault::Truncate(i.after_chunks)).await,
             Step::SseError(e) => {
-                let mut parts = wire::sse_error_parts(wire, &e);
+                let mut parts = self.exchange.sse_error_parts(&e);
                 if let Some(echo) = e.echo_key {
                     parts.message = echo.append(&parts.message, self.api_key.as_deref());
                 }
-                let status = e.status.unwrap_or_else(|| wire::status_for_type(wire, &parts.error_type));
+                let status = e.status.unwrap_or_else(|| self.exchange.status_for_type(&parts.error_type));
                 self.reply(&e.reply, Fault::SseError(e.after_chunks, parts, status)).await
             }
             Step::Stall(s) => match s.after_chunks {
@@ -549,7 +535,7 @@ impl Answer<'_> {
             },
             Step::Hang(h) => self.hang(&h).await,
             Step::MalformedChunk(m) => {
-                let data = m.data.unwrap_or_else(|| wire::default_malformed(wire).to_owned());
+                let data = m.data.unwrap_or_else(|| self.exchange.default_malformed().to_owned());
                 self.reply(&m.reply, Fault::Malformed(m.after_chunks, data)).await
             }
             Step::ToolUse(t) => self.tool_use(&t).await,
@@ -570,7 +556,7 @@ impl Answer<'_> {
                 Ok(After::KeepAlive)
             }
             Step::BareJsonError(e) => {
-                let line = format!("{}\n", wire::error_json(wire, &wire::bare_json_error_parts(wire, &e)));
+                let line = format!("{}\n", self.exchange.error_json(&self.exchange.bare_json_error_parts(&e)));
                 let head = self.stream_head(&e.headers);
                 self.conn.send(&head);
                 self.conn.send_chunk(line.as_bytes());
@@ -578,26 +564,26 @@ impl Answer<'_> {
                 Ok(After::KeepAlive)
             }
             Step::BadHead(shape) => {
-                let (id_name, id) = self.request_id();
-                self.conn.send(&boundary::bad_head(shape, (id_name, &id)));
+                let id = self.request_id();
+                self.conn.send(&boundary::bad_head(shape, id.as_ref().map(|(name, id)| (*name, id.as_str()))));
                 Ok(After::Close)
             }
         }
     }
 
-    fn request_id(&self) -> (&'static str, String) {
+    fn request_id(&self) -> Option<(&'static str, String)> {
         self.exchange.request_id_header()
     }
 
     /// The head of a 200 event stream, with chunked framing.
     fn stream_head(&self, extra: &[(String, String)]) -> Vec<u8> {
-        let (id_name, id) = self.request_id();
+        let id = self.request_id();
         let mut headers = vec![
             ("content-type", "text/event-stream; charset=utf-8"),
             ("cache-control", "no-cache"),
             ("transfer-encoding", "chunked"),
-            (id_name, id.as_str()),
         ];
+        headers.extend(id_header(&id));
         headers.extend(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         http::head(200, &headers, self.keep_alive)
     }
@@ -605,14 +591,14 @@ impl Answer<'_> {
     /// The head of a 200 `application/json` answer: `content-length` when `length` is known,
     /// chunked otherwise.
     fn json_head(&self, length: Option<usize>, extra: &[(String, String)]) -> Vec<u8> {
-        let (id_name, id) = self.request_id();
+        let id = self.request_id();
         let length = length.map(|n| n.to_string());
         let mut headers = vec![("content-type", "application/json")];
         match &length {
             Some(length) => headers.push(("content-length", length)),
             None => headers.push(("transfer-encoding", "chunked")),
         }
-        headers.push((id_name, &id));
+        headers.extend(id_header(&id));
         headers.extend(extra.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         http::head(200, &headers, self.keep_alive)
     }
@@ -675,19 +661,18 @@ impl Answer<'_> {
     }
 
     async fn http_error(&mut self, e: &HttpError, preset: Preset) -> io::Result<After> {
-        let wire = self.exchange.wire;
         let key = self.api_key.as_deref();
         let body = match &e.body {
             Some(body) => e.echo_key.map_or_else(|| body.clone(), |echo| echo.append(body, key)),
             None => {
-                let mut parts = wire::http_error_parts(wire, e, preset);
+                let mut parts = self.exchange.http_error_parts(e, preset);
                 if let Some(echo) = e.echo_key {
                     parts.message = echo.append(&parts.message, key);
                 }
-                wire::error_json(wire, &parts).to_string()
+                self.exchange.error_json(&parts).to_string()
             }
         };
-        let (id_name, id) = self.request_id();
+        let id = self.request_id();
         let length = body.len().to_string();
         let retry_after_ms = e.retry_after_ms.map(|ms| ms.to_string());
         let should_retry = e.should_retry.map(|b| b.to_string());
@@ -699,7 +684,7 @@ impl Answer<'_> {
             Some(_) => headers.push(("transfer-encoding", "chunked")),
             None => headers.push(("content-length", &length)),
         }
-        headers.push((id_name, &id));
+        headers.extend(id_header(&id));
         if let Some(v) = &e.retry_after {
             headers.push(("retry-after", v));
         }
@@ -726,15 +711,17 @@ impl Answer<'_> {
     }
 
     fn error_response(&mut self, status: u16, parts: &ErrorParts) {
-        let body = wire::error_json(self.exchange.wire, parts).to_string();
-        let (id_name, id) = self.request_id();
-        send_json(self.conn, status, &body, &[(id_name, &id)], self.keep_alive);
+        let body = self.exchange.error_json(parts).to_string();
+        let id = self.request_id();
+        let headers: Vec<_> = id_header(&id).collect();
+        send_json(self.conn, status, &body, &headers, self.keep_alive);
     }
 
     fn wrong_content_type(&mut self, w: &WrongContentType) {
-        let (id_name, id) = self.request_id();
+        let id = self.request_id();
         let length = w.body.len().to_string();
-        let mut headers = vec![("content-type", w.content_type.as_str()), ("content-length", &length), (id_name, &id)];
+        let mut headers = vec![("content-type", w.content_type.as_str()), ("content-length", &length)];
+        headers.extend(id_header(&id));
         headers.extend(w.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(200, &headers, self.keep_alive));
         self.conn.send(w.body.as_bytes());
@@ -746,8 +733,9 @@ impl Answer<'_> {
             Some(url) => url.clone(),
             None => format!("http://{}{}", self.conn.local_addr()?, self.path),
         };
-        let (id_name, id) = self.request_id();
-        let mut headers = vec![("location", location.as_str()), ("content-length", "0"), (id_name, &id)];
+        let id = self.request_id();
+        let mut headers = vec![("location", location.as_str()), ("content-length", "0")];
+        headers.extend(id_header(&id));
         headers.extend(r.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())));
         self.conn.send(&http::head(r.status, &headers, self.keep_alive));
         Ok(After::KeepAlive)

@@ -2,7 +2,8 @@
 //! test, or pinned by the step (see the [crate docs](crate#token-usage)).
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+
+use crate::conversation::Conversation;
 
 /// The token counts a step pins in the usage its answer reports: the `usage` field of a scenario
 /// step. A count left unset follows the server's rule (see the [crate docs](crate#token-usage));
@@ -37,6 +38,10 @@ pub struct TokenUsage {
     /// The input tokens written to the prompt cache (Anthropic only).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_creation_input_tokens: u64,
+    /// The tokens the model spent thinking, on top of the output tokens: Gemini's
+    /// `thoughtsTokenCount` (the wires without such a count ignore it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 impl TokenUsage {
@@ -47,6 +52,7 @@ impl TokenUsage {
             output_tokens: Some(output_tokens),
             cache_read_input_tokens: 0,
             cache_creation_input_tokens: 0,
+            reasoning_tokens: 0,
         }
     }
 
@@ -74,6 +80,12 @@ impl TokenUsage {
         self
     }
 
+    /// With the tokens the model spent thinking (see [`TokenUsage::reasoning_tokens`]).
+    pub const fn with_reasoning(mut self, tokens: u64) -> Self {
+        self.reasoning_tokens = tokens;
+        self
+    }
+
     /// Whether every count follows the rule: what a step without `usage` reports.
     pub(crate) fn is_rule(&self) -> bool {
         *self == Self::default()
@@ -84,30 +96,23 @@ fn is_zero(tokens: &u64) -> bool {
     *tokens == 0
 }
 
-/// The input tokens of a request by the rule: the whitespace-separated words of its prompt's text,
-/// at least 1. The text is `system` and each message's `content`: a string, or the `text` and
-/// `content` of its parts (so a tool result counts); tool calls' arguments, roles, ids and types
-/// do not count. A body that is not JSON counts 1.
-pub(crate) fn prompt_tokens(body: Option<&Value>) -> u64 {
-    let words = body.map_or(0, |body| words(body.get("system")).saturating_add(words(body.get("messages"))));
+/// The input tokens of a request by the rule: the whitespace-separated words of its
+/// conversation's texts (the system prompt's, each message's and each tool result's), at least 1;
+/// tool calls' arguments, roles, ids and types do not count. A body that is not JSON counts 1.
+pub(crate) fn prompt_tokens(conversation: &Conversation<'_>) -> u64 {
+    let words = conversation.prose().map(|text| text.split_whitespace().count() as u64).fold(0, u64::saturating_add);
     words.max(1)
-}
-
-/// The words of a text, of a list's items, or of an object's `content` and `text`. The nesting is
-/// bounded by the JSON parser's depth limit.
-fn words(value: Option<&Value>) -> u64 {
-    match value {
-        Some(Value::String(text)) => text.split_whitespace().count() as u64,
-        Some(Value::Array(items)) => items.iter().map(|item| words(Some(item))).fold(0, u64::saturating_add),
-        Some(Value::Object(object)) => words(object.get("content")).saturating_add(words(object.get("text"))),
-        _ => 0,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::wire::{Route, WireFormat};
+    use serde_json::{Value, json};
+
+    fn tokens(wire: WireFormat, body: Option<&Value>) -> u64 {
+        prompt_tokens(&wire.render().read(body, Route::default()).conversation)
+    }
 
     #[test]
     fn the_prompt_counts_its_words_in_both_formats() {
@@ -118,20 +123,23 @@ mod tests {
             {"role": "tool", "tool_call_id": "c", "content": "forty two"},
             {"role": "user", "content": [{"type": "text", "text": "and then?"}]},
         ]});
-        assert_eq!(prompt_tokens(Some(&openai)), 2 + 4 + 2 + 2);
+        assert_eq!(tokens(WireFormat::OpenAi, Some(&openai)), 2 + 4 + 2 + 2);
         let anthropic = json!({"model": "m", "system": [{"type": "text", "text": "Be brief."}], "messages": [
             {"role": "user", "content": [{"type": "text", "text": "What is the answer?"}]},
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"text": "not counted"}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "42"}]}]},
         ]});
-        assert_eq!(prompt_tokens(Some(&anthropic)), 2 + 4 + 1);
-        assert_eq!(prompt_tokens(Some(&json!({"system": "one two", "messages": "three"}))), 3);
+        assert_eq!(tokens(WireFormat::Anthropic, Some(&anthropic)), 2 + 4 + 1);
+        let string_system = json!({"system": "one two", "messages": [{"role": "user", "content": "three"}]});
+        assert_eq!(tokens(WireFormat::Anthropic, Some(&string_system)), 3);
     }
 
     #[test]
     fn an_empty_prompt_counts_one() {
-        assert_eq!(prompt_tokens(None), 1);
-        assert_eq!(prompt_tokens(Some(&json!({"messages": []}))), 1);
-        assert_eq!(prompt_tokens(Some(&json!([1, 2]))), 1);
+        for wire in WireFormat::ALL {
+            assert_eq!(tokens(wire, None), 1);
+            assert_eq!(tokens(wire, Some(&json!({"messages": []}))), 1);
+            assert_eq!(tokens(wire, Some(&json!([1, 2]))), 1);
+        }
     }
 }

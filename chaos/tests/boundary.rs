@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use agentic_chaos::{BadHead, ChaosServer, NotAnAnswer, Redirect, Scenario, Step, StepKind};
-use common::{BOTH, Client, WireFormat, ask, leave_and_expect_nothing_more};
+use common::{Client, WireFormat, ask, leave_and_expect_nothing_more};
 use serde_json::{Value, json};
 
 /// How long a test waits to see that nothing more comes (paused time: instant).
@@ -17,12 +17,28 @@ async fn serve(step: impl Into<Step>) -> ChaosServer {
     ChaosServer::start(Scenario::new().then_times(100, step)).await.expect("start the server")
 }
 
-fn id_header(wire: WireFormat, seq: usize) -> String {
+fn id_header(wire: WireFormat, seq: usize) -> Option<String> {
     let name = match wire {
         WireFormat::OpenAi => "x-request-id",
+        // Google sends no request id.
+        WireFormat::Gemini => return None,
         _ => "request-id",
     };
-    format!("{name}: req_chaos{seq:012}")
+    Some(format!("{name}: req_chaos{seq:012}"))
+}
+
+/// The request id header's line of a head, if the wire sends one.
+fn id_line(wire: WireFormat, seq: usize) -> String {
+    id_header(wire, seq).map(|header| format!("{header}\r\n")).unwrap_or_default()
+}
+
+/// Gemini's response with an empty text and the usage of a 1-token prompt: its opening.
+fn gemini_opening(seq: usize) -> Value {
+    json!({
+        "candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 0, "totalTokenCount": 1},
+        "modelVersion": "test-model", "responseId": format!("chaos-response-{seq:012}"),
+    })
 }
 
 /// The raw head of the next response, up to and with its blank line.
@@ -36,23 +52,23 @@ async fn raw_head(client: &mut Client) -> String {
 async fn a_redirect_without_a_location_points_back_at_the_request() {
     let server = serve(Step::redirect()).await;
     let mut seq = 0;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
             client.send_model(wire, stream, &[]).await;
             let expected = format!(
                 "HTTP/1.1 307 Temporary Redirect\r\nserver: agentic-chaos\r\nlocation: http://{}{}\r\n\
-                 content-length: 0\r\n{}\r\n\r\n",
+                 content-length: 0\r\n{}\r\n",
                 server.addr(),
-                wire.path(),
-                id_header(wire, seq)
+                wire.request_path("test-model", stream),
+                id_line(wire, seq)
             );
             assert_eq!(raw_head(&mut client).await, expected, "{wire:?} stream {stream}");
             seq += 1;
         }
     }
     let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::Redirect; 4]);
+    assert_eq!(kinds, [StepKind::Redirect; 2 * WireFormat::ALL.len()]);
 }
 
 #[tokio::test]
@@ -77,7 +93,7 @@ async fn a_redirect_sends_every_status_to_its_location() {
     for status in Redirect::STATUSES {
         let step = Step::redirect().status(status).location("http://127.0.0.1:9/v1/messages").header("x-hop", "1");
         let server = serve(step).await;
-        for wire in BOTH {
+        for wire in WireFormat::ALL {
             let r = common::model(server.addr(), wire, true).await.response();
             assert_eq!(r.status, status);
             assert_eq!(r.header("location"), Some("http://127.0.0.1:9/v1/messages"));
@@ -102,7 +118,7 @@ async fn an_error_body_stalls_after_n_bytes_under_the_whole_length() {
             other => panic!("not an HTTP error: {other:?}"),
         };
         let (full, server) = (serve(whole).await, serve(stalled).await);
-        for wire in BOTH {
+        for wire in WireFormat::ALL {
             for stream in [true, false] {
                 let expected = common::model(full.addr(), wire, stream).await.response();
                 let mut client = ask(&server, wire, stream).await;
@@ -161,6 +177,10 @@ fn expected_not_an_answer(
             "id": format!("chatcmpl-chaos{seq:012}"), "object": "chat.completion", "created": created,
             "model": "test-model", "choices": [],
         })),
+        (NotAnAnswer::NoChoices, WireFormat::Gemini) => Ok(json!({
+            "candidates": [], "modelVersion": "test-model",
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 0, "totalTokenCount": 1},
+        })),
         (NotAnAnswer::NoChoices, _) => Ok(json!({
             "id": format!("msg_chaos{seq:016}"), "type": "message", "role": "assistant", "model": "test-model",
             "content": [], "stop_reason": null, "stop_sequence": null,
@@ -169,6 +189,12 @@ fn expected_not_an_answer(
         (NotAnAnswer::ModelsList, _) => {
             Ok(json!({"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "chaos"}]}))
         }
+        (NotAnAnswer::DoneOnly, WireFormat::Gemini) => Err(vec![(
+            None,
+            json!({"modelVersion": "test-model",
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 0, "totalTokenCount": 1}}),
+        )]),
+        (NotAnAnswer::EmptyChunk, WireFormat::Gemini) => Err(vec![(None, gemini_opening(seq))]),
         (NotAnAnswer::DoneOnly, WireFormat::OpenAi) => Err(vec![done()]),
         (NotAnAnswer::DoneOnly, _) => Err(vec![message_start(seq), stop()]),
         (NotAnAnswer::EmptyChunk, WireFormat::OpenAi) => Err(vec![openai_start(), done()]),
@@ -199,13 +225,14 @@ async fn not_an_answer_sends_each_shape_on_both_wires_streamed_or_not() {
         let server = serve(Step::not_an_answer(shape)).await;
         let mut client = Client::connect(server.addr()).await;
         let mut seq = 0;
-        for wire in BOTH {
+        for wire in WireFormat::ALL {
             for stream in [true, false] {
                 let r = client.model(wire, stream).await.response();
                 assert_eq!(r.status, 200);
-                let (id_name, id) =
-                    id_header(wire, seq).split_once(": ").map(|(n, v)| (n.to_owned(), v.to_owned())).unwrap();
-                assert_eq!(r.header(&id_name), Some(id.as_str()));
+                if let Some(header) = id_header(wire, seq) {
+                    let (id_name, id) = header.split_once(": ").unwrap();
+                    assert_eq!(r.header(id_name), Some(id));
+                }
                 let text = r.text();
                 let created = created_in(&text);
                 match expected_not_an_answer(shape, wire, seq, &created) {
@@ -235,7 +262,11 @@ async fn not_an_answer_sends_each_shape_on_both_wires_streamed_or_not() {
             }
         }
         let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-        assert_eq!(kinds, [StepKind::NotAnAnswer; 4], "one keep-alive connection, one step per request");
+        assert_eq!(
+            kinds,
+            [StepKind::NotAnAnswer; 2 * WireFormat::ALL.len()],
+            "one keep-alive connection, one step per request"
+        );
     }
 }
 
@@ -251,7 +282,7 @@ async fn the_simple_shapes_are_these_exact_bytes() {
             "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
              {}\r\n\r\n{body}",
             body.len(),
-            id_header(WireFormat::Anthropic, 0)
+            id_header(WireFormat::Anthropic, 0).unwrap()
         );
         assert_eq!(String::from_utf8(client.read_exactly(expected.len()).await).unwrap(), expected);
     }
@@ -268,12 +299,11 @@ async fn the_simple_shapes_are_these_exact_bytes() {
 
 #[tokio::test]
 async fn bad_head_sends_its_head_then_closes() {
-    let usual =
-        |wire, seq| format!("content-type: application/json\r\ncontent-length: 0\r\n{}\r\n", id_header(wire, seq));
+    let usual = |wire, seq| format!("content-type: application/json\r\ncontent-length: 0\r\n{}", id_line(wire, seq));
     for shape in BadHead::ALL {
         let server = serve(Step::bad_head(shape)).await;
         let mut seq = 0;
-        for wire in BOTH {
+        for wire in WireFormat::ALL {
             for stream in [true, false] {
                 let mut client = Client::connect(server.addr()).await;
                 client.send_model(wire, stream, &[]).await;
@@ -293,7 +323,7 @@ async fn bad_head_sends_its_head_then_closes() {
             }
         }
         let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-        assert_eq!(kinds, [StepKind::BadHead; 4]);
+        assert_eq!(kinds, [StepKind::BadHead; 2 * WireFormat::ALL.len()]);
     }
 }
 
@@ -333,7 +363,7 @@ async fn bare_json_error_is_one_bare_line_on_a_200_event_stream() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
     let server = serve(Step::hang().after_start()).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let seq = server.requests_served() - 1;
         let head = client.read_head().await.expect("a head");
@@ -357,6 +387,7 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
                     "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}],
                 }),
             ),
+            WireFormat::Gemini => (None, gemini_opening(seq)),
             _ => message_start(seq),
         };
         assert_eq!((name, data), expected, "{wire:?}: the opening event alone");
@@ -368,11 +399,12 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
         assert_eq!(head.header("content-type"), Some("application/json"));
         assert_eq!(head.header("transfer-encoding"), Some("chunked"));
         let opening = client.chunk_text().await;
-        let start = match wire {
-            WireFormat::OpenAi => r#"{"id":"chatcmpl-chaos"#,
-            _ => r#"{"id":"msg_chaos"#,
+        let (start, end) = match wire {
+            WireFormat::OpenAi => (r#"{"id":"chatcmpl-chaos"#, r#""model":"test-model","#),
+            WireFormat::Gemini => (r#"{"modelVersion":"test-model","#, r#""responseId":"chaos-response-"#),
+            _ => (r#"{"id":"msg_chaos"#, r#""model":"test-model","#),
         };
-        assert!(opening.starts_with(start) && opening.ends_with(r#""model":"test-model","#), "{opening}");
+        assert!(opening.starts_with(start) && opening.contains(end) && opening.ends_with(','), "{opening}");
         assert!(client.silent_for(SILENCE).await, "{wire:?} not streamed: then nothing");
         leave_and_expect_nothing_more(client, &server).await;
     }
@@ -411,7 +443,7 @@ async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
         ("\u{1b}]52;c;aGVsbG8=\u{7}", r"\u001b]52;c;aGVsbG8=\u0007"),
         ("\u{1b}]0;title\u{7}", r"\u001b]0;title\u0007"),
     ];
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let server = ChaosServer::start(Scenario::from_json_str(ESCAPES).unwrap()).await.unwrap();
         let mut client = Client::connect(server.addr()).await;
         for (i, (message, escaped)) in cases.iter().enumerate() {

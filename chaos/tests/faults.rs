@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step, StepKind, WrongContentType};
-use common::{BOTH, Client, Response, WireFormat, ask, leave_and_expect_nothing_more, wait_for};
+use common::{Client, Response, WireFormat, ask, leave_and_expect_nothing_more, wait_for};
 use serde_json::{Value, json};
 
 const SILENCE: Duration = Duration::from_secs(60);
@@ -25,11 +25,14 @@ fn request_id(seq: usize) -> String {
     format!("req_chaos{seq:012}")
 }
 
-fn id_header(wire: WireFormat) -> &'static str {
-    match wire {
+/// The request id header's line for request `seq`, if the wire sends one (Google sends none).
+fn id_line(wire: WireFormat, seq: usize) -> String {
+    let name = match wire {
         WireFormat::OpenAi => "x-request-id",
+        WireFormat::Gemini => return String::new(),
         _ => "request-id",
-    }
+    };
+    format!("{name}: {}\r\n", request_id(seq))
 }
 
 /// An SSE event's parts: its `event:` name and its `data:` JSON.
@@ -56,7 +59,7 @@ async fn anthropic_preamble(client: &mut Client) {
 #[tokio::test(start_paused = true)]
 async fn hang_before_headers_is_silent_until_the_client_leaves() {
     let server = serve(Step::hang()).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = ask(&server, wire, stream).await;
             assert!(client.silent_for(SILENCE).await, "{wire:?} stream {stream}: not a byte");
@@ -70,13 +73,12 @@ async fn hang_before_headers_is_silent_until_the_client_leaves() {
 #[tokio::test(start_paused = true)]
 async fn hang_in_headers_sends_the_head_without_its_end() {
     let server = serve(Step::hang().in_headers()).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let expected = format!(
             "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: text/event-stream; charset=utf-8\r\n\
-             cache-control: no-cache\r\ntransfer-encoding: chunked\r\n{}: {}\r\n",
-            id_header(wire),
-            request_id(server.requests_served() - 1)
+             cache-control: no-cache\r\ntransfer-encoding: chunked\r\n{}",
+            id_line(wire, server.requests_served() - 1)
         );
         let got = client.read_exactly(expected.len()).await;
         assert_eq!(String::from_utf8(got).unwrap(), expected);
@@ -87,8 +89,10 @@ async fn hang_in_headers_sends_the_head_without_its_end() {
         let start = "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: application/json\r\ncontent-length: ";
         let got = String::from_utf8(client.read_exactly(start.len()).await).unwrap();
         assert_eq!(got, start);
-        let rest =
-            client.read_until(&format!("{}: {}\r\n", id_header(wire), request_id(server.requests_served() - 1))).await;
+        let rest = match id_line(wire, server.requests_served() - 1) {
+            line if line.is_empty() => client.read_until("\r\n").await,
+            line => client.read_until(&line).await,
+        };
         let length = rest.split("\r\n").next().unwrap();
         assert!(length.parse::<usize>().unwrap() > 100, "the whole answer's length: {rest:?}");
         assert!(client.silent_for(SILENCE).await, "{wire:?}: the blank line never comes");
@@ -101,7 +105,7 @@ async fn hang_in_headers_sends_the_head_without_its_end() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_headers_sends_the_whole_head_and_no_body() {
     let server = serve(Step::hang().after_headers()).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = ask(&server, wire, stream).await;
             let head = head_of(&mut client).await;
@@ -124,7 +128,7 @@ async fn hang_after_headers_sends_the_whole_head_and_no_body() {
 #[tokio::test(start_paused = true)]
 async fn hang_after_chunks_is_silent_after_k_chunks() {
     let server = serve(Step::hang().after_chunks(2).text("one two three")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         assert_eq!(head_of(&mut client).await.status, 200);
         if wire == WireFormat::Anthropic {
@@ -134,6 +138,7 @@ async fn hang_after_chunks_is_silent_after_k_chunks() {
         for _ in 0..2 {
             let (_, data) = event(&client.chunk_text().await);
             let piece = data.pointer("/choices/0/delta/content").or_else(|| data.pointer("/delta/text"));
+            let piece = piece.or_else(|| data.pointer("/candidates/0/content/parts/0/text"));
             text.push_str(piece.and_then(Value::as_str).unwrap());
         }
         assert_eq!(text, "one two ");
@@ -147,7 +152,7 @@ async fn hang_after_chunks_is_silent_after_k_chunks() {
 #[tokio::test(start_paused = true)]
 async fn keep_alive_flood_sends_comments_right_after_the_headers() {
     let server = serve(Step::keep_alive_flood().interval_ms(0)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let head = head_of(&mut client).await;
         assert_eq!(head.status, 200);
@@ -159,7 +164,7 @@ async fn keep_alive_flood_sends_comments_right_after_the_headers() {
         wait_for(|| server.open_connections() == 0, "the flood ending").await;
     }
     let kinds: Vec<StepKind> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::KeepAliveFlood; 2]);
+    assert_eq!(kinds, [StepKind::KeepAliveFlood; WireFormat::ALL.len()]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -203,7 +208,7 @@ async fn keep_alive_flood_pings_anthropic_clients_after_the_first_chunks() {
 #[tokio::test(start_paused = true)]
 async fn keep_alive_flood_without_stream_sends_newlines() {
     let server = serve(Step::keep_alive_flood().interval_ms(0)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, false).await;
         let head = head_of(&mut client).await;
         assert_eq!((head.status, head.header("content-type")), (200, Some("application/json")));
@@ -271,7 +276,7 @@ async fn empty_chunk_flood_from_the_start_gives_openai_the_role_first() {
 #[tokio::test(start_paused = true)]
 async fn endless_text_keeps_coming_after_a_mebibyte() {
     let server = serve(Step::endless_text().text("all work and no play ").interval_ms(0)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         head_of(&mut client).await;
         if wire == WireFormat::Anthropic {
@@ -284,6 +289,7 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
             let (name, data) = event(&chunk);
             let piece = match wire {
                 WireFormat::OpenAi => data["choices"][0]["delta"]["content"].as_str().unwrap().to_owned(),
+                WireFormat::Gemini => data["candidates"][0]["content"]["parts"][0]["text"].as_str().unwrap().to_owned(),
                 _ => {
                     assert_eq!(name.as_deref(), Some("content_block_delta"));
                     data["delta"]["text"].as_str().unwrap().to_owned()
@@ -305,7 +311,7 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
 #[tokio::test(start_paused = true)]
 async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
     let server = serve(Step::endless_text().text("more ").interval_ms(0)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, false).await;
         let head = head_of(&mut client).await;
         assert_eq!((head.status, head.header("content-type")), (200, Some("application/json")));
@@ -314,6 +320,7 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
             WireFormat::OpenAi => {
                 r#""model":"test-model","choices":[{"index":0,"message":{"role":"assistant","content":""#
             }
+            WireFormat::Gemini => r#"","candidates":[{"index":0,"content":{"role":"model","parts":[{"text":""#,
             _ => r#"","type":"message","role":"assistant","model":"test-model","content":[{"type":"text","text":""#,
         };
         assert!(opening.ends_with(expected), "{opening}");
@@ -329,13 +336,14 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
 
 #[tokio::test(start_paused = true)]
 async fn http_error_with_an_endless_body_never_ends() {
-    let scenario = Scenario::from_json_str(
-        r#"{"steps": [{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": 2}]}"#,
-    )
+    let wires = WireFormat::ALL.len();
+    let scenario = Scenario::from_json_str(&format!(
+        r#"{{"steps": [{{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": {wires}}}]}}"#,
+    ))
     .unwrap();
-    assert_eq!(scenario, Scenario::new().then_times(2, Step::http_error(503).endless_body().interval_ms(0)));
+    assert_eq!(scenario, Scenario::new().then_times(wires as u32, Step::http_error(503).endless_body().interval_ms(0)));
     let server = ChaosServer::start(scenario).await.unwrap();
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
         let head = head_of(&mut client).await;
         assert_eq!(head.status, 503);
@@ -355,7 +363,7 @@ async fn http_error_with_an_endless_body_never_ends() {
 #[tokio::test(start_paused = true)]
 async fn endless_json_opens_an_object_then_sends_whitespace() {
     let server = serve(Step::endless_json().interval_ms(0)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = ask(&server, wire, stream).await;
             let seq = server.requests_served() - 1;
@@ -370,6 +378,10 @@ async fn endless_json_opens_an_object_then_sends_whitespace() {
                     )));
                     assert!(opening.ends_with(r#","model":"test-model","#), "{opening}");
                 }
+                WireFormat::Gemini => assert_eq!(
+                    opening,
+                    format!(r#"{{"modelVersion":"test-model","responseId":"chaos-response-{seq:012}","#)
+                ),
                 _ => assert_eq!(
                     opening,
                     format!(r#"{{"id":"msg_chaos{seq:016}","type":"message","role":"assistant","model":"test-model","#)
@@ -398,12 +410,12 @@ async fn endless_json_with_a_long_interval_stalls_after_the_opening() {
 async fn wrong_content_type_sends_a_login_page() {
     let server = ChaosServer::start(
         Scenario::new()
-            .then_times(4, Step::wrong_content_type())
+            .then_times(2 * WireFormat::ALL.len() as u32, Step::wrong_content_type())
             .then(Step::wrong_content_type().content_type("text/plain").body("upstream said no")),
     )
     .await
     .unwrap();
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let r = common::model(server.addr(), wire, stream).await.response();
             assert_eq!(r.status, 200);
@@ -450,12 +462,12 @@ async fn errors_echo_the_fragment_of_the_key_they_are_told_to() {
     for (echo, fragment) in cases {
         assert_eq!(echo.fragment(KEY), fragment);
         let server = serve(Step::http_error(401).message("Invalid key:").echo_key(echo)).await;
-        for wire in BOTH {
+        for wire in WireFormat::ALL {
             assert_eq!(error_message(&server, wire, true, true).await, format!("Invalid key: {fragment}"));
             assert_eq!(error_message(&server, wire, false, false).await, "Invalid key:", "no key, no echo");
         }
         let server = serve(Step::sse_error(1).message("").echo_key(echo)).await;
-        for wire in BOTH {
+        for wire in WireFormat::ALL {
             assert_eq!(error_message(&server, wire, true, true).await, fragment, "{wire:?} streamed event");
         }
     }

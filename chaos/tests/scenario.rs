@@ -46,7 +46,7 @@ async fn steps_repeat_then_the_default_answers() {
 #[tokio::test]
 async fn an_empty_scenario_always_succeeds() {
     let server = ChaosServer::start(Scenario::new()).await.unwrap();
-    for wire in common::BOTH {
+    for wire in common::WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
         assert_eq!(common::stream_text(wire, &r.events()), (agentic_chaos::DEFAULT_TEXT.to_owned(), true));
     }

@@ -18,6 +18,38 @@ async fn binds_loopback_on_a_port_the_system_picks() {
     let port = a.addr().port();
     assert_eq!(a.openai_base_url(), format!("http://127.0.0.1:{port}/v1"));
     assert_eq!(a.anthropic_base_url(), format!("http://127.0.0.1:{port}"));
+    for wire in WireFormat::ALL {
+        // A client posts to its base URL and the rest of the wire's path.
+        let url = format!("http://127.0.0.1:{port}{}", wire.request_path("m", true));
+        assert!(url.starts_with(&a.base_url(wire)), "{wire:?}: {url} under {}", a.base_url(wire));
+        assert_eq!(a.base_url(wire), format!("http://127.0.0.1:{port}{}", wire.base_path()));
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_path_is_a_404_naming_every_route() {
+    let server = ChaosServer::start(Scenario::new()).await.unwrap();
+    let mut client = Client::connect(server.addr()).await;
+    let r = client.request("POST", "/v2/nothing", &[], "{}").await.response();
+    assert_eq!(r.status, 404);
+    assert_eq!(
+        r.json()["error"]["message"],
+        "no route for POST /v2/nothing; the chaos server answers POST /v1/chat/completions (OpenAI), \
+         POST /v1/messages (Anthropic) and POST /v1beta/models/{model}:streamGenerateContent (Gemini)"
+    );
+    assert_eq!(server.journal()[0].wire, None);
+}
+
+#[test]
+fn every_wire_is_named_routed_and_journaled_by_one_name() {
+    for wire in WireFormat::ALL {
+        assert_eq!(WireFormat::from_name(wire.name()), Some(wire));
+        assert_eq!(serde_json::to_value(wire).unwrap(), wire.name(), "the journal's name");
+        assert_eq!(WireFormat::from_path(wire.path()), Some(wire));
+    }
+    let names: Vec<_> = WireFormat::ALL.iter().map(|wire| wire.name()).collect();
+    assert_eq!(names[..2], ["openai", "anthropic"], "the first wires keep their place");
+    assert_eq!(WireFormat::from_name("nope"), None);
 }
 
 #[tokio::test]

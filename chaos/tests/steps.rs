@@ -3,7 +3,7 @@
 mod common;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
-use common::{BOTH, Client, End, WireFormat, model, stream_text, whole_text};
+use common::{Client, End, WireFormat, model, stream_text, whole_text};
 use serde_json::{Value, json};
 
 async fn serve(step: impl Into<Step>) -> ChaosServer {
@@ -113,7 +113,7 @@ async fn ok_answers_whole_json_without_stream() {
 #[tokio::test]
 async fn ok_with_chunk_delay_still_streams_every_chunk() {
     let server = serve(Step::ok("one two three").chunk_delay_ms(2)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let started = tokio::time::Instant::now();
         let r = model(server.addr(), wire, true).await.response();
         assert!(started.elapsed() >= std::time::Duration::from_millis(6));
@@ -127,7 +127,7 @@ async fn http_error_sends_status_headers_and_provider_body() {
     let step =
         Step::http_error(429).retry_after_secs(2).retry_after_ms(1500).should_retry(true).header("x-extra", "yes");
     let server = serve(step).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let r = model(server.addr(), wire, stream).await.response();
             assert_eq!(r.status, 429);
@@ -141,6 +141,15 @@ async fn http_error_sends_status_headers_and_provider_body() {
                 WireFormat::OpenAi => json!({"error": {
                     "message": "Rate limit reached for requests. Please try again later.",
                     "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
+                WireFormat::Gemini => {
+                    let error = r.json()["error"].clone();
+                    assert_eq!(
+                        error["details"][0]["violations"][0]["quotaId"],
+                        "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+                    );
+                    json!({"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                        "status": "RESOURCE_EXHAUSTED", "details": error["details"]}})
+                }
                 _ => json!({"type": "error", "error": {
                     "type": "rate_limit_error",
                     "message": "Number of requests has exceeded your rate limit. Please try again later."}}),
@@ -196,7 +205,7 @@ async fn http_error_body_parts_can_be_overridden() {
             .retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
     )
     .await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
         assert_eq!(r.status, 502);
         assert_eq!(r.text(), html);
@@ -254,8 +263,9 @@ async fn invalid_api_key_sends_each_providers_real_body() {
 
 #[tokio::test]
 async fn close_before_headers_sends_nothing() {
-    let server = ChaosServer::start(Scenario::new().then_times(4, Step::close_before_headers())).await.unwrap();
-    for wire in BOTH {
+    let times = 2 * WireFormat::ALL.len() as u32;
+    let server = ChaosServer::start(Scenario::new().then_times(times, Step::close_before_headers())).await.unwrap();
+    for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
             assert!(matches!(client.model(wire, stream).await, common::Outcome::ClosedBeforeHeaders));
@@ -264,13 +274,13 @@ async fn close_before_headers_sends_nothing() {
     // The default step answers next.
     let r = model(server.addr(), WireFormat::OpenAi, false).await.response();
     assert_eq!(r.status, 200);
-    assert_eq!(server.requests_served(), 5);
+    assert_eq!(server.requests_served(), times as usize + 1);
 }
 
 #[tokio::test]
 async fn drop_stream_cuts_the_body_after_k_chunks() {
     let server = serve(Step::drop_stream(2).text("one two three four")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let r = client.model(wire, true).await.response();
         assert_eq!(r.status, 200);
@@ -304,7 +314,7 @@ async fn drop_stream_after_zero_chunks_and_beyond_the_text() {
 #[tokio::test]
 async fn drop_stream_without_stream_cuts_the_json_body() {
     let server = serve(Step::drop_stream(1)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, false).await.response();
         assert_eq!(r.status, 200);
         assert_eq!(r.end, End::Cut);
@@ -316,7 +326,7 @@ async fn drop_stream_without_stream_cuts_the_json_body() {
 #[tokio::test]
 async fn truncate_ends_cleanly_without_final_events() {
     let server = serve(Step::truncate(1).chunks(3).text("abcdef")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let r = client.model(wire, true).await.response();
         assert_eq!(r.end, End::Clean);
@@ -336,7 +346,7 @@ async fn truncate_ends_cleanly_without_final_events() {
 #[tokio::test]
 async fn truncate_without_stream_sends_half_a_json_body() {
     let server = serve(Step::truncate(1)).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, false).await.response();
         assert_eq!(r.end, End::Clean);
         assert!(serde_json::from_slice::<Value>(&r.body).is_err());
@@ -367,11 +377,12 @@ async fn sse_error_sends_the_providers_error_event() {
 #[tokio::test]
 async fn sse_error_message_and_type_can_be_set_even_empty() {
     let server = serve(Step::sse_error(0).error_type("api_error").message("")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
-        // Both shapes nest the error under "error".
+        // Every shape nests the error under "error"; Google's names its type `status`.
         let error = r.events().last().unwrap().json()["error"].clone();
-        assert_eq!(error["type"], "api_error");
+        let kind = if wire == WireFormat::Gemini { "status" } else { "type" };
+        assert_eq!(error[kind], "api_error");
         assert_eq!(error["message"], "");
     }
 }
@@ -394,7 +405,7 @@ async fn sse_error_without_stream_is_an_http_error() {
 #[tokio::test]
 async fn malformed_chunk_sends_invalid_json_then_goes_on() {
     let server = serve(Step::malformed_chunk(1).text("one two")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let r = model(server.addr(), wire, true).await.response();
         assert_eq!(r.end, End::Clean);
         let events = r.events();
@@ -405,6 +416,7 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
             WireFormat::OpenAi => {
                 r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"#
             }
+            WireFormat::Gemini => r#"{"candidates":[{"content":{"parts":[{"text":"#,
             _ => r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#,
         };
         assert_eq!(bad[0].data, expected);
@@ -423,6 +435,7 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
             .filter(|e| {
                 e.event.as_deref() == Some("content_block_delta")
                     || e.json().pointer("/choices/0/delta/content").is_some()
+                    || e.json().pointer("/candidates/0/content/parts/0/text").is_some()
             })
             .count();
         assert_eq!(deltas_before, 1);
@@ -442,7 +455,7 @@ async fn malformed_chunk_data_can_be_set_and_unstreamed_is_a_bad_body() {
 #[tokio::test]
 async fn stall_before_headers_then_answers() {
     let server = serve(Step::stall(10).text("late")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let started = tokio::time::Instant::now();
         let r = model(server.addr(), wire, true).await.response();
         assert!(started.elapsed() >= std::time::Duration::from_millis(10));
@@ -455,7 +468,7 @@ async fn stall_before_headers_then_answers() {
 #[tokio::test]
 async fn stall_mid_stream_then_finishes() {
     let server = serve(Step::stall(10).after_chunks(1).text("a b c")).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let started = tokio::time::Instant::now();
         let r = model(server.addr(), wire, true).await.response();
         assert!(started.elapsed() >= std::time::Duration::from_millis(10));
@@ -469,18 +482,18 @@ async fn stall_mid_stream_then_finishes() {
 #[tokio::test]
 async fn hang_before_headers_lasts_until_the_client_leaves() {
     let server = serve(Step::hang()).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let body = common::body(true);
-        let request =
-            format!("POST {} HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}", wire.path(), body.len());
+        let path = wire.request_path("test-model", true);
+        let request = format!("POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}", body.len());
         client.send_raw(request.as_bytes()).await;
         client.shutdown_write().await;
         // The server answers nothing, notices the client leaving, and closes.
         assert!(matches!(client.read_response().await, common::Outcome::ClosedBeforeHeaders));
     }
     let kinds: Vec<_> = server.journal().iter().map(|e| e.step.unwrap().kind).collect();
-    assert_eq!(kinds, [StepKind::Hang, StepKind::Hang]);
+    assert_eq!(kinds, [StepKind::Hang; WireFormat::ALL.len()]);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 mod common;
 
 use agentic_chaos::{ChaosServer, Scenario, ScenarioError, Step};
-use common::{BOTH, Client, Event, WireFormat};
+use common::{Client, Event, WireFormat};
 use serde_json::{Value, json};
 
 const CUT: &str = r#"{"currency": "EUR", "total"#;
@@ -20,6 +20,7 @@ fn streamed_stop(wire: WireFormat, events: &[Event]) -> String {
     let mut reasons = events.iter().filter(|event| event.data != "[DONE]").map(Event::json).filter_map(|data| {
         let pointer = match wire {
             WireFormat::OpenAi => "/choices/0/finish_reason",
+            WireFormat::Gemini => "/candidates/0/finishReason",
             _ => "/delta/stop_reason",
         };
         data.pointer(pointer).and_then(Value::as_str).map(str::to_owned)
@@ -31,6 +32,7 @@ fn streamed_stop(wire: WireFormat, events: &[Event]) -> String {
 fn whole_stop(wire: WireFormat, body: &Value) -> String {
     let pointer = match wire {
         WireFormat::OpenAi => "/choices/0/finish_reason",
+        WireFormat::Gemini => "/candidates/0/finishReason",
         _ => "/stop_reason",
     };
     body.pointer(pointer).and_then(Value::as_str).expect("the answer has a stop reason").to_owned()
@@ -39,6 +41,7 @@ fn whole_stop(wire: WireFormat, body: &Value) -> String {
 fn expected(wire: WireFormat) -> &'static str {
     match wire {
         WireFormat::OpenAi => "length",
+        WireFormat::Gemini => "MAX_TOKENS",
         _ => "max_tokens",
     }
 }
@@ -46,7 +49,7 @@ fn expected(wire: WireFormat) -> &'static str {
 #[tokio::test]
 async fn a_cut_answer_ends_with_the_token_limit_on_both_formats_streamed_and_not() {
     let server = serve(Step::ok(CUT).chunks(3).cut_by_token_limit()).await;
-    for wire in BOTH {
+    for wire in WireFormat::ALL {
         let mut client = Client::connect(server.addr()).await;
         let streamed = client.model(wire, true).await.response();
         let events = streamed.events();
@@ -54,7 +57,9 @@ async fn a_cut_answer_ends_with_the_token_limit_on_both_formats_streamed_and_not
         assert_eq!(text, CUT, "{wire:?}: the text is sent as given");
         assert_eq!(streamed_stop(wire, &events), expected(wire), "{wire:?}");
         assert!(
-            events.last().is_some_and(|last| last.data == "[DONE]" || last.event.as_deref() == Some("message_stop")),
+            events.last().is_some_and(|last| last.data == "[DONE]"
+                || last.event.as_deref() == Some("message_stop")
+                || (wire == WireFormat::Gemini && last.json().pointer("/candidates/0/finishReason").is_some())),
             "{wire:?}: the stream still ends cleanly"
         );
         let whole = client.model(wire, false).await.response().json();

@@ -6,9 +6,7 @@ use agentic_runtime::policy::rules::millis;
 
 use crate::schema::SchemaFile;
 use crate::terminal::shown;
-use agentic_runtime::{
-    AnthropicProvider, Decision, ExecError, OpenAiProvider, Prompt, Provider, Reply, Runtime, Usage,
-};
+use agentic_runtime::{Decision, ExecError, Prompt, Provider, Reply, Runtime, Usage, WireKind};
 use serde::Serialize;
 
 use crate::input::usage_error;
@@ -20,9 +18,10 @@ pub(crate) const LONG_ABOUT: &str = "\
 Send one prompt through both retry layers and print the answer.
 
 The provider is --provider, or openai when --base-url, OPENAI_API_KEY or OPENAI_BASE_URL is set, \
-else anthropic when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set. The key comes from --api-key or \
-OPENAI_API_KEY / ANTHROPIC_API_KEY; the base URL from --base-url or OPENAI_BASE_URL / \
-ANTHROPIC_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
+else anthropic when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set, else gemini when GEMINI_API_KEY, \
+GOOGLE_API_KEY or GEMINI_BASE_URL is set. The key comes from --api-key or OPENAI_API_KEY / \
+ANTHROPIC_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY); the base URL from --base-url or \
+OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GEMINI_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
 
 Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --json prints one line \
 {\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \"attempts\": [..]} (on failure: \
@@ -39,21 +38,20 @@ other than newline and tab are escaped (ESC as \\u{1b}, CR as \\r), so that a se
 model's text cannot set the terminal's title, write its clipboard or rewrite a line; --json keeps \
 the exact text, in JSON's escapes.";
 
-/// Which wire format to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ProviderKind {
-    /// OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, ...).
-    Openai,
-    /// Anthropic `/v1/messages`.
-    Anthropic,
+/// The `--provider` values: every wire of the registry, by name, with its summary as the help.
+fn provider_parser() -> impl clap::builder::TypedValueParser<Value = WireKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = WireKind::ALL.iter().map(|kind| PossibleValue::new(kind.name()).help(kind.summary()));
+    // Only the names listed get here: the parser refuses any other first.
+    PossibleValuesParser::new(values).map(|name| WireKind::from_name(&name).unwrap_or(WireKind::ALL[0]))
 }
 
 /// `agentic ask` arguments.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The wire format [default: see below].
-    #[arg(long, value_enum)]
-    provider: Option<ProviderKind>,
+    #[arg(long, value_parser = provider_parser())]
+    provider: Option<WireKind>,
     /// The API's base URL, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
@@ -172,22 +170,30 @@ pub(crate) fn build_provider(
     args: &Args,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<std::sync::Arc<dyn Provider>, String> {
-    let kind = args.provider.unwrap_or_else(|| {
-        let openai = args.base_url.is_some() || env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some();
-        let anthropic = env("ANTHROPIC_API_KEY").is_some() || env("ANTHROPIC_BASE_URL").is_some();
-        if anthropic && !openai { ProviderKind::Anthropic } else { ProviderKind::Openai }
-    });
-    let (key_var, url_var, default_url) = match kind {
-        ProviderKind::Openai => ("OPENAI_API_KEY", "OPENAI_BASE_URL", OpenAiProvider::DEFAULT_BASE_URL),
-        ProviderKind::Anthropic => ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", AnthropicProvider::DEFAULT_BASE_URL),
+    // --base-url alone means the first wire (openai); else the first whose variables are set.
+    let set = |kind: &WireKind| {
+        kind.key_variables().iter().chain([&kind.base_url_variable()]).any(|name| env(name).is_some())
     };
-    let key = args.api_key.clone().filter(|key| !key.is_empty()).or_else(|| env(key_var));
+    let kind = args.provider.unwrap_or_else(|| {
+        let first = WireKind::ALL[0];
+        if args.base_url.is_some() {
+            first
+        } else {
+            WireKind::ALL.iter().copied().find(|kind| set(kind)).unwrap_or(first)
+        }
+    });
+    let (key_var, url_var, default_url) = (kind.key_variables()[0], kind.base_url_variable(), kind.default_base_url());
+    let key = args
+        .api_key
+        .clone()
+        .filter(|key| !key.is_empty())
+        .or_else(|| kind.key_variables().iter().find_map(|name| env(name)));
     let base_url = args.base_url.clone().or_else(|| env(url_var)).unwrap_or_else(|| default_url.to_owned());
     if !base_url.starts_with("http://") && !base_url.starts_with("https://") {
         return Err(format!(
             "the base URL `{}` is not an http(s) URL: pass e.g. --base-url http://127.0.0.1:8080{}",
             agentic_runtime::provider::display_url(&base_url),
-            if kind == ProviderKind::Openai { "/v1" } else { "" }
+            base_path(default_url)
         ));
     }
     if base_url.contains('#') {
@@ -202,28 +208,17 @@ pub(crate) fn build_provider(
         return Err(format!(
             "no API key for {}: pass --api-key or set {key_var} (a server of your own needs none: \
              pass --base-url or set {url_var})",
-            match kind {
-                ProviderKind::Openai => "openai",
-                ProviderKind::Anthropic => "anthropic",
-            }
+            kind.name()
         ));
     }
-    Ok(match kind {
-        ProviderKind::Openai => {
-            let mut provider = OpenAiProvider::new(base_url, key);
-            if let Some(model) = &args.model {
-                provider = provider.with_model(model.as_str());
-            }
-            std::sync::Arc::new(provider)
-        }
-        ProviderKind::Anthropic => {
-            let mut provider = AnthropicProvider::new(base_url, key);
-            if let Some(model) = &args.model {
-                provider = provider.with_model(model.as_str());
-            }
-            std::sync::Arc::new(provider)
-        }
-    })
+    Ok(kind.provider(base_url, key, args.model.as_deref()))
+}
+
+/// The path of a wire's own base URL (`/v1` of `https://api.openai.com/v1`), for the example of a
+/// local one.
+fn base_path(default_url: &str) -> &str {
+    let after_scheme = default_url.split_once("://").map_or(default_url, |(_, rest)| rest);
+    after_scheme.find('/').map_or("", |at| &after_scheme[at..])
 }
 
 /// The `--json` line.

@@ -86,7 +86,7 @@ pub use policy::{Jitter, RetryPolicy};
 pub use prompt::Prompt;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use provider::{AnthropicProvider, ConfigError, GeminiProvider, OpenAiProvider};
+pub use provider::{AnthropicProvider, ConfigError, GeminiProvider, OpenAiProvider, WireKind};
 pub use provider::{Provider, ResponseSchema, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Observer, Rule, Verdict, Why};

@@ -96,58 +96,22 @@ pub fn parse_events(text: &str) -> Vec<Event> {
     events
 }
 
-/// The text carried by an OpenAI stream's chunks, and whether it finished (stop + `[DONE]`).
-pub fn openai_stream_text(events: &[Event]) -> (String, bool) {
-    let mut text = String::new();
-    let mut stopped = false;
-    let mut done = false;
-    for e in events {
-        if e.data == "[DONE]" {
-            done = true;
-            continue;
-        }
-        let v = e.json();
-        if let Some(content) = v.pointer("/choices/0/delta/content").and_then(Value::as_str) {
-            text.push_str(content);
-        }
-        if v.pointer("/choices/0/finish_reason").and_then(Value::as_str) == Some("stop") {
-            stopped = true;
-        }
-    }
-    (text, stopped && done)
-}
-
-/// The text carried by an Anthropic stream's deltas, and whether it finished (`message_stop`).
-pub fn anthropic_stream_text(events: &[Event]) -> (String, bool) {
-    let mut text = String::new();
-    let mut stopped = false;
-    for e in events {
-        let v = e.json();
-        assert_eq!(e.event.as_deref(), v["type"].as_str(), "event name = data type");
-        if e.event.as_deref() == Some("content_block_delta") {
-            text.push_str(v["delta"]["text"].as_str().unwrap());
-        }
-        if e.event.as_deref() == Some("message_stop") {
-            stopped = true;
-        }
-    }
-    (text, stopped)
-}
-
+/// The text `events` carry in `wire`'s format, and whether the answer finished: the wire's own
+/// reference reader, fed the events as they came.
 pub fn stream_text(wire: WireFormat, events: &[Event]) -> (String, bool) {
-    match wire {
-        WireFormat::OpenAi => openai_stream_text(events),
-        _ => anthropic_stream_text(events),
-    }
+    let bytes: String = events
+        .iter()
+        .map(|e| match &e.event {
+            Some(name) => format!("event: {name}\ndata: {}\n\n", e.data),
+            None => format!("data: {}\n\n", e.data),
+        })
+        .collect();
+    wire.read_back(bytes.as_bytes())
 }
 
 /// The text of a non-streamed answer.
 pub fn whole_text(wire: WireFormat, body: &Value) -> String {
-    let pointer = match wire {
-        WireFormat::OpenAi => "/choices/0/message/content",
-        _ => "/content/0/text",
-    };
-    body.pointer(pointer).and_then(Value::as_str).unwrap().to_owned()
+    wire.read_back(body.to_string().as_bytes()).0
 }
 
 /// A model request body.
@@ -156,8 +120,6 @@ pub fn body(stream: bool) -> String {
         r#"{{"model":"test-model","max_tokens":64,"messages":[{{"role":"user","content":"hi"}}],"stream":{stream}}}"#
     )
 }
-
-pub const BOTH: [WireFormat; 2] = [WireFormat::OpenAi, WireFormat::Anthropic];
 
 /// One connection, possibly used for several requests.
 pub struct Client {
@@ -187,7 +149,8 @@ impl Client {
 
     /// POST a model request in `wire`'s format.
     pub async fn model(&mut self, wire: WireFormat, stream: bool) -> Outcome {
-        self.request("POST", wire.path(), &[("content-type", "application/json")], &body(stream)).await
+        let path = wire.request_path("test-model", stream);
+        self.request("POST", &path, &[("content-type", "application/json")], &body(stream)).await
     }
 
     async fn fill(&mut self) -> usize {
@@ -277,8 +240,8 @@ impl Client {
     /// Send a model request in `wire`'s format with extra headers, without reading the answer.
     pub async fn send_model(&mut self, wire: WireFormat, stream: bool, headers: &[(&str, &str)]) {
         let body = body(stream);
-        let mut request =
-            format!("POST {} HTTP/1.1\r\nhost: chaos.test\r\ncontent-length: {}\r\n", wire.path(), body.len());
+        let path = wire.request_path("test-model", stream);
+        let mut request = format!("POST {path} HTTP/1.1\r\nhost: chaos.test\r\ncontent-length: {}\r\n", body.len());
         for (name, value) in headers {
             request.push_str(&format!("{name}: {value}\r\n"));
         }

@@ -7,19 +7,12 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{HeaderMap, HeaderValue};
 
 use super::StreamEvent;
-use super::anthropic::AnthropicWire;
 use super::http::{self, Hints, Secret};
-use super::openai::OpenAiWire;
+use super::wire::WireKind;
 use crate::error::ModelError;
 
-/// The wire formats the HTTP providers read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WireFormat {
-    /// OpenAI chat completions.
-    OpenAi,
-    /// Anthropic messages.
-    Anthropic,
-}
+/// The wire formats the HTTP providers read: the registry's ([`WireKind::ALL`]).
+pub type WireFormat = WireKind;
 
 /// What a provider's call yields for a response body that arrives in `reads`: an event stream, or
 /// with `whole` one JSON answer. Texts that could hold `api_key` are redacted as in a real call.
@@ -29,11 +22,7 @@ pub fn stream(
     whole: bool,
     api_key: Option<&str>,
 ) -> Vec<Result<StreamEvent, ModelError>> {
-    let secret = Secret::new(api_key.map(str::to_owned));
-    match format {
-        WireFormat::OpenAi => http::replay(OpenAiWire::default(), reads, whole, secret),
-        WireFormat::Anthropic => http::replay(AnthropicWire::default(), reads, whole, secret),
-    }
+    format.replay(reads, whole, Secret::new(api_key.map(str::to_owned)))
 }
 
 /// The error of an HTTP response with `status` and `body` (`cut`: the body was longer than read).

@@ -72,7 +72,7 @@ pub(crate) fn proto_duration(text: &str) -> Option<Duration> {
 
 /// A non-negative number of units (`per_second` units make a second) as a duration: every server
 /// hint's number, `RetryInfo`'s here and the headers' (`retry-after-ms`, `Retry-After`) in
-/// `http.rs`. A number too large for a `Duration` (`1e300`, `inf`) is `Duration::MAX`: above any
+/// `http/hints.rs`. A number too large for a `Duration` (`1e300`, `inf`) is `Duration::MAX`: above any
 /// cap, so the caller stops at once and says the server asked for longer than the cap, rather than
 /// taking it for no hint.
 pub(super) fn parse_seconds(value: &str, per_second: f64) -> Option<Duration> {

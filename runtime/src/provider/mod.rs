@@ -5,24 +5,20 @@
 //! event-stream decoder ([`sse`]) need no HTTP stack.
 
 #[cfg(feature = "providers")]
-mod anthropic;
-#[cfg(feature = "providers")]
 pub(crate) mod boundary;
 pub(crate) mod fuzz;
 #[cfg(feature = "providers")]
 pub(crate) mod fuzz_http;
 #[cfg(feature = "providers")]
-mod gemini;
-#[cfg(feature = "providers")]
 mod google_rpc;
 #[cfg(feature = "providers")]
 mod http;
-#[cfg(feature = "providers")]
-mod openai;
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;
 pub mod sse;
+#[cfg(feature = "providers")]
+mod wire;
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -36,20 +32,15 @@ use crate::tool::ToolSpec;
 
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use anthropic::AnthropicProvider;
-#[cfg(feature = "providers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use gemini::GeminiProvider;
-#[cfg(feature = "providers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use http::ConfigError;
-#[cfg(feature = "providers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use openai::OpenAiProvider;
+pub use http::endpoint::ConfigError;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use secret::display_url;
+/// The HTTP providers, one per wire, and their registry ([`WireKind`]).
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use wire::*;
 
 /// What one model call is asked.
 #[derive(Debug, Clone, Copy)]

@@ -449,7 +449,7 @@ mod tests {
     fn a_config_error_never_shows_the_base_url() {
         let names = super::super::http::EnvNames {
             provider: "openai",
-            key: "OPENAI_API_KEY",
+            keys: &["OPENAI_API_KEY"],
             base_url: "OPENAI_BASE_URL",
             default_base_url: "https://api.openai.com/v1",
         };

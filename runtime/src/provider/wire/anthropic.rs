@@ -1,14 +1,14 @@
 //! Anthropic's Messages API, streamed.
 
-use std::fmt;
-
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire, is_content};
-use super::sse::SseEvent;
-use super::{EventStream, Provider, Request, StreamEvent};
+use super::super::Request;
+use super::super::http::{
+    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, Out, Wire, impl_http_provider,
+};
+use super::super::sse::SseEvent;
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
@@ -25,7 +25,7 @@ use crate::usage::Usage;
 /// [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`], `tool_use` ->
 /// [`StopReason::ToolUse`]; its `usage` counts replace those sent before, the others are kept),
 /// `message_stop`, `ping` and `error`. The API pings while the model thinks, so every event without
-/// content (`message_start`, `ping`, a thinking delta) is also sent as a [`StreamEvent::Heartbeat`]:
+/// content (`message_start`, `ping`, a thinking delta) is also sent as a [`StreamEvent::Heartbeat`](crate::provider::StreamEvent::Heartbeat):
 /// a stream that started and then sends nothing for `idle_timeout_ms` ends there, before its first
 /// content too. A request with a [schema](Request::schema) offers one more
 /// tool, named as the schema, whose `input_schema` is the schema, and forces it (`tool_choice:
@@ -56,14 +56,6 @@ pub struct AnthropicProvider {
     endpoint: Endpoint,
     max_tokens: u32,
 }
-
-/// The environment variables this provider reads.
-const ENV: EnvNames = EnvNames {
-    provider: "anthropic",
-    key: "ANTHROPIC_API_KEY",
-    base_url: "ANTHROPIC_BASE_URL",
-    default_base_url: AnthropicProvider::DEFAULT_BASE_URL,
-};
 
 impl AnthropicProvider {
     /// The default base URL, `https://api.anthropic.com`.
@@ -96,11 +88,6 @@ impl AnthropicProvider {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let (base_url, api_key) = ENV.read(lookup)?;
-        Ok(Self::new(base_url, api_key))
-    }
-
     /// The model to ask for.
     ///
     /// # Default
@@ -120,46 +107,44 @@ impl AnthropicProvider {
         self.max_tokens = max_tokens;
         self
     }
+}
 
-    /// The sampling temperature.
-    ///
-    /// # Default
-    ///
-    /// Unset: the server's default.
-    pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.endpoint.temperature = Some(temperature);
-        self
+impl_http_provider!(AnthropicProvider { max_tokens });
+
+/// A request with a schema offers one more tool, the answer tool, and forces it: no fallback.
+impl Wire for AnthropicProvider {
+    const PROVIDER: &'static str = "anthropic";
+    const ENV: EnvNames = EnvNames {
+        provider: "anthropic",
+        keys: &["ANTHROPIC_API_KEY"],
+        base_url: "ANTHROPIC_BASE_URL",
+        default_base_url: AnthropicProvider::DEFAULT_BASE_URL,
+    };
+    const DEFAULT_MODEL: &'static str = AnthropicProvider::DEFAULT_MODEL;
+    const AUTH: Auth = Auth { header: "x-api-key", prefix: "" };
+    type Decoder = AnthropicDecoder;
+
+    fn from_endpoint(endpoint: Endpoint) -> Self {
+        Self { endpoint, max_tokens: Self::DEFAULT_MAX_TOKENS }
     }
 
-    /// The base URL, without a trailing `/`.
-    pub fn base_url(&self) -> &str {
-        &self.endpoint.base_url
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    /// The model asked for.
-    pub fn model(&self) -> &str {
-        &self.endpoint.model
+    fn url(&self, _: &Request<'_>) -> Result<String, ModelError> {
+        self.endpoint.url("/v1/messages")
     }
 
-    /// True when a key is set.
-    pub fn has_api_key(&self) -> bool {
-        self.endpoint.api_key.is_some()
-    }
-
-    fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
-        let client = self.endpoint.client(request.bounds.connect)?;
-        let mut headers = HeaderMap::new();
-        if let Some(secret) = &self.endpoint.api_key {
-            headers.insert("x-api-key", http::secret_header("", secret)?);
-        }
+    fn headers(&self, headers: &mut HeaderMap) {
         headers.insert("anthropic-version", HeaderValue::from_static(Self::API_VERSION));
-        let body = self.body(request);
-        let url = self.endpoint.url("/v1/messages")?;
-        let built = http::post(&client, &url, headers, &body, request, self.endpoint.api_key.as_ref())?;
-        Ok((client, built))
     }
 
-    fn body(&self, request: &Request<'_>) -> Value {
+    fn decoder(&self, request: &Request<'_>) -> AnthropicDecoder {
+        AnthropicDecoder::answering(request.schema.map(|schema| schema.name.as_str()))
+    }
+
+    fn body(&self, request: &Request<'_>, _: Form) -> Value {
         let mut body = json!({
             "model": self.endpoint.model,
             "max_tokens": self.max_tokens,
@@ -197,47 +182,6 @@ impl AnthropicProvider {
 
 /// The description of the tool that carries an answer of a schema.
 const ANSWER_TOOL_DESCRIPTION: &str = "Answer with this tool: its input is the answer.";
-
-impl fmt::Debug for AnthropicProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.endpoint
-            .debug_fields(&mut f.debug_struct("AnthropicProvider"))
-            .field("max_tokens", &self.max_tokens)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    fn scope(&self) -> String {
-        self.endpoint.scope(self.name())
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(&self.endpoint.model)
-    }
-
-    fn server(&self) -> Option<(&str, u16)> {
-        self.endpoint.server()
-    }
-
-    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
-        match self.build(request) {
-            Ok((client, built)) => http::stream_call(
-                client,
-                built,
-                None,
-                AnthropicWire::answering(request.schema.map(|schema| schema.name.as_str())),
-                self.endpoint.api_key.clone(),
-                request.bounds,
-            ),
-            Err(error) => http::failed(error),
-        }
-    }
-}
 
 /// The messages as content blocks. A user turn's `tool_result` blocks come first (the API wants
 /// them so); empty text blocks and assistant messages with no content (a failed call's) are left
@@ -366,7 +310,7 @@ struct MessageDeltaBody {
 
 /// The Messages stream: events until `message_stop`.
 #[derive(Debug, Default)]
-pub(super) struct AnthropicWire {
+pub(crate) struct AnthropicDecoder {
     /// The `stop_reason` of the `message_delta`, once sent.
     stop_reason: Option<StopReason>,
     /// A `tool_use` block of a tool other than the answer tool was started.
@@ -379,11 +323,11 @@ pub(super) struct AnthropicWire {
     usage: Option<Usage>,
 }
 
-impl AnthropicWire {
+impl AnthropicDecoder {
     /// A wire for a request whose answer comes as the input of the tool `answer_tool`, when there is
     /// one (a request with a schema): that tool's blocks become the answer's text, and the
     /// `tool_use` stop of such an answer a plain stop.
-    pub(super) fn answering(answer_tool: Option<&str>) -> Self {
+    pub(crate) fn answering(answer_tool: Option<&str>) -> Self {
         Self { answer_tool: answer_tool.map(str::to_owned), ..Self::default() }
     }
 
@@ -405,7 +349,7 @@ impl AnthropicWire {
 
     /// Merges the counts `usage` has into the call's usage and sends the result; a usage with none
     /// of the four counts (or not an object) changes nothing.
-    fn usage(&mut self, usage: &Value, out: &mut Vec<StreamEvent>) {
+    fn usage(&mut self, usage: &Value, out: &mut Out<'_>) {
         let count = |key| http::tokens(usage, key);
         let counts = [
             count("input_tokens"),
@@ -422,34 +366,39 @@ impl AnthropicWire {
         merged.output_tokens = output.unwrap_or(merged.output_tokens);
         merged.cache_read_input_tokens = cache_read.unwrap_or(merged.cache_read_input_tokens);
         merged.cache_creation_input_tokens = cache_creation.unwrap_or(merged.cache_creation_input_tokens);
-        out.push(StreamEvent::Usage(*merged));
+        out.usage(*merged);
     }
 }
 
-/// The answering model of a message (`message_start`'s, or a whole answer's), as an event.
-fn model(message: &Value, out: &mut Vec<StreamEvent>) {
-    if let Some(model) = message.get("model").and_then(Value::as_str).filter(|model| !model.is_empty()) {
-        out.push(StreamEvent::Model(model.to_owned()));
+/// The answering model of a message (`message_start`'s, or a whole answer's).
+fn model(message: &Value, out: &mut Out<'_>) {
+    if let Some(model) = message.get("model").and_then(Value::as_str) {
+        out.model(model);
     }
 }
 
-impl Wire for AnthropicWire {
-    fn on_event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-        secret: Option<&Secret>,
-    ) -> Result<(), ModelError> {
-        let data = event.data.trim();
-        let mut value: Value = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
-        // The data names its type; the SSE `event:` field says the same and stands in when it does not.
-        if let Value::Object(object) = &mut value {
-            if !object.contains_key("type") && !event.event.is_empty() {
-                object.insert("type".to_owned(), Value::String(event.event.clone()));
-            }
+/// One event, parsed once from its text when its data names its `type` (as the API's always do);
+/// else the SSE `event:` field stands in for it, at the cost of a second pass over a `Value`.
+fn parse(event: &SseEvent) -> Result<Event, serde_json::Error> {
+    let data = event.data.trim();
+    if let Ok(parsed) = serde_json::from_str::<Event>(data) {
+        return Ok(parsed);
+    }
+    let mut value: Value = serde_json::from_str(data)?;
+    if let Value::Object(object) = &mut value {
+        if !object.contains_key("type") && !event.event.is_empty() {
+            object.insert("type".to_owned(), Value::String(event.event.clone()));
         }
-        let parsed: Event = serde_json::from_value(value).map_err(|error| http::malformed(data, &error, secret))?;
-        let before = out.len();
+    }
+    serde_json::from_value(value)
+}
+
+impl Decoder for AnthropicDecoder {
+    const ANSWER: &'static str = "a message (an object with `\"type\": \"message\"` and `content`)";
+
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+        let parsed = parse(event)?;
+        let before = out.mark();
         // The answer's closing events say nothing about a model still thinking.
         let closing = matches!(parsed, Event::MessageDelta { .. } | Event::MessageStop | Event::Error { .. });
         match parsed {
@@ -460,25 +409,19 @@ impl Wire for AnthropicWire {
                 }
             }
             Event::ContentBlockStart { index, content_block } => match content_block {
-                Block::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                Block::Text { text } => out.text(text),
                 Block::ToolUse { name, .. } if self.is_answer(&name) => self.answer_blocks.push(index),
                 Block::ToolUse { id, name } => {
                     self.tool_use = true;
-                    out.push(StreamEvent::ToolCallStart { index, id, name });
+                    out.tool_start(index, id, name);
                 }
-                _ => {}
+                Block::Other => {}
             },
             Event::ContentBlockDelta { index, delta } => match delta {
-                Delta::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
-                Delta::InputJson { partial_json }
-                    if !partial_json.is_empty() && self.answer_blocks.contains(&index) =>
-                {
-                    out.push(StreamEvent::TextDelta(partial_json));
-                }
-                Delta::InputJson { partial_json } if !partial_json.is_empty() => {
-                    out.push(StreamEvent::ToolCallDelta { index, arguments: partial_json });
-                }
-                _ => {}
+                Delta::Text { text } => out.text(text),
+                Delta::InputJson { partial_json } if self.answer_blocks.contains(&index) => out.text(partial_json),
+                Delta::InputJson { partial_json } => out.tool_args(index, partial_json),
+                Delta::Other => {}
             },
             Event::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason {
@@ -486,47 +429,42 @@ impl Wire for AnthropicWire {
                 }
                 self.usage(&usage, out);
             }
-            Event::MessageStop => out.push(StreamEvent::Done { stop_reason: self.stop(self.stop_reason) }),
-            Event::Error { error } => {
-                let body = ErrorBody::from_error(&error).unwrap_or_default();
-                out.push(http::error_event(&body, secret));
-            }
+            Event::MessageStop => out.done(self.stop(self.stop_reason)),
+            Event::Error { error } => out.error(ErrorFacts::from_error(&error).unwrap_or_default()),
             Event::Ignored => {}
         }
         // The API pings while the model thinks: every event without content proves the call alive.
-        if !closing && !out[before..].iter().any(is_content) {
-            out.push(StreamEvent::Heartbeat);
+        if !closing && !out.content_since(before) {
+            out.heartbeat();
         }
         Ok(())
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
         let message = WholeMessage::deserialize(answer)?;
         model(answer, out);
         for (index, block) in (0u32..).zip(message.content) {
             match block {
-                WholeBlock::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+                WholeBlock::Text { text } => out.text(text),
                 WholeBlock::ToolUse { name, input, .. } if self.is_answer(&name) => {
                     self.answer_blocks.push(index);
-                    out.push(StreamEvent::TextDelta(input.to_string()));
+                    out.text(input.to_string());
                 }
                 WholeBlock::ToolUse { id, name, input } => {
                     self.tool_use = true;
-                    out.push(StreamEvent::ToolCallStart { index, id, name });
+                    out.tool_start(index, id, name);
                     if !input.is_null() {
-                        out.push(StreamEvent::ToolCallDelta { index, arguments: input.to_string() });
+                        out.tool_args(index, input.to_string());
                     }
                 }
-                _ => {}
+                WholeBlock::Other => {}
             }
         }
         self.usage(&message.usage, out);
         self.stop_reason = message.stop_reason.as_deref().map(stop_reason);
-        out.push(StreamEvent::Done { stop_reason: self.stop(self.stop_reason) });
+        out.done(self.stop(self.stop_reason));
         Ok(())
     }
-
-    const ANSWER: &'static str = "a message (an object with `\"type\": \"message\"` and `content`)";
 
     fn is_answer(answer: &Value) -> bool {
         answer.get("type").and_then(Value::as_str) == Some("message")
@@ -579,6 +517,7 @@ fn stop_reason(reason: &str) -> StopReason {
 mod tests {
     use super::*;
     use crate::message::AssistantMessage;
+    use crate::provider::StreamEvent;
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
@@ -682,7 +621,7 @@ mod tests {
     fn replay(events: &[Value]) -> Vec<Result<StreamEvent, ModelError>> {
         let body: String =
             events.iter().map(|data| format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())).collect();
-        http::replay(AnthropicWire::default(), &[body.as_bytes()], false, None)
+        http::replay(AnthropicDecoder::default(), &[body.as_bytes()], false, None)
     }
 
     fn usages(events: &[Result<StreamEvent, ModelError>]) -> Vec<Usage> {
@@ -749,7 +688,7 @@ mod tests {
     fn a_whole_message_reports_its_model_and_usage() {
         let answer = json!({"model": "claude-x-1", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
             "usage": {"input_tokens": 4, "output_tokens": 1, "cache_read_input_tokens": 2}});
-        let events = http::replay(AnthropicWire::default(), &[answer.to_string().as_bytes()], true, None);
+        let events = http::replay(AnthropicDecoder::default(), &[answer.to_string().as_bytes()], true, None);
         assert_eq!(
             events,
             [
@@ -761,16 +700,36 @@ mod tests {
         );
     }
 
+    /// The data's own `type` is read in one pass; without one, the SSE event name stands in; a
+    /// repeated `message_start` reports the model once.
+    #[test]
+    fn events_are_typed_by_their_data_or_their_sse_name_and_the_model_is_reported_once() {
+        let start = r#"{"type":"message_start","message":{"model":"claude-x-1"}}"#;
+        let body = format!(
+            "event: message_start\ndata: {start}\n\nevent: message_start\ndata: {start}\n\n\
+             event: content_block_delta\ndata: {{\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"Hi\"}}}}\n\n\
+             event: ping\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"!\"}}}}\n\n\
+             data: {{\"type\":\"message_stop\"}}\n\n"
+        );
+        assert_eq!(
+            http::replay(AnthropicDecoder::default(), &[body.as_bytes()], false, None),
+            [
+                Ok(StreamEvent::Model("claude-x-1".into())),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::TextDelta("Hi".into())),
+                // The data's `type` wins over the SSE name.
+                Ok(StreamEvent::TextDelta("!".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+    }
+
     #[test]
     fn an_overloaded_error_event_is_typed_and_retryable() {
-        let mut wire = AnthropicWire::default();
-        let mut out = Vec::new();
-        let event = SseEvent {
-            event: "error".into(),
-            data: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
-        };
-        wire.on_event(&event, &mut out, None).unwrap();
-        let [StreamEvent::Error { message, error: Some(error) }] = out.as_slice() else { panic!("{out:?}") };
+        let body = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let out = http::replay(AnthropicDecoder::default(), &[body.as_bytes()], false, None);
+        let [Ok(StreamEvent::Error { message, error: Some(error) })] = out.as_slice() else { panic!("{out:?}") };
         assert_eq!(message, "Overloaded");
         assert_eq!(
             (error.kind(), error.code(), error.status()),

@@ -1,14 +1,13 @@
 //! The OpenAI-compatible chat completions API, streamed: OpenAI, vLLM, Ollama, llama.cpp, OpenRouter...
 
-use std::fmt;
-
-use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Fallback, Secret, Wire};
-use super::sse::SseEvent;
-use super::{EventStream, Provider, Request, StreamEvent};
+use super::super::Request;
+use super::super::http::{
+    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+};
+use super::super::sse::SseEvent;
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
@@ -55,14 +54,6 @@ pub struct OpenAiProvider {
     max_tokens: Option<u32>,
 }
 
-/// The environment variables this provider reads.
-const ENV: EnvNames = EnvNames {
-    provider: "openai",
-    key: "OPENAI_API_KEY",
-    base_url: "OPENAI_BASE_URL",
-    default_base_url: OpenAiProvider::DEFAULT_BASE_URL,
-};
-
 impl OpenAiProvider {
     /// The default base URL, `https://api.openai.com/v1`.
     pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
@@ -83,11 +74,6 @@ impl OpenAiProvider {
     /// the base URL is OpenAI's own (a local server needs no key); the error names the variable to set.
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok())
-    }
-
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let (base_url, api_key) = ENV.read(lookup)?;
-        Ok(Self::new(base_url, api_key))
     }
 
     /// The model to ask for.
@@ -111,63 +97,47 @@ impl OpenAiProvider {
         self.max_tokens = Some(max_tokens);
         self
     }
+}
 
-    /// The sampling temperature.
-    ///
-    /// # Default
-    ///
-    /// Unset: the server's default.
-    pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.endpoint.temperature = Some(temperature);
-        self
+impl_http_provider!(OpenAiProvider { max_tokens });
+
+/// A request with a schema asks for structured outputs first ([`Form::Primary`]: `{"type":
+/// "json_schema", "json_schema": {name, schema, "strict": true}}`, the answer follows the schema),
+/// and from a server that refuses it ([`rejects_schema`]) JSON mode ([`Form::Fallback`]: `{"type":
+/// "json_object"}`, the answer is a JSON object, the schema the caller's to check).
+impl Wire for OpenAiProvider {
+    const PROVIDER: &'static str = "openai";
+    const ENV: EnvNames = EnvNames {
+        provider: "openai",
+        keys: &["OPENAI_API_KEY"],
+        base_url: "OPENAI_BASE_URL",
+        default_base_url: OpenAiProvider::DEFAULT_BASE_URL,
+    };
+    const DEFAULT_MODEL: &'static str = OpenAiProvider::DEFAULT_MODEL;
+    const AUTH: Auth = Auth { header: "authorization", prefix: "Bearer " };
+    type Decoder = OpenAiDecoder;
+
+    fn from_endpoint(endpoint: Endpoint) -> Self {
+        Self { endpoint, max_tokens: None }
     }
 
-    /// The base URL, without a trailing `/`.
-    pub fn base_url(&self) -> &str {
-        &self.endpoint.base_url
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    /// The model asked for.
-    pub fn model(&self) -> &str {
-        &self.endpoint.model
+    fn url(&self, _: &Request<'_>) -> Result<String, ModelError> {
+        self.endpoint.url("/chat/completions")
     }
 
-    /// True when a key is set.
-    pub fn has_api_key(&self) -> bool {
-        self.endpoint.api_key.is_some()
+    fn fallback(&self, request: &Request<'_>) -> Option<fn(u16, &str) -> bool> {
+        request.schema.map(|_| rejects_schema as fn(u16, &str) -> bool)
     }
 
-    /// The request, and for a request with a schema its plain JSON mode fallback.
-    fn build(
-        &self,
-        request: &Request<'_>,
-    ) -> Result<(reqwest::Client, reqwest::Request, Option<Fallback>), ModelError> {
-        let client = self.endpoint.client(request.bounds.connect)?;
-        let mut headers = HeaderMap::new();
-        if let Some(secret) = &self.endpoint.api_key {
-            headers.insert(AUTHORIZATION, http::secret_header("Bearer ", secret)?);
-        }
-        let url = self.endpoint.url("/chat/completions")?;
-        let post = |mode| {
-            let body = self.body_for(request, mode);
-            http::post(&client, &url, headers.clone(), &body, request, self.endpoint.api_key.as_ref())
-        };
-        let built = post(JsonMode::Schema)?;
-        let fallback = match request.schema {
-            Some(_) => Some(Fallback { request: post(JsonMode::Object)?, applies: rejects_schema }),
-            None => None,
-        };
-        Ok((client, built, fallback))
+    fn decoder(&self, _: &Request<'_>) -> OpenAiDecoder {
+        OpenAiDecoder::default()
     }
 
-    /// The body, asking for the request's schema (if any) in strict structured outputs mode.
-    #[cfg(test)]
-    fn body(&self, request: &Request<'_>) -> Value {
-        self.body_for(request, JsonMode::Schema)
-    }
-
-    /// The body, asking for the request's schema (if any) as `mode` says.
-    fn body_for(&self, request: &Request<'_>, mode: JsonMode) -> Value {
+    fn body(&self, request: &Request<'_>, form: Form) -> Value {
         let mut body = json!({
             "model": self.endpoint.model,
             "messages": messages(request),
@@ -195,14 +165,14 @@ impl OpenAiProvider {
                 .collect();
         }
         if let Some(schema) = request.schema {
-            body["response_format"] = match mode {
-                JsonMode::Schema => json!({
+            body["response_format"] = match form {
+                Form::Primary => json!({
                     "type": "json_schema",
                     "json_schema": {"name": schema.name, "schema": schema.schema, "strict": true},
                 }),
-                JsonMode::Object => json!({"type": "json_object"}),
+                Form::Fallback => json!({"type": "json_object"}),
             };
-            if mode == JsonMode::Object {
+            if form == Form::Fallback {
                 // JSON mode needs the word "JSON" in the messages (OpenAI answers 400 otherwise) and
                 // knows no schema: a system message gives both.
                 let instruction = format!(
@@ -218,63 +188,11 @@ impl OpenAiProvider {
     }
 }
 
-/// How a request with a schema asks for JSON.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum JsonMode {
-    /// Structured outputs: `{"type": "json_schema", "json_schema": {name, schema, "strict": true}}`,
-    /// the answer follows the schema.
-    Schema,
-    /// JSON mode: `{"type": "json_object"}`, the answer is a JSON object (the schema is the
-    /// caller's to check), for servers that refuse the first.
-    Object,
-}
-
 /// Whether a server refused structured outputs: a 400 that names `response_format` or
 /// `json_schema` (llama.cpp, vLLM and older servers that do not know it, or OpenAI when the schema
 /// does not fit strict mode). Such a request gets JSON mode instead.
 fn rejects_schema(status: u16, body: &str) -> bool {
     status == 400 && (body.contains("response_format") || body.contains("json_schema"))
-}
-
-impl fmt::Debug for OpenAiProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.endpoint
-            .debug_fields(&mut f.debug_struct("OpenAiProvider"))
-            .field("max_tokens", &self.max_tokens)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    fn scope(&self) -> String {
-        self.endpoint.scope(self.name())
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(&self.endpoint.model)
-    }
-
-    fn server(&self) -> Option<(&str, u16)> {
-        self.endpoint.server()
-    }
-
-    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
-        match self.build(request) {
-            Ok((client, built, fallback)) => http::stream_call(
-                client,
-                built,
-                fallback,
-                OpenAiWire::default(),
-                self.endpoint.api_key.clone(),
-                request.bounds,
-            ),
-            Err(error) => http::failed(error),
-        }
-    }
 }
 
 /// The chat messages: the system instruction first, tool results as `tool` messages (before the
@@ -367,66 +285,6 @@ struct Chunk<'a> {
     usage: Option<Value>,
 }
 
-/// A chunk's `model`, borrowed from the chunk's text: every chunk repeats it and only the first is
-/// reported, so reading it costs no allocation. Anything but a string is `None`: a model of an
-/// unexpected shape is left out, not a failed call.
-#[derive(Default)]
-pub(super) struct ModelName<'a>(pub(super) Option<std::borrow::Cow<'a, str>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for ModelName<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ModelNameVisitor(std::marker::PhantomData))
-    }
-}
-
-struct ModelNameVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> serde::de::Visitor<'de> for ModelNameVisitor<'a> {
-    type Value = ModelName<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a model name")
-    }
-
-    fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Self::Value, E> {
-        Ok(ModelName(Some(std::borrow::Cow::Borrowed(name))))
-    }
-
-    fn visit_str<E>(self, name: &str) -> Result<Self::Value, E> {
-        Ok(ModelName(Some(std::borrow::Cow::Owned(name.to_owned()))))
-    }
-
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(ModelName(None))
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(ModelName(None))
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(ModelName(None))
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(ModelName(None))
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(ModelName(None))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(ModelName(None))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
-        Ok(ModelName(None))
-    }
-}
-
 #[derive(Deserialize)]
 struct Choice {
     #[serde(default)]
@@ -468,29 +326,16 @@ struct FunctionChunk {
 /// The usage chunk comes after the `finish_reason` chunk: the call ends at `[DONE]` (or at the end
 /// of the body, once a `finish_reason` came), never at the `finish_reason`, so it is read.
 #[derive(Debug, Default)]
-pub(super) struct OpenAiWire {
+pub(crate) struct OpenAiDecoder {
     /// The `finish_reason` of choice 0, once sent.
     finish: Option<StopReason>,
     /// The tool-call indices seen so far.
     tool_calls: Vec<u32>,
-    /// The answering model was reported (every chunk repeats it).
-    model_sent: bool,
 }
 
-impl OpenAiWire {
+impl OpenAiDecoder {
     fn stop_reason(&self) -> StopReason {
         self.finish.unwrap_or(if self.tool_calls.is_empty() { StopReason::Stop } else { StopReason::ToolUse })
-    }
-
-    /// The first model name sent, as [`StreamEvent::Model`].
-    fn model(&mut self, model: &ModelName<'_>, out: &mut Vec<StreamEvent>) {
-        if self.model_sent {
-            return;
-        }
-        if let Some(model) = model.0.as_deref().filter(|model| !model.is_empty()) {
-            self.model_sent = true;
-            out.push(StreamEvent::Model(model.to_owned()));
-        }
     }
 }
 
@@ -506,28 +351,24 @@ fn usage(usage: Option<&Value>) -> Option<Usage> {
     Some(Usage::new(input.unwrap_or(0), output.unwrap_or(0)).with_cache_read(cached.unwrap_or(0)))
 }
 
-impl Wire for OpenAiWire {
-    fn on_event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-        secret: Option<&Secret>,
-    ) -> Result<(), ModelError> {
+impl Decoder for OpenAiDecoder {
+    const ANSWER: &'static str = "a chat completion (an object with `choices`)";
+
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
         let data = event.data.trim();
         if data == "[DONE]" {
-            out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
+            out.done(self.stop_reason());
             return Ok(());
         }
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
+        let chunk: Chunk = serde_json::from_str(data)?;
         if let Some(error) = chunk.error.filter(|error| !error.is_null()) {
-            let body = ErrorBody::from_error(&error).unwrap_or_default();
-            out.push(http::error_event(&body, secret));
+            out.error(ErrorFacts::from_error(&error).unwrap_or_default());
             return Ok(());
         }
-        self.model(&chunk.model, out);
+        out.model(chunk.model.get().unwrap_or_default());
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
                 self.delta(delta, out);
@@ -537,7 +378,7 @@ impl Wire for OpenAiWire {
             }
         }
         if let Some(usage) = usage(chunk.usage.as_ref()) {
-            out.push(StreamEvent::Usage(usage));
+            out.usage(usage);
         }
         Ok(())
     }
@@ -546,9 +387,9 @@ impl Wire for OpenAiWire {
         self.finish
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
         let completion = Completion::deserialize(answer)?;
-        self.model(&completion.model, out);
+        out.model(completion.model.get().unwrap_or_default());
         for choice in completion.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(message) = choice.message {
                 self.delta(message, out);
@@ -558,13 +399,11 @@ impl Wire for OpenAiWire {
             }
         }
         if let Some(usage) = usage(completion.usage.as_ref()) {
-            out.push(StreamEvent::Usage(usage));
+            out.usage(usage);
         }
-        out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
+        out.done(self.stop_reason());
         Ok(())
     }
-
-    const ANSWER: &'static str = "a chat completion (an object with `choices`)";
 
     fn is_answer(answer: &Value) -> bool {
         answer.get("choices").is_some() || answer.get("object").and_then(Value::as_str) == Some("chat.completion")
@@ -596,17 +435,17 @@ struct WholeChoice {
     finish_reason: Option<String>,
 }
 
-impl OpenAiWire {
-    fn delta(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
-        if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
-            out.push(StreamEvent::TextDelta(text));
+impl OpenAiDecoder {
+    fn delta(&mut self, delta: Delta, out: &mut Out<'_>) {
+        if let Some(text) = delta.content {
+            out.text(text);
         }
         for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
             self.tool_call(call, position, out);
         }
     }
 
-    fn tool_call(&mut self, call: ToolCallChunk, position: usize, out: &mut Vec<StreamEvent>) {
+    fn tool_call(&mut self, call: ToolCallChunk, position: usize, out: &mut Out<'_>) {
         let index = call.index.unwrap_or(u32::try_from(position).unwrap_or(u32::MAX));
         let (name, arguments) = call.function.map(|function| (function.name, function.arguments)).unwrap_or_default();
         let id = call.id.filter(|id| !id.is_empty());
@@ -616,10 +455,10 @@ impl OpenAiWire {
             self.tool_calls.push(index);
         }
         if new || id.is_some() || name.is_some() {
-            out.push(StreamEvent::ToolCallStart { index, id: id.unwrap_or_default(), name: name.unwrap_or_default() });
+            out.tool_start(index, id.unwrap_or_default(), name.unwrap_or_default());
         }
-        if let Some(arguments) = arguments.filter(|arguments| !arguments.is_empty()) {
-            out.push(StreamEvent::ToolCallDelta { index, arguments });
+        if let Some(arguments) = arguments {
+            out.tool_args(index, arguments);
         }
     }
 }
@@ -636,6 +475,7 @@ fn finish_reason(reason: &str) -> StopReason {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::StreamEvent;
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
@@ -742,7 +582,7 @@ mod tests {
 
     /// The events a streamed body yields.
     fn replay(body: &str) -> Vec<Result<StreamEvent, ModelError>> {
-        http::replay(OpenAiWire::default(), &[body.as_bytes()], false, None)
+        http::replay(OpenAiDecoder::default(), &[body.as_bytes()], false, None)
     }
 
     #[test]
@@ -818,7 +658,7 @@ mod tests {
     fn a_whole_completion_reports_its_model_and_usage() {
         let answer = json!({"model": "m-1", "choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}});
-        let events = http::replay(OpenAiWire::default(), &[answer.to_string().as_bytes()], true, None);
+        let events = http::replay(OpenAiDecoder::default(), &[answer.to_string().as_bytes()], true, None);
         assert_eq!(
             events,
             [
@@ -827,6 +667,31 @@ mod tests {
                 Ok(StreamEvent::Usage(Usage::new(3, 1))),
                 Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
             ]
+        );
+    }
+
+    /// A gateway (LiteLLM, OpenRouter) that re-emits Anthropic's error types on the OpenAI wire: still
+    /// typed, through the shared spellings consulted after OpenAI's own codes.
+    #[test]
+    fn a_gateways_anthropic_type_on_the_openai_wire_is_typed() {
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
+                    data: {\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let events = replay(body);
+        let [Ok(StreamEvent::TextDelta(_)), Ok(StreamEvent::Error { message, error: Some(error) })] = &events[..]
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!(message, "Overloaded");
+        assert_eq!(
+            (error.kind(), error.status(), error.code()),
+            ("OverloadedError", Some(529), Some("overloaded_error"))
+        );
+        let openai =
+            "data: {\"error\":{\"message\":\"slow down\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}\n\n";
+        let [Ok(StreamEvent::Error { error: Some(error), .. })] = &replay(openai)[..] else { panic!() };
+        assert_eq!(
+            (error.kind(), error.status(), error.code()),
+            ("RateLimitError", Some(429), Some("rate_limit_exceeded"))
         );
     }
 

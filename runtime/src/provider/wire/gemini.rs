@@ -1,18 +1,15 @@
 //! Google's Gemini API, natively: `POST {base}/models/{model}:streamGenerateContent?alt=sse`.
 
-use std::fmt;
-
-use reqwest::header::HeaderMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::super::Request;
+use super::super::http::{
+    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+};
+use super::super::sse::SseEvent;
 use super::anthropic::tool_input;
-use super::http::{self, ConfigError, Endpoint, EnvNames, ErrorBody, Secret, Wire};
-use super::openai::ModelName;
-use super::secret::redact;
-use super::sse::SseEvent;
-use super::{EventStream, Provider, Request, StreamEvent};
-use crate::error::{ModelError, TransportKind};
+use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
 
@@ -75,17 +72,6 @@ pub struct GeminiProvider {
     max_tokens: Option<u32>,
 }
 
-/// The environment variables this provider reads (the key also from [`GOOGLE_API_KEY`]).
-const ENV: EnvNames = EnvNames {
-    provider: "gemini",
-    key: "GEMINI_API_KEY",
-    base_url: "GEMINI_BASE_URL",
-    default_base_url: GeminiProvider::DEFAULT_BASE_URL,
-};
-
-/// The key's second name, read when `GEMINI_API_KEY` is unset (Google's SDKs know both).
-const GOOGLE_API_KEY: &str = "GOOGLE_API_KEY";
-
 impl GeminiProvider {
     /// The default base URL, `https://generativelanguage.googleapis.com/v1beta`.
     pub const DEFAULT_BASE_URL: &'static str = "https://generativelanguage.googleapis.com/v1beta";
@@ -108,23 +94,14 @@ impl GeminiProvider {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
-    fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let lookup = |name: &str| {
-            let value = http::non_empty(&lookup, name);
-            if name == ENV.key { value.or_else(|| http::non_empty(&lookup, GOOGLE_API_KEY)) } else { value }
-        };
-        let (base_url, api_key) = ENV.read(lookup)?;
-        Ok(Self::new(base_url, api_key))
-    }
-
-    /// The model to ask for, e.g. `gemini-2.5-pro` (a leading `models/` is dropped: the URL has it).
+    /// The model to ask for, e.g. `gemini-2.5-pro` (a leading `models/`, as Google's resource names
+    /// have it, is dropped from the URL: the path has it already).
     ///
     /// # Default
     ///
     /// `"gemini-2.5-flash"` ([`Self::DEFAULT_MODEL`]).
     pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        let model = model.into();
-        self.endpoint.model = model.strip_prefix("models/").map(str::to_owned).unwrap_or(model);
+        self.endpoint.model = model.into();
         self
     }
 
@@ -137,54 +114,47 @@ impl GeminiProvider {
         self.max_tokens = Some(max_tokens);
         self
     }
+}
 
-    /// The sampling temperature (`generationConfig.temperature`).
-    ///
-    /// # Default
-    ///
-    /// Unset: the model's default.
-    pub fn with_temperature(mut self, temperature: f32) -> Self {
-        self.endpoint.temperature = Some(temperature);
-        self
+impl_http_provider!(GeminiProvider { max_tokens });
+
+/// The key only ever in `x-goog-api-key` (Google also reads `?key=`, which would put it in every log
+/// of the URL); the model in the path; no fallback: a typed answer is asked one way.
+impl Wire for GeminiProvider {
+    const PROVIDER: &'static str = "gcp.gemini";
+    const ENV: EnvNames = EnvNames {
+        provider: "gemini",
+        keys: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        base_url: "GEMINI_BASE_URL",
+        default_base_url: GeminiProvider::DEFAULT_BASE_URL,
+    };
+    const DEFAULT_MODEL: &'static str = GeminiProvider::DEFAULT_MODEL;
+    const AUTH: Auth = Auth { header: "x-goog-api-key", prefix: "" };
+    type Decoder = GeminiDecoder;
+
+    fn from_endpoint(endpoint: Endpoint) -> Self {
+        Self { endpoint, max_tokens: None }
     }
 
-    /// The base URL, without a trailing `/`.
-    pub fn base_url(&self) -> &str {
-        &self.endpoint.base_url
+    fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    /// The model asked for.
-    pub fn model(&self) -> &str {
-        &self.endpoint.model
-    }
-
-    /// True when a key is set.
-    pub fn has_api_key(&self) -> bool {
-        self.endpoint.api_key.is_some()
-    }
-
-    /// The URL of a streamed call: the model as one encoded path segment, `alt=sse` after the base
-    /// URL's own query, if any. Never the key.
-    fn url(&self) -> Result<String, ModelError> {
-        let path = format!("/models/{}:streamGenerateContent", path_segment(&self.endpoint.model));
-        let mut url = self.endpoint.url(&path)?;
+    /// `{base}/models/{model}:streamGenerateContent?alt=sse`: the model one encoded path segment,
+    /// `alt=sse` after the base URL's own query, if any.
+    fn url(&self, _: &Request<'_>) -> Result<String, ModelError> {
+        let model = self.endpoint.model.strip_prefix("models/").unwrap_or(&self.endpoint.model);
+        let mut url = self.endpoint.url(&format!("/models/{}:streamGenerateContent", path_segment(model)))?;
         url.push(if url.contains('?') { '&' } else { '?' });
         url.push_str("alt=sse");
         Ok(url)
     }
 
-    fn build(&self, request: &Request<'_>) -> Result<(reqwest::Client, reqwest::Request), ModelError> {
-        let client = self.endpoint.client(request.bounds.connect)?;
-        let mut headers = HeaderMap::new();
-        if let Some(secret) = &self.endpoint.api_key {
-            headers.insert("x-goog-api-key", http::secret_header("", secret)?);
-        }
-        let body = self.body(request);
-        let built = http::post(&client, &self.url()?, headers, &body, request, self.endpoint.api_key.as_ref())?;
-        Ok((client, built))
+    fn decoder(&self, _: &Request<'_>) -> GeminiDecoder {
+        GeminiDecoder::default()
     }
 
-    fn body(&self, request: &Request<'_>) -> Value {
+    fn body(&self, request: &Request<'_>, _: Form) -> Value {
         let mut body = json!({"contents": contents(request.messages)});
         if let Some(system) = request.system.filter(|system| !system.is_empty()) {
             body["systemInstruction"] = json!({"parts": [{"text": system}]});
@@ -234,48 +204,6 @@ fn path_segment(text: &str) -> String {
         }
     }
     out
-}
-
-impl fmt::Debug for GeminiProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.endpoint
-            .debug_fields(&mut f.debug_struct("GeminiProvider"))
-            .field("max_tokens", &self.max_tokens)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Provider for GeminiProvider {
-    /// `"gcp.gemini"`, the GenAI conventions' name for this API.
-    fn name(&self) -> &str {
-        "gcp.gemini"
-    }
-
-    fn scope(&self) -> String {
-        self.endpoint.scope(self.name())
-    }
-
-    fn model(&self) -> Option<&str> {
-        Some(&self.endpoint.model)
-    }
-
-    fn server(&self) -> Option<(&str, u16)> {
-        self.endpoint.server()
-    }
-
-    fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
-        match self.build(request) {
-            Ok((client, built)) => http::stream_call(
-                client,
-                built,
-                None,
-                GeminiWire::new(self.endpoint.api_key.clone()),
-                self.endpoint.api_key.clone(),
-                request.bounds,
-            ),
-            Err(error) => http::failed(error),
-        }
-    }
 }
 
 /// What a `functionCall` part carries when its turn is sent back without the signature the server
@@ -410,15 +338,11 @@ struct PromptFeedback {
 
 /// The Gemini stream: whole responses until the body ends.
 #[derive(Debug, Default)]
-pub(super) struct GeminiWire {
-    /// The key, to redact from the errors of a whole answer (the stream's events get it per call).
-    secret: Option<Secret>,
+pub(crate) struct GeminiDecoder {
     /// The last `finishReason` of candidate 0 that ends an answer (`STOP`, `MAX_TOKENS`, ...).
     finish: Option<StopReason>,
     /// The function calls read so far: the next one's index.
     calls: u32,
-    /// The answering model was reported (every chunk repeats it).
-    model_sent: bool,
     /// The last usage reported: a chunk that repeats it reports nothing.
     usage: Option<Usage>,
     /// An error object or a block ended the answer: as explicit an end as a finish reason.
@@ -475,26 +399,27 @@ fn prompt_blocked(reason: &str) -> Option<&'static str> {
 /// A prompt or an answer a filter blocked: permanent (the same request is blocked the same way), as
 /// the 400 the API answers an invalid request with, coded by the reason (`SAFETY`).
 #[cold]
-fn blocked(what: &str, field: &str, reason: &str, detail: Option<&str>, secret: Option<&Secret>) -> StreamEvent {
+fn blocked(what: &str, field: &str, reason: &str, detail: Option<&str>) -> ErrorFacts {
     let mut text = format!("Gemini blocked the call: {what} ({field} {reason})");
     if let Some(detail) = detail.map(str::trim).filter(|detail| !detail.is_empty()) {
         text.push_str(": ");
         text.push_str(detail);
     }
     text.push_str("; rephrase the prompt or adjust the request's safety settings, asking again gets the same");
-    let message = redact(&text, secret);
-    let error =
-        ModelError::new("ContentBlockedError", message.clone()).with_status(400).with_code(redact(reason, secret));
-    StreamEvent::Error { message, error: Some(error) }
+    ErrorFacts {
+        message: Some(text),
+        code: Some(reason.to_owned()),
+        status: Some(400),
+        typed: Some(("ContentBlockedError", 400)),
+        ..ErrorFacts::default()
+    }
 }
 
-/// An answer whose function call could not be read: a corrupted answer, asked again.
+/// An answer whose function call could not be read: the chunk is unusable, as a malformed one is
+/// (a corrupted stream, asked again: another sample may do better).
 #[cold]
-fn unreadable(what: &str, reason: &str) -> ModelError {
-    ModelError::transport(
-        TransportKind::Corrupted,
-        format!("Gemini's answer cannot be used: {what} (finishReason {reason}); asking again may do better"),
-    )
+fn unreadable(what: &str, reason: &str) -> serde_json::Error {
+    serde::de::Error::custom(format_args!("Gemini's answer cannot be used: {what} (finishReason {reason})"))
 }
 
 /// `usageMetadata` as the call's usage; `None` when it has no count.
@@ -515,12 +440,7 @@ fn usage(usage: Option<&Value>) -> Option<Usage> {
     Some(Usage::new(sum(prompt, tool_prompt), sum(candidates, thoughts)).with_cache_read(cached.unwrap_or(0)))
 }
 
-impl GeminiWire {
-    /// A wire for one call whose texts are redacted of `secret`.
-    pub(super) fn new(secret: Option<Secret>) -> Self {
-        Self { secret, ..Self::default() }
-    }
-
+impl GeminiDecoder {
     fn stop_reason(&self) -> StopReason {
         match self.finish {
             Some(StopReason::Stop) | None if self.calls > 0 => StopReason::ToolUse,
@@ -529,34 +449,24 @@ impl GeminiWire {
         }
     }
 
-    /// Reads one response: appends its events to `out`. An error object, a blocked prompt or a
-    /// blocked answer ends with an error event.
-    fn chunk(
-        &mut self,
-        chunk: Chunk<'_>,
-        out: &mut Vec<StreamEvent>,
-        secret: Option<&Secret>,
-    ) -> Result<(), ModelError> {
+    /// Reads one response: calls `out` for what it says. An error object, a blocked prompt or a
+    /// blocked answer ends the call with an error; a broken function call is a malformed chunk.
+    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
         if let Some(error) = chunk.error.filter(|error| !error.is_null()) {
-            out.push(http::error_event(&ErrorBody::from_error(&error).unwrap_or_default(), secret));
-            return Ok(());
+            return self.fail(out, ErrorFacts::from_error(&error).unwrap_or_default());
         }
-        if !self.model_sent {
-            if let Some(model) = chunk.model_version.0.as_deref().filter(|model| !model.is_empty()) {
-                self.model_sent = true;
-                out.push(StreamEvent::Model(model.to_owned()));
-            }
+        if let Some(model) = chunk.model_version.get() {
+            out.model(model);
         }
         if let Some(usage) = usage(chunk.usage_metadata.as_ref()).filter(|usage| self.usage != Some(*usage)) {
             self.usage = Some(usage);
-            out.push(StreamEvent::Usage(usage));
+            out.usage(usage);
         }
         if let Some(feedback) = chunk.prompt_feedback {
             let reason = feedback.block_reason.unwrap_or_default();
             if let Some(what) = prompt_blocked(&reason) {
                 let detail = feedback.block_reason_message.as_deref();
-                out.push(blocked(what, "promptFeedback.blockReason", &reason, detail, secret));
-                return Ok(());
+                return self.fail(out, blocked(what, "promptFeedback.blockReason", &reason, detail));
             }
         }
         for candidate in chunk.candidates.into_iter().flatten().filter(|candidate| candidate.index == 0) {
@@ -569,8 +479,7 @@ impl GeminiWire {
                 Some(Finish::Ends(stop)) => self.finish = Some(stop),
                 Some(Finish::Blocked(what)) => {
                     let detail = candidate.finish_message.as_deref();
-                    out.push(blocked(what, "finishReason", &reason, detail, secret));
-                    return Ok(());
+                    return self.fail(out, blocked(what, "finishReason", &reason, detail));
                 }
                 Some(Finish::Unreadable(what)) => return Err(unreadable(what, &reason)),
             }
@@ -578,34 +487,35 @@ impl GeminiWire {
         Ok(())
     }
 
-    fn part(&mut self, part: Part, out: &mut Vec<StreamEvent>) {
+    /// The call ends with the error `facts` say.
+    fn fail(&mut self, out: &mut Out<'_>, facts: ErrorFacts) -> Result<(), serde_json::Error> {
+        self.failed = true;
+        out.error(facts);
+        Ok(())
+    }
+
+    fn part(&mut self, part: Part, out: &mut Out<'_>) {
         if let Some(call) = part.function_call {
             let index = self.calls;
             self.calls = self.calls.saturating_add(1);
-            let id = call.id.unwrap_or_default();
-            out.push(StreamEvent::ToolCallStart { index, id, name: call.name.unwrap_or_default() });
+            out.tool_start(index, call.id.unwrap_or_default(), call.name.unwrap_or_default());
             if let Some(args) = call.args.filter(|args| !args.is_null()) {
-                out.push(StreamEvent::ToolCallDelta { index, arguments: args.to_string() });
+                out.tool_args(index, args.to_string());
             }
-            return;
-        }
-        if part.thought == Some(true) {
-            return;
-        }
-        if let Some(text) = part.text.filter(|text| !text.is_empty()) {
-            out.push(StreamEvent::TextDelta(text));
+        } else if part.thought != Some(true) {
+            if let Some(text) = part.text {
+                out.text(text);
+            }
         }
     }
 
-    /// Reads a `data:` that is a JSON array (Google's one-element error array, or responses): each
-    /// element as an event of its own. Rare, so read through a `Value`.
+    /// Reads responses that come as a JSON array (Google's one-element error array, or a body
+    /// without `alt=sse`): each in turn, until one ends the call. Rare, so read through a `Value`.
     #[cold]
-    fn array(&mut self, data: &str, out: &mut Vec<StreamEvent>, secret: Option<&Secret>) -> Result<(), ModelError> {
-        let items: Vec<Value> = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
-        for item in &items {
-            let chunk = Chunk::deserialize(item).map_err(|error| http::malformed(data, &error, secret))?;
-            self.chunk(chunk, out, secret)?;
-            if matches!(out.last(), Some(StreamEvent::Error { .. })) {
+    fn all(&mut self, items: &[Value], out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+        for item in items {
+            self.chunk(Chunk::deserialize(item)?, out)?;
+            if self.failed {
                 break;
             }
         }
@@ -613,22 +523,18 @@ impl GeminiWire {
     }
 }
 
-impl Wire for GeminiWire {
-    fn on_event(
-        &mut self,
-        event: &SseEvent,
-        out: &mut Vec<StreamEvent>,
-        secret: Option<&Secret>,
-    ) -> Result<(), ModelError> {
+impl Decoder for GeminiDecoder {
+    const ANSWER: &'static str = "a Gemini response (an object with `candidates`, or an array of them)";
+
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
         }
         if data.starts_with('[') {
-            return self.array(data, out, secret);
+            return self.all(&serde_json::from_str::<Vec<Value>>(data)?, out);
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|error| http::malformed(data, &error, secret))?;
-        self.chunk(chunk, out, secret)
+        self.chunk(serde_json::from_str(data)?, out)
     }
 
     /// The stream has no final event: the body's end finishes the answer with the last
@@ -637,26 +543,16 @@ impl Wire for GeminiWire {
         self.finish.map(|_| self.stop_reason())
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Vec<StreamEvent>) -> Result<(), serde_json::Error> {
-        let items = match answer {
-            Value::Array(items) => items.as_slice(),
-            answer => std::slice::from_ref(answer),
-        };
-        let secret = self.secret.clone();
-        for item in items {
-            if let Err(error) = self.chunk(Chunk::deserialize(item)?, out, secret.as_ref()) {
-                out.push(StreamEvent::Error { message: error.message().to_owned(), error: Some(error) });
-            }
-            if matches!(out.last(), Some(StreamEvent::Error { .. })) {
-                self.failed = true;
-                return Ok(());
-            }
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+        match answer {
+            Value::Array(items) => self.all(items, out)?,
+            answer => self.all(std::slice::from_ref(answer), out)?,
         }
-        out.push(StreamEvent::Done { stop_reason: self.stop_reason() });
+        if !self.failed {
+            out.done(self.stop_reason());
+        }
         Ok(())
     }
-
-    const ANSWER: &'static str = "a Gemini response (an object with `candidates`, or an array of them)";
 
     fn is_answer(answer: &Value) -> bool {
         let one = |item: &Value| {
@@ -672,15 +568,17 @@ impl Wire for GeminiWire {
         self.finish.is_some() || self.failed
     }
 }
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
     use crate::classify::{ExecAction, exec_verdict};
+    use crate::error::TransportKind;
     use crate::message::AssistantMessage;
     use crate::provider::ResponseSchema;
+    use crate::provider::http::Secret;
+    use crate::provider::{Provider, StreamEvent};
     use crate::tool::ToolSpec;
 
     type Items = Vec<Result<StreamEvent, ModelError>>;
@@ -692,12 +590,12 @@ mod tests {
     /// The items a streamed body of these `data:` lines yields.
     fn replay(lines: &[&str]) -> Items {
         let body: String = lines.iter().map(|line| format!("data: {line}\r\n\r\n")).collect();
-        http::replay(GeminiWire::default(), &[body.as_bytes()], false, None)
+        http::replay(GeminiDecoder::default(), &[body.as_bytes()], false, None)
     }
 
     fn whole(answer: &str, key: Option<&str>) -> Items {
         let secret = Secret::new(key.map(str::to_owned));
-        http::replay(GeminiWire::new(secret.clone()), &[answer.as_bytes()], true, secret)
+        http::replay(GeminiDecoder::default(), &[answer.as_bytes()], true, secret)
     }
 
     fn error_of(items: &Items) -> &ModelError {
@@ -744,7 +642,7 @@ mod tests {
                 .with_model("models/gemini-2.5-pro");
         assert_eq!(Provider::name(&provider), "gcp.gemini");
         assert!(provider.scope().starts_with("gcp.gemini:"), "{}", provider.scope());
-        assert_eq!(Provider::model(&provider), Some("gemini-2.5-pro"));
+        assert_eq!(Provider::model(&provider), Some("models/gemini-2.5-pro"));
         assert_eq!(provider.server(), Some(("generativelanguage.googleapis.com", 443)));
         let debug = format!("{provider:?}");
         assert!(!debug.contains("SECRET123") && debug.contains("GeminiProvider"), "{debug}");
@@ -752,24 +650,19 @@ mod tests {
 
     #[test]
     fn the_key_goes_in_its_header_and_the_model_in_one_path_segment() {
+        assert_eq!(GeminiProvider::AUTH, Auth { header: "x-goog-api-key", prefix: "" });
         let key = "AIza-SECRET123";
         let provider =
             GeminiProvider::new("http://127.0.0.1:9/v1beta?tenant=a", Some(key.into())).with_model("a/b:c?d#e");
         let history = [Message::user("hi")];
-        let (_, built) = provider.build(&Request::new(&history)).unwrap();
+        let request = Request::new(&history);
+        let url = Wire::url(&provider, &request).unwrap();
+        assert_eq!(url, "http://127.0.0.1:9/v1beta/models/a%2Fb%3Ac%3Fd%23e:streamGenerateContent?tenant=a&alt=sse");
+        assert!(!url.contains("SECRET") && !format!("{:?}", provider.body(&request)).contains("SECRET"));
+        let plain = GeminiProvider::new("http://127.0.0.1:9/v1beta/", None).with_model("models/gemini-2.5-pro");
         assert_eq!(
-            built.url().as_str(),
-            "http://127.0.0.1:9/v1beta/models/a%2Fb%3Ac%3Fd%23e:streamGenerateContent?tenant=a&alt=sse"
-        );
-        let header = built.headers().get("x-goog-api-key").unwrap();
-        assert!(header.is_sensitive());
-        assert_eq!(header.to_str().unwrap(), key);
-        assert!(built.headers().get("authorization").is_none());
-        assert!(!format!("{:?} {}", built.url(), built.url()).contains("SECRET"));
-        let plain = GeminiProvider::new("http://127.0.0.1:9/v1beta/", None);
-        assert_eq!(
-            plain.url().unwrap(),
-            "http://127.0.0.1:9/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+            Wire::url(&plain, &request).unwrap(),
+            "http://127.0.0.1:9/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
         );
     }
 
@@ -1031,7 +924,7 @@ mod tests {
     fn a_body_of_bare_json_is_read_as_a_whole_answer() {
         // Without `alt=sse` Gemini streams one JSON array; a server that does so is read all the same.
         let body = r#"[{"candidates":[{"content":{"parts":[{"text":"hi"}]},"finishReason":"STOP"}]}]"#;
-        let items = http::replay(GeminiWire::default(), &[body.as_bytes()], false, None);
+        let items = http::replay(GeminiDecoder::default(), &[body.as_bytes()], false, None);
         assert_eq!(items, [text("hi"), done(StopReason::Stop)]);
     }
 

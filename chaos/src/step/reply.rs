@@ -1,0 +1,184 @@
+//! The `ok` reply: an answer's text and how it is cut into chunks.
+
+use super::*;
+
+/// The text of an answer and how it is streamed; the `ok` step, and the part of a faulty stream
+/// that is sent before the fault.
+///
+/// # Default
+///
+/// Text [`DEFAULT_TEXT`], one chunk per word (each word keeps the space after it), no delay, the
+/// usage by the [rule](crate#token-usage).
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::Step;
+///
+/// let step = Step::ok("The answer is 42.").chunks(2).chunk_delay_ms(5);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub(crate) text: String,
+    pub(crate) chunks: Option<u32>,
+    pub(crate) chunk_delay_ms: u64,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) usage: TokenUsage,
+    /// The answer ends as one the token limit cut (see [`Reply::cut_by_token_limit`]).
+    pub(crate) cut_by_token_limit: bool,
+}
+
+impl Default for Reply {
+    fn default() -> Self {
+        Self::new(DEFAULT_TEXT)
+    }
+}
+
+impl Reply {
+    /// A reply with `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            chunks: None,
+            chunk_delay_ms: 0,
+            headers: Vec::new(),
+            usage: TokenUsage::default(),
+            cut_by_token_limit: false,
+        }
+    }
+
+    /// Split the text into `n` chunks of about the same number of characters (at least 1).
+    ///
+    /// # Default
+    ///
+    /// One chunk per word.
+    pub fn chunks(mut self, n: u32) -> Self {
+        self.chunks = Some(n.max(1));
+        self
+    }
+
+    /// Wait `ms` milliseconds before each text chunk. A non-streaming request waits the sum before
+    /// its answer.
+    ///
+    /// # Default
+    ///
+    /// 0.
+    pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
+        self.chunk_delay_ms = ms;
+        self
+    }
+
+    /// Pin the counts of the usage the answer reports (OpenAI's usage chunk or body, Anthropic's
+    /// `message_start` and `message_delta`).
+    ///
+    /// # Default
+    ///
+    /// The counts of the [rule](crate#token-usage).
+    pub fn usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = usage;
+        self
+    }
+
+    /// End the answer as one that the token limit cut: OpenAI `finish_reason: "length"`,
+    /// Anthropic `stop_reason: "max_tokens"` (also when a forced tool answers, `tool_choice.type ==
+    /// "tool"`: its `tool_use` block then ends with `max_tokens`), streamed or not. The text is
+    /// sent as given, so give the cut text itself, e.g. JSON that stops mid-string. In a scenario
+    /// file: `"stop": "length"`.
+    ///
+    /// # Default
+    ///
+    /// The answer ends normally: `"stop"` / `"end_turn"` (`"tool_use"` for a forced tool).
+    pub fn cut_by_token_limit(mut self) -> Self {
+        self.cut_by_token_limit = true;
+        self
+    }
+
+    /// The text of the answer.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The text cut into the chunks that the stream sends, lazily: a count as large as
+    /// `chunks(u32::MAX)` costs no memory, only time.
+    pub fn pieces(&self) -> impl Iterator<Item = &str> + '_ {
+        match self.chunks {
+            None => Pieces::words(&self.text),
+            Some(n) => Pieces::even(&self.text, n as usize),
+        }
+    }
+
+    /// How many chunks [`pieces`](Reply::pieces) yields.
+    pub(crate) fn chunk_count(&self) -> usize {
+        match self.chunks {
+            None => Pieces::words(&self.text).count(),
+            Some(n) => n as usize,
+        }
+    }
+}
+
+/// The chunks of a text, cut on the fly.
+#[derive(Debug, Clone)]
+pub(crate) enum Pieces<'a> {
+    /// Words, each keeping the whitespace that follows it (the first also what precedes it); one
+    /// empty piece for an empty text.
+    Words { rest: &'a str, started: bool },
+    /// `left` more pieces of about the same number of characters; the first `extra` take one more.
+    Even { rest: &'a str, base: usize, extra: usize, left: usize },
+}
+
+impl<'a> Pieces<'a> {
+    pub(crate) fn words(text: &'a str) -> Self {
+        Self::Words { rest: text, started: false }
+    }
+
+    pub(crate) fn even(text: &'a str, n: usize) -> Self {
+        let n = n.max(1);
+        let chars = text.chars().count();
+        Self::Even { rest: text, base: chars / n, extra: chars % n, left: n }
+    }
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Self::Words { rest, started } => {
+                if rest.is_empty() {
+                    return if std::mem::replace(started, true) { None } else { Some("") };
+                }
+                *started = true;
+                let (piece, tail) = rest.split_at(word_end(rest));
+                *rest = tail;
+                Some(piece)
+            }
+            Self::Even { rest, base, extra, left } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                let len = *base + usize::from(*extra > 0);
+                *extra = extra.saturating_sub(1);
+                let at = rest.char_indices().nth(len).map_or(rest.len(), |(at, _)| at);
+                let (piece, tail) = rest.split_at(at);
+                *rest = tail;
+                Some(piece)
+            }
+        }
+    }
+}
+
+/// The end of the first word of `text` and the whitespace around it.
+fn word_end(text: &str) -> usize {
+    let lead = text.len() - text.trim_start().len();
+    let word = text[lead..].find(char::is_whitespace).map_or(text.len(), |at| lead + at);
+    let after = &text[word..];
+    word + (after.len() - after.trim_start().len())
+}
+
+/// `n` pieces of about the same number of characters; the first ones take the remainder.
+pub(crate) fn split_even(text: &str, n: usize) -> Vec<String> {
+    Pieces::even(text, n).map(str::to_owned).collect()
+}
+
+header_setter!(Reply);

@@ -1,0 +1,411 @@
+//! Anthropic messages: `POST /v1/messages`.
+//!
+//! # Requests
+//!
+//! The model is the body's `model`, the stream flag its `stream`; the usage is always sent. The
+//! key is read from `x-api-key` (then `authorization: Bearer ...`, then `api-key`). The
+//! conversation is the top-level `system` (a string or text blocks) and `messages[]`: each
+//! `content` (a string or blocks: `text`, a `tool_result`'s `content`, a `tool_use`'s `input`).
+//! A forced tool (`tool_choice: {"type": "tool", "name"}`) is the schema: a text answer is sent
+//! as that tool's `tool_use` block, its text as `input_json_delta` fragments, as the real API
+//! answers a request for a schema.
+//!
+//! # Answers
+//!
+//! A stream is `message_start` (usage with 1 output token), `content_block_start`, `ping`, one
+//! `content_block_delta` per text piece, `content_block_stop`, `message_delta` (the
+//! `stop_reason`: `end_turn`, `tool_use`, or `max_tokens` when the step is cut by the token
+//! limit; the output tokens) and `message_stop`. Each event is named as its data's `type`. Ids:
+//! `msg_chaos{seq:016}`, `toolu_chaos{seq:06}_{i}`; the request id header is `request-id`.
+//!
+//! # Errors
+//!
+//! The body is `{"type": "error", "error": {"type", "message"}}`; an in-stream error is the same
+//! object as `event: error`. By status:
+//!
+//! | status | `type` |
+//! |---|---|
+//! | 401 | `authentication_error` |
+//! | 402 | `billing_error` |
+//! | 403 | `permission_error` |
+//! | 404 | `not_found_error` |
+//! | 409 | `conflict_error` |
+//! | 413 | `request_too_large` |
+//! | 429 | `rate_limit_error` |
+//! | 503, 529 | `overloaded_error` |
+//! | 504 | `timeout_error` |
+//! | other 4xx | `invalid_request_error` |
+//! | 5xx | `api_error` |
+//!
+//! `overloaded_error` answered without a stream is a 529. `context_overflow` is
+//! `prompt is too long: 250000 tokens > 200000 maximum`. Step options: `code` and `param` are
+//! ignored (the body has neither); `ping` of a keep-alive flood sends `event: ping`.
+
+use serde_json::{Value, json};
+
+use super::{
+    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, event, is_whole, read_content, sse_events,
+    status_of_type, tool_names,
+};
+use crate::conversation::Conversation;
+use crate::step::{NotAnAnswer, Preset, ToolUse};
+
+/// The Messages wire.
+pub(crate) struct Anthropic;
+
+const NAMES: Names = Names {
+    label: "Anthropic",
+    path: "/v1/messages",
+    base_path: "",
+    key_headers: &["x-api-key"],
+    request_id_header: Some("request-id"),
+};
+
+impl Anthropic {
+    fn id(x: &Exchange) -> String {
+        format!("msg_chaos{:016}", x.seq)
+    }
+
+    fn tool_call_id(x: &Exchange, i: usize) -> String {
+        format!("toolu_chaos{:06}_{i}", x.seq)
+    }
+
+    /// An event named as its data's `type`.
+    fn typed(name: &str, mut data: Value) -> String {
+        if let Value::Object(fields) = &mut data {
+            // `type` first, as the API sends it.
+            let mut typed = serde_json::Map::new();
+            typed.insert("type".to_owned(), Value::from(name));
+            typed.extend(std::mem::take(fields));
+            data = Value::Object(typed);
+        }
+        event(name, &data)
+    }
+
+    fn message_start(x: &Exchange) -> String {
+        // The real API reports 1 output token at the start.
+        Self::typed("message_start", json!({"message": Self::empty_message(x, 1)}))
+    }
+
+    /// A message with no content and no stop reason yet: what `message_start` carries.
+    fn empty_message(x: &Exchange, output_tokens: u64) -> Value {
+        json!({
+            "id": Self::id(x),
+            "type": "message",
+            "role": "assistant",
+            "model": x.model,
+            "content": [],
+            "stop_reason": null,
+            "stop_sequence": null,
+            "usage": Self::usage(x, output_tokens),
+        })
+    }
+
+    /// The usage with `output_tokens` (already pinned or counted).
+    fn usage(x: &Exchange, output_tokens: u64) -> Value {
+        json!({
+            "input_tokens": x.input_tokens,
+            "cache_creation_input_tokens": x.usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": x.usage.cache_read_input_tokens,
+            "output_tokens": output_tokens,
+        })
+    }
+
+    fn ping() -> String {
+        Self::typed("ping", json!({}))
+    }
+
+    fn message_stop() -> String {
+        Self::typed("message_stop", json!({}))
+    }
+
+    fn block_start(index: usize, block: Value) -> String {
+        Self::typed("content_block_start", json!({"index": index, "content_block": block}))
+    }
+
+    fn block_stop(index: usize) -> String {
+        Self::typed("content_block_stop", json!({"index": index}))
+    }
+
+    /// Why the answer stopped: the token limit cut it, it called a tool, or the turn ended.
+    fn stop_reason(x: &Exchange, tool_use: bool) -> &'static str {
+        match (x.cut_by_token_limit, tool_use) {
+            (true, _) => "max_tokens",
+            (false, true) => "tool_use",
+            (false, false) => "end_turn",
+        }
+    }
+
+    /// `message_delta` with the stop reason and the output tokens, then `message_stop`.
+    fn push_stream_end(x: &Exchange, events: &mut Vec<String>, tool_use: bool, output_tokens: u64) {
+        events.push(Self::typed(
+            "message_delta",
+            json!({
+                "delta": {"stop_reason": Self::stop_reason(x, tool_use), "stop_sequence": null},
+                "usage": {"output_tokens": x.output_tokens(output_tokens)},
+            }),
+        ));
+        events.push(Self::message_stop());
+    }
+
+    /// One content block: its start (and the stream's `ping` after the first), its deltas and
+    /// its stop.
+    fn block(index: usize, block: Value, deltas: Vec<Value>) -> Vec<String> {
+        let mut events = vec![Self::block_start(index, block)];
+        if index == 0 {
+            events.push(Self::ping());
+        }
+        for delta in deltas {
+            events.push(Self::typed("content_block_delta", json!({"index": index, "delta": delta})));
+        }
+        events.push(Self::block_stop(index));
+        events
+    }
+
+    /// A whole message with `content` and its stop reason.
+    fn message(x: &Exchange, content: Value, stop_reason: &str, output_tokens: u64) -> String {
+        json!({
+            "id": Self::id(x),
+            "type": "message",
+            "role": "assistant",
+            "model": x.model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": null,
+            "usage": Self::usage(x, x.output_tokens(output_tokens)),
+        })
+        .to_string()
+    }
+}
+
+impl Render for Anthropic {
+    fn names(&self) -> &'static Names {
+        &NAMES
+    }
+
+    fn read<'a>(&self, body: Option<&'a Value>, _route: Route) -> Asked<'a> {
+        let mut conversation = Conversation::default();
+        let mut system = Vec::new();
+        read_content(body.and_then(|b| b.get("system")), &mut system, &mut conversation);
+        let messages = body.and_then(|b| b.get("messages")).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        conversation.messages = messages.len();
+        let mut texts = Vec::new();
+        for message in messages {
+            read_content(message.get("content"), &mut texts, &mut conversation);
+        }
+        (conversation.system, conversation.texts) = (system, texts);
+        let get = |pointer: &str| body.and_then(|b| b.pointer(pointer));
+        let forced = get("/tool_choice")
+            .filter(|choice| choice.get("type").and_then(Value::as_str) == Some("tool"))
+            .and_then(|choice| choice.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Asked {
+            model: get("/model").and_then(Value::as_str).map(str::to_owned),
+            stream: get("/stream").and_then(Value::as_bool) == Some(true),
+            usage_asked: true,
+            schema: forced.clone(),
+            answer_tool: forced,
+            tools: tool_names(body),
+            conversation,
+        }
+    }
+
+    fn error_parts(&self, status: u16, preset: Preset) -> ErrorParts {
+        let (error_type, message) = match preset {
+            Preset::Generic => match status {
+                401 => ("authentication_error", "invalid x-api-key"),
+                402 => ("billing_error", "Your credit balance is too low to access the Anthropic API."),
+                403 => ("permission_error", "Your API key does not have permission to use the specified resource."),
+                404 => ("not_found_error", "The requested resource could not be found."),
+                409 => ("conflict_error", "Conflict"),
+                413 => ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+                429 => ("rate_limit_error", "Number of requests has exceeded your rate limit. Please try again later."),
+                503 | 529 => ("overloaded_error", "Overloaded"),
+                504 => ("timeout_error", "Request timed out"),
+                400..=499 => ("invalid_request_error", "Invalid request"),
+                _ => ("api_error", "Internal server error"),
+            },
+            Preset::ContextOverflow => ("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"),
+            Preset::InvalidApiKey => ("authentication_error", "invalid x-api-key"),
+        };
+        ErrorParts::new(error_type, message, None)
+    }
+
+    fn stream_error_parts(&self) -> ErrorParts {
+        ErrorParts::new("overloaded_error", "Overloaded", None)
+    }
+
+    fn bare_error_parts(&self) -> ErrorParts {
+        ErrorParts::new("authentication_error", "invalid x-api-key", None)
+    }
+
+    fn status_of(&self, error_type: &str) -> u16 {
+        match error_type {
+            "overloaded_error" => 529,
+            _ => status_of_type(error_type),
+        }
+    }
+
+    fn error_body(&self, parts: &ErrorParts) -> Value {
+        json!({
+            "type": "error",
+            "error": {"type": parts.error_type, "message": parts.message},
+        })
+    }
+
+    fn default_malformed(&self) -> &'static str {
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#
+    }
+
+    fn opening(&self, x: &Exchange) -> String {
+        Self::message_start(x)
+    }
+
+    fn preamble(&self, x: &Exchange) -> Vec<String> {
+        let block = match &x.answer_tool {
+            Some(name) => json!({"type": "tool_use", "id": Self::tool_call_id(x, 0), "name": name, "input": {}}),
+            None => json!({"type": "text", "text": ""}),
+        };
+        vec![Self::message_start(x), Self::block_start(0, block), Self::ping()]
+    }
+
+    fn chunk(&self, x: &Exchange, _i: usize, text: &str) -> String {
+        let delta = match x.answer_tool {
+            Some(_) => json!({"type": "input_json_delta", "partial_json": text}),
+            None => json!({"type": "text_delta", "text": text}),
+        };
+        Self::typed("content_block_delta", json!({"index": 0, "delta": delta}))
+    }
+
+    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
+        let mut events = vec![Self::block_stop(0)];
+        Self::push_stream_end(x, &mut events, x.answer_tool.is_some(), output_tokens);
+        events
+    }
+
+    fn error_event(&self, _x: &Exchange, parts: &ErrorParts) -> String {
+        event("error", &self.error_body(parts))
+    }
+
+    fn keep_alive(&self, ping: bool) -> String {
+        if ping { Self::ping() } else { super::KEEP_ALIVE.to_owned() }
+    }
+
+    fn malformed(&self, payload: &str) -> String {
+        format!("event: content_block_delta\ndata: {payload}\n\n")
+    }
+
+    /// `message_start`, then one content block per part (the text, if any, then each call with
+    /// its `input_json_delta`s); the `ping` follows the first block's start.
+    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
+        let mut events = vec![Self::message_start(x)];
+        let text_block = t.text.as_ref().map(|text| {
+            let delta = json!({"type": "text_delta", "text": text});
+            (json!({"type": "text", "text": ""}), vec![delta])
+        });
+        let call_blocks = t.calls.iter().enumerate().map(|(i, (name, input))| {
+            let block = json!({"type": "tool_use", "id": Self::tool_call_id(x, i), "name": name, "input": {}});
+            let pieces = t.argument_pieces(input);
+            let deltas = pieces.into_iter().map(|piece| json!({"type": "input_json_delta", "partial_json": piece}));
+            (block, deltas.collect())
+        });
+        for (index, (block, deltas)) in text_block.into_iter().chain(call_blocks).enumerate() {
+            events.extend(Self::block(index, block, deltas));
+        }
+        Self::push_stream_end(x, &mut events, true, Exchange::tool_use_tokens(t));
+        events
+    }
+
+    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
+        let mut content: Vec<Value> = Vec::new();
+        if let Some(text) = &t.text {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        for (i, (name, input)) in t.calls.iter().enumerate() {
+            content.push(json!({"type": "tool_use", "id": Self::tool_call_id(x, i), "name": name, "input": input}));
+        }
+        Self::message(x, Value::from(content), "tool_use", Exchange::tool_use_tokens(t))
+    }
+
+    fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
+        let block = match &x.answer_tool {
+            // The tool's input is the answer's JSON (kept as a string when it is not JSON).
+            Some(name) => json!({"type": "tool_use", "id": Self::tool_call_id(x, 0), "name": name,
+                "input": serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::from(text))}),
+            None => json!({"type": "text", "text": text}),
+        };
+        Self::message(x, json!([block]), Self::stop_reason(x, x.answer_tool.is_some()), output_tokens)
+    }
+
+    fn json_opening(&self, x: &Exchange) -> String {
+        let (id, model) = (Value::from(Self::id(x)), Value::from(x.model.as_str()));
+        format!(r#"{{"id":{id},"type":"message","role":"assistant","model":{model},"#)
+    }
+
+    fn text_opening(&self, x: &Exchange) -> String {
+        let opening = self.json_opening(x);
+        format!(r#"{opening}"content":[{{"type":"text","text":""#)
+    }
+
+    fn empty_answer(&self, x: &Exchange, shape: NotAnAnswer) -> NotAnAnswerBody {
+        match shape {
+            NotAnAnswer::DoneOnly => NotAnAnswerBody::Events(vec![self.opening(x), Self::message_stop()]),
+            NotAnAnswer::EmptyChunk => NotAnAnswerBody::Events(vec![
+                self.opening(x),
+                Self::block_start(0, json!({"type": "text", "text": ""})),
+                Self::block_stop(0),
+                Self::message_stop(),
+            ]),
+            _ => NotAnAnswerBody::Json(Self::empty_message(x, 0).to_string()),
+        }
+    }
+
+    /// Finished: `message_stop` (streamed), a `stop_reason` of `end_turn` (whole). An event whose
+    /// name is not its data's `type` ends the reading unfinished.
+    fn read_back(&self, body: &[u8]) -> (String, bool) {
+        if is_whole(body) {
+            let answer: Value = serde_json::from_slice(body).unwrap_or_default();
+            let text = answer.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default();
+            return (text.to_owned(), answer.get("stop_reason").and_then(Value::as_str) == Some("end_turn"));
+        }
+        let (mut text, mut stopped) = (String::new(), false);
+        for (name, payload) in sse_events(body) {
+            let data: Value = serde_json::from_str(payload).unwrap_or_default();
+            if name.is_none() || name != data.get("type").and_then(Value::as_str) {
+                return (text, false);
+            }
+            if let Some(piece) = data.pointer("/delta/text").and_then(Value::as_str) {
+                text.push_str(piece);
+            }
+            stopped |= name == Some("message_stop");
+        }
+        (text, stopped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::fixture;
+
+    #[test]
+    fn it_reads_back_what_it_renders() {
+        fixture::reads_back_what_it_renders(&Anthropic);
+    }
+
+    #[test]
+    fn it_reads_the_system_the_messages_and_the_forced_tool() {
+        let body = json!({"model": "m", "system": [{"type": "text", "text": "Be brief."}],
+            "tool_choice": {"type": "tool", "name": "answer"}, "messages": [
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"city": "Paris"}}]},
+        ]});
+        let asked = Anthropic.read(Some(&body), Route::default());
+        assert_eq!(asked.conversation.system, ["Be brief."]);
+        assert_eq!(asked.conversation.texts, ["Weather?"]);
+        assert_eq!(asked.conversation.tool_inputs, [r#"{"city":"Paris"}"#]);
+        assert_eq!((asked.answer_tool.as_deref(), asked.schema.as_deref()), (Some("answer"), Some("answer")));
+        assert!(!asked.stream);
+    }
+}

@@ -1,0 +1,396 @@
+//! OpenAI-compatible chat completions: `POST /v1/chat/completions`.
+//!
+//! # Requests
+//!
+//! The model is the body's `model`, the stream flag its `stream`; a streamed answer carries its
+//! usage chunk only when `stream_options.include_usage` is true. The key is read from
+//! `authorization: Bearer ...` (then `x-api-key`, then Azure's `api-key`). The conversation is
+//! `messages[]`: each `content` (a string or parts with `text`) and each
+//! `tool_calls[].function.arguments`. The schema is `response_format.json_schema.name`.
+//!
+//! # Answers
+//!
+//! A stream is `chat.completion.chunk`s: the first carries `role: assistant`, each text piece a
+//! `delta.content`, the last a `finish_reason` (`stop`, `tool_calls`, or `length` when the step
+//! is cut by the token limit), then the usage chunk (`choices: []`) when asked, then
+//! `data: [DONE]`. Tool calls stream as `delta.tool_calls[]` (one chunk opening each call, then
+//! chunks of its `arguments`). Ids: `chatcmpl-chaos{seq:012}`, `call_chaos{seq:06}_{i}`; the
+//! request id header is `x-request-id`.
+//!
+//! # Errors
+//!
+//! The body is `{"error": {"message", "type", "param", "code"}}`; an in-stream error is the same
+//! object as a `data:` line. By status:
+//!
+//! | status | `type` | `code` |
+//! |---|---|---|
+//! | 401 | `invalid_request_error` | `invalid_api_key` |
+//! | 403 | `invalid_request_error` | |
+//! | 404 | `invalid_request_error` | `model_not_found` |
+//! | 429 | `requests` | `rate_limit_exceeded` |
+//! | 503, 529 | `server_error` (overloaded) | |
+//! | 504 | `server_error` (timed out) | |
+//! | other 4xx | `invalid_request_error` | |
+//! | 5xx | `server_error` | |
+//!
+//! `context_overflow` is `context_length_exceeded` with `param: "messages"`; `invalid_api_key`
+//! the `invalid_api_key` code. Step options: `code` and `param` are rendered; `ping` of a
+//! keep-alive flood is ignored (the SSE comment `: keep-alive` is sent).
+
+use serde_json::{Value, json};
+
+use super::{
+    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, data, is_whole, read_content, sse_events,
+    tool_names,
+};
+use crate::conversation::Conversation;
+use crate::step::{NotAnAnswer, Preset, ToolUse};
+
+/// The Chat Completions wire.
+pub(crate) struct OpenAi;
+
+const NAMES: Names = Names {
+    label: "OpenAI",
+    path: "/v1/chat/completions",
+    base_path: "/v1",
+    key_headers: &["authorization"],
+    request_id_header: Some("x-request-id"),
+};
+const SERVER_ERROR: &str = "The server had an error while processing your request. Sorry about that!";
+const OVERLOADED: &str = "The engine is currently overloaded, please try again later.";
+/// The end of every stream.
+const DONE: &str = "data: [DONE]\n\n";
+
+impl OpenAi {
+    fn id(x: &Exchange) -> String {
+        format!("chatcmpl-chaos{:012}", x.seq)
+    }
+
+    fn tool_call_id(x: &Exchange, i: usize) -> String {
+        format!("call_chaos{:06}_{i}", x.seq)
+    }
+
+    fn chunk_event(x: &Exchange, delta: Value, finish_reason: Option<&str>) -> String {
+        let chunk = json!({
+            "id": Self::id(x),
+            "object": "chat.completion.chunk",
+            "created": x.created,
+            "model": x.model,
+            "choices": [{
+                "index": 0,
+                "delta": delta,
+                "logprobs": null,
+                "finish_reason": finish_reason,
+            }],
+        });
+        data(&chunk)
+    }
+
+    /// Why the answer stopped: the token limit cut it, it called a tool, or the turn ended.
+    fn stop_reason(x: &Exchange, tool_use: bool) -> &'static str {
+        match (x.cut_by_token_limit, tool_use) {
+            (true, _) => "length",
+            (false, true) => "tool_calls",
+            (false, false) => "stop",
+        }
+    }
+
+    /// The usage of an answer of `counted` output chunks.
+    fn usage(x: &Exchange, counted: u64) -> Value {
+        let output_tokens = x.output_tokens(counted);
+        json!({
+            "prompt_tokens": x.input_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": x.input_tokens.saturating_add(output_tokens),
+            "prompt_tokens_details": {"cached_tokens": x.usage.cache_read_input_tokens},
+        })
+    }
+
+    /// The finish chunk, the usage chunk when asked, and `[DONE]`.
+    fn push_stream_end(x: &Exchange, events: &mut Vec<String>, tool_use: bool, output_tokens: u64) {
+        events.push(Self::chunk_event(x, json!({}), Some(Self::stop_reason(x, tool_use))));
+        if x.usage_asked {
+            let usage = json!({
+                "id": Self::id(x),
+                "object": "chat.completion.chunk",
+                "created": x.created,
+                "model": x.model,
+                "choices": [],
+                "usage": Self::usage(x, output_tokens),
+            });
+            events.push(data(&usage));
+        }
+        events.push(DONE.to_owned());
+    }
+
+    /// A whole `chat.completion` with `message` and its finish reason.
+    fn completion(x: &Exchange, message: Value, finish_reason: &str, output_tokens: u64) -> String {
+        json!({
+            "id": Self::id(x),
+            "object": "chat.completion",
+            "created": x.created,
+            "model": x.model,
+            "choices": [{
+                "index": 0,
+                "message": message,
+                "logprobs": null,
+                "finish_reason": finish_reason,
+            }],
+            "usage": Self::usage(x, output_tokens),
+        })
+        .to_string()
+    }
+}
+
+impl Render for OpenAi {
+    fn names(&self) -> &'static Names {
+        &NAMES
+    }
+
+    fn read<'a>(&self, body: Option<&'a Value>, _route: Route) -> Asked<'a> {
+        let mut conversation = Conversation::default();
+        let messages = body.and_then(|b| b.get("messages")).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        conversation.messages = messages.len();
+        let mut texts = Vec::new();
+        for message in messages {
+            read_content(message.get("content"), &mut texts, &mut conversation);
+            let calls = message.get("tool_calls").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let arguments = calls.iter().filter_map(|call| call.pointer("/function/arguments").and_then(Value::as_str));
+            conversation.tool_inputs.extend(arguments.map(Into::into));
+        }
+        conversation.texts = texts;
+        let get = |pointer: &str| body.and_then(|b| b.pointer(pointer));
+        Asked {
+            model: get("/model").and_then(Value::as_str).map(str::to_owned),
+            stream: get("/stream").and_then(Value::as_bool) == Some(true),
+            usage_asked: get("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
+            answer_tool: None,
+            schema: get("/response_format/json_schema/name").and_then(Value::as_str).map(str::to_owned),
+            tools: tool_names(body),
+            conversation,
+        }
+    }
+
+    fn error_parts(&self, status: u16, preset: Preset) -> ErrorParts {
+        match preset {
+            Preset::Generic => {
+                let (error_type, message, code) = match status {
+                    401 => ("invalid_request_error", "Incorrect API key provided.", Some("invalid_api_key")),
+                    403 => ("invalid_request_error", "You are not allowed to access this resource.", None),
+                    404 => (
+                        "invalid_request_error",
+                        "The model does not exist or you do not have access to it.",
+                        Some("model_not_found"),
+                    ),
+                    429 => (
+                        "requests",
+                        "Rate limit reached for requests. Please try again later.",
+                        Some("rate_limit_exceeded"),
+                    ),
+                    503 | 529 => ("server_error", OVERLOADED, None),
+                    504 => ("server_error", "Request timed out.", None),
+                    400..=499 => ("invalid_request_error", "Invalid request.", None),
+                    _ => ("server_error", SERVER_ERROR, None),
+                };
+                ErrorParts::new(error_type, message, code)
+            }
+            Preset::ContextOverflow => ErrorParts {
+                param: Some("messages".to_owned()),
+                ..ErrorParts::new(
+                    "invalid_request_error",
+                    "This model's maximum context length is 128000 tokens. However, your messages \
+                     resulted in 250000 tokens. Please reduce the length of the messages.",
+                    Some("context_length_exceeded"),
+                )
+            },
+            Preset::InvalidApiKey => ErrorParts::new(
+                "invalid_request_error",
+                "Incorrect API key provided: sk-****. You can find your API key at \
+                 https://platform.openai.com/account/api-keys.",
+                Some("invalid_api_key"),
+            ),
+        }
+    }
+
+    fn stream_error_parts(&self) -> ErrorParts {
+        ErrorParts::new("server_error", SERVER_ERROR, None)
+    }
+
+    fn bare_error_parts(&self) -> ErrorParts {
+        ErrorParts::new("invalid_request_error", "Incorrect API key provided: sk-****.", Some("invalid_api_key"))
+    }
+
+    fn error_body(&self, parts: &ErrorParts) -> Value {
+        json!({
+            "error": {
+                "message": parts.message,
+                "type": parts.error_type,
+                "param": parts.param,
+                "code": parts.code,
+            }
+        })
+    }
+
+    fn default_malformed(&self) -> &'static str {
+        r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"#
+    }
+
+    fn opening(&self, x: &Exchange) -> String {
+        Self::chunk_event(x, json!({"role": "assistant"}), None)
+    }
+
+    fn preamble(&self, _x: &Exchange) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String {
+        if i == 0 {
+            Self::chunk_event(x, json!({"role": "assistant", "content": text}), None)
+        } else {
+            Self::chunk_event(x, json!({"content": text}), None)
+        }
+    }
+
+    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
+        let mut events = Vec::new();
+        Self::push_stream_end(x, &mut events, false, output_tokens);
+        events
+    }
+
+    fn error_event(&self, _x: &Exchange, parts: &ErrorParts) -> String {
+        data(&self.error_body(parts))
+    }
+
+    fn malformed(&self, payload: &str) -> String {
+        data(&payload)
+    }
+
+    /// The text (if any) as one chunk, then each call as a chunk that opens it and chunks of its
+    /// arguments; the first chunk of the answer carries the assistant's role.
+    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
+        let mut events = Vec::new();
+        if let Some(text) = &t.text {
+            events.push(Self::chunk_event(x, json!({"role": "assistant", "content": text}), None));
+        }
+        for (i, (name, input)) in t.calls.iter().enumerate() {
+            let call = json!({
+                "index": i,
+                "id": Self::tool_call_id(x, i),
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            });
+            let delta = if events.is_empty() {
+                json!({"role": "assistant", "content": null, "tool_calls": [call]})
+            } else {
+                json!({"tool_calls": [call]})
+            };
+            events.push(Self::chunk_event(x, delta, None));
+            for piece in t.argument_pieces(input) {
+                let delta = json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]});
+                events.push(Self::chunk_event(x, delta, None));
+            }
+        }
+        Self::push_stream_end(x, &mut events, true, Exchange::tool_use_tokens(t));
+        events
+    }
+
+    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
+        let calls: Vec<Value> = t
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, input))| {
+                json!({
+                    "id": Self::tool_call_id(x, i),
+                    "type": "function",
+                    "function": {"name": name, "arguments": input.to_string()},
+                })
+            })
+            .collect();
+        let message = json!({"role": "assistant", "content": t.text, "refusal": null, "tool_calls": calls});
+        Self::completion(x, message, "tool_calls", Exchange::tool_use_tokens(t))
+    }
+
+    fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
+        let message = json!({"role": "assistant", "content": text, "refusal": null});
+        Self::completion(x, message, Self::stop_reason(x, false), output_tokens)
+    }
+
+    fn json_opening(&self, x: &Exchange) -> String {
+        let (id, model) = (Value::from(Self::id(x)), Value::from(x.model.as_str()));
+        format!(r#"{{"id":{id},"object":"chat.completion","created":{},"model":{model},"#, x.created)
+    }
+
+    fn text_opening(&self, x: &Exchange) -> String {
+        let opening = self.json_opening(x);
+        format!(r#"{opening}"choices":[{{"index":0,"message":{{"role":"assistant","content":""#)
+    }
+
+    fn empty_answer(&self, x: &Exchange, shape: NotAnAnswer) -> NotAnAnswerBody {
+        match shape {
+            NotAnAnswer::DoneOnly => NotAnAnswerBody::Events(vec![DONE.to_owned()]),
+            NotAnAnswer::EmptyChunk => NotAnAnswerBody::Events(vec![self.opening(x), DONE.to_owned()]),
+            _ => NotAnAnswerBody::Json(
+                json!({
+                    "id": Self::id(x),
+                    "object": "chat.completion",
+                    "created": x.created,
+                    "model": x.model,
+                    "choices": [],
+                })
+                .to_string(),
+            ),
+        }
+    }
+
+    /// Finished: a `finish_reason` of `stop` (and, streamed, `[DONE]` after it).
+    fn read_back(&self, body: &[u8]) -> (String, bool) {
+        if is_whole(body) {
+            let answer: Value = serde_json::from_slice(body).unwrap_or_default();
+            let text = answer.pointer("/choices/0/message/content").and_then(Value::as_str).unwrap_or_default();
+            let stopped = answer.pointer("/choices/0/finish_reason").and_then(Value::as_str) == Some("stop");
+            return (text.to_owned(), stopped);
+        }
+        let (mut text, mut stopped, mut done) = (String::new(), false, false);
+        for (_, payload) in sse_events(body) {
+            if payload == "[DONE]" {
+                done = true;
+                continue;
+            }
+            let chunk: Value = serde_json::from_str(payload).unwrap_or_default();
+            if let Some(content) = chunk.pointer("/choices/0/delta/content").and_then(Value::as_str) {
+                text.push_str(content);
+            }
+            if chunk.pointer("/choices/0/finish_reason").and_then(Value::as_str) == Some("stop") {
+                stopped = true;
+            }
+        }
+        (text, stopped && done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::fixture;
+
+    #[test]
+    fn it_reads_back_what_it_renders() {
+        fixture::reads_back_what_it_renders(&OpenAi);
+    }
+
+    #[test]
+    fn it_reads_the_conversation_of_messages_and_tool_calls() {
+        let body = json!({"model": "m", "stream": true, "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]},
+        ]});
+        let asked = OpenAi.read(Some(&body), Route::default());
+        assert_eq!(asked.conversation.messages, 3);
+        assert_eq!(asked.conversation.texts, ["Be brief.", "Weather?"]);
+        assert_eq!(asked.conversation.tool_inputs, ["{}"]);
+        assert!(asked.stream && !asked.usage_asked);
+        assert_eq!(asked.model.as_deref(), Some("m"));
+    }
+}

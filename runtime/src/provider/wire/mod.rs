@@ -1,0 +1,203 @@
+//! The wires the HTTP providers speak, one file each (the request it sends, the events it reads,
+//! its error vocabulary, its usage), on the plumbing of `provider/http/`; and their registry,
+//! [`WireKind`], the only place that names every wire.
+//!
+//! A new wire is a file here (see `http/seam.rs` for what it holds), one `WireKind` variant, and
+//! one arm in each `match` below ([`WireKind::name`], [`WireKind::summary`] and `dispatch!`): the
+//! compiler points at each. Nothing else in the crate names a wire: `agentic ask`, the fuzz targets
+//! and the tests go through [`WireKind::ALL`].
+
+mod anthropic;
+mod gemini;
+mod openai;
+
+use std::sync::Arc;
+
+pub use self::anthropic::AnthropicProvider;
+pub use self::gemini::GeminiProvider;
+pub use self::openai::OpenAiProvider;
+use super::Provider;
+use super::http::{self, ConfigError, Endpoint, Item, Secret, Wire};
+
+/// A wire format an HTTP provider speaks, by the name the chaos server's journal and `agentic ask
+/// --provider` use for it.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::WireKind;
+///
+/// let kind = WireKind::from_name("anthropic").unwrap();
+/// assert_eq!(kind.base_url_variable(), "ANTHROPIC_BASE_URL");
+/// // A provider of that wire, for a server of your own (no key).
+/// let provider = kind.provider("http://127.0.0.1:8080", None, Some("claude-3-5-haiku-latest"));
+/// assert_eq!(provider.name(), "anthropic");
+/// assert!(WireKind::ALL.iter().all(|kind| WireKind::from_name(kind.name()) == Some(*kind)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WireKind {
+    /// OpenAI-compatible chat completions, `POST {base}/chat/completions` ([`OpenAiProvider`]).
+    OpenAi,
+    /// Anthropic's Messages, `POST {base}/v1/messages` ([`AnthropicProvider`]).
+    Anthropic,
+    /// Google's Gemini, `POST {base}/models/{model}:streamGenerateContent?alt=sse` ([`GeminiProvider`]).
+    Gemini,
+}
+
+/// Runs `$body` with `$W` the provider type of wire `$kind`: one monomorphic arm per wire.
+macro_rules! dispatch {
+    ($kind:expr, $W:ident => $body:expr) => {
+        match $kind {
+            WireKind::OpenAi => {
+                type $W = OpenAiProvider;
+                $body
+            }
+            WireKind::Anthropic => {
+                type $W = AnthropicProvider;
+                $body
+            }
+            WireKind::Gemini => {
+                type $W = GeminiProvider;
+                $body
+            }
+        }
+    };
+}
+
+impl WireKind {
+    /// Every wire, in a fixed order: new wires are appended, so that a fuzz input that picks
+    /// `ALL[byte % len]` keeps its meaning for the wires it already knew.
+    pub const ALL: &'static [WireKind] = &[WireKind::OpenAi, WireKind::Anthropic, WireKind::Gemini];
+
+    /// The wire's name: `openai`, `anthropic` (the chaos journal's and `agentic ask --provider`'s).
+    pub const fn name(self) -> &'static str {
+        match self {
+            WireKind::OpenAi => "openai",
+            WireKind::Anthropic => "anthropic",
+            WireKind::Gemini => "gemini",
+        }
+    }
+
+    /// The wire named `name` ([`WireKind::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|kind| kind.name() == name)
+    }
+
+    /// What the wire is and who speaks it, in one line (for `agentic ask --help`).
+    pub const fn summary(self) -> &'static str {
+        match self {
+            WireKind::OpenAi => {
+                "OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, ...)"
+            }
+            WireKind::Anthropic => "Anthropic `/v1/messages`",
+            WireKind::Gemini => "Google Gemini `/models/{model}:streamGenerateContent` (key in `x-goog-api-key`)",
+        }
+    }
+
+    /// What its providers' `Provider::name()` is: the OpenTelemetry `gen_ai.provider.name` and the
+    /// scope prefix (`openai`, `anthropic`, `gcp.gemini`), which may differ from [`WireKind::name`].
+    pub fn provider_name(self) -> &'static str {
+        dispatch!(self, W => <W as Wire>::PROVIDER)
+    }
+
+    /// The variables that may hold the key, in the order they are read, e.g. `["OPENAI_API_KEY"]`.
+    pub fn key_variables(self) -> &'static [&'static str] {
+        dispatch!(self, W => <W as Wire>::ENV.keys)
+    }
+
+    /// The variable that holds the base URL, e.g. `OPENAI_BASE_URL`.
+    pub fn base_url_variable(self) -> &'static str {
+        dispatch!(self, W => <W as Wire>::ENV.base_url)
+    }
+
+    /// The provider's own base URL, where a key is required (e.g. `https://api.openai.com/v1`).
+    pub fn default_base_url(self) -> &'static str {
+        dispatch!(self, W => <W as Wire>::ENV.default_base_url)
+    }
+
+    /// The model asked for when none is named.
+    pub fn default_model(self) -> &'static str {
+        dispatch!(self, W => <W as Wire>::DEFAULT_MODEL)
+    }
+
+    /// A provider of this wire for the server at `base_url`, with `api_key` if it needs one (an empty
+    /// key counts as none) and `model` (else [`WireKind::default_model`]), the wire's other options at
+    /// their defaults. As the providers' own `new`, an invalid base URL makes every call fail with a
+    /// programming error; [`WireKind::from_env`] checks it up front.
+    pub fn provider(
+        self,
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+        model: Option<&str>,
+    ) -> Arc<dyn Provider> {
+        let base_url = base_url.into();
+        dispatch!(self, W => {
+            let endpoint = Endpoint::new(base_url, api_key, model.unwrap_or(<W as Wire>::DEFAULT_MODEL));
+            Arc::new(<W as Wire>::from_endpoint(endpoint))
+        })
+    }
+
+    /// A provider of this wire configured from its environment variables, as its `from_env` does.
+    pub fn from_env(self) -> Result<Arc<dyn Provider>, ConfigError> {
+        let (base_url, api_key) = dispatch!(self, W => <W as Wire>::ENV.read(|name| std::env::var(name).ok()))?;
+        Ok(self.provider(base_url, api_key, None))
+    }
+
+    /// What a call of this wire yields for a body that arrives in `reads` (or, with `whole`, as one
+    /// JSON answer), without a connection: for the fuzz targets.
+    pub(crate) fn replay(self, reads: &[&[u8]], whole: bool, secret: Option<Secret>) -> Vec<Item> {
+        dispatch!(self, W => http::replay(<W as Wire>::Decoder::default(), reads, whole, secret))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::StreamEvent;
+
+    #[test]
+    fn names_round_trip_and_each_wire_builds_its_provider() {
+        assert_eq!(WireKind::ALL.iter().map(|kind| kind.name()).collect::<Vec<_>>(), ["openai", "anthropic", "gemini"]);
+        for &kind in WireKind::ALL {
+            assert_eq!(WireKind::from_name(kind.name()), Some(kind));
+            let provider = kind.provider("http://127.0.0.1:9/v1", Some("sk-canary-SECRET123".into()), Some("m-1"));
+            assert_eq!((provider.name(), provider.model()), (kind.provider_name(), Some("m-1")));
+            assert_eq!(provider.server(), Some(("127.0.0.1", 9)));
+            assert!(provider.scope().starts_with(&format!("{}:", kind.provider_name())), "{}", provider.scope());
+            assert_eq!(kind.provider(kind.default_base_url(), None, None).model(), Some(kind.default_model()));
+            assert!(kind.key_variables()[0].ends_with("_API_KEY") && kind.base_url_variable().ends_with("_BASE_URL"));
+        }
+        assert_eq!(WireKind::from_name("OpenAI"), None);
+        assert_eq!(WireKind::OpenAi.default_base_url(), OpenAiProvider::DEFAULT_BASE_URL);
+        assert_eq!(WireKind::Anthropic.default_model(), AnthropicProvider::DEFAULT_MODEL);
+        assert_eq!(
+            (WireKind::Gemini.provider_name(), WireKind::Gemini.key_variables()),
+            ("gcp.gemini", &["GEMINI_API_KEY", "GOOGLE_API_KEY"][..])
+        );
+    }
+
+    /// A body that is bare JSON, not events: the same items on every wire wherever the reads split
+    /// it, and what it says when it is an error.
+    #[test]
+    fn a_bare_json_body_gives_the_same_items_however_it_is_split() {
+        let error =
+            r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}"#;
+        let pretty = "{\n  \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}\n}";
+        for body in [format!("{error}\n"), format!("{error}\ndata: {{}}\n\n"), error.to_owned(), pretty.to_owned()] {
+            let bytes = body.as_bytes();
+            let first = WireKind::OpenAi.replay(&[bytes], false, None);
+            assert!(matches!(&first[..], [Ok(StreamEvent::Error { error: Some(_), .. })]), "{body}: {first:?}");
+            for &kind in WireKind::ALL {
+                assert_eq!(kind.replay(&[bytes], false, None), first, "{body} on {kind:?}");
+            }
+            for at in 1..bytes.len() {
+                assert_eq!(
+                    WireKind::OpenAi.replay(&[&bytes[..at], &bytes[at..]], false, None),
+                    first,
+                    "{body} at {at}"
+                );
+            }
+        }
+    }
+}
