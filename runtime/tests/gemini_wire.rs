@@ -173,3 +173,30 @@ async fn a_typed_answer_asks_for_the_schema_and_parses() {
     assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 });
     assert_eq!(server.journal()[0].schema.as_deref(), Some("Invoice"));
 }
+
+/// The chaos server's context window counts Gemini's `contents` (texts, `functionCall.args`,
+/// `functionResponse.response`): three pages do not fit, the compacted conversation does.
+#[tokio::test(start_paused = true)]
+async fn a_conversation_too_large_for_the_window_is_compacted_and_fits() {
+    use agentic_runtime::compact::DropOldest;
+    let pages = Toolbox::new().with_fn("read", "Reads a page", json!({"type": "object"}), |input| async move {
+        let head = format!("page {}: ", input["n"]);
+        Ok(format!("{head}{}", "x".repeat(1_000 - head.len())))
+    });
+    let mut scenario = Scenario::new().with_context_window(2_500);
+    for n in 1..=3 {
+        scenario = scenario.then(Step::tool_use("read", json!({"n": n})));
+    }
+    let server = ChaosServer::start(scenario.then(Step::ok("The pages say x."))).await.unwrap();
+    let provider = GeminiProvider::new(server.base_url(WireFormat::Gemini), None).with_model("gemini-test");
+    let runtime = Runtime::new(provider).with_tools(pages).with_compactor(DropOldest::keeping(2));
+    let reply = runtime.exec("Read the pages.").await.unwrap();
+    assert_eq!(reply.text(), "The pages say x.");
+    let journal = server.journal();
+    assert_eq!(journal.len(), 5);
+    assert!(journal[3].over_window && journal[3].context_bytes > 2_500, "{:?}", journal[3]);
+    assert_eq!(journal[3].messages, 7, "the prompt and three turns");
+    assert!(!journal[4].over_window && journal[4].messages == 5, "{:?}", journal[4]);
+    let compaction = reply.decisions().iter().find(|decision| decision.verdict == Verdict::Compacted).unwrap();
+    assert_eq!(compaction.reason, "context overflow: compacted 7 → 5 messages by `drop_oldest`");
+}
