@@ -73,11 +73,12 @@ mod tests {
             assert_eq!(size(wire, None), (0, 0));
             assert_eq!(size(wire, Some(&json!([1, 2]))), (0, 0));
             assert_eq!(size(wire, Some(&json!({"messages": "hi"}))), (0, 0));
-            let turn = match wire {
+            let one_message = match wire {
+                WireFormat::Gemini => json!({"contents": [{"role": "user", "parts": 42}]}),
                 WireFormat::Responses => json!({"input": [{"role": "user", "content": 42}]}),
                 _ => json!({"messages": [{"role": "user", "content": 42}]}),
             };
-            assert_eq!(size(wire, Some(&turn)), (0, 1), "{wire:?}");
+            assert_eq!(size(wire, Some(&one_message)), (0, 1), "{wire:?}");
         }
     }
 }

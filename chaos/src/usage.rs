@@ -38,6 +38,10 @@ pub struct TokenUsage {
     /// The input tokens written to the prompt cache (Anthropic only).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_creation_input_tokens: u64,
+    /// The tokens the model spent thinking, on top of the output tokens: Gemini's
+    /// `thoughtsTokenCount` (the wires without such a count ignore it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 impl TokenUsage {
@@ -48,6 +52,7 @@ impl TokenUsage {
             output_tokens: Some(output_tokens),
             cache_read_input_tokens: 0,
             cache_creation_input_tokens: 0,
+            reasoning_tokens: 0,
         }
     }
 
@@ -72,6 +77,12 @@ impl TokenUsage {
     /// With the tokens written to the prompt cache.
     pub const fn with_cache_creation(mut self, tokens: u64) -> Self {
         self.cache_creation_input_tokens = tokens;
+        self
+    }
+
+    /// With the tokens the model spent thinking (see [`TokenUsage::reasoning_tokens`]).
+    pub const fn with_reasoning(mut self, tokens: u64) -> Self {
+        self.reasoning_tokens = tokens;
         self
     }
 

@@ -17,12 +17,28 @@ async fn serve(step: impl Into<Step>) -> ChaosServer {
     ChaosServer::start(Scenario::new().then_times(100, step)).await.expect("start the server")
 }
 
-fn id_header(wire: WireFormat, seq: usize) -> String {
+fn id_header(wire: WireFormat, seq: usize) -> Option<String> {
     let name = match wire {
         WireFormat::OpenAi | WireFormat::Responses => "x-request-id",
+        // Google sends no request id.
+        WireFormat::Gemini => return None,
         _ => "request-id",
     };
-    format!("{name}: req_chaos{seq:012}")
+    Some(format!("{name}: req_chaos{seq:012}"))
+}
+
+/// The request id header's line of a head, if the wire sends one.
+fn id_line(wire: WireFormat, seq: usize) -> String {
+    id_header(wire, seq).map(|header| format!("{header}\r\n")).unwrap_or_default()
+}
+
+/// Gemini's response with an empty text and the usage of a 1-token prompt: its opening.
+fn gemini_opening(seq: usize) -> Value {
+    json!({
+        "candidates": [{"content": {"parts": [{"text": ""}], "role": "model"}, "index": 0}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 0, "totalTokenCount": 1},
+        "modelVersion": "test-model", "responseId": format!("chaos-response-{seq:012}"),
+    })
 }
 
 /// The raw head of the next response, up to and with its blank line.
@@ -42,10 +58,10 @@ async fn a_redirect_without_a_location_points_back_at_the_request() {
             client.send_model(wire, stream, &[]).await;
             let expected = format!(
                 "HTTP/1.1 307 Temporary Redirect\r\nserver: agentic-chaos\r\nlocation: http://{}{}\r\n\
-                 content-length: 0\r\n{}\r\n\r\n",
+                 content-length: 0\r\n{}\r\n",
                 server.addr(),
-                wire.path(),
-                id_header(wire, seq)
+                wire.request_path("test-model", stream),
+                id_line(wire, seq)
             );
             assert_eq!(raw_head(&mut client).await, expected, "{wire:?} stream {stream}");
             seq += 1;
@@ -181,6 +197,10 @@ fn expected_not_an_answer(
             "id": format!("chatcmpl-chaos{seq:012}"), "object": "chat.completion", "created": created,
             "model": "test-model", "choices": [],
         })),
+        (NotAnAnswer::NoChoices, WireFormat::Gemini) => Ok(json!({
+            "candidates": [], "modelVersion": "test-model",
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 0, "totalTokenCount": 1},
+        })),
         (NotAnAnswer::NoChoices, WireFormat::Responses) => Ok(response(seq, created, true)),
         (NotAnAnswer::DoneOnly, WireFormat::Responses) => Err(vec![
             responses("response.created", 0, json!({"response": response(seq, created, false)})),
@@ -220,6 +240,12 @@ fn expected_not_an_answer(
         (NotAnAnswer::ModelsList, _) => {
             Ok(json!({"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "chaos"}]}))
         }
+        (NotAnAnswer::DoneOnly, WireFormat::Gemini) => Err(vec![(
+            None,
+            json!({"modelVersion": "test-model",
+            "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 0, "totalTokenCount": 1}}),
+        )]),
+        (NotAnAnswer::EmptyChunk, WireFormat::Gemini) => Err(vec![(None, gemini_opening(seq))]),
         (NotAnAnswer::DoneOnly, WireFormat::OpenAi) => Err(vec![done()]),
         (NotAnAnswer::DoneOnly, _) => Err(vec![message_start(seq), stop()]),
         (NotAnAnswer::EmptyChunk, WireFormat::OpenAi) => Err(vec![openai_start(), done()]),
@@ -261,9 +287,10 @@ async fn not_an_answer_sends_each_shape_on_both_wires_streamed_or_not() {
             for stream in [true, false] {
                 let r = client.model(wire, stream).await.response();
                 assert_eq!(r.status, 200);
-                let (id_name, id) =
-                    id_header(wire, seq).split_once(": ").map(|(n, v)| (n.to_owned(), v.to_owned())).unwrap();
-                assert_eq!(r.header(&id_name), Some(id.as_str()));
+                if let Some(header) = id_header(wire, seq) {
+                    let (id_name, id) = header.split_once(": ").unwrap();
+                    assert_eq!(r.header(id_name), Some(id));
+                }
                 let text = r.text();
                 let created = created_in(&text);
                 match expected_not_an_answer(shape, wire, seq, &created) {
@@ -313,7 +340,7 @@ async fn the_simple_shapes_are_these_exact_bytes() {
             "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
              {}\r\n\r\n{body}",
             body.len(),
-            id_header(WireFormat::Anthropic, 0)
+            id_header(WireFormat::Anthropic, 0).unwrap()
         );
         assert_eq!(String::from_utf8(client.read_exactly(expected.len()).await).unwrap(), expected);
     }
@@ -330,8 +357,7 @@ async fn the_simple_shapes_are_these_exact_bytes() {
 
 #[tokio::test]
 async fn bad_head_sends_its_head_then_closes() {
-    let usual =
-        |wire, seq| format!("content-type: application/json\r\ncontent-length: 0\r\n{}\r\n", id_header(wire, seq));
+    let usual = |wire, seq| format!("content-type: application/json\r\ncontent-length: 0\r\n{}", id_line(wire, seq));
     for shape in BadHead::ALL {
         let server = serve(Step::bad_head(shape)).await;
         let mut seq = 0;
@@ -419,6 +445,7 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
                     "choices": [{"index": 0, "delta": {"role": "assistant"}, "logprobs": null, "finish_reason": null}],
                 }),
             ),
+            WireFormat::Gemini => (None, gemini_opening(seq)),
             WireFormat::Responses => (
                 Some("response.created".to_owned()),
                 json!({
@@ -440,12 +467,13 @@ async fn hang_after_start_sends_the_opening_event_alone_then_silence() {
         assert_eq!(head.header("content-type"), Some("application/json"));
         assert_eq!(head.header("transfer-encoding"), Some("chunked"));
         let opening = client.chunk_text().await;
-        let start = match wire {
-            WireFormat::OpenAi => r#"{"id":"chatcmpl-chaos"#,
-            WireFormat::Responses => r#"{"id":"resp_chaos"#,
-            _ => r#"{"id":"msg_chaos"#,
+        let (start, end) = match wire {
+            WireFormat::OpenAi => (r#"{"id":"chatcmpl-chaos"#, r#""model":"test-model","#),
+            WireFormat::Gemini => (r#"{"modelVersion":"test-model","#, r#""responseId":"chaos-response-"#),
+            WireFormat::Responses => (r#"{"id":"resp_chaos"#, r#""model":"test-model","#),
+            _ => (r#"{"id":"msg_chaos"#, r#""model":"test-model","#),
         };
-        assert!(opening.starts_with(start) && opening.ends_with(r#""model":"test-model","#), "{opening}");
+        assert!(opening.starts_with(start) && opening.contains(end) && opening.ends_with(','), "{opening}");
         assert!(client.silent_for(SILENCE).await, "{wire:?} not streamed: then nothing");
         leave_and_expect_nothing_more(client, &server).await;
     }

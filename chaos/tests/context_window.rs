@@ -10,22 +10,32 @@ use common::{Client, Response, WireFormat};
 use serde_json::{Value, json};
 
 /// A one-message request of `text`, in `wire`'s format.
-/// One user message, in the field of each wire (`messages`, Responses' `input`): every wire reads
-/// its own.
-fn one_message(text: &str, stream: bool) -> String {
-    let turn = json!([{"role": "user", "content": text}]);
-    json!({"model": "m", "max_tokens": 64, "stream": stream, "messages": turn, "input": turn}).to_string()
+/// One user message, in the field each wire reads (`messages`, Gemini's `contents`, Responses'
+/// `input`).
+fn one_message(wire: WireFormat, text: &str, stream: bool) -> String {
+    match wire {
+        // Gemini's stream flag is in the path (see `post`); the body has none.
+        WireFormat::Gemini => json!({"stream": stream, "contents": [{"role": "user", "parts": [{"text": text}]}]}),
+        WireFormat::Responses => {
+            json!({"model": "m", "max_output_tokens": 64, "stream": stream, "input": [{"role": "user", "content": text}]})
+        }
+        _ => json!({"model": "m", "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": text}]}),
+    }
+    .to_string()
 }
 
+/// Posts `body` to `wire`'s path for model `m` (streamed when the body says `"stream": true`).
 async fn post(server: &ChaosServer, wire: WireFormat, body: &str) -> Response {
+    let stream = serde_json::from_str::<Value>(body).ok().and_then(|body| body["stream"].as_bool()).unwrap_or(false);
     let mut client = Client::connect(server.addr()).await;
-    client.request("POST", wire.path(), &[("content-type", "application/json")], body).await.response()
+    let path = wire.request_path("m", stream);
+    client.request("POST", &path, &[("content-type", "application/json")], body).await.response()
 }
 
 /// The body of the `context_overflow` step, as a server of that step sends it in `wire`'s format.
 async fn overflow_step_body(wire: WireFormat) -> Value {
     let server = ChaosServer::start(Scenario::new().then(Step::context_overflow())).await.unwrap();
-    post(&server, wire, &one_message("hi", false)).await.json()
+    post(&server, wire, &one_message(wire, "hi", false)).await.json()
 }
 
 #[tokio::test]
@@ -35,11 +45,11 @@ async fn a_request_over_the_window_gets_the_overflow_and_the_next_that_fits_gets
             let scenario = Scenario::new().then(Step::ok("Fits.")).then(Step::http_error(503)).with_context_window(100);
             let server = ChaosServer::start(scenario).await.unwrap();
 
-            let over = post(&server, wire, &one_message(&"x".repeat(101), stream)).await;
+            let over = post(&server, wire, &one_message(wire, &"x".repeat(101), stream)).await;
             assert_eq!(over.status, 400, "{wire:?} stream={stream}");
             assert_eq!(over.json(), overflow_step_body(wire).await, "{wire:?}: the provider's own body");
 
-            let fits = post(&server, wire, &one_message(&"x".repeat(100), stream)).await;
+            let fits = post(&server, wire, &one_message(wire, &"x".repeat(100), stream)).await;
             assert_eq!(fits.status, 200, "{wire:?} stream={stream}: 100 bytes fit a window of 100");
             let text = if stream {
                 common::stream_text(wire, &fits.events()).0
@@ -47,7 +57,7 @@ async fn a_request_over_the_window_gets_the_overflow_and_the_next_that_fits_gets
                 common::whole_text(wire, &fits.json())
             };
             assert_eq!(text, "Fits.", "{wire:?}: the refused request consumed no step");
-            assert_eq!(post(&server, wire, &one_message("hi", stream)).await.status, 503, "{wire:?}");
+            assert_eq!(post(&server, wire, &one_message(wire, "hi", stream)).await.status, 503, "{wire:?}");
 
             let journal = server.journal();
             let steps: Vec<_> = journal.iter().map(|e| e.step.map(|s| (s.index, s.kind, s.repeat))).collect();
@@ -74,7 +84,7 @@ async fn a_request_over_the_window_gets_the_overflow_and_the_next_that_fits_gets
 async fn the_window_does_not_touch_the_default_steps_count() {
     let server = ChaosServer::start(Scenario::new().otherwise(Step::ok("fine")).with_context_window(10)).await.unwrap();
     for text in ["short", "much longer than ten bytes", "short"] {
-        post(&server, WireFormat::Anthropic, &one_message(text, false)).await;
+        post(&server, WireFormat::Anthropic, &one_message(WireFormat::Anthropic, text, false)).await;
     }
     let steps: Vec<_> = server.journal().iter().map(|e| e.step.map(|s| (s.index, s.kind, s.repeat))).collect();
     assert_eq!(
@@ -87,7 +97,7 @@ async fn the_window_does_not_touch_the_default_steps_count() {
 #[tokio::test]
 async fn without_a_window_every_request_reaches_the_steps_and_its_size_is_journaled() {
     let server = ChaosServer::start(Scenario::new().then(Step::ok("Fits."))).await.unwrap();
-    let r = post(&server, WireFormat::OpenAi, &one_message(&"x".repeat(1_000_000), false)).await;
+    let r = post(&server, WireFormat::OpenAi, &one_message(WireFormat::OpenAi, &"x".repeat(1_000_000), false)).await;
     assert_eq!(common::whole_text(WireFormat::OpenAi, &r.json()), "Fits.");
     let entry = &server.journal()[0];
     assert_eq!((entry.messages, entry.context_bytes, entry.over_window), (1, 1_000_000, false));
@@ -106,6 +116,14 @@ fn conversation(wire: WireFormat) -> (Value, usize) {
                 {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
             ], "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]}),
             4,
+        ),
+        WireFormat::Gemini => (
+            json!({"systemInstruction": {"parts": [{"text": "Be brief."}]}, "contents": [
+                {"role": "user", "parts": [{"text": "Weather?"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"output": "sunny"}}}]},
+            ], "tools": [{"functionDeclarations": [{"name": "get_weather"}]}]}),
+            3,
         ),
         WireFormat::Responses => (
             json!({"model": "m", "instructions": "Be brief.", "input": [
@@ -164,7 +182,7 @@ async fn the_journal_over_http_shows_the_window_fields_and_a_reset_can_set_the_w
     let mut client = Client::connect(server.addr()).await;
     let reset = client.request("POST", "/_chaos/reset", &[], r#"{"context_window": 4, "steps": []}"#).await;
     assert_eq!(reset.response().status, 200);
-    post(&server, WireFormat::Anthropic, &one_message("hello", true)).await;
+    post(&server, WireFormat::Anthropic, &one_message(WireFormat::Anthropic, "hello", true)).await;
     let journal = client.request("GET", "/_chaos/journal", &[], "").await.response().json();
     let entry = &journal[0];
     assert_eq!(

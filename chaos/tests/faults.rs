@@ -25,11 +25,14 @@ fn request_id(seq: usize) -> String {
     format!("req_chaos{seq:012}")
 }
 
-fn id_header(wire: WireFormat) -> &'static str {
-    match wire {
+/// The request id header's line for request `seq`, if the wire sends one (Google sends none).
+fn id_line(wire: WireFormat, seq: usize) -> String {
+    let name = match wire {
         WireFormat::OpenAi | WireFormat::Responses => "x-request-id",
+        WireFormat::Gemini => return String::new(),
         _ => "request-id",
-    }
+    };
+    format!("{name}: {}\r\n", request_id(seq))
 }
 
 /// An SSE event's parts: its `event:` name and its `data:` JSON.
@@ -83,9 +86,8 @@ async fn hang_in_headers_sends_the_head_without_its_end() {
         let mut client = ask(&server, wire, true).await;
         let expected = format!(
             "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: text/event-stream; charset=utf-8\r\n\
-             cache-control: no-cache\r\ntransfer-encoding: chunked\r\n{}: {}\r\n",
-            id_header(wire),
-            request_id(server.requests_served() - 1)
+             cache-control: no-cache\r\ntransfer-encoding: chunked\r\n{}",
+            id_line(wire, server.requests_served() - 1)
         );
         let got = client.read_exactly(expected.len()).await;
         assert_eq!(String::from_utf8(got).unwrap(), expected);
@@ -96,8 +98,10 @@ async fn hang_in_headers_sends_the_head_without_its_end() {
         let start = "HTTP/1.1 200 OK\r\nserver: agentic-chaos\r\ncontent-type: application/json\r\ncontent-length: ";
         let got = String::from_utf8(client.read_exactly(start.len()).await).unwrap();
         assert_eq!(got, start);
-        let rest =
-            client.read_until(&format!("{}: {}\r\n", id_header(wire), request_id(server.requests_served() - 1))).await;
+        let rest = match id_line(wire, server.requests_served() - 1) {
+            line if line.is_empty() => client.read_until("\r\n").await,
+            line => client.read_until(&line).await,
+        };
         let length = rest.split("\r\n").next().unwrap();
         assert!(length.parse::<usize>().unwrap() > 100, "the whole answer's length: {rest:?}");
         assert!(client.silent_for(SILENCE).await, "{wire:?}: the blank line never comes");
@@ -145,10 +149,9 @@ async fn hang_after_chunks_is_silent_after_k_chunks() {
         let mut text = String::new();
         for _ in 0..2 {
             let (_, data) = event(&client.chunk_text().await);
-            let piece = data
-                .pointer("/choices/0/delta/content")
-                .or_else(|| data.pointer("/delta/text"))
-                .or_else(|| data.get("delta").filter(|delta| delta.is_string()));
+            let piece = data.pointer("/choices/0/delta/content").or_else(|| data.pointer("/delta/text"));
+            let piece = piece.or_else(|| data.pointer("/candidates/0/content/parts/0/text"));
+            let piece = piece.or_else(|| data.get("delta").filter(|delta| delta.is_string()));
             text.push_str(piece.and_then(Value::as_str).unwrap());
         }
         assert_eq!(text, "one two ");
@@ -302,6 +305,7 @@ async fn endless_text_keeps_coming_after_a_mebibyte() {
             let (name, data) = event(&chunk);
             let piece = match wire {
                 WireFormat::OpenAi => data["choices"][0]["delta"]["content"].as_str().unwrap().to_owned(),
+                WireFormat::Gemini => data["candidates"][0]["content"]["parts"][0]["text"].as_str().unwrap().to_owned(),
                 WireFormat::Responses => {
                     assert_eq!(name.as_deref(), Some("response.output_text.delta"));
                     data["delta"].as_str().unwrap().to_owned()
@@ -336,6 +340,7 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
             WireFormat::OpenAi => {
                 r#""model":"test-model","choices":[{"index":0,"message":{"role":"assistant","content":""#
             }
+            WireFormat::Gemini => r#"","candidates":[{"index":0,"content":{"role":"model","parts":[{"text":""#,
             WireFormat::Responses => {
                 r#""model":"test-model","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":""#
             }
@@ -354,11 +359,12 @@ async fn endless_text_without_stream_is_a_json_string_that_never_closes() {
 
 #[tokio::test(start_paused = true)]
 async fn http_error_with_an_endless_body_never_ends() {
-    let scenario = Scenario::from_json_str(
-        r#"{"steps": [{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": 6}]}"#,
-    )
+    let wires = WireFormat::ALL.len();
+    let scenario = Scenario::from_json_str(&format!(
+        r#"{{"steps": [{{"kind": "http_error", "status": 503, "endless_body": true, "interval_ms": 0, "times": {wires}}}]}}"#,
+    ))
     .unwrap();
-    assert_eq!(scenario, Scenario::new().then_times(6, Step::http_error(503).endless_body().interval_ms(0)));
+    assert_eq!(scenario, Scenario::new().then_times(wires as u32, Step::http_error(503).endless_body().interval_ms(0)));
     let server = ChaosServer::start(scenario).await.unwrap();
     for wire in WireFormat::ALL {
         let mut client = ask(&server, wire, true).await;
@@ -395,6 +401,10 @@ async fn endless_json_opens_an_object_then_sends_whitespace() {
                     )));
                     assert!(opening.ends_with(r#","model":"test-model","#), "{opening}");
                 }
+                WireFormat::Gemini => assert_eq!(
+                    opening,
+                    format!(r#"{{"modelVersion":"test-model","responseId":"chaos-response-{seq:012}","#)
+                ),
                 WireFormat::Responses => {
                     let start = format!(r#"{{"id":"resp_chaos{seq:016}","object":"response","created_at":"#);
                     assert!(opening.starts_with(&start) && opening.ends_with(r#","model":"test-model","#), "{opening}");

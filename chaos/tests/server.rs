@@ -35,7 +35,8 @@ async fn an_unknown_path_is_a_404_naming_every_route() {
     assert_eq!(
         r.json()["error"]["message"],
         "no route for POST /v2/nothing; the chaos server answers POST /v1/chat/completions (OpenAI), \
-         POST /v1/messages (Anthropic) and POST /v1/responses (OpenAI Responses)"
+         POST /v1/messages (Anthropic), POST /v1beta/models/{model}:streamGenerateContent (Gemini) \
+         and POST /v1/responses (OpenAI Responses)"
     );
     assert_eq!(server.journal()[0].wire, None);
 }

@@ -141,6 +141,15 @@ async fn http_error_sends_status_headers_and_provider_body() {
                 WireFormat::OpenAi | WireFormat::Responses => json!({"error": {
                     "message": "Rate limit reached for requests. Please try again later.",
                     "type": "requests", "param": null, "code": "rate_limit_exceeded"}}),
+                WireFormat::Gemini => {
+                    let error = r.json()["error"].clone();
+                    assert_eq!(
+                        error["details"][0]["violations"][0]["quotaId"],
+                        "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+                    );
+                    json!({"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                        "status": "RESOURCE_EXHAUSTED", "details": error["details"]}})
+                }
                 _ => json!({"type": "error", "error": {
                     "type": "rate_limit_error",
                     "message": "Number of requests has exceeded your rate limit. Please try again later."}}),
@@ -254,10 +263,8 @@ async fn invalid_api_key_sends_each_providers_real_body() {
 
 #[tokio::test]
 async fn close_before_headers_sends_nothing() {
-    let server =
-        ChaosServer::start(Scenario::new().then_times(2 * WireFormat::ALL.len() as u32, Step::close_before_headers()))
-            .await
-            .unwrap();
+    let times = 2 * WireFormat::ALL.len() as u32;
+    let server = ChaosServer::start(Scenario::new().then_times(times, Step::close_before_headers())).await.unwrap();
     for wire in WireFormat::ALL {
         for stream in [true, false] {
             let mut client = Client::connect(server.addr()).await;
@@ -267,7 +274,7 @@ async fn close_before_headers_sends_nothing() {
     // The default step answers next.
     let r = model(server.addr(), WireFormat::OpenAi, false).await.response();
     assert_eq!(r.status, 200);
-    assert_eq!(server.requests_served(), 2 * WireFormat::ALL.len() + 1);
+    assert_eq!(server.requests_served(), times as usize + 1);
 }
 
 #[tokio::test]
@@ -391,9 +398,10 @@ async fn sse_error_message_and_type_can_be_set_even_empty() {
             assert_eq!((&error["code"], &error["message"]), (&json!("server_error"), &json!("")));
             continue;
         }
-        // Both shapes nest the error under "error".
+        // Every other shape nests the error under "error"; Google's names its type `status`.
         let error = last["error"].clone();
-        assert_eq!(error["type"], "api_error");
+        let kind = if wire == WireFormat::Gemini { "status" } else { "type" };
+        assert_eq!(error[kind], "api_error");
         assert_eq!(error["message"], "");
     }
 }
@@ -427,6 +435,7 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
             WireFormat::OpenAi => {
                 r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"#
             }
+            WireFormat::Gemini => r#"{"candidates":[{"content":{"parts":[{"text":"#,
             WireFormat::Responses => {
                 r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"#
             }
@@ -448,6 +457,7 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
             .filter(|e| {
                 matches!(e.event.as_deref(), Some("content_block_delta" | "response.output_text.delta"))
                     || e.json().pointer("/choices/0/delta/content").is_some()
+                    || e.json().pointer("/candidates/0/content/parts/0/text").is_some()
             })
             .count();
         assert_eq!(deltas_before, 1);

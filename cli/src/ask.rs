@@ -18,9 +18,10 @@ pub(crate) const LONG_ABOUT: &str = "\
 Send one prompt through both retry layers and print the answer.
 
 The provider is --provider, or openai when --base-url, OPENAI_API_KEY or OPENAI_BASE_URL is set, \
-else anthropic when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set. The key comes from --api-key or \
-OPENAI_API_KEY / ANTHROPIC_API_KEY; the base URL from --base-url or OPENAI_BASE_URL / \
-ANTHROPIC_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
+else anthropic when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set, else gemini when GEMINI_API_KEY, \
+GOOGLE_API_KEY or GEMINI_BASE_URL is set. The key comes from --api-key or OPENAI_API_KEY / \
+ANTHROPIC_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY); the base URL from --base-url or \
+OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GEMINI_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
 
 Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --json prints one line \
 {\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \"attempts\": [..]} (on failure: \

@@ -3,7 +3,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Output, Stdio};
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
 use serde_json::Value;
 
 const CANARY: &str = "sk-canary-SECRET-7f3a";
@@ -16,6 +16,9 @@ fn agentic(args: &[&str]) -> Output {
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("GOOGLE_API_KEY")
+        .env_remove("GEMINI_BASE_URL")
         .stdin(Stdio::null())
         .output()
         .expect("the agentic binary runs")
@@ -58,6 +61,32 @@ async fn answers_after_a_rate_limit_a_dropped_stream_and_a_503() {
     assert_eq!(attempts[1]["reason"], "transport failure (stream dropped) is transient");
     let calls: Vec<Option<String>> = server.journal().into_iter().map(|entry| entry.agentic_call).collect();
     assert_eq!(calls, ["1", "2", "3", "4"].map(|call| Some(call.to_owned())));
+}
+
+/// `--provider gemini` through the registry: Gemini's path with the model in it, the key in
+/// `x-goog-api-key` (never in the URL or the output), Google's 429 retried after the server's wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_answers_after_a_rate_limit() {
+    let scenario =
+        Scenario::new().then(Step::http_error(429).retry_after_ms(20)).otherwise(Step::ok("hello from gemini"));
+    let server = ChaosServer::start(scenario).await.unwrap();
+    let url = server.base_url(WireFormat::Gemini);
+    let flags =
+        ["ask", "--provider", "gemini", "--base-url", &url, "--api-key", CANARY, "--model", "gemini-test", "--json"];
+    let output = agentic_async(args(&flags, &["say hi"])).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((json["answer"].as_str(), json["calls"].as_u64()), (Some("hello from gemini"), Some(2)));
+    assert_eq!(json["attempts"][0]["delay_ms"], 20);
+    assert!(json["attempts"][0]["error"].as_str().unwrap().contains("RESOURCE_EXHAUSTED"), "{json}");
+    for entry in server.journal() {
+        assert_eq!(
+            (entry.wire, entry.model.as_deref(), entry.auth),
+            (Some(WireFormat::Gemini), Some("gemini-test"), true)
+        );
+        assert!(entry.path.ends_with("/models/gemini-test:streamGenerateContent"), "{}", entry.path);
+    }
+    assert!(!text(&output.stdout).contains(CANARY) && !text(&output.stderr).contains(CANARY));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -87,7 +87,7 @@ pub use policy::{Jitter, Preset, RetryPolicy};
 pub use prompt::Prompt;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use provider::{AnthropicProvider, ConfigError, OpenAiProvider, ResponsesProvider, WireKind};
+pub use provider::{AnthropicProvider, ConfigError, GeminiProvider, OpenAiProvider, ResponsesProvider, WireKind};
 pub use provider::{Provider, ResponseSchema, ScriptedProvider, Step};
 pub use reply::Reply;
 pub use report::{Decision, Layer, Observer, Rule, Verdict, Why};

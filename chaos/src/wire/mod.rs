@@ -16,6 +16,7 @@
 //! the manual: what each method must produce).
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai;
 pub mod responses;
 
@@ -38,6 +39,9 @@ pub enum WireFormat {
     /// Anthropic messages: `POST /v1/messages`.
     #[serde(rename = "anthropic")]
     Anthropic,
+    /// Google Gemini: `POST /v1beta/models/{model}:streamGenerateContent` (and `:generateContent`).
+    #[serde(rename = "gemini")]
+    Gemini,
     /// OpenAI's Responses: `POST /v1/responses`.
     #[serde(rename = "responses")]
     Responses,
@@ -46,13 +50,14 @@ pub enum WireFormat {
 impl WireFormat {
     /// Every wire the server speaks, in the order the journal and the registries name them; a new
     /// wire is appended.
-    pub const ALL: [Self; 3] = [Self::OpenAi, Self::Anthropic, Self::Responses];
+    pub const ALL: [Self; 4] = [Self::OpenAi, Self::Anthropic, Self::Gemini, Self::Responses];
 
     /// The wire's name, as the journal spells it (`openai`, `anthropic`).
     pub const fn name(self) -> &'static str {
         match self {
             Self::OpenAi => "openai",
             Self::Anthropic => "anthropic",
+            Self::Gemini => "gemini",
             Self::Responses => "responses",
         }
     }
@@ -67,6 +72,7 @@ impl WireFormat {
         match self {
             Self::OpenAi => &openai::OpenAi,
             Self::Anthropic => &anthropic::Anthropic,
+            Self::Gemini => &gemini::Gemini,
             Self::Responses => &responses::Responses,
         }
     }

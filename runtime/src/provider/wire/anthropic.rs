@@ -231,7 +231,7 @@ fn messages(history: &[Message]) -> Vec<Value> {
 
 /// A `tool_use` input must be an object: a string input (the model's raw, invalid JSON) is parsed
 /// again, or kept under `"_raw"`.
-fn tool_input(input: &Value) -> Value {
+pub(super) fn tool_input(input: &Value) -> Value {
     match input {
         Value::Object(_) => input.clone(),
         Value::String(raw) => match serde_json::from_str::<Value>(raw) {

@@ -8,12 +8,14 @@
 //! and the tests go through [`WireKind::ALL`].
 
 mod anthropic;
+mod gemini;
 mod openai;
 mod responses;
 
 use std::sync::Arc;
 
 pub use self::anthropic::AnthropicProvider;
+pub use self::gemini::GeminiProvider;
 pub use self::openai::OpenAiProvider;
 pub use self::responses::ResponsesProvider;
 use super::Provider;
@@ -41,6 +43,8 @@ pub enum WireKind {
     OpenAi,
     /// Anthropic's Messages, `POST {base}/v1/messages` ([`AnthropicProvider`]).
     Anthropic,
+    /// Google's Gemini, `POST {base}/models/{model}:streamGenerateContent?alt=sse` ([`GeminiProvider`]).
+    Gemini,
     /// OpenAI's Responses, `POST {base}/responses` ([`ResponsesProvider`]).
     Responses,
 }
@@ -57,6 +61,10 @@ macro_rules! dispatch {
                 type $W = AnthropicProvider;
                 $body
             }
+            WireKind::Gemini => {
+                type $W = GeminiProvider;
+                $body
+            }
             WireKind::Responses => {
                 type $W = ResponsesProvider;
                 $body
@@ -68,13 +76,15 @@ macro_rules! dispatch {
 impl WireKind {
     /// Every wire, in a fixed order: new wires are appended, so that a fuzz input that picks
     /// `ALL[byte % len]` keeps its meaning for the wires it already knew.
-    pub const ALL: &'static [WireKind] = &[WireKind::OpenAi, WireKind::Anthropic, WireKind::Responses];
+    pub const ALL: &'static [WireKind] =
+        &[WireKind::OpenAi, WireKind::Anthropic, WireKind::Gemini, WireKind::Responses];
 
     /// The wire's name: `openai`, `anthropic` (the chaos journal's and `agentic ask --provider`'s).
     pub const fn name(self) -> &'static str {
         match self {
             WireKind::OpenAi => "openai",
             WireKind::Anthropic => "anthropic",
+            WireKind::Gemini => "gemini",
             WireKind::Responses => "responses",
         }
     }
@@ -91,14 +101,15 @@ impl WireKind {
                 "OpenAI-compatible `/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter, ...)"
             }
             WireKind::Anthropic => "Anthropic `/v1/messages`",
+            WireKind::Gemini => "Google Gemini `/models/{model}:streamGenerateContent` (key in `x-goog-api-key`)",
             WireKind::Responses => "OpenAI's Responses `/responses` (the key and base URL of `openai`)",
         }
     }
 
-    /// The name its providers report ([`Provider::name`]: traces, retry budgets and cooldowns):
+    /// What its providers' `Provider::name()` is: the OpenTelemetry `gen_ai.provider.name` and the
+    /// scope prefix (`openai`, `anthropic`, `gcp.gemini`), which may differ from [`WireKind::name`]:
     /// `openai` for both of OpenAI's wires, which share a key's rate limits.
-    #[cfg(test)]
-    pub(crate) fn provider_name(self) -> &'static str {
+    pub fn provider_name(self) -> &'static str {
         dispatch!(self, W => <W as Wire>::PROVIDER)
     }
 
@@ -161,11 +172,11 @@ mod tests {
     fn names_round_trip_and_each_wire_builds_its_provider() {
         assert_eq!(
             WireKind::ALL.iter().map(|kind| kind.name()).collect::<Vec<_>>(),
-            ["openai", "anthropic", "responses"]
+            ["openai", "anthropic", "gemini", "responses"]
         );
         // What the providers report (traces, scopes): a wire that shares another's keys shares its name.
         let provider_names: Vec<&str> = WireKind::ALL.iter().map(|kind| kind.provider_name()).collect();
-        assert_eq!(provider_names, ["openai", "anthropic", "openai"]);
+        assert_eq!(provider_names, ["openai", "anthropic", "gcp.gemini", "openai"]);
         for &kind in WireKind::ALL {
             assert_eq!(WireKind::from_name(kind.name()), Some(kind));
             let provider = kind.provider("http://127.0.0.1:9/v1", Some("sk-canary-SECRET123".into()), Some("m-1"));
@@ -178,6 +189,10 @@ mod tests {
         assert_eq!(WireKind::from_name("OpenAI"), None);
         assert_eq!(WireKind::OpenAi.default_base_url(), OpenAiProvider::DEFAULT_BASE_URL);
         assert_eq!(WireKind::Anthropic.default_model(), AnthropicProvider::DEFAULT_MODEL);
+        assert_eq!(
+            (WireKind::Gemini.provider_name(), WireKind::Gemini.key_variables()),
+            ("gcp.gemini", &["GEMINI_API_KEY", "GOOGLE_API_KEY"][..])
+        );
     }
 
     /// A body that is bare JSON, not events: the same items on every wire wherever the reads split
