@@ -39,7 +39,8 @@ pub struct TokenUsage {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_creation_input_tokens: u64,
     /// The tokens the model spent thinking, on top of the output tokens: Gemini's
-    /// `thoughtsTokenCount` (the wires without such a count ignore it).
+    /// `thoughtsTokenCount`, Responses' `output_tokens_details.reasoning_tokens` (added to its
+    /// `output_tokens`, as OpenAI counts them); the wires without such a count ignore it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
 }

@@ -26,7 +26,9 @@ fn all_responses(server: &ChaosServer) -> usize {
 
 #[tokio::test(start_paused = true)]
 async fn an_answer_reports_its_usage_with_the_cached_tokens() {
-    let answer = Step::ok("Hello from Responses.").usage(TokenUsage::new(120, 40).with_cache_read(100));
+    // 10 reasoning tokens: part of Responses' `output_tokens` (30 + 10), counted once.
+    let answer =
+        Step::ok("Hello from Responses.").usage(TokenUsage::new(120, 30).with_cache_read(100).with_reasoning(10));
     let (server, runtime) = runtime(Scenario::new().otherwise(answer)).await;
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!(reply.text(), "Hello from Responses.");

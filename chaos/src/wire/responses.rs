@@ -16,8 +16,8 @@
 //! message), `response.content_part.added`, one `response.output_text.delta` per text piece, then
 //! the finish, `response.completed` (or `response.incomplete` with `incomplete_details.reason:
 //! "max_output_tokens"` when the step is cut by the token limit) with the usage (`input_tokens`,
-//! `input_tokens_details.cached_tokens`, `output_tokens`, `output_tokens_details.reasoning_tokens`
-//! 0, `total_tokens`). There is no end marker after it (no `[DONE]`). The final event lists the
+//! `input_tokens_details.cached_tokens`, `output_tokens` (the step's reasoning tokens included),
+//! `output_tokens_details.reasoning_tokens`, `total_tokens`). There is no end marker after it (no `[DONE]`). The final event lists the
 //! output items without repeating the text the deltas carried. Tool calls are `function_call` items
 //! (`call_id`, `name`), each with its `response.function_call_arguments.delta`s, `.done` and
 //! `response.output_item.done`, after the text's message item if there is text. A whole answer is
@@ -114,14 +114,16 @@ impl Responses {
         })
     }
 
-    /// The usage of an answer of `counted` output pieces.
+    /// The usage of an answer of `counted` output pieces; the step's reasoning tokens are part of
+    /// `output_tokens`, as OpenAI counts them, and also reported apart.
     fn usage(x: &Exchange, counted: u64) -> Value {
-        let output_tokens = x.output_tokens(counted);
+        let reasoning_tokens = x.usage.reasoning_tokens;
+        let output_tokens = x.output_tokens(counted).saturating_add(reasoning_tokens);
         json!({
             "input_tokens": x.input_tokens,
             "input_tokens_details": {"cached_tokens": x.usage.cache_read_input_tokens},
             "output_tokens": output_tokens,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": x.input_tokens.saturating_add(output_tokens),
         })
     }
