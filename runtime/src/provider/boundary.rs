@@ -5,7 +5,7 @@
 use super::secret::{Secret, redact};
 use crate::error::ModelError;
 
-/// The error of a 3xx: the client follows no redirect (see [`client`](super::http::client)).
+/// The error of a 3xx: the client follows no redirect (see [`client`](super::http::endpoint::client)).
 /// Permanent (the typed verdict of a 3xx): the same request gets the same redirect. The text names
 /// the status and the origin the `Location` points to, never its path or query (where a key may
 /// be), redacted.

@@ -185,7 +185,7 @@ impl Clients {
 ///
 /// It follows no redirect: a model API answers a POST itself, and reqwest, following one to another
 /// port or host, would send it the `x-api-key` header (it strips only `Authorization` and cookies)
-/// and, on a 307 or 308, the prompt; a 3xx becomes a permanent error instead ([`redirect_error`]).
+/// and, on a 307 or 308, the prompt; a 3xx becomes a permanent error instead ([`redirect_error`](super::super::boundary::redirect_error)).
 pub(crate) fn client(connect: Duration) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))

@@ -169,6 +169,6 @@ pub(crate) fn secret_header(prefix: &str, secret: &Secret) -> Result<reqwest::he
 pub(crate) struct Fallback {
     /// The request to send instead.
     pub(crate) request: reqwest::Request,
-    /// Whether the first response (its status and its body, read to [`MAX_ERROR_BODY`]) calls for it.
+    /// Whether the first response (its status and its body, read to [`MAX_ERROR_BODY`](super::errors::MAX_ERROR_BODY)) calls for it.
     pub(crate) applies: fn(u16, &str) -> bool,
 }
