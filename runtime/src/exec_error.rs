@@ -1,6 +1,7 @@
 //! The error of one `exec`: why it gave up, every attempt, each decision and what stopped it.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::Refusal;
@@ -86,6 +87,8 @@ mod fields {
         pub(super) stopped_by: Option<String>,
         pub(super) usage: Option<Box<UsageTotals>>,
         pub(super) source: Option<Source>,
+        /// The target of the last attempt, for a runtime with fallbacks.
+        pub(super) target: Option<Arc<str>>,
     }
 }
 
@@ -129,6 +132,7 @@ impl ExecError {
             stopped_by,
             usage: None,
             source: source.map(Source::Model),
+            target: None,
         })
     }
 
@@ -152,6 +156,18 @@ impl ExecError {
         self
     }
 
+    pub(crate) fn with_target(mut self, target: Option<Arc<str>>) -> Self {
+        self.inner.target = target;
+        self
+    }
+
+    /// The target of the exec's last attempt, `"<provider>/<model>"`, for a runtime with fallbacks
+    /// (`Runtime::with_fallback`); `None` for a runtime with one provider. The moves between targets
+    /// are decisions with verdict `fallback`.
+    pub fn target(&self) -> Option<&str> {
+        self.inner.target.as_deref()
+    }
+
     /// The tokens of every call of the exec that reported usage (all spent without an answer, but
     /// for the tool turns before the failure).
     pub fn usage(&self) -> Usage {
@@ -170,6 +186,7 @@ impl ExecError {
             stopped_by: None,
             usage: None,
             source: Some(Source::Policy(error)),
+            target: None,
         })
     }
 

@@ -1,6 +1,7 @@
 //! The answer of one successful `exec`, with what it cost.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::message::StopReason;
@@ -21,12 +22,37 @@ pub struct Reply {
     decisions: Vec<Decision>,
     /// Boxed, as the retry state keeps it: a reply is moved through every layer on the way out.
     usage: Option<Box<UsageTotals>>,
+    /// The target that answered, for a runtime with fallbacks.
+    target: Option<Arc<str>>,
 }
 
 impl Reply {
     #[inline]
     pub(crate) fn new(text: String, stop_reason: StopReason, calls: u32, attempts: u32, elapsed: Duration) -> Self {
-        Self { text, stop_reason, calls, attempts, elapsed, iterations: 0, decisions: Vec::new(), usage: None }
+        Self {
+            text,
+            stop_reason,
+            calls,
+            attempts,
+            elapsed,
+            iterations: 0,
+            decisions: Vec::new(),
+            usage: None,
+            target: None,
+        }
+    }
+
+    /// With the target that answered (a runtime with fallbacks).
+    pub(crate) fn with_target(mut self, target: Arc<str>) -> Self {
+        self.target = Some(target);
+        self
+    }
+
+    /// The target that answered, `"<provider>/<model>"` (as [`Runtime::targets`](crate::Runtime::targets)
+    /// names it), for a runtime with fallbacks (`Runtime::with_fallback`); `None` for a runtime with
+    /// one provider, which is the one that answered.
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref()
     }
 
     #[inline]

@@ -9,11 +9,12 @@ use tracing::{Instrument as _, Span};
 use crate::agent_fn::AgentFn;
 use crate::backoff::{Rng, Schedule};
 use crate::budget::store::SharedStore;
-use crate::budget::{Budget, Governor, Refusal, RetryQuota};
+use crate::budget::{BreakerSettings, Budget, Governor, Refusal, RetryQuota};
 use crate::classify::{ExecAction, Reason};
 use crate::compact::{self, Compactor, DEFAULT_MAX_COMPACTIONS};
 use crate::error::ModelError;
 use crate::exec_error::{ExecError, ExecErrorKind};
+use crate::fallback::{MAX_TARGETS, Position, Target, TargetStatus, target_name};
 use crate::journal::Journal;
 use crate::message::{AssistantMessage, Message, StopReason};
 use crate::policy::RetryPolicy;
@@ -73,6 +74,11 @@ pub struct Runtime {
     content_in_traces: bool,
     compactor: Option<Arc<dyn Compactor>>,
     max_compactions: u32,
+    /// Every target in order, the primary first, when the runtime has fallbacks
+    /// ([`Runtime::with_fallback`]); `None` with one provider, which has no breaker.
+    targets: Option<Arc<[Target]>>,
+    /// The settings of every target's breaker.
+    breaker: BreakerSettings,
 }
 
 /// The most tool turns of one exec, unless [`Runtime::with_max_iterations`] says otherwise.
@@ -89,6 +95,10 @@ impl std::fmt::Debug for Runtime {
             .field("compactor", &self.compactor.as_deref().map(Compactor::name))
             .field("max_compactions", &self.max_compactions)
             .field("journal", &self.journal.as_ref().map(Journal::path))
+            .field(
+                "targets",
+                &self.targets.as_ref().map(|targets| targets.iter().map(|t| &*t.name).collect::<Vec<_>>()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -118,6 +128,8 @@ impl Runtime {
             system: None,
             seed: None,
             observer: None,
+            targets: None,
+            breaker: BreakerSettings::standard(),
         }
     }
 
@@ -170,8 +182,7 @@ impl Runtime {
     /// [`RetryQuota::standard`] (a 60 s window, one retry per success, plus 100 retries)
     pub fn with_retry_quota(mut self, quota: Option<RetryQuota>) -> Self {
         self.quota = quota;
-        self.governor = Arc::new(Governor::new(self.provider.scope(), quota, self.store.clone()));
-        self
+        self.rebuild_governors()
     }
 
     /// Keeps the retry budget and the cooldowns in `store`, shared with every process that uses the
@@ -180,7 +191,141 @@ impl Runtime {
     /// [`SharedStore::offline_backoff`], with a warning when it fails and one when it answers again.
     pub fn with_shared_store(mut self, store: Arc<dyn SharedStore>) -> Self {
         self.store = Some(store);
-        self.governor = Arc::new(Governor::new(self.provider.scope(), self.quota, self.store.clone()));
+        self.rebuild_governors()
+    }
+
+    /// Adds `provider` as the next target after those the runtime has (repeatable: targets in
+    /// order), each with its own model, on any wire: a Chat Completions primary can fall back to
+    /// Anthropic. Each target has its own retry budget, cooldowns and circuit breaker
+    /// ([`Runtime::with_breaker`]), shared by every clone of the runtime (and, with a shared store,
+    /// by the fleet). Set it before cloning: clones made earlier keep the targets they had.
+    ///
+    /// An exec walks the targets forward, each at most once, moving on at once (no sleep):
+    /// - when the target's breaker is open (skipped at no cost), or its cooldown or Retry-After is
+    ///   longer than `retry_after_cap_ms` or the time left, or its retry budget is empty;
+    /// - on the target's own permanent failures: its key refused, its quota spent, its model not
+    ///   found, its certificate refused, its base URL answering something else;
+    /// - when the layers used the retries they had on it for this attempt (a transient failure);
+    /// - on a context overflow when the next target declares a larger
+    ///   [context window](Provider::context_window).
+    ///
+    /// It stays, and the layers retry it as without fallbacks, on a short wait they would make anyway
+    /// (a Retry-After within the cap and the deadline, a transient failure with retries left). It
+    /// never moves on a programming error, a request the API refuses (a 400), a rejected answer or a
+    /// cap of the exec's own (`max_calls`, `budget_ms`): the exec's budget and deadline are shared by
+    /// all its targets. Each move is a decision with verdict [`Verdict::Fallback`];
+    /// [`Reply::target`] says which target answered.
+    ///
+    /// # Panics
+    ///
+    /// Past [`MAX_TARGETS`](crate::MAX_TARGETS) targets in all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Step, Verdict};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let primary = ScriptedProvider::new([Step::http(401, "invalid api key")]).with_model("a");
+    /// let secondary = ScriptedProvider::new([Step::ok("hello")]).with_model("b");
+    /// let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+    /// let reply = runtime.exec("hi").await.unwrap();
+    /// assert_eq!((reply.text(), reply.target()), ("hello", Some("scripted/b")));
+    /// let moved = &reply.decisions()[1];
+    /// assert_eq!(moved.verdict, Verdict::Fallback);
+    /// assert_eq!(
+    ///     moved.reason.to_string(),
+    ///     "fallback: `scripted/a` failed permanently for this target (HTTP 401 is permanent (a 4xx other than 408, 409, 425, 429)) → `scripted/b`"
+    /// );
+    /// assert_eq!((primary.calls(), secondary.calls()), (1, 1));
+    /// # }
+    /// ```
+    pub fn with_fallback(self, provider: impl Provider) -> Self {
+        self.with_fallback_shared(Arc::new(provider))
+    }
+
+    /// [`Runtime::with_fallback`] with a provider that is already shared.
+    ///
+    /// # Panics
+    ///
+    /// Past [`MAX_TARGETS`](crate::MAX_TARGETS) targets in all.
+    pub fn with_fallback_shared(mut self, provider: Arc<dyn Provider>) -> Self {
+        let mut targets = match self.targets.take() {
+            Some(targets) => targets.to_vec(),
+            None => vec![self.target(self.provider.clone())],
+        };
+        assert!(
+            targets.len() < MAX_TARGETS,
+            "a runtime has at most {MAX_TARGETS} targets (its primary and {} fallbacks)",
+            MAX_TARGETS - 1
+        );
+        targets.push(self.target(provider));
+        self.targets = Some(targets.into());
+        self.rebuild_governors()
+    }
+
+    /// The circuit breaker of every target of a runtime with fallbacks ([`Runtime::with_fallback`]):
+    /// when a target's failures cross the threshold it opens and the target is skipped at no cost;
+    /// after the open period one probe call is let through, whose answer closes it. A runtime with
+    /// one provider has no breaker. Set it before cloning.
+    ///
+    /// # Default
+    /// [`BreakerSettings::standard`]: opens at 50 % failures of at least 20 calls in 10 s, for 30 s
+    /// (docs/design.md §10, "Circuit breaker", says why).
+    pub fn with_breaker(mut self, settings: BreakerSettings) -> Self {
+        self.breaker = settings;
+        self.rebuild_governors()
+    }
+
+    /// Every target in order, the primary first, with its breaker's state and its retry budget: one
+    /// entry for a runtime without fallbacks (no breaker).
+    pub fn targets(&self) -> Vec<TargetStatus> {
+        match &self.targets {
+            None => vec![TargetStatus::new(target_name(&*self.provider), None, self.governor.local_allowance())],
+            Some(targets) => targets
+                .iter()
+                .map(|target| {
+                    let governor = &target.governor;
+                    TargetStatus::new(target.name.to_string(), governor.breaker_state(), governor.local_allowance())
+                })
+                .collect(),
+        }
+    }
+
+    /// A target of this runtime for `provider` (its governor is made by `rebuild_governors`).
+    fn target(&self, provider: Arc<dyn Provider>) -> Target {
+        let name = Arc::from(target_name(&*provider));
+        let governor = Arc::new(Governor::new(provider.scope(), self.quota, self.store.clone()));
+        Target { provider, governor, name }
+    }
+
+    /// Makes every target's storm control anew from the runtime's settings: its retry budget, its
+    /// cooldowns and, with fallbacks, its breaker.
+    fn rebuild_governors(mut self) -> Self {
+        let governor = |provider: &dyn Provider, name: &str, breaker: Option<BreakerSettings>| {
+            let governor = Governor::new(provider.scope(), self.quota, self.store.clone());
+            let governor = match breaker {
+                Some(settings) => governor.with_breaker(name.to_owned(), provider.model().unwrap_or(""), settings),
+                None => governor,
+            };
+            Arc::new(governor)
+        };
+        match self.targets.take() {
+            None => self.governor = governor(&*self.provider, "", None),
+            Some(targets) => {
+                let targets: Vec<Target> = targets
+                    .iter()
+                    .map(|target| Target {
+                        governor: governor(&*target.provider, &target.name, Some(self.breaker)),
+                        provider: target.provider.clone(),
+                        name: target.name.clone(),
+                    })
+                    .collect();
+                self.governor = targets[0].governor.clone();
+                self.targets = Some(targets.into());
+            }
+        }
         self
     }
 
@@ -432,6 +577,7 @@ impl Runtime {
         };
         Run {
             provider: &*self.provider,
+            position: self.targets.as_deref().map(Position::new),
             system: system.or(self.system.as_deref()),
             tools: self.tools.specs(),
             content_in_traces: self.content_in_traces,
@@ -593,6 +739,17 @@ impl Runtime {
             // The provider answered (the validator refused the answer): the call pays for retries.
             run.state.governor.on_success().await;
         }
+        // With fallbacks, a failure that is the target's moves the exec to the next one at once: the
+        // same attempt, no backoff (docs/design.md §10, "Fallback across targets").
+        if let Some(position) = &mut run.position {
+            let last = failures.index + 1 >= run.state.policy.max_retries();
+            let because = position.reason_to_move(&run.state, &failed, source.as_ref(), last);
+            if let Some(because) = because.filter(|_| run.state.budget.extra_call_refusal().is_none()) {
+                run.provider = position.move_on(&mut run.state, &failed.error, because);
+                attempts.push(format!("{} (fallback → `{}`)", failed.error, position.name()));
+                return Ok(());
+            }
+        }
         let mut note = None;
         if failed.action == ExecAction::ContextOverflow {
             match self.after_overflow(run, exec, &failed).await {
@@ -734,6 +891,10 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     )
     .with_iterations(exec.iterations)
     .with_usage(totals);
+    let reply = match &run.position {
+        None => reply,
+        Some(position) => reply.with_target(position.target_name()),
+    };
     // A typed answer must be the JSON asked for first; the validator then says what a schema cannot.
     let unfit = exec.expected.and_then(|expected| expected.judge(reply.text(), stop_reason));
     let rejection = match unfit {
@@ -815,7 +976,8 @@ fn fail(
     let decisions = std::mem::take(&mut state.decisions);
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
     let error = ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
-        .with_usage(state.usage.take());
+        .with_usage(state.usage.take())
+        .with_target(run.position.map(|position| position.target_name()));
     telemetry::record_exec(&state.span, || error.usage(), Some(error.kind().name()));
     error
 }

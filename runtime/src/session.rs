@@ -5,8 +5,10 @@ use tracing::Instrument as _;
 
 use crate::agent::{self, CallMeta};
 use crate::backoff::Schedule;
+use crate::budget::Refusal;
 use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
+use crate::fallback::Position;
 use crate::message::{AssistantMessage, Message};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
@@ -28,6 +30,9 @@ pub(crate) struct Run<'a> {
     pub(crate) compacted: bool,
     /// The shape the answers must have (`Runtime::exec_json`).
     pub(crate) schema: Option<&'a ResponseSchema>,
+    /// Where the exec is among the runtime's targets, when it has fallbacks (`provider` and the
+    /// state's governor are the current target's).
+    pub(crate) position: Option<Position<'a>>,
     pub(crate) state: RetryState<'a>,
 }
 
@@ -40,7 +45,16 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     let mut schedule = None;
     let mut retry = 0u32;
     loop {
+        // A runtime with fallbacks always comes here (its breakers make `may_cool_down` true): the
+        // target admits the call, or the exec moves on; without them, nothing changes.
         if run.state.governor.may_cool_down() {
+            if let Some(position) = &mut run.position {
+                match position.admit(&mut run.state).await {
+                    Ok(None) => {}
+                    Ok(Some(provider)) => run.provider = provider,
+                    Err(refusal) => return Ok(every_target_open(run, refusal)),
+                }
+            }
             run.state.wait_for_cooldown().await;
         }
         let call = run.state.budget.start_call();
@@ -115,14 +129,28 @@ async fn retry_after_failed_call(
     // this runtime would honour: a retryable failure's, within `retry_after_cap_ms`. A permanent
     // failure's "try again in 86400s", or a hint past the cap (which ends this exec), would
     // otherwise hold every later call for nothing.
-    if let Some(hint) = hint.filter(|&hint| verdict.retryable && hint <= run.state.policy.retry_after_cap()) {
+    let honoured = hint.filter(|&hint| verdict.retryable && hint <= run.state.policy.retry_after_cap());
+    if let Some(hint) = honoured {
         run.state.governor.note_hint(hint).await;
         telemetry::cooldown(run.provider.name());
+    }
+    // With fallbacks, the target's breaker hears the outcome; once it is no longer closed, this
+    // target is not retried: layer 2 moves the exec on at once, instead of after the backoff.
+    let mut open = None;
+    if let Some(position) = &run.position {
+        let typed = message.error.as_ref();
+        if let Some(state) =
+            position.after_failed_call(verdict.retryable, honoured.is_some(), verdict.reason, typed).await
+        {
+            open = Some((Verdict::GiveUp, Why::BreakerOpen { target: position.name().to_owned(), state }));
+        }
     }
     let error = message.failure_text();
     let rule = Rule::Classifier(verdict.reason);
     let limit = run.state.policy.session_retries();
-    let (last, why) = if !verdict.retryable {
+    let (last, why) = if let Some(open) = open {
+        open
+    } else if !verdict.retryable {
         (Verdict::GiveUp, Why::Judged(rule))
     } else if retry >= limit {
         (Verdict::RetriesExhausted, Why::TriesUsed { rule, layer: Layer::Session, limit })
@@ -143,4 +171,14 @@ async fn retry_after_failed_call(
     run.state.decide(Layer::Session, error, message.usage, last, why, None);
     run.state.judged = Some(Box::new(Judged { markers, hint }));
     Some(message)
+}
+
+/// Layer 1 when every target's breaker refuses the call: no call is made; the refusal stops the
+/// exec (kind `budget`), handed to layer 2 as a failure that names it.
+#[cold]
+fn every_target_open(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
+    let error = format!("CircuitOpen: {refusal}");
+    let refusal = run.state.budget.refuse(refusal);
+    run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
+    AssistantMessage::error_event(error, None)
 }

@@ -1,6 +1,7 @@
 //! One deadline and one call counter shared by both layers of one `exec`,
 //! the retry budget, and the stores a fleet can share its retry budget and cooldowns through.
 
+mod breaker;
 mod governor;
 mod ledger;
 mod quota;
@@ -11,6 +12,8 @@ pub mod store;
 
 mod refusal;
 
+pub(crate) use breaker::{Admission, CallOutcome};
+pub use breaker::{BreakerSettings, BreakerState, Opened};
 pub(crate) use governor::Governor;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};
@@ -267,6 +270,16 @@ impl<'p> Budget<'p> {
         None
     }
 
+    /// Why a server-requested wait of `wait` (a cooldown) may not be waited: it is longer than
+    /// `retry_after_cap_ms`, or the call after it would start at or past the nearest deadline.
+    pub(crate) fn wait_refusal(&self, wait: Duration) -> Option<Refusal> {
+        let cap = self.policy.retry_after_cap();
+        if wait > cap {
+            return Some(Refusal::RetryAfterCap { asked: wait, cap });
+        }
+        self.deadline_refusal(wait, true)
+    }
+
     /// Why a call the retries did not plan (one after a compaction, or a compactor's) may not start
     /// now: the `max_calls` set, or a deadline. Not the policy's worst case of calls, which counts
     /// the retries' calls only.
@@ -292,6 +305,18 @@ impl<'p> Budget<'p> {
             Some((deadline, _)) => wait.min(deadline.saturating_duration_since(Instant::now())),
             None => wait,
         }
+    }
+
+    /// The exec moved to another target (`Runtime::with_fallback`): the default call cap (the
+    /// layers' product, when `max_calls` is not set) counts that target's calls from here, as it
+    /// does a new model turn's. A set `max_calls` and the deadlines stay the exec's.
+    pub(crate) fn start_target(&mut self) {
+        self.calls_before_turn = self.calls;
+    }
+
+    /// Why a cap refused a retry in this exec, if one did (not taken).
+    pub(crate) fn stopped_by(&self) -> Option<&Refusal> {
+        self.stopped_by.as_deref()
     }
 
     /// Why a cap refused a retry in this exec, if one did; taken once.

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::BreakerState;
 use crate::policy::rules::{format_ms, millis};
 
 /// A time bound on model calls, named by the policy key that sets it.
@@ -74,17 +75,26 @@ pub enum Refusal {
         /// Retries allowed in any window whatever succeeded (`RetryQuota::with_min_retries`).
         min_retries: u32,
     },
+    /// Every target of a runtime with fallbacks is skipped by its open circuit breaker
+    /// (`Runtime::with_fallback`): no call is made, at no cost, until an open period ends.
+    CircuitOpen {
+        /// The last target skipped, `"<provider>/<model>"`.
+        target: String,
+        /// Its breaker's state.
+        state: BreakerState,
+    },
 }
 
 impl Refusal {
-    /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"` or
-    /// `"retry_budget"` (the `agentic.refusal` attribute of the metrics).
+    /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
+    /// `"retry_budget"` or `"circuit_open"` (the `agentic.refusal` attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
             Refusal::MaxCalls { .. } => "max_calls",
             Refusal::RetryAfterCap { .. } => "retry_after_cap",
             Refusal::Deadline { .. } => "deadline",
             Refusal::RetryBudget { .. } => "retry_budget",
+            Refusal::CircuitOpen { .. } => "circuit_open",
         }
     }
 }
@@ -119,6 +129,9 @@ impl fmt::Display for Refusal {
                      {window} (the Runtime's retry quota allows {retry_percent} retries per 100 successes, plus \
                      {min_retries} in any {window}); it refills as calls succeed"
                 )
+            }
+            Refusal::CircuitOpen { target, state } => {
+                write!(f, "every target's circuit breaker is open: the last, `{target}`, is {state}")
             }
         }
     }

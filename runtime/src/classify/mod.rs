@@ -22,6 +22,7 @@ pub(crate) use exec::exec_verdict_of;
 pub use exec::{ExecAction, ExecVerdict, exec_verdict};
 pub use hint::retry_hint;
 pub(crate) use hint::retry_hint_of;
+pub(crate) use patterns::TARGET_MARKERS;
 pub use reason::Reason;
 pub(crate) use scan::{Markers, Scan};
 pub(crate) use session::session_verdict_of;

@@ -147,6 +147,28 @@ pub(crate) static PERMANENT: &[Pattern] = &[
     text!("invalid_prompt"),
 ];
 
+/// The permanent markers that say a failure is the target's own, not the request's: its key, its
+/// login or its model. With fallbacks (`Runtime::with_fallback`) such a failure moves the exec to
+/// the next target, whose key and model are others; an invalid image or argument would fail there
+/// too, and ends the exec.
+pub(crate) const TARGET_MARKERS: &[&str] = &[
+    "login expired",
+    "login failed",
+    "re-auth",
+    "unauthorized",
+    "invalid api key",
+    "invalid_api_key",
+    "invalid x-api-key",
+    "incorrect api key",
+    "api key not valid",
+    "authentication_error",
+    "permission_denied",
+    "access denied",
+    "accessdenied",
+    "model_not_found",
+    "unauthenticated",
+];
+
 /// "retry in 2 s": a per-minute rate limit, even when worded as quota. Matched against the text as
 /// it is (case-insensitively), where a scan found one of [`RETRY_AFTER_TIME_ANCHORS`].
 pub(crate) static RETRY_AFTER_TIME: LazyLock<Regex> = LazyLock::new(|| {

@@ -94,6 +94,7 @@ impl From<&Decision> for AttemptRecord {
 /// | `calls` | integer | model calls made |
 /// | `elapsed_ms` | integer | time from the start of the call to the failure |
 /// | `usage` | object, optional | the tokens spent: a failure's, every call of the exec; a retry's, the failed call's (`input_tokens`, `output_tokens`, and the cache counts when reported) |
+/// | `target` | string, optional | for a runtime with fallbacks: the target of the last attempt, `"<provider>/<model>"` (the moves are attempts with verdict `fallback`) |
 ///
 /// Optional fields are left out when empty; a reader ignores fields it does not know, so newer
 /// writers can add some.
@@ -147,6 +148,10 @@ pub struct FailureRecord {
     /// a retry, the failed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// For a runtime with fallbacks (`Runtime::with_fallback`): the target of the last attempt,
+    /// `"<provider>/<model>"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 fn failure() -> Event {
@@ -176,6 +181,7 @@ impl FailureRecord {
             calls: 0,
             elapsed_ms: 0,
             usage: None,
+            target: None,
         }
     }
 
@@ -221,6 +227,7 @@ impl FailureRecord {
             calls: error.calls(),
             elapsed_ms: duration_ms(error.elapsed()),
             usage: Some(error.usage()).filter(|usage| !usage.is_zero()),
+            target: error.target().map(str::to_owned),
         }
     }
 
@@ -245,12 +252,14 @@ impl FailureRecord {
             calls: decision.call,
             elapsed_ms: duration_ms(decision.at),
             usage: decision.usage,
+            target: None,
         }
     }
 
-    /// Whether `decision` is a retry (the only decisions [`FailureRecord::retry`] is meant for).
+    /// Whether `decision` is a retry (the only decisions [`FailureRecord::retry`] is meant for): a
+    /// retry of the same target ([`Verdict::Retry`]) or a move to the next ([`Verdict::Fallback`]).
     pub fn is_retry(decision: &Decision) -> bool {
-        decision.verdict == Verdict::Retry
+        matches!(decision.verdict, Verdict::Retry | Verdict::Fallback)
     }
 
     /// The same record, made at `time_ms` (milliseconds since the Unix epoch) instead of now.

@@ -237,6 +237,16 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
+    /// The model's context window in tokens, when known: an exec whose conversation overflows this
+    /// target moves to the next target of the runtime (`Runtime::with_fallback`) when that one
+    /// declares a larger window, instead of compacting (docs/design.md §12).
+    ///
+    /// # Default
+    /// `None`: unknown, so an overflow never moves an exec on.
+    fn context_window(&self) -> Option<u64> {
+        None
+    }
+
     /// What the retry budget and the cooldowns are shared by: one provider endpoint and API key.
     /// HTTP providers answer `"<name>:<fingerprint>"`, a hash of the base URL and the key (never the
     /// key itself), so a fleet sharing a store shares them per key.

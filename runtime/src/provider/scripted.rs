@@ -267,13 +267,18 @@ pub struct ScriptedProvider {
 
 #[derive(Debug)]
 struct Shared {
+    /// The model it says it is (`Provider::model`), so that two scripted targets of one runtime
+    /// have names of their own (`scripted/<model>`).
+    model: Option<String>,
+    /// The context window it declares (`Provider::context_window`).
+    context_window: Option<u64>,
     script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
     /// How many tool calls have been played (the last id is `call_N`).
     tool_calls: AtomicU64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Script {
     steps: VecDeque<Step>,
     fallback: Option<Step>,
@@ -286,6 +291,8 @@ impl ScriptedProvider {
         let script = Script { steps: steps.into_iter().collect(), fallback: None, played: 0 };
         Self {
             shared: Arc::new(Shared {
+                model: None,
+                context_window: None,
                 script: Mutex::new(script),
                 requests: Mutex::new(Vec::new()),
                 tool_calls: AtomicU64::new(0),
@@ -297,6 +304,36 @@ impl ScriptedProvider {
     pub fn with_fallback(self, step: Step) -> Self {
         lock(&self.shared.script).fallback = Some(step);
         self
+    }
+
+    /// The model this provider says it is: its target is named `scripted/<model>` and its retry
+    /// budget, cooldowns and breaker are its own (its scope is `scripted/<model>` too). Set it before
+    /// cloning the provider.
+    ///
+    /// # Default
+    /// None: the name and scope are `scripted`.
+    pub fn with_model(self, model: impl Into<String>) -> Self {
+        self.with_shared(|shared| shared.model = Some(model.into()))
+    }
+
+    /// The context window this provider declares, in tokens ([`Provider::context_window`]). Set it
+    /// before cloning the provider.
+    pub fn with_context_window(self, tokens: u64) -> Self {
+        self.with_shared(|shared| shared.context_window = Some(tokens))
+    }
+
+    /// Changes a setting of a provider no clone of which was made yet (a clone made before keeps
+    /// the settings it had).
+    fn with_shared(self, change: impl FnOnce(&mut Shared)) -> Self {
+        let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|shared| Shared {
+            model: shared.model.clone(),
+            context_window: shared.context_window,
+            script: Mutex::new(lock(&shared.script).clone()),
+            requests: Mutex::new(lock(&shared.requests).clone()),
+            tool_calls: AtomicU64::new(shared.tool_calls.load(Ordering::Relaxed)),
+        });
+        change(&mut shared);
+        Self { shared: Arc::new(shared) }
     }
 
     /// Appends steps to the script.
@@ -333,6 +370,21 @@ impl ScriptedProvider {
 impl Provider for ScriptedProvider {
     fn name(&self) -> &str {
         "scripted"
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.shared.model.as_deref()
+    }
+
+    fn scope(&self) -> String {
+        match &self.shared.model {
+            Some(model) => format!("scripted/{model}"),
+            None => "scripted".to_owned(),
+        }
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.shared.context_window
     }
 
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {

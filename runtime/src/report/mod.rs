@@ -1,10 +1,12 @@
 //! What the layers decided about each failure, as data: the timeline of one `exec`.
 
+mod fallback;
 mod why;
 
 use std::fmt;
 use std::time::Duration;
 
+pub use fallback::{Fallback, MoveReason};
 pub use why::{Rule, Why};
 
 use crate::usage::Usage;
@@ -56,6 +58,9 @@ pub enum Verdict {
     /// Retry-After, heard by an earlier call of the runtime or, with a shared store, of the fleet).
     /// No call failed; [`Decision::delay`] is the wait, [`Why::CoolingDown`] how long was left.
     CooledDown,
+    /// Layer 2 moved the exec to the runtime's next target (`Runtime::with_fallback`), at once and
+    /// without sleeping; [`Why::Fallback`] says from where, to where and why.
+    Fallback,
 }
 
 impl Verdict {
@@ -72,6 +77,7 @@ impl Verdict {
             Verdict::Exhausted => "exhausted",
             Verdict::Compacted => "compacted",
             Verdict::CooledDown => "cooled_down",
+            Verdict::Fallback => "fallback",
         }
     }
 }

@@ -5,10 +5,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
-use crate::budget::Refusal;
+use crate::budget::{BreakerState, Refusal};
 use crate::classify::Reason;
 use crate::policy::rules::{format_ms, millis};
-use crate::report::Layer;
+use crate::report::{Fallback, Layer};
 
 /// The rule that judged one failure: one of the runtime's classifier rules, or the words of a
 /// [`Classify`](crate::resilient::Classify) implementation.
@@ -84,6 +84,18 @@ pub enum Why {
         /// How long the cooldown had left when the call was about to be made.
         left: Duration,
     },
+    /// The exec moved to the next target (verdict `fallback`): "fallback: `openai/gpt-4o` open
+    /// after 20 failures of 20 calls in 10 s → `anthropic/claude-sonnet-4-5`". Boxed: decisions
+    /// are moved on every failure.
+    Fallback(Box<Fallback>),
+    /// Layer 1 stopped retrying a target whose circuit breaker is no longer closed, so that layer 2
+    /// moves the exec on at once instead of after the backoff (verdict `give_up`).
+    BreakerOpen {
+        /// The target, `"<provider>/<model>"`.
+        target: String,
+        /// Its breaker's state after the failure.
+        state: BreakerState,
+    },
 }
 
 impl Why {
@@ -91,7 +103,11 @@ impl Why {
     pub fn rule(&self) -> Option<&Rule> {
         match self {
             Why::Judged(rule) | Why::TriesUsed { rule, .. } => Some(rule),
-            Why::Refused(_) | Why::Compacted { .. } | Why::CoolingDown { .. } => None,
+            Why::Refused(_)
+            | Why::Compacted { .. }
+            | Why::CoolingDown { .. }
+            | Why::Fallback(_)
+            | Why::BreakerOpen { .. } => None,
         }
     }
 }
@@ -110,6 +126,10 @@ impl fmt::Display for Why {
             }
             Why::CoolingDown { left } => {
                 write!(f, "provider cooling down, {} left (a server's Retry-After)", format_ms(millis(*left)))
+            }
+            Why::Fallback(fallback) => fallback.fmt(f),
+            Why::BreakerOpen { target, state } => {
+                write!(f, "the circuit breaker of `{target}` is {state}: no retry of it, the next target is tried")
             }
         }
     }

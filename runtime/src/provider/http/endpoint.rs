@@ -94,6 +94,8 @@ pub(crate) struct Endpoint {
     pub(crate) api_key: Option<Secret>,
     pub(crate) model: String,
     pub(crate) temperature: Option<f32>,
+    /// The model's context window in tokens, when the user declared it.
+    pub(crate) context_window: Option<u64>,
 }
 
 impl Endpoint {
@@ -106,6 +108,7 @@ impl Endpoint {
             api_key: Secret::new(api_key),
             model: model.to_owned(),
             temperature: None,
+            context_window: None,
         }
     }
 

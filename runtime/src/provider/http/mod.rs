@@ -110,6 +110,18 @@ macro_rules! impl_http_provider {
                 self
             }
 
+            /// The model's context window in tokens: with fallbacks (`Runtime::with_fallback`), a
+            /// conversation that overflows this provider moves to the next target when that one
+            /// declares a larger window.
+            ///
+            /// # Default
+            ///
+            /// Unset: an overflow is compacted or ends the exec, as without fallbacks.
+            pub fn with_context_window(mut self, tokens: u64) -> Self {
+                self.endpoint.context_window = Some(tokens);
+                self
+            }
+
             /// The body of `request` as first sent.
             #[cfg(test)]
             fn body(&self, request: &$crate::provider::Request<'_>) -> serde_json::Value {
@@ -149,6 +161,10 @@ macro_rules! impl_http_provider {
 
             fn server(&self) -> Option<(&str, u16)> {
                 self.endpoint.server()
+            }
+
+            fn context_window(&self) -> Option<u64> {
+                self.endpoint.context_window
             }
 
             fn stream<'a>(

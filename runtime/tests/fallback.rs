@@ -1,0 +1,260 @@
+//! Fallback across targets with the scripted provider on paused time: each rule of
+//! docs/design.md §10 ("Fallback across targets") with the exact calls each target saw.
+
+use std::time::Duration;
+
+use agentic_runtime::compact::DropOldest;
+use agentic_runtime::{
+    ExecErrorKind, Jitter, Layer, MoveReason, RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox, Verdict, Why,
+};
+use serde_json::json;
+
+/// A scripted target named `scripted/<model>`.
+fn target(model: &str, steps: impl IntoIterator<Item = Step>) -> ScriptedProvider {
+    ScriptedProvider::new(steps).with_model(model)
+}
+
+/// Exact delays: the schedules of docs/design.md §4 and §5 as written.
+fn exact() -> RetryPolicy {
+    RetryPolicy::new().with_jitter(Jitter::None)
+}
+
+fn moves(decisions: &[agentic_runtime::Decision]) -> Vec<String> {
+    decisions.iter().filter(|d| d.verdict == Verdict::Fallback).map(|d| d.reason.to_string()).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_targets_own_permanent_failure_moves_on_at_once() {
+    let primary = target("a", [Step::http(401, "invalid api key")]);
+    let secondary = target("b", [Step::ok("from b")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+    let started = tokio::time::Instant::now();
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from b", Some("scripted/b")));
+    assert_eq!((primary.calls(), secondary.calls()), (1, 1));
+    assert_eq!(started.elapsed(), Duration::ZERO, "no sleep before another target");
+    let moved = reply.decisions().iter().find(|d| d.verdict == Verdict::Fallback).unwrap();
+    assert_eq!(moved.layer, Layer::Exec);
+    let Why::Fallback(fallback) = &moved.reason else { panic!("{:?}", moved.reason) };
+    assert_eq!((fallback.from.as_str(), fallback.to.as_str()), ("scripted/a", "scripted/b"));
+    assert!(matches!(fallback.because, MoveReason::Permanent(_)), "{:?}", fallback.because);
+    assert_eq!(reply.attempts(), 2, "the move is an attempt of its own, without a backoff");
+}
+
+#[tokio::test(start_paused = true)]
+async fn quota_and_a_missing_model_move_on_a_bad_request_does_not() {
+    for (step, moves_on) in [
+        (Step::http(429, "You exceeded your current quota").with_code("insufficient_quota"), true),
+        (Step::http(404, "The model `gpt-x` does not exist").with_code("model_not_found"), true),
+        (Step::http(403, "forbidden"), true),
+        (Step::http(400, "Invalid 'messages[0].content': string too long"), false),
+        (Step::http(422, "unprocessable"), false),
+    ] {
+        let primary = target("a", [step.clone()]);
+        let secondary = target("b", [Step::ok("from b")]);
+        let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+        let outcome = runtime.exec("hi").await;
+        assert_eq!(primary.calls(), 1, "{step:?}");
+        if moves_on {
+            assert_eq!(outcome.unwrap().target(), Some("scripted/b"), "{step:?}");
+            assert_eq!(secondary.calls(), 1);
+        } else {
+            let error = outcome.unwrap_err();
+            assert_eq!(error.kind(), ExecErrorKind::Permanent, "{step:?}");
+            assert_eq!(error.target(), Some("scripted/a"));
+            assert_eq!(secondary.calls(), 0, "a request the API refuses would fail on the next target too");
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_short_retry_after_retries_the_same_target() {
+    let primary =
+        target("a", [Step::http(429, "rate limited").with_retry_after(Duration::from_secs(1)), Step::ok("from a")]);
+    let secondary = target("b", [Step::ok("from b")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
+    assert_eq!((primary.calls(), secondary.calls()), (2, 0), "a brief 429 must not spray load onto the next provider");
+    assert!(moves(reply.decisions()).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_past_the_cap_moves_on_without_sleeping() {
+    let primary = target("a", [Step::http(429, "rate limited").with_retry_after(Duration::from_secs(120))]);
+    let secondary = target("b", [Step::ok("from b")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+    let started = tokio::time::Instant::now();
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!((primary.calls(), secondary.calls()), (1, 1));
+    assert_eq!(
+        moves(reply.decisions()),
+        [
+            "fallback: `scripted/a` refused the wait (server asked to wait 120 s; cap is 60 s (`retry_after_cap_ms`)) → `scripted/b`"
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_past_the_deadline_moves_on() {
+    let primary = target("a", [Step::http(503, "busy").with_retry_after(Duration::from_secs(30))]);
+    let secondary = target("b", [Step::ok("from b")]);
+    let policy = exact().with_budget_ms(Some(10_000));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(policy);
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((primary.calls(), secondary.calls()), (1, 1));
+    assert!(moves(reply.decisions())[0].contains("`budget_ms` (10000) would run out"), "{:?}", reply.decisions());
+}
+
+#[tokio::test(start_paused = true)]
+async fn transient_failures_use_the_session_retries_then_move_on_without_the_exec_backoff() {
+    let primary = target("a", Step::http(503, "Service Unavailable").times(4));
+    let secondary = target("b", [Step::ok("from b")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    let started = tokio::time::Instant::now();
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((primary.calls(), secondary.calls()), (4, 1));
+    // 2 + 4 + 8 s of layer 1 on the primary, then no 1.5 s of layer 2 before the secondary.
+    assert_eq!(started.elapsed(), Duration::from_secs(14));
+    assert_eq!(
+        moves(reply.decisions()),
+        ["fallback: `scripted/a` used its retries (HTTP 503 is transient) → `scripted/b`"]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_target_keeps_the_exec_retries() {
+    let primary = target("a", Step::http(503, "Service Unavailable").times(4));
+    let secondary = target("b", Step::http(503, "Service Unavailable").times(4).chain([Step::ok("from b")]));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((primary.calls(), secondary.calls()), (4, 5), "the secondary's second attempt answers");
+    assert_eq!(reply.target(), Some("scripted/b"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_target_failing_ends_with_the_last_targets_error_and_the_default_call_cap_per_target() {
+    let primary = target("a", [Step::http(503, "Service Unavailable")]).with_fallback(Step::http(503, "busy"));
+    let secondary = target("b", []).with_fallback(Step::http(503, "busy"));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    let error = runtime.exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Exhausted);
+    assert_eq!(error.target(), Some("scripted/b"));
+    // One attempt (4 calls) on the primary, then the exec's three attempts on the secondary: the
+    // move adds one attempt's calls and no backoff.
+    assert_eq!((primary.calls(), secondary.calls()), (4, 12));
+    assert_eq!(error.attempts().len(), 4);
+    assert!(error.attempts()[0].ends_with("(fallback → `scripted/b`)"), "{:?}", error.attempts());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_exec_caps_are_shared_by_its_targets() {
+    let primary = target("a", Step::http(503, "Service Unavailable").times(4));
+    let secondary = target("b", [Step::ok("from b")]);
+    let policy = exact().with_max_calls(Some(3));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(policy);
+    let error = runtime.exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!((primary.calls(), secondary.calls()), (3, 0), "`max_calls` is the exec's, not a target's");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_programming_error_never_moves_on() {
+    let primary = target("a", [Step::programming("TypeError", "bad argument")]);
+    let secondary = target("b", [Step::ok("from b")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+    let error = runtime.exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Programming);
+    assert_eq!(secondary.calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rejected_answer_stays_on_its_target() {
+    let primary = target("a", [Step::ok("not json"), Step::ok(r#"{"n": 1}"#)]);
+    let secondary = target("b", [Step::ok(r#"{"n": 2}"#)]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct N {
+        n: u32,
+    }
+    let n: N = runtime.exec_json("a number").await.unwrap();
+    assert_eq!(n.n, 1);
+    assert_eq!((primary.calls(), secondary.calls()), (2, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_typed_answer_comes_from_the_next_target() {
+    let primary = target("a", [Step::http(401, "invalid api key")]);
+    let secondary = target("b", [Step::ok(r#"{"currency": "EUR", "total": 12.5}"#)]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Invoice {
+        currency: String,
+        total: f64,
+    }
+    let invoice: Invoice = runtime.exec_json("the invoice").await.unwrap();
+    assert_eq!((invoice.currency.as_str(), invoice.total), ("EUR", 12.5));
+    let asked = secondary.requests();
+    assert!(asked[0].schema.is_some(), "the secondary is asked for the same schema");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_loop_moves_its_conversation_to_the_next_target() {
+    let tools =
+        Toolbox::new().with_fn("lookup", "Looks up", json!({"type": "object"}), |_| async { Ok("42".to_owned()) });
+    let primary = target("a", [Step::tool_call("lookup", json!({})), Step::http(401, "invalid api key")]);
+    let secondary = target("b", [Step::ok("the answer is 42")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_tools(tools);
+    let reply = runtime.exec("what is it?").await.unwrap();
+    assert_eq!((reply.text(), reply.iterations()), ("the answer is 42", 1));
+    assert_eq!((primary.calls(), secondary.calls()), (2, 1));
+    let moved = &secondary.requests()[0].messages;
+    assert_eq!(moved.len(), 3, "the prompt, the tool call and its result move with the exec");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_overflow_moves_on_only_to_a_larger_window() {
+    let overflow =
+        || Step::http(400, "This model's maximum context length is 8192 tokens").with_code("context_length_exceeded");
+    // Declared windows, the next larger: move on, without compacting.
+    let primary = target("small", [overflow()]).with_context_window(8_192);
+    let secondary = target("large", [Step::ok("fits")]).with_context_window(200_000);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_compactor(DropOldest::keeping(1));
+    let reply = runtime.exec("a long prompt").await.unwrap();
+    assert_eq!((primary.calls(), secondary.calls()), (1, 1));
+    assert_eq!(
+        moves(reply.decisions()),
+        [
+            "fallback: `scripted/small` overflowed its context window of 8192 tokens (the next holds 200000) → `scripted/large`"
+        ]
+    );
+    // No windows declared: the overflow stands (no compactor here), on the primary.
+    let primary = target("small", [overflow()]);
+    let secondary = target("large", [Step::ok("fits")]);
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone());
+    let error = runtime.exec("a long prompt").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
+    assert_eq!(secondary.calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_targets_in_order_and_the_status_of_each() {
+    let a = target("a", [Step::http(401, "invalid api key")]);
+    let b = target("b", [Step::http(403, "forbidden")]);
+    let c = target("c", [Step::ok("from c")]);
+    let runtime = Runtime::new(a.clone()).with_fallback(b.clone()).with_fallback(c.clone());
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/c"));
+    assert_eq!(moves(reply.decisions()).len(), 2);
+    let names: Vec<_> = runtime.targets().into_iter().map(|target| target.name).collect();
+    assert_eq!(names, ["scripted/a", "scripted/b", "scripted/c"]);
+    assert!(runtime.targets().iter().all(|target| target.breaker.is_some()));
+    // A runtime without fallbacks: one target, no breaker, no target on the reply.
+    let alone = Runtime::new(target("a", [Step::ok("hi")]));
+    assert_eq!(alone.targets().len(), 1);
+    assert_eq!(alone.targets()[0].breaker, None);
+    assert_eq!(alone.exec("hi").await.unwrap().target(), None);
+}
