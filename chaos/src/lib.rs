@@ -256,9 +256,11 @@
 //! The clock starts with the server, and again at each reset ([`ChaosServer::reset`],
 //! [`ChaosServer::set_scenario`], `POST /_chaos/reset`); it is the journal's `at_ms`, and it is
 //! tokio's: in a test on paused time, `tokio::time::advance` moves the server into and out of its
-//! outages at once. The server itself sets no timer while it reads a request or answers one
-//! without a pause, so tokio's auto-advance (which jumps to the next timer when every task is
-//! idle) moves the clock only when a step or the client waits on one.
+//! outages at once. tokio's auto-advance jumps the paused clock to the next timer only when a turn
+//! of the runtime wakes no task at all; over loopback a request and its answer always have bytes
+//! in flight, so the clock moves only when the test advances it or when every task waits on a
+//! timer (a step's pause, a hang until the client's timeout, a client's backoff). The server sets
+//! no timer of its own while it reads a request or answers one without a pause.
 //!
 //! In a scenario file, `"outages"` is a list of at most [`MAX_OUTAGES`] (64) objects:
 //!

@@ -202,6 +202,27 @@ async fn a_reset_starts_the_outage_clock_again() {
     assert_eq!(at_ms(&server), [0, 200]);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_real_client_with_a_timeout_sees_the_outage_by_the_clock_the_test_moves() {
+    // The client holds a timer (a 30 s timeout). On paused time tokio jumps to the next timer
+    // only on a turn that wakes no task, and over loopback a request and its answer always have
+    // bytes in flight: the clock moves only when the test says so.
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    for wire in WireFormat::ALL {
+        let scenario = Scenario::new().with_outage(Outage::new(ms(1_000), ms(2_000)));
+        let server = ChaosServer::start(scenario).await.unwrap();
+        let url = format!("http://{}{}", server.addr(), wire.request_path("test-model", false));
+        let mut statuses = Vec::new();
+        for at in [0, 0, 1_000, 0, 1_000, 0] {
+            tokio::time::advance(ms(at)).await;
+            let sent = client.post(&url).header("content-type", "application/json").body(common::body(false));
+            statuses.push(sent.send().await.unwrap().status().as_u16());
+        }
+        assert_eq!(statuses, [200, 200, 503, 503, 200, 200], "{wire:?}");
+        assert_eq!(at_ms(&server), [0, 0, 1_000, 1_000, 2_000, 2_000], "{wire:?}");
+    }
+}
+
 // The JSON form.
 
 const FILE: &str = r#"{
