@@ -113,7 +113,7 @@ impl Scenario {
 
     /// Add an outage window: every model request that arrives during it (by the scenario's clock:
     /// from the server's start, or its last [reset](crate::ChaosServer::reset)) is answered by the
-    /// outage's step, whatever its size, and consumes no step: the first request after the
+    /// outage's step, before the context window sees it, and consumes no step: the first request after the
     /// window gets the step the outage's requests would have had. Repeatable: where windows
     /// overlap, the one added first answers. `"outages"` in JSON.
     ///
