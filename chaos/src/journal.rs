@@ -16,18 +16,21 @@ use crate::wire::WireFormat;
 /// {"seq": 0, "at_ms": 3, "method": "POST", "path": "/v1/messages", "wire": "anthropic",
 ///  "stream": true, "model": "claude-x", "step": {"index": 0, "kind": "http_error", "repeat": 1},
 ///  "agentic_call": "1", "auth": true, "tools": ["get_weather"], "schema": null,
-///  "messages": 3, "context_bytes": 412, "over_window": false}
+///  "messages": 3, "context_bytes": 412, "over_window": false, "outage": false}
 /// ```
 ///
 /// A request larger than the scenario's [context window](crate::Scenario::with_context_window)
 /// reads `"over_window": true` and `"step": {"index": null, "kind": "context_overflow", "repeat":
-/// 0}`: no step of the scenario answered it.
+/// 0}`: no step of the scenario answered it. A request that arrived during an
+/// [outage](crate::Scenario::with_outage) reads `"outage": true` and `"step": {"index": null,
+/// "kind": "http_error", "repeat": 0, "outage": 1}` (the outage's step and the window's position).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct JournalEntry {
     /// The request's number, from 0, in arrival order.
     pub seq: u64,
-    /// Milliseconds since the server started when the request had been read.
+    /// Milliseconds since the server started (or was last reset) when the request had been read:
+    /// the scenario's clock, which [outages](crate::Scenario::with_outage) are measured on.
     pub at_ms: u64,
     /// The HTTP method.
     pub method: String,
@@ -66,6 +69,11 @@ pub struct JournalEntry {
     /// got the provider's context-overflow answer, and consumed no step.
     #[serde(default)]
     pub over_window: bool,
+    /// Whether an [outage](crate::Scenario::with_outage) answered the request: it arrived during
+    /// one of the scenario's outage windows, got that outage's step, and consumed no step
+    /// ([`StepRef::outage`] says which window).
+    #[serde(default)]
+    pub outage: bool,
 }
 
 /// Which step of the scenario answered a request.
@@ -73,24 +81,35 @@ pub struct JournalEntry {
 #[non_exhaustive]
 pub struct StepRef {
     /// The step's position in the scenario's `steps`, from 0; `None` for the default step, and
-    /// for the context window's answer (then `repeat` is 0).
+    /// for the context window's and an outage's answers (then `repeat` is 0).
     pub index: Option<usize>,
     /// The step's kind.
     pub kind: StepKind,
     /// Which of the step's requests this was, from 1 (for the default step: how many requests it
-    /// has answered, this one included); 0 for the context window's answer, which is no step's.
+    /// has answered, this one included); 0 for the context window's and an outage's answers,
+    /// which are no step's.
     pub repeat: u32,
+    /// The position of the [outage](crate::Scenario::with_outage) window that answered, from 0
+    /// in the scenario's `outages`; `None` otherwise (and absent from the JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outage: Option<usize>,
 }
 
 impl StepRef {
     /// Whether the default step answered.
     pub fn is_default(&self) -> bool {
-        self.index.is_none() && !self.is_context_window()
+        self.index.is_none() && !self.is_context_window() && !self.is_outage()
     }
 
     /// Whether the scenario's context window answered, rather than a step: the request was larger
     /// than the window (see [`JournalEntry::over_window`]).
     pub fn is_context_window(&self) -> bool {
-        self.index.is_none() && self.repeat == 0
+        self.index.is_none() && self.repeat == 0 && !self.is_outage()
+    }
+
+    /// Whether an outage answered, rather than a step: the request arrived during one of the
+    /// scenario's outage windows (see [`JournalEntry::outage`]).
+    pub fn is_outage(&self) -> bool {
+        self.outage.is_some()
     }
 }

@@ -13,7 +13,9 @@
 //! answer echoes the request's `model` and reports token usage as the real APIs do, by a
 //! [rule](#token-usage) a test can compute by hand. It can simulate a model's
 //! [context window](#context-window): a conversation larger than it gets the provider's
-//! context-overflow answer, so a test can prove that a shortened conversation fits. It journals
+//! context-overflow answer, so a test can prove that a shortened conversation fits. It can play
+//! scripted [outages](#outages): from one time to another every request gets a 503 (or any
+//! step), so a test can watch a client fail over and recover. It journals
 //! every request, so a test can assert how many calls a retry policy made and what each one carried
 //! (including the names of the tools it offered, and the size of its conversation).
 //!
@@ -89,8 +91,8 @@
 //! # Scenario files
 //!
 //! A scenario file is a JSON object with `steps` (a list, may be empty), an optional `default`
-//! step and an optional `context_window` (an integer ≥ 1, in bytes: see
-//! [Context window](#context-window)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
+//! step, an optional `context_window` (an integer ≥ 1, in bytes: see
+//! [Context window](#context-window)) and optional `outages` (see [Outages](#outages)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
 //! field the kind does not take, is an error naming the file and the field
 //! ([`ScenarioError`]).
 //!
@@ -241,6 +243,52 @@
 //! `tool_result` block with `content: "sunny"`) makes 38 too. The journal records each request's
 //! size as `context_bytes`, window or not, and how many messages it held as `messages`.
 //!
+//! # Outages
+//!
+//! An outage ([`Scenario::with_outage`], [`Outage`]) is a window of the scenario's clock, from
+//! `from` (included) to `until` (excluded), during which every `POST` to a model endpoint is
+//! answered by the outage's step (a 503 with the provider's body unless set; any step will do: a
+//! 429 with `retry-after`, a hang, a socket closed before the headers), in the request's wire
+//! format, before the context window or the steps see it. It consumes no step: the first request
+//! after the window gets the step the outage's requests would have had. Outside the windows the
+//! scenario answers as before; where windows overlap, the first listed answers.
+//!
+//! The clock starts with the server, and again at each reset ([`ChaosServer::reset`],
+//! [`ChaosServer::set_scenario`], `POST /_chaos/reset`); it is the journal's `at_ms`, and it is
+//! tokio's: in a test on paused time, `tokio::time::advance` moves the server into and out of its
+//! outages at once. tokio's auto-advance jumps the paused clock to the next timer only when a turn
+//! of the runtime wakes no task at all; over loopback a request and its answer always have bytes
+//! in flight, so the clock moves only when the test advances it or when every task waits on a
+//! timer (a step's pause, a hang until the client's timeout, a client's backoff). The server sets
+//! no timer of its own while it reads a request or answers one without a pause.
+//!
+//! In a scenario file, `"outages"` is a list of at most [`MAX_OUTAGES`] (64) objects:
+//!
+//! ```
+//! # use agentic_chaos::Scenario;
+//! let scenario = Scenario::from_json_str(r#"
+//! {
+//!   "outages": [
+//!     {"from_ms": 0, "until_ms": 3000},
+//!     {"from_ms": 10000, "until_ms": 12000, "step": {"kind": "http_error", "status": 429, "retry_after": 1}}
+//!   ],
+//!   "steps": [{"kind": "ok", "text": "Recovered."}]
+//! }
+//! "#)?;
+//! assert_eq!(scenario.outages().len(), 2);
+//! # Ok::<(), agentic_chaos::ScenarioError>(())
+//! ```
+//!
+//! | field | type | meaning |
+//! | --- | --- | --- |
+//! | `from_ms` | integer, 0 to 86 400 000 ([`MAX_OUTAGE_MS`], a day) | when the outage starts, in milliseconds of the scenario's clock (0) |
+//! | `until_ms` | integer, more than `from_ms`, at most a day (required) | when it ends: the first millisecond answered as before |
+//! | `step` | a step object without `times` | the answer during the outage (`{"kind": "http_error", "status": 503}`) |
+//!
+//! The journal marks a request an outage answered: `outage: true`, and a [`StepRef`] with
+//! `index: None`, the outage step's `kind`, `repeat: 0` and `outage: Some(i)`, the window's
+//! position ([`StepRef::is_outage`]).
+//!
 //! # Over HTTP
 //!
 //! Besides the two model endpoints the server answers `GET /_chaos/journal` (the [journal](JournalEntry)
@@ -263,6 +311,7 @@ mod conversation;
 mod error;
 mod http;
 mod journal;
+mod outage;
 mod scenario;
 mod server;
 mod silent;
@@ -273,6 +322,7 @@ pub mod wire;
 
 pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};
+pub use outage::{MAX_OUTAGE_MS, MAX_OUTAGES, Outage};
 pub use scenario::Scenario;
 pub use server::ChaosServer;
 pub use silent::{MAX_SILENT_CONNECTIONS, SilentServer};

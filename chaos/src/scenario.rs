@@ -1,8 +1,10 @@
 //! A scenario: the ordered steps, their repeat counts, and the step that answers after them. Its
 //! JSON form (`from_json_str`, `load`, `to_json`) is in `spec`, which knows files; this module does not.
-//! It also holds the context window, which answers a request too large for it before any step does.
+//! It also holds the context window, which answers a request too large for it before any step does,
+//! and the outages, which answer every request of their time windows before anything else does.
 
 use crate::journal::StepRef;
+use crate::outage::{MAX_OUTAGES, Outage};
 use crate::step::{Reply, Step};
 
 /// What the server answers, request by request.
@@ -11,7 +13,9 @@ use crate::step::{Reply, Step};
 /// requests in a row, and once all steps are used, the default step answers every further request.
 /// The default default is an `ok` step with [`DEFAULT_TEXT`](crate::DEFAULT_TEXT). With a
 /// [context window](Scenario::with_context_window), a request whose conversation does not fit gets
-/// the provider's context-overflow answer instead, and consumes no step.
+/// the provider's context-overflow answer instead, and consumes no step; during an
+/// [outage](Scenario::with_outage), every request gets the outage's step (a 503 by default), and
+/// consumes no step either.
 ///
 /// Build it in Rust or [load it from JSON](Scenario::from_json_str) (format in the
 /// [crate docs](crate#scenario-files)).
@@ -32,6 +36,7 @@ pub struct Scenario {
     pub(crate) steps: Vec<(Step, u32)>,
     pub(crate) default: Step,
     pub(crate) context_window: Option<usize>,
+    pub(crate) outages: Vec<Outage>,
 }
 
 impl Default for Scenario {
@@ -43,7 +48,7 @@ impl Default for Scenario {
 impl Scenario {
     /// A scenario without steps whose default answers `ok`: every request succeeds.
     pub fn new() -> Self {
-        Self { steps: Vec::new(), default: Step::Ok(Reply::default()), context_window: None }
+        Self { steps: Vec::new(), default: Step::Ok(Reply::default()), context_window: None, outages: Vec::new() }
     }
 
     /// Append a step that answers one request.
@@ -106,6 +111,52 @@ impl Scenario {
         self.context_window
     }
 
+    /// Add an outage window: every model request that arrives during it (by the scenario's clock:
+    /// from the server's start, or its last [reset](crate::ChaosServer::reset)) is answered by the
+    /// outage's step, before the context window sees it, and consumes no step: the first request after the
+    /// window gets the step the outage's requests would have had. Repeatable: where windows
+    /// overlap, the one added first answers. `"outages"` in JSON.
+    ///
+    /// The clock is tokio's ([`tokio::time::Instant`]): in a test on paused time
+    /// (`#[tokio::test(start_paused = true)]`), `tokio::time::advance` moves the server into and
+    /// out of its outages without waiting.
+    ///
+    /// # Default
+    ///
+    /// No outage.
+    ///
+    /// # Panics
+    ///
+    /// With more than [`MAX_OUTAGES`] windows (a file refuses them too): the server scans them for
+    /// every request.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use agentic_chaos::{Outage, Scenario, Step};
+    ///
+    /// // Down for the first 3 s, then rate limited from 10 s to 12 s; "Recovered." comes after.
+    /// let scenario = Scenario::new()
+    ///     .then(Step::ok("Recovered."))
+    ///     .with_outage(Outage::new(Duration::ZERO, Duration::from_secs(3)))
+    ///     .with_outage(
+    ///         Outage::new(Duration::from_secs(10), Duration::from_secs(12))
+    ///             .with_step(Step::http_error(429).retry_after_secs(1)),
+    ///     );
+    /// assert_eq!(scenario.outages().len(), 2);
+    /// ```
+    pub fn with_outage(mut self, outage: Outage) -> Self {
+        assert!(self.outages.len() < MAX_OUTAGES, "a scenario may have at most {MAX_OUTAGES} outages");
+        self.outages.push(outage);
+        self
+    }
+
+    /// The outage windows, in the order they were added.
+    pub fn outages(&self) -> &[Outage] {
+        &self.outages
+    }
+
     /// Whether a conversation of `bytes` fits the context window (always, without one).
     pub(crate) fn fits(&self, bytes: usize) -> bool {
         self.context_window.is_none_or(|window| bytes <= window)
@@ -141,14 +192,14 @@ impl Cursor {
         while let Some((step, times)) = scenario.steps.get(self.entry) {
             if self.used < *times {
                 self.used += 1;
-                let at = StepRef { index: Some(self.entry), kind: step.kind(), repeat: self.used };
+                let at = StepRef { index: Some(self.entry), kind: step.kind(), repeat: self.used, outage: None };
                 return (step.clone(), at);
             }
             self.entry += 1;
             self.used = 0;
         }
         self.default_used = self.default_used.saturating_add(1);
-        let at = StepRef { index: None, kind: scenario.default.kind(), repeat: self.default_used };
+        let at = StepRef { index: None, kind: scenario.default.kind(), repeat: self.default_used, outage: None };
         (scenario.default.clone(), at)
     }
 }

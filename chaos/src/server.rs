@@ -4,17 +4,19 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 use crate::boundary;
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
 use crate::journal::JournalEntry;
+use crate::outage;
 use crate::scenario::{Cursor, Scenario};
 use crate::step::{
     DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, NotAnAnswer, Pieces, Preset, Redirect, Reply,
@@ -55,7 +57,6 @@ pub struct ChaosServer {
 
 #[derive(Debug)]
 struct Shared {
-    started: Instant,
     state: Mutex<State>,
     /// Connections being served.
     open: AtomicUsize,
@@ -79,6 +80,9 @@ impl Drop for Open<'_> {
 
 #[derive(Debug)]
 struct State {
+    /// When the scenario started: the server's start or its last reset. tokio's clock, so that a
+    /// test on paused time can move the server through its outages.
+    started: Instant,
     scenario: Scenario,
     cursor: Cursor,
     journal: Vec<JournalEntry>,
@@ -95,6 +99,7 @@ impl Shared {
         if let Some(scenario) = scenario {
             state.scenario = scenario;
         }
+        state.started = Instant::now();
         state.cursor = Cursor::default();
         state.journal.clear();
     }
@@ -102,16 +107,24 @@ impl Shared {
     /// Journal a request (`asked`: what its wire read in it) and, for a model request, take the
     /// step that answers it.
     fn record(&self, request: &Request, wire: Option<WireFormat>, asked: &Asked<'_>) -> (u64, Option<Step>) {
-        let at_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut state = self.lock();
+        let elapsed = state.started.elapsed();
+        let at_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let seq = state.journal.len() as u64;
         let context_bytes = context::context_bytes(&asked.conversation);
         let mut over_window = false;
         let (step, at) = match (wire, request.method.as_str()) {
             (Some(_), "POST") => {
                 let State { scenario, cursor, .. } = &mut *state;
-                over_window = !scenario.fits(context_bytes);
-                let (step, at) = if over_window { context::overflow_answer() } else { cursor.next(scenario) };
+                // A server that is down answers before it reads the conversation.
+                let (step, at) = match outage::answer(&scenario.outages, elapsed) {
+                    Some(answer) => answer,
+                    None if !scenario.fits(context_bytes) => {
+                        over_window = true;
+                        context::overflow_answer()
+                    }
+                    None => cursor.next(scenario),
+                };
                 (Some(step), Some(at))
             }
             _ => (None, None),
@@ -132,6 +145,7 @@ impl Shared {
             messages: asked.conversation.messages,
             context_bytes,
             over_window,
+            outage: at.is_some_and(|at| at.is_outage()),
         });
         (seq, step)
     }
@@ -165,8 +179,12 @@ impl ChaosServer {
         let listener = listen(addr)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            started: Instant::now(),
-            state: Mutex::new(State { scenario, cursor: Cursor::default(), journal: Vec::new() }),
+            state: Mutex::new(State {
+                started: Instant::now(),
+                scenario,
+                cursor: Cursor::default(),
+                journal: Vec::new(),
+            }),
             open: AtomicUsize::new(0),
         });
         let (stop, stopped) = watch::channel(false);
@@ -216,12 +234,14 @@ impl ChaosServer {
         self.shared.open.load(Ordering::Relaxed)
     }
 
-    /// Start the scenario over from its first step and clear the journal.
+    /// Start the scenario over from its first step and clear the journal; the scenario's clock
+    /// (the journal's `at_ms`, the [outages](Scenario::with_outage)) starts again at 0.
     pub fn reset(&self) {
         self.shared.reset(None);
     }
 
-    /// Serve `scenario` from its first step on, and clear the journal.
+    /// Serve `scenario` from its first step on, and clear the journal; its clock (the journal's
+    /// `at_ms`, its [outages](Scenario::with_outage)) starts at 0 now.
     pub fn set_scenario(&self, scenario: Scenario) {
         self.shared.reset(Some(scenario));
     }

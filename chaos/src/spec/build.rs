@@ -3,6 +3,7 @@
 
 use super::check::{Checked, CheckedKind, CheckedScenario};
 use super::model::{HangAtSpec, StepSpec, StopSpec};
+use crate::outage::Outage;
 use crate::scenario::Scenario;
 use crate::step::{
     BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt,
@@ -21,6 +22,13 @@ impl From<CheckedScenario> for Scenario {
         }
         if let Some(bytes) = checked.context_window {
             scenario = scenario.with_context_window(bytes);
+        }
+        for window in checked.outages {
+            let outage = Outage::new(window.from, window.until);
+            scenario = scenario.with_outage(match window.step {
+                Some(step) => outage.with_step(step),
+                None => outage,
+            });
         }
         scenario
     }

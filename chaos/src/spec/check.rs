@@ -4,7 +4,10 @@
 //! is the one reported. A step that passes comes out [`Checked`], with the value its kind requires
 //! in hand, so that building it cannot fail.
 
-use super::model::{HTTP, ScenarioSpec, StepSpec, kinds_taking};
+use std::time::Duration;
+
+use super::model::{HTTP, OutageSpec, ScenarioSpec, StepSpec, kinds_taking};
+use crate::outage::{MAX_OUTAGE_MS, MAX_OUTAGES};
 use crate::step::{
     BadHead, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
 };
@@ -35,8 +38,16 @@ fn invalid(field: String, message: impl Into<String>) -> Invalid {
 /// A scenario whose steps all passed the checks, each with the number of requests it answers.
 pub(super) struct CheckedScenario {
     pub(super) context_window: Option<usize>,
+    pub(super) outages: Vec<CheckedOutage>,
     pub(super) steps: Vec<(u32, Checked)>,
     pub(super) default: Option<Checked>,
+}
+
+/// An outage window that holds at least one instant, within a day, and its step if it has one.
+pub(super) struct CheckedOutage {
+    pub(super) from: Duration,
+    pub(super) until: Duration,
+    pub(super) step: Option<Checked>,
 }
 
 /// A step that passed the checks.
@@ -82,7 +93,7 @@ pub(super) enum CheckedKind {
     BareJsonError,
 }
 
-/// Checks the context window, the steps in order, then the default step.
+/// Checks the context window, the outages, the steps in order, then the default step.
 pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
     if spec.context_window == Some(0) {
         return Err(invalid(
@@ -91,6 +102,7 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
              remove it for no limit",
         ));
     }
+    let outages = outages(spec.outages)?;
     let mut steps = Vec::with_capacity(spec.steps.len());
     for (i, step) in spec.steps.into_iter().enumerate() {
         let at = format!("steps[{i}]");
@@ -110,7 +122,52 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
         Some(step) => Some(self::step(step, "default")?),
         None => None,
     };
-    Ok(CheckedScenario { context_window: spec.context_window, steps, default })
+    Ok(CheckedScenario { context_window: spec.context_window, outages, steps, default })
+}
+
+/// Checks the number of outage windows, then each window's times and step.
+fn outages(specs: Vec<OutageSpec>) -> Result<Vec<CheckedOutage>, Invalid> {
+    if specs.len() > MAX_OUTAGES {
+        return Err(invalid(
+            "outages".to_owned(),
+            format!("a scenario may have at most {MAX_OUTAGES} outages, not {}", specs.len()),
+        ));
+    }
+    let mut outages = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.into_iter().enumerate() {
+        let at = format!("outages[{i}]");
+        for (name, ms) in [("from_ms", spec.from_ms), ("until_ms", spec.until_ms)] {
+            if ms > MAX_OUTAGE_MS {
+                return Err(invalid(
+                    format!("{at}.{name}"),
+                    format!("`{name}` must be at most {MAX_OUTAGE_MS} (a day, the chaos server's limit), not {ms}"),
+                ));
+            }
+        }
+        if spec.until_ms <= spec.from_ms {
+            return Err(invalid(
+                format!("{at}.until_ms"),
+                format!(
+                    "`until_ms` ({}) must be after `from_ms` ({}): the outage lasts from `from_ms` up to, \
+                     not including, `until_ms`",
+                    spec.until_ms, spec.from_ms
+                ),
+            ));
+        }
+        let step = match spec.step {
+            Some(step) if step.times.is_some() => {
+                return Err(invalid(
+                    format!("{at}.step.times"),
+                    "an outage's step answers every request of its window; it takes no `times`",
+                ));
+            }
+            Some(step) => Some(self::step(step, &format!("{at}.step"))?),
+            None => None,
+        };
+        let ms = Duration::from_millis;
+        outages.push(CheckedOutage { from: ms(spec.from_ms), until: ms(spec.until_ms), step });
+    }
+    Ok(outages)
 }
 
 /// Checks one step; `at` names it in errors (`steps[2]`, `default`).

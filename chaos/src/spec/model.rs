@@ -10,17 +10,32 @@ use serde::{Deserialize, Serialize};
 use crate::step::{EchoKey, StepKind, valid_header_value};
 use crate::usage::TokenUsage;
 
-/// A scenario file: `{"context_window": 2000, "steps": [...], "default": {...}}`.
+/// A scenario file: `{"context_window": 2000, "outages": [...], "steps": [...], "default": {...}}`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScenarioSpec {
     /// The context window in bytes; checked to be at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) context_window: Option<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) outages: Vec<OutageSpec>,
     #[serde(default)]
     pub(super) steps: Vec<StepSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) default: Option<StepSpec>,
+}
+
+/// An outage window: `{"from_ms": 0, "until_ms": 3000, "step": {...}}`; checked to hold at least
+/// one instant, within a day.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct OutageSpec {
+    #[serde(default)]
+    pub(super) from_ms: u64,
+    pub(super) until_ms: u64,
+    /// A 503 without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) step: Option<StepSpec>,
 }
 
 macro_rules! step_spec {

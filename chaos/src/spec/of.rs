@@ -1,7 +1,8 @@
 //! A built scenario's JSON form: each step as the flat object a file would hold, with only the
 //! fields that differ from their defaults.
 
-use super::model::{HangAtSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
+use super::model::{HangAtSpec, OutageSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
+use crate::outage::{self, Outage};
 use crate::scenario::Scenario;
 use crate::step::{
     BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step,
@@ -23,8 +24,21 @@ impl From<&Scenario> for ScenarioSpec {
         let is_plain_ok = matches!(default, Step::Ok(reply) if *reply == Reply::default());
         Self {
             context_window: scenario.context_window(),
+            outages: scenario.outages().iter().map(OutageSpec::from).collect(),
             steps,
             default: (!is_plain_ok).then(|| StepSpec::of(default)),
+        }
+    }
+}
+
+impl From<&Outage> for OutageSpec {
+    /// The window in whole milliseconds; the step only when it is not the default 503.
+    fn from(outage: &Outage) -> Self {
+        let ms = |at: std::time::Duration| u64::try_from(at.as_millis()).unwrap_or(u64::MAX);
+        Self {
+            from_ms: ms(outage.from()),
+            until_ms: ms(outage.until()),
+            step: (*outage.step() != outage::default_step()).then(|| StepSpec::of(outage.step())),
         }
     }
 }
