@@ -76,7 +76,7 @@ pub struct Runtime {
     max_compactions: u32,
     /// Every target in order, the primary first, when the runtime has fallbacks
     /// ([`Runtime::with_fallback`]); `None` with one provider, which has no breaker.
-    targets: Option<Arc<[Target]>>,
+    targets: Option<Arc<Vec<Target>>>,
     /// The settings of every target's breaker.
     breaker: BreakerSettings,
 }
@@ -261,7 +261,7 @@ impl Runtime {
             MAX_TARGETS - 1
         );
         targets.push(self.target(provider));
-        self.targets = Some(targets.into());
+        self.targets = Some(Arc::new(targets));
         self.rebuild_governors()
     }
 
@@ -295,7 +295,7 @@ impl Runtime {
 
     /// A target of this runtime for `provider` (its governor is made by `rebuild_governors`).
     fn target(&self, provider: Arc<dyn Provider>) -> Target {
-        let name = Arc::from(target_name(&*provider));
+        let name = Arc::new(target_name(&*provider));
         let governor = Arc::new(Governor::new(provider.scope(), self.quota, self.store.clone()));
         Target { provider, governor, name }
     }
@@ -323,7 +323,7 @@ impl Runtime {
                     })
                     .collect();
                 self.governor = targets[0].governor.clone();
-                self.targets = Some(targets.into());
+                self.targets = Some(Arc::new(targets));
             }
         }
         self
