@@ -893,7 +893,10 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     .with_usage(totals);
     let reply = match &run.position {
         None => reply,
-        Some(position) => reply.with_target(position.target_name()),
+        Some(position) => {
+            telemetry::record_target(&run.state.span, position.name());
+            reply.with_target(position.target_name())
+        }
     };
     // A typed answer must be the JSON asked for first; the validator then says what a schema cannot.
     let unfit = exec.expected.and_then(|expected| expected.judge(reply.text(), stop_reason));
@@ -972,6 +975,9 @@ fn fail(
     stopped_by: Option<Refusal>,
     source: Option<ModelError>,
 ) -> ExecError {
+    if let Some(position) = &run.position {
+        telemetry::record_target(&run.state.span, position.name());
+    }
     let state = &mut run.state;
     let decisions = std::mem::take(&mut state.decisions);
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
