@@ -393,6 +393,19 @@ mod tests {
         Opened { failures, calls, window: Duration::from_secs(10) }
     }
 
+    /// Once the open period of the breaker A and B share is over: of their concurrent admissions one
+    /// is the probe, the others skip; the probe's answer closes the breaker for both.
+    async fn one_probe_then_closed_for_both(a: &Governor, b: &Governor) {
+        let admissions = futures_util::future::join_all([a.admit(), b.admit(), a.admit(), b.admit()]).await;
+        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
+        assert_eq!(admissions.iter().filter(|admission| **admission == Admission::Probe).count(), 1, "{admissions:?}");
+        assert_eq!(admissions.iter().filter(|admission| **admission == half_open).count(), 3);
+        let prober = if admissions[0] == Admission::Probe || admissions[2] == Admission::Probe { a } else { b };
+        prober.on_success().await;
+        assert_eq!((a.admit().await, b.admit().await), (Admission::Call, Admission::Call));
+        assert_eq!((a.breaker_state(), b.breaker_state()), (Some(BreakerState::Closed), Some(BreakerState::Closed)));
+    }
+
     async fn fail(governor: &Governor, times: usize) {
         for _ in 0..times {
             governor.record_call(CallOutcome::Failed).await;
@@ -451,15 +464,32 @@ mod tests {
         assert_eq!(b.admit().await, Admission::Skip(open), "B failed nothing and skips");
         assert_eq!(b.breaker_state(), Some(open), "B reads the fleet's state");
         tokio::time::advance(Duration::from_secs(30)).await;
-        let admissions = futures_util::future::join_all([a.admit(), b.admit(), a.admit(), b.admit()]).await;
-        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
-        assert_eq!(admissions.iter().filter(|admission| **admission == Admission::Probe).count(), 1, "{admissions:?}");
-        assert_eq!(admissions.iter().filter(|admission| **admission == half_open).count(), 3);
-        let prober = if admissions[0] == Admission::Probe || admissions[2] == Admission::Probe { &a } else { &b };
-        prober.on_success().await;
-        assert_eq!(a.admit().await, Admission::Call);
-        assert_eq!(b.admit().await, Admission::Call);
-        assert_eq!((a.breaker_state(), b.breaker_state()), (Some(BreakerState::Closed), Some(BreakerState::Closed)));
+        one_probe_then_closed_for_both(&a, &b).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_transition_is_logged_once_by_the_process_whose_call_caused_it() {
+        let captured = agentic_test_support::captured_log::Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
+        let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
+        fail(&a, 25).await;
+        b.admit().await;
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(b.admit().await, Admission::Probe);
+        assert_eq!(a.admit().await, Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+        b.on_success().await;
+        a.on_success().await;
+        let log = captured.text();
+        let lines: Vec<&str> = log.lines().filter(|line| line.contains("circuit breaker")).collect();
+        assert_eq!(lines.len(), 3, "{log}");
+        assert!(lines[0].contains(" WARN ") && lines[0].contains(
+            "circuit breaker of openai/gpt-4o-mini open: its calls are skipped for 30 s, after 20 failures of 20 calls in 10 s"
+        ), "{log}");
+        assert!(lines[1].contains(" INFO ") && lines[1].contains("half-open: one probe call let through"), "{log}");
+        assert!(lines[2].contains(" INFO ") && lines[2].contains("closed: its probe call was answered"), "{log}");
     }
 
     #[tokio::test(start_paused = true)]
@@ -485,6 +515,46 @@ mod tests {
         // Back: the fleet's breaker (5 failures, closed) answers again, and this one mirrors it.
         assert_eq!(governor.admit().await, Admission::Call);
         assert_eq!(governor.breaker_state(), Some(BreakerState::Closed));
+    }
+
+    /// Two runtimes' governors (two stores, as two processes have) on one Redis: what A's failures
+    /// open, B skips; one probe for both; its answer closes the breaker for both. Needs
+    /// `AGENTIC_REDIS_URL` (`.ci/run` starts one); `AGENTIC_SKIP_REDIS=1` skips. Real time: the
+    /// store's timeouts must not fire while Redis answers.
+    #[cfg(feature = "redis")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_governors_share_one_breaker_through_redis() {
+        use crate::budget::redis::RedisStore;
+        if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
+            println!("skipping: AGENTIC_SKIP_REDIS=1");
+            return;
+        }
+        let url = std::env::var("AGENTIC_REDIS_URL").expect("AGENTIC_REDIS_URL: start `redis-server --port 6390 --save ''` and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390, or set AGENTIC_SKIP_REDIS=1");
+        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
+        let prefix = format!("agentic-test:governors:{}:{nanos}", std::process::id());
+        let connect = || async {
+            let store = RedisStore::connect(&url).await.expect("Redis answers");
+            Arc::new(store.with_prefix(prefix.clone()).with_timeout(Duration::from_secs(2)))
+        };
+        let (store_a, store_b) = (connect().await, connect().await);
+        let (a, b) = (with_breaker(Some(store_a.clone())), with_breaker(Some(store_b)));
+
+        fail(&a, 20).await;
+        let admission = b.admit().await;
+        assert!(
+            matches!(admission, Admission::Skip(BreakerState::Open { opened: why, .. }) if why == opened(20, 20)),
+            "B failed nothing and skips: {admission:?}"
+        );
+        assert!(matches!(b.breaker_state(), Some(BreakerState::Open { .. })), "B reads the fleet's state");
+
+        // The open period ends (on the server's clock, made to now rather than waited for).
+        let mut raw = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
+        let key = store_a.breaker_key("openai:3f9a0c/gpt-4o-mini");
+        let until = secs * 1000 + micros / 1000 - 1;
+        let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
+
+        one_probe_then_closed_for_both(&a, &b).await;
     }
 
     const DEFAULT_BACKOFF: Duration = crate::budget::store::DEFAULT_OFFLINE_BACKOFF;

@@ -9,7 +9,11 @@ use tokio::time::Instant;
 
 use super::breaker::{Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, Recorded, SharedAdmission};
 use crate::policy::rules::{format_ms, millis};
-use crate::telemetry::METRICS;
+
+/// The metric events' target, `crate::telemetry::METRICS` spelled out: the budget sits below
+/// `telemetry`, which knows the providers (whose fuzz entry points know the governor). The metrics
+/// layer's tests (otel/tests.rs) read these events through that target.
+const METRICS: &str = "agentic::metrics";
 
 /// The breaker of one target of a `Runtime`.
 #[derive(Debug)]
