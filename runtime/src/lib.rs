@@ -79,6 +79,7 @@ mod usage;
 
 pub use agent_fn::{AgentFn, Validator};
 pub use agent_session::AgentSession;
+pub use budget::{BreakerSettings, BreakerState, Opened};
 pub use error::{ModelError, PolicyError, TransportKind};
 pub use exec_error::{ExecError, ExecErrorKind};
 pub use journal::{FailureRecord, Journal};

@@ -333,7 +333,7 @@ impl Governor {
             Ok(value) => {
                 if self.offline.swap(false, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope,
-                        "shared retry store answering again; sharing the retry budget and cooldowns again");
+                        "shared retry store answering again; sharing the retry budget, cooldowns and breakers again");
                 }
                 Some(value)
             }
@@ -342,8 +342,8 @@ impl Governor {
                 *lock(&self.offline_until) = Instant::now().checked_add(backoff);
                 if !self.offline.swap(true, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope, %error, backoff_ms = backoff.as_millis() as u64,
-                        "shared retry store unavailable; using this process's retry budget and cooldowns, \
-                         and asking the store again after the back-off");
+                        "shared retry store unavailable; using this process's retry budget, cooldowns and \
+                         breakers, and asking the store again after the back-off");
                 }
                 None
             }

@@ -1,5 +1,6 @@
-//! One deadline and one call counter shared by both layers of one `exec`,
-//! the retry budget, and the stores a fleet can share its retry budget and cooldowns through.
+//! One deadline and one call counter shared by both layers of one `exec`, the retry budget, the
+//! targets' circuit breakers, and the stores a fleet can share its retry budget, cooldowns and
+//! breakers through.
 
 mod breaker;
 mod governor;

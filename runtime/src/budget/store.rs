@@ -32,6 +32,11 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// goes on with its in-process state (fail open) and does not ask the store again for
 /// [`offline_backoff`](SharedStore::offline_backoff), logging a warning when the store fails and
 /// another when it answers again.
+///
+/// A runtime with fallbacks also asks, before each call to a target, whether its circuit breaker
+/// lets the call go ([`breaker_admit`](SharedStore::breaker_admit)), and counts each call's outcome
+/// in it ([`breaker_record`](SharedStore::breaker_record)). A store that does not implement them
+/// keeps no breakers: each process keeps its own.
 pub trait SharedStore: Send + Sync + 'static {
     /// Counts one successful model call in the window of `scope`.
     fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()>;
