@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
+use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step, WireFormat};
 use agentic_runtime::WireKind;
 use serde_json::Value;
 
@@ -131,13 +131,14 @@ async fn a_primary_out_of_retries_on_503s_moves_to_the_fallback_with_its_default
 }
 
 /// Both targets refuse their keys: the ask fails as any failed ask does (exit 1), the JSON's target
-/// is the last one tried, and the fallback's key, read from ANTHROPIC_API_KEY and sent, is printed
-/// nowhere.
+/// is the last one tried, and the fallback's key, read from ANTHROPIC_API_KEY, sent, and echoed by
+/// its server, is printed nowhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_targets_failing_fail_the_ask_with_the_last_target_and_never_print_the_key() {
     let servers = Servers::start(
         Scenario::new().otherwise(Step::invalid_api_key()),
-        Scenario::new().otherwise(Step::invalid_api_key()),
+        // The fallback's server sends the key it was sent back in its error, as some gateways do.
+        Scenario::new().otherwise(Step::invalid_api_key().echo_key(EchoKey::Whole)),
     )
     .await;
     let env = vec![("ANTHROPIC_API_KEY", CANARY)];
@@ -152,6 +153,7 @@ async fn both_targets_failing_fail_the_ask_with_the_last_target_and_never_print_
             assert!(!stdout.contains(piece) && !stderr.contains(piece), "`{piece}` shown");
         }
         assert!(stderr.contains("AuthenticationError: 401"), "{stderr}");
+        assert!(stderr.contains("<redacted>"), "the echoed key is redacted, not dropped: {stderr}");
         if rest[0] == "--json" {
             let json: Value = serde_json::from_str(&stdout).unwrap();
             assert_eq!(json["target"], "anthropic/claude-fallback", "{json}");
