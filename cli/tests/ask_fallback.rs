@@ -130,6 +130,66 @@ async fn a_primary_out_of_retries_on_503s_moves_to_the_fallback_with_its_default
     assert_eq!(servers.fallback.journal()[0].model.as_deref(), Some(default_model));
 }
 
+/// Two fallbacks, in order: the n-th base URL and model go with the n-th provider. The primary's
+/// server also plays the first fallback (Gemini's wire), which refuses its key too; the second
+/// (Anthropic's, on the other server) answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_fallbacks_are_tried_in_order_each_with_its_own_url_and_model() {
+    let servers = Servers::start(
+        Scenario::new().otherwise(Step::invalid_api_key()),
+        Scenario::new().otherwise(Step::ok("hello from the second fallback")),
+    )
+    .await;
+    let (gemini, anthropic) = (servers.primary.base_url(WireFormat::Gemini), servers.fallback.anthropic_base_url());
+    let args = strings(&[
+        "ask",
+        "--base-url",
+        &servers.primary.openai_base_url(),
+        "--fallback-provider",
+        "gemini",
+        "--fallback-provider",
+        "anthropic",
+        "--fallback-base-url",
+        &gemini,
+        "--fallback-base-url",
+        &anthropic,
+        "--fallback-model",
+        "gemini-x",
+        "--fallback-model",
+        "claude-y",
+        "--json",
+        "say hi",
+    ]);
+    let output = agentic_async(args, vec![]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        (json["answer"].as_str(), json["target"].as_str()),
+        (Some("hello from the second fallback"), Some("anthropic/claude-y"))
+    );
+    assert_eq!(verdicts(&json), ["give_up", "fallback", "give_up", "fallback"], "{json}");
+    let moves: Vec<&str> = [1, 3].iter().map(|&at| json["attempts"][at]["reason"].as_str().unwrap()).collect();
+    assert!(
+        moves[0].starts_with("fallback: `openai/gpt-4o-mini` ") && moves[0].ends_with(" → `gcp.gemini/gemini-x`"),
+        "{json}"
+    );
+    assert!(
+        moves[1].starts_with("fallback: `gcp.gemini/gemini-x` ") && moves[1].ends_with(" → `anthropic/claude-y`"),
+        "{json}"
+    );
+    let asked = |server: &ChaosServer| -> Vec<(Option<WireFormat>, Option<String>)> {
+        server.journal().into_iter().map(|entry| (entry.wire, entry.model)).collect()
+    };
+    assert_eq!(
+        asked(&servers.primary),
+        [
+            (Some(WireFormat::OpenAi), Some("gpt-4o-mini".to_owned())),
+            (Some(WireFormat::Gemini), Some("gemini-x".to_owned()))
+        ]
+    );
+    assert_eq!(asked(&servers.fallback), [(Some(WireFormat::Anthropic), Some("claude-y".to_owned()))]);
+}
+
 /// Both targets refuse their keys: the ask fails as any failed ask does (exit 1), the JSON's target
 /// is the last one tried, and the fallback's key, read from ANTHROPIC_API_KEY, sent, and echoed by
 /// its server, is printed nowhere.
@@ -165,6 +225,18 @@ async fn both_targets_failing_fail_the_ask_with_the_last_target_and_never_print_
     // The primary got no key (none was given), the fallback its wire's.
     assert!(servers.primary.journal().iter().all(|entry| !entry.auth));
     assert!(servers.fallback.journal().iter().all(|entry| entry.auth));
+}
+
+/// Without fallbacks the line is as before: no `target` (a runtime of one provider names none).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_fallbacks_the_json_has_no_target() {
+    let server = ChaosServer::start(Scenario::new().otherwise(Step::ok("hello"))).await.unwrap();
+    let output =
+        agentic_async(strings(&["ask", "--base-url", &server.openai_base_url(), "--json", "hi"]), vec![]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["answer"], "hello");
+    assert!(json.get("target").is_none(), "{json}");
 }
 
 /// A usage error, before any request (port 9: nothing listens there, so a request would exit 1).
@@ -206,6 +278,26 @@ fn a_fallback_flag_without_its_fallback_provider_is_a_usage_error() {
          fallback 3 needs one (e.g. --fallback-provider anthropic); the n-th --fallback-base-url goes with the \
          n-th --fallback-provider\n"
     );
+}
+
+#[test]
+fn thirty_one_fallbacks_run_and_one_more_is_a_usage_error() {
+    let one = ["--fallback-provider", "openai", "--fallback-base-url", "http://127.0.0.1:9/v1"];
+    assert_eq!(
+        usage_error(&one.repeat(agentic_runtime::MAX_TARGETS)),
+        "error: --fallback-provider is given 32 times, and a runtime has at most 31 fallbacks (its targets \
+         are at most 32, the primary included)\n"
+    );
+    // One fewer is a runtime of 32 targets, each tried once (port 9 refuses every connection).
+    let mut args = strings(&["ask", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "1", "--session-retries"]);
+    args.extend(strings(&["0", "--json"]));
+    args.extend(strings(&one.repeat(agentic_runtime::MAX_TARGETS - 1)));
+    args.push("hi".to_owned());
+    let output = agentic(&args, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!((json["calls"].as_u64(), json["target"].as_str()), (Some(32), Some("openai/gpt-4o-mini")), "{json}");
+    assert_eq!(verdicts(&json).iter().filter(|verdict| **verdict == "fallback").count(), 31, "{json}");
 }
 
 #[test]
