@@ -13,7 +13,7 @@ use crate::fallback_flags::FallbackFlags;
 use crate::input::usage_error;
 use crate::otel::Telemetry;
 use crate::policy_flags::PolicyFlags;
-use crate::wire_flags::{Whose, check_base_url, is_default_base_url};
+use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
 /// The help text of `agentic ask`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -45,12 +45,12 @@ sleeping, when the target's circuit breaker is open (at least half of at least 2
 failed; it stays open 30 s, then lets one probe through), when its cooldown or Retry-After is longer \
 than --retry-after-cap-ms or the time left, when its retry budget is empty, on its own permanent \
 errors (its key refused, its quota spent, its model not found, a redirect, a refused certificate, a \
-200 that is not an answer), and when layer 1 has used its --session-retries on a transient \
-failure; it stays on a Retry-After within the cap \
-and the time left, and on a transient failure with retries left, and never moves on a 400 or 422, \
-a rejected --schema answer, or --max-calls and --budget-ms, which are the whole exec's. Each target \
-is tried at most once, forward; the last keeps layer 2's retries. Each move is an attempt with verdict fallback (with --verbose, a line \"fallback: `a` ... → \
-`b`\"), and --json adds \"target\": \"<provider>/<model>\", the target that answered (on failure, \
+200 that is not an answer), and when layer 1 has used its --session-retries on a transient failure; \
+it stays on a Retry-After within the cap and the time left, and on a transient failure with retries \
+left, and never moves on a 400 or 422, a rejected --schema answer, or --max-calls and --budget-ms, \
+which are the whole exec's. Each target is tried at most once, forward; the last keeps layer 2's \
+retries. Each move is an attempt with verdict fallback (with --verbose, a line \"fallback: `a` ... \
+→ `b`\"), and --json adds \"target\": \"<provider>/<model>\", the target that answered (on failure, \
 that of the last attempt), only when fallbacks are given.
 
 Control characters in what is printed for people (the answer, the error, the --verbose decisions) \
@@ -62,7 +62,7 @@ the exact text, in JSON's escapes.";
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The wire format [default: see below].
-    #[arg(long, value_parser = crate::wire_flags::provider_parser())]
+    #[arg(long, value_parser = provider_parser())]
     provider: Option<WireKind>,
     /// The API's base URL, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL")]
@@ -116,8 +116,8 @@ fn ask(args: &Args) -> ExitCode {
         Err(message) => return usage_error(message),
     };
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    let (provider, fallbacks) = match build_provider(args, &env).and_then(|p| Ok((p, args.fallbacks.providers(&env)?)))
-    {
+    let targets = build_provider(args, &env).and_then(|primary| Ok((primary, args.fallbacks.providers(&env)?)));
+    let (provider, fallbacks) = match targets {
         Ok(targets) => targets,
         Err(message) => return usage_error(message),
     };

@@ -39,10 +39,8 @@ impl FallbackFlags {
                 MAX_TARGETS - 1
             ));
         }
-        self.paired("--fallback-base-url", &self.base_urls, |url| display_url(url).into_owned())?;
-        if !self.models.is_empty() {
-            self.paired("--fallback-model", &self.models, Clone::clone)?;
-        }
+        self.paired("--fallback-base-url", &self.base_urls, false, |url| display_url(url).into_owned())?;
+        self.paired("--fallback-model", &self.models, true, Clone::clone)?;
         let fallbacks = self.providers.iter().zip(&self.base_urls).enumerate();
         fallbacks
             .map(|(at, (&kind, base_url))| {
@@ -63,12 +61,22 @@ impl FallbackFlags {
             .collect()
     }
 
-    /// `Ok` when `flag` has one value per --fallback-provider; else the first fallback without one,
-    /// or the first value without a fallback (`shown` says it as the message shows it).
-    fn paired(&self, flag: &str, values: &[String], shown: impl Fn(&String) -> String) -> Result<(), String> {
+    /// `Ok` when `flag` has one value per --fallback-provider (or none, when `optional`: the models,
+    /// each then its wire's default); else the first fallback without one, or the first value
+    /// without a fallback (`shown` says it as the message shows it).
+    fn paired(
+        &self,
+        flag: &str,
+        values: &[String],
+        optional: bool,
+        shown: impl Fn(&String) -> String,
+    ) -> Result<(), String> {
+        if optional && values.is_empty() {
+            return Ok(());
+        }
         let same_order = format!("the n-th {flag} goes with the n-th --fallback-provider");
         if let Some(kind) = self.providers.get(values.len()) {
-            let or_none = if flag == "--fallback-model" {
+            let or_none = if optional {
                 format!(
                     ", or give none (each fallback then asks for its wire's default model, `{}` for {})",
                     kind.default_model(),
