@@ -260,7 +260,12 @@ impl Runtime {
             "a runtime has at most {MAX_TARGETS} targets (its primary and {} fallbacks)",
             MAX_TARGETS - 1
         );
-        targets.push(self.target(provider));
+        let mut target = self.target(provider);
+        // Two targets of one wire and model (at two URLs) would read alike in every decision.
+        if targets.iter().any(|other| other.name == target.name) {
+            target.name = Arc::new(format!("{}#{}", target.name, targets.len() + 1));
+        }
+        targets.push(target);
         self.targets = Some(Arc::new(targets));
         self.rebuild_governors()
     }
@@ -279,7 +284,8 @@ impl Runtime {
     }
 
     /// Every target in order, the primary first, with its breaker's state and its retry budget: one
-    /// entry for a runtime without fallbacks (no breaker).
+    /// entry for a runtime without fallbacks (no breaker). A target named like an earlier one (the
+    /// same wire and model at another URL) is named with its position too: `openai/gpt-4o-mini#2`.
     pub fn targets(&self) -> Vec<TargetStatus> {
         match &self.targets {
             None => vec![TargetStatus::new(target_name(&*self.provider), None, self.governor.local_allowance())],
