@@ -704,7 +704,7 @@ impl Runtime {
     fn judge_policy(&self, function: &AgentFn, span: &Span) -> Result<(), ExecError> {
         validate_policy(&function.policy).map_err(|error| {
             let error = ExecError::invalid_policy(function.name, error);
-            telemetry::record_exec(span, || Usage::ZERO, Some(error.kind().name()));
+            telemetry::record_exec(span, || Usage::ZERO, || None, Some(error.kind().name()));
             self.journaled(error)
         })
     }
@@ -899,10 +899,7 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     .with_usage(totals);
     let reply = match &run.position {
         None => reply,
-        Some(position) => {
-            telemetry::record_target(&run.state.span, position.name());
-            reply.with_target(position.target_name())
-        }
+        Some(position) => reply.with_target(position.target_name()),
     };
     // A typed answer must be the JSON asked for first; the validator then says what a schema cannot.
     let unfit = exec.expected.and_then(|expected| expected.judge(reply.text(), stop_reason));
@@ -968,7 +965,7 @@ fn answered(run: &mut Run<'_>, exec: &Exec<'_>, mut reply: Reply) -> Reply {
     if let Some(trace) = &exec.trace {
         trace.agent_finish(reply.text(), exec.iterations);
     }
-    telemetry::record_exec(&run.state.span, || reply.total_usage(), None);
+    telemetry::record_exec(&run.state.span, || reply.total_usage(), || reply.target(), None);
     reply.take_decisions(&mut run.state.decisions);
     reply
 }
@@ -981,15 +978,12 @@ fn fail(
     stopped_by: Option<Refusal>,
     source: Option<ModelError>,
 ) -> ExecError {
-    if let Some(position) = &run.position {
-        telemetry::record_target(&run.state.span, position.name());
-    }
     let state = &mut run.state;
     let decisions = std::mem::take(&mut state.decisions);
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
     let error = ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
         .with_usage(state.usage.take())
         .with_target(run.position.map(|position| position.target_name()));
-    telemetry::record_exec(&state.span, || error.usage(), Some(error.kind().name()));
+    telemetry::record_exec(&state.span, || error.usage(), || error.target(), Some(error.kind().name()));
     error
 }

@@ -75,22 +75,23 @@ fn exec_span_wanted(function: Option<&'static str>, provider: &dyn Provider) -> 
     )
 }
 
-/// Records on the exec's span the target that answered or failed last, for a runtime with
-/// fallbacks (`agentic.target`, `"<provider>/<model>"`); the moves are its events.
-pub(crate) fn record_target(span: &Span, target: &str) {
-    if !span.is_disabled() {
-        span.record("agentic.target", target);
-    }
-}
-
-/// Records how the exec ended on its span; `usage` is asked only when the span is wanted.
+/// Records how the exec ended on its span; `usage` and `target` (the target that answered or
+/// failed last, with fallbacks) are asked only when the span is wanted.
 #[inline]
-pub(crate) fn record_exec(span: &Span, usage: impl FnOnce() -> Usage, failure: Option<&'static str>) {
+pub(crate) fn record_exec<'t>(
+    span: &Span,
+    usage: impl FnOnce() -> Usage,
+    target: impl FnOnce() -> Option<&'t str>,
+    failure: Option<&'static str>,
+) {
     if span.is_disabled() {
         return;
     }
     let usage = usage();
     record_usage(span, usage);
+    if let Some(target) = target() {
+        span.record("agentic.target", target);
+    }
     if let Some(kind) = failure {
         span.record("error.type", kind);
         span.record("otel.status_code", "ERROR");
