@@ -451,3 +451,22 @@ async fn a_thirty_percent_wobble_keeps_the_standard_breaker_closed_and_calls_on_
     assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
     assert!(on_primary >= 270, "{on_primary}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_compaction_after_a_move_is_made_and_answered_on_the_new_target() {
+    let tools = Toolbox::new().with_fn("read", "Reads a page", json!({"type": "object"}), |_| async {
+        Ok("a long page ...".to_owned())
+    });
+    let overflow = Step::http(400, "This model's maximum context length is 8192 tokens");
+    let primary = target("a", [Step::tool_call("read", json!({})), Step::http(401, "invalid api key")]);
+    let secondary = target("b", [Step::tool_call("read", json!({})), overflow, Step::ok("The pages say ...")]);
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_tools(tools)
+        .with_compactor(DropOldest::keeping(1));
+    let reply = runtime.exec("Read the pages.").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("The pages say ...", Some("scripted/b")));
+    assert_eq!((primary.calls(), secondary.calls()), (2, 3));
+    assert_eq!(secondary.requests()[2].messages.len(), 3, "compacted to the prompt and the last turn");
+    assert!(reply.decisions().iter().any(|d| d.verdict == Verdict::Compacted));
+}
