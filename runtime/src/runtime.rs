@@ -218,7 +218,7 @@ impl Runtime {
     ///
     /// # Panics
     ///
-    /// Past [`MAX_TARGETS`](crate::MAX_TARGETS) targets in all.
+    /// Past [`MAX_TARGETS`] targets in all.
     ///
     /// # Examples
     ///
@@ -249,7 +249,7 @@ impl Runtime {
     ///
     /// # Panics
     ///
-    /// Past [`MAX_TARGETS`](crate::MAX_TARGETS) targets in all.
+    /// Past [`MAX_TARGETS`] targets in all.
     pub fn with_fallback_shared(mut self, provider: Arc<dyn Provider>) -> Self {
         let mut targets = match self.targets.take() {
             Some(targets) => targets.to_vec(),
