@@ -1,0 +1,304 @@
+//! Fallback across targets through the real HTTP providers, against two chaos servers (one per
+//! target) on every ordered pair of wires (`wires::all`, a wire with itself included): each rule of
+//! docs/design.md §10 ("Fallback across targets") with the exact requests each server's journal
+//! saw, a tool loop whose conversation moves between wires, a typed answer whose schema each wire
+//! carries in its own form, and `#[agentic_function]` on a runtime with a fallback.
+//!
+//! Paused time: the chaos servers' clock is tokio's, and over loopback the clock moves only when
+//! every task waits on a timer (the layers' backoffs), so the elapsed times below are exact.
+
+use std::time::Duration;
+
+use agentic_chaos::{ChaosServer, JournalEntry, Scenario, Step};
+use agentic_runtime::{
+    Decision, ExecError, ExecErrorKind, Jitter, MoveReason, Reply, RetryPolicy, Runtime, Toolbox, Verdict, Why,
+    agentic_function,
+};
+use agentic_test_support::wires::{self, Wire};
+use serde_json::json;
+
+const PRIMARY_MODEL: &str = "m-primary";
+const SECONDARY_MODEL: &str = "m-secondary";
+
+/// Exact delays: the schedules of docs/design.md §4 and §5 as written.
+const EXACT: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
+
+/// Every ordered pair (primary wire, secondary wire).
+fn pairs() -> Vec<(Wire, Wire)> {
+    let all = wires::all();
+    all.iter().flat_map(|&primary| all.iter().map(move |&secondary| (primary, secondary))).collect()
+}
+
+/// A target's name as the runtime spells it: `"<provider name>/<model>"`.
+fn name(wire: Wire, model: &str) -> String {
+    format!("{}/{model}", wire.kind.provider_name())
+}
+
+/// The two chaos servers of one case and the runtime whose primary is on the first, its one
+/// fallback on the second.
+struct Case {
+    primary: Wire,
+    secondary: Wire,
+    a: ChaosServer,
+    b: ChaosServer,
+    runtime: Runtime,
+}
+
+impl Case {
+    async fn start((primary, secondary): (Wire, Wire), on_a: Scenario, on_b: Scenario) -> Self {
+        let a = ChaosServer::start(on_a).await.unwrap();
+        let b = ChaosServer::start(on_b).await.unwrap();
+        let first = primary.provider_at(&primary.base_url(&a), None, Some(PRIMARY_MODEL));
+        let second = secondary.provider_at(&secondary.base_url(&b), None, Some(SECONDARY_MODEL));
+        let runtime = Runtime::from_shared(first).with_fallback_shared(second).with_policy(EXACT);
+        Self { primary, secondary, a, b, runtime }
+    }
+
+    fn primary_name(&self) -> String {
+        name(self.primary, PRIMARY_MODEL)
+    }
+
+    fn secondary_name(&self) -> String {
+        name(self.secondary, SECONDARY_MODEL)
+    }
+
+    /// `"openai → anthropic"`, for the assertions' messages.
+    fn label(&self) -> String {
+        format!("{} → {}", self.primary, self.secondary)
+    }
+
+    /// The model requests each server saw, each checked to be in its target's wire.
+    fn journals(&self) -> (Vec<JournalEntry>, Vec<JournalEntry>) {
+        let seen = |server: &ChaosServer, wire: Wire| {
+            let journal = server.journal();
+            for entry in &journal {
+                assert_eq!(entry.wire, Some(wire.format), "{}: {entry:?}", self.label());
+            }
+            journal
+        };
+        (seen(&self.a, self.primary), seen(&self.b, self.secondary))
+    }
+
+    /// How many requests the primary's and the secondary's servers saw.
+    fn requests(&self) -> (usize, usize) {
+        let (a, b) = self.journals();
+        (a.len(), b.len())
+    }
+
+    async fn shutdown(self) {
+        self.a.shutdown().await;
+        self.b.shutdown().await;
+    }
+}
+
+/// The exec's fallback decisions.
+fn moves(decisions: &[Decision]) -> Vec<&Decision> {
+    decisions.iter().filter(|decision| decision.verdict == Verdict::Fallback).collect()
+}
+
+/// The one move of `decisions`, checked to go from `case`'s primary to its secondary.
+#[track_caller]
+fn the_move<'a>(case: &Case, decisions: &'a [Decision]) -> &'a MoveReason {
+    let moved = moves(decisions);
+    assert_eq!(moved.len(), 1, "{}: {decisions:?}", case.label());
+    let Why::Fallback(fallback) = &moved[0].reason else { panic!("{}: {:?}", case.label(), moved[0].reason) };
+    assert_eq!((&fallback.from, &fallback.to), (&case.primary_name(), &case.secondary_name()), "{}", case.label());
+    &fallback.because
+}
+
+/// The secondary's answer, checked to come from it.
+#[track_caller]
+fn from_secondary(case: &Case, outcome: Result<Reply, ExecError>) -> Reply {
+    let reply = outcome.unwrap_or_else(|error| panic!("{}: {error}", case.label()));
+    assert_eq!(reply.text(), "from b", "{}", case.label());
+    assert_eq!(reply.target(), Some(case.secondary_name().as_str()), "{}", case.label());
+    reply
+}
+
+/// An exec whose primary answers `step` once: it must reach the secondary with no sleep, after
+/// one request to each server.
+async fn moved_at_once(pair: (Wire, Wire), step: impl Into<Step>) -> (Case, Reply) {
+    let on_a = Scenario::new().then(step).otherwise(Step::ok("from a"));
+    let case = Case::start(pair, on_a, Scenario::new().then(Step::ok("from b"))).await;
+    let started = tokio::time::Instant::now();
+    let reply = from_secondary(&case, case.runtime.exec("hi").await);
+    assert_eq!(started.elapsed(), Duration::ZERO, "{}: no sleep before the next target", case.label());
+    assert_eq!(case.requests(), (1, 1), "{}", case.label());
+    (case, reply)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_key_moves_on_at_once_on_every_pair_of_wires() {
+    for pair in pairs() {
+        let (case, reply) = moved_at_once(pair, Step::invalid_api_key()).await;
+        let because = the_move(&case, reply.decisions());
+        assert!(matches!(because, MoveReason::Permanent(_)), "{}: {because:?}", case.label());
+        assert_eq!(reply.calls(), 2, "{}", case.label());
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_with_a_short_retry_after_stays_on_the_primary_on_every_pair_of_wires() {
+    for pair in pairs() {
+        let on_a = Scenario::new().then(Step::http_error(429).retry_after_secs(1)).then(Step::ok("from a"));
+        let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+        let reply = case.runtime.exec("hi").await.unwrap_or_else(|error| panic!("{}: {error}", case.label()));
+        assert_eq!((reply.text(), reply.target()), ("from a", Some(case.primary_name().as_str())), "{}", case.label());
+        let (a, b) = case.journals();
+        let at_ms: Vec<u64> = a.iter().map(|entry| entry.at_ms).collect();
+        // The hint is a floor on layer 1's first delay (2 s), which it does not raise.
+        assert_eq!(at_ms, [0, 2_000], "{}: the retry waited on the primary", case.label());
+        assert!(b.is_empty(), "{}: a brief 429 must not spray load onto the next provider", case.label());
+        assert!(moves(reply.decisions()).is_empty(), "{}", case.label());
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_with_a_retry_after_past_the_cap_moves_on_at_once_on_every_pair_of_wires() {
+    for pair in pairs() {
+        let (case, reply) = moved_at_once(pair, Step::http_error(429).retry_after_secs(120)).await;
+        let because = the_move(&case, reply.decisions());
+        assert!(matches!(because, MoveReason::Refused(_)), "{}: {because:?}", case.label());
+        assert_eq!(
+            moves(reply.decisions())[0].reason.to_string(),
+            format!(
+                "fallback: `{}` refused the wait (server asked to wait 120 s; cap is 60 s (`retry_after_cap_ms`)) → `{}`",
+                case.primary_name(),
+                case.secondary_name()
+            )
+        );
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_503_burst_beyond_the_session_retries_moves_on_without_the_exec_backoff_on_every_pair_of_wires() {
+    for pair in pairs() {
+        let on_a = Scenario::new().then_times(4, Step::http_error(503)).otherwise(Step::ok("from a"));
+        let case = Case::start(pair, on_a, Scenario::new().then(Step::ok("from b"))).await;
+        let started = tokio::time::Instant::now();
+        let reply = from_secondary(&case, case.runtime.exec("hi").await);
+        // 2 + 4 + 8 s of layer 1 on the primary, then no 1.5 s of layer 2 before the secondary.
+        assert_eq!(started.elapsed(), Duration::from_secs(14), "{}", case.label());
+        let (a, b) = case.journals();
+        assert_eq!(
+            a.iter().map(|entry| entry.at_ms).collect::<Vec<_>>(),
+            [0, 2_000, 6_000, 14_000],
+            "{}",
+            case.label()
+        );
+        assert_eq!(b.iter().map(|entry| entry.at_ms).collect::<Vec<_>>(), [14_000], "{}", case.label());
+        let because = the_move(&case, reply.decisions());
+        assert!(matches!(because, MoveReason::RetriesUsed(_)), "{}: {because:?}", case.label());
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_400_does_not_move_on_any_pair_of_wires() {
+    for pair in pairs() {
+        let on_a = Scenario::new().then(Step::http_error(400)).otherwise(Step::ok("from a"));
+        let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+        let error = case.runtime.exec("hi").await.expect_err(&case.label());
+        assert_eq!(error.kind(), ExecErrorKind::Permanent, "{}: {error}", case.label());
+        assert_eq!(error.target(), Some(case.primary_name().as_str()), "{}", case.label());
+        assert_eq!(case.requests(), (1, 0), "{}: a request the API refuses would fail there too", case.label());
+        case.shutdown().await;
+    }
+}
+
+/// `lookup` answers "42" to any input.
+fn lookup() -> Toolbox {
+    Toolbox::new().with_fn("lookup", "Looks a key up.", json!({"type": "object"}), |_| async { Ok("42".to_owned()) })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tool_loop_moves_its_conversation_between_wires_mid_loop() {
+    const PROMPT: &str = "What is the answer?";
+    let input = json!({"key": "answer"});
+    for pair in pairs().into_iter().filter(|(primary, secondary)| primary != secondary) {
+        let on_a = Scenario::new().then(Step::tool_use("lookup", input.clone())).then(Step::invalid_api_key());
+        let on_b = Scenario::new().then(Step::ok("The answer is 42."));
+        let case = Case::start(pair, on_a, on_b).await;
+        let runtime = case.runtime.clone().with_tools(lookup());
+        let reply = runtime.exec(PROMPT).await.unwrap_or_else(|error| panic!("{}: {error}", case.label()));
+        assert_eq!((reply.text(), reply.iterations()), ("The answer is 42.", 1), "{}", case.label());
+        assert_eq!(reply.target(), Some(case.secondary_name().as_str()), "{}", case.label());
+        let because = the_move(&case, reply.decisions());
+        assert!(matches!(because, MoveReason::Permanent(_)), "{}: {because:?}", case.label());
+
+        let (a, b) = case.journals();
+        assert_eq!((a.len(), b.len()), (2, 1), "{}", case.label());
+        // The secondary's server read, in its own wire's shape, the prompt, the tool call with its
+        // input and the tool's result: the chaos server counts each only where its wire puts it.
+        let expected = PROMPT.len() + input.to_string().len() + "42".len();
+        for (entry, server) in [(&a[1], "primary"), (&b[0], "secondary")] {
+            assert_eq!(entry.messages, 3, "{}: {server}: prompt, tool call, tool result", case.label());
+            assert_eq!(entry.context_bytes, expected, "{}: {server}: {entry:?}", case.label());
+            assert_eq!(entry.tools, ["lookup"], "{}: {server}", case.label());
+        }
+        case.shutdown().await;
+    }
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+struct Invoice {
+    currency: String,
+    total: f64,
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_typed_answer_comes_from_the_next_wire_which_carries_the_schema_in_its_own_form() {
+    for pair in pairs() {
+        let on_a = Scenario::new().then(Step::invalid_api_key());
+        let on_b = Scenario::new().then(Step::ok(r#"{"currency": "EUR", "total": 12.5}"#));
+        let case = Case::start(pair, on_a, on_b).await;
+        let invoice: Invoice = case
+            .runtime
+            .exec_json("Invoice: 12.50 EUR")
+            .await
+            .unwrap_or_else(|error| panic!("{}: {error}", case.label()));
+        assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 }, "{}", case.label());
+        let (a, b) = case.journals();
+        assert_eq!((a.len(), b.len()), (1, 1), "{}", case.label());
+        // Each server found the schema where its wire puts it: OpenAI's `response_format`,
+        // Anthropic's forced tool, Gemini's `generationConfig`, the Responses `text.format`.
+        for entry in [&a[0], &b[0]] {
+            assert_eq!(entry.schema.as_deref(), Some("Invoice"), "{}: {entry:?}", case.label());
+        }
+        case.shutdown().await;
+    }
+}
+
+/// The same question through the attribute, whose policy gives layer 1 one retry.
+#[agentic_function(session_retries = 1, retry_after_cap_ms = 5000)]
+async fn ask(runtime: &Runtime, question: &str) -> Result<Reply, ExecError> {
+    runtime.exec(question).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attribute_on_a_runtime_with_a_fallback_moves_on_by_its_own_policy() {
+    let pair = (wires::named("openai"), wires::named("anthropic"));
+    // Its one session retry is used after two 503s: the move comes at the second request.
+    let on_a = Scenario::new().then_times(2, Step::http_error(503)).otherwise(Step::ok("from a"));
+    let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+    let reply = from_secondary(&case, ask(&case.runtime, "hi").await);
+    assert_eq!(case.requests(), (2, 1));
+    assert!(matches!(the_move(&case, reply.decisions()), MoveReason::RetriesUsed(_)));
+    let (_, b) = case.journals();
+    assert_eq!(b[0].agentic_call.as_deref(), Some("3"), "the secondary's call is the exec's third");
+    case.shutdown().await;
+
+    // Its `retry_after_cap_ms` of 5 s: a Retry-After of 10 s, which the default cap would wait,
+    // moves on at once.
+    let on_a = Scenario::new().then(Step::http_error(429).retry_after_secs(10)).otherwise(Step::ok("from a"));
+    let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+    let started = tokio::time::Instant::now();
+    let reply = from_secondary(&case, ask(&case.runtime, "hi").await);
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    assert_eq!(case.requests(), (1, 1));
+    assert!(matches!(the_move(&case, reply.decisions()), MoveReason::Refused(_)));
+    case.shutdown().await;
+}
