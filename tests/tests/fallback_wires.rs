@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, JournalEntry, Scenario, Step};
+use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
 use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, Jitter, MoveReason, Reply, RetryPolicy, Runtime, Toolbox, Verdict, Why,
-    agentic_function,
+    BreakerSettings, BreakerState, Decision, ExecError, ExecErrorKind, Jitter, Layer, MoveReason, Opened, Reply,
+    RetryPolicy, Runtime, Toolbox, Verdict, Why, agentic_function,
 };
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
@@ -301,4 +301,211 @@ async fn the_attribute_on_a_runtime_with_a_fallback_moves_on_by_its_own_policy()
     assert_eq!(case.requests(), (1, 1));
     assert!(matches!(the_move(&case, reply.decisions()), MoveReason::Refused(_)));
     case.shutdown().await;
+}
+
+/// Layer 1 waits 1, 2, 4 ms: an outage's failures fall in one breaker window.
+const QUICK: RetryPolicy = EXACT.with_session_base_delay_ms(1);
+
+/// Opens at 50 % failures of at least 3 calls in 10 s, for 2 s.
+fn small_breaker() -> BreakerSettings {
+    BreakerSettings::new(50, 3, Duration::from_secs(10), Duration::from_secs(2)).unwrap()
+}
+
+/// The pairs the breaker tests run on: each wire once as the primary, once as the secondary.
+fn representative_pairs() -> Vec<(Wire, Wire)> {
+    [("openai", "anthropic"), ("anthropic", "openai"), ("gemini", "responses"), ("responses", "gemini")]
+        .into_iter()
+        .map(|(primary, secondary)| (wires::named(primary), wires::named(secondary)))
+        .collect()
+}
+
+/// The primary's breaker and the secondary's.
+fn breakers(runtime: &Runtime) -> Vec<Option<BreakerState>> {
+    runtime.targets().into_iter().map(|target| target.breaker).collect()
+}
+
+/// The primary's server's journal as (at_ms, outage) per request.
+fn primary_seen(case: &Case) -> Vec<(u64, bool)> {
+    case.journals().0.iter().map(|entry| (entry.at_ms, entry.outage)).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outage_opens_the_breaker_a_probe_during_it_reopens_it_a_probe_after_it_closes_it() {
+    let outage_ends = Duration::from_secs(10);
+    for pair in representative_pairs() {
+        let on_a = Scenario::new().otherwise(Step::ok("from a")).with_outage(Outage::new(Duration::ZERO, outage_ends));
+        let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let label = case.label();
+        assert_eq!(breakers(&runtime), [Some(BreakerState::Closed), Some(BreakerState::Closed)], "{label}");
+
+        // The first exec: three failures of three calls open the primary's breaker, so layer 1
+        // stops retrying it (a fourth call would be its last retry) and the secondary answers.
+        let reply = from_secondary(&case, runtime.exec("hi").await);
+        assert_eq!(primary_seen(&case), [(0, true), (1, true), (3, true)], "{label}");
+        let opened = Opened { failures: 3, calls: 3, window: Duration::from_secs(10) };
+        let open = BreakerState::Open { left: Duration::from_secs(2), opened };
+        assert_eq!(breakers(&runtime), [Some(open), Some(BreakerState::Closed)], "{label}");
+        let gave_up = reply.decisions().iter().find(|d| matches!(d.reason, Why::BreakerOpen { .. }));
+        assert_eq!(gave_up.map(|d| (d.layer, d.verdict)), Some((Layer::Session, Verdict::GiveUp)), "{label}");
+        assert_eq!(the_move(&case, reply.decisions()), &MoveReason::BreakerOpen(open), "{label}");
+
+        // While it is open, execs skip the primary at no cost: no request, no sleep.
+        for _ in 0..3 {
+            let started = tokio::time::Instant::now();
+            let reply = from_secondary(&case, runtime.exec("hi").await);
+            assert_eq!(started.elapsed(), Duration::ZERO, "{label}");
+            assert_eq!(
+                moves(reply.decisions())[0].reason.to_string(),
+                format!(
+                    "fallback: `{}` open after 3 failures of 3 calls in 10 s (2.0 s of its open period left) → `{}`",
+                    case.primary_name(),
+                    case.secondary_name()
+                ),
+                "{label}"
+            );
+        }
+        assert_eq!(case.requests(), (3, 4), "{label}");
+
+        // After the open period, one probe; the outage answers it: open again for 2 s, and the
+        // probe's exec is still answered, by the secondary.
+        tokio::time::advance(Duration::from_secs(2)).await;
+        from_secondary(&case, runtime.exec("hi").await);
+        assert_eq!(primary_seen(&case).len(), 4, "{label}: one probe");
+        assert_eq!(primary_seen(&case)[3], (2_003, true), "{label}");
+        let Some(BreakerState::Open { left, .. }) = breakers(&runtime)[0] else {
+            panic!("{label}: {:?}", breakers(&runtime))
+        };
+        assert_eq!(left, Duration::from_secs(2), "{label}: a failed probe opens it for another open period");
+        from_secondary(&case, runtime.exec("hi").await);
+        assert_eq!(case.requests(), (4, 6), "{label}: skipped again");
+
+        // The outage is over and so is the open period: the probe answers, the breaker closes,
+        // and traffic is back on the primary.
+        tokio::time::advance(outage_ends).await;
+        for n in 0..3 {
+            let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{label}: {error}"));
+            assert_eq!((reply.text(), reply.target()), ("from a", Some(case.primary_name().as_str())), "{label}");
+            assert!(moves(reply.decisions()).is_empty(), "{label}");
+            assert_eq!(breakers(&runtime), [Some(BreakerState::Closed), Some(BreakerState::Closed)], "{label}: {n}");
+        }
+        assert_eq!(case.requests(), (7, 6), "{label}");
+        assert_eq!(primary_seen(&case)[4..], [(12_003, false); 3], "{label}");
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn half_open_lets_one_probe_through_while_concurrent_execs_skip_to_the_secondary() {
+    for pair in representative_pairs() {
+        // After the outage the primary answers, slowly: the probe is still out while the other
+        // execs ask the breaker.
+        let slow = Step::ok("from a").chunks(2).chunk_delay_ms(500);
+        let on_a = Scenario::new()
+            .then(slow)
+            .otherwise(Step::ok("from a"))
+            .with_outage(Outage::new(Duration::ZERO, Duration::from_secs(1)));
+        let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let label = case.label();
+        from_secondary(&case, runtime.exec("hi").await);
+        assert_eq!(case.requests(), (3, 1), "{label}: open");
+
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let mut execs = tokio::task::JoinSet::new();
+        for _ in 0..5 {
+            let runtime = runtime.clone();
+            execs.spawn(async move { runtime.exec("hi").await });
+        }
+        let mut targets = Vec::new();
+        while let Some(outcome) = execs.join_next().await {
+            let reply = outcome.unwrap().unwrap_or_else(|error| panic!("{label}: {error}"));
+            if reply.target() == Some(case.secondary_name().as_str()) {
+                let because = the_move(&case, reply.decisions());
+                assert!(
+                    matches!(because, MoveReason::BreakerOpen(BreakerState::HalfOpen { .. })),
+                    "{label}: {because:?}"
+                );
+            }
+            targets.push(reply.target().unwrap().to_owned());
+        }
+        targets.sort();
+        let mut expected = vec![case.secondary_name(); 4];
+        expected.push(case.primary_name());
+        expected.sort();
+        assert_eq!(targets, expected, "{label}: one probe, four skips");
+        assert_eq!(case.requests(), (4, 5), "{label}");
+        assert_eq!(breakers(&runtime)[0], Some(BreakerState::Closed), "{label}: the probe's answer closed it");
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_429_whose_retry_after_is_honoured_does_not_count_against_the_breaker() {
+    for pair in representative_pairs() {
+        // Three 429s would open the small breaker if they counted; the cooldown handles them.
+        let on_a =
+            Scenario::new().then_times(3, Step::http_error(429).retry_after_secs(1)).otherwise(Step::ok("from a"));
+        let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let label = case.label();
+        let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{label}: {error}"));
+        assert_eq!(reply.target(), Some(case.primary_name().as_str()), "{label}");
+        assert_eq!(case.requests(), (4, 0), "{label}: a brief 429 must not open the breaker");
+        assert_eq!(breakers(&runtime)[0], Some(BreakerState::Closed), "{label}");
+        case.shutdown().await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wobble_of_one_failure_in_three_keeps_the_standard_breaker_closed_and_the_calls_on_the_primary() {
+    let (primary, secondary) = (wires::named("openai"), wires::named("anthropic"));
+    // Every third request fails: at most a third of the calls in any window, from the first on.
+    let on_a = (0..90).fold(Scenario::new(), |scenario, n| {
+        if n % 3 == 2 { scenario.then(Step::http_error(503)) } else { scenario.then(Step::ok("from a")) }
+    });
+    let case = Case::start((primary, secondary), on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+    let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(BreakerSettings::standard());
+    for n in 0..60 {
+        let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("exec {n}: {error}"));
+        assert_eq!(reply.target(), Some(case.primary_name().as_str()), "exec {n}: {:?}", reply.decisions());
+    }
+    // 60 answers and 29 failures, each retried once on the primary; none sent to the secondary.
+    assert_eq!(case.requests(), (89, 0));
+    assert_eq!(breakers(&runtime)[0], Some(BreakerState::Closed));
+    case.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_that_never_reports_is_replaced_after_the_open_period() {
+    for pair in representative_pairs() {
+        let on_a = Scenario::new()
+            .then(Step::hang())
+            .otherwise(Step::ok("from a"))
+            .with_outage(Outage::new(Duration::ZERO, Duration::from_secs(1)));
+        let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
+        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let label = case.label();
+        from_secondary(&case, runtime.exec("hi").await);
+        assert_eq!(case.requests(), (3, 1), "{label}: open");
+
+        // The probe hangs and its exec is dropped: the breaker never hears from it.
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let dropped = tokio::time::timeout(Duration::from_millis(100), runtime.exec("hi")).await;
+        assert!(dropped.is_err(), "{label}: {dropped:?}");
+        assert_eq!(case.requests(), (4, 1), "{label}: the probe reached the primary");
+        // Its probe is out: the next exec skips the primary.
+        let reply = from_secondary(&case, runtime.exec("hi").await);
+        let because = the_move(&case, reply.decisions());
+        assert!(matches!(because, MoveReason::BreakerOpen(BreakerState::HalfOpen { .. })), "{label}: {because:?}");
+        assert_eq!(case.requests(), (4, 2), "{label}");
+
+        // An open period after it went out, the lost probe is forgotten and another goes.
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{label}: {error}"));
+        assert_eq!((reply.text(), reply.target()), ("from a", Some(case.primary_name().as_str())), "{label}");
+        assert_eq!(case.requests(), (5, 2), "{label}");
+        assert_eq!(breakers(&runtime)[0], Some(BreakerState::Closed), "{label}");
+        case.shutdown().await;
+    }
 }
