@@ -258,3 +258,38 @@ async fn three_targets_in_order_and_the_status_of_each() {
     assert_eq!(alone.targets()[0].breaker, None);
     assert_eq!(alone.exec("hi").await.unwrap().target(), None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_the_exec_cannot_wait_moves_it_on_before_any_request() {
+    let primary =
+        target("a", [Step::http(429, "rate limited").with_retry_after(Duration::from_secs(50)), Step::ok("a")]);
+    let secondary = target("b", Step::ok("from b").times(3));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    // The first exec hears the 50 s Retry-After (within its 60 s cap): it waits for it, on the
+    // primary, and the primary cools down for every exec of the runtime.
+    let first = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.exec("first").await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(primary.calls(), 1);
+    // A second exec whose cap is 10 s cannot wait 49 s: it goes to the secondary at once.
+    let short_cap = exact().with_retry_after_cap_ms(10_000);
+    let reply = runtime.exec_with(&short_cap, "second").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/b"));
+    assert!(
+        moves(reply.decisions())[0].contains("refused the wait (server asked to wait 49 s"),
+        "{:?}",
+        reply.decisions()
+    );
+    // One whose deadline is 20 s away cannot either.
+    let short_budget = exact().with_budget_ms(Some(20_000));
+    let reply = runtime.exec_with(&short_budget, "third").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/b"));
+    assert!(moves(reply.decisions())[0].contains("`budget_ms` (20000) would run out"), "{:?}", reply.decisions());
+    assert_eq!(primary.calls(), 1, "neither sent the primary a request");
+    // The first stayed and got its answer from the primary after the wait.
+    let first = first.await.unwrap().unwrap();
+    assert_eq!((first.text(), first.target()), ("a", Some("scripted/a")));
+    assert_eq!(secondary.calls(), 2);
+}
