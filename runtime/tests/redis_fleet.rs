@@ -331,4 +331,9 @@ async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_withou
     };
     assert_eq!((opened.failures, opened.calls), (3, 3), "the first runtime's failures opened it: {moved:?}");
     assert_eq!(first_primary.calls(), 3, "and nobody called the primary since");
+    assert!(
+        matches!(second.targets()[0].breaker, Some(BreakerState::Open { .. })),
+        "the other runtime reports the fleet's state: {:?}",
+        second.targets()
+    );
 }
