@@ -7,12 +7,14 @@
 //! Paused time: the chaos servers' clock is tokio's, and over loopback the clock moves only when
 //! every task waits on a timer (the layers' backoffs), so the elapsed times below are exact.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
 use agentic_runtime::{
-    BreakerSettings, BreakerState, Decision, ExecError, ExecErrorKind, Jitter, Layer, MoveReason, Opened, Reply,
-    RetryPolicy, Runtime, Toolbox, Verdict, Why, agentic_function,
+    AnthropicProvider, BreakerSettings, BreakerState, Decision, ExecError, ExecErrorKind, GeminiProvider, Jitter,
+    Layer, MoveReason, OpenAiProvider, Opened, Provider, Reply, ResponsesProvider, RetryPolicy, Runtime, Toolbox,
+    Verdict, Why, WireKind, agentic_function,
 };
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
@@ -139,6 +141,24 @@ async fn a_refused_key_moves_on_at_once_on_every_pair_of_wires() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_spent_quota_and_a_missing_model_move_on_at_once_on_every_pair_of_wires() {
+    let quota = || {
+        Step::http_error(429)
+            .code("insufficient_quota")
+            .message("You exceeded your current quota, please check your plan and billing details.")
+    };
+    let missing = || Step::http_error(404).code("model_not_found").message("The model `m-primary` does not exist");
+    for pair in pairs() {
+        for step in [quota(), missing()] {
+            let (case, reply) = moved_at_once(pair, step.clone()).await;
+            let because = the_move(&case, reply.decisions());
+            assert!(matches!(because, MoveReason::Permanent(_)), "{}: {step:?}: {because:?}", case.label());
+            case.shutdown().await;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_429_with_a_short_retry_after_stays_on_the_primary_on_every_pair_of_wires() {
     for pair in pairs() {
         let on_a = Scenario::new().then(Step::http_error(429).retry_after_secs(1)).then(Step::ok("from a"));
@@ -206,6 +226,58 @@ async fn a_400_does_not_move_on_any_pair_of_wires() {
         assert_eq!(error.target(), Some(case.primary_name().as_str()), "{}", case.label());
         assert_eq!(case.requests(), (1, 0), "{}: a request the API refuses would fail there too", case.label());
         case.shutdown().await;
+    }
+}
+
+/// A provider of `wire` for `server` asking for `model`, declaring a context window of `tokens`.
+fn windowed(wire: Wire, server: &ChaosServer, model: &str, tokens: u64) -> Arc<dyn Provider> {
+    let url = wire.base_url(server);
+    match wire.kind {
+        WireKind::OpenAi => Arc::new(OpenAiProvider::new(url, None).with_model(model).with_context_window(tokens)),
+        WireKind::Anthropic => {
+            Arc::new(AnthropicProvider::new(url, None).with_model(model).with_context_window(tokens))
+        }
+        WireKind::Gemini => Arc::new(GeminiProvider::new(url, None).with_model(model).with_context_window(tokens)),
+        WireKind::Responses => {
+            Arc::new(ResponsesProvider::new(url, None).with_model(model).with_context_window(tokens))
+        }
+        other => panic!("no provider type for the wire `{}` here: add it", other.name()),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_overflow_moves_on_at_once_only_to_a_larger_window_on_every_pair_of_wires() {
+    const PROMPT: &str = "A prompt longer than the primary's window of 16 bytes.";
+    for (primary, secondary) in pairs() {
+        for (small, large, moves_on) in [(8_192, 200_000, true), (200_000, 8_192, false)] {
+            // The primary's server refuses any conversation over 16 bytes with its wire's own
+            // context-overflow answer.
+            let on_a = Scenario::new().otherwise(Step::ok("from a")).with_context_window(16);
+            let a = ChaosServer::start(on_a).await.unwrap();
+            let b = ChaosServer::start(Scenario::new().otherwise(Step::ok("from b"))).await.unwrap();
+            let runtime = Runtime::from_shared(windowed(primary, &a, PRIMARY_MODEL, small))
+                .with_fallback_shared(windowed(secondary, &b, SECONDARY_MODEL, large));
+            let label = format!("{primary} ({small}) → {secondary} ({large})");
+            let started = tokio::time::Instant::now();
+            let outcome = runtime.exec(PROMPT).await;
+            assert_eq!(started.elapsed(), Duration::ZERO, "{label}");
+            let (seen_a, seen_b) = (a.journal(), b.journal());
+            assert!(seen_a.iter().all(|entry| entry.over_window), "{label}: {seen_a:?}");
+            if moves_on {
+                let reply = outcome.unwrap_or_else(|error| panic!("{label}: {error}"));
+                assert_eq!((reply.text(), reply.target()), ("from b", Some(name(secondary, SECONDARY_MODEL).as_str())));
+                assert_eq!((seen_a.len(), seen_b.len()), (1, 1), "{label}");
+                let moved = moves(reply.decisions());
+                let Why::Fallback(fallback) = &moved[0].reason else { panic!("{label}: {moved:?}") };
+                assert_eq!(fallback.because, MoveReason::ContextWindow { window: small, next: large }, "{label}");
+            } else {
+                let error = outcome.expect_err(&label);
+                assert_eq!(error.kind(), ExecErrorKind::ContextOverflow, "{label}: {error}");
+                assert_eq!((seen_a.len(), seen_b.len()), (1, 0), "{label}: the next window is no larger");
+            }
+            a.shutdown().await;
+            b.shutdown().await;
+        }
     }
 }
 
