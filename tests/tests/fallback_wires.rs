@@ -442,13 +442,16 @@ async fn an_outage_opens_the_breaker_a_probe_during_it_reopens_it_a_probe_after_
         // After the open period, one probe; the outage answers it: open again for 2 s, and the
         // probe's exec is still answered, by the secondary.
         tokio::time::advance(Duration::from_secs(2)).await;
+        let ended = BreakerState::Open { left: Duration::ZERO, opened };
+        assert_eq!(breakers(&runtime), [Some(ended), Some(BreakerState::Closed)], "{label}: the next call probes");
         from_secondary(&case, runtime.exec("hi").await);
         assert_eq!(primary_seen(&case).len(), 4, "{label}: one probe");
         assert_eq!(primary_seen(&case)[3], (2_003, true), "{label}");
-        let Some(BreakerState::Open { left, .. }) = breakers(&runtime)[0] else {
-            panic!("{label}: {:?}", breakers(&runtime))
-        };
-        assert_eq!(left, Duration::from_secs(2), "{label}: a failed probe opens it for another open period");
+        assert_eq!(
+            breakers(&runtime),
+            [Some(open), Some(BreakerState::Closed)],
+            "{label}: a failed probe opens it for another open period"
+        );
         from_secondary(&case, runtime.exec("hi").await);
         assert_eq!(case.requests(), (4, 6), "{label}: skipped again");
 
@@ -489,6 +492,10 @@ async fn half_open_lets_one_probe_through_while_concurrent_execs_skip_to_the_sec
             let runtime = runtime.clone();
             execs.spawn(async move { runtime.exec("hi").await });
         }
+        // Halfway through the probe's slow answer: the probe is out, the others have skipped.
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert_eq!(case.requests(), (4, 5), "{label}");
+        assert!(matches!(breakers(&runtime)[0], Some(BreakerState::HalfOpen { .. })), "{label}");
         let mut targets = Vec::new();
         while let Some(outcome) = execs.join_next().await {
             let reply = outcome.unwrap().unwrap_or_else(|error| panic!("{label}: {error}"));
