@@ -588,3 +588,36 @@ async fn a_probe_that_never_reports_is_replaced_after_the_open_period() {
         case.shutdown().await;
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn with_every_target_open_an_exec_ends_at_once_without_a_request() {
+    let outage = Duration::from_secs(60);
+    for pair in representative_pairs() {
+        let down = || Scenario::new().otherwise(Step::ok("up")).with_outage(Outage::new(Duration::ZERO, outage));
+        let case = Case::start(pair, down(), down()).await;
+        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let label = case.label();
+        // Three failures open each breaker in turn; the last target's next call is refused.
+        let error = runtime.exec("hi").await.expect_err(&label);
+        assert_eq!((error.kind(), error.target()), (ExecErrorKind::Budget, Some(case.secondary_name().as_str())));
+        assert_eq!(case.requests(), (3, 3), "{label}");
+        assert!(breakers(&runtime).iter().all(|state| matches!(state, Some(BreakerState::Open { .. }))), "{label}");
+
+        let started = tokio::time::Instant::now();
+        let error = runtime.exec("hi").await.expect_err(&label);
+        assert_eq!(started.elapsed(), Duration::ZERO, "{label}");
+        assert_eq!(error.kind(), ExecErrorKind::Budget, "{label}: {error}");
+        let refusal =
+            format!("every target's circuit breaker is open: the last, `{}`, is open for", case.secondary_name());
+        assert!(error.stopped_by().is_some_and(|why| why.starts_with(&refusal)), "{label}: {error}");
+        assert_eq!(case.requests(), (3, 3), "{label}: no request to either");
+
+        // Both recover; the first exec after the open period probes the primary, which closes.
+        tokio::time::advance(outage).await;
+        let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{label}: {error}"));
+        assert_eq!((reply.text(), reply.target()), ("up", Some(case.primary_name().as_str())), "{label}");
+        assert_eq!(breakers(&runtime)[0], Some(BreakerState::Closed), "{label}");
+        assert_eq!(case.requests(), (4, 3), "{label}");
+        case.shutdown().await;
+    }
+}
