@@ -2,7 +2,10 @@
 //! target) on every ordered pair of wires (`wires::all`, a wire with itself included): each rule of
 //! docs/design.md §10 ("Fallback across targets") with the exact requests each server's journal
 //! saw, a tool loop whose conversation moves between wires, a typed answer whose schema each wire
-//! carries in its own form, and `#[agentic_function]` on a runtime with a fallback.
+//! carries in its own form, and `#[agentic_function]` on a runtime with a fallback. Then the
+//! circuit breaker end to end, against the chaos server's scripted outages: it opens, skips, probes
+//! (a probe failing during the outage, one closing it after), lets one probe through among
+//! concurrent execs, replaces a lost probe, ignores an honoured 429 and stays closed in a wobble.
 //!
 //! Paused time: the chaos servers' clock is tokio's, and over loopback the clock moves only when
 //! every task waits on a timer (the layers' backoffs), so the elapsed times below are exact.
