@@ -1,6 +1,7 @@
 //! Fleet mode end to end: two `Runtime`s (as two processes would) sharing one Redis share the retry
 //! budget and the cooldowns; with Redis down or silent, calls go on with local state, asking Redis
-//! again once per back-off period, with one warning when it fails and one when it answers again.
+//! again once per back-off period, with one warning when it fails and one when it answers again;
+//! the circuit breaker of a target is shared too.
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips.
 
 use std::sync::Arc;
@@ -11,7 +12,10 @@ use agentic_chaos::SilentServer;
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
 use agentic_runtime::budget::store::{SharedStore, StoreFuture, Withdrawal};
-use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::{
+    BreakerSettings, BreakerState, ExecErrorKind, Jitter, MoveReason, RetryPolicy, Runtime, ScriptedProvider, Step,
+    Verdict, Why,
+};
 use agentic_test_support::captured_log::Captured;
 
 fn redis_url(test: &str) -> Option<String> {
@@ -281,4 +285,55 @@ async fn a_silent_store_is_asked_once_per_backoff_and_warned_about_at_failure_an
     assert_eq!(log.matches("shared retry store unavailable").count(), 1, "{log}");
     assert!(log.contains("timed out after 250 ms"), "{log}");
     assert_eq!(log.matches("shared retry store answering again").count(), 1, "{log}");
+}
+
+/// The circuit breaker of a target is the fleet's: one runtime's failures open the primary's
+/// breaker in Redis (its key is the scope and the model, the same in both), and another runtime,
+/// as another process would be, then skips the primary without a request of its own.
+#[tokio::test]
+async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_without_a_request() {
+    let Some(url) = redis_url("a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_without_a_request")
+    else {
+        return;
+    };
+    let store = shared_store(&url, "breaker").await;
+    let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
+    // 30 s open: far longer than this test runs on the Redis server's clock.
+    let settings = BreakerSettings::new(50, 3, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
+    let down = || ScriptedProvider::new([]).with_fallback(Step::http(503, "Service Unavailable")).with_model("primary");
+    let healthy = || ScriptedProvider::new([]).with_fallback(Step::ok("from the secondary")).with_model("secondary");
+    let runtime = |primary: &ScriptedProvider, secondary: &ScriptedProvider, store: Arc<RedisStore>| {
+        Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_breaker(settings).with_shared_store(store)
+    };
+    let (first_primary, first_secondary, second_primary, second_secondary) = (down(), healthy(), down(), healthy());
+    let first = runtime(&first_primary, &first_secondary, store);
+    let second = runtime(&second_primary, &second_secondary, other);
+
+    // Three failures of three calls open it: layer 1 stops retrying the primary, the secondary
+    // answers.
+    let reply = first.exec_with(&FAST, "opens it").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/secondary"));
+    assert_eq!((first_primary.calls(), first_secondary.calls()), (3, 1));
+    assert!(matches!(first.targets()[0].breaker, Some(BreakerState::Open { .. })), "{:?}", first.targets());
+
+    let reply = second.exec_with(&FAST, "skips it").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/secondary"));
+    assert_eq!(
+        (second_primary.calls(), second_secondary.calls()),
+        (0, 1),
+        "the other runtime's primary saw no request"
+    );
+    let moved: Vec<_> = reply.decisions().iter().filter(|d| d.verdict == Verdict::Fallback).collect();
+    let [moved] = moved[..] else { panic!("{:?}", reply.decisions()) };
+    let Why::Fallback(fallback) = &moved.reason else { panic!("{:?}", moved.reason) };
+    let MoveReason::BreakerOpen(BreakerState::Open { opened, .. }) = fallback.because else {
+        panic!("{:?}", fallback.because)
+    };
+    assert_eq!((opened.failures, opened.calls), (3, 3), "the first runtime's failures opened it: {moved:?}");
+    assert_eq!(first_primary.calls(), 3, "and nobody called the primary since");
+    assert!(
+        matches!(second.targets()[0].breaker, Some(BreakerState::Open { .. })),
+        "the other runtime reports the fleet's state: {:?}",
+        second.targets()
+    );
 }
