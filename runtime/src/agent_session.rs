@@ -53,7 +53,7 @@ impl AgentSession {
         let message = run_layer(&mut run, &self.history).await?;
         if !message.is_error() {
             // The answer pays for retries, as an exec's do.
-            run.state.governor.on_success().await;
+            run.state.governor.on_success(run.probing()).await;
         }
         self.history.push(Message::Assistant(message));
         Ok(self.history.last().and_then(Message::as_assistant).expect("the message was just pushed"))

@@ -62,16 +62,23 @@ pub(crate) struct Position<'a> {
     /// A `Vec`'s address, one word: every exec's run holds a position (`None` without fallbacks).
     targets: &'a Vec<Target>,
     index: u32,
+    /// The latest call went as the current target's probe: its outcome decides the half-open breaker.
+    probing: bool,
 }
 
 impl<'a> Position<'a> {
     /// At the first target (the primary).
     pub(crate) fn new(targets: &'a Vec<Target>) -> Self {
-        Self { targets, index: 0 }
+        Self { targets, index: 0, probing: false }
     }
 
     fn current(&self) -> &'a Target {
         &self.targets[self.index as usize]
+    }
+
+    /// Whether the latest call was the current target's probe.
+    pub(crate) fn probing(&self) -> bool {
+        self.probing
     }
 
     /// The current target's name.
@@ -130,7 +137,10 @@ impl<'a> Position<'a> {
             let because = match because {
                 Some(because) => because,
                 None => match target.governor.admit().await {
-                    Admission::Call | Admission::Probe => return Ok(moved),
+                    admission @ (Admission::Call | Admission::Probe) => {
+                        self.probing = admission == Admission::Probe;
+                        return Ok(moved);
+                    }
                     Admission::Skip(breaker) => MoveReason::BreakerOpen(breaker),
                 },
             };
@@ -161,7 +171,8 @@ impl<'a> Position<'a> {
         let governor = &self.current().governor;
         if !honoured_hint {
             let failed = retryable || is_target_permanent(&Rule::Classifier(reason), error);
-            governor.record_call(if failed { CallOutcome::Failed } else { CallOutcome::Answered }).await;
+            let outcome = if failed { CallOutcome::Failed } else { CallOutcome::Answered };
+            governor.record_call(outcome, self.probing).await;
         }
         if !retryable || self.next().is_none() {
             return None;

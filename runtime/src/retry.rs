@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
-use crate::budget::{Budget, Governor, Refusal};
+use crate::budget::{BreakerState, Budget, Governor, Refusal};
 use crate::classify::{ExecAction, Markers, Scan, exec_verdict_of, failure_scan, retry_hint};
 use crate::error::model_error::split_kind;
 use crate::error::{ModelError, PolicyError};
@@ -334,7 +334,7 @@ impl RetryState<'_> {
             return Next::Stop(kind, None);
         }
         let computed = schedule.delay(index, &mut self.rng);
-        let delay = match self.permit_retry(computed, hint) {
+        let delay = match self.permit_retry(computed, hint).and_then(|delay| self.open_past(delay)) {
             Ok(delay) => delay,
             Err(refusal) => return self.refused(error, usage, refusal),
         };
@@ -342,6 +342,22 @@ impl RetryState<'_> {
             Ok(()) => Next::Retry,
             // A second decision about the same failure: the retry was planned, then refused.
             Err(refusal) => self.refused(error, usage, refusal),
+        }
+    }
+
+    /// `delay`, unless the target's circuit breaker (a runtime with fallbacks) is open for longer:
+    /// the call after it would be skipped, so the retry is refused now instead of slept for. Only the
+    /// last target gets here with its breaker open: from the others the exec has moved on.
+    pub(crate) fn open_past(&mut self, delay: Duration) -> Result<Duration, Refusal> {
+        let (Some(state), Some(target)) = (self.governor.breaker_state(), self.governor.breaker_target()) else {
+            return Ok(delay);
+        };
+        match state {
+            BreakerState::Open { left, .. } if left > delay => {
+                let refusal = Refusal::CircuitOpen { target: target.to_owned(), state };
+                Err(self.budget.refuse(refusal))
+            }
+            _ => Ok(delay),
         }
     }
 

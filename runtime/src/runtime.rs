@@ -655,7 +655,7 @@ impl Runtime {
                         // spelled out: awaiting that `async fn` costs every exec 35 instructions.
                         let governor = run.state.governor;
                         if !governor.deposit() {
-                            governor.deposit_shared().await;
+                            governor.deposit_shared(run.probing()).await;
                         }
                         return Ok(answered(&mut run, &exec, reply));
                     }
@@ -693,7 +693,7 @@ impl Runtime {
         exec.history.push(Message::Assistant(tools));
         exec.history.push(results_message(outcomes));
         // The call that asked for the tools was answered: it pays for retries.
-        run.state.governor.on_success().await;
+        run.state.governor.on_success(run.probing()).await;
         run.state.budget.start_turn();
         Ok(())
     }
@@ -743,7 +743,7 @@ impl Runtime {
         run.state.budget.start_clock();
         if failed.rejected {
             // The provider answered (the validator refused the answer): the call pays for retries.
-            run.state.governor.on_success().await;
+            run.state.governor.on_success(run.probing()).await;
         }
         // With fallbacks, a failure that is the target's moves the exec to the next one at once: the
         // same attempt, no backoff (docs/design.md §10, "Fallback across targets").

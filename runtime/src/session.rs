@@ -36,6 +36,14 @@ pub(crate) struct Run<'a> {
     pub(crate) state: RetryState<'a>,
 }
 
+impl Run<'_> {
+    /// Whether the latest call was a target's breaker probe (a runtime with fallbacks): a success
+    /// of it closes the breaker.
+    pub(crate) fn probing(&self) -> bool {
+        self.position.is_some_and(|position| position.probing())
+    }
+}
+
 /// Runs layer 1 on `history` (whose last message is the prompt): calls the model, and while the
 /// answer is a retryable error and retries and budget remain, calls again after the backoff. Returns
 /// the final message, answer or failure; `history` is left as it was (a failed call never enters it,
@@ -156,7 +164,7 @@ async fn retry_after_failed_call(
         (Verdict::RetriesExhausted, Why::TriesUsed { rule, layer: Layer::Session, limit })
     } else {
         let computed = schedule.delay(retry, &mut run.state.rng);
-        match run.state.permit_retry(computed, hint) {
+        match run.state.permit_retry(computed, hint).and_then(|delay| run.state.open_past(delay)) {
             Ok(delay) => {
                 let retry = run.state.retry_after(Layer::Session, error.clone(), message.usage, rule, delay);
                 match retry.await {
@@ -177,7 +185,8 @@ async fn retry_after_failed_call(
 /// exec (kind `budget`), handed to layer 2 as a failure that names it.
 #[cold]
 fn every_target_open(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
-    let error = format!("CircuitOpen: {refusal}");
+    // The refusal heads the exec's error; the attempt says only what happened.
+    let error = "CircuitOpen: no call was made: every target's circuit breaker refused it".to_owned();
     let refusal = run.state.budget.refuse(refusal);
     run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
     AssistantMessage::error_event(error, None)

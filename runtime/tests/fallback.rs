@@ -454,9 +454,8 @@ async fn a_thirty_percent_wobble_keeps_the_standard_breaker_closed_and_calls_on_
 
 #[tokio::test(start_paused = true)]
 async fn a_compaction_after_a_move_is_made_and_answered_on_the_new_target() {
-    let tools = Toolbox::new().with_fn("read", "Reads a page", json!({"type": "object"}), |_| async {
-        Ok("a long page ...".to_owned())
-    });
+    let tools = Toolbox::new()
+        .with_fn("read", "Reads a page", json!({"type": "object"}), |_| async { Ok("a long page ...".to_owned()) });
     let overflow = Step::http(400, "This model's maximum context length is 8192 tokens");
     let primary = target("a", [Step::tool_call("read", json!({})), Step::http(401, "invalid api key")]);
     let secondary = target("b", [Step::tool_call("read", json!({})), overflow, Step::ok("The pages say ...")]);
@@ -469,4 +468,65 @@ async fn a_compaction_after_a_move_is_made_and_answered_on_the_new_target() {
     assert_eq!((primary.calls(), secondary.calls()), (2, 3));
     assert_eq!(secondary.requests()[2].messages.len(), 3, "compacted to the prompt and the last turn");
     assert!(reply.decisions().iter().any(|d| d.verdict == Verdict::Compacted));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_let_through_before_the_breaker_opened_does_not_close_it_while_the_probe_is_out() {
+    let slow = |step: Step, secs| step.with_latency(Duration::from_secs(secs));
+    let primary = target(
+        "a",
+        [slow(Step::ok("stale"), 40)]
+            .into_iter()
+            .chain(Step::http(503, "busy").times(4))
+            .chain([slow(Step::http(503, "still down"), 20)]),
+    );
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(one_call());
+    let spawn = |runtime: &Runtime| {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.exec("hi").await.unwrap().target().map(str::to_owned) })
+    };
+    let stale = spawn(&runtime);
+    tokio::task::yield_now().await;
+    for _ in 0..4 {
+        runtime.exec("hi").await.unwrap();
+    }
+    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Open { .. }));
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let probe = spawn(&runtime);
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    // The stale call answered at 40 s, while the probe (sent at 30 s) is still out.
+    assert_eq!(stale.await.unwrap().as_deref(), Some("scripted/a"));
+    assert!(
+        matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::HalfOpen { .. }),
+        "{:?}",
+        breaker_of(&runtime, 0)
+    );
+    assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/b"), "skipped: the probe is out");
+    // The probe fails at 50 s: open again, and its exec is answered by the secondary.
+    assert_eq!(probe.await.unwrap().as_deref(), Some("scripted/b"));
+    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Open { .. }));
+    assert_eq!(primary.calls(), 6);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_last_target_opening_ends_the_exec_at_once_instead_of_sleeping_into_its_open_period() {
+    let primary = target("a", []).with_fallback(Step::http(503, "busy"));
+    let secondary = target("b", []).with_fallback(Step::http(503, "busy"));
+    let breaker =
+        agentic_runtime::BreakerSettings::new(50, 2, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
+    let runtime =
+        Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_breaker(breaker).with_policy(exact());
+    let started = tokio::time::Instant::now();
+    let error = runtime.exec("hi").await.unwrap_err();
+    // The primary fails at 0 and 2 s (open: move on), the secondary at 2 and 4 s (open): the next
+    // retry, 4 s later, would be skipped for 30 s, so the exec ends at 4 s.
+    assert_eq!(started.elapsed(), Duration::from_secs(4));
+    assert_eq!((primary.calls(), secondary.calls()), (2, 2));
+    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.refusal().map(|refusal| refusal.name()), Some("circuit_open"));
+    assert_eq!(error.target(), Some("scripted/b"));
 }

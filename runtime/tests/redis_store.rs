@@ -276,7 +276,7 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
     let settings = BreakerSettings::standard();
     let admit = tokio::time::timeout(guard, store.breaker_admit(SCOPE, &settings)).await.expect("breaker_admit hung");
     assert!(admit.is_err(), "{admit:?}");
-    let record = tokio::time::timeout(guard, store.breaker_record(SCOPE, CallOutcome::Failed, &settings))
+    let record = tokio::time::timeout(guard, store.breaker_record(SCOPE, CallOutcome::Failed, true, &settings))
         .await
         .expect("breaker_record hung");
     assert!(record.is_err(), "{record:?}");
@@ -411,7 +411,7 @@ fn opened(failures: u64, calls: u64) -> Opened {
 async fn fail(store: &RedisStore, failures: u32) -> Recorded {
     let mut last = Recorded::Unchanged;
     for _ in 0..failures {
-        last = store.breaker_record(BREAKER, CallOutcome::Failed, &STANDARD).await.unwrap().unwrap();
+        last = store.breaker_record(BREAKER, CallOutcome::Failed, true, &STANDARD).await.unwrap().unwrap();
     }
     last
 }
@@ -458,7 +458,7 @@ async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_clo
     assert!(state_ttl > 75_000 && state_ttl <= 80_000, "kept two windows and two open periods: {state_ttl} ms");
     assert_eq!(pttl(&url, &first.breaker_window_key(BREAKER)).await, -2, "the window is emptied when it opens");
     // Late outcomes of calls let through before it opened change nothing.
-    let late = second.breaker_record(BREAKER, CallOutcome::Answered, &STANDARD).await.unwrap();
+    let late = second.breaker_record(BREAKER, CallOutcome::Answered, false, &STANDARD).await.unwrap();
     assert_eq!(late, Some(Recorded::Unchanged));
 
     end_open_period(&url, &first).await;
@@ -485,7 +485,10 @@ async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_clo
     assert!(probe_ttl > 25_000 && probe_ttl <= 30_000, "a lost probe is forgotten after the open period: {probe_ttl}");
 
     let prober = if probes[0] % 2 == 0 { &first } else { &second };
-    let closed = prober.breaker_record(BREAKER, CallOutcome::Answered, &STANDARD).await.unwrap();
+    // A call let through before it opened answers while the probe is out: it decides nothing.
+    let stale = prober.breaker_record(BREAKER, CallOutcome::Answered, false, &STANDARD).await.unwrap();
+    assert_eq!(stale, Some(Recorded::Unchanged));
+    let closed = prober.breaker_record(BREAKER, CallOutcome::Answered, true, &STANDARD).await.unwrap();
     assert_eq!(closed, Some(Recorded::Closed));
     assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
     assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
@@ -542,7 +545,7 @@ async fn a_shared_breaker_counts_on_the_servers_window_and_a_wobble_stays_closed
     // 30 % of 100 calls fail: closed.
     for call in 0..100 {
         let outcome = if call % 10 < 3 { CallOutcome::Failed } else { CallOutcome::Answered };
-        let recorded = store.breaker_record(BREAKER, outcome, &STANDARD).await.unwrap();
+        let recorded = store.breaker_record(BREAKER, outcome, true, &STANDARD).await.unwrap();
         assert_eq!(recorded, Some(Recorded::Unchanged), "call {call}");
     }
     assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
@@ -581,5 +584,5 @@ async fn a_store_without_breaker_methods_keeps_no_breakers() {
         }
     }
     assert_eq!(BudgetOnly.breaker_admit(BREAKER, &STANDARD).await, Ok(None));
-    assert_eq!(BudgetOnly.breaker_record(BREAKER, CallOutcome::Failed, &STANDARD).await, Ok(None));
+    assert_eq!(BudgetOnly.breaker_record(BREAKER, CallOutcome::Failed, true, &STANDARD).await, Ok(None));
 }

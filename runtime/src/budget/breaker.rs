@@ -271,9 +271,11 @@ impl Breaker {
         }
     }
 
-    /// Counts a call's outcome at `now`. Outcomes that arrive while open (calls let through before
-    /// it opened) change nothing; while half-open, the first outcome decides.
-    pub(crate) fn record(&mut self, outcome: CallOutcome, now: Instant) -> Recorded {
+    /// Counts a call's outcome at `now`; `probe` when the call was let through as the probe.
+    /// Outcomes that arrive while open change nothing, and while half-open only the probe's decides:
+    /// a call let through before the breaker opened (a long stream) may answer while the probe is
+    /// out, and must not close it over a target that is still down.
+    pub(crate) fn record(&mut self, outcome: CallOutcome, probe: bool, now: Instant) -> Recorded {
         match (self.phase, outcome) {
             (Phase::Closed, _) => {
                 let (failures, calls) = self.window.add(now, outcome == CallOutcome::Failed);
@@ -285,6 +287,7 @@ impl Breaker {
                 Recorded::Opened(opened)
             }
             (Phase::Open { .. }, _) => Recorded::Unchanged,
+            (Phase::HalfOpen { .. }, _) if !probe => Recorded::Unchanged,
             (Phase::HalfOpen { opened, .. }, CallOutcome::Failed) => {
                 self.open(opened, now);
                 Recorded::Reopened(opened)
@@ -405,7 +408,7 @@ mod tests {
             .map(|i| {
                 // Spreads the failures evenly among the calls.
                 let failed = (i + 1) * failures / total > i * failures / total;
-                breaker.record(if failed { CallOutcome::Failed } else { CallOutcome::Answered }, now)
+                breaker.record(if failed { CallOutcome::Failed } else { CallOutcome::Answered }, true, now)
             })
             .filter(|recorded| *recorded != Recorded::Unchanged)
             .collect()
@@ -436,10 +439,10 @@ mod tests {
         let mut breaker = breaker();
         // 19 failures: not yet 20 calls.
         for _ in 0..19 {
-            assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Unchanged);
+            assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Unchanged);
         }
         assert_eq!(breaker.admit(Instant::now()), Admission::Call);
-        assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Opened(opened(20, 20)));
+        assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Opened(opened(20, 20)));
 
         // Half of 20 opens; 9 of 20 does not, and the 21st call's failure (10 of 21, under 50 %)
         // neither; 11 of 22 does.
@@ -447,8 +450,8 @@ mod tests {
         assert_eq!(record_many(&mut half, 10, 10), [Recorded::Opened(opened(10, 20))]);
         let mut under = super::Breaker::new(BreakerSettings::standard(), Instant::now());
         assert_eq!(record_many(&mut under, 9, 11), []);
-        assert_eq!(under.record(CallOutcome::Failed, Instant::now()), Recorded::Unchanged);
-        assert_eq!(under.record(CallOutcome::Failed, Instant::now()), Recorded::Opened(opened(11, 22)));
+        assert_eq!(under.record(CallOutcome::Failed, true, Instant::now()), Recorded::Unchanged);
+        assert_eq!(under.record(CallOutcome::Failed, true, Instant::now()), Recorded::Opened(opened(11, 22)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -463,8 +466,8 @@ mod tests {
         assert_eq!(skipped.to_string(), "open for 12.3 s more, after 20 failures of 20 calls in 10 s");
         assert_eq!(skipped.name(), "open");
         // Outcomes of calls let through before it opened change nothing.
-        assert_eq!(breaker.record(CallOutcome::Answered, Instant::now()), Recorded::Unchanged);
-        assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Unchanged);
+        assert_eq!(breaker.record(CallOutcome::Answered, true, Instant::now()), Recorded::Unchanged);
+        assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Unchanged);
         assert_eq!(breaker.admit(Instant::now()), Admission::Skip(skipped));
     }
 
@@ -498,12 +501,17 @@ mod tests {
         open(&mut breaker);
         tokio::time::advance(Duration::from_secs(30)).await;
         assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
-        assert_eq!(breaker.record(CallOutcome::Answered, Instant::now()), Recorded::Closed);
+        // Calls let through before it opened may answer (or fail) while the probe is out: only the
+        // probe's outcome decides.
+        assert_eq!(breaker.record(CallOutcome::Answered, false, Instant::now()), Recorded::Unchanged);
+        assert_eq!(breaker.record(CallOutcome::Failed, false, Instant::now()), Recorded::Unchanged);
+        assert_eq!(breaker.state(Instant::now()), BreakerState::HalfOpen { opened: opened(20, 20) });
+        assert_eq!(breaker.record(CallOutcome::Answered, true, Instant::now()), Recorded::Closed);
         assert_eq!(breaker.admit(Instant::now()), Admission::Call);
         assert_eq!(breaker.state(Instant::now()), BreakerState::Closed);
         // The 20 failures that opened it are gone: 19 more do not open it again.
         assert_eq!(record_many(&mut breaker, 19, 0), []);
-        assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Opened(opened(20, 20)));
+        assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Opened(opened(20, 20)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -513,7 +521,7 @@ mod tests {
         tokio::time::advance(Duration::from_secs(30)).await;
         assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
         tokio::time::advance(Duration::from_secs(2)).await;
-        assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Reopened(opened(20, 20)));
+        assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Reopened(opened(20, 20)));
         let again = BreakerState::Open { left: Duration::from_secs(30), opened: opened(20, 20) };
         assert_eq!(breaker.admit(Instant::now()), Admission::Skip(again));
         tokio::time::advance(Duration::from_secs(29)).await;
@@ -543,7 +551,7 @@ mod tests {
         tokio::time::advance(Duration::from_secs(10)).await;
         // A window later the 19 are forgotten: 19 more do not open it, the 20th of them does.
         assert_eq!(record_many(&mut breaker, 19, 0), []);
-        assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Opened(opened(20, 20)));
+        assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Opened(opened(20, 20)));
     }
 
     #[tokio::test(start_paused = true)]
@@ -551,7 +559,7 @@ mod tests {
         let mut breaker = breaker();
         assert_eq!(record_many(&mut breaker, 19, 0), []);
         tokio::time::advance(Duration::from_millis(9_999)).await;
-        assert_eq!(breaker.record(CallOutcome::Failed, Instant::now()), Recorded::Opened(opened(20, 20)));
+        assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Opened(opened(20, 20)));
     }
 
     #[test]

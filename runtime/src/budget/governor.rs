@@ -100,15 +100,22 @@ impl Governor {
         }
     }
 
-    /// Counts a model call's outcome in the breaker (a no-op without one). A success reaches it
-    /// through [`Governor::deposit_shared`]; this is for the failure path's outcomes.
-    pub(crate) async fn record_call(&self, outcome: CallOutcome) {
+    /// Counts a model call's outcome in the breaker (a no-op without one); `probe` when the call
+    /// was let through as the probe ([`Admission::Probe`]), whose outcome alone decides while
+    /// half-open. A success reaches it through [`Governor::deposit_shared`]; this is for the
+    /// failure path's outcomes.
+    pub(crate) async fn record_call(&self, outcome: CallOutcome, probe: bool) {
         let Some(breaker) = self.breaker.as_deref() else { return };
-        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(&b.key, outcome, &b.settings));
+        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(&b.key, outcome, probe, &b.settings));
         match shared.await {
             Some(recorded) => breaker.adopt_recorded(recorded),
-            None => breaker.record_local(outcome),
+            None => breaker.record_local(outcome, probe),
         }
+    }
+
+    /// The name of the target whose breaker this is (`None` without a breaker).
+    pub(crate) fn breaker_target(&self) -> Option<&str> {
+        self.breaker.as_deref().map(|breaker| breaker.target.as_str())
     }
 
     /// The breaker's state as this process last saw it (`None` without a breaker).
@@ -186,16 +193,19 @@ impl Governor {
     /// [`Governor::deposit`] into the shared store (into this process's window when it does not
     /// answer), and the answer into the breaker. With a store that keeps breakers, both operations
     /// are sent together: one round trip.
-    pub(crate) async fn deposit_shared(&self) {
+    ///
+    /// `probe`: the call that succeeded was the breaker's probe.
+    pub(crate) async fn deposit_shared(&self, probe: bool) {
         match self.breaker.as_deref() {
             None => self.deposit_budget().await,
             Some(breaker) if !breaker.is_shared() => {
                 self.deposit_budget().await;
-                breaker.record_local(CallOutcome::Answered);
+                breaker.record_local(CallOutcome::Answered, probe);
             }
             // Boxed: the two futures would otherwise grow the future of every exec.
             Some(_) => {
-                let both = futures_util::future::join(self.deposit_budget(), self.record_call(CallOutcome::Answered));
+                let record = self.record_call(CallOutcome::Answered, probe);
+                let both = futures_util::future::join(self.deposit_budget(), record);
                 Box::pin(both).await;
             }
         }
@@ -213,10 +223,11 @@ impl Governor {
         }
     }
 
-    /// Counts a successful model call, wherever the budget lives.
-    pub(crate) async fn on_success(&self) {
+    /// Counts a successful model call, wherever the budget lives (`probe`: it was the breaker's
+    /// probe).
+    pub(crate) async fn on_success(&self, probe: bool) {
         if !self.deposit() {
-            self.deposit_shared().await;
+            self.deposit_shared(probe).await;
         }
     }
 
@@ -398,14 +409,14 @@ mod tests {
         assert_eq!(admissions.iter().filter(|admission| **admission == Admission::Probe).count(), 1, "{admissions:?}");
         assert_eq!(admissions.iter().filter(|admission| **admission == half_open).count(), 3);
         let prober = if admissions[0] == Admission::Probe || admissions[2] == Admission::Probe { a } else { b };
-        prober.on_success().await;
+        prober.on_success(true).await;
         assert_eq!((a.admit().await, b.admit().await), (Admission::Call, Admission::Call));
         assert_eq!((a.breaker_state(), b.breaker_state()), (Some(BreakerState::Closed), Some(BreakerState::Closed)));
     }
 
     async fn fail(governor: &Governor, times: usize) {
         for _ in 0..times {
-            governor.record_call(CallOutcome::Failed).await;
+            governor.record_call(CallOutcome::Failed, true).await;
         }
     }
 
@@ -427,13 +438,13 @@ mod tests {
         fail(&governor, 19).await;
         assert_eq!(governor.admit().await, Admission::Call);
         assert!(!governor.deposit(), "the success is to be awaited");
-        governor.deposit_shared().await;
+        governor.deposit_shared(true).await;
         // The answer was the window's 20th call: 19 failures of 20 open it, and the budget has it.
         let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(19, 20) };
         assert_eq!(governor.breaker_state(), Some(open));
         assert_eq!(governor.admit().await, Admission::Skip(open));
         assert_eq!(governor.local_allowance(), Some(101), "the floor and the success");
-        governor.on_success().await;
+        governor.on_success(true).await;
         assert_eq!(governor.local_allowance(), Some(102));
     }
 
@@ -448,7 +459,7 @@ mod tests {
             "",
             BreakerSettings::standard(),
         );
-        unknown.record_call(CallOutcome::Failed).await;
+        unknown.record_call(CallOutcome::Failed, true).await;
         assert_eq!(store.keys(), ["anthropic:77aa/", "openai:3f9a0c/gpt-4o-mini"]);
     }
 
@@ -477,8 +488,8 @@ mod tests {
         tokio::time::advance(Duration::from_secs(30)).await;
         assert_eq!(b.admit().await, Admission::Probe);
         assert_eq!(a.admit().await, Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
-        b.on_success().await;
-        a.on_success().await;
+        b.on_success(true).await;
+        a.on_success(true).await;
         let log = captured.text();
         let lines: Vec<&str> = log.lines().filter(|line| line.contains("circuit breaker")).collect();
         assert_eq!(lines.len(), 3, "{log}");
@@ -641,9 +652,10 @@ mod tests {
             &'a self,
             key: &'a str,
             outcome: CallOutcome,
+            probe: bool,
             settings: &'a BreakerSettings,
         ) -> StoreFuture<'a, Option<Recorded>> {
-            self.with(key, settings, |breaker| Some(breaker.record(outcome, Instant::now())))
+            self.with(key, settings, |breaker| Some(breaker.record(outcome, probe, Instant::now())))
         }
     }
 }

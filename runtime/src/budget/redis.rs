@@ -108,7 +108,8 @@ return {2, failures, calls}
 ";
 
 /// Counts a call's outcome (after [`WINDOW`]; `KEYS` and `ARGV[3..4]` as [`BREAKER_ADMIT`]'s;
-/// `ARGV[5]`: 1 when it failed, `ARGV[6]`: the failure percent, `ARGV[7]`: the fewest calls).
+/// `ARGV[5]`: 1 when it failed, `ARGV[6]`: the failure percent, `ARGV[7]`: the fewest calls,
+/// `ARGV[8]`: 1 when the call was the probe, the only one whose outcome decides while half-open).
 /// Returns {0} unchanged, {1, failures, calls} opened, {2, failures, calls} opened again (the
 /// probe failed), {3} closed.
 const BREAKER_RECORD: &str = r"
@@ -121,6 +122,7 @@ local function open(failures, calls)
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
 if state[1] == 'half_open' then
+  if ARGV[8] ~= '1' then return {0} end
   if failed then
     open(state[2], state[3])
     return {2, tonumber(state[2]), tonumber(state[3])}
@@ -539,6 +541,7 @@ impl SharedStore for RedisStore {
         &'a self,
         key: &'a str,
         outcome: CallOutcome,
+        probe: bool,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<Recorded>> {
         Box::pin(self.run("breaker_record", async move {
@@ -548,6 +551,7 @@ impl SharedStore for RedisStore {
                 .arg(u8::from(outcome == CallOutcome::Failed))
                 .arg(settings.failure_percent())
                 .arg(settings.min_calls())
+                .arg(u8::from(probe))
                 .invoke_async(&mut connection)
                 .await
                 .map_err(|err| self.failed("breaker_record", &err))?;

@@ -77,8 +77,9 @@ pub trait SharedStore: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(None)))
     }
 
-    /// Counts one call's outcome in breaker `key` under `settings`, and says what it changed.
-    /// `None` when this store keeps no breakers.
+    /// Counts one call's outcome in breaker `key` under `settings`, and says what it changed;
+    /// `probe` when the call was let through as the probe, the only call whose outcome decides while
+    /// the breaker is half-open. `None` when this store keeps no breakers.
     ///
     /// # Default
     ///
@@ -87,9 +88,10 @@ pub trait SharedStore: Send + Sync + 'static {
         &'a self,
         key: &'a str,
         outcome: CallOutcome,
+        probe: bool,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<Recorded>> {
-        let _ = (key, outcome, settings);
+        let _ = (key, outcome, probe, settings);
         Box::pin(std::future::ready(Ok(None)))
     }
 }

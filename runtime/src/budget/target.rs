@@ -54,9 +54,9 @@ impl TargetBreaker {
         admission
     }
 
-    /// Counts an outcome in this process's breaker.
-    pub(crate) fn record_local(&self, outcome: CallOutcome) {
-        let recorded = self.lock().record(outcome, Instant::now());
+    /// Counts an outcome in this process's breaker (`probe`: the call was the probe).
+    pub(crate) fn record_local(&self, outcome: CallOutcome, probe: bool) {
+        let recorded = self.lock().record(outcome, probe, Instant::now());
         self.announce(recorded);
     }
 

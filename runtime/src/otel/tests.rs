@@ -202,7 +202,7 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
             let governor = &governor;
             let fail = |times| async move {
                 for _ in 0..times {
-                    governor.record_call(CallOutcome::Failed).await;
+                    governor.record_call(CallOutcome::Failed, true).await;
                 }
             };
             fail(20).await; // open
@@ -211,7 +211,7 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
             fail(1).await; // open again
             tokio::time::advance(open_for).await;
             governor.admit().await; // half-open
-            governor.on_success().await; // closed
+            governor.on_success(true).await; // closed
             fail(20).await; // open
         });
     });
