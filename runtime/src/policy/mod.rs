@@ -204,10 +204,13 @@ impl RetryPolicy {
         self
     }
 
-    /// Cap on model calls across both layers of one exec.
+    /// Cap on model calls across both layers of one exec, over all its targets when the runtime has
+    /// fallbacks (`Runtime::with_fallback`).
     ///
     /// # Default
-    /// `None` (the product of the layers: 12 with the other defaults)
+    /// `None`: the product of the layers (12 with the other defaults) per model turn and per target,
+    /// as each tool turn and each move to a fallback starts its count again (a move adds at most
+    /// one attempt's calls)
     pub const fn with_max_calls(self, calls: Option<u32>) -> Self {
         self.with_values(PolicyValues { max_calls: calls, ..self.values })
     }
