@@ -434,6 +434,11 @@ async fn pttl(url: &str, key: &str) -> i64 {
     redis::cmd("PTTL").arg(key).query_async(&mut raw(url).await).await.unwrap()
 }
 
+/// The fields and counts of hash `key`.
+async fn hget_all(url: &str, key: &str) -> Vec<(String, u64)> {
+    redis::cmd("HGETALL").arg(key).query_async(&mut raw(url).await).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_closes_it_for_both() {
     let Some((first, url)) =
@@ -490,11 +495,14 @@ async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_clo
     assert_eq!(stale, Some(Recorded::Unchanged));
     let closed = prober.breaker_record(BREAKER, CallOutcome::Answered, true, &STANDARD).await.unwrap();
     assert_eq!(closed, Some(Recorded::Closed));
-    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
-    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
     for key in [first.breaker_key(BREAKER), first.breaker_window_key(BREAKER), first.breaker_probe_key(BREAKER)] {
         assert_eq!(pttl(&url, &key).await, -2, "{key} is gone: closed, with an empty window");
     }
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    // Closed, each call let through is counted in the window (as not failed while it is out).
+    let admitted = hget_all(&url, &first.breaker_window_key(BREAKER)).await;
+    assert_eq!(admitted.iter().filter(|(field, _)| field.starts_with("a:")).map(|(_, n)| n).sum::<u64>(), 2);
     // The failures that opened it are forgotten: 19 more do not open it again.
     assert_eq!(fail(&second, 19).await, Recorded::Unchanged);
 }

@@ -257,7 +257,10 @@ impl Breaker {
     /// Whether a call may go at `now`; the first after the open period is the probe.
     pub(crate) fn admit(&mut self, now: Instant) -> Admission {
         match self.phase {
-            Phase::Closed => Admission::Call,
+            Phase::Closed => {
+                self.window.admit(now);
+                Admission::Call
+            }
             Phase::Open { until, opened } if now < until => {
                 Admission::Skip(BreakerState::Open { left: until - now, opened })
             }
@@ -353,40 +356,60 @@ const SLOTS: usize = 10;
 struct Window {
     slot: Duration,
     origin: Instant,
-    /// The slot of the latest outcome, counted from `origin`.
+    /// The slot of the latest outcome or admission, counted from `origin`.
     head: u64,
+    /// Outcomes, by the slot they arrived in.
     calls: [u64; SLOTS],
     failures: [u64; SLOTS],
+    /// Calls let through, by the slot they went in.
+    admitted: [u64; SLOTS],
 }
 
 impl Window {
     fn new(window: Duration, now: Instant) -> Self {
         let slot = (window / SLOTS as u32).max(Duration::from_nanos(1));
-        Self { slot, origin: now, head: 0, calls: [0; SLOTS], failures: [0; SLOTS] }
+        Self { slot, origin: now, head: 0, calls: [0; SLOTS], failures: [0; SLOTS], admitted: [0; SLOTS] }
     }
 
-    /// Counts one call at `now` and returns the window's failures and calls.
-    fn add(&mut self, now: Instant, failed: bool) -> (u64, u64) {
+    /// Moves the window to `now` and returns the index of now's slot.
+    fn roll(&mut self, now: Instant) -> usize {
         let slot = u64::try_from(now.saturating_duration_since(self.origin).as_nanos() / self.slot.as_nanos())
             .unwrap_or(u64::MAX);
         if slot > self.head {
-            // Empties the slots passed since the latest outcome (all of them after a window).
+            // Empties the slots passed since the latest count (all of them after a window).
             for step in 1..=(slot - self.head).min(SLOTS as u64) {
                 let index = ((self.head + step) % SLOTS as u64) as usize;
                 self.calls[index] = 0;
                 self.failures[index] = 0;
+                self.admitted[index] = 0;
             }
             self.head = slot;
         }
-        let index = (self.head % SLOTS as u64) as usize;
+        (self.head % SLOTS as u64) as usize
+    }
+
+    /// Counts one call let through at `now`.
+    fn admit(&mut self, now: Instant) {
+        let index = self.roll(now);
+        self.admitted[index] += 1;
+    }
+
+    /// Counts one outcome at `now` and returns the window's failures and calls. The calls are the
+    /// outcomes or, when more, the calls let through: a call still out counts as not failed, so
+    /// that a burst's first outcomes, which are its fast failures (a 503 comes back in
+    /// milliseconds, an answer is counted at the end of its stream), do not open the breaker alone.
+    fn add(&mut self, now: Instant, failed: bool) -> (u64, u64) {
+        let index = self.roll(now);
         self.calls[index] += 1;
         self.failures[index] += u64::from(failed);
-        (self.failures.iter().sum(), self.calls.iter().sum())
+        let calls = self.calls.iter().sum::<u64>().max(self.admitted.iter().sum());
+        (self.failures.iter().sum(), calls)
     }
 
     fn clear(&mut self) {
         self.calls = [0; SLOTS];
         self.failures = [0; SLOTS];
+        self.admitted = [0; SLOTS];
     }
 }
 
@@ -421,6 +444,30 @@ mod tests {
     /// Opens a standard breaker with 20 failures.
     fn open(breaker: &mut Breaker) {
         assert_eq!(record_many(breaker, 20, 0), [Recorded::Opened(opened(20, 20))]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn calls_still_out_count_as_not_failed_so_a_bursts_fast_failures_do_not_open_it() {
+        let now = Instant::now();
+        // A burst of 40 calls into a 30 % wobble: its 503s come back first, the answers later.
+        let mut wobble = breaker();
+        for _ in 0..40 {
+            assert_eq!(wobble.admit(now), Admission::Call);
+        }
+        for _ in 0..12 {
+            assert_eq!(wobble.record(CallOutcome::Failed, false, now), Recorded::Unchanged, "12 of 40 calls");
+        }
+        assert_eq!(record_many(&mut wobble, 0, 28), []);
+        assert_eq!(wobble.state(now), BreakerState::Closed);
+        // A burst of 40 into an outage: it opens once half the calls let through have failed.
+        let mut outage = breaker();
+        for _ in 0..40 {
+            outage.admit(now);
+        }
+        for _ in 0..19 {
+            assert_eq!(outage.record(CallOutcome::Failed, false, now), Recorded::Unchanged);
+        }
+        assert_eq!(outage.record(CallOutcome::Failed, false, now), Recorded::Opened(opened(20, 40)));
     }
 
     #[tokio::test(start_paused = true)]

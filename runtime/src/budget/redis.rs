@@ -14,7 +14,7 @@
 //! `open` or `half_open`, absent when closed; `until`, the end of the open period in ms on the
 //! server's clock; `failures` and `calls`, why it opened), `{prefix}:breaker-window:{key}` (a hash:
 //! the answered and failed calls of each slot of the window, fields `s:{slot}` and `f:{slot}`, as
-//! the budget's) and `{prefix}:breaker-probe:{key}` (set, if absent, by the caller that takes the
+//! the budget's, and the calls let through, `a:{slot}`) and `{prefix}:breaker-probe:{key}` (set, if absent, by the caller that takes the
 //! probe; it expires after the open period, so a probe that never reports lets another go). Each
 //! admission and each outcome is one Lua script on the server's clock; a breaker untouched for two
 //! windows and two open periods expires (closed).
@@ -90,12 +90,17 @@ return {successes, retries}
 ";
 
 /// Whether a call may go (after [`WINDOW`]; `KEYS`: the window, the state, the probe; `ARGV[3]`:
-/// the open period in ms, `ARGV[4]`: how long an untouched breaker is kept). Returns {0} closed,
+/// the open period in ms, `ARGV[4]`: how long an untouched breaker is kept). Closed, it counts the
+/// call let through in now's `a:` slot (a call still out counts as not failed). Returns {0} closed,
 /// {1, failures, calls} the caller's probe, {2, failures, calls} half-open with another's probe,
 /// {3, failures, calls, left_ms} open.
 const BREAKER_ADMIT: &str = r"
 local state = redis.call('HMGET', KEYS[2], 'state', 'until', 'failures', 'calls')
-if not state[1] then return {0} end
+if not state[1] then
+  redis.call('HINCRBY', KEYS[1], 'a:' .. slot, 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  return {0}
+end
 local failures, calls = tonumber(state[3]), tonumber(state[4])
 if state[1] == 'open' then
   local left = tonumber(state[2]) - now_ms
@@ -132,8 +137,22 @@ if state[1] == 'half_open' then
 end
 if state[1] then return {0} end
 redis.call('HINCRBY', KEYS[1], (failed and 'f:' or 's:') .. slot, 1)
-local answered, failures = counts()
-local calls = answered + failures
+local answered, failures, admitted = 0, 0, 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local name, count = fields[i], tonumber(fields[i + 1])
+  local kind = string.sub(name, 1, 1)
+  if tonumber(string.sub(name, 3)) < oldest then
+    redis.call('HDEL', KEYS[1], name)
+  elseif kind == 's' then
+    answered = answered + count
+  elseif kind == 'f' then
+    failures = failures + count
+  else
+    admitted = admitted + count
+  end
+end
+local calls = math.max(answered + failures, admitted)
 if calls >= tonumber(ARGV[7]) and failures * 100 >= tonumber(ARGV[6]) * calls then
   open(failures, calls)
   return {1, failures, calls}
