@@ -9,9 +9,11 @@ use crate::terminal::shown;
 use agentic_runtime::{Decision, ExecError, Prompt, Provider, Reply, Runtime, Usage, WireKind};
 use serde::Serialize;
 
+use crate::fallback_flags::FallbackFlags;
 use crate::input::usage_error;
 use crate::otel::Telemetry;
 use crate::policy_flags::PolicyFlags;
+use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
 /// The help text of `agentic ask`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -33,18 +35,28 @@ on stderr as it is made, and the tokens spent at the end; a wait for a cooldown 
 server asked for is a decision too (verdict cooled_down). Exit 2 for bad input (a missing key, an \
 invalid policy, a --schema file over 1 MiB).
 
+Fallbacks: --fallback-provider P --fallback-base-url URL [--fallback-model M], repeatable, are the \
+targets the exec moves to, in order; the n-th --fallback-base-url and --fallback-model go with the \
+n-th --fallback-provider (give a --fallback-model for each fallback, or for none: each then asks for \
+its wire's default model), and a count that does not match is a usage error. A fallback's key comes \
+from its wire's variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY), \
+never from a flag: --api-key is the primary's. The exec moves to the next target at once, without \
+sleeping, when the target's circuit breaker is open (at least half of at least 20 calls in 10 s \
+failed; it stays open 30 s, then lets one probe through), when its cooldown or Retry-After is longer \
+than --retry-after-cap-ms or the time left, when its retry budget is empty, on its own permanent \
+errors (its key refused, its quota spent, its model not found, a redirect, a refused certificate, a \
+200 that is not an answer), and when layer 1 has used its --session-retries on a transient failure; \
+it stays on a Retry-After within the cap and the time left, and on a transient failure with retries \
+left, and never moves on a 400 or 422, a rejected --schema answer, or --max-calls and --budget-ms, \
+which are the whole exec's. Each target is tried at most once, forward; the last keeps layer 2's \
+retries. Each move is an attempt with verdict fallback (with --verbose, a line \"fallback: `a` ... \
+→ `b`\"), and --json adds \"target\": \"<provider>/<model>\", the target that answered (on failure, \
+that of the last attempt), only when fallbacks are given.
+
 Control characters in what is printed for people (the answer, the error, the --verbose decisions) \
 other than newline and tab are escaped (ESC as \\u{1b}, CR as \\r), so that a server's or a \
 model's text cannot set the terminal's title, write its clipboard or rewrite a line; --json keeps \
 the exact text, in JSON's escapes.";
-
-/// The `--provider` values: every wire of the registry, by name, with its summary as the help.
-fn provider_parser() -> impl clap::builder::TypedValueParser<Value = WireKind> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let values = WireKind::ALL.iter().map(|kind| PossibleValue::new(kind.name()).help(kind.summary()));
-    // Only the names listed get here: the parser refuses any other first.
-    PossibleValuesParser::new(values).map(|name| WireKind::from_name(&name).unwrap_or(WireKind::ALL[0]))
-}
 
 /// `agentic ask` arguments.
 #[derive(Debug, clap::Args)]
@@ -76,6 +88,8 @@ pub(crate) struct Args {
     schema: Option<std::path::PathBuf>,
     #[command(flatten)]
     policy: PolicyFlags,
+    #[command(flatten)]
+    fallbacks: FallbackFlags,
     /// The prompt.
     prompt: String,
 }
@@ -101,11 +115,13 @@ fn ask(args: &Args) -> ExitCode {
         Ok(schema) => schema,
         Err(message) => return usage_error(message),
     };
-    let provider = match build_provider(args, &|name| std::env::var(name).ok().filter(|v| !v.is_empty())) {
-        Ok(provider) => provider,
+    let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let targets = build_provider(args, &env).and_then(|primary| Ok((primary, args.fallbacks.providers(&env)?)));
+    let (provider, fallbacks) = match targets {
+        Ok(targets) => targets,
         Err(message) => return usage_error(message),
     };
-    let mut runtime = Runtime::from_shared(provider);
+    let mut runtime = fallbacks.into_iter().fold(Runtime::from_shared(provider), Runtime::with_fallback_shared);
     if args.verbose {
         runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
     }
@@ -182,29 +198,15 @@ pub(crate) fn build_provider(
             WireKind::ALL.iter().copied().find(|kind| set(kind)).unwrap_or(first)
         }
     });
-    let (key_var, url_var, default_url) = (kind.key_variables()[0], kind.base_url_variable(), kind.default_base_url());
+    let (key_var, url_var) = (kind.key_variables()[0], kind.base_url_variable());
     let key = args
         .api_key
         .clone()
         .filter(|key| !key.is_empty())
         .or_else(|| kind.key_variables().iter().find_map(|name| env(name)));
-    let base_url = args.base_url.clone().or_else(|| env(url_var)).unwrap_or_else(|| default_url.to_owned());
-    if !base_url.starts_with("http://") && !base_url.starts_with("https://") {
-        return Err(format!(
-            "the base URL `{}` is not an http(s) URL: pass e.g. --base-url http://127.0.0.1:8080{}",
-            agentic_runtime::provider::display_url(&base_url),
-            base_path(default_url)
-        ));
-    }
-    if base_url.contains('#') {
-        // The provider would refuse it at the first call; a flag's mistake is a usage error, now.
-        return Err(format!(
-            "the base URL `{}` has a fragment (`#...`), which is never sent to the server: remove it \
-             (a query, `?api-version=...`, is kept after the path)",
-            agentic_runtime::provider::display_url(&base_url)
-        ));
-    }
-    if key.is_none() && base_url.trim_end_matches('/') == default_url {
+    let base_url = args.base_url.clone().or_else(|| env(url_var)).unwrap_or_else(|| kind.default_base_url().to_owned());
+    check_base_url(&base_url, kind, Whose { owner: "", flag: "--base-url" })?;
+    if key.is_none() && is_default_base_url(&base_url, kind) {
         return Err(format!(
             "no API key for {}: pass --api-key or set {key_var} (a server of your own needs none: \
              pass --base-url or set {url_var})",
@@ -212,13 +214,6 @@ pub(crate) fn build_provider(
         ));
     }
     Ok(kind.provider(base_url, key, args.model.as_deref()))
-}
-
-/// The path of a wire's own base URL (`/v1` of `https://api.openai.com/v1`), for the example of a
-/// local one.
-fn base_path(default_url: &str) -> &str {
-    let after_scheme = default_url.split_once("://").map_or(default_url, |(_, rest)| rest);
-    after_scheme.find('/').map_or("", |at| &after_scheme[at..])
 }
 
 /// The `--json` line.
@@ -230,6 +225,9 @@ struct JsonOutcome<'a> {
     error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error_kind: Option<&'static str>,
+    /// With fallbacks: `"<provider>/<model>"`, the target that answered, or of the last attempt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<&'a str>,
     calls: u32,
     elapsed_ms: u64,
     usage: Usage,
@@ -257,6 +255,7 @@ impl<'a> JsonOutcome<'a> {
             answer: result.as_ref().ok().map(Reply::text),
             error: result.as_ref().err().map(ToString::to_string),
             error_kind: result.as_ref().err().map(|error| error.kind().name()),
+            target: result.as_ref().map_or_else(ExecError::target, Reply::target),
             calls,
             elapsed_ms: millis(elapsed),
             usage,

@@ -12,6 +12,7 @@
 mod ask;
 mod chaos;
 mod classify;
+mod fallback_flags;
 mod grade;
 mod input;
 mod journal;
@@ -21,6 +22,7 @@ mod policy_flags;
 mod schema;
 mod simulate;
 mod terminal;
+mod wire_flags;
 
 use std::process::ExitCode;
 

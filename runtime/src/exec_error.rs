@@ -88,7 +88,7 @@ mod fields {
         pub(super) usage: Option<Box<UsageTotals>>,
         pub(super) source: Option<Source>,
         /// The target of the last attempt, for a runtime with fallbacks.
-        pub(super) target: Option<Arc<str>>,
+        pub(super) target: Option<Arc<String>>,
     }
 }
 
@@ -156,7 +156,7 @@ impl ExecError {
         self
     }
 
-    pub(crate) fn with_target(mut self, target: Option<Arc<str>>) -> Self {
+    pub(crate) fn with_target(mut self, target: Option<Arc<String>>) -> Self {
         self.inner.target = target;
         self
     }
@@ -165,7 +165,7 @@ impl ExecError {
     /// (`Runtime::with_fallback`); `None` for a runtime with one provider. The moves between targets
     /// are decisions with verdict `fallback`.
     pub fn target(&self) -> Option<&str> {
-        self.inner.target.as_deref()
+        self.inner.target.as_deref().map(String::as_str)
     }
 
     /// The tokens of every call of the exec that reported usage (all spent without an answer, but

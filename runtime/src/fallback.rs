@@ -24,8 +24,9 @@ pub const MAX_TARGETS: usize = 32;
 pub(crate) struct Target {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) governor: Arc<Governor>,
-    /// `"<provider>/<model>"`.
-    pub(crate) name: Arc<str>,
+    /// `"<provider>/<model>"`. An `Arc<String>`, one word: a reply carries it, and every reply is
+    /// moved on its way out.
+    pub(crate) name: Arc<String>,
 }
 
 /// A target's name: `"<provider>/<model>"`, or the provider's name when it names no model.
@@ -58,18 +59,19 @@ impl TargetStatus {
 /// Where an exec is among its runtime's targets.
 #[derive(Clone, Copy)]
 pub(crate) struct Position<'a> {
-    targets: &'a [Target],
-    index: usize,
+    /// A `Vec`'s address, one word: every exec's run holds a position (`None` without fallbacks).
+    targets: &'a Vec<Target>,
+    index: u32,
 }
 
 impl<'a> Position<'a> {
     /// At the first target (the primary).
-    pub(crate) fn new(targets: &'a [Target]) -> Self {
+    pub(crate) fn new(targets: &'a Vec<Target>) -> Self {
         Self { targets, index: 0 }
     }
 
     fn current(&self) -> &'a Target {
-        &self.targets[self.index]
+        &self.targets[self.index as usize]
     }
 
     /// The current target's name.
@@ -78,12 +80,12 @@ impl<'a> Position<'a> {
     }
 
     /// The current target's name, shared (for the reply or the error).
-    pub(crate) fn target_name(&self) -> Arc<str> {
+    pub(crate) fn target_name(&self) -> Arc<String> {
         self.current().name.clone()
     }
 
     fn next(&self) -> Option<&'a Target> {
-        self.targets.get(self.index + 1)
+        self.targets.get(self.index as usize + 1)
     }
 
     /// Moves to the next target and records the decision about call `call`; returns the provider to

@@ -23,7 +23,7 @@ pub struct Reply {
     /// Boxed, as the retry state keeps it: a reply is moved through every layer on the way out.
     usage: Option<Box<UsageTotals>>,
     /// The target that answered, for a runtime with fallbacks.
-    target: Option<Arc<str>>,
+    target: Option<Arc<String>>,
 }
 
 impl Reply {
@@ -43,7 +43,7 @@ impl Reply {
     }
 
     /// With the target that answered (a runtime with fallbacks).
-    pub(crate) fn with_target(mut self, target: Arc<str>) -> Self {
+    pub(crate) fn with_target(mut self, target: Arc<String>) -> Self {
         self.target = Some(target);
         self
     }
@@ -52,7 +52,7 @@ impl Reply {
     /// names it), for a runtime with fallbacks (`Runtime::with_fallback`); `None` for a runtime with
     /// one provider, which is the one that answered.
     pub fn target(&self) -> Option<&str> {
-        self.target.as_deref()
+        self.target.as_deref().map(String::as_str)
     }
 
     #[inline]

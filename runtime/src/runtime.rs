@@ -76,7 +76,7 @@ pub struct Runtime {
     max_compactions: u32,
     /// Every target in order, the primary first, when the runtime has fallbacks
     /// ([`Runtime::with_fallback`]); `None` with one provider, which has no breaker.
-    targets: Option<Arc<[Target]>>,
+    targets: Option<Arc<Vec<Target>>>,
     /// The settings of every target's breaker.
     breaker: BreakerSettings,
 }
@@ -260,8 +260,13 @@ impl Runtime {
             "a runtime has at most {MAX_TARGETS} targets (its primary and {} fallbacks)",
             MAX_TARGETS - 1
         );
-        targets.push(self.target(provider));
-        self.targets = Some(targets.into());
+        let mut target = self.target(provider);
+        // Two targets of one wire and model (at two URLs) would read alike in every decision.
+        if targets.iter().any(|other| other.name == target.name) {
+            target.name = Arc::new(format!("{}#{}", target.name, targets.len() + 1));
+        }
+        targets.push(target);
+        self.targets = Some(Arc::new(targets));
         self.rebuild_governors()
     }
 
@@ -279,7 +284,8 @@ impl Runtime {
     }
 
     /// Every target in order, the primary first, with its breaker's state and its retry budget: one
-    /// entry for a runtime without fallbacks (no breaker).
+    /// entry for a runtime without fallbacks (no breaker). A target named like an earlier one (the
+    /// same wire and model at another URL) is named with its position too: `openai/gpt-4o-mini#2`.
     pub fn targets(&self) -> Vec<TargetStatus> {
         match &self.targets {
             None => vec![TargetStatus::new(target_name(&*self.provider), None, self.governor.local_allowance())],
@@ -295,7 +301,7 @@ impl Runtime {
 
     /// A target of this runtime for `provider` (its governor is made by `rebuild_governors`).
     fn target(&self, provider: Arc<dyn Provider>) -> Target {
-        let name = Arc::from(target_name(&*provider));
+        let name = Arc::new(target_name(&*provider));
         let governor = Arc::new(Governor::new(provider.scope(), self.quota, self.store.clone()));
         Target { provider, governor, name }
     }
@@ -323,7 +329,7 @@ impl Runtime {
                     })
                     .collect();
                 self.governor = targets[0].governor.clone();
-                self.targets = Some(targets.into());
+                self.targets = Some(Arc::new(targets));
             }
         }
         self
@@ -893,7 +899,10 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     .with_usage(totals);
     let reply = match &run.position {
         None => reply,
-        Some(position) => reply.with_target(position.target_name()),
+        Some(position) => {
+            telemetry::record_target(&run.state.span, position.name());
+            reply.with_target(position.target_name())
+        }
     };
     // A typed answer must be the JSON asked for first; the validator then says what a schema cannot.
     let unfit = exec.expected.and_then(|expected| expected.judge(reply.text(), stop_reason));
@@ -972,6 +981,9 @@ fn fail(
     stopped_by: Option<Refusal>,
     source: Option<ModelError>,
 ) -> ExecError {
+    if let Some(position) = &run.position {
+        telemetry::record_target(&run.state.span, position.name());
+    }
     let state = &mut run.state;
     let decisions = std::mem::take(&mut state.decisions);
     let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());

@@ -71,7 +71,16 @@ fn exec_span_wanted(function: Option<&'static str>, provider: &dyn Provider) -> 
         gen_ai.usage.cache_write.input_tokens = Empty,
         error.type = Empty,
         otel.status_code = Empty,
+        agentic.target = Empty,
     )
+}
+
+/// Records on the exec's span the target that answered or failed last, for a runtime with
+/// fallbacks (`agentic.target`, `"<provider>/<model>"`); the moves are its events.
+pub(crate) fn record_target(span: &Span, target: &str) {
+    if !span.is_disabled() {
+        span.record("agentic.target", target);
+    }
 }
 
 /// Records how the exec ended on its span; `usage` is asked only when the span is wanted.

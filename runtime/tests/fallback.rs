@@ -258,3 +258,196 @@ async fn three_targets_in_order_and_the_status_of_each() {
     assert_eq!(alone.targets()[0].breaker, None);
     assert_eq!(alone.exec("hi").await.unwrap().target(), None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_the_exec_cannot_wait_moves_it_on_before_any_request() {
+    let primary =
+        target("a", [Step::http(429, "rate limited").with_retry_after(Duration::from_secs(50)), Step::ok("a")]);
+    let secondary = target("b", Step::ok("from b").times(3));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    // The first exec hears the 50 s Retry-After (within its 60 s cap): it waits for it, on the
+    // primary, and the primary cools down for every exec of the runtime.
+    let first = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.exec("first").await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(primary.calls(), 1);
+    // A second exec whose cap is 10 s cannot wait 49 s: it goes to the secondary at once.
+    let short_cap = exact().with_retry_after_cap_ms(10_000);
+    let reply = runtime.exec_with(&short_cap, "second").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/b"));
+    assert!(
+        moves(reply.decisions())[0].contains("refused the wait (server asked to wait 49 s"),
+        "{:?}",
+        reply.decisions()
+    );
+    // One whose deadline is 20 s away cannot either.
+    let short_budget = exact().with_budget_ms(Some(20_000));
+    let reply = runtime.exec_with(&short_budget, "third").await.unwrap();
+    assert_eq!(reply.target(), Some("scripted/b"));
+    assert!(moves(reply.decisions())[0].contains("`budget_ms` (20000) would run out"), "{:?}", reply.decisions());
+    assert_eq!(primary.calls(), 1, "neither sent the primary a request");
+    // The first stayed and got its answer from the primary after the wait.
+    let first = first.await.unwrap().unwrap();
+    assert_eq!((first.text(), first.target()), ("a", Some("scripted/a")));
+    assert_eq!(secondary.calls(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_targets_of_one_model_are_told_apart_by_their_position() {
+    let runtime = Runtime::new(target("a", [Step::http(401, "invalid api key")]))
+        .with_fallback(target("a", [Step::ok("from the second a")]));
+    let names: Vec<_> = runtime.targets().into_iter().map(|target| target.name).collect();
+    assert_eq!(names, ["scripted/a", "scripted/a#2"]);
+    assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a#2"));
+}
+
+/// A breaker that opens after 4 calls in 10 s at 50 % failures, for 30 s.
+fn small_breaker() -> agentic_runtime::BreakerSettings {
+    agentic_runtime::BreakerSettings::new(50, 4, Duration::from_secs(10), Duration::from_secs(30)).unwrap()
+}
+
+/// One call an attempt, one attempt: each exec tries a target once.
+fn one_call() -> RetryPolicy {
+    exact().with_session_retries(0).with_max_retries(1)
+}
+
+fn breaker_of(runtime: &Runtime, index: usize) -> agentic_runtime::BreakerState {
+    runtime.targets()[index].breaker.expect("a runtime with fallbacks has breakers")
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_breaker_opens_skips_the_primary_at_no_cost_probes_and_closes() {
+    let primary = target("a", []).with_fallback(Step::http(503, "Service Unavailable"));
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(one_call());
+    // Four failures of four calls open it: each of those execs is answered by the secondary.
+    for n in 1..=4 {
+        let reply = runtime.exec("hi").await.unwrap();
+        assert_eq!(reply.target(), Some("scripted/b"), "exec {n}");
+    }
+    assert_eq!(primary.calls(), 4);
+    let agentic_runtime::BreakerState::Open { opened, .. } = breaker_of(&runtime, 0) else {
+        panic!("{:?}", breaker_of(&runtime, 0))
+    };
+    assert_eq!((opened.failures, opened.calls), (4, 4));
+    assert_eq!(breaker_of(&runtime, 1), agentic_runtime::BreakerState::Closed);
+    // Open: the primary is skipped, no request, no sleep.
+    let started = tokio::time::Instant::now();
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((primary.calls(), started.elapsed()), (4, Duration::ZERO));
+    assert_eq!(
+        moves(reply.decisions()),
+        [
+            "fallback: `scripted/a` open after 4 failures of 4 calls in 10 s (30.0 s of its open period left) → `scripted/b`"
+        ]
+    );
+    // After the open period one probe goes; it fails, the breaker opens again, the exec still answers.
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((primary.calls(), reply.target()), (5, Some("scripted/b")));
+    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Open { .. }));
+    runtime.exec("hi").await.unwrap();
+    assert_eq!(primary.calls(), 5, "open again: skipped");
+    // The primary recovers; the next probe's answer closes the breaker and traffic is back on it.
+    primary.push(Step::ok("from a").times(3));
+    tokio::time::advance(Duration::from_secs(30)).await;
+    for _ in 0..3 {
+        assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
+    }
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(primary.calls(), 8);
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_one_probe_goes_while_the_breaker_is_half_open() {
+    let primary = target("a", Step::http(503, "busy").times(4))
+        .with_fallback(Step::ok("from a").with_latency(Duration::from_secs(5)));
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(one_call());
+    for _ in 0..4 {
+        runtime.exec("hi").await.unwrap();
+    }
+    tokio::time::advance(Duration::from_secs(30)).await;
+    // Ten execs at once: one probes the primary (which takes 5 s to answer), nine skip it.
+    let execs: Vec<_> = (0..10)
+        .map(|_| {
+            let runtime = runtime.clone();
+            tokio::spawn(async move { runtime.exec("hi").await.unwrap().target().map(str::to_owned) })
+        })
+        .collect();
+    let mut targets = Vec::new();
+    for exec in execs {
+        targets.push(exec.await.unwrap().unwrap());
+    }
+    assert_eq!(primary.calls(), 5, "one probe");
+    assert_eq!(targets.iter().filter(|target| *target == "scripted/a").count(), 1);
+    assert_eq!(targets.iter().filter(|target| *target == "scripted/b").count(), 9);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed, "the probe's answer closed it");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_honoured_retry_after_does_not_open_the_breaker() {
+    let wait = Duration::from_millis(100);
+    let primary =
+        target("a", (0..8).flat_map(|_| [Step::http(429, "slow down").with_retry_after(wait), Step::ok("from a")]));
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(exact());
+    for _ in 0..8 {
+        assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
+    }
+    assert_eq!((primary.calls(), secondary.calls()), (16, 0));
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed, "the cooldown handles a brief 429");
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_target_open_stops_the_exec_at_once_with_no_call() {
+    let primary = target("a", []).with_fallback(Step::http(503, "busy"));
+    let secondary = target("b", []).with_fallback(Step::http(503, "busy"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(one_call());
+    for _ in 0..4 {
+        runtime.exec("hi").await.unwrap_err();
+    }
+    assert!(runtime.targets().iter().all(|t| matches!(t.breaker, Some(agentic_runtime::BreakerState::Open { .. }))));
+    let (before_a, before_b) = (primary.calls(), secondary.calls());
+    let error = runtime.exec("hi").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.refusal().map(|refusal| refusal.name()), Some("circuit_open"));
+    assert!(
+        error.to_string().contains("every target's circuit breaker is open: the last, `scripted/b`, is open for"),
+        "{error}"
+    );
+    assert_eq!((primary.calls(), secondary.calls()), (before_a, before_b), "no request at all");
+    assert_eq!(error.calls(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_thirty_percent_wobble_keeps_the_standard_breaker_closed_and_calls_on_the_primary() {
+    // 30 % of calls fail (3 in every 10), over 400 calls: the retries save them on the primary.
+    let steps = (0..400).map(|n| if n % 10 < 3 { Step::http(503, "busy") } else { Step::ok("from a") });
+    let primary = target("a", steps);
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_policy(exact());
+    let mut on_primary = 0;
+    while primary.calls() < 390 {
+        if runtime.exec("hi").await.unwrap().target() == Some("scripted/a") {
+            on_primary += 1;
+        }
+    }
+    assert_eq!(secondary.calls(), 0, "no flapping to the secondary");
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert!(on_primary >= 270, "{on_primary}");
+}

@@ -6,9 +6,11 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::{SharedStore, Withdrawal};
+use agentic_runtime::budget::store::{SharedStore, StoreFuture, Withdrawal};
+use agentic_runtime::budget::{
+    BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, RetryQuota, SharedAdmission,
+};
 
 const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
      and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \
@@ -271,6 +273,13 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
         .await
         .expect("extend_cooldown hung");
     assert!(extend.is_err(), "{extend:?}");
+    let settings = BreakerSettings::standard();
+    let admit = tokio::time::timeout(guard, store.breaker_admit(SCOPE, &settings)).await.expect("breaker_admit hung");
+    assert!(admit.is_err(), "{admit:?}");
+    let record = tokio::time::timeout(guard, store.breaker_record(SCOPE, CallOutcome::Failed, &settings))
+        .await
+        .expect("breaker_record hung");
+    assert!(record.is_err(), "{record:?}");
 }
 
 // Paused time: nothing ever answers, so the runtime goes idle and the clock jumps to each timeout.
@@ -343,6 +352,9 @@ fn defaults() {
     assert_eq!(store.timeout(), Duration::from_millis(250));
     assert_eq!(store.budget_key(SCOPE), "agentic:budget:openai:3f9a0c");
     assert_eq!(store.cooldown_key(SCOPE), "agentic:cooldown:openai:3f9a0c");
+    assert_eq!(store.breaker_key("openai:3f9a0c/gpt-4o"), "agentic:breaker:openai:3f9a0c/gpt-4o");
+    assert_eq!(store.breaker_window_key("openai:3f9a0c/gpt-4o"), "agentic:breaker-window:openai:3f9a0c/gpt-4o");
+    assert_eq!(store.breaker_probe_key("openai:3f9a0c/gpt-4o"), "agentic:breaker-probe:openai:3f9a0c/gpt-4o");
 }
 
 #[tokio::test]
@@ -385,4 +397,189 @@ async fn a_dropped_connection_is_made_again() {
         }
     }
     assert_eq!(store.counts(SCOPE, &quota).await.unwrap().retries, 3);
+}
+
+/// The breaker of one target, under the standard settings.
+const BREAKER: &str = "openai:3f9a0c/gpt-4o-mini";
+const STANDARD: BreakerSettings = BreakerSettings::standard();
+
+fn opened(failures: u64, calls: u64) -> Opened {
+    Opened { failures, calls, window: STANDARD.window() }
+}
+
+/// Records `failures` failed calls in `store`'s breaker and returns the last change.
+async fn fail(store: &RedisStore, failures: u32) -> Recorded {
+    let mut last = Recorded::Unchanged;
+    for _ in 0..failures {
+        last = store.breaker_record(BREAKER, CallOutcome::Failed, &STANDARD).await.unwrap().unwrap();
+    }
+    last
+}
+
+/// Ends the open period of `store`'s breaker now, on the server's clock, as waiting it out would.
+async fn end_open_period(url: &str, store: &RedisStore) {
+    let mut raw = raw(url).await;
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
+    let now_ms = secs * 1000 + micros / 1000;
+    let _: () = redis::cmd("HSET")
+        .arg(store.breaker_key(BREAKER))
+        .arg("until")
+        .arg(now_ms - 1)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+}
+
+async fn pttl(url: &str, key: &str) -> i64 {
+    redis::cmd("PTTL").arg(key).query_async(&mut raw(url).await).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_closes_it_for_both() {
+    let Some((first, url)) =
+        store("two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_closes_it_for_both").await
+    else {
+        return;
+    };
+    let second = other_process(&url, &first).await;
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+
+    // 19 failures of the first: not yet 20 calls. The 20th opens the fleet's breaker.
+    assert_eq!(fail(&first, 19).await, Recorded::Unchanged);
+    assert_eq!(fail(&first, 1).await, Recorded::Opened(opened(20, 20)));
+    let Some(SharedAdmission::Skip(BreakerState::Open { left, opened: why })) =
+        second.breaker_admit(BREAKER, &STANDARD).await.unwrap()
+    else {
+        panic!("the second store's calls are skipped");
+    };
+    assert_eq!(why, opened(20, 20));
+    assert!(left > Duration::from_secs(25) && left <= STANDARD.open_for(), "{left:?}");
+    let state_ttl = pttl(&url, &first.breaker_key(BREAKER)).await;
+    assert!(state_ttl > 75_000 && state_ttl <= 80_000, "kept two windows and two open periods: {state_ttl} ms");
+    assert_eq!(pttl(&url, &first.breaker_window_key(BREAKER)).await, -2, "the window is emptied when it opens");
+    // Late outcomes of calls let through before it opened change nothing.
+    let late = second.breaker_record(BREAKER, CallOutcome::Answered, &STANDARD).await.unwrap();
+    assert_eq!(late, Some(Recorded::Unchanged));
+
+    end_open_period(&url, &first).await;
+    let tasks: Vec<_> = (0..10)
+        .map(|i| {
+            let store = if i % 2 == 0 { first.clone() } else { second.clone() };
+            tokio::spawn(async move { (i, store.breaker_admit(BREAKER, &STANDARD).await.unwrap().unwrap()) })
+        })
+        .collect();
+    let mut probes = Vec::new();
+    for task in tasks {
+        match task.await.unwrap() {
+            (i, SharedAdmission::Probe(why)) => {
+                assert_eq!(why, opened(20, 20));
+                probes.push(i);
+            }
+            (_, skipped) => {
+                assert_eq!(skipped, SharedAdmission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+            }
+        }
+    }
+    assert_eq!(probes.len(), 1, "one probe for the fleet: {probes:?}");
+    let probe_ttl = pttl(&url, &first.breaker_probe_key(BREAKER)).await;
+    assert!(probe_ttl > 25_000 && probe_ttl <= 30_000, "a lost probe is forgotten after the open period: {probe_ttl}");
+
+    let prober = if probes[0] % 2 == 0 { &first } else { &second };
+    let closed = prober.breaker_record(BREAKER, CallOutcome::Answered, &STANDARD).await.unwrap();
+    assert_eq!(closed, Some(Recorded::Closed));
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    for key in [first.breaker_key(BREAKER), first.breaker_window_key(BREAKER), first.breaker_probe_key(BREAKER)] {
+        assert_eq!(pttl(&url, &key).await, -2, "{key} is gone: closed, with an empty window");
+    }
+    // The failures that opened it are forgotten: 19 more do not open it again.
+    assert_eq!(fail(&second, 19).await, Recorded::Unchanged);
+}
+
+#[tokio::test]
+async fn a_failed_probe_opens_the_shared_breaker_for_another_period() {
+    let Some((store, url)) = store("a_failed_probe_opens_the_shared_breaker_for_another_period").await else {
+        return;
+    };
+    fail(&store, 20).await;
+    end_open_period(&url, &store).await;
+    assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
+    assert_eq!(fail(&store, 1).await, Recorded::Reopened(opened(20, 20)));
+    let Some(SharedAdmission::Skip(BreakerState::Open { left, opened: why })) =
+        store.breaker_admit(BREAKER, &STANDARD).await.unwrap()
+    else {
+        panic!("open again");
+    };
+    assert_eq!(why, opened(20, 20), "for the reason it first opened");
+    assert!(left > Duration::from_secs(25) && left <= STANDARD.open_for(), "{left:?}");
+    assert_eq!(pttl(&url, &store.breaker_probe_key(BREAKER)).await, -2, "the next period's probe is free");
+}
+
+#[tokio::test]
+async fn a_probe_that_never_reports_lets_another_go_when_its_key_expires() {
+    let Some((store, url)) = store("a_probe_that_never_reports_lets_another_go_when_its_key_expires").await else {
+        return;
+    };
+    let other = other_process(&url, &store).await;
+    fail(&store, 20).await;
+    end_open_period(&url, &store).await;
+    assert!(matches!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(_))));
+    let half_open = Some(SharedAdmission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+    assert_eq!(other.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open);
+    // Its exec was dropped: the probe's key expires (made to now, not waited for).
+    let _: () =
+        redis::cmd("DEL").arg(store.breaker_probe_key(BREAKER)).query_async(&mut raw(&url).await).await.unwrap();
+    assert_eq!(other.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
+    assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open);
+}
+
+#[tokio::test]
+async fn a_shared_breaker_counts_on_the_servers_window_and_a_wobble_stays_closed() {
+    let Some((store, url)) = store("a_shared_breaker_counts_on_the_servers_window_and_a_wobble_stays_closed").await
+    else {
+        return;
+    };
+    // 30 % of 100 calls fail: closed.
+    for call in 0..100 {
+        let outcome = if call % 10 < 3 { CallOutcome::Failed } else { CallOutcome::Answered };
+        let recorded = store.breaker_record(BREAKER, outcome, &STANDARD).await.unwrap();
+        assert_eq!(recorded, Some(Recorded::Unchanged), "call {call}");
+    }
+    assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+
+    // Failures older than the window are forgotten (and deleted); those in it count.
+    let key = store.breaker_window_key(BREAKER);
+    let _: () = redis::cmd("DEL").arg(&key).query_async(&mut raw(&url).await).await.unwrap();
+    let slot = server_slot(&url, &RetryQuota::standard().with_window(STANDARD.window())).await;
+    let mut raw = raw(&url).await;
+    for (field, count) in [(format!("f:{}", slot - 10), 1_000), (format!("f:{}", slot - 3), 18)] {
+        let _: () = redis::cmd("HSET").arg(&key).arg(field).arg(count).query_async(&mut raw).await.unwrap();
+    }
+    assert_eq!(fail(&store, 1).await, Recorded::Unchanged, "19 failures in the window");
+    let fields: Vec<String> = redis::cmd("HKEYS").arg(&key).query_async(&mut raw).await.unwrap();
+    assert!(!fields.contains(&format!("f:{}", slot - 10)), "{fields:?}");
+    let window_ttl = pttl(&url, &key).await;
+    assert!(window_ttl > 75_000 && window_ttl <= 80_000, "{window_ttl} ms");
+    assert_eq!(fail(&store, 1).await, Recorded::Opened(opened(20, 20)));
+}
+
+#[tokio::test]
+async fn a_store_without_breaker_methods_keeps_no_breakers() {
+    struct BudgetOnly;
+    impl SharedStore for BudgetOnly {
+        fn deposit<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+            Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
+        }
+        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+            Box::pin(async { Ok(None) })
+        }
+        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+    assert_eq!(BudgetOnly.breaker_admit(BREAKER, &STANDARD).await, Ok(None));
+    assert_eq!(BudgetOnly.breaker_record(BREAKER, CallOutcome::Failed, &STANDARD).await, Ok(None));
 }

@@ -217,3 +217,25 @@ async fn prompts_and_answers_are_recorded_only_when_asked() {
     assert!(input.contains(r#""role":"user""#) && input.contains("what is the plan?"), "{input}");
     assert!(text(call, "gen_ai.output.messages").unwrap().contains("the secret plan"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_fallback_is_an_event_of_the_exec_span_which_names_the_target_that_answered() {
+    let primary = ScriptedProvider::new([Step::http(401, "invalid api key")]).with_model("a");
+    let secondary = ScriptedProvider::new([Step::ok("from b")]).with_model("b");
+    let runtime = Runtime::new(primary).with_fallback(secondary);
+    let (result, spans) = spans_of(runtime.exec("q")).await;
+    assert_eq!(result.unwrap().target(), Some("scripted/b"));
+    let exec = exec_span(&spans);
+    assert_eq!(text(exec, "agentic.target").as_deref(), Some("scripted/b"));
+    assert_eq!(text(exec, "gen_ai.request.model").as_deref(), Some("a"), "the exec span names the primary");
+    let moves: Vec<String> = event_fields(exec)
+        .iter()
+        .filter(|fields| field(fields, "agentic.verdict").is_some_and(|v| v.as_str() == "fallback"))
+        .filter_map(|fields| field(fields, "agentic.reason").map(|v| v.as_str().into_owned()))
+        .collect();
+    assert_eq!(moves.len(), 1, "{:?}", event_fields(exec));
+    assert!(moves[0].starts_with("fallback: `scripted/a` failed permanently"), "{moves:?}");
+    let calls = named(&spans, "chat");
+    let models: Vec<_> = calls.iter().map(|call| text(call, "gen_ai.request.model")).collect();
+    assert_eq!(models, [Some("a".to_owned()), Some("b".to_owned())], "each call names its own target's model");
+}

@@ -1,5 +1,5 @@
-//! Storm control shared by every call of a `Runtime`: the retry budget and the cooldown a
-//! server's Retry-After sets for everyone.
+//! Storm control shared by every call of a `Runtime`: the retry budget, the cooldown a
+//! server's Retry-After sets for everyone, and (with fallbacks) the target's circuit breaker.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -7,10 +7,12 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
+use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome};
 use super::ledger::Ledger;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{SharedStore, StoreFuture};
+use super::target::TargetBreaker;
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
@@ -30,6 +32,12 @@ pub(crate) struct Governor {
     offline: AtomicBool,
     /// Until when the store is not asked, once it failed ([`SharedStore::offline_backoff`]).
     offline_until: Mutex<Option<Instant>>,
+    /// The target's circuit breaker, when the runtime has fallbacks.
+    breaker: Option<Box<TargetBreaker>>,
+    /// `store.is_some() || breaker.is_some()`: a success is counted by an await
+    /// ([`Governor::deposit_shared`]) and every call asks before it goes
+    /// ([`Governor::may_cool_down`]). One load on the success path, as with neither.
+    slow: bool,
 }
 
 impl std::fmt::Debug for Governor {
@@ -39,6 +47,7 @@ impl std::fmt::Debug for Governor {
             .field("quota", &self.budget.as_ref().map(|budget| budget.quota))
             .field("unplaced_successes", &self.unplaced.load(Ordering::Relaxed))
             .field("shared_store", &self.store.is_some())
+            .field("breaker", &self.breaker.as_deref().map(|breaker| &breaker.target))
             .finish()
     }
 }
@@ -54,6 +63,7 @@ pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(100 * 365 * 24 * 6
 
 impl Governor {
     pub(crate) fn new(scope: String, quota: Option<RetryQuota>, store: Option<Arc<dyn SharedStore>>) -> Self {
+        let slow = store.is_some();
         Self {
             scope,
             // Read from now: successes counted before a first retry are spread over the time since.
@@ -65,7 +75,68 @@ impl Governor {
             store,
             offline: AtomicBool::new(false),
             offline_until: Mutex::new(None),
+            breaker: None,
+            slow,
         }
+    }
+
+    /// Gives this governor a breaker for target `target` (`"openai/gpt-4o-mini"`, for logs and the
+    /// metric); its key in a shared store is `"<scope>/<model>"`, `model` `""` when unknown.
+    pub(crate) fn with_breaker(mut self, target: String, model: &str, settings: BreakerSettings) -> Self {
+        let key = format!("{}/{model}", self.scope);
+        self.breaker = Some(Box::new(TargetBreaker::new(target, key, settings, self.store.is_some())));
+        self.slow = true;
+        self
+    }
+
+    /// Whether a call to this target may go now: always [`Admission::Call`] without a breaker.
+    /// With a shared store that keeps breakers, the fleet's breaker answers (one store operation);
+    /// when the store fails, or keeps none, this process's.
+    pub(crate) async fn admit(&self) -> Admission {
+        let Some(breaker) = self.breaker.as_deref() else { return Admission::Call };
+        match self.shared_breaker(breaker, |store, b| store.breaker_admit(&b.key, &b.settings)).await {
+            Some(shared) => breaker.adopt_admission(shared),
+            None => breaker.admit_local(),
+        }
+    }
+
+    /// Counts a model call's outcome in the breaker (a no-op without one). A success reaches it
+    /// through [`Governor::deposit_shared`]; this is for the failure path's outcomes.
+    pub(crate) async fn record_call(&self, outcome: CallOutcome) {
+        let Some(breaker) = self.breaker.as_deref() else { return };
+        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(&b.key, outcome, &b.settings));
+        match shared.await {
+            Some(recorded) => breaker.adopt_recorded(recorded),
+            None => breaker.record_local(outcome),
+        }
+    }
+
+    /// The breaker's state as this process last saw it (`None` without a breaker).
+    pub(crate) fn breaker_state(&self) -> Option<BreakerState> {
+        self.breaker.as_deref().map(TargetBreaker::state)
+    }
+
+    /// The breaker's settings (`None` without a breaker).
+    #[cfg(test)]
+    pub(crate) fn breaker_settings(&self) -> Option<BreakerSettings> {
+        self.breaker.as_deref().map(|breaker| breaker.settings)
+    }
+
+    /// A breaker operation of the shared store; `None` when the store is not asked (failed, taken
+    /// for down, or keeping no breakers: then it is not asked again).
+    async fn shared_breaker<'a, T>(
+        &'a self,
+        breaker: &'a TargetBreaker,
+        operation: impl FnOnce(&'a dyn SharedStore, &'a TargetBreaker) -> StoreFuture<'a, Option<T>>,
+    ) -> Option<T> {
+        if !breaker.is_shared() {
+            return None;
+        }
+        let answer = self.shared(|store, _| operation(store, breaker)).await?;
+        if answer.is_none() {
+            breaker.unshare();
+        }
+        answer
     }
 
     /// A governor of nothing: no retry budget, no shared store, no cooldowns from other calls. What
@@ -98,12 +169,12 @@ impl Governor {
         }
     }
 
-    /// Counts a successful model call. `false` when there is a shared store, whose deposit is to be
-    /// awaited ([`Governor::deposit_shared`]). Synchronous, and reads no clock, so that an exec's
-    /// success path awaits nothing for it.
+    /// Counts a successful model call. `false` when there is a shared store or a breaker, whose
+    /// count is to be awaited ([`Governor::deposit_shared`]). Synchronous, and reads no clock, so
+    /// that an exec's success path awaits nothing for it.
     #[inline]
     pub(crate) fn deposit(&self) -> bool {
-        if self.store.is_some() {
+        if self.slow {
             return false;
         }
         if self.budget.is_some() {
@@ -112,11 +183,32 @@ impl Governor {
         true
     }
 
-    /// [`Governor::deposit`] into the shared store; into this process's window when it does not
-    /// answer.
+    /// [`Governor::deposit`] into the shared store (into this process's window when it does not
+    /// answer), and the answer into the breaker. With a store that keeps breakers, both operations
+    /// are sent together: one round trip.
     pub(crate) async fn deposit_shared(&self) {
+        match self.breaker.as_deref() {
+            None => self.deposit_budget().await,
+            Some(breaker) if !breaker.is_shared() => {
+                self.deposit_budget().await;
+                breaker.record_local(CallOutcome::Answered);
+            }
+            // Boxed: the two futures would otherwise grow the future of every exec.
+            Some(_) => {
+                let both = futures_util::future::join(self.deposit_budget(), self.record_call(CallOutcome::Answered));
+                Box::pin(both).await;
+            }
+        }
+    }
+
+    /// The retry budget's part of [`Governor::deposit_shared`].
+    async fn deposit_budget(&self) {
         let Some(budget) = &self.budget else { return };
-        if self.store.is_some() && self.shared(|store, scope| store.deposit(scope, &budget.quota)).await.is_none() {
+        let stored = match self.store {
+            Some(_) => self.shared(|store, scope| store.deposit(scope, &budget.quota)).await.is_some(),
+            None => false,
+        };
+        if !stored {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -153,11 +245,12 @@ impl Governor {
         ledger.totals()
     }
 
-    /// Whether a call may have to wait for a cooldown ([`Governor::cooldown_remaining`]): `false`
-    /// with no shared store while no server has asked for one (one load).
+    /// Whether a call may have to wait for a cooldown ([`Governor::cooldown_remaining`]) or ask its
+    /// breaker ([`Governor::admit`]): `false` with no shared store and no breaker while no server
+    /// has asked for a cooldown (one load).
     #[inline]
     pub(crate) fn may_cool_down(&self) -> bool {
-        self.store.is_some() || self.cooled.load(Ordering::Acquire)
+        self.slow || self.cooled.load(Ordering::Acquire)
     }
 
     /// Records a server hint: nobody sends a request for this scope before `now + wait`.
@@ -237,7 +330,7 @@ impl Governor {
             Ok(value) => {
                 if self.offline.swap(false, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope,
-                        "shared retry store answering again; sharing the retry budget and cooldowns again");
+                        "shared retry store answering again; sharing the retry budget, cooldowns and breakers again");
                 }
                 Some(value)
             }
@@ -246,8 +339,8 @@ impl Governor {
                 *lock(&self.offline_until) = Instant::now().checked_add(backoff);
                 if !self.offline.swap(true, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope, %error, backoff_ms = backoff.as_millis() as u64,
-                        "shared retry store unavailable; using this process's retry budget and cooldowns, \
-                         and asking the store again after the back-off");
+                        "shared retry store unavailable; using this process's retry budget, cooldowns and \
+                         breakers, and asking the store again after the back-off");
                 }
                 None
             }
@@ -261,7 +354,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
+    use crate::budget::breaker::{Breaker, Opened, Recorded, SharedAdmission};
+    use crate::budget::store::{StoreError, Withdrawal};
 
     #[tokio::test(start_paused = true)]
     async fn an_ended_cooldown_is_forgotten_so_the_success_path_skips_the_lock_again() {
@@ -277,5 +374,276 @@ mod tests {
         governor.note_hint(Duration::from_secs(5)).await;
         governor.note_hint(Duration::from_secs(1)).await;
         assert_eq!(governor.cooldown_remaining().await, Some(Duration::from_secs(5)));
+    }
+
+    const TARGET: &str = "openai/gpt-4o-mini";
+
+    fn with_breaker(store: Option<Arc<dyn SharedStore>>) -> Governor {
+        Governor::new("openai:3f9a0c".to_owned(), Some(RetryQuota::standard()), store).with_breaker(
+            TARGET.to_owned(),
+            "gpt-4o-mini",
+            BreakerSettings::standard(),
+        )
+    }
+
+    fn opened(failures: u64, calls: u64) -> Opened {
+        Opened { failures, calls, window: Duration::from_secs(10) }
+    }
+
+    /// Once the open period of the breaker A and B share is over: of their concurrent admissions one
+    /// is the probe, the others skip; the probe's answer closes the breaker for both.
+    async fn one_probe_then_closed_for_both(a: &Governor, b: &Governor) {
+        let admissions = futures_util::future::join_all([a.admit(), b.admit(), a.admit(), b.admit()]).await;
+        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
+        assert_eq!(admissions.iter().filter(|admission| **admission == Admission::Probe).count(), 1, "{admissions:?}");
+        assert_eq!(admissions.iter().filter(|admission| **admission == half_open).count(), 3);
+        let prober = if admissions[0] == Admission::Probe || admissions[2] == Admission::Probe { a } else { b };
+        prober.on_success().await;
+        assert_eq!((a.admit().await, b.admit().await), (Admission::Call, Admission::Call));
+        assert_eq!((a.breaker_state(), b.breaker_state()), (Some(BreakerState::Closed), Some(BreakerState::Closed)));
+    }
+
+    async fn fail(governor: &Governor, times: usize) {
+        for _ in 0..times {
+            governor.record_call(CallOutcome::Failed).await;
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_breaker_every_call_goes_and_the_success_path_is_unchanged() {
+        let governor = Governor::new("openai:3f9a0c".to_owned(), Some(RetryQuota::standard()), None);
+        fail(&governor, 100).await;
+        assert_eq!(governor.admit().await, Admission::Call);
+        assert_eq!((governor.breaker_state(), governor.breaker_settings()), (None, None));
+        assert!(governor.deposit(), "counted without an await");
+        assert!(!governor.may_cool_down(), "no lock, no admission");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_a_breaker_deposit_defers_and_the_success_reaches_the_breaker() {
+        let governor = with_breaker(None);
+        assert!(governor.may_cool_down(), "every call asks the breaker");
+        assert_eq!(governor.breaker_settings(), Some(BreakerSettings::standard()));
+        fail(&governor, 19).await;
+        assert_eq!(governor.admit().await, Admission::Call);
+        assert!(!governor.deposit(), "the success is to be awaited");
+        governor.deposit_shared().await;
+        // The answer was the window's 20th call: 19 failures of 20 open it, and the budget has it.
+        let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(19, 20) };
+        assert_eq!(governor.breaker_state(), Some(open));
+        assert_eq!(governor.admit().await, Admission::Skip(open));
+        assert_eq!(governor.local_allowance(), Some(101), "the floor and the success");
+        governor.on_success().await;
+        assert_eq!(governor.local_allowance(), Some(102));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_key_in_a_shared_store_is_the_scope_and_the_model() {
+        let store = Arc::new(MemoryStore::default());
+        let governor = with_breaker(Some(store.clone()));
+        governor.admit().await;
+        assert_eq!(store.keys(), ["openai:3f9a0c/gpt-4o-mini"]);
+        let unknown = Governor::new("anthropic:77aa".to_owned(), None, Some(store.clone())).with_breaker(
+            "anthropic".to_owned(),
+            "",
+            BreakerSettings::standard(),
+        );
+        unknown.record_call(CallOutcome::Failed).await;
+        assert_eq!(store.keys(), ["anthropic:77aa/", "openai:3f9a0c/gpt-4o-mini"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn two_governors_share_one_breaker_through_a_store() {
+        let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
+        let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
+        fail(&a, 20).await;
+        let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(20, 20) };
+        assert_eq!(b.admit().await, Admission::Skip(open), "B failed nothing and skips");
+        assert_eq!(b.breaker_state(), Some(open), "B reads the fleet's state");
+        tokio::time::advance(Duration::from_secs(30)).await;
+        one_probe_then_closed_for_both(&a, &b).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_transition_is_logged_once_by_the_process_whose_call_caused_it() {
+        let captured = agentic_test_support::captured_log::Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
+        let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
+        fail(&a, 25).await;
+        b.admit().await;
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(b.admit().await, Admission::Probe);
+        assert_eq!(a.admit().await, Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+        b.on_success().await;
+        a.on_success().await;
+        let log = captured.text();
+        let lines: Vec<&str> = log.lines().filter(|line| line.contains("circuit breaker")).collect();
+        assert_eq!(lines.len(), 3, "{log}");
+        assert!(lines[0].contains(" WARN ") && lines[0].contains(
+            "circuit breaker of openai/gpt-4o-mini open: its calls are skipped for 30 s, after 20 failures of 20 calls in 10 s"
+        ), "{log}");
+        assert!(lines[1].contains(" INFO ") && lines[1].contains("half-open: one probe call let through"), "{log}");
+        assert!(lines[2].contains(" INFO ") && lines[2].contains("closed: its probe call was answered"), "{log}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_store_that_keeps_no_breakers_leaves_them_to_each_process() {
+        let store: Arc<dyn SharedStore> = Arc::new(BudgetOnly);
+        let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
+        fail(&a, 20).await;
+        assert!(matches!(a.admit().await, Admission::Skip(BreakerState::Open { .. })));
+        assert_eq!(b.admit().await, Admission::Call, "not shared: B's own breaker is closed");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_store_that_fails_leaves_the_breaker_to_this_process_for_its_back_off() {
+        let store = Arc::new(MemoryStore::default());
+        let governor = with_breaker(Some(store.clone()));
+        fail(&governor, 5).await;
+        store.down.store(true, Ordering::Relaxed);
+        // The store fails (and is left alone for its back-off): the local breaker counts on.
+        fail(&governor, 20).await;
+        assert!(matches!(governor.admit().await, Admission::Skip(BreakerState::Open { .. })));
+        store.down.store(false, Ordering::Relaxed);
+        tokio::time::advance(DEFAULT_BACKOFF).await;
+        // Back: the fleet's breaker (5 failures, closed) answers again, and this one mirrors it.
+        assert_eq!(governor.admit().await, Admission::Call);
+        assert_eq!(governor.breaker_state(), Some(BreakerState::Closed));
+    }
+
+    /// Two runtimes' governors (two stores, as two processes have) on one Redis: what A's failures
+    /// open, B skips; one probe for both; its answer closes the breaker for both. Needs
+    /// `AGENTIC_REDIS_URL` (`.ci/run` starts one); `AGENTIC_SKIP_REDIS=1` skips. Real time: the
+    /// store's timeouts must not fire while Redis answers.
+    #[cfg(feature = "redis")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_governors_share_one_breaker_through_redis() {
+        use crate::budget::redis::RedisStore;
+        if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
+            println!("skipping: AGENTIC_SKIP_REDIS=1");
+            return;
+        }
+        let url = std::env::var("AGENTIC_REDIS_URL").expect("AGENTIC_REDIS_URL: start `redis-server --port 6390 --save ''` and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390, or set AGENTIC_SKIP_REDIS=1");
+        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
+        let prefix = format!("agentic-test:governors:{}:{nanos}", std::process::id());
+        let connect = || async {
+            let store = RedisStore::connect(&url).await.expect("Redis answers");
+            Arc::new(store.with_prefix(prefix.clone()).with_timeout(Duration::from_secs(2)))
+        };
+        let (store_a, store_b) = (connect().await, connect().await);
+        let (a, b) = (with_breaker(Some(store_a.clone())), with_breaker(Some(store_b)));
+
+        fail(&a, 20).await;
+        let admission = b.admit().await;
+        assert!(
+            matches!(admission, Admission::Skip(BreakerState::Open { opened: why, .. }) if why == opened(20, 20)),
+            "B failed nothing and skips: {admission:?}"
+        );
+        assert!(matches!(b.breaker_state(), Some(BreakerState::Open { .. })), "B reads the fleet's state");
+
+        // The open period ends (on the server's clock, made to now rather than waited for).
+        let mut raw = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
+        let key = store_a.breaker_key("openai:3f9a0c/gpt-4o-mini");
+        let until = secs * 1000 + micros / 1000 - 1;
+        let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
+
+        one_probe_then_closed_for_both(&a, &b).await;
+    }
+
+    const DEFAULT_BACKOFF: Duration = crate::budget::store::DEFAULT_OFFLINE_BACKOFF;
+
+    /// A store of the retry budget only: no breaker methods (the trait's defaults).
+    struct BudgetOnly;
+
+    impl SharedStore for BudgetOnly {
+        fn deposit<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+            Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
+        }
+        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+            Box::pin(async { Ok(None) })
+        }
+        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+    }
+
+    /// A fleet's breakers in memory: each key's a [`Breaker`] on the test's clock.
+    #[derive(Default)]
+    struct MemoryStore {
+        breakers: Mutex<HashMap<String, Breaker>>,
+        down: AtomicBool,
+    }
+
+    impl MemoryStore {
+        fn keys(&self) -> Vec<String> {
+            let mut keys: Vec<String> = lock(&self.breakers).keys().cloned().collect();
+            keys.sort();
+            keys
+        }
+
+        fn with<T>(
+            &self,
+            key: &str,
+            settings: &BreakerSettings,
+            f: impl FnOnce(&mut Breaker) -> T,
+        ) -> StoreFuture<'_, T>
+        where
+            T: Send + 'static,
+        {
+            if self.down.load(Ordering::Relaxed) {
+                return Box::pin(async { Err(StoreError("down".to_owned())) });
+            }
+            let mut breakers = lock(&self.breakers);
+            let breaker = breakers.entry(key.to_owned()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
+            let answer = f(breaker);
+            Box::pin(async { Ok(answer) })
+        }
+    }
+
+    impl SharedStore for MemoryStore {
+        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
+            BudgetOnly.deposit(scope, quota)
+        }
+        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+            BudgetOnly.try_withdraw(scope, quota)
+        }
+        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+            Box::pin(async { Ok(None) })
+        }
+        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn breaker_admit<'a>(
+            &'a self,
+            key: &'a str,
+            settings: &'a BreakerSettings,
+        ) -> StoreFuture<'a, Option<SharedAdmission>> {
+            self.with(key, settings, |breaker| {
+                let now = Instant::now();
+                Some(match breaker.admit(now) {
+                    Admission::Call => SharedAdmission::Call,
+                    Admission::Skip(state) => SharedAdmission::Skip(state),
+                    Admission::Probe => match breaker.state(now) {
+                        BreakerState::HalfOpen { opened } => SharedAdmission::Probe(opened),
+                        other => panic!("a probe in state {other:?}"),
+                    },
+                })
+            })
+        }
+        fn breaker_record<'a>(
+            &'a self,
+            key: &'a str,
+            outcome: CallOutcome,
+            settings: &'a BreakerSettings,
+        ) -> StoreFuture<'a, Option<Recorded>> {
+            self.with(key, settings, |breaker| Some(breaker.record(outcome, Instant::now())))
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! One deadline and one call counter shared by both layers of one `exec`,
-//! the retry budget, and the stores a fleet can share its retry budget and cooldowns through.
+//! One deadline and one call counter shared by both layers of one `exec`, the retry budget, the
+//! targets' circuit breakers, and the stores a fleet can share its retry budget, cooldowns and
+//! breakers through.
 
 mod breaker;
 mod governor;
@@ -11,9 +12,10 @@ pub mod redis;
 pub mod store;
 
 mod refusal;
+mod target;
 
-pub(crate) use breaker::{Admission, CallOutcome};
-pub use breaker::{BreakerSettings, BreakerState, Opened};
+pub(crate) use breaker::Admission;
+pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};

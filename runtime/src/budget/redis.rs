@@ -1,5 +1,6 @@
 //! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget
-//! and one cooldown per provider and API key (cargo feature `redis`).
+//! and one cooldown per provider and API key, and one circuit breaker per target (cargo feature
+//! `redis`).
 //!
 //! Keys are `{prefix}:budget:{scope}` (a hash: the successes and retries of each slot of the
 //! window, fields `s:{slot}` and `r:{slot}`) and `{prefix}:cooldown:{scope}` (the end of the
@@ -8,6 +9,15 @@
 //! clock for the whole fleet; slots that leave the window are deleted, and a budget left untouched
 //! for two windows expires (an empty window). A cooldown expires when it ends, and lasts no longer
 //! than the runtime that set it would wait (`retry_after_cap_ms`: a hint past it is not stored).
+//!
+//! A breaker (key `"<scope>/<model>"`) is three keys: `{prefix}:breaker:{key}` (a hash: `state`
+//! `open` or `half_open`, absent when closed; `until`, the end of the open period in ms on the
+//! server's clock; `failures` and `calls`, why it opened), `{prefix}:breaker-window:{key}` (a hash:
+//! the answered and failed calls of each slot of the window, fields `s:{slot}` and `f:{slot}`, as
+//! the budget's) and `{prefix}:breaker-probe:{key}` (set, if absent, by the caller that takes the
+//! probe; it expires after the open period, so a probe that never reports lets another go). Each
+//! admission and each outcome is one Lua script on the server's clock; a breaker untouched for two
+//! windows and two open periods expires (closed).
 //!
 //! Cooldowns are wall-clock instants of the processes: machines that share them should keep their
 //! clocks in sync (NTP), or a fast clock ends a cooldown early.
@@ -21,9 +31,11 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use tokio::sync::OnceCell;
 
+use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 use super::ledger::SLOTS;
 use super::quota::RetryQuota;
 use super::store::{DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, Withdrawal};
+use crate::policy::rules::millis;
 
 /// The slot of now on the server's clock (`ARGV[1]`: a slot's length in ms), and a function that
 /// deletes the slots older than the window (`ARGV[2]`: the slots in a window) and sums the rest.
@@ -75,6 +87,57 @@ return {1, successes, retries}
 const COUNTS: &str = r"
 local successes, retries = counts()
 return {successes, retries}
+";
+
+/// Whether a call may go (after [`WINDOW`]; `KEYS`: the window, the state, the probe; `ARGV[3]`:
+/// the open period in ms, `ARGV[4]`: how long an untouched breaker is kept). Returns {0} closed,
+/// {1, failures, calls} the caller's probe, {2, failures, calls} half-open with another's probe,
+/// {3, failures, calls, left_ms} open.
+const BREAKER_ADMIT: &str = r"
+local state = redis.call('HMGET', KEYS[2], 'state', 'until', 'failures', 'calls')
+if not state[1] then return {0} end
+local failures, calls = tonumber(state[3]), tonumber(state[4])
+if state[1] == 'open' then
+  local left = tonumber(state[2]) - now_ms
+  if left > 0 then return {3, failures, calls, left} end
+  redis.call('HSET', KEYS[2], 'state', 'half_open')
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[3]) then return {1, failures, calls} end
+return {2, failures, calls}
+";
+
+/// Counts a call's outcome (after [`WINDOW`]; `KEYS` and `ARGV[3..4]` as [`BREAKER_ADMIT`]'s;
+/// `ARGV[5]`: 1 when it failed, `ARGV[6]`: the failure percent, `ARGV[7]`: the fewest calls).
+/// Returns {0} unchanged, {1, failures, calls} opened, {2, failures, calls} opened again (the
+/// probe failed), {3} closed.
+const BREAKER_RECORD: &str = r"
+local failed = ARGV[5] == '1'
+local state = redis.call('HMGET', KEYS[2], 'state', 'failures', 'calls')
+local function open(failures, calls)
+  redis.call('DEL', KEYS[1], KEYS[3])
+  local until_ms = string.format('%.0f', now_ms + tonumber(ARGV[3]))
+  redis.call('HSET', KEYS[2], 'state', 'open', 'until', until_ms, 'failures', failures, 'calls', calls)
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+if state[1] == 'half_open' then
+  if failed then
+    open(state[2], state[3])
+    return {2, tonumber(state[2]), tonumber(state[3])}
+  end
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  return {3}
+end
+if state[1] then return {0} end
+redis.call('HINCRBY', KEYS[1], (failed and 'f:' or 's:') .. slot, 1)
+local answered, failures = counts()
+local calls = answered + failures
+if calls >= tonumber(ARGV[7]) and failures * 100 >= tonumber(ARGV[6]) * calls then
+  open(failures, calls)
+  return {1, failures, calls}
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {0}
 ";
 
 /// Moves the cooldown `KEYS[1]` to `ARGV[1]` (ms since the UNIX epoch) unless it ends later, and
@@ -138,6 +201,8 @@ struct Scripts {
     try_withdraw: Script,
     counts: Script,
     extend_cooldown: Script,
+    breaker_admit: Script,
+    breaker_record: Script,
 }
 
 impl RedisStore {
@@ -200,6 +265,8 @@ impl RedisStore {
                 try_withdraw: Script::new(&format!("{WINDOW}{TRY_WITHDRAW}")),
                 counts: Script::new(&format!("{WINDOW}{COUNTS}")),
                 extend_cooldown: Script::new(EXTEND_COOLDOWN),
+                breaker_admit: Script::new(&format!("{WINDOW}{BREAKER_ADMIT}")),
+                breaker_record: Script::new(&format!("{WINDOW}{BREAKER_RECORD}")),
             }),
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
@@ -263,6 +330,36 @@ impl RedisStore {
     /// The key of the cooldown of `scope`: `{prefix}:cooldown:{scope}`.
     pub fn cooldown_key(&self, scope: &str) -> String {
         format!("{}:cooldown:{scope}", self.prefix)
+    }
+
+    /// The key of the state of breaker `key` (`"<scope>/<model>"`): `{prefix}:breaker:{key}`.
+    pub fn breaker_key(&self, key: &str) -> String {
+        format!("{}:breaker:{key}", self.prefix)
+    }
+
+    /// The key of the window of breaker `key`: `{prefix}:breaker-window:{key}`.
+    pub fn breaker_window_key(&self, key: &str) -> String {
+        format!("{}:breaker-window:{key}", self.prefix)
+    }
+
+    /// The key of the probe of breaker `key`: `{prefix}:breaker-probe:{key}`.
+    pub fn breaker_probe_key(&self, key: &str) -> String {
+        format!("{}:breaker-probe:{key}", self.prefix)
+    }
+
+    /// An invocation of one of the breaker's scripts for breaker `key` under `settings`.
+    fn breaker<'s>(&self, script: &'s Script, key: &str, settings: &BreakerSettings) -> redis::ScriptInvocation<'s> {
+        let window_ms = millis(settings.window());
+        let open_ms = millis(settings.open_for());
+        let mut invocation = script.key(self.breaker_window_key(key));
+        invocation
+            .key(self.breaker_key(key))
+            .key(self.breaker_probe_key(key))
+            .arg((window_ms / SLOTS as u64).max(1))
+            .arg(SLOTS)
+            .arg(open_ms)
+            .arg(window_ms.saturating_add(open_ms).saturating_mul(2));
+        invocation
     }
 
     /// The successes and retries in the window of `scope` now, for monitoring (`granted` says
@@ -341,6 +438,10 @@ impl RedisStore {
     fn failed(&self, what: &str, err: &redis::RedisError) -> StoreError {
         StoreError(format!("redis at {}: {what} failed: {err}", self.address))
     }
+
+    fn unexpected(&self, what: &str, answer: &[i64]) -> StoreError {
+        StoreError(format!("redis at {}: {what} answered {answer:?}, not a breaker's answer", self.address))
+    }
 }
 
 impl SharedStore for RedisStore {
@@ -406,6 +507,66 @@ impl SharedStore for RedisStore {
     fn offline_backoff(&self) -> Duration {
         self.offline_backoff
     }
+
+    fn breaker_admit<'a>(
+        &'a self,
+        key: &'a str,
+        settings: &'a BreakerSettings,
+    ) -> StoreFuture<'a, Option<SharedAdmission>> {
+        Box::pin(self.run("breaker_admit", async move {
+            let mut connection = self.connection().await?;
+            let answer: Vec<i64> = self
+                .breaker(&self.scripts.breaker_admit, key, settings)
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|err| self.failed("breaker_admit", &err))?;
+            let opened = |at: usize| opened_of(&answer, at, settings);
+            let admission = match answer.first() {
+                Some(0) => Some(SharedAdmission::Call),
+                Some(1) => opened(1).map(SharedAdmission::Probe),
+                Some(2) => opened(1).map(|opened| SharedAdmission::Skip(BreakerState::HalfOpen { opened })),
+                Some(3) => opened(1).zip(answer.get(3)).map(|(opened, &left)| {
+                    let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
+                    SharedAdmission::Skip(BreakerState::Open { left, opened })
+                }),
+                _ => None,
+            };
+            admission.map(Some).ok_or_else(|| self.unexpected("breaker_admit", &answer))
+        }))
+    }
+
+    fn breaker_record<'a>(
+        &'a self,
+        key: &'a str,
+        outcome: CallOutcome,
+        settings: &'a BreakerSettings,
+    ) -> StoreFuture<'a, Option<Recorded>> {
+        Box::pin(self.run("breaker_record", async move {
+            let mut connection = self.connection().await?;
+            let answer: Vec<i64> = self
+                .breaker(&self.scripts.breaker_record, key, settings)
+                .arg(u8::from(outcome == CallOutcome::Failed))
+                .arg(settings.failure_percent())
+                .arg(settings.min_calls())
+                .invoke_async(&mut connection)
+                .await
+                .map_err(|err| self.failed("breaker_record", &err))?;
+            let recorded = match answer.first() {
+                Some(0) => Some(Recorded::Unchanged),
+                Some(1) => opened_of(&answer, 1, settings).map(Recorded::Opened),
+                Some(2) => opened_of(&answer, 1, settings).map(Recorded::Reopened),
+                Some(3) => Some(Recorded::Closed),
+                _ => None,
+            };
+            recorded.map(Some).ok_or_else(|| self.unexpected("breaker_record", &answer))
+        }))
+    }
+}
+
+/// The [`Opened`] at `answer[at..at + 2]` (failures, calls), in `settings`' window.
+fn opened_of(answer: &[i64], at: usize, settings: &BreakerSettings) -> Option<Opened> {
+    let count = |at: usize| answer.get(at).and_then(|&count| u64::try_from(count).ok());
+    Some(Opened { failures: count(at)?, calls: count(at + 1)?, window: settings.window() })
 }
 
 impl fmt::Debug for RedisStore {

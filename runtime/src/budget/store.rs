@@ -4,6 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
+use super::breaker::{BreakerSettings, CallOutcome, Recorded, SharedAdmission};
 use super::quota::RetryQuota;
 
 /// How long the runtime works without a shared store that failed before it asks the store again,
@@ -19,7 +20,7 @@ pub const DEFAULT_OFFLINE_BACKOFF: Duration = Duration::from_secs(10);
 /// A future returned by a [`SharedStore`].
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
-/// A store of retry budgets and cooldowns shared by many processes (e.g. Redis, with the `redis`
+/// A store of retry budgets, cooldowns and circuit breakers shared by many processes (e.g. Redis, with the `redis`
 /// feature). Every update is atomic. A `scope` names one provider and API key (`"openai:3f9a..."`,
 /// a fingerprint, never the key itself).
 ///
@@ -31,6 +32,11 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// goes on with its in-process state (fail open) and does not ask the store again for
 /// [`offline_backoff`](SharedStore::offline_backoff), logging a warning when the store fails and
 /// another when it answers again.
+///
+/// A runtime with fallbacks also asks, before each call to a target, whether its circuit breaker
+/// lets the call go ([`breaker_admit`](SharedStore::breaker_admit)), and counts each call's outcome
+/// in it ([`breaker_record`](SharedStore::breaker_record)). A store that does not implement them
+/// keeps no breakers: each process keeps its own.
 pub trait SharedStore: Send + Sync + 'static {
     /// Counts one successful model call in the window of `scope`.
     fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()>;
@@ -53,6 +59,38 @@ pub trait SharedStore: Send + Sync + 'static {
     /// [`DEFAULT_OFFLINE_BACKOFF`] (10 s).
     fn offline_backoff(&self) -> Duration {
         DEFAULT_OFFLINE_BACKOFF
+    }
+
+    /// Whether a call to the target of breaker `key` (`"<scope>/<model>"`) may go now, under
+    /// `settings`: at most one caller in the fleet gets [`SharedAdmission::Probe`] per open period.
+    /// `None` when this store keeps no breakers: each process then keeps its own.
+    ///
+    /// # Default
+    ///
+    /// `None`: this store keeps no breakers.
+    fn breaker_admit<'a>(
+        &'a self,
+        key: &'a str,
+        settings: &'a BreakerSettings,
+    ) -> StoreFuture<'a, Option<SharedAdmission>> {
+        let _ = (key, settings);
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Counts one call's outcome in breaker `key` under `settings`, and says what it changed.
+    /// `None` when this store keeps no breakers.
+    ///
+    /// # Default
+    ///
+    /// `None`: this store keeps no breakers.
+    fn breaker_record<'a>(
+        &'a self,
+        key: &'a str,
+        outcome: CallOutcome,
+        settings: &'a BreakerSettings,
+    ) -> StoreFuture<'a, Option<Recorded>> {
+        let _ = (key, outcome, settings);
+        Box::pin(std::future::ready(Ok(None)))
     }
 }
 

@@ -11,7 +11,7 @@
 use std::fmt;
 use std::time::Instant;
 
-use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider};
+use opentelemetry::metrics::{Counter, Histogram, Meter, MeterProvider, UpDownCounter};
 use opentelemetry::{Key, KeyValue, Value};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -70,6 +70,12 @@ pub const RETRY_DECISIONS: &str = "agentic.retry.decisions";
 pub const RETRY_REFUSED: &str = "agentic.retry.refused";
 /// The cooldowns a provider's error started (a counter, by `gen_ai.provider.name`).
 pub const COOLDOWNS: &str = "agentic.cooldowns";
+/// The transitions of the targets' circuit breakers (a counter, by `agentic.target` and
+/// `agentic.breaker.state`, the new state: `open`, `half_open` or `closed`).
+pub const BREAKER_TRANSITIONS: &str = "agentic.breaker.transitions";
+/// The circuit breakers open now (an up-down counter, by `agentic.target`: +1 when one opens,
+/// -1 when it closes; in a fleet, summed over its processes).
+pub const BREAKER_OPEN: &str = "agentic.breaker.open";
 
 /// The bucket boundaries the GenAI semantic conventions give `gen_ai.client.operation.duration`
 /// (and the latest ones `gen_ai.client.inference.time_to_first_chunk`): 10 ms doubling up to 82 s.
@@ -92,6 +98,8 @@ const TOKEN_BOUNDARIES: [f64; 14] = [
 /// | `agentic.retry.decisions` | counter | `{decision}` |
 /// | `agentic.retry.refused` | counter | `{retry}` |
 /// | `agentic.cooldowns` | counter | `{cooldown}` |
+/// | `agentic.breaker.transitions` | counter | `{transition}` |
+/// | `agentic.breaker.open` | up-down counter (i64) | `{breaker}` |
 ///
 /// Every field of the event but `metric`, `value` and `message` becomes an attribute. Events of
 /// other targets and unknown metric names are ignored; keep the `agentic::metrics` target enabled
@@ -133,6 +141,8 @@ pub struct MetricsLayer {
     decisions: Counter<u64>,
     refused: Counter<u64>,
     cooldowns: Counter<u64>,
+    transitions: Counter<u64>,
+    open: UpDownCounter<i64>,
 }
 
 impl MetricsLayer {
@@ -200,6 +210,16 @@ impl MetricsLayer {
                 .with_unit("{cooldown}")
                 .with_description("Provider cooldowns started by an error")
                 .build(),
+            transitions: meter
+                .u64_counter(BREAKER_TRANSITIONS)
+                .with_unit("{transition}")
+                .with_description("Transitions of the targets' circuit breakers, by new state")
+                .build(),
+            open: meter
+                .i64_up_down_counter(BREAKER_OPEN)
+                .with_unit("{breaker}")
+                .with_description("Circuit breakers open now")
+                .build(),
         }
     }
 
@@ -217,6 +237,8 @@ impl MetricsLayer {
             Some(RETRY_DECISIONS) => self.decisions.add(value.as_u64(), &attributes),
             Some(RETRY_REFUSED) => self.refused.add(value.as_u64(), &attributes),
             Some(COOLDOWNS) => self.cooldowns.add(value.as_u64(), &attributes),
+            Some(BREAKER_TRANSITIONS) => self.transitions.add(value.as_u64(), &attributes),
+            Some(BREAKER_OPEN) => self.open.add(value.as_i64(), &attributes),
             _ => {}
         }
     }
@@ -295,11 +317,13 @@ fn timed_attributes(measurement: Measurement) -> Vec<KeyValue> {
     measurement.attributes.into_iter().filter(|kv| TIMED_ATTRIBUTES.contains(&kv.key.as_str())).collect()
 }
 
-/// A measurement's value as the event carried it: durations are f64, counts u64.
+/// A measurement's value as the event carried it: durations are f64, counts u64, changes of an
+/// up-down counter i64.
 #[derive(Clone, Copy)]
 enum Number {
     Float(f64),
     Unsigned(u64),
+    Signed(i64),
 }
 
 impl Number {
@@ -307,6 +331,16 @@ impl Number {
         match self {
             Self::Float(value) => value,
             Self::Unsigned(value) => value as f64,
+            Self::Signed(value) => value as f64,
+        }
+    }
+
+    /// Saturating, as [`Number::as_u64`].
+    fn as_i64(self) -> i64 {
+        match self {
+            Self::Float(value) => value as i64,
+            Self::Unsigned(value) => i64::try_from(value).unwrap_or(i64::MAX),
+            Self::Signed(value) => value,
         }
     }
 
@@ -316,6 +350,7 @@ impl Number {
         match self {
             Self::Float(value) => value as u64,
             Self::Unsigned(value) => value,
+            Self::Signed(value) => u64::try_from(value).unwrap_or(0),
         }
     }
 }
@@ -360,7 +395,7 @@ impl Visit for Measurement {
 
     fn record_i64(&mut self, field: &Field, value: i64) {
         match field.name() {
-            "value" => self.value = Some(Number::Unsigned(u64::try_from(value).unwrap_or(0))),
+            "value" => self.value = Some(Number::Signed(value)),
             _ => self.attribute(field, Value::I64(value)),
         }
     }

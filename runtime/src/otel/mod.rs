@@ -11,7 +11,8 @@
 //! - spans, with their events, through [`tracing-opentelemetry`](tracing_opentelemetry);
 //! - metrics through [`MetricsLayer`]: the histograms `gen_ai.client.operation.duration` (s) and
 //!   `gen_ai.client.token.usage` (`{token}`), with the GenAI conventions' buckets, and the
-//!   counters `agentic.retry.decisions`, `agentic.retry.refused` and `agentic.cooldowns`.
+//!   counters `agentic.retry.decisions`, `agentic.retry.refused`, `agentic.cooldowns` and
+//!   `agentic.breaker.transitions`, and the up-down counter `agentic.breaker.open`.
 //!
 //! No prompt or answer text is recorded, and never a key.
 //!
@@ -77,8 +78,9 @@ pub use crate::semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
 pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
 pub use metrics::{
-    COOLDOWNS, EXECUTE_TOOL_DURATION, INFERENCE_DURATION, INFERENCE_USAGE, INVOKE_AGENT_DURATION, METRICS_TARGET,
-    MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED, TIME_TO_FIRST_CHUNK, TOKEN_USAGE,
+    BREAKER_OPEN, BREAKER_TRANSITIONS, COOLDOWNS, EXECUTE_TOOL_DURATION, INFERENCE_DURATION, INFERENCE_USAGE,
+    INVOKE_AGENT_DURATION, METRICS_TARGET, MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED,
+    TIME_TO_FIRST_CHUNK, TOKEN_USAGE,
 };
 /// The OpenTelemetry API crate this module is built with (for its types in your code).
 pub use opentelemetry;

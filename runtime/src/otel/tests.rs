@@ -22,6 +22,7 @@ struct Point {
 enum Data {
     Histogram { count: u64, sum: f64, bounds: Vec<f64> },
     Counter(u64),
+    UpDown(i64),
 }
 
 /// A meter provider whose data points [`points`] reads.
@@ -75,6 +76,12 @@ fn points(provider: &SdkMeterProvider, exporter: &InMemoryMetricExporter) -> Vec
                     assert!(sum.is_monotonic(), "{} is a counter", metric.name());
                     for p in sum.data_points() {
                         points.push(point(&mut p.attributes(), Data::Counter(p.value())));
+                    }
+                }
+                AggregatedMetrics::I64(MetricData::Sum(sum)) => {
+                    assert!(!sum.is_monotonic(), "{} is an up-down counter", metric.name());
+                    for p in sum.data_points() {
+                        points.push(point(&mut p.attributes(), Data::UpDown(p.value())));
                     }
                 }
                 other => panic!("unexpected data for {}: {other:?}", metric.name()),
@@ -183,6 +190,54 @@ fn the_counters_add_up_by_their_attributes() {
 }
 
 #[test]
+fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
+    use crate::budget::{BreakerSettings, CallOutcome, Governor};
+
+    let mut points = metrics_of(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        runtime.block_on(async {
+            let governor =
+                Governor::unlimited().with_breaker("openai/gpt-x".to_owned(), "gpt-x", BreakerSettings::standard());
+            let open_for = BreakerSettings::standard().open_for();
+            let governor = &governor;
+            let fail = |times| async move {
+                for _ in 0..times {
+                    governor.record_call(CallOutcome::Failed).await;
+                }
+            };
+            fail(20).await; // open
+            tokio::time::advance(open_for).await;
+            governor.admit().await; // half-open: the probe
+            fail(1).await; // open again
+            tokio::time::advance(open_for).await;
+            governor.admit().await; // half-open
+            governor.on_success().await; // closed
+            fail(20).await; // open
+        });
+    });
+    points.sort_by(|a, b| (&a.metric, format!("{:?}", a.attributes)).cmp(&(&b.metric, format!("{:?}", b.attributes))));
+    let point = |metric: &str, unit: &str, state: Option<&'static str>, data| Point {
+        metric: metric.to_owned(),
+        unit: unit.to_owned(),
+        attributes: state
+            .map(|state| kv("agentic.breaker.state", state))
+            .into_iter()
+            .chain([kv("agentic.target", "openai/gpt-x")])
+            .collect(),
+        data,
+    };
+    assert_eq!(
+        points,
+        [
+            point("agentic.breaker.open", "{breaker}", None, Data::UpDown(1)),
+            point("agentic.breaker.transitions", "{transition}", Some("closed"), Data::Counter(1)),
+            point("agentic.breaker.transitions", "{transition}", Some("half_open"), Data::Counter(2)),
+            point("agentic.breaker.transitions", "{transition}", Some("open"), Data::Counter(3)),
+        ]
+    );
+}
+
+#[test]
 fn unknown_metrics_other_targets_and_events_without_a_value_are_ignored() {
     let points = metrics_of(|| {
         tracing::info!(target: "agentic::metrics", metric = "agentic.unknown", value = 1u64);
@@ -237,6 +292,7 @@ fn todays_names_keep_the_token_histogram_to_input_and_output() {
             let count = match point.data {
                 Data::Histogram { count, .. } => count,
                 Data::Counter(value) => value,
+                Data::UpDown(value) => panic!("no up-down counter here: {value}"),
             };
             (point.metric, count)
         })
@@ -419,6 +475,7 @@ fn histogram_sum(points: &[Point], metric: &str) -> Option<(u64, f64)> {
     points.iter().find(|point| point.metric == metric).map(|point| match point.data {
         Data::Histogram { count, sum, .. } => (count, sum),
         Data::Counter(value) => panic!("{metric} is a counter of {value}"),
+        Data::UpDown(value) => panic!("{metric} is an up-down counter of {value}"),
     })
 }
 
