@@ -9,23 +9,28 @@
 //! 1 s; the defaults are 20 calls, 10 s and 30 s), runs small concurrent waves of execs over the
 //! outage and after it. The example prints each event as it happens: every decision of the layers
 //! (a retry, a move to the next target), every answer with the target that gave it
-//! ([`Reply::target`]), every change of the primary's breaker ([`Runtime::targets`]). Then a
-//! summary: the requests each server got before, during and after the outage (from the chaos
-//! servers' journals), the breaker's transitions, and when the traffic came back to the primary.
+//! (`Reply::target`), every transition of a breaker (the `agentic.breaker.transitions` metric,
+//! a `tracing` event of target `agentic::metrics`). Then a summary: the requests each server got
+//! before, during and after the outage (from the chaos servers' journals), the primary's breaker
+//! over time (`Runtime::targets`, every 250 ms), and when the traffic came back to the primary.
 //!
-//! It exits non-zero if an exec failed, or the traffic did not come back to the primary.
+//! It exits non-zero if an exec failed, the breaker never opened, or the traffic did not come back
+//! to the primary.
 //!
 //! ```text
 //! cargo run --example fallback
 //! ```
 
+use std::fmt;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
 use agentic_runtime::{AnthropicProvider, BreakerSettings, Decision, OpenAiProvider, RetryPolicy, Runtime, Verdict};
+use tracing::field::{Field, Visit};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 
 /// The primary is down from `OUTAGE_FROM` (included) to `OUTAGE_UNTIL` (excluded), from the start.
 const OUTAGE_FROM: Duration = Duration::from_millis(600);
@@ -38,6 +43,8 @@ const OPEN_FOR: Duration = Duration::from_secs(1);
 const WAVE_EVERY: Duration = Duration::from_millis(150);
 const WAVE_SIZE: usize = 2;
 const RUN_FOR: Duration = Duration::from_millis(4_500);
+/// How often the summary's view of the breaker (`Runtime::targets`) is sampled.
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 
 /// Short delays, so that the demo runs in seconds: 4 session calls (20, 40, 80 ms apart) per
 /// attempt, and a timeout per call so that nothing can hang the demo.
@@ -89,22 +96,64 @@ async fn run_exec(runtime: Runtime, start: Instant, exec: usize) -> Ended {
     }
 }
 
-/// Watches the primary's breaker every 2 ms and prints each change of state; returns the
-/// transitions seen (time, state's name) when `stop` is set.
-async fn watch_breaker(runtime: Runtime, start: Instant, stop: Arc<AtomicBool>) -> Vec<(Duration, String)> {
-    let mut transitions = Vec::new();
-    let mut last = "closed".to_owned();
-    let mut tick = tokio::time::interval(Duration::from_millis(2));
+/// Samples the primary's breaker (`Runtime::targets`) every `every` until `stop`.
+async fn sample_breaker(runtime: Runtime, every: Duration, stop: Arc<AtomicBool>) -> Vec<String> {
+    let mut samples = Vec::new();
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
     while !stop.load(Ordering::Relaxed) {
         tick.tick().await;
-        let Some(state) = runtime.targets().into_iter().next().and_then(|target| target.breaker) else { continue };
-        if state.name() != last {
-            println!("{:6.3} s  breaker of {PRIMARY}: {last} -> {state}", at(start));
-            last = state.name().to_owned();
-            transitions.push((start.elapsed(), last.clone()));
-        }
+        let state = runtime.targets().into_iter().next().and_then(|target| target.breaker);
+        samples.push(state.map_or_else(|| "none".to_owned(), |state| state.name().to_owned()));
     }
-    transitions
+    samples
+}
+
+/// Prints each breaker transition as it happens and counts them: a `tracing` layer that reads the
+/// `agentic.breaker.transitions` metric events (target `agentic::metrics`).
+struct Transitions {
+    start: Instant,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+/// The fields of one metric event that the example reads.
+#[derive(Default)]
+struct MetricFields {
+    metric: Option<String>,
+    target: Option<String>,
+    state: Option<String>,
+}
+
+impl Visit for MetricFields {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        let slot = match field.name() {
+            "metric" => &mut self.metric,
+            "agentic.target" => &mut self.target,
+            "agentic.breaker.state" => &mut self.state,
+            _ => return,
+        };
+        *slot = Some(value.to_owned());
+    }
+
+    fn record_debug(&mut self, _field: &Field, _value: &dyn fmt::Debug) {}
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Transitions {
+    fn on_event(&self, event: &tracing::Event<'_>, _context: Context<'_, S>) {
+        if event.metadata().target() != "agentic::metrics" {
+            return;
+        }
+        let mut fields = MetricFields::default();
+        event.record(&mut fields);
+        let (Some("agentic.breaker.transitions"), Some(target), Some(state)) =
+            (fields.metric.as_deref(), fields.target, fields.state)
+        else {
+            return;
+        };
+        println!("{:6.3} s  breaker of {target} -> {state}", at(self.start));
+        let line = format!("{state} at {:.3} s", at(self.start));
+        self.seen.lock().unwrap_or_else(PoisonError::into_inner).push(line);
+    }
 }
 
 /// Requests of `journal` before, during and after the outage, by the server's clock.
@@ -169,8 +218,14 @@ async fn main() -> ExitCode {
     primary_server.reset();
     secondary_server.reset();
     let start = Instant::now();
+    let transitions = Arc::new(Mutex::new(Vec::new()));
+    let layer = Transitions { start, seen: transitions.clone() };
+    if let Err(error) = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)) {
+        eprintln!("cannot watch the breaker's metric: {error}");
+        return ExitCode::FAILURE;
+    }
     let stop = Arc::new(AtomicBool::new(false));
-    let watcher = tokio::spawn(watch_breaker(runtime.clone(), start, stop.clone()));
+    let sampler = tokio::spawn(sample_breaker(runtime.clone(), SAMPLE_EVERY, stop.clone()));
     let mut execs = Vec::new();
     let mut waves = tokio::time::interval(WAVE_EVERY);
     while start.elapsed() < RUN_FOR {
@@ -187,7 +242,7 @@ async fn main() -> ExitCode {
         }
     }
     stop.store(true, Ordering::Relaxed);
-    let transitions = watcher.await.unwrap_or_default();
+    let samples = sampler.await.unwrap_or_default();
     let (primary, secondary) = (primary_server.journal(), secondary_server.journal());
     primary_server.shutdown().await;
     secondary_server.shutdown().await;
@@ -212,12 +267,14 @@ async fn main() -> ExitCode {
         let [a, b, c] = windows.map(|(from, until)| answered(target, from, until));
         println!("    {target:<22} {a:>10} {b:>10} {c:>10}");
     }
-    let line = transitions
-        .iter()
-        .map(|(at, state)| format!("{state} at {:.3} s", at.as_secs_f64()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    println!("  breaker of {PRIMARY}: {}", if line.is_empty() { "never left closed".to_owned() } else { line });
+    let transitions = transitions.lock().unwrap_or_else(PoisonError::into_inner).join(", ");
+    let opened = !transitions.is_empty();
+    println!("  breaker transitions: {}", if opened { transitions.as_str() } else { "none (it never opened)" });
+    println!("  breaker of {PRIMARY} every {} ms (Runtime::targets):", SAMPLE_EVERY.as_millis());
+    for (row, chunk) in samples.chunks(4).enumerate() {
+        let from = SAMPLE_EVERY * (4 * row as u32 + 1);
+        println!("    from {:.2} s: {}", from.as_secs_f64(), chunk.join(", "));
+    }
 
     // Back: the first answer the primary sent after the outage, and every exec of the last
     // `OPEN_FOR / 2` answered by it.
@@ -234,9 +291,10 @@ async fn main() -> ExitCode {
         ),
         None => println!("  traffic never came back to {PRIMARY}"),
     }
-    if failed > 0 || back.is_none() || !stayed_back {
+    if failed > 0 || back.is_none() || !stayed_back || !opened {
         eprintln!(
-            "FAILED: {failed} execs failed; traffic back on the primary: {}; the last execs all on it: {stayed_back}",
+            "FAILED: {failed} execs failed; the breaker opened: {opened}; traffic back on the primary: {}; the last \
+             execs all on it: {stayed_back}",
             back.is_some()
         );
         return ExitCode::FAILURE;
