@@ -38,7 +38,7 @@
 //!
 //! ```text
 //! cargo run --release --example load -- --fallback                 # outage at 200 and 1 000, wobble, recovery
-//! cargo run --release --example load -- --fallback --calls 200 --recovery-ms 5000 --json
+//! cargo run --release --example load -- --fallback --calls 1000 --spread-ms 500 --recovery-ms 5000 --json
 //! ```
 
 use std::collections::BTreeMap;
@@ -84,7 +84,7 @@ const BUCKET_RETRIES: u64 = 100;
 const WOBBLE_ANSWERED: f64 = 0.999;
 
 const USAGE: &str = "usage: load [--calls N] [--errors PERCENT] [--bucket on|off] [--repeat R] [--json] [--open-files \
-     LIMIT]\n       load --fallback [--calls N] [--recovery-ms MS] [--json]";
+     LIMIT]\n       load --fallback [--calls N] [--spread-ms MS] [--recovery-ms MS] [--json]";
 
 /// When the fallback mode's recovery run ends its outage, by default.
 const RECOVERY_MS: u64 = 5_000;
@@ -114,7 +114,7 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let (mut calls, mut errors, mut bucket, mut json, mut open_files, mut repeat) = (None, None, None, false, None, 1);
-    let (mut fallback, mut recovery_ms) = (false, None);
+    let (mut fallback, mut recovery_ms, mut spread_ms) = (false, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("`{name}` needs a value\n{USAGE}"));
@@ -158,6 +158,15 @@ fn parse_args() -> Result<Args, String> {
             }
             "--json" => json = true,
             "--fallback" => fallback = true,
+            "--spread-ms" => {
+                let text = value("--spread-ms")?;
+                spread_ms = Some(
+                    text.parse::<u64>()
+                        .ok()
+                        .filter(|&ms| ms <= 60_000)
+                        .ok_or(format!("`--spread-ms {text}`: not a number of ms from 0 to 60000"))?,
+                );
+            }
             "--recovery-ms" => {
                 let text = value("--recovery-ms")?;
                 recovery_ms = Some(
@@ -176,14 +185,17 @@ fn parse_args() -> Result<Args, String> {
     }
     if fallback {
         if errors.is_some() || bucket.is_some() || repeat > 1 {
-            return Err(format!("`--fallback` takes `--calls`, `--recovery-ms` and `--json` only\n{USAGE}"));
+            return Err(format!(
+                "`--fallback` takes `--calls`, `--spread-ms`, `--recovery-ms` and `--json` only\n{USAGE}"
+            ));
         }
         let recovery = Duration::from_millis(recovery_ms.unwrap_or(RECOVERY_MS));
-        let fallback = Some(fallback::FallbackArgs { calls, recovery, json });
+        let spread = spread_ms.map_or(fallback::SPREAD, Duration::from_millis);
+        let fallback = Some(fallback::FallbackArgs { calls, recovery, spread, json });
         return Ok(Args { runs: Vec::new(), repeat, json, open_files, fallback });
     }
-    if recovery_ms.is_some() {
-        return Err(format!("`--recovery-ms` needs `--fallback`\n{USAGE}"));
+    if recovery_ms.is_some() || spread_ms.is_some() {
+        return Err(format!("`--recovery-ms` and `--spread-ms` need `--fallback`\n{USAGE}"));
     }
     let full = calls.is_none() && errors.is_none() && bucket.is_none();
     let sizes = calls.map_or(vec![1_000, 10_000], |n| vec![n]);

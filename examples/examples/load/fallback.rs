@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
-use agentic_runtime::{AnthropicProvider, BreakerSettings, ExecError, OpenAiProvider, Reply, Runtime};
+use agentic_runtime::{AnthropicProvider, BreakerSettings, BreakerState, ExecError, OpenAiProvider, Reply, Runtime};
 use serde_json::{Value, json};
 
 use super::{Config, POLICY, percentile, scenario};
@@ -29,8 +29,9 @@ const SECONDARY: &str = "anthropic/secondary";
 /// A `min_calls` no run reaches: the breaker "off" keeps its window but never opens.
 const NEVER: u32 = 1_000_000;
 
-/// The execs of a run are started evenly over this (the issue's "200 execs started over 50 ms").
-const SPREAD: Duration = Duration::from_millis(50);
+/// The execs of a run are started evenly over this by default (the issue's "200 execs started
+/// over 50 ms").
+pub(super) const SPREAD: Duration = Duration::from_millis(50);
 
 /// Execs of the latency-once-open phase, each alone (and as many on the secondary alone).
 const SEQUENTIAL: usize = 500;
@@ -47,6 +48,8 @@ pub(super) struct FallbackArgs {
     pub(super) calls: Option<usize>,
     /// When the recovery run's outage ends.
     pub(super) recovery: Duration,
+    /// The outage and wobble runs start their execs evenly over this.
+    pub(super) spread: Duration,
     pub(super) json: bool,
 }
 
@@ -118,7 +121,7 @@ struct Run {
     primary_requests: usize,
     secondary_requests: usize,
     /// The primary's breaker: each change of state, with when (from the run's start).
-    transitions: Vec<(Duration, &'static str)>,
+    transitions: Vec<(Duration, String)>,
     p50: Duration,
     p99: Duration,
     wall: Duration,
@@ -139,25 +142,35 @@ fn settings(breaker_on: bool) -> BreakerSettings {
 }
 
 /// Watches the primary's breaker every millisecond until `stop`, and returns its changes.
-fn watch(
-    runtime: Runtime,
-    start: Instant,
-    stop: Arc<AtomicBool>,
-) -> tokio::task::JoinHandle<Vec<(Duration, &'static str)>> {
+fn watch(runtime: Runtime, start: Instant, stop: Arc<AtomicBool>) -> tokio::task::JoinHandle<Vec<(Duration, String)>> {
     tokio::spawn(async move {
         let (mut last, mut changes) = ("closed", Vec::new());
         let mut tick = tokio::time::interval(Duration::from_millis(1));
         while !stop.load(Ordering::Relaxed) {
             tick.tick().await;
-            let state =
-                runtime.targets().first().and_then(|target| target.breaker).map_or("none", |state| state.name());
-            if state != last {
-                last = state;
-                changes.push((start.elapsed(), state));
+            let state = runtime.targets().first().and_then(|target| target.breaker);
+            let name = state.map_or("none", |state| state.name());
+            if name != last {
+                last = name;
+                let text = match state {
+                    Some(BreakerState::Open { opened, .. }) => format!("open (after {opened})"),
+                    _ => name.to_owned(),
+                };
+                changes.push((start.elapsed(), text));
             }
         }
         changes
     })
+}
+
+/// One exec that meets a 503, before the runs: the classifier's tables are built on first use,
+/// once per process, and the first run would pay for it while its execs pile up.
+async fn warm_up() -> std::io::Result<()> {
+    let server = ChaosServer::start(Scenario::new().then(Step::http_error(503)).otherwise(Step::ok("fine"))).await?;
+    let runtime = Runtime::new(OpenAiProvider::new(server.openai_base_url(), None)).with_policy(POLICY);
+    let warmed = runtime.exec_with(&POLICY, "warm up").await;
+    server.shutdown().await;
+    warmed.map(drop).map_err(|error| std::io::Error::other(format!("the warm-up exec failed: {error}")))
 }
 
 /// Starts `calls` execs evenly over `over` and waits for them all.
@@ -216,7 +229,7 @@ async fn sequential(runtime: &Runtime, alone: &Runtime, primary: &ChaosServer) -
     }
 }
 
-async fn run(kind: Kind, calls: usize, breaker_on: bool, recovery: Duration) -> std::io::Result<Run> {
+async fn run(kind: Kind, calls: usize, breaker_on: bool, recovery: Duration, spread: Duration) -> std::io::Result<Run> {
     let primary_scenario = match kind {
         Kind::Outage => Scenario::new().otherwise(Step::http_error(503)),
         Kind::Wobble => scenario(Config { calls, errors: 30, bucket_off: false }),
@@ -243,7 +256,7 @@ async fn run(kind: Kind, calls: usize, breaker_on: bool, recovery: Duration) -> 
             let length = recovery + BreakerSettings::standard().open_for() + RECOVERY_TAIL;
             ((length.as_nanos() / RECOVERY_EVERY.as_nanos()) as usize, length)
         }
-        _ => (calls, SPREAD),
+        _ => (calls, spread),
     };
     let ended = drive(&runtime, calls, over, start).await;
     let wall = start.elapsed();
@@ -347,13 +360,14 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
         standard.min_calls(),
         standard.window().as_secs(),
         standard.open_for().as_secs(),
-        SPREAD.as_millis()
+        args.spread.as_millis()
     ));
     let sizes = args.calls.map_or(vec![200, 1_000], |n| vec![n]);
     let wobble = args.calls.unwrap_or(1_000);
     let mut plan: Vec<(Kind, usize)> = sizes.iter().map(|&n| (Kind::Outage, n)).collect();
     plan.push((Kind::Wobble, wobble));
     plan.push((Kind::Recovery, 0));
+    warm_up().await?;
     let mut runs = Vec::new();
     for (kind, calls) in plan {
         for breaker_on in [true, false] {
@@ -362,7 +376,7 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
                 kind.name(),
                 if breaker_on { "on" } else { "off" }
             );
-            let run = run(kind, calls, breaker_on, args.recovery).await?;
+            let run = run(kind, calls, breaker_on, args.recovery, args.spread).await?;
             if args.json {
                 println!("{}", to_json(&run));
             }
