@@ -112,6 +112,14 @@ struct Args {
     fallback: Option<fallback::FallbackArgs>,
 }
 
+/// A number of milliseconds from `least` to 60 000 (a minute: a run never waits longer).
+fn milliseconds(flag: &str, text: &str, least: u64) -> Result<u64, String> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|ms| (least..=60_000).contains(ms))
+        .ok_or(format!("`{flag} {text}`: not a number of ms from {least} to 60000"))
+}
+
 fn parse_args() -> Result<Args, String> {
     let (mut calls, mut errors, mut bucket, mut json, mut open_files, mut repeat) = (None, None, None, false, None, 1);
     let (mut fallback, mut recovery_ms, mut spread_ms) = (false, None, None);
@@ -158,24 +166,8 @@ fn parse_args() -> Result<Args, String> {
             }
             "--json" => json = true,
             "--fallback" => fallback = true,
-            "--spread-ms" => {
-                let text = value("--spread-ms")?;
-                spread_ms = Some(
-                    text.parse::<u64>()
-                        .ok()
-                        .filter(|&ms| ms <= 60_000)
-                        .ok_or(format!("`--spread-ms {text}`: not a number of ms from 0 to 60000"))?,
-                );
-            }
-            "--recovery-ms" => {
-                let text = value("--recovery-ms")?;
-                recovery_ms = Some(
-                    text.parse::<u64>()
-                        .ok()
-                        .filter(|&ms| (1..=60_000).contains(&ms))
-                        .ok_or(format!("`--recovery-ms {text}`: not a number of ms from 1 to 60000"))?,
-                );
-            }
+            "--spread-ms" => spread_ms = Some(milliseconds("--spread-ms", &value("--spread-ms")?, 0)?),
+            "--recovery-ms" => recovery_ms = Some(milliseconds("--recovery-ms", &value("--recovery-ms")?, 1)?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
