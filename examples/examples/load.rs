@@ -84,7 +84,8 @@ const BUCKET_RETRIES: u64 = 100;
 const WOBBLE_ANSWERED: f64 = 0.999;
 
 const USAGE: &str = "usage: load [--calls N] [--errors PERCENT] [--bucket on|off] [--repeat R] [--json] [--open-files \
-     LIMIT]\n       load --fallback [--calls N] [--spread-ms MS] [--recovery-ms MS] [--json]";
+     LIMIT]\n       load --fallback [--only outage|wobble|recovery] [--calls N] [--spread-ms MS] \
+     [--recovery-ms MS] [--json]";
 
 /// When the fallback mode's recovery run ends its outage, by default.
 const RECOVERY_MS: u64 = 5_000;
@@ -122,7 +123,7 @@ fn milliseconds(flag: &str, text: &str, least: u64) -> Result<u64, String> {
 
 fn parse_args() -> Result<Args, String> {
     let (mut calls, mut errors, mut bucket, mut json, mut open_files, mut repeat) = (None, None, None, false, None, 1);
-    let (mut fallback, mut recovery_ms, mut spread_ms) = (false, None, None);
+    let (mut fallback, mut recovery_ms, mut spread_ms, mut only) = (false, None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("`{name}` needs a value\n{USAGE}"));
@@ -166,6 +167,16 @@ fn parse_args() -> Result<Args, String> {
             }
             "--json" => json = true,
             "--fallback" => fallback = true,
+            "--only" => {
+                let text = value("--only")?;
+                let kinds = fallback::KINDS;
+                only = Some(
+                    kinds
+                        .into_iter()
+                        .find(|kind| *kind == text)
+                        .ok_or(format!("`--only {text}`: use one of {}", kinds.join(", ")))?,
+                );
+            }
             "--spread-ms" => spread_ms = Some(milliseconds("--spread-ms", &value("--spread-ms")?, 0)?),
             "--recovery-ms" => recovery_ms = Some(milliseconds("--recovery-ms", &value("--recovery-ms")?, 1)?),
             "-h" | "--help" => {
@@ -178,16 +189,16 @@ fn parse_args() -> Result<Args, String> {
     if fallback {
         if errors.is_some() || bucket.is_some() || repeat > 1 {
             return Err(format!(
-                "`--fallback` takes `--calls`, `--spread-ms`, `--recovery-ms` and `--json` only\n{USAGE}"
+                "`--fallback` takes `--only`, `--calls`, `--spread-ms`, `--recovery-ms` and `--json`\n{USAGE}"
             ));
         }
         let recovery = Duration::from_millis(recovery_ms.unwrap_or(RECOVERY_MS));
         let spread = spread_ms.map_or(fallback::SPREAD, Duration::from_millis);
-        let fallback = Some(fallback::FallbackArgs { calls, recovery, spread, json });
+        let fallback = Some(fallback::FallbackArgs { calls, recovery, only, spread, json });
         return Ok(Args { runs: Vec::new(), repeat, json, open_files, fallback });
     }
-    if recovery_ms.is_some() || spread_ms.is_some() {
-        return Err(format!("`--recovery-ms` and `--spread-ms` need `--fallback`\n{USAGE}"));
+    if recovery_ms.is_some() || spread_ms.is_some() || only.is_some() {
+        return Err(format!("`--recovery-ms`, `--spread-ms` and `--only` need `--fallback`\n{USAGE}"));
     }
     let full = calls.is_none() && errors.is_none() && bucket.is_none();
     let sizes = calls.map_or(vec![1_000, 10_000], |n| vec![n]);

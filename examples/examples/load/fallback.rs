@@ -48,6 +48,8 @@ pub(super) struct FallbackArgs {
     pub(super) calls: Option<usize>,
     /// When the recovery run's outage ends.
     pub(super) recovery: Duration,
+    /// `--only outage|wobble|recovery`: that kind of run alone.
+    pub(super) only: Option<&'static str>,
     /// The outage and wobble runs start their execs evenly over this.
     pub(super) spread: Duration,
     pub(super) json: bool,
@@ -60,7 +62,19 @@ enum Kind {
     Recovery,
 }
 
+/// The values of `--only`.
+pub(super) const KINDS: [&str; 3] = ["outage", "wobble", "recovery"];
+
 impl Kind {
+    /// Its value of `--only`.
+    fn flag(self) -> &'static str {
+        match self {
+            Kind::Outage => KINDS[0],
+            Kind::Wobble => KINDS[1],
+            Kind::Recovery => KINDS[2],
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Kind::Outage => "outage",
@@ -367,6 +381,7 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
     let mut plan: Vec<(Kind, usize)> = sizes.iter().map(|&n| (Kind::Outage, n)).collect();
     plan.push((Kind::Wobble, wobble));
     plan.push((Kind::Recovery, 0));
+    plan.retain(|(kind, _)| args.only.is_none_or(|only| only == kind.flag()));
     warm_up().await?;
     let mut runs = Vec::new();
     for (kind, calls) in plan {
