@@ -462,5 +462,74 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
             run.flapped
         );
     }
+    println!("\nthe issue's goals, breaker on:");
+    for (goal, passed) in goals(&runs) {
+        println!("  {}: {goal}", if passed { "PASS" } else { "FAIL" });
+    }
     Ok(())
+}
+
+/// Under a full outage at N = 200, the primary gets at most this many requests.
+const OUTAGE_200_LIMIT: usize = 60;
+
+/// At N = 1 000, at most this many more than at N = 200 ("a few dozen").
+const OUTAGE_1000_MORE: usize = 60;
+
+/// Once open, a fallback exec may take at most this much longer than one on the secondary alone.
+const ADDED_LIMIT: Duration = Duration::from_millis(1);
+
+/// The goals for the breaker, checked on the runs made with it on (a goal whose runs were
+/// not made is left out).
+fn goals(runs: &[Run]) -> Vec<(String, bool)> {
+    let on = |kind: Kind, calls: Option<usize>| {
+        runs.iter().find(|run| run.breaker_on && run.kind == kind && calls.is_none_or(|calls| run.calls == calls))
+    };
+    let mut goals = Vec::new();
+    let all = runs.iter().all(|run| run.errors == 0);
+    goals.push((format!("every call of every run answered ({} runs)", runs.len()), all));
+    let outage_200 = on(Kind::Outage, Some(200)).map(|run| run.primary_requests);
+    if let Some(requests) = outage_200 {
+        let text = format!("full outage, 200 execs: {requests} requests to the primary (at most {OUTAGE_200_LIMIT})");
+        goals.push((text, requests <= OUTAGE_200_LIMIT));
+    }
+    if let (Some(base), Some(run)) = (outage_200, on(Kind::Outage, Some(1_000))) {
+        let text = format!(
+            "full outage, 1 000 execs: {} requests to the primary (at most {OUTAGE_1000_MORE} more than the {base} at 200)",
+            run.primary_requests
+        );
+        goals.push((text, run.primary_requests <= base + OUTAGE_1000_MORE));
+    }
+    for run in runs.iter().filter(|run| run.breaker_on) {
+        let Some(s) = &run.sequential else { continue };
+        let added = s.p50.saturating_sub(s.alone_p50);
+        let text = format!(
+            "once open after {} execs, {:+.0} µs per call (p50) against the secondary alone (under {} µs)",
+            run.calls,
+            us(s.p50) - us(s.alone_p50),
+            us(ADDED_LIMIT)
+        );
+        goals.push((text, added < ADDED_LIMIT && s.primary_requests == 0));
+    }
+    if let Some(run) = on(Kind::Wobble, None) {
+        let text = format!(
+            "30 % wobble, {} execs: the breaker {}; {} answered on the primary, {} on the secondary",
+            run.calls,
+            transitions_text(run),
+            run.on_primary,
+            run.on_secondary
+        );
+        goals.push((text, run.transitions.is_empty()));
+    }
+    if let Some(run) = on(Kind::Recovery, None) {
+        // The probe: the next exec after the open period (one every 10 ms) and its answer, with
+        // room for the machine's delays.
+        let limit = BreakerSettings::standard().open_for() + RECOVERY_EVERY * 10;
+        let text = format!(
+            "recovery: back on the primary {} after the outage ended (within one open period plus a probe: {} ms)",
+            run.back_after.map_or_else(|| "NEVER".to_owned(), |at| format!("{} ms", at.as_millis())),
+            limit.as_millis()
+        );
+        goals.push((text, run.back_after.is_some_and(|after| after <= limit) && run.flapped == 0));
+    }
+    goals
 }
