@@ -1,4 +1,4 @@
-//! A provider's bad hour, in four seconds: fallback from one provider to another, and the circuit
+//! A provider's bad hour, in under five seconds: fallback from one provider to another, and the circuit
 //! breaker that spares the one that is down and brings the traffic back when it recovers (no API
 //! key, no network).
 //!
