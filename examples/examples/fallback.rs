@@ -1,6 +1,6 @@
-//! A provider's bad hour, in under five seconds: fallback from one provider to another, and the circuit
-//! breaker that spares the one that is down and brings the traffic back when it recovers (no API
-//! key, no network).
+//! A provider's bad hour, in under five seconds: fallback from one provider to another, and the
+//! circuit breaker that spares the one that is down and brings the traffic back when it recovers
+//! (no API key, no network).
 //!
 //! Two embedded chaos servers on 127.0.0.1: the primary speaks Chat Completions and has a scripted
 //! outage (every request a 503 from 0.6 s to 2.6 s after the start), the secondary speaks
