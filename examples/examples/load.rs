@@ -31,6 +31,15 @@
 //! 10 000 concurrent connections need about 20 000 file descriptors (both ends are in this
 //! process): the open-files limit is raised at start, and the output says when it could not be
 //! raised enough. `--open-files LIMIT` sets it instead, to see what too low a limit does.
+//!
+//! `--fallback` runs another matrix instead: a primary in a full outage, in a 30 % wobble, and
+//! recovering, with a healthy secondary (`Runtime::with_fallback`), the circuit breaker on and off
+//! (see `load/fallback.rs`):
+//!
+//! ```text
+//! cargo run --release --example load -- --fallback                 # outage at 200 and 1 000, wobble, recovery
+//! cargo run --release --example load -- --fallback --calls 1000 --spread-ms 500 --recovery-ms 5000 --json
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -42,6 +51,9 @@ use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::{ExecError, OpenAiProvider, Reply, RetryPolicy, Runtime};
 use serde_json::{Value, json};
+
+#[path = "load/fallback.rs"]
+mod fallback;
 
 const POLICY_SESSION_MS: u64 = 20;
 const POLICY_EXEC_MS: u64 = 30;
@@ -71,8 +83,12 @@ const BUCKET_RETRIES: u64 = 100;
 /// In a wobble, at least this share of the calls must be answered.
 const WOBBLE_ANSWERED: f64 = 0.999;
 
-const USAGE: &str =
-    "usage: load [--calls N] [--errors PERCENT] [--bucket on|off] [--repeat R] [--json] [--open-files LIMIT]";
+const USAGE: &str = "usage: load [--calls N] [--errors PERCENT] [--bucket on|off] [--repeat R] [--json] [--open-files \
+     LIMIT]\n       load --fallback [--only outage|wobble|recovery] [--calls N] [--spread-ms MS] \
+     [--recovery-ms MS] [--json]";
+
+/// When the fallback mode's recovery run ends its outage, by default.
+const RECOVERY_MS: u64 = 5_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Config {
@@ -93,10 +109,21 @@ struct Args {
     repeat: u32,
     json: bool,
     open_files: Option<u64>,
+    /// `--fallback`: the fallback matrix instead.
+    fallback: Option<fallback::FallbackArgs>,
+}
+
+/// A number of milliseconds from `least` to 60 000 (a minute: a run never waits longer).
+fn milliseconds(flag: &str, text: &str, least: u64) -> Result<u64, String> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|ms| (least..=60_000).contains(ms))
+        .ok_or(format!("`{flag} {text}`: not a number of ms from {least} to 60000"))
 }
 
 fn parse_args() -> Result<Args, String> {
     let (mut calls, mut errors, mut bucket, mut json, mut open_files, mut repeat) = (None, None, None, false, None, 1);
+    let (mut fallback, mut recovery_ms, mut spread_ms, mut only) = (false, None, None, None);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("`{name}` needs a value\n{USAGE}"));
@@ -139,12 +166,39 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or(format!("`--repeat {text}`: not a positive number"))?;
             }
             "--json" => json = true,
+            "--fallback" => fallback = true,
+            "--only" => {
+                let text = value("--only")?;
+                let kinds = fallback::KINDS;
+                only = Some(
+                    kinds
+                        .into_iter()
+                        .find(|kind| *kind == text)
+                        .ok_or(format!("`--only {text}`: use one of {}", kinds.join(", ")))?,
+                );
+            }
+            "--spread-ms" => spread_ms = Some(milliseconds("--spread-ms", &value("--spread-ms")?, 0)?),
+            "--recovery-ms" => recovery_ms = Some(milliseconds("--recovery-ms", &value("--recovery-ms")?, 1)?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
             }
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
+    }
+    if fallback {
+        if errors.is_some() || bucket.is_some() || repeat > 1 {
+            return Err(format!(
+                "`--fallback` takes `--only`, `--calls`, `--spread-ms`, `--recovery-ms` and `--json`\n{USAGE}"
+            ));
+        }
+        let recovery = Duration::from_millis(recovery_ms.unwrap_or(RECOVERY_MS));
+        let spread = spread_ms.map_or(fallback::SPREAD, Duration::from_millis);
+        let fallback = Some(fallback::FallbackArgs { calls, recovery, only, spread, json });
+        return Ok(Args { runs: Vec::new(), repeat, json, open_files, fallback });
+    }
+    if recovery_ms.is_some() || spread_ms.is_some() || only.is_some() {
+        return Err(format!("`--recovery-ms`, `--spread-ms` and `--only` need `--fallback`\n{USAGE}"));
     }
     let full = calls.is_none() && errors.is_none() && bucket.is_none();
     let sizes = calls.map_or(vec![1_000, 10_000], |n| vec![n]);
@@ -165,7 +219,7 @@ fn parse_args() -> Result<Args, String> {
         runs.push(Config { calls: 10_000, errors: 30, bucket_off: true });
     }
     runs.sort();
-    Ok(Args { runs, repeat, json, open_files })
+    Ok(Args { runs, repeat, json, open_files, fallback: None })
 }
 
 /// The seeded scenario: `calls * 12` steps, each a 503 with probability `errors` %, then `ok`.
@@ -691,13 +745,19 @@ fn open_files(_needed: u64, _exact: Option<u64>) -> OpenFiles {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let args = match parse_args() {
+    let mut args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
             eprintln!("{message}");
             std::process::exit(2);
         }
     };
+    if let Some(fallback) = args.fallback.take() {
+        let largest = fallback.calls.unwrap_or(1_000) as u64;
+        let open_files = open_files(4 * largest + 256, args.open_files);
+        eprintln!("{}", open_files.note);
+        return fallback::main(fallback).await;
+    }
     let largest = args.runs.iter().map(|config| config.calls).max().unwrap_or(0) as u64;
     let open_files = open_files(2 * largest + 256, args.open_files);
     // In JSON mode stdout holds the JSON lines only.
