@@ -288,7 +288,8 @@ fn thirty_one_fallbacks_run_and_one_more_is_a_usage_error() {
         "error: --fallback-provider is given 32 times, and a runtime has at most 31 fallbacks (its targets \
          are at most 32, the primary included)\n"
     );
-    // One fewer is a runtime of 32 targets, each tried once (port 9 refuses every connection).
+    // One fewer is a runtime of 32 targets, each tried once (port 9 refuses every connection); the
+    // targets of one wire and model are told apart by their position.
     let mut args = strings(&["ask", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "1", "--session-retries"]);
     args.extend(strings(&["0", "--json"]));
     args.extend(strings(&one.repeat(agentic_runtime::MAX_TARGETS - 1)));
@@ -296,7 +297,7 @@ fn thirty_one_fallbacks_run_and_one_more_is_a_usage_error() {
     let output = agentic(&args, &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!((json["calls"].as_u64(), json["target"].as_str()), (Some(32), Some("openai/gpt-4o-mini")), "{json}");
+    assert_eq!((json["calls"].as_u64(), json["target"].as_str()), (Some(32), Some("openai/gpt-4o-mini#32")), "{json}");
     assert_eq!(verdicts(&json).iter().filter(|verdict| **verdict == "fallback").count(), 31, "{json}");
 }
 
