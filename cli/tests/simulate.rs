@@ -212,18 +212,23 @@ fn an_invalid_policy_prints_exactly_the_policy_error() {
 }
 
 #[test]
-fn retry_after_is_a_floor_on_both_layers() {
-    // Layer 1: 5 s asked, 2 s computed.
-    let output = result(json!({"outcomes": [{"error_message": "overloaded", "retry_after_ms": 5000}]}));
+fn retry_after_is_the_wait_on_both_layers() {
+    // Layer 1: 5 s asked, 2 s computed: the server's 5 s.
+    let output =
+        result(json!({"policy": exact(), "outcomes": [{"error_message": "overloaded", "retry_after_ms": 5000}]}));
     assert_eq!(sleeps(&output), [5000]);
     assert_eq!(output["elapsed_ms"], 5000);
-    // A shorter hint leaves the schedule alone.
+    // A shorter hint is the wait too: the server said when.
     let output =
         result(json!({"policy": exact(), "outcomes": [{"error_message": "overloaded", "retry_after_ms": 500}]}));
-    assert_eq!(sleeps(&output), [2000]);
+    assert_eq!(sleeps(&output), [500]);
     // Layer 2: layer 1 does not retry this text; layer 2 waits 5 s instead of 1.5 s.
-    let output = result(json!({"outcomes": [{"error_message": "something odd", "retry_after_ms": 5000}]}));
+    let output =
+        result(json!({"policy": exact(), "outcomes": [{"error_message": "something odd", "retry_after_ms": 5000}]}));
     assert_eq!((output["calls"].as_u64(), sleeps(&output)), (Some(2), vec![5000]));
+    // With jitter (the default), only above the wait and at most a quarter of it.
+    let output = result(json!({"outcomes": [{"error_message": "overloaded", "retry_after_ms": 5000}]}));
+    assert!((5000..=6250).contains(&sleeps(&output)[0]), "{output}");
 }
 
 #[test]

@@ -86,6 +86,29 @@ impl Schedule {
             .unwrap_or(Duration::MAX)
     }
 
+    /// The wait after a failure whose server named it (`hint`: Retry-After, `retry-after-ms`,
+    /// Google's `RetryInfo`, "try again in 2 s"): the hint itself, and with any jitter but
+    /// [`Jitter::None`] up to a quarter more, only above it, so that clients told the same instant do
+    /// not all come back at it. `max_delay_ms` does not cut it: the server said when; the caller
+    /// refuses a hint above `retry_after_cap_ms` or past the deadline instead.
+    pub fn after_hint(&mut self, hint: Duration, rng: &mut Rng) -> Duration {
+        let delay = match self.jitter {
+            Jitter::None => hint,
+            _ => hint.checked_add(rng.between(Duration::ZERO, hint / 4)).unwrap_or(Duration::MAX),
+        };
+        self.previous = delay;
+        delay
+    }
+
+    /// The wait before step `index`: the server's hint when it named one
+    /// ([`Schedule::after_hint`]), else the schedule's own delay ([`Schedule::delay`]).
+    pub fn wait(&mut self, index: u32, hint: Option<Duration>, rng: &mut Rng) -> Duration {
+        match hint {
+            Some(hint) => self.after_hint(hint, rng),
+            None => self.delay(index, rng),
+        }
+    }
+
     /// The delay of step `index`: nominal, jittered, then capped.
     pub fn delay(&mut self, index: u32, rng: &mut Rng) -> Duration {
         let nominal = self.nominal(index);

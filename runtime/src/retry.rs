@@ -98,8 +98,8 @@ impl<'a> RetryState<'a> {
         }
     }
 
-    /// Whether a retry may be made, and after how long: the budget's caps and deadlines, with the
-    /// server's hint as a floor. The runtime's retry budget is asked after the wait
+    /// Whether a retry may be made, and after how long: the budget's caps and deadlines over
+    /// `computed` (the schedule's delay, or the server's wait when it named one). The runtime's retry budget is asked after the wait
     /// ([`RetryState::retry_after`]), when the calls that succeeded meanwhile have been counted.
     pub(crate) fn permit_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
         // The backoff and the time to come count from here if nothing read the clock before.
@@ -333,7 +333,7 @@ impl RetryState<'_> {
             let kind = if rejected { ExecErrorKind::InvalidResult } else { ExecErrorKind::Exhausted };
             return Next::Stop(kind, None);
         }
-        let computed = schedule.delay(index, &mut self.rng);
+        let computed = schedule.wait(index, hint, &mut self.rng);
         let delay = match self.permit_retry(computed, hint).and_then(|delay| self.open_past(delay)) {
             Ok(delay) => delay,
             Err(refusal) => return self.refused(error, usage, refusal),

@@ -163,7 +163,7 @@ async fn retry_after_failed_call(
     } else if retry >= limit {
         (Verdict::RetriesExhausted, Why::TriesUsed { rule, layer: Layer::Session, limit })
     } else {
-        let computed = schedule.delay(retry, &mut run.state.rng);
+        let computed = schedule.wait(retry, hint, &mut run.state.rng);
         match run.state.permit_retry(computed, hint).and_then(|delay| run.state.open_past(delay)) {
             Ok(delay) => {
                 let retry = run.state.retry_after(Layer::Session, error.clone(), message.usage, rule, delay);

@@ -31,7 +31,7 @@ async fn runtime(scenario: Scenario) -> (ChaosServer, Runtime) {
 
 /// A per-minute limit worded as quota ("You exceeded your current quota"): no `Retry-After` header and
 /// no "retry in" in the text, only `RetryInfo` in the body. The server said when to come back, so it
-/// is retried (docs/design.md §4 rule 4), after at least what it asked (a hint is a floor, §8).
+/// is retried (docs/design.md §4 rule 4), after at least what it asked (a hint is the wait, jittered only above it, §8).
 #[tokio::test(start_paused = true)]
 async fn retry_info_is_the_servers_hint() {
     let limited = Step::http_error(429).body(gemini_429("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "34s"));

@@ -70,7 +70,7 @@ async fn a_timeout_is_a_retryable_failure() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn retry_after_is_a_floor_on_the_delay() {
+async fn the_servers_wait_is_the_delay_not_a_floor_under_the_schedule() {
     let provider = ScriptedProvider::new([
         Step::http(429, "slow down").with_retry_after(Duration::from_secs(7)),
         Step::http(429, "slow down").with_retry_after(Duration::from_millis(100)),
@@ -78,15 +78,32 @@ async fn retry_after_is_a_floor_on_the_delay() {
     ]);
     let policy = RetryPolicy::new().with_jitter(Jitter::None);
     let reply = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap();
-    // 7 s beats the 2 s of the schedule; 100 ms does not beat 4 s.
-    assert_eq!(sleeps(reply.decisions()), [7000, 4000]);
+    // The server named the wait: 7 s instead of the schedule's 2 s, and 100 ms instead of its 4 s.
+    assert_eq!(sleeps(reply.decisions()), [7000, 100]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn jitter_goes_only_above_the_servers_wait_and_at_most_a_quarter_of_it() {
+    let mut delays = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let provider = ScriptedProvider::new([
+            Step::http(429, "slow down").with_retry_after(Duration::from_secs(4)),
+            Step::ok("done"),
+        ]);
+        let reply = Runtime::new(provider).with_jitter_seed(seed).exec("hi").await.unwrap();
+        let slept = sleeps(reply.decisions())[0];
+        assert!((4_000..=5_000).contains(&slept), "seed {seed}: {slept} ms");
+        delays.insert(slept);
+    }
+    assert!(delays.len() > 50, "spread over the quarter above the wait: {delays:?}");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_hint_in_the_text_counts_when_no_header_gives_one() {
     let provider =
         ScriptedProvider::new([Step::error("Rate limit reached. Please try again in 12.5s."), Step::ok("ok")]);
-    let reply = Runtime::new(provider).exec("hi").await.unwrap();
+    let policy = RetryPolicy::new().with_jitter(Jitter::None);
+    let reply = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap();
     assert_eq!(sleeps(reply.decisions()), [12_500]);
 }
 
@@ -105,7 +122,11 @@ async fn a_hint_above_the_cap_ends_the_exec_at_once_saying_so() {
 async fn a_hint_past_the_deadline_ends_the_exec_at_once() {
     let provider = ScriptedProvider::new([Step::http(429, "slow down").with_retry_after(Duration::from_secs(40))])
         .with_fallback(Step::ok("never"));
-    let policy = RetryPolicy::new().with_max_retries(2).with_session_retries(1).with_budget_ms(Some(30_000));
+    let policy = RetryPolicy::new()
+        .with_max_retries(2)
+        .with_session_retries(1)
+        .with_budget_ms(Some(30_000))
+        .with_jitter(Jitter::None);
     let error = Runtime::new(provider.clone()).exec_with(&policy, "hi").await.unwrap_err();
     assert_eq!(provider.calls(), 1);
     assert_eq!(error.kind(), ExecErrorKind::Budget);

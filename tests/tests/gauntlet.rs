@@ -257,12 +257,14 @@ async fn every_fault_on_every_wire_through_exec_and_the_attribute() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retry_after_is_a_floor_and_a_wait_above_the_cap_is_refused() {
+async fn retry_after_is_the_wait_and_a_wait_above_the_cap_is_refused() {
     for wire in wires::all() {
         let floor = || Scenario::new().then(Step::http_error(429).retry_after_ms(40)).otherwise(Step::ok("waited"));
         let run_floor = run(wire, Path::Exec, floor()).await;
         let reply = run_floor.outcome.unwrap_or_else(|error| panic!("{wire}: answers after the wait, got {error}"));
-        assert_eq!(reply.decisions()[0].delay, Some(Duration::from_millis(40)), "{wire}");
+        // The server's 40 ms, with jitter only above it and at most a quarter of it.
+        let delay = reply.decisions()[0].delay.expect("a retry's delay");
+        assert!((Duration::from_millis(40)..=Duration::from_millis(50)).contains(&delay), "{wire}: {delay:?}");
         assert!(reply.elapsed() >= Duration::from_millis(40), "{wire}");
 
         // The header in seconds is read too: a cap below it refuses the wait at once, so the test

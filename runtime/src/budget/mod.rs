@@ -223,8 +223,9 @@ impl<'p> Budget<'p> {
         Some(CallLimit { at: Some(now.checked_add(limit)?), limit, bound, setting_ms: self.setting_ms(bound) })
     }
 
-    /// The wait before the next call, or why no next call may be made. The server's hint is a floor on
-    /// the computed delay; a hint above `retry_after_cap_ms` or past a deadline ends the exec.
+    /// The wait before the next call, or why no next call may be made. `computed` is the schedule's
+    /// delay or, when the server named one, its wait jittered above it (`Schedule::wait`), never below
+    /// the hint; a hint above `retry_after_cap_ms` or past a deadline ends the exec.
     pub(crate) fn plan_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
         match self.refusal(computed, hint) {
             None => Ok(computed.max(hint.unwrap_or(Duration::ZERO))),
@@ -253,7 +254,7 @@ impl<'p> Budget<'p> {
             return Some(Refusal::RetryAfterCap { asked, cap });
         }
         let wait = computed.max(hint.unwrap_or(Duration::ZERO));
-        self.deadline_refusal(wait, hint.is_some_and(|hint| hint >= computed))
+        self.deadline_refusal(wait, hint.is_some())
     }
 
     /// Why a call may not start after `wait`: it would start at or past the nearest deadline.

@@ -41,7 +41,7 @@ pub struct Classification {
     pub action: ExecAction,
     /// Why: the rule that judged it (a classifier's, or your own words).
     pub reason: Rule,
-    /// The server's requested wait, a floor on the next delay.
+    /// The server's requested wait: the next wait, jittered only above it (docs/design.md §8).
     pub retry_after: Option<Duration>,
     /// The failure was a timeout (for the caller's records: the retry rules judge it as any other
     /// failure with the same action).
