@@ -481,6 +481,9 @@ mod tests {
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
         let _guard = tracing::subscriber::set_default(subscriber);
+        // The other tests of this binary run on other threads with no subscriber: a log line's
+        // interest they cached while this one was being set would drop its lines here.
+        tracing::callsite::rebuild_interest_cache();
         let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 25).await;
