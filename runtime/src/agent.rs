@@ -12,6 +12,7 @@ use tokio::time::{Instant, Sleep};
 use crate::budget::CallLimit;
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
+use crate::pace::RateLimits;
 use crate::policy::rules::{format_ms, millis};
 use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 use crate::telemetry::{self, FirstChunk};
@@ -64,6 +65,9 @@ pub(crate) fn run_within<'a>(
 pub(crate) struct CallMeta {
     usage: Option<crate::Usage>,
     clock: CallClock,
+    /// The rate limits the response stated, and when it came (boxed: most servers state none, and
+    /// every call's future holds this).
+    limits: Option<Box<(RateLimits, Instant)>>,
 }
 
 /// What the call's clock saw: one borrow of it in the call's future, for both.
@@ -112,6 +116,11 @@ impl CallMeta {
     /// it did, and when its first content came. `drive` puts the usage on the messages it makes;
     /// an error raised while streaming gets it here. The answer passes through unchanged (not
     /// moved again for the usage).
+    /// The rate limits the call's response stated, and when it came; taken once.
+    pub(crate) fn take_limits(&mut self) -> Option<Box<(RateLimits, Instant)>> {
+        self.limits.take()
+    }
+
     pub(crate) fn finish(
         self,
         outcome: Result<AssistantMessage, ModelError>,
@@ -247,7 +256,7 @@ async fn drive(
     call: Option<CallDeadline>,
     meta: &mut CallMeta,
 ) -> Result<AssistantMessage, ModelError> {
-    let CallMeta { usage: meta_usage, clock } = meta;
+    let CallMeta { usage: meta_usage, clock, limits } = meta;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
     let mut progress =
@@ -287,6 +296,7 @@ async fn drive(
             }
             StreamEvent::Usage(usage) => *meta_usage = Some(usage),
             StreamEvent::Model(model) => telemetry::record_response_model(&model),
+            StreamEvent::RateLimits(stated) => *limits = Some(Box::new((stated, Instant::now()))),
             // Once content flows, only content resets the idle clock.
             StreamEvent::Heartbeat if !progress.started => {
                 progress.beating = true;

@@ -62,6 +62,7 @@ pub mod message;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
+pub mod pace;
 pub mod policy;
 mod prompt;
 pub mod provider;

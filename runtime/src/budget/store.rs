@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use super::breaker::{BreakerSettings, CallOutcome, Recorded, SharedAdmission};
 use super::quota::RetryQuota;
+use crate::pace::{Demand, PaceRefused, RateLimits, Reserved};
 
 /// How long the runtime works without a shared store that failed before it asks the store again,
 /// unless the store says otherwise ([`SharedStore::offline_backoff`]): 10 s.
@@ -37,6 +38,12 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// lets the call go ([`breaker_admit`](SharedStore::breaker_admit)), and counts each call's outcome
 /// in it ([`breaker_record`](SharedStore::breaker_record)). A store that does not implement them
 /// keeps no breakers: each process keeps its own.
+///
+/// The pacer (`Runtime::with_pacing`) shares its buckets the same way: every response's rate
+/// limits go to the store ([`pace_learn`](SharedStore::pace_learn)), every call reserves what it
+/// needs there ([`pace_reserve`](SharedStore::pace_reserve)) on the store's clock, and gives back
+/// what it did not use ([`pace_settle`](SharedStore::pace_settle)): one limit per key for the
+/// fleet, not one per process. A store that does not implement them leaves pacing to each process.
 pub trait SharedStore: Send + Sync + 'static {
     /// Counts one successful model call in the window of `scope`.
     fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()>;
@@ -93,6 +100,49 @@ pub trait SharedStore: Send + Sync + 'static {
     ) -> StoreFuture<'a, Option<Recorded>> {
         let _ = (key, outcome, probe, settings);
         Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Takes in the rate limits a response for `scope` stated, received now (each limit's `reset`
+    /// counts from now on the store's clock), by the rules of the in-process pacer: a limit's size
+    /// and rate are the server's, its level the lower of the store's and the server's. `false`
+    /// when this store keeps no pacer.
+    ///
+    /// # Default
+    ///
+    /// `false`: this store keeps no pacer.
+    fn pace_learn<'a>(&'a self, scope: &'a str, limits: &'a RateLimits) -> StoreFuture<'a, bool> {
+        let _ = (scope, limits);
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// Reserves `demand` in every limit the store knows for `scope`, if the wait for them is
+    /// shorter than `left` (the time before the caller's deadline, `None`: no deadline): the
+    /// reservation, or why not (nothing reserved then). `None` when this store keeps no pacer or
+    /// knows no limit of `scope` (the process paces by its own then).
+    ///
+    /// # Default
+    ///
+    /// `None`: this store keeps no pacer.
+    fn pace_reserve<'a>(
+        &'a self,
+        scope: &'a str,
+        demand: &'a Demand,
+        left: Option<Duration>,
+    ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
+        let _ = (scope, demand, left);
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Reconciles a call of `scope` that reserved `reserved` and used `used` (its counted tokens):
+    /// each token limit gets `reserved - used` back (less than zero: takes more), up to its size.
+    /// Requests are not given back: the call was sent.
+    ///
+    /// # Default
+    ///
+    /// Nothing: this store keeps no pacer.
+    fn pace_settle<'a>(&'a self, scope: &'a str, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
+        let _ = (scope, reserved, used);
+        Box::pin(std::future::ready(Ok(())))
     }
 }
 

@@ -200,6 +200,10 @@ pub enum StreamEvent {
     /// the idle clock. A wire whose server may say nothing while a reasoning model thinks (Chat
     /// Completions) sends none, and its first content has `first_token_timeout_ms` alone.
     Heartbeat,
+    /// The rate limits the server stated on this call's response (its headers), successes and
+    /// failures alike: the runtime paces the scope's later calls by them (`Runtime::with_pacing`).
+    /// HTTP providers send it first, before any other event, when the response carries any.
+    RateLimits(crate::pace::RateLimits),
     /// The provider sent an error event; it becomes the final message as it is.
     Error {
         /// The event's text, as sent (possibly empty).

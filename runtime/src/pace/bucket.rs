@@ -1,0 +1,227 @@
+//! One limit's bucket: it refills continuously at the limit's rate, up to its size; a call takes
+//! its need from it, and a call that finds too little reserves its need anyway (the level goes
+//! below zero) and waits until the refill has paid for it, so that later callers wait behind it.
+//!
+//! The same rules run in Lua for a fleet (`RedisStore`); a change here is a change there.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::limits::Limit;
+
+/// How long a limit takes to refill from empty when nothing says otherwise: a minute, the window of
+/// every per-minute limit the providers state (RPM, TPM).
+pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
+
+/// The longest wait a bucket computes (a day): a limit of 1 a minute and a call of a million tokens
+/// would otherwise overflow the clocks. Every deadline is shorter.
+const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// One limit's state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Bucket {
+    /// The bucket's size.
+    size: f64,
+    /// What is in it at `at`; below zero while callers wait for what they reserved.
+    level: f64,
+    /// Refill per second.
+    rate: f64,
+    at: Instant,
+    /// When the server said the limit is full again, and what was taken since it said so: the
+    /// level at that instant is at least `size - taken`, whatever the rate.
+    full_at: Option<Instant>,
+    taken: f64,
+}
+
+impl Bucket {
+    /// A bucket of `size` that is full at `now` and refills in `window`.
+    pub(crate) fn full(size: u64, window: Duration, now: Instant) -> Self {
+        let size = size.max(1) as f64;
+        Self { size, level: size, rate: size / secs(window), at: now, full_at: None, taken: 0.0 }
+    }
+
+    /// A bucket learnt from `limit`, stated by a response received at `received`.
+    pub(crate) fn learnt(limit: &Limit, received: Instant, now: Instant) -> Self {
+        let mut bucket = Self::full(limit.limit, DEFAULT_WINDOW, received);
+        bucket.rate = rate_of(limit).unwrap_or(bucket.rate);
+        bucket.level = limit.remaining as f64;
+        bucket.full_at = received.checked_add(limit.reset);
+        bucket.refill(now);
+        bucket
+    }
+
+    /// Takes in what a response received at `received` stated: the limit's size and rate are the
+    /// server's; the level is the lower of this bucket's and the server's (a call this process
+    /// reserved may not have reached the server yet; another process's call may have).
+    pub(crate) fn learn(&mut self, limit: &Limit, received: Instant, now: Instant) {
+        self.refill(now);
+        let server = Self::learnt(limit, received, now);
+        self.size = server.size;
+        self.rate = rate_of(limit).unwrap_or(self.rate);
+        self.level = self.level.min(server.level);
+        self.full_at = server.full_at;
+        self.taken = 0.0;
+    }
+
+    /// Moves the bucket to `now`: the refill since, up to its size; at the server's reset, at
+    /// least its size less what was taken since the server said so.
+    pub(crate) fn refill(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.at);
+        self.level = (self.level + self.rate * elapsed.as_secs_f64()).min(self.size);
+        if self.full_at.is_some_and(|full| full <= now) {
+            self.level = self.level.max(self.size - self.taken);
+            self.full_at = None;
+        }
+        self.at = self.at.max(now);
+    }
+
+    /// How long after `now` a call that needs `need` may go, behind every call that reserved
+    /// before it; never past the server's reset when the bucket then holds the need.
+    pub(crate) fn wait_for(&mut self, need: u64, now: Instant) -> Duration {
+        self.refill(now);
+        // A call larger than the bucket goes once it is full: it can never find more.
+        let need = (need as f64).min(self.size);
+        let short = need - self.level;
+        if short <= 0.0 {
+            return Duration::ZERO;
+        }
+        let by_rate = Duration::try_from_secs_f64(short / self.rate).unwrap_or(MAX_WAIT).min(MAX_WAIT);
+        match self.full_at {
+            Some(full) if self.size - self.taken >= need => by_rate.min(full.saturating_duration_since(now)),
+            _ => by_rate,
+        }
+    }
+
+    /// Takes `need` (the bucket was moved to now by [`Bucket::wait_for`]).
+    pub(crate) fn take(&mut self, need: u64) {
+        let need = (need as f64).min(self.size);
+        self.level -= need;
+        self.taken += need;
+    }
+
+    /// Gives back `amount` (a call needed less than reserved; negative: more), up to the size.
+    pub(crate) fn give_back(&mut self, amount: f64) {
+        self.level = (self.level + amount).min(self.size);
+        self.taken = (self.taken - amount).max(0.0);
+    }
+
+    /// How long after `now` the server said the limit is full again.
+    pub(crate) fn resets_in(&self, now: Instant) -> Option<Duration> {
+        self.full_at.map(|full| full.saturating_duration_since(now))
+    }
+
+    /// The bucket's size.
+    pub(crate) fn size(&self) -> u64 {
+        self.size as u64
+    }
+
+    /// What is in it at the last move (below zero while callers wait).
+    #[cfg(test)]
+    pub(crate) fn level(&self) -> f64 {
+        self.level
+    }
+}
+
+/// The refill rate `limit` implies, per second: its size over its window, the window stated or
+/// derived from the reset (what was used refills by then); `None` when neither tells (a full limit
+/// without a window, or a reset of zero).
+fn rate_of(limit: &Limit) -> Option<f64> {
+    let size = limit.limit.max(1) as f64;
+    if let Some(window) = limit.window {
+        return Some(size / secs(window));
+    }
+    let used = limit.limit.saturating_sub(limit.remaining) as f64;
+    (used > 0.0 && !limit.reset.is_zero()).then(|| used / limit.reset.as_secs_f64())
+}
+
+/// `duration` in seconds, at least a millisecond (a rate over zero time is no rate).
+fn secs(duration: Duration) -> f64 {
+    duration.as_secs_f64().max(0.001)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_bucket_admits_then_waits_at_its_rate_in_arrival_order() {
+        let now = Instant::now();
+        let mut bucket = Bucket::full(120, DEFAULT_WINDOW, now);
+        for _ in 0..120 {
+            assert_eq!(bucket.wait_for(1, now), Duration::ZERO);
+            bucket.take(1);
+        }
+        // 2 a second: each later caller waits half a second more than the one before.
+        let waits: Vec<Duration> = (0..3)
+            .map(|_| {
+                let wait = bucket.wait_for(1, now);
+                bucket.take(1);
+                wait
+            })
+            .collect();
+        assert_eq!(waits, [S / 2, S, S * 3 / 2]);
+        assert_eq!(bucket.level(), -3.0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_rate_is_the_window_stated_or_what_was_used_over_the_reset() {
+        let now = Instant::now();
+        // OpenAI: 60 of 100 left, full in 24 s: 40 in 24 s, 100 a minute.
+        let openai = Limit::new(100, 60, S * 24);
+        let mut bucket = Bucket::learnt(&openai, now, now);
+        assert_eq!(bucket.level(), 60.0);
+        bucket.take(60);
+        assert_eq!(bucket.wait_for(5, now), S * 3);
+        // Anthropic: per minute, whatever the reset says.
+        let anthropic = Limit::new(50, 0, S * 7).with_window(S * 60);
+        let mut bucket = Bucket::learnt(&anthropic, now, now);
+        assert_eq!(bucket.wait_for(1, now), Duration::from_millis(1200));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn never_past_the_servers_reset_and_a_reset_in_the_past_is_full() {
+        let now = Instant::now();
+        // 2 of 10 left, a minute's window (1 in 6 s), but full in 5 s: 18 s by the rate, 5 s by the reset.
+        let mut bucket = Bucket::learnt(&Limit::new(10, 2, S * 5).with_window(S * 60), now, now);
+        assert_eq!(bucket.wait_for(5, now), S * 5);
+        // Once 9 are taken, the reset holds 1, not the 5: the rate decides.
+        bucket.take(2);
+        bucket.take(7);
+        assert_eq!(bucket.wait_for(5, now), S * 72);
+        let mut past = Bucket::learnt(&Limit::new(10, 0, Duration::ZERO), now, now);
+        assert_eq!(past.wait_for(10, now), Duration::ZERO, "the server says it is full by now");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn learning_keeps_the_lower_level_and_a_shrunk_size() {
+        let now = Instant::now();
+        let mut bucket = Bucket::full(100, DEFAULT_WINDOW, now);
+        bucket.take(30);
+        // The server has seen only 10 of them: this process's 70 stays.
+        bucket.learn(&Limit::new(100, 90, S * 6), now, now);
+        assert_eq!(bucket.level(), 70.0);
+        // Another process used more: the server's 20 wins; then the limit shrinks to 10.
+        bucket.learn(&Limit::new(100, 20, S * 48), now, now);
+        assert_eq!(bucket.level(), 20.0);
+        bucket.learn(&Limit::new(10, 10, Duration::ZERO), now, now);
+        assert_eq!((bucket.size(), bucket.level()), (10, 10.0));
+        assert_eq!(bucket.wait_for(50, now), Duration::ZERO, "a call larger than the bucket goes once it is full");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn giving_back_refills_up_to_the_size() {
+        let now = Instant::now();
+        let mut bucket = Bucket::full(1000, DEFAULT_WINDOW, now);
+        bucket.take(900);
+        bucket.give_back(850.0);
+        assert_eq!(bucket.level(), 950.0);
+        bucket.give_back(500.0);
+        assert_eq!(bucket.level(), 1000.0);
+        bucket.give_back(-1100.0);
+        assert_eq!(bucket.level(), -100.0);
+        assert!(bucket.wait_for(1, now) <= MAX_WAIT);
+    }
+}

@@ -1,0 +1,75 @@
+//! What one call needs of each limit, and what a reservation of it came to.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::limits::LimitKind;
+use crate::policy::rules::{format_ms, millis};
+
+/// What one model call needs of each limit: one request, and the tokens estimated for it (the
+/// input from the request's text, the output from its `max_tokens` or the scope's recent answers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Demand {
+    amounts: [u64; 4],
+}
+
+impl Demand {
+    /// One request of `input` and `output` tokens (estimated).
+    pub const fn new(input: u64, output: u64) -> Self {
+        Self { amounts: [1, input.saturating_add(output), input, output] }
+    }
+
+    /// What the call needs of `kind`.
+    pub const fn of(&self, kind: LimitKind) -> u64 {
+        self.amounts[kind.index()]
+    }
+}
+
+/// A reservation the pacer granted: wait `wait`, then send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reserved {
+    /// How long the call waits before it is sent (zero: at once).
+    pub wait: Duration,
+    /// The limit that sets the wait (`None` when it is zero).
+    pub limit: Option<LimitKind>,
+    /// How long after now that limit is full again, as the server last said.
+    pub resets_in: Option<Duration>,
+}
+
+impl Reserved {
+    /// Sent at once.
+    pub const NOW: Reserved = Reserved { wait: Duration::ZERO, limit: None, resets_in: None };
+}
+
+/// A call the pacer did not admit: the wait for `limit` does not fit in the time `left` before the
+/// exec's deadline. Nothing was reserved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaceRefused {
+    /// The limit the call would wait for.
+    pub limit: LimitKind,
+    /// That limit's size, as the server stated it (or as set, `Pacing::with_requests_per_minute`).
+    pub size: u64,
+    /// The wait it would take.
+    pub wait: Duration,
+    /// The time left before the deadline.
+    pub left: Duration,
+    /// How long after now the limit is full again, when the server said.
+    pub resets_in: Option<Duration>,
+}
+
+impl fmt::Display for PaceRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the {} rate limit ({}) is used up: the wait of {} for it does not fit in the {} left",
+            self.limit,
+            self.size,
+            format_ms(millis(self.wait)),
+            format_ms(millis(self.left))
+        )?;
+        if let Some(reset) = self.resets_in {
+            write!(f, "; it is full again in {}", format_ms(millis(reset)))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,176 @@
+//! One scope's pacer: a bucket per limit its server stated (or the user set), the reservations of
+//! its callers in arrival order, and the reconciliation of each call's estimate with its usage.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::bucket::{Bucket, DEFAULT_WINDOW};
+use super::demand::{Demand, PaceRefused, Reserved};
+use super::limits::{LimitKind, RateLimits};
+use super::settings::Pacing;
+use crate::usage::Usage;
+
+/// How much of the latest answer a scope's estimate of the next one's output (without a
+/// `max_tokens`) and of its cached share takes: a fifth, so that one odd answer moves it little.
+const RECENT_WEIGHT: f64 = 0.2;
+
+/// One scope's pacer (each `Governor` has one, unless pacing is off).
+#[derive(Debug)]
+pub(crate) struct Pacer {
+    state: Mutex<State>,
+    /// Set once any limit is known: until then a call asks nothing (one load on its path).
+    active: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    buckets: [Option<Bucket>; 4],
+    cached_reads_free: bool,
+    /// The scope's recent answers: output tokens, and the share of input read from the cache.
+    recent_output: Option<f64>,
+    recent_cached_share: f64,
+}
+
+impl Pacer {
+    /// The pacer `settings` ask for, with the limits they set full from now; `None` when off.
+    pub(crate) fn new(settings: &Pacing) -> Option<Self> {
+        if !settings.is_on() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut state = State::default();
+        for kind in LimitKind::ALL {
+            if let Some(per_minute) = settings.known(kind) {
+                state.buckets[kind.index()] = Some(Bucket::full(per_minute, DEFAULT_WINDOW, now));
+            }
+        }
+        let active = state.buckets.iter().any(Option::is_some);
+        Some(Self { state: Mutex::new(state), active: AtomicBool::new(active) })
+    }
+
+    /// Whether any limit is known: a call is paced only then.
+    #[inline]
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Takes in the limits a response received at `received` stated.
+    pub(crate) fn learn(&self, limits: &RateLimits, received: Instant) {
+        if limits.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let mut state = self.lock();
+        for (kind, limit) in limits.iter() {
+            match &mut state.buckets[kind.index()] {
+                Some(bucket) => bucket.learn(limit, received, now),
+                empty => *empty = Some(Bucket::learnt(limit, received, now)),
+            }
+        }
+        state.cached_reads_free |= limits.cached_reads_free;
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// What a call of about `input` tokens (estimated from its request) will need: its output is
+    /// its `max_output` when set, else as much as the scope's recent answers, at most its
+    /// `max_output`; its input less the share the cache served recently, where cached reads are free.
+    pub(crate) fn demand(&self, input: u64, max_output: Option<u64>) -> Demand {
+        let state = self.lock();
+        let output = match (state.recent_output, max_output) {
+            (Some(recent), Some(max)) => (recent.ceil() as u64).min(max),
+            (Some(recent), None) => recent.ceil() as u64,
+            (None, Some(max)) => max,
+            (None, None) => 0,
+        };
+        let input = if state.cached_reads_free {
+            (input as f64 * (1.0 - state.recent_cached_share)).ceil() as u64
+        } else {
+            input
+        };
+        Demand::new(input, output)
+    }
+
+    /// Reserves `demand` in every known limit, if the wait for them fits in `left` (the time
+    /// before the exec's deadline): the reservation, or why not (nothing reserved then). Callers are
+    /// served in the order they reserve.
+    pub(crate) fn reserve(&self, demand: &Demand, left: Option<Duration>) -> Result<Reserved, PaceRefused> {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let mut longest: Option<(Duration, LimitKind)> = None;
+        for kind in LimitKind::ALL {
+            let Some(bucket) = &mut state.buckets[kind.index()] else { continue };
+            let wait = bucket.wait_for(demand.of(kind), now);
+            if !wait.is_zero() && longest.is_none_or(|(most, _)| wait > most) {
+                longest = Some((wait, kind));
+            }
+        }
+        let Some((wait, limit)) = longest else {
+            state.take(demand);
+            return Ok(Reserved::NOW);
+        };
+        let bucket = state.buckets[limit.index()].as_ref().expect("a bucket set the wait");
+        let resets_in = bucket.resets_in(now);
+        if let Some(left) = left.filter(|left| wait >= *left) {
+            return Err(PaceRefused { limit, size: bucket.size(), wait, left, resets_in });
+        }
+        state.take(demand);
+        Ok(Reserved { wait, limit: Some(limit), resets_in })
+    }
+
+    /// Reconciles a call's `demand` with what it used: the tokens it did not use go back (the
+    /// cached reads too, where they are free), the ones it used beyond are taken. A call without
+    /// usage (it failed) gives its tokens back: a server counts the tokens of what it answered.
+    pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
+        let mut state = self.lock();
+        let free = state.cached_reads_free;
+        let (input, output) = match usage {
+            Some(usage) => {
+                state.remember(usage);
+                let input = if free {
+                    usage.input_tokens.saturating_add(usage.cache_creation_input_tokens)
+                } else {
+                    usage.input_tokens
+                };
+                (input, usage.output_tokens)
+            }
+            None => (0, 0),
+        };
+        let used = Demand::new(input, output);
+        for kind in [LimitKind::Tokens, LimitKind::InputTokens, LimitKind::OutputTokens] {
+            if let Some(bucket) = &mut state.buckets[kind.index()] {
+                bucket.give_back(demand.of(kind) as f64 - used.of(kind) as f64);
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl State {
+    fn take(&mut self, demand: &Demand) {
+        for kind in LimitKind::ALL {
+            if let Some(bucket) = &mut self.buckets[kind.index()] {
+                bucket.take(demand.of(kind));
+            }
+        }
+    }
+
+    fn remember(&mut self, usage: &Usage) {
+        let output = usage.output_tokens as f64;
+        self.recent_output = Some(match self.recent_output {
+            Some(recent) => recent + RECENT_WEIGHT * (output - recent),
+            None => output,
+        });
+        let read = usage.cache_read_input_tokens as f64;
+        let whole = read + (usage.input_tokens + usage.cache_creation_input_tokens) as f64;
+        if whole > 0.0 {
+            let share = read / whole;
+            self.recent_cached_share += RECENT_WEIGHT * (share - self.recent_cached_share);
+        }
+    }
+}
