@@ -211,6 +211,7 @@ impl<'a> Position<'a> {
                         refusal,
                         Refusal::RetryAfterCap { .. }
                             | Refusal::RetryBudget { .. }
+                            | Refusal::RateLimit(_)
                             | Refusal::Deadline { requested_by_server: true, .. }
                     );
                     return the_targets.then(|| MoveReason::Refused(refusal.clone()));

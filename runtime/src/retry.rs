@@ -11,9 +11,10 @@ use crate::error::{ModelError, PolicyError};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::message::AssistantMessage;
+use crate::pace::Demand;
 use crate::policy::RetryPolicy;
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
-use crate::telemetry::{METRICS, int};
+use crate::telemetry::{self, METRICS, int};
 use crate::usage::{Usage, UsageTotals};
 use tracing::Span;
 
@@ -152,6 +153,36 @@ impl<'a> RetryState<'a> {
         }
     }
 
+    /// Waits until the provider's rate limits hold what the next call needs (`demand`, reserved in
+    /// arrival order with the runtime's other calls), if that fits before the deadline: a wait is
+    /// a decision of layer 1 ([`Verdict::Paced`]); one that does not fit is refused, no call made.
+    pub(crate) async fn wait_for_pace(&mut self, demand: &Demand, provider: &str) -> Result<(), Refusal> {
+        let left = self.budget.time_left();
+        let reserved = match self.governor.pace(demand, left).await {
+            Ok(reserved) => reserved,
+            Err(refused) => return Err(self.budget.refuse(Refusal::RateLimit(refused))),
+        };
+        telemetry::paced(provider, reserved.wait);
+        let (Some(limit), false) = (reserved.limit, reserved.wait.is_zero()) else { return Ok(()) };
+        // The wait counts, from here if nothing read the clock before.
+        self.budget.start_clock();
+        let decision = Decision {
+            layer: Layer::Session,
+            attempt: self.attempt,
+            // About the call it delays, the next one.
+            call: self.budget.calls() + 1,
+            error: PACED.to_owned(),
+            usage: None,
+            verdict: Verdict::Paced,
+            reason: Why::Paced { limit, size: reserved.size, resets_in: reserved.resets_in },
+            delay: Some(reserved.wait),
+            at: self.budget.elapsed(),
+        };
+        self.record(decision);
+        tokio::time::sleep(reserved.wait).await;
+        Ok(())
+    }
+
     /// Records a decision about the latest call (failure path only) and reports it to `tracing`.
     pub(crate) fn decide(
         &mut self,
@@ -200,6 +231,10 @@ impl<'a> RetryState<'a> {
 /// call's server asked the provider's callers to wait.
 pub(crate) const COOLDOWN: &str = "Cooldown: an earlier call's server asked this provider's callers to wait";
 
+/// The `error` of a [`Verdict::Paced`] decision: no call failed, the provider's rate limit had not
+/// refilled enough for the next one.
+pub(crate) const PACED: &str = "RateLimit: the provider's rate limit has not refilled enough for this call yet";
+
 /// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
 /// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §14, and counts it for the
 /// metrics.
@@ -214,6 +249,11 @@ fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<trac
         tracing::info!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
             agentic.call = call, agentic.reason = %decision.reason, agentic.delay_ms = delay_ms,
             "provider cooling down; waiting before the request");
+    } else if decision.verdict == Verdict::Paced {
+        // Not a failure: the pacer keeps the call under the server's stated limit.
+        tracing::info!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
+            agentic.call = call, agentic.reason = %decision.reason, agentic.delay_ms = delay_ms,
+            "rate limit used up; waiting for it before the request");
     } else if decision.verdict == Verdict::Retry {
         tracing::debug!(parent: parent, function, agentic.layer = layer, agentic.verdict = verdict, agentic.attempt = attempt,
             agentic.call = call, error.type = error_type, error = %decision.error,

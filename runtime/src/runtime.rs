@@ -17,6 +17,7 @@ use crate::exec_error::{ExecError, ExecErrorKind};
 use crate::fallback::{MAX_TARGETS, Position, Target, TargetStatus, target_name};
 use crate::journal::Journal;
 use crate::message::{AssistantMessage, Message, StopReason};
+use crate::pace::Pacing;
 use crate::policy::RetryPolicy;
 use crate::prompt::Prompt;
 use crate::provider::{Provider, ResponseSchema};
@@ -79,6 +80,8 @@ pub struct Runtime {
     targets: Option<Arc<Vec<Target>>>,
     /// The settings of every target's breaker.
     breaker: BreakerSettings,
+    /// How every target's calls are paced under its server's rate limits.
+    pacing: Pacing,
 }
 
 /// The most tool turns of one exec, unless [`Runtime::with_max_iterations`] says otherwise.
@@ -113,7 +116,7 @@ impl Runtime {
     pub fn from_shared(provider: Arc<dyn Provider>) -> Self {
         let quota = Some(RetryQuota::standard());
         Self {
-            governor: Arc::new(Governor::new(provider.scope(), quota, None)),
+            governor: Arc::new(Governor::new(provider.scope(), quota, None).with_pacing(&Pacing::from_headers())),
             quota,
             store: None,
             journal: None,
@@ -130,6 +133,7 @@ impl Runtime {
             observer: None,
             targets: None,
             breaker: BreakerSettings::standard(),
+            pacing: Pacing::from_headers(),
         }
     }
 
@@ -283,6 +287,23 @@ impl Runtime {
         self.rebuild_governors()
     }
 
+    /// Paces every target's calls under its server's rate limits as `pacing` says (docs/design.md
+    /// §10, "Pacing"): the limits are learnt from every response's rate-limit headers (OpenAI's
+    /// `x-ratelimit-*`, Anthropic's `anthropic-ratelimit-*`), successes included, per scope
+    /// (endpoint × key, as the cooldowns); a call waits, in arrival order, until the requests and
+    /// tokens it needs are there, when that fits before its deadline, and is refused (kind
+    /// `budget`, [`Refusal::RateLimit`](crate::budget::Refusal::RateLimit)) when it does not. A
+    /// wait is a decision ([`Verdict::Paced`](crate::Verdict::Paced)). With a shared store that
+    /// keeps a pacer (`RedisStore`), the fleet shares one pacer per key. Set it before cloning.
+    ///
+    /// # Default
+    /// [`Pacing::from_headers`]: on wherever a server states its limits; nothing changes on the
+    /// calls of a server that states none.
+    pub fn with_pacing(mut self, pacing: Pacing) -> Self {
+        self.pacing = pacing;
+        self.rebuild_governors()
+    }
+
     /// Every target in order, the primary first, with its breaker's state and its retry budget: one
     /// entry for a runtime without fallbacks (no breaker). A target named like an earlier one (the
     /// same wire and model at another URL) is named with its position too: `openai/gpt-4o-mini#2`.
@@ -310,7 +331,7 @@ impl Runtime {
     /// cooldowns and, with fallbacks, its breaker.
     fn rebuild_governors(mut self) -> Self {
         let governor = |provider: &dyn Provider, name: &str, breaker: Option<BreakerSettings>| {
-            let governor = Governor::new(provider.scope(), self.quota, self.store.clone());
+            let governor = Governor::new(provider.scope(), self.quota, self.store.clone()).with_pacing(&self.pacing);
             let governor = match breaker {
                 Some(settings) => governor.with_breaker(name.to_owned(), provider.model().unwrap_or(""), settings),
                 None => governor,

@@ -10,6 +10,7 @@ use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
 use crate::fallback::Position;
 use crate::message::{AssistantMessage, Message};
+use crate::pace;
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::{Judged, RetryState};
@@ -53,6 +54,8 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     let mut schedule = None;
     let mut retry = 0u32;
     loop {
+        // What this call reserved of the provider's rate limits, when they are known.
+        let mut paced = None;
         // A runtime with fallbacks always comes here (its breakers make `may_cool_down` true): the
         // target admits the call, or the exec moves on; without them, nothing changes.
         if run.state.governor.may_cool_down() {
@@ -64,6 +67,14 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
                 }
             }
             run.state.wait_for_cooldown().await;
+            let governor = run.state.governor;
+            let input = || pace::input_tokens(run.system, history, run.tools);
+            if let Some(demand) = governor.paces().then(|| governor.demand(input(), None)).flatten() {
+                match run.state.wait_for_pace(&demand, run.provider.name()).await {
+                    Ok(()) => paced = Some(demand),
+                    Err(refusal) => return Ok(rate_limited(run, refusal)),
+                }
+            }
         }
         let call = run.state.budget.start_call();
         let limit = run.state.budget.call_limit();
@@ -85,7 +96,13 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         } else {
             agent::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
+        let stated = meta.take_limits();
         let (outcome, waited, first) = meta.finish(outcome);
+        if stated.is_some() || paced.is_some() {
+            // Boxed: most servers state no limits, and every call's future would hold this one.
+            let usage = outcome.as_ref().ok().and_then(|message| message.usage);
+            Box::pin(run.state.governor.after_call(stated.as_deref(), paced.as_ref(), usage.as_ref())).await;
+        }
         if let Some(waited) = waited {
             // The exec's clock starts at its first call's first wait, if nothing read it before.
             run.state.budget.start_clock_at(waited);
@@ -179,6 +196,15 @@ async fn retry_after_failed_call(
     run.state.decide(Layer::Session, error, message.usage, last, why, None);
     run.state.judged = Some(Box::new(Judged { markers, hint }));
     Some(message)
+}
+
+/// Layer 1 when the wait for the provider's rate limit does not fit before the deadline: no call
+/// is made; the refusal stops the exec (kind `budget`), handed to layer 2 as a failure that names it.
+#[cold]
+fn rate_limited(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
+    let error = format!("RateLimit: no call was made: {refusal}");
+    run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
+    AssistantMessage::error_event(error, None)
 }
 
 /// Layer 1 when every target's breaker refuses the call: no call is made; the refusal stops the

@@ -36,6 +36,18 @@ pub(crate) fn cooldown(provider: &str) {
         gen_ai.provider.name = provider);
 }
 
+/// A call the pacer admitted, at once or after `wait` (`agentic.pacer.admitted`, and
+/// `agentic.pacer.wait` for a wait).
+pub(crate) fn paced(provider: &str, wait: std::time::Duration) {
+    let waited = !wait.is_zero();
+    tracing::info!(target: METRICS, parent: None, metric = "agentic.pacer.admitted", value = 1u64,
+        gen_ai.provider.name = provider, agentic.paced = if waited { "waited" } else { "at_once" });
+    if waited {
+        tracing::info!(target: METRICS, parent: None, metric = "agentic.pacer.wait", value = wait.as_secs_f64(),
+            gen_ai.provider.name = provider);
+    }
+}
+
 /// A count as an attribute: signed, because `tracing-opentelemetry` exports an unsigned field as a
 /// string, and the conventions want integers.
 pub(crate) fn int(count: u64) -> i64 {

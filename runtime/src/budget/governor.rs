@@ -1,7 +1,7 @@
 //! Storm control shared by every call of a `Runtime`: the retry budget, the cooldown a
 //! server's Retry-After sets for everyone, and (with fallbacks) the target's circuit breaker.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -13,6 +13,8 @@ use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{SharedStore, StoreFuture};
 use super::target::TargetBreaker;
+use crate::pace::{Demand, PaceRefused, Pacer, Pacing, RateLimits, Reserved};
+use crate::usage::Usage;
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
@@ -23,9 +25,12 @@ pub(crate) struct Governor {
     /// Successes not yet placed in the window: the success path counts here without a clock.
     unplaced: AtomicU64,
     cooldown: Mutex<Option<Instant>>,
-    /// Set while a cooldown is noted and not seen to have ended, so the success path skips the
-    /// lock otherwise. Written under the `cooldown` lock.
-    cooled: AtomicBool,
+    /// [`COOLING`] while a cooldown is noted and not seen to have ended (written under the
+    /// `cooldown` lock), [`PACING`] once the pacer knows a limit: the success path of a scope with
+    /// neither skips both with one load.
+    attention: AtomicU8,
+    /// The scope's pacer (`None` when pacing is off).
+    pacer: Option<Pacer>,
     store: Option<Arc<dyn SharedStore>>,
     /// Set while the shared store is taken for down: it failed, and is asked again only when
     /// `offline_until` has passed.
@@ -52,6 +57,11 @@ impl std::fmt::Debug for Governor {
     }
 }
 
+/// [`Governor::attention`]: a cooldown is noted.
+const COOLING: u8 = 1;
+/// [`Governor::attention`]: the pacer knows a limit of the scope.
+const PACING: u8 = 2;
+
 /// A retry budget's settings and its window.
 struct RetryBudget {
     quota: RetryQuota,
@@ -71,13 +81,24 @@ impl Governor {
                 .map(|quota| RetryBudget { quota, ledger: Mutex::new(Ledger::new(quota.window(), Instant::now())) }),
             unplaced: AtomicU64::new(0),
             cooldown: Mutex::new(None),
-            cooled: AtomicBool::new(false),
+            attention: AtomicU8::new(0),
+            pacer: None,
             store,
             offline: AtomicBool::new(false),
             offline_until: Mutex::new(None),
             breaker: None,
             slow,
         }
+    }
+
+    /// Paces this scope's calls as `pacing` says (docs/design.md §10, "Pacing"); a limit it sets is
+    /// known from now.
+    pub(crate) fn with_pacing(mut self, pacing: &Pacing) -> Self {
+        self.pacer = Pacer::new(pacing);
+        if self.pacer.as_ref().is_some_and(Pacer::is_active) {
+            *self.attention.get_mut() |= PACING;
+        }
+        self
     }
 
     /// Gives this governor a breaker for target `target` (`"openai/gpt-4o-mini"`, for logs and the
@@ -261,7 +282,74 @@ impl Governor {
     /// has asked for a cooldown (one load).
     #[inline]
     pub(crate) fn may_cool_down(&self) -> bool {
-        self.slow || self.cooled.load(Ordering::Acquire)
+        self.slow || self.attention.load(Ordering::Acquire) != 0
+    }
+
+    /// Whether calls are to be paced: the pacer knows a limit, or a shared store may (one load, on
+    /// the path of calls that asked [`Governor::may_cool_down`]).
+    #[inline]
+    pub(crate) fn paces(&self) -> bool {
+        self.pacer.is_some() && (self.store.is_some() || self.attention.load(Ordering::Acquire) & PACING != 0)
+    }
+
+    /// After a call: takes in the limits its response `stated` (and when it came), and reconciles
+    /// what it reserved (`paced`) with its `usage`.
+    pub(crate) async fn after_call(
+        &self,
+        stated: Option<&(RateLimits, Instant)>,
+        paced: Option<&Demand>,
+        usage: Option<&Usage>,
+    ) {
+        if let Some((limits, received)) = stated {
+            self.learn(limits, *received).await;
+        }
+        if let Some(demand) = paced {
+            self.settle(demand, usage).await;
+        }
+    }
+
+    /// What a call of about `input` tokens (estimated from its request) needs of the scope's
+    /// limits, when it is to be paced: the pacer knows a limit, or a shared store may.
+    pub(crate) fn demand(&self, input: u64, max_output: Option<u64>) -> Option<Demand> {
+        let pacer = self.pacer.as_ref()?;
+        (self.store.is_some() || pacer.is_active()).then(|| pacer.demand(input, max_output))
+    }
+
+    /// Reserves `demand` in the scope's limits if the wait fits in `left`: the fleet's (one store
+    /// operation) with a shared store that keeps a pacer and knows a limit, else this process's.
+    pub(crate) async fn pace(&self, demand: &Demand, left: Option<Duration>) -> Result<Reserved, PaceRefused> {
+        let Some(pacer) = self.pacer.as_ref() else { return Ok(Reserved::NOW) };
+        if self.store.is_some() {
+            if let Some(Some(answer)) = self.shared(|store, scope| store.pace_reserve(scope, demand, left)).await {
+                return answer;
+            }
+        }
+        if !pacer.is_active() {
+            return Ok(Reserved::NOW);
+        }
+        pacer.reserve(demand, left)
+    }
+
+    /// Takes in the rate limits a response of this scope stated, received at `received`: this
+    /// process's pacer learns them (it paces by them when the store is down), and the store's.
+    pub(crate) async fn learn(&self, limits: &RateLimits, received: Instant) {
+        let Some(pacer) = self.pacer.as_ref() else { return };
+        pacer.learn(limits, received);
+        if !limits.is_empty() {
+            self.attention.fetch_or(PACING, Ordering::Release);
+        }
+        if self.store.is_some() && !limits.is_empty() {
+            self.shared(|store, scope| store.pace_learn(scope, limits)).await;
+        }
+    }
+
+    /// Reconciles a paced call's `demand` with the `usage` it reported (`None`: it failed).
+    pub(crate) async fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
+        let Some(pacer) = self.pacer.as_ref() else { return };
+        let used = pacer.settle(demand, usage);
+        if self.store.is_some() {
+            self.shared(|store, scope| store.pace_settle(scope, demand, &used)).await;
+        }
     }
 
     /// Records a server hint: nobody sends a request for this scope before `now + wait`.
@@ -280,7 +368,7 @@ impl Governor {
             if cooldown.is_none_or(|current| current < until) {
                 *cooldown = Some(until);
             }
-            self.cooled.store(true, Ordering::Release);
+            self.attention.fetch_or(COOLING, Ordering::Release);
         }
         if self.store.is_some() {
             let until = SystemTime::now() + wait;
@@ -311,7 +399,7 @@ impl Governor {
         let left = cooldown.and_then(|until| until.checked_duration_since(now)).filter(|d| !d.is_zero());
         if left.is_none() {
             *cooldown = None;
-            self.cooled.store(false, Ordering::Release);
+            self.attention.fetch_and(!COOLING, Ordering::Release);
         }
         left
     }

@@ -301,6 +301,13 @@ impl<'p> Budget<'p> {
         refusal
     }
 
+    /// The time left before the nearest deadline, as it is or as it would be if the clock started
+    /// now (no reading is kept).
+    pub(crate) fn time_left(&self) -> Option<Duration> {
+        let (deadline, _) = self.clock_or_now().nearest_deadline()?;
+        Some(deadline.saturating_duration_since(Instant::now()))
+    }
+
     /// `wait`, cut to `retry_after_cap_ms` and to the time left before the nearest deadline.
     pub(crate) fn bound_wait(&self, wait: Duration) -> Duration {
         let wait = wait.min(self.policy.retry_after_cap());

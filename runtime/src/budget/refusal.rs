@@ -4,6 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::BreakerState;
+use crate::pace::PaceRefused;
 use crate::policy::rules::{format_ms, millis};
 
 /// A time bound on model calls, named by the policy key that sets it.
@@ -83,11 +84,14 @@ pub enum Refusal {
         /// Its breaker's state.
         state: BreakerState,
     },
+    /// The wait for a rate limit of the provider's scope does not fit before the deadline
+    /// (`Runtime::with_pacing`): no call is made, none is refused by the server.
+    RateLimit(PaceRefused),
 }
 
 impl Refusal {
     /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
-    /// `"retry_budget"` or `"circuit_open"` (the `agentic.refusal` attribute of the metrics).
+    /// `"retry_budget"`, `"circuit_open"` or `"rate_limit"` (the `agentic.refusal` attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
             Refusal::MaxCalls { .. } => "max_calls",
@@ -95,6 +99,7 @@ impl Refusal {
             Refusal::Deadline { .. } => "deadline",
             Refusal::RetryBudget { .. } => "retry_budget",
             Refusal::CircuitOpen { .. } => "circuit_open",
+            Refusal::RateLimit(_) => "rate_limit",
         }
     }
 }
@@ -133,6 +138,7 @@ impl fmt::Display for Refusal {
             Refusal::CircuitOpen { target, state } => {
                 write!(f, "every target's circuit breaker is open: the last, `{target}`, is {state}")
             }
+            Refusal::RateLimit(refused) => refused.fmt(f),
         }
     }
 }

@@ -76,6 +76,12 @@ pub const BREAKER_TRANSITIONS: &str = "agentic.breaker.transitions";
 /// The circuit breakers open now (an up-down counter, by `agentic.target`: +1 when one opens,
 /// -1 when it closes; in a fleet, summed over its processes).
 pub const BREAKER_OPEN: &str = "agentic.breaker.open";
+/// The calls the pacer admitted (a counter, by `gen_ai.provider.name` and `agentic.paced`:
+/// `at_once` or `waited`), once the scope's rate limits are known (`Runtime::with_pacing`).
+pub const PACER_ADMITTED: &str = "agentic.pacer.admitted";
+/// The time calls waited for a rate limit before they were sent, in seconds (a histogram, the
+/// duration's buckets, by `gen_ai.provider.name`).
+pub const PACER_WAIT: &str = "agentic.pacer.wait";
 
 /// The bucket boundaries the GenAI semantic conventions give `gen_ai.client.operation.duration`
 /// (and the latest ones `gen_ai.client.inference.time_to_first_chunk`): 10 ms doubling up to 82 s.
@@ -100,6 +106,8 @@ const TOKEN_BOUNDARIES: [f64; 14] = [
 /// | `agentic.cooldowns` | counter | `{cooldown}` |
 /// | `agentic.breaker.transitions` | counter | `{transition}` |
 /// | `agentic.breaker.open` | up-down counter (i64) | `{breaker}` |
+/// | `agentic.pacer.admitted` | counter | `{call}` |
+/// | `agentic.pacer.wait` | histogram (f64), the duration's buckets | `s` |
 ///
 /// Every field of the event but `metric`, `value` and `message` becomes an attribute. Events of
 /// other targets and unknown metric names are ignored; keep the `agentic::metrics` target enabled
@@ -143,6 +151,8 @@ pub struct MetricsLayer {
     cooldowns: Counter<u64>,
     transitions: Counter<u64>,
     open: UpDownCounter<i64>,
+    admitted: Counter<u64>,
+    paced: Histogram<f64>,
 }
 
 impl MetricsLayer {
@@ -220,6 +230,12 @@ impl MetricsLayer {
                 .with_unit("{breaker}")
                 .with_description("Circuit breakers open now")
                 .build(),
+            admitted: meter
+                .u64_counter(PACER_ADMITTED)
+                .with_unit("{call}")
+                .with_description("Model calls the pacer admitted, at once or after a wait for a rate limit")
+                .build(),
+            paced: seconds(PACER_WAIT, "Time model calls waited for a rate limit before they were sent"),
         }
     }
 
@@ -239,6 +255,8 @@ impl MetricsLayer {
             Some(COOLDOWNS) => self.cooldowns.add(value.as_u64(), &attributes),
             Some(BREAKER_TRANSITIONS) => self.transitions.add(value.as_u64(), &attributes),
             Some(BREAKER_OPEN) => self.open.add(value.as_i64(), &attributes),
+            Some(PACER_ADMITTED) => self.admitted.add(value.as_u64(), &attributes),
+            Some(PACER_WAIT) => self.paced.record(value.as_f64(), &attributes),
             _ => {}
         }
     }

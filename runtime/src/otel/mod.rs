@@ -12,7 +12,8 @@
 //! - metrics through [`MetricsLayer`]: the histograms `gen_ai.client.operation.duration` (s) and
 //!   `gen_ai.client.token.usage` (`{token}`), with the GenAI conventions' buckets, and the
 //!   counters `agentic.retry.decisions`, `agentic.retry.refused`, `agentic.cooldowns` and
-//!   `agentic.breaker.transitions`, and the up-down counter `agentic.breaker.open`.
+//!   `agentic.breaker.transitions`, the up-down counter `agentic.breaker.open`, and the pacer's
+//!   counter `agentic.pacer.admitted` and histogram `agentic.pacer.wait` (s).
 //!
 //! No prompt or answer text is recorded, and never a key.
 //!
@@ -79,8 +80,8 @@ pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
 pub use metrics::{
     BREAKER_OPEN, BREAKER_TRANSITIONS, COOLDOWNS, EXECUTE_TOOL_DURATION, INFERENCE_DURATION, INFERENCE_USAGE,
-    INVOKE_AGENT_DURATION, METRICS_TARGET, MetricsLayer, OPERATION_DURATION, RETRY_DECISIONS, RETRY_REFUSED,
-    TIME_TO_FIRST_CHUNK, TOKEN_USAGE,
+    INVOKE_AGENT_DURATION, METRICS_TARGET, MetricsLayer, OPERATION_DURATION, PACER_ADMITTED, PACER_WAIT,
+    RETRY_DECISIONS, RETRY_REFUSED, TIME_TO_FIRST_CHUNK, TOKEN_USAGE,
 };
 /// The OpenTelemetry API crate this module is built with (for its types in your code).
 pub use opentelemetry;

@@ -32,13 +32,15 @@ pub struct Reserved {
     pub wait: Duration,
     /// The limit that sets the wait (`None` when it is zero).
     pub limit: Option<LimitKind>,
+    /// That limit's size (0 when there is none).
+    pub size: u64,
     /// How long after now that limit is full again, as the server last said.
     pub resets_in: Option<Duration>,
 }
 
 impl Reserved {
     /// Sent at once.
-    pub const NOW: Reserved = Reserved { wait: Duration::ZERO, limit: None, resets_in: None };
+    pub const NOW: Reserved = Reserved { wait: Duration::ZERO, limit: None, size: 0, resets_in: None };
 }
 
 /// A call the pacer did not admit: the wait for `limit` does not fit in the time `left` before the

@@ -10,12 +10,13 @@
 
 mod bucket;
 mod demand;
+mod estimate;
 mod limits;
 mod pacer;
 mod settings;
 
-pub(crate) use bucket::Bucket;
 pub use demand::{Demand, PaceRefused, Reserved};
+pub(crate) use estimate::input_tokens;
 pub use limits::{Limit, LimitKind, RateLimits};
 pub(crate) use pacer::Pacer;
 pub use settings::Pacing;

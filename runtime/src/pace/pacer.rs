@@ -31,7 +31,7 @@ struct State {
     cached_reads_free: bool,
     /// The scope's recent answers: output tokens, and the share of input read from the cache.
     recent_output: Option<f64>,
-    recent_cached_share: f64,
+    recent_cached_share: Option<f64>,
 }
 
 impl Pacer {
@@ -86,7 +86,7 @@ impl Pacer {
             (None, None) => 0,
         };
         let input = if state.cached_reads_free {
-            (input as f64 * (1.0 - state.recent_cached_share)).ceil() as u64
+            (input as f64 * (1.0 - state.recent_cached_share.unwrap_or(0.0))).ceil() as u64
         } else {
             input
         };
@@ -112,18 +112,19 @@ impl Pacer {
             return Ok(Reserved::NOW);
         };
         let bucket = state.buckets[limit.index()].as_ref().expect("a bucket set the wait");
-        let resets_in = bucket.resets_in(now);
+        let (resets_in, size) = (bucket.resets_in(now), bucket.size());
         if let Some(left) = left.filter(|left| wait >= *left) {
-            return Err(PaceRefused { limit, size: bucket.size(), wait, left, resets_in });
+            return Err(PaceRefused { limit, size, wait, left, resets_in });
         }
         state.take(demand);
-        Ok(Reserved { wait, limit: Some(limit), resets_in })
+        Ok(Reserved { wait, limit: Some(limit), size, resets_in })
     }
 
     /// Reconciles a call's `demand` with what it used: the tokens it did not use go back (the
     /// cached reads too, where they are free), the ones it used beyond are taken. A call without
     /// usage (it failed) gives its tokens back: a server counts the tokens of what it answered.
-    pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
+    /// Returns what the call used, as the limits count it.
+    pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) -> Demand {
         let mut state = self.lock();
         let free = state.cached_reads_free;
         let (input, output) = match usage {
@@ -144,6 +145,7 @@ impl Pacer {
                 bucket.give_back(demand.of(kind) as f64 - used.of(kind) as f64);
             }
         }
+        used
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -170,7 +172,10 @@ impl State {
         let whole = read + (usage.input_tokens + usage.cache_creation_input_tokens) as f64;
         if whole > 0.0 {
             let share = read / whole;
-            self.recent_cached_share += RECENT_WEIGHT * (share - self.recent_cached_share);
+            self.recent_cached_share = Some(match self.recent_cached_share {
+                Some(recent) => recent + RECENT_WEIGHT * (share - recent),
+                None => share,
+            });
         }
     }
 }

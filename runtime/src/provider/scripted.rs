@@ -9,6 +9,7 @@ use futures_util::stream;
 use super::{EventStream, Provider, Request, ResponseSchema, StreamEvent};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{Message, StopReason};
+use crate::pace::RateLimits;
 use crate::usage::Usage;
 
 /// One scripted model call: what the [`ScriptedProvider`] answers the next time it is called.
@@ -33,6 +34,8 @@ pub struct Step {
     usage: Option<Usage>,
     /// How many heartbeats come before the outcome, and how far apart.
     heartbeats: (u32, Duration),
+    /// The rate limits the call's response states (boxed: most steps state none).
+    limits: Option<Box<RateLimits>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -142,6 +145,13 @@ impl Step {
         self
     }
 
+    /// The call's response states `limits` (as a server's rate-limit headers would): its first
+    /// event, after the latency ([`StreamEvent::RateLimits`]), for an answer and a failure alike.
+    pub fn with_rate_limits(mut self, limits: RateLimits) -> Self {
+        self.limits = Some(Box::new(limits));
+        self
+    }
+
     /// The failure carries the server's requested wait (as a `Retry-After` header would).
     pub fn with_retry_after(self, wait: Duration) -> Self {
         self.map_error(|error| error.with_retry_after(wait))
@@ -164,7 +174,7 @@ impl Step {
     }
 
     fn new(outcome: Outcome) -> Self {
-        Self { outcome, latency: Duration::ZERO, usage: None, heartbeats: (0, Duration::ZERO) }
+        Self { outcome, latency: Duration::ZERO, usage: None, heartbeats: (0, Duration::ZERO), limits: None }
     }
 
     fn map_error(mut self, change: impl FnOnce(ModelError) -> ModelError) -> Self {
@@ -187,6 +197,9 @@ impl Step {
             if let Some(last) = events.len().checked_sub(1) {
                 events.insert(last, Ok(StreamEvent::Usage(usage)));
             }
+        }
+        if let Some(limits) = self.limits {
+            events.insert(0, Ok(StreamEvent::RateLimits(*limits)));
         }
         events
     }

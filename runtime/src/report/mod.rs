@@ -58,6 +58,10 @@ pub enum Verdict {
     /// Retry-After, heard by an earlier call of the runtime or, with a shared store, of the fleet).
     /// No call failed; [`Decision::delay`] is the wait, [`Why::CoolingDown`] how long was left.
     CooledDown,
+    /// Layer 1 waited before a call for a rate limit of the provider's scope, as the pacer said
+    /// (`Runtime::with_pacing`): the requests or tokens the call needs were not there yet. No call
+    /// failed; [`Decision::delay`] is the wait, [`Why::Paced`] which limit.
+    Paced,
     /// Layer 2 moved the exec to the runtime's next target (`Runtime::with_fallback`), at once and
     /// without sleeping; [`Why::Fallback`] says from where, to where and why.
     Fallback,
@@ -77,6 +81,7 @@ impl Verdict {
             Verdict::Exhausted => "exhausted",
             Verdict::Compacted => "compacted",
             Verdict::CooledDown => "cooled_down",
+            Verdict::Paced => "paced",
             Verdict::Fallback => "fallback",
         }
     }

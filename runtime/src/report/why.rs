@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::budget::{BreakerState, Refusal};
 use crate::classify::Reason;
+use crate::pace::LimitKind;
 use crate::policy::rules::{format_ms, millis};
 use crate::report::{Fallback, Layer};
 
@@ -84,6 +85,16 @@ pub enum Why {
         /// How long the cooldown had left when the call was about to be made.
         left: Duration,
     },
+    /// The call waited for a rate limit (verdict `paced`): "the requests rate limit (120) is used up:
+    /// waiting for it to refill; full again in 40 s". The wait is the decision's delay.
+    Paced {
+        /// The limit waited for.
+        limit: LimitKind,
+        /// Its size, as the server stated it (or as set).
+        size: u64,
+        /// How long after the decision the server said the limit is full again.
+        resets_in: Option<Duration>,
+    },
     /// The exec moved to the next target (verdict `fallback`): "fallback: `openai/gpt-4o` open
     /// after 20 failures of 20 calls in 10 s → `anthropic/claude-sonnet-4-5`". Boxed: decisions
     /// are moved on every failure.
@@ -106,6 +117,7 @@ impl Why {
             Why::Refused(_)
             | Why::Compacted { .. }
             | Why::CoolingDown { .. }
+            | Why::Paced { .. }
             | Why::Fallback(_)
             | Why::BreakerOpen { .. } => None,
         }
@@ -126,6 +138,13 @@ impl fmt::Display for Why {
             }
             Why::CoolingDown { left } => {
                 write!(f, "provider cooling down, {} left (a server's Retry-After)", format_ms(millis(*left)))
+            }
+            Why::Paced { limit, size, resets_in } => {
+                write!(f, "the {limit} rate limit ({size}) is used up: waiting for it to refill")?;
+                match resets_in {
+                    Some(reset) => write!(f, "; full again in {}", format_ms(millis(*reset))),
+                    None => Ok(()),
+                }
             }
             Why::Fallback(fallback) => fallback.fmt(f),
             Why::BreakerOpen { target, state } => {
