@@ -35,7 +35,8 @@ fn block_bytes(block: &ContentBlock) -> usize {
     }
 }
 
-/// The length of `value` as compact JSON, without writing it out.
+/// The length of `value` as compact JSON, without writing it out (escapes aside): each item is
+/// followed by a comma or the closing bracket.
 fn json_bytes(value: &serde_json::Value) -> usize {
     use serde_json::Value;
     match value {
@@ -43,8 +44,10 @@ fn json_bytes(value: &serde_json::Value) -> usize {
         Value::Bool(_) => 5,
         Value::Number(number) => number.to_string().len(),
         Value::String(text) => text.len() + 2,
-        Value::Array(items) => 2 + items.iter().map(|item| json_bytes(item) + 1).sum::<usize>(),
-        Value::Object(fields) => 2 + fields.iter().map(|(key, value)| key.len() + 4 + json_bytes(value)).sum::<usize>(),
+        Value::Array(items) => 1 + items.iter().map(|item| json_bytes(item) + 1).sum::<usize>().max(1),
+        Value::Object(fields) => {
+            1 + fields.iter().map(|(key, value)| key.len() + 4 + json_bytes(value)).sum::<usize>().max(1)
+        }
     }
 }
 
