@@ -10,12 +10,15 @@
 
 mod bucket;
 mod demand;
+mod headers;
 mod limits;
 mod pacer;
 mod settings;
 
 pub(crate) use bucket::Bucket;
 pub use demand::{Demand, PaceRefused, Reserved};
+#[cfg(feature = "providers")]
+pub(crate) use headers::is_rate_limit_header;
 pub use limits::{Limit, LimitKind, RateLimits};
 pub(crate) use pacer::Pacer;
 pub use settings::Pacing;
