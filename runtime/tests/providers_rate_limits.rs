@@ -1,7 +1,8 @@
 //! The rate limits a response's headers state reach the runtime as the call's first event
 //! (`StreamEvent::RateLimits`, issue 26), on every wire (`wires::all`) against the chaos server:
 //! on a 200 stream, a 2xx JSON body and a 429 (before its error), both header families; never
-//! from a redirect, and not at all from a response without such headers.
+//! from a redirect, and not at all from a response without such headers. A first response that
+//! its fallback replaces states its own limits, before the fallback's.
 
 use std::time::Duration;
 
@@ -9,8 +10,8 @@ use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::ModelError;
 use agentic_runtime::message::Message;
 use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
-use agentic_runtime::provider::{Request, StreamEvent};
-use agentic_test_support::wires::{self, Wire};
+use agentic_runtime::provider::{Request, ResponseSchema, StreamEvent};
+use agentic_test_support::wires::{self, Wire, named};
 use futures_util::StreamExt as _;
 
 /// OpenAI's family: 60 requests (59 left, full in 1.5 s) and 1000 tokens (400 left, in 6 m).
@@ -148,4 +149,39 @@ async fn a_response_without_limit_headers_states_none() {
             assert!(!items.is_empty(), "{wire}");
         }
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_first_request_and_its_fallback_each_state_their_limits_in_order() {
+    let wire = named("openai");
+    let stated = |step_remaining: &str| {
+        [
+            ("x-ratelimit-limit-requests", "60".to_owned()),
+            ("x-ratelimit-remaining-requests", step_remaining.to_owned()),
+            ("x-ratelimit-reset-requests", "1s".to_owned()),
+        ]
+    };
+    let refused = stated("59")
+        .into_iter()
+        .fold(Step::http_error(400).message("Invalid schema for response_format 'Answer'"), |step, (name, value)| {
+            step.header(name, value)
+        });
+    let answered = stated("58").into_iter().fold(Step::ok("{}"), |step, (name, value)| step.header(name, value));
+    let server = ChaosServer::start(Scenario::new().then(refused).otherwise(answered)).await.unwrap();
+    let provider = wire.provider(&server);
+    let messages = [Message::user("What is the answer?")];
+    let schema = ResponseSchema::new("Answer", serde_json::json!({"type": "object"}));
+    let mut request = Request::new(&messages);
+    request.schema = Some(&schema);
+    let items: Vec<_> = provider.stream(&request).collect().await;
+    let remaining: Vec<u64> = items
+        .iter()
+        .map_while(|item| match item {
+            Ok(StreamEvent::RateLimits(limits)) => limits.get(LimitKind::Requests).map(|limit| limit.remaining),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((remaining, limits_in(&items)), (vec![59, 58], 2), "{items:?}");
+    assert_eq!(server.journal().len(), 2);
+    assert!(matches!(items.last(), Some(Ok(StreamEvent::Done { .. }))), "{items:?}");
 }
