@@ -11,12 +11,15 @@
 mod bucket;
 mod demand;
 mod estimate;
+mod headers;
 mod limits;
 mod pacer;
 mod settings;
 
 pub use demand::{Demand, PaceRefused, Reserved};
 pub(crate) use estimate::input_tokens;
+#[cfg(feature = "providers")]
+pub(crate) use headers::is_rate_limit_header;
 pub use limits::{Limit, LimitKind, RateLimits};
 pub(crate) use pacer::Pacer;
 pub use settings::Pacing;

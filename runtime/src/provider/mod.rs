@@ -251,6 +251,17 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
+    /// The most tokens an answer may have, when the provider asks for a limit (Anthropic's
+    /// `max_tokens`, and `with_max_tokens` on the other HTTP providers): the pacer's estimate of a
+    /// call's output tokens, reserved against the token limits before the call is sent and
+    /// reconciled with the usage its answer reports (`Runtime::with_pacing`).
+    ///
+    /// # Default
+    /// `None`: no limit is sent, so the pacer estimates the output from the scope's recent answers.
+    fn max_output_tokens(&self) -> Option<u64> {
+        None
+    }
+
     /// What the retry budget and the cooldowns are shared by: one provider endpoint and API key.
     /// HTTP providers answer `"<name>:<fingerprint>"`, a hash of the base URL and the key (never the
     /// key itself), so a fleet sharing a store shares them per key.

@@ -285,6 +285,8 @@ struct Shared {
     model: Option<String>,
     /// The context window it declares (`Provider::context_window`).
     context_window: Option<u64>,
+    /// The answer's token limit it declares (`Provider::max_output_tokens`).
+    max_output_tokens: Option<u64>,
     script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
     /// How many tool calls have been played (the last id is `call_N`).
@@ -306,6 +308,7 @@ impl ScriptedProvider {
             shared: Arc::new(Shared {
                 model: None,
                 context_window: None,
+                max_output_tokens: None,
                 script: Mutex::new(script),
                 requests: Mutex::new(Vec::new()),
                 tool_calls: AtomicU64::new(0),
@@ -335,12 +338,22 @@ impl ScriptedProvider {
         self.with_shared(|shared| shared.context_window = Some(tokens))
     }
 
+    /// The token limit this provider declares for an answer ([`Provider::max_output_tokens`]):
+    /// what a pacer reserves for a call's output. Set it before cloning the provider.
+    ///
+    /// # Default
+    /// None: no limit declared.
+    pub fn with_max_output_tokens(self, tokens: u64) -> Self {
+        self.with_shared(|shared| shared.max_output_tokens = Some(tokens))
+    }
+
     /// Changes a setting of a provider no clone of which was made yet (a clone made before keeps
     /// the settings it had).
     fn with_shared(self, change: impl FnOnce(&mut Shared)) -> Self {
         let mut shared = Arc::try_unwrap(self.shared).unwrap_or_else(|shared| Shared {
             model: shared.model.clone(),
             context_window: shared.context_window,
+            max_output_tokens: shared.max_output_tokens,
             script: Mutex::new(lock(&shared.script).clone()),
             requests: Mutex::new(lock(&shared.requests).clone()),
             tool_calls: AtomicU64::new(shared.tool_calls.load(Ordering::Relaxed)),
@@ -398,6 +411,10 @@ impl Provider for ScriptedProvider {
 
     fn context_window(&self) -> Option<u64> {
         self.shared.context_window
+    }
+
+    fn max_output_tokens(&self) -> Option<u64> {
+        self.shared.max_output_tokens
     }
 
     fn stream<'a>(&'a self, request: &'a Request<'a>) -> EventStream<'a> {
@@ -473,6 +490,14 @@ mod tests {
     use super::*;
     use crate::message::ContentBlock;
     use crate::tool::ToolSpec;
+
+    #[test]
+    fn the_declared_output_limit_is_none_until_set_and_kept_by_clones() {
+        assert_eq!(ScriptedProvider::new([]).max_output_tokens(), None);
+        let provider = ScriptedProvider::new([]).with_model("m").with_max_output_tokens(512);
+        let clone = provider.clone().with_context_window(8_192);
+        assert_eq!((provider.max_output_tokens(), clone.max_output_tokens()), (Some(512), Some(512)));
+    }
 
     #[tokio::test]
     async fn tool_call_steps_stream_calls_with_unique_ids() {

@@ -1,10 +1,13 @@
 //! The stream loop every wire shares: [`Driver`] sends one request (under the connect and headers
 //! bounds, with its fallback), reads an error response to a bound with its hints, reads a 2xx body
 //! as SSE events through the wire's [`Decoder`] (or as one JSON answer or error object), and ends
-//! the call as the body ends: finished, truncated, dropped, or with no answer at all.
+//! the call as the body ends: finished, truncated, dropped, or with no answer at all. Whatever the
+//! status (but a redirect's), the rate limits the response's headers state come first.
 
 use std::collections::VecDeque;
 use std::time::SystemTime;
+
+use reqwest::header::HeaderMap;
 
 use super::super::boundary::redirect_error;
 use super::super::secret::Secret;
@@ -19,6 +22,7 @@ use super::send::{
     BodyKind, Fallback, Phase, body_kind, error_body_deadline, read_bounded, read_capped, transport_error,
 };
 use crate::error::{ModelError, TransportKind};
+use crate::pace::{RateLimits, is_rate_limit_header};
 use crate::policy::rules::{format_ms, millis};
 
 /// Sends `request` and streams the response through `decoder`, within `bounds.connect` (the
@@ -143,22 +147,27 @@ impl<D: Decoder> Driver<D> {
                 self.fail(ModelError::transport(TransportKind::Timeout, text));
             }
             Err(error) => self.fail(transport_error(error, Phase::Send, self.secret.as_ref())),
-            Ok(response) if response.status().is_success() => match body_kind(&response) {
-                BodyKind::Stream => self.response = Some(response),
-                BodyKind::Json => {
-                    let mut response = response;
-                    self.whole(&mut response).await;
+            Ok(response) if response.status().is_success() => {
+                self.rate_limits(response.headers());
+                match body_kind(&response) {
+                    BodyKind::Stream => self.response = Some(response),
+                    BodyKind::Json => {
+                        let mut response = response;
+                        self.whole(&mut response).await;
+                    }
+                    BodyKind::Other(content_type) => {
+                        let status = response.status();
+                        self.fail(not_a_stream(status, &content_type, &path, self.secret.as_ref()));
+                    }
                 }
-                BodyKind::Other(content_type) => {
-                    let status = response.status();
-                    self.fail(not_a_stream(status, &content_type, &path, self.secret.as_ref()));
-                }
-            },
-            // No hints: a redirect is never followed, whatever the server says of retrying.
+            }
+            // No hints and no limits: a redirect is never followed, whatever the server says of
+            // retrying, and its headers may not be the provider's.
             Ok(response) if response.status().is_redirection() => {
                 self.fail(redirect_error(&response, self.secret.as_ref()))
             }
             Ok(mut response) => {
+                self.rate_limits(response.headers());
                 let status = response.status().as_u16();
                 let hints = Hints::from_headers(response.headers(), SystemTime::now());
                 let deadline = error_body_deadline(&self.bounds, started);
@@ -170,6 +179,20 @@ impl<D: Decoder> Driver<D> {
                 }
                 self.fail(hints.apply(http_error_of(status, &body, end, D::error_body, self.secret.as_ref())));
             }
+        }
+    }
+
+    /// Queues the rate limits `headers` state as the call's first event (after those of a first
+    /// response that its fallback replaced). A response without any costs one scan of its header
+    /// names and no allocation.
+    fn rate_limits(&mut self, headers: &HeaderMap) {
+        if !headers.keys().any(|name| is_rate_limit_header(name.as_str())) {
+            return;
+        }
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        let limits = RateLimits::from_headers(header, SystemTime::now());
+        if !limits.is_empty() {
+            self.queue.push_back(Ok(StreamEvent::RateLimits(limits)));
         }
     }
 

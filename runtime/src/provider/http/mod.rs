@@ -74,12 +74,12 @@ pub(crate) fn failed(error: ModelError) -> EventStream<'static> {
 }
 
 /// What every HTTP provider type has alike, written once: its `Provider` impl (`name` from
-/// [`Wire::PROVIDER`], `scope` as the endpoint's fingerprint, `model`, `server`, `stream` as
-/// [`stream_call`]`::<Self>`), its `Debug` (the endpoint's fields with the key `<redacted>`, then
-/// the listed fields of its own), the accessors `base_url`, `model`, `has_api_key`, the builder
-/// `with_temperature`, the private `from_lookup` (the environment through [`Wire::ENV`]) and, for
-/// tests, `body(request)` (the primary form). The type holds `endpoint: Endpoint`
-/// and implements [`Wire`] and `new(base_url, api_key)`.
+/// [`Wire::PROVIDER`], `scope` as the endpoint's fingerprint, `model`, `server`, `max_output_tokens`
+/// as [`Wire::max_tokens`], `stream` as [`stream_call`]`::<Self>`), its `Debug` (the endpoint's
+/// fields with the key `<redacted>`, then the listed fields of its own), the accessors `base_url`,
+/// `model`, `has_api_key`, the builder `with_temperature`, the private `from_lookup` (the
+/// environment through [`Wire::ENV`]) and, for tests, `body(request)` (the primary form). The type
+/// holds `endpoint: Endpoint` and implements [`Wire`] and `new(base_url, api_key)`.
 ///
 /// `impl_http_provider!(OpenAiProvider { max_tokens });`
 macro_rules! impl_http_provider {
@@ -165,6 +165,10 @@ macro_rules! impl_http_provider {
 
             fn context_window(&self) -> Option<u64> {
                 self.endpoint.context_window
+            }
+
+            fn max_output_tokens(&self) -> Option<u64> {
+                <Self as $crate::provider::http::Wire>::max_tokens(self)
             }
 
             fn stream<'a>(

@@ -99,6 +99,12 @@ pub(crate) trait Wire: Clone + Send + Sync + 'static {
         None
     }
 
+    /// The token limit the body asks for an answer (`Provider::max_output_tokens`). The default,
+    /// `None`: the wire sends none.
+    fn max_tokens(&self) -> Option<u64> {
+        None
+    }
+
     /// The reading state of one call of `request` (e.g. the tool that carries a typed answer).
     fn decoder(&self, request: &Request<'_>) -> Self::Decoder;
 }

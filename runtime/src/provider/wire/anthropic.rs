@@ -140,6 +140,10 @@ impl Wire for AnthropicProvider {
         headers.insert("anthropic-version", HeaderValue::from_static(Self::API_VERSION));
     }
 
+    fn max_tokens(&self) -> Option<u64> {
+        Some(u64::from(self.max_tokens))
+    }
+
     fn decoder(&self, request: &Request<'_>) -> AnthropicDecoder {
         AnthropicDecoder::answering(request.schema.map(|schema| schema.name.as_str()))
     }

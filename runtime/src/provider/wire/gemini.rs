@@ -150,6 +150,10 @@ impl Wire for GeminiProvider {
         Ok(url)
     }
 
+    fn max_tokens(&self) -> Option<u64> {
+        self.max_tokens.map(u64::from)
+    }
+
     fn decoder(&self, _: &Request<'_>) -> GeminiDecoder {
         GeminiDecoder::default()
     }

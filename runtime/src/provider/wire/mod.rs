@@ -195,6 +195,26 @@ mod tests {
         );
     }
 
+    /// Each wire declares the token limit its body asks for, and only that one.
+    #[test]
+    fn the_declared_output_limit_is_the_one_the_body_sends() {
+        let base = "http://127.0.0.1:9/v1";
+        assert_eq!(OpenAiProvider::new(base, None).max_output_tokens(), None);
+        assert_eq!(OpenAiProvider::new(base, None).with_max_tokens(300).max_output_tokens(), Some(300));
+        assert_eq!(ResponsesProvider::new(base, None).max_output_tokens(), None);
+        assert_eq!(ResponsesProvider::new(base, None).with_max_tokens(301).max_output_tokens(), Some(301));
+        assert_eq!(GeminiProvider::new(base, None).max_output_tokens(), None);
+        assert_eq!(GeminiProvider::new(base, None).with_max_tokens(302).max_output_tokens(), Some(302));
+        // Anthropic's API requires one: the default is sent, and declared.
+        let anthropic = AnthropicProvider::new(base, None);
+        assert_eq!(anthropic.max_output_tokens(), Some(u64::from(AnthropicProvider::DEFAULT_MAX_TOKENS)));
+        assert_eq!(anthropic.with_max_tokens(303).max_output_tokens(), Some(303));
+        for &kind in WireKind::ALL {
+            let declared = kind.provider(base, None, None).max_output_tokens();
+            assert_eq!(declared.is_some(), kind == WireKind::Anthropic, "{}", kind.name());
+        }
+    }
+
     /// A body that is bare JSON, not events: the same items on every wire wherever the reads split
     /// it, and what it says when it is an error.
     #[test]

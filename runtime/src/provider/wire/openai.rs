@@ -133,6 +133,10 @@ impl Wire for OpenAiProvider {
         request.schema.map(|_| rejects_schema as fn(u16, &str) -> bool)
     }
 
+    fn max_tokens(&self) -> Option<u64> {
+        self.max_tokens.map(u64::from)
+    }
+
     fn decoder(&self, _: &Request<'_>) -> OpenAiDecoder {
         OpenAiDecoder::default()
     }

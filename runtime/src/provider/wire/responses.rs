@@ -148,6 +148,10 @@ impl Wire for ResponsesProvider {
         request.schema.map(|_| rejects_format as fn(u16, &str) -> bool)
     }
 
+    fn max_tokens(&self) -> Option<u64> {
+        self.max_tokens.map(u64::from)
+    }
+
     fn decoder(&self, _: &Request<'_>) -> ResponsesDecoder {
         ResponsesDecoder::default()
     }
