@@ -577,6 +577,29 @@ mod tests {
     }
 
     #[test]
+    fn past_the_most_keys_full_ones_are_forgotten_then_new_keys_share_the_anonymous_buckets() {
+        let limit = RateLimit::new().requests(2);
+        let now = Instant::now();
+        let mut keys = Keys::default();
+        let cost = Cost { input: 0, output: 0 };
+        for i in 0..MAX_RATE_KEYS {
+            assert!(keys.charge(&limit, Some(&format!("key-{i}")), now, Some(cost)).0.is_ok());
+        }
+        assert_eq!(keys.of.len(), MAX_RATE_KEYS);
+        // Every bucket is partly used: the next new key counts under the anonymous one.
+        keys.charge(&limit, Some("one more"), now, Some(cost)).0.unwrap();
+        let (verdict, levels) = keys.charge(&limit, None, now, Some(cost));
+        assert!(verdict.is_ok() && levels[0].remaining == 0, "the anonymous key paid for both");
+        assert!(keys.charge(&limit, Some("yet another"), now, Some(cost)).0.is_err());
+        assert!(!keys.of.contains_key(&Some(fingerprint("one more"))));
+        // A minute later every bucket is full again: forgotten, and the new key gets its own.
+        let later = now + Duration::from_secs(60);
+        keys.charge(&limit, Some("one more"), later, Some(cost)).0.unwrap();
+        assert_eq!(keys.of.len(), 1);
+        assert!(keys.of.contains_key(&Some(fingerprint("one more"))));
+    }
+
+    #[test]
     fn a_bucket_refills_continuously_and_exactly() {
         let mut bucket = Bucket::full(3, Duration::from_secs(60));
         bucket.take(3);

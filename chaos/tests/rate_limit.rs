@@ -378,6 +378,44 @@ async fn errors_outages_and_overflows_carry_the_headers_and_what_is_charged() {
     assert_eq!(header(&too_large, "x-ratelimit-remaining-tokens"), "10");
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_real_client_reads_the_headers_and_waits_the_429s_retry_after() {
+    // reqwest over hyper, with a timer of its own (a 30 s timeout): on paused time the clock
+    // moves only when the test advances it (see tests/outage.rs), which `at_ms` shows.
+    let client = reqwest::Client::builder().timeout(secs(30)).build().unwrap();
+    for wire in WireFormat::ALL {
+        let server = ChaosServer::start(costing(RateLimit::new().requests(2).window(secs(10)))).await.unwrap();
+        let url = format!("http://{}{}", server.addr(), wire.request_path("test-model", false));
+        let (key, value) = key_header(wire, "sk-real");
+        let send = || client.post(&url).header(key, &value).header("content-type", "application/json");
+        let mut statuses = Vec::new();
+        let mut remaining = Vec::new();
+        for _ in 0..3 {
+            let response = send().body(common::body(false)).send().await.unwrap();
+            statuses.push(response.status().as_u16());
+            let headers = response.headers();
+            let left =
+                headers.get("x-ratelimit-remaining-requests").or(headers.get("anthropic-ratelimit-requests-remaining"));
+            remaining.push(left.map(|v| v.to_str().unwrap().to_owned()));
+            if response.status() == 429 {
+                let wait: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+                assert_eq!(wait, 5, "{wire:?}: 1 request of 2 per 10 s");
+                tokio::time::advance(secs(wait)).await;
+            }
+        }
+        let expected: [Option<&str>; 3] = match wire {
+            WireFormat::Gemini => [None; 3],
+            _ => [Some("1"), Some("0"), Some("0")],
+        };
+        assert_eq!(statuses, [200, 200, 429], "{wire:?}");
+        assert_eq!(remaining.iter().map(Option::as_deref).collect::<Vec<_>>(), expected, "{wire:?}");
+        let after = send().body(common::body(false)).send().await.unwrap();
+        assert_eq!(after.status(), 200, "{wire:?}: after retry-after it passes");
+        let at: Vec<u64> = server.journal().iter().map(|e| e.at_ms).collect();
+        assert_eq!(at, [0, 0, 0, 5_000], "{wire:?}");
+    }
+}
+
 #[test]
 fn a_scenario_file_reads_and_writes_its_rate_limit() {
     let json = r#"{"rate_limit": {"requests": 120, "tokens": 40000, "input_tokens": 30000,
