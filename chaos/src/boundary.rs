@@ -28,9 +28,9 @@ impl Exchange {
     }
 }
 
-/// The head of a `bad_head` step, `id` its request id header (if the wire sends one); the
-/// connection closes after it.
-pub(crate) fn bad_head(shape: BadHead, id: Option<(&str, &str)>) -> Vec<u8> {
+/// The head of a `bad_head` step, `id` the answer's own headers (its request id header, if the
+/// wire sends one, and its rate-limit headers); the connection closes after it.
+pub(crate) fn bad_head(shape: BadHead, id: &[(&str, &str)]) -> Vec<u8> {
     let mut extra: Vec<(String, String)> = Vec::new();
     match shape {
         BadHead::ManyHeaders => {
@@ -40,7 +40,7 @@ pub(crate) fn bad_head(shape: BadHead, id: Option<(&str, &str)>) -> Vec<u8> {
         BadHead::GarbageStatus => {}
     }
     let mut headers = vec![("content-type", "application/json"), ("content-length", "0")];
-    headers.extend(id);
+    headers.extend_from_slice(id);
     headers.extend(extra.iter().map(|(name, value)| (name.as_str(), value.as_str())));
     let head = http::head(200, &headers, false);
     match shape {

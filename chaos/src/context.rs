@@ -17,7 +17,7 @@ pub(crate) fn context_bytes(conversation: &Conversation<'_>) -> usize {
 /// The answer to a request larger than the context window: the `context_overflow` step, journaled
 /// as no step of the scenario (`index: None`, `repeat: 0`).
 pub(crate) fn overflow_answer() -> (Step, StepRef) {
-    let at = StepRef { index: None, kind: StepKind::ContextOverflow, repeat: 0, outage: None };
+    let at = StepRef { index: None, kind: StepKind::ContextOverflow, repeat: 0, outage: None, rate_limited: false };
     (Step::context_overflow().into(), at)
 }
 

@@ -30,6 +30,8 @@ pub(crate) struct Request {
     pub(crate) method: String,
     /// The path without the query.
     pub(crate) path: String,
+    /// The query, without its `?` (empty without one).
+    pub(crate) query: String,
     /// Header names in lowercase.
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
@@ -40,6 +42,12 @@ impl Request {
     /// The first value of header `name` (lowercase).
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The first value of the query parameter `name`, as sent (not percent-decoded).
+    pub(crate) fn query_param(&self, name: &str) -> Option<&str> {
+        let pairs = self.query.split('&').filter_map(|pair| pair.split_once('=').or(Some((pair, ""))));
+        pairs.filter(|(n, _)| *n == name).map(|(_, value)| value).next()
     }
 }
 
@@ -253,7 +261,9 @@ type Head = (usize, Request, Option<usize>, bool, bool);
 /// The owned request, its framing, and whether it expects `100 Continue`.
 fn head_of(parsed: &httparse::Request<'_, '_>, len: usize) -> Result<Head, ReadError> {
     let target = parsed.path.unwrap_or("/");
-    let path = target.split(['?', '#']).next().unwrap_or("/").to_owned();
+    let target = target.split('#').next().unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let (path, query) = (path.to_owned(), query.to_owned());
     let headers: Vec<(String, String)> = parsed
         .headers
         .iter()
@@ -277,8 +287,14 @@ fn head_of(parsed: &httparse::Request<'_, '_>, len: usize) -> Result<Head, ReadE
         !connection.iter().any(|v| v.contains("close"))
     };
     let expect_continue = find("expect").any(|v| v == "100-continue");
-    let request =
-        Request { method: parsed.method.unwrap_or("GET").to_owned(), path, headers, body: Vec::new(), keep_alive };
+    let request = Request {
+        method: parsed.method.unwrap_or("GET").to_owned(),
+        path,
+        query,
+        headers,
+        body: Vec::new(),
+        keep_alive,
+    };
     Ok((len, request, content_length, chunked, expect_continue))
 }
 

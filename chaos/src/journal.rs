@@ -16,7 +16,7 @@ use crate::wire::WireFormat;
 /// {"seq": 0, "at_ms": 3, "method": "POST", "path": "/v1/messages", "wire": "anthropic",
 ///  "stream": true, "model": "claude-x", "step": {"index": 0, "kind": "http_error", "repeat": 1},
 ///  "agentic_call": "1", "auth": true, "tools": ["get_weather"], "schema": null,
-///  "messages": 3, "context_bytes": 412, "over_window": false, "outage": false}
+///  "messages": 3, "context_bytes": 412, "over_window": false, "outage": false, "rate_limited": false}
 /// ```
 ///
 /// A request larger than the scenario's [context window](crate::Scenario::with_context_window)
@@ -24,6 +24,9 @@ use crate::wire::WireFormat;
 /// 0}`: no step of the scenario answered it. A request that arrived during an
 /// [outage](crate::Scenario::with_outage) reads `"outage": true` and `"step": {"index": null,
 /// "kind": "http_error", "repeat": 0, "outage": 1}` (the outage's step and the window's position).
+/// A request the scenario's [rate limit](crate::Scenario::with_rate_limit) refused reads
+/// `"rate_limited": true` and `"step": {"index": null, "kind": "http_error", "repeat": 0,
+/// "rate_limited": true}`: the 429 is no step's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct JournalEntry {
@@ -74,6 +77,10 @@ pub struct JournalEntry {
     /// ([`StepRef::outage`] says which window).
     #[serde(default)]
     pub outage: bool,
+    /// Whether the scenario's [rate limit](crate::Scenario::with_rate_limit) refused the request:
+    /// it did not fit the key's buckets, got a 429, consumed no step and was charged nothing.
+    #[serde(default)]
+    pub rate_limited: bool,
 }
 
 /// Which step of the scenario answered a request.
@@ -81,35 +88,49 @@ pub struct JournalEntry {
 #[non_exhaustive]
 pub struct StepRef {
     /// The step's position in the scenario's `steps`, from 0; `None` for the default step, and
-    /// for the context window's and an outage's answers (then `repeat` is 0).
+    /// for the context window's, an outage's and the rate limit's answers (then `repeat` is 0).
     pub index: Option<usize>,
     /// The step's kind.
     pub kind: StepKind,
     /// Which of the step's requests this was, from 1 (for the default step: how many requests it
-    /// has answered, this one included); 0 for the context window's and an outage's answers,
-    /// which are no step's.
+    /// has answered, this one included); 0 for the context window's, an outage's and the rate
+    /// limit's answers, which are no step's.
     pub repeat: u32,
     /// The position of the [outage](crate::Scenario::with_outage) window that answered, from 0
     /// in the scenario's `outages`; `None` otherwise (and absent from the JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outage: Option<usize>,
+    /// Whether the scenario's [rate limit](crate::Scenario::with_rate_limit) answered, with its
+    /// 429, rather than a step (absent from the JSON when false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rate_limited: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl StepRef {
     /// Whether the default step answered.
     pub fn is_default(&self) -> bool {
-        self.index.is_none() && !self.is_context_window() && !self.is_outage()
+        self.index.is_none() && !self.is_context_window() && !self.is_outage() && !self.rate_limited
     }
 
     /// Whether the scenario's context window answered, rather than a step: the request was larger
     /// than the window (see [`JournalEntry::over_window`]).
     pub fn is_context_window(&self) -> bool {
-        self.index.is_none() && self.repeat == 0 && !self.is_outage()
+        self.index.is_none() && self.repeat == 0 && !self.is_outage() && !self.rate_limited
     }
 
     /// Whether an outage answered, rather than a step: the request arrived during one of the
     /// scenario's outage windows (see [`JournalEntry::outage`]).
     pub fn is_outage(&self) -> bool {
         self.outage.is_some()
+    }
+
+    /// Whether the scenario's rate limit answered, with a 429, rather than a step (see
+    /// [`JournalEntry::rate_limited`]).
+    pub fn is_rate_limited(&self) -> bool {
+        self.rate_limited
     }
 }

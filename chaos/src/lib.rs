@@ -15,7 +15,9 @@
 //! [context window](#context-window): a conversation larger than it gets the provider's
 //! context-overflow answer, so a test can prove that a shortened conversation fits. It can play
 //! scripted [outages](#outages): from one time to another every request gets a 503 (or any
-//! step), so a test can watch a client fail over and recover. It journals
+//! step), so a test can watch a client fail over and recover. It can enforce a per-key
+//! [rate limit](#rate-limits) (requests and tokens per minute) with the providers' own 429s and
+//! rate-limit headers, so a test can watch a client pace itself. It journals
 //! every request, so a test can assert how many calls a retry policy made and what each one carried
 //! (including the names of the tools it offered, and the size of its conversation).
 //!
@@ -92,7 +94,8 @@
 //!
 //! A scenario file is a JSON object with `steps` (a list, may be empty), an optional `default`
 //! step, an optional `context_window` (an integer ≥ 1, in bytes: see
-//! [Context window](#context-window)) and optional `outages` (see [Outages](#outages)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
+//! [Context window](#context-window)), optional `outages` (see [Outages](#outages)) and an optional
+//! `rate_limit` (see [Rate limits](#rate-limits)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
 //! field the kind does not take, is an error naming the file and the field
 //! ([`ScenarioError`]).
 //!
@@ -289,6 +292,69 @@
 //! `index: None`, the outage step's `kind`, `repeat: 0` and `outage: Some(i)`, the window's
 //! position ([`StepRef::is_outage`]).
 //!
+//! # Rate limits
+//!
+//! A rate limit ([`Scenario::with_rate_limit`], [`RateLimit`]) gives every API key its own token
+//! buckets, one per configured number: `requests`, `tokens` (input and output together),
+//! `input_tokens`, `output_tokens`, each per `window` (a minute unless set, so the numbers are
+//! RPM, TPM, ITPM and OTPM). A bucket starts full, at the scenario's start or reset, and refills
+//! continuously, `n / window` per second, up to `n`, on the scenario's clock (tokio's, as for
+//! [outages](#outages): `tokio::time::advance` refills it in a test on paused time).
+//!
+//! **The key** is the request's API key: `authorization: Bearer K`, `x-api-key`,
+//! `x-goog-api-key` or `api-key` (as for `echo_key`), else Gemini's `key` query parameter; a
+//! request with none counts under one anonymous key. The server keeps a fingerprint of the key,
+//! never the key, and tracks at most [`MAX_RATE_KEYS`] keys with partly used buckets (past them a
+//! new key shares the anonymous key's buckets).
+//!
+//! **The cost** of a model request is 1 request, its input tokens (what its answer reports as
+//! input: the step's pinned `usage.input_tokens`, else the prompt's words by the
+//! [rule](#token-usage)) and its output tokens (what an answer that finishes reports: an `ok`,
+//! `stall` or `tool_use` step's pinned `usage.output_tokens`, else its chunks as the answer counts
+//! them; every other step, the context window's answer included, reports 0). The whole cost is
+//! charged at admission, when the request has been read: the server knows its scripted answer then.
+//!
+//! **Admission** comes after the outages (a server that is down counts nothing) and before the
+//! context window and the steps. A request whose cost exceeds what is left of any bucket gets a
+//! **429** in its wire's own rate-limit body (OpenAI and Responses: type and code
+//! `rate_limit_exceeded`; Anthropic `rate_limit_error`; Gemini `RESOURCE_EXHAUSTED`), with
+//! `retry-after` the whole seconds (rounded up) until every bucket holds enough, and on the OpenAI
+//! wires `retry-after-ms` (rounded up); it consumes no step and takes nothing from the buckets. A
+//! request larger than a whole bucket can never pass: its 429 has no `retry-after`. The journal
+//! marks the 429: `rate_limited: true`, and a [`StepRef`] with `index: None`, `kind: http_error`,
+//! `repeat: 0` and `rate_limited: true` ([`StepRef::is_rate_limited`]).
+//!
+//! **Headers.** Every response to a model request (answers, errors, outages' answers, the 429s)
+//! carries its wire's rate-limit headers for the configured limits, as the buckets stand after
+//! the request's charge: `remaining` is the whole units left (rounded down), `reset` the time until
+//! the bucket is full again.
+//!
+//! | wire | headers | `reset` |
+//! | --- | --- | --- |
+//! | Chat Completions, Responses | `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (no input or output limits: OpenAI has none) | a Go duration, rounded up to the millisecond: `0s`, `500ms`, `1.5s`, `1m0.5s`, `1h2m3s` |
+//! | Anthropic | `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}` | an RFC 3339 instant in UTC with milliseconds, from the wall clock: `2026-12-01T18:55:00.500Z` |
+//! | Gemini | none (Google sends none); the limits are enforced all the same | |
+//!
+//! In a scenario file, `"rate_limit"` is an object with at least one of the four numbers (each at
+//! least 1) and an optional `window_ms`, from 1 to [`MAX_RATE_WINDOW_MS`] (a day):
+//!
+//! ```
+//! # use agentic_chaos::Scenario;
+//! let scenario = Scenario::from_json_str(r#"
+//! {
+//!   "rate_limit": {"requests": 120, "tokens": 40000, "input_tokens": 30000, "output_tokens": 8000,
+//!                  "window_ms": 60000},
+//!   "steps": [{"kind": "ok", "text": "Paced.", "usage": {"input_tokens": 500, "output_tokens": 20}}]
+//! }
+//! "#)?;
+//! let limit = scenario.rate_limit().unwrap();
+//! assert_eq!((limit.max_requests(), limit.max_tokens()), (Some(120), Some(40_000)));
+//!
+//! let err = Scenario::from_json_str(r#"{"rate_limit": {"requests": 0}}"#).unwrap_err();
+//! assert_eq!(err.field(), Some("rate_limit.requests"));
+//! # Ok::<(), agentic_chaos::ScenarioError>(())
+//! ```
+//!
 //! # Over HTTP
 //!
 //! Besides the two model endpoints the server answers `GET /_chaos/journal` (the [journal](JournalEntry)
@@ -301,7 +367,8 @@
 //!
 //! The journal records whether a request had an `authorization`, `x-api-key` or `api-key` header,
 //! never its value; the server keeps no other trace of the headers. Only an error step with
-//! `echo_key` reads the key, to send a piece of it back in that one response.
+//! `echo_key` reads the key, to send a piece of it back in that one response, and a
+//! [rate limit](#rate-limits), which keeps a fingerprint of it (a hash), never the key.
 #![deny(missing_docs)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
@@ -312,6 +379,7 @@ mod error;
 mod http;
 mod journal;
 mod outage;
+mod rate_limit;
 mod scenario;
 mod server;
 mod silent;
@@ -323,6 +391,7 @@ pub mod wire;
 pub use error::ScenarioError;
 pub use journal::{JournalEntry, StepRef};
 pub use outage::{MAX_OUTAGE_MS, MAX_OUTAGES, Outage};
+pub use rate_limit::{DEFAULT_RATE_WINDOW, MAX_RATE_KEYS, MAX_RATE_WINDOW_MS, RateLimit};
 pub use scenario::Scenario;
 pub use server::ChaosServer;
 pub use silent::{MAX_SILENT_CONNECTIONS, SilentServer};

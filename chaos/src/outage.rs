@@ -93,7 +93,7 @@ pub(crate) fn default_step() -> Step {
 /// as no step of the scenario (`index: None`, `repeat: 0`) and with the window's position.
 pub(crate) fn answer(outages: &[Outage], at: Duration) -> Option<(Step, StepRef)> {
     let (i, outage) = outages.iter().enumerate().find(|(_, outage)| outage.holds(at))?;
-    let step_ref = StepRef { index: None, kind: outage.step.kind(), repeat: 0, outage: Some(i) };
+    let step_ref = StepRef { index: None, kind: outage.step.kind(), repeat: 0, outage: Some(i), rate_limited: false };
     Some((outage.step.clone(), step_ref))
 }
 

@@ -1,10 +1,13 @@
 //! A scenario: the ordered steps, their repeat counts, and the step that answers after them. Its
 //! JSON form (`from_json_str`, `load`, `to_json`) is in `spec`, which knows files; this module does not.
 //! It also holds the context window, which answers a request too large for it before any step does,
-//! and the outages, which answer every request of their time windows before anything else does.
+//! the outages, which answer every request of their time windows before anything else does, and
+//! the rate limit, which refuses a request that does not fit its key's buckets before the context
+//! window sees it.
 
 use crate::journal::StepRef;
 use crate::outage::{MAX_OUTAGES, Outage};
+use crate::rate_limit::RateLimit;
 use crate::step::{Reply, Step};
 
 /// What the server answers, request by request.
@@ -15,7 +18,8 @@ use crate::step::{Reply, Step};
 /// [context window](Scenario::with_context_window), a request whose conversation does not fit gets
 /// the provider's context-overflow answer instead, and consumes no step; during an
 /// [outage](Scenario::with_outage), every request gets the outage's step (a 503 by default), and
-/// consumes no step either.
+/// consumes no step either; with a [rate limit](Scenario::with_rate_limit), a request that does
+/// not fit its key's buckets gets a 429 and consumes no step.
 ///
 /// Build it in Rust or [load it from JSON](Scenario::from_json_str) (format in the
 /// [crate docs](crate#scenario-files)).
@@ -37,6 +41,7 @@ pub struct Scenario {
     pub(crate) default: Step,
     pub(crate) context_window: Option<usize>,
     pub(crate) outages: Vec<Outage>,
+    pub(crate) rate_limit: Option<RateLimit>,
 }
 
 impl Default for Scenario {
@@ -48,7 +53,13 @@ impl Default for Scenario {
 impl Scenario {
     /// A scenario without steps whose default answers `ok`: every request succeeds.
     pub fn new() -> Self {
-        Self { steps: Vec::new(), default: Step::Ok(Reply::default()), context_window: None, outages: Vec::new() }
+        Self {
+            steps: Vec::new(),
+            default: Step::Ok(Reply::default()),
+            context_window: None,
+            outages: Vec::new(),
+            rate_limit: None,
+        }
     }
 
     /// Append a step that answers one request.
@@ -157,6 +168,39 @@ impl Scenario {
         &self.outages
     }
 
+    /// Enforce a per-key [`RateLimit`]: a model request that does not fit what is left of one of
+    /// its API key's buckets gets a 429 in its wire's rate-limit error body, consumes no step and
+    /// is charged nothing; every model request's answer (answers, errors, the 429s) carries its
+    /// wire's rate-limit headers. `"rate_limit"` in JSON. See the [crate docs](crate#rate-limits)
+    /// for the keys, the cost, the 429 and the headers.
+    ///
+    /// The buckets start full with the scenario's clock (the server's start, or its last
+    /// [reset](crate::ChaosServer::reset)) and refill on it: tokio's clock, so that
+    /// `tokio::time::advance` refills them in a test on paused time.
+    ///
+    /// # Default
+    ///
+    /// No limit, and no rate-limit headers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::{RateLimit, Scenario};
+    ///
+    /// // 3 RPM and 1 000 TPM per key.
+    /// let scenario = Scenario::new().with_rate_limit(RateLimit::new().requests(3).tokens(1_000));
+    /// assert_eq!(scenario.rate_limit().and_then(|limit| limit.max_requests()), Some(3));
+    /// ```
+    pub fn with_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// The rate limit, if set.
+    pub fn rate_limit(&self) -> Option<&RateLimit> {
+        self.rate_limit.as_ref()
+    }
+
     /// Whether a conversation of `bytes` fits the context window (always, without one).
     pub(crate) fn fits(&self, bytes: usize) -> bool {
         self.context_window.is_none_or(|window| bytes <= window)
@@ -178,8 +222,8 @@ impl Scenario {
     }
 }
 
-/// Where a server is in its scenario.
-#[derive(Debug, Default)]
+/// Where a server is in its scenario: copied to look at the next step without taking it.
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Cursor {
     entry: usize,
     used: u32,
@@ -192,14 +236,26 @@ impl Cursor {
         while let Some((step, times)) = scenario.steps.get(self.entry) {
             if self.used < *times {
                 self.used += 1;
-                let at = StepRef { index: Some(self.entry), kind: step.kind(), repeat: self.used, outage: None };
+                let at = StepRef {
+                    index: Some(self.entry),
+                    kind: step.kind(),
+                    repeat: self.used,
+                    outage: None,
+                    rate_limited: false,
+                };
                 return (step.clone(), at);
             }
             self.entry += 1;
             self.used = 0;
         }
         self.default_used = self.default_used.saturating_add(1);
-        let at = StepRef { index: None, kind: scenario.default.kind(), repeat: self.default_used, outage: None };
+        let at = StepRef {
+            index: None,
+            kind: scenario.default.kind(),
+            repeat: self.default_used,
+            outage: None,
+            rate_limited: false,
+        };
         (scenario.default.clone(), at)
     }
 }

@@ -15,14 +15,15 @@ use tokio::time::Instant;
 use crate::boundary;
 use crate::context;
 use crate::http::{self, Conn, ReadError, Request};
-use crate::journal::JournalEntry;
+use crate::journal::{JournalEntry, StepRef};
 use crate::outage;
+use crate::rate_limit::{self, Cost, Keys};
 use crate::scenario::{Cursor, Scenario};
 use crate::step::{
     DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, NotAnAnswer, Pieces, Preset, Redirect, Reply,
     Step, ToolUse, WrongContentType,
 };
-use crate::usage::prompt_tokens;
+use crate::usage::input_tokens;
 use crate::wire::{Asked, ErrorParts, Exchange, NotAnAnswerBody, WireFormat};
 
 /// A running chaos server.
@@ -86,6 +87,25 @@ struct State {
     scenario: Scenario,
     cursor: Cursor,
     journal: Vec<JournalEntry>,
+    /// The rate limit's buckets, per key.
+    rate: Keys,
+}
+
+/// What the server decided for a journaled request.
+struct Recorded {
+    seq: u64,
+    /// The step that answers a model request.
+    step: Option<Step>,
+    /// The rate-limit headers of its answer.
+    rate_headers: Vec<(&'static str, String)>,
+}
+
+/// The answer to a model request, chosen under the lock.
+struct Chosen {
+    step: Step,
+    at: StepRef,
+    over_window: bool,
+    rate_headers: Vec<(&'static str, String)>,
 }
 
 impl Shared {
@@ -102,33 +122,26 @@ impl Shared {
         state.started = Instant::now();
         state.cursor = Cursor::default();
         state.journal.clear();
+        state.rate = Keys::default();
     }
 
     /// Journal a request (`asked`: what its wire read in it) and, for a model request, take the
     /// step that answers it.
-    fn record(&self, request: &Request, wire: Option<WireFormat>, asked: &Asked<'_>) -> (u64, Option<Step>) {
+    fn record(&self, request: &Request, wire: Option<WireFormat>, asked: &Asked<'_>) -> Recorded {
         let mut state = self.lock();
-        let elapsed = state.started.elapsed();
+        let now = Instant::now();
+        let elapsed = now.saturating_duration_since(state.started);
         let at_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let seq = state.journal.len() as u64;
         let context_bytes = context::context_bytes(&asked.conversation);
-        let mut over_window = false;
-        let (step, at) = match (wire, request.method.as_str()) {
-            (Some(_), "POST") => {
-                let State { scenario, cursor, .. } = &mut *state;
-                // A server that is down answers before it reads the conversation.
-                let (step, at) = match outage::answer(&scenario.outages, elapsed) {
-                    Some(answer) => answer,
-                    None if !scenario.fits(context_bytes) => {
-                        over_window = true;
-                        context::overflow_answer()
-                    }
-                    None => cursor.next(scenario),
-                };
-                (Some(step), Some(at))
+        let chosen = match (wire, request.method.as_str()) {
+            (Some(wire), "POST") => {
+                let key = rate_key(request, wire);
+                Some(choose(&mut state, wire, key.as_deref(), asked, context_bytes, now))
             }
-            _ => (None, None),
+            _ => None,
         };
+        let at = chosen.as_ref().map(|chosen| chosen.at);
         state.journal.push(JournalEntry {
             seq,
             at_ms,
@@ -144,11 +157,64 @@ impl Shared {
             schema: asked.schema.clone(),
             messages: asked.conversation.messages,
             context_bytes,
-            over_window,
+            over_window: chosen.as_ref().is_some_and(|chosen| chosen.over_window),
             outage: at.is_some_and(|at| at.is_outage()),
+            rate_limited: at.is_some_and(|at| at.is_rate_limited()),
         });
-        (seq, step)
+        match chosen {
+            Some(Chosen { step, rate_headers, .. }) => Recorded { seq, step: Some(step), rate_headers },
+            None => Recorded { seq, step: None, rate_headers: Vec::new() },
+        }
     }
+}
+
+/// The answer to a model request arriving `now`: an outage's step (a server that is down answers
+/// before it reads or counts the request), else the rate limit's 429 when the request does not fit
+/// its key's buckets, else the context window's overflow answer, else the next step. Only a
+/// request the rate limit admits takes a step, and only one that reaches the rate limit is
+/// charged; every one gets the rate-limit headers of the key's buckets, after its charge.
+fn choose(
+    state: &mut State,
+    wire: WireFormat,
+    key: Option<&str>,
+    asked: &Asked<'_>,
+    bytes: usize,
+    now: Instant,
+) -> Chosen {
+    let State { scenario, cursor, rate, started, .. } = state;
+    let limit = scenario.rate_limit;
+    let mut levels = Vec::new();
+    let mut charge = |cost| match &limit {
+        Some(limit) => {
+            let (verdict, after) = rate.charge(limit, key, now, cost);
+            levels = after;
+            verdict
+        }
+        None => Ok(()),
+    };
+    let (step, at, over_window) = match outage::answer(&scenario.outages, now.saturating_duration_since(*started)) {
+        Some((step, at)) => {
+            let _ = charge(None);
+            (step, at, false)
+        }
+        None => {
+            let fits = scenario.fits(bytes);
+            let mut next = cursor.clone();
+            let (step, at) = if fits { next.next(scenario) } else { context::overflow_answer() };
+            match charge(Some(Cost::of(&step, &asked.conversation))) {
+                Err(refusal) => {
+                    let (step, at) = refusal.step(wire.rate_limit_headers());
+                    (step, at, false)
+                }
+                Ok(()) => {
+                    *cursor = next;
+                    (step, at, !fits)
+                }
+            }
+        }
+    };
+    let rate_headers = rate_limit::headers(wire.rate_limit_headers(), &levels, SystemTime::now());
+    Chosen { step, at, over_window, rate_headers }
 }
 
 impl ChaosServer {
@@ -184,6 +250,7 @@ impl ChaosServer {
                 scenario,
                 cursor: Cursor::default(),
                 journal: Vec::new(),
+                rate: Keys::default(),
             }),
             open: AtomicUsize::new(0),
         });
@@ -357,7 +424,7 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         Some((wire, route)) => wire.render().read(body.as_ref(), route),
         None => Asked::default(),
     };
-    let (seq, step) = shared.record(&request, wire, &asked);
+    let Recorded { seq, step, rate_headers } = shared.record(&request, wire, &asked);
     let (Some(wire), Some(step)) = (wire, step) else {
         let (status, message, allow) = match wire {
             Some(wire) => (405, format!("{} accepts only POST", wire.path()), Some(("allow", "POST"))),
@@ -373,7 +440,7 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
         seq,
         model: asked.model.unwrap_or_else(|| "chaos-model".to_owned()),
         created: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        input_tokens: pinned.input_tokens.unwrap_or_else(|| prompt_tokens(&asked.conversation)),
+        input_tokens: input_tokens(&pinned, &asked.conversation),
         usage: pinned,
         usage_asked: asked.usage_asked,
         answer_tool: asked.answer_tool,
@@ -381,7 +448,7 @@ async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Resu
     };
     let api_key = api_key(&request, Some(wire));
     let path = request.path;
-    let mut answer = Answer { conn, exchange, stream: asked.stream, keep_alive, api_key, path };
+    let mut answer = Answer { conn, exchange, stream: asked.stream, keep_alive, api_key, path, rate_headers };
     answer.step(step).await
 }
 
@@ -481,6 +548,8 @@ struct Answer<'a> {
     api_key: Option<String>,
     /// The request's path, without its query: where a redirect loop points.
     path: String,
+    /// The rate-limit headers every response to the request carries (none without a rate limit).
+    rate_headers: Vec<(&'static str, String)>,
 }
 
 /// The API key a request carries: in the headers of its own wire first, then in every other
@@ -500,8 +569,14 @@ fn api_key(request: &Request, wire: Option<WireFormat>) -> Option<String> {
     })
 }
 
-/// The request id header of an answer, as a header pair (none when the wire sends none).
-fn id_header<'a>(id: &'a Option<(&'static str, String)>) -> impl Iterator<Item = (&'a str, &'a str)> {
+/// The key a request's rate limit is counted under: its API key (as [`api_key`] finds it) or its
+/// `key` query parameter (Gemini's); `None` (one anonymous key) without either.
+fn rate_key(request: &Request, wire: WireFormat) -> Option<String> {
+    api_key(request, Some(wire)).or_else(|| request.query_param("key").map(str::to_owned))
+}
+
+/// An answer's own headers (its request id, its rate-limit headers) as header pairs.
+fn id_header<'a>(id: &'a [(&'static str, String)]) -> impl Iterator<Item = (&'a str, &'a str)> {
     id.iter().map(|(name, id)| (*name, id.as_str()))
 }
 
@@ -585,14 +660,18 @@ impl Answer<'_> {
             }
             Step::BadHead(shape) => {
                 let id = self.request_id();
-                self.conn.send(&boundary::bad_head(shape, id.as_ref().map(|(name, id)| (*name, id.as_str()))));
+                let own: Vec<_> = id_header(&id).collect();
+                self.conn.send(&boundary::bad_head(shape, &own));
                 Ok(After::Close)
             }
         }
     }
 
-    fn request_id(&self) -> Option<(&'static str, String)> {
-        self.exchange.request_id_header()
+    /// The headers every response to the request carries: the request id header (when the wire
+    /// sends one) and the rate-limit headers.
+    fn request_id(&self) -> Vec<(&'static str, String)> {
+        let id = self.exchange.request_id_header();
+        id.into_iter().chain(self.rate_headers.iter().cloned()).collect()
     }
 
     /// The head of a 200 event stream, with chunked framing.

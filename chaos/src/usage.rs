@@ -97,6 +97,12 @@ fn is_zero(tokens: &u64) -> bool {
     *tokens == 0
 }
 
+/// The input tokens an answer reports: those the step pins, or else the request's by the rule
+/// ([`prompt_tokens`]).
+pub(crate) fn input_tokens(pinned: &TokenUsage, conversation: &Conversation<'_>) -> u64 {
+    pinned.input_tokens.unwrap_or_else(|| prompt_tokens(conversation))
+}
+
 /// The input tokens of a request by the rule: the whitespace-separated words of its
 /// conversation's texts (the system prompt's, each message's and each tool result's), at least 1;
 /// tool calls' arguments, roles, ids and types do not count. A body that is not JSON counts 1.

@@ -20,6 +20,9 @@ impl From<CheckedScenario> for Scenario {
         if let Some(step) = checked.default {
             scenario = scenario.otherwise(step);
         }
+        if let Some(limit) = checked.rate_limit {
+            scenario = scenario.with_rate_limit(limit);
+        }
         if let Some(bytes) = checked.context_window {
             scenario = scenario.with_context_window(bytes);
         }

@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
-use super::model::{HTTP, OutageSpec, ScenarioSpec, StepSpec, kinds_taking};
+use super::model::{HTTP, OutageSpec, RateLimitSpec, ScenarioSpec, StepSpec, kinds_taking};
 use crate::outage::{MAX_OUTAGE_MS, MAX_OUTAGES};
+use crate::rate_limit::{MAX_RATE_WINDOW_MS, RateLimit};
 use crate::step::{
     BadHead, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
 };
@@ -39,6 +40,7 @@ fn invalid(field: String, message: impl Into<String>) -> Invalid {
 pub(super) struct CheckedScenario {
     pub(super) context_window: Option<usize>,
     pub(super) outages: Vec<CheckedOutage>,
+    pub(super) rate_limit: Option<RateLimit>,
     pub(super) steps: Vec<(u32, Checked)>,
     pub(super) default: Option<Checked>,
 }
@@ -93,7 +95,8 @@ pub(super) enum CheckedKind {
     BareJsonError,
 }
 
-/// Checks the context window, the outages, the steps in order, then the default step.
+/// Checks the context window, the outages, the rate limit, the steps in order, then the default
+/// step.
 pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
     if spec.context_window == Some(0) {
         return Err(invalid(
@@ -103,6 +106,7 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
         ));
     }
     let outages = outages(spec.outages)?;
+    let rate_limit = spec.rate_limit.map(rate_limit).transpose()?;
     let mut steps = Vec::with_capacity(spec.steps.len());
     for (i, step) in spec.steps.into_iter().enumerate() {
         let at = format!("steps[{i}]");
@@ -122,7 +126,46 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
         Some(step) => Some(self::step(step, "default")?),
         None => None,
     };
-    Ok(CheckedScenario { context_window: spec.context_window, outages, steps, default })
+    Ok(CheckedScenario { context_window: spec.context_window, outages, rate_limit, steps, default })
+}
+
+/// Checks each of a rate limit's numbers, that it has one, then its window.
+fn rate_limit(spec: RateLimitSpec) -> Result<RateLimit, Invalid> {
+    let RateLimitSpec { requests, tokens, input_tokens, output_tokens, window_ms } = spec;
+    type Setter = fn(RateLimit, u64) -> RateLimit;
+    let numbers: [(&str, Option<u64>, Setter); 4] = [
+        ("requests", requests, RateLimit::requests),
+        ("tokens", tokens, RateLimit::tokens),
+        ("input_tokens", input_tokens, RateLimit::input_tokens),
+        ("output_tokens", output_tokens, RateLimit::output_tokens),
+    ];
+    let mut limit = RateLimit::new();
+    for (name, n, set) in numbers {
+        match n {
+            Some(0) => {
+                return Err(invalid(
+                    format!("rate_limit.{name}"),
+                    format!("`{name}` must be at least 1 (no request would ever pass); remove it for no limit"),
+                ));
+            }
+            Some(n) => limit = set(limit, n),
+            None => {}
+        }
+    }
+    if numbers.iter().all(|(_, n, _)| n.is_none()) {
+        return Err(invalid(
+            "rate_limit".to_owned(),
+            "a rate limit needs at least one of `requests`, `tokens`, `input_tokens`, `output_tokens`",
+        ));
+    }
+    match window_ms {
+        Some(ms) if !(1..=MAX_RATE_WINDOW_MS).contains(&ms) => Err(invalid(
+            "rate_limit.window_ms".to_owned(),
+            format!("`window_ms` must be from 1 to {MAX_RATE_WINDOW_MS} (a day, the chaos server's limit), not {ms}"),
+        )),
+        Some(ms) => Ok(limit.window(Duration::from_millis(ms))),
+        None => Ok(limit),
+    }
 }
 
 /// Checks the number of outage windows, then each window's times and step.

@@ -73,6 +73,7 @@ fn strip_position(message: &str, line: usize, column: usize) -> String {
         .replace("struct ScenarioSpec", "a scenario object `{\"steps\": [...]}`")
         .replace("struct StepSpec", "a step object `{\"kind\": ...}`")
         .replace("struct OutageSpec", "an outage object `{\"from_ms\": ..., \"until_ms\": ...}`")
+        .replace("struct RateLimitSpec", "a rate limit object `{\"requests\": ..., \"tokens\": ...}`")
         .replace("struct ToolCallSpec", "a tool call object `{\"name\": ..., \"input\": {...}}`")
         .replace("struct TokenUsage", "a usage object `{\"input_tokens\": ..., \"output_tokens\": ...}`")
         // Only `context_window` is a usize.

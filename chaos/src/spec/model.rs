@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::step::{EchoKey, StepKind, valid_header_value};
 use crate::usage::TokenUsage;
 
-/// A scenario file: `{"context_window": 2000, "outages": [...], "steps": [...], "default": {...}}`.
+/// A scenario file: `{"context_window": 2000, "outages": [...], "rate_limit": {...}, "steps": [...],
+/// "default": {...}}`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScenarioSpec {
@@ -19,6 +20,8 @@ pub(super) struct ScenarioSpec {
     pub(super) context_window: Option<usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(super) outages: Vec<OutageSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) rate_limit: Option<RateLimitSpec>,
     #[serde(default)]
     pub(super) steps: Vec<StepSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -36,6 +39,25 @@ pub(super) struct OutageSpec {
     /// A 503 without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) step: Option<StepSpec>,
+}
+
+/// A rate limit: `{"requests": 120, "tokens": 40000, "input_tokens": ..., "output_tokens": ...,
+/// "window_ms": 60000}`; checked to limit something, each number at least 1, the window from
+/// 1 ms to a day.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RateLimitSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) output_tokens: Option<u64>,
+    /// A minute without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) window_ms: Option<u64>,
 }
 
 macro_rules! step_spec {

@@ -1,8 +1,9 @@
 //! A built scenario's JSON form: each step as the flat object a file would hold, with only the
 //! fields that differ from their defaults.
 
-use super::model::{HangAtSpec, OutageSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
+use super::model::{HangAtSpec, OutageSpec, RateLimitSpec, RetryAfter, ScenarioSpec, StepSpec, StopSpec, ToolCallSpec};
 use crate::outage::{self, Outage};
+use crate::rate_limit::{DEFAULT_RATE_WINDOW, RateLimit};
 use crate::scenario::Scenario;
 use crate::step::{
     BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step,
@@ -25,8 +26,23 @@ impl From<&Scenario> for ScenarioSpec {
         Self {
             context_window: scenario.context_window(),
             outages: scenario.outages().iter().map(OutageSpec::from).collect(),
+            rate_limit: scenario.rate_limit().map(RateLimitSpec::from),
             steps,
             default: (!is_plain_ok).then(|| StepSpec::of(default)),
+        }
+    }
+}
+
+impl From<&RateLimit> for RateLimitSpec {
+    /// The window in whole milliseconds (a window is at least 1 ms), only when it is not a minute.
+    fn from(limit: &RateLimit) -> Self {
+        let window = limit.window_length();
+        Self {
+            requests: limit.max_requests(),
+            tokens: limit.max_tokens(),
+            input_tokens: limit.max_input_tokens(),
+            output_tokens: limit.max_output_tokens(),
+            window_ms: (window != DEFAULT_RATE_WINDOW).then(|| u64::try_from(window.as_millis()).unwrap_or(u64::MAX)),
         }
     }
 }

@@ -59,6 +59,7 @@ const NAMES: Names = Names {
     base_path: "",
     key_headers: &["x-api-key"],
     request_id_header: Some("request-id"),
+    rate_limit_headers: Some(super::RateLimitHeaders::Anthropic),
 };
 
 impl Anthropic {

@@ -73,6 +73,7 @@ const NAMES: Names = Names {
     base_path: "/v1beta",
     key_headers: &["x-goog-api-key"],
     request_id_header: None,
+    rate_limit_headers: None,
 };
 
 /// The message of a bad key, which also says which details go with it.

@@ -98,6 +98,11 @@ impl WireFormat {
         self.render().request_path(model, stream)
     }
 
+    /// The family of rate-limit headers this wire's API reports its limits in, if any.
+    pub(crate) fn rate_limit_headers(self) -> Option<RateLimitHeaders> {
+        self.render().names().rate_limit_headers
+    }
+
     /// What a client's base URL adds after `http://HOST:PORT` (`/v1` for OpenAI, nothing for
     /// Anthropic): its SDK appends the rest of [`path`](Self::path).
     pub fn base_path(self) -> &'static str {
@@ -286,6 +291,19 @@ pub(crate) struct Names {
     pub(crate) key_headers: &'static [&'static str],
     /// The request id header every answer carries, if the API sends one.
     pub(crate) request_id_header: Option<&'static str>,
+    /// The family of rate-limit headers the API reports its limits in, if any.
+    pub(crate) rate_limit_headers: Option<RateLimitHeaders>,
+}
+
+/// A family of rate-limit headers: which names a wire reports a scenario's
+/// [rate limit](crate::Scenario::with_rate_limit) in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RateLimitHeaders {
+    /// `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, resets as Go durations.
+    OpenAi,
+    /// `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`,
+    /// resets as RFC 3339 instants.
+    Anthropic,
 }
 
 /// An SSE event with a name: `event: {name}` then its JSON data.

@@ -55,6 +55,7 @@ const NAMES: Names = Names {
     base_path: "/v1",
     key_headers: &["authorization"],
     request_id_header: Some("x-request-id"),
+    rate_limit_headers: Some(super::RateLimitHeaders::OpenAi),
 };
 const SERVER_ERROR: &str = "The server had an error while processing your request. Sorry about that!";
 const OVERLOADED: &str = "The engine is currently overloaded, please try again later.";

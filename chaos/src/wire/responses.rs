@@ -56,6 +56,7 @@ const NAMES: Names = Names {
     base_path: "/v1",
     key_headers: &["authorization"],
     request_id_header: Some("x-request-id"),
+    rate_limit_headers: Some(super::RateLimitHeaders::OpenAi),
 };
 
 /// The events before the first text piece: created, in progress, the message item, its text part.
