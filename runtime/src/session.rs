@@ -69,7 +69,8 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             run.state.wait_for_cooldown().await;
             let governor = run.state.governor;
             let input = || pace::input_tokens(run.system, history, run.tools);
-            if let Some(demand) = governor.paces().then(|| governor.demand(input(), None)).flatten() {
+            let max_output = || run.provider.max_output_tokens();
+            if let Some(demand) = governor.paces().then(|| governor.demand(input(), max_output())).flatten() {
                 match run.state.wait_for_pace(&demand, run.provider.name()).await {
                     Ok(()) => paced = Some(demand),
                     Err(refusal) => return Ok(rate_limited(run, refusal)),

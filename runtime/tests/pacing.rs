@@ -23,8 +23,8 @@ fn paced_waits(decisions: &[agentic_runtime::Decision]) -> Vec<Duration> {
 #[tokio::test(start_paused = true)]
 async fn once_the_limit_is_known_a_burst_goes_in_arrival_order_at_the_limits_rate() {
     // The first answer states 9 of 10 left; the burst's 12 calls: 9 at once, then one each 6 s.
-    let provider = ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(9))])
-        .with_fallback(Step::ok("answer"));
+    let provider =
+        ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(9))]).with_fallback(Step::ok("answer"));
     let runtime = Runtime::new(provider.clone());
     runtime.exec("warm").await.unwrap();
     let started = Instant::now();
@@ -50,8 +50,8 @@ async fn once_the_limit_is_known_a_burst_goes_in_arrival_order_at_the_limits_rat
 
 #[tokio::test(start_paused = true)]
 async fn a_wait_past_the_deadline_is_refused_with_the_limit_and_its_reset_and_no_call() {
-    let provider = ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(0))])
-        .with_fallback(Step::ok("answer"));
+    let provider =
+        ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(0))]).with_fallback(Step::ok("answer"));
     let runtime = Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(5_000)));
     runtime.exec("warm").await.unwrap();
     let error = runtime.exec("too late").await.unwrap_err();
@@ -70,7 +70,10 @@ async fn a_wait_past_the_deadline_is_refused_with_the_limit_and_its_reset_and_no
     let reply = patient.exec("in time").await.unwrap();
     let paced = reply.decisions().iter().find(|d| d.verdict == Verdict::Paced).unwrap();
     assert_eq!(paced.delay, Some(S * 6));
-    assert_eq!(paced.reason.to_string(), "the requests rate limit (10) is used up: waiting for it to refill; full again in 60 s");
+    assert_eq!(
+        paced.reason.to_string(),
+        "the requests rate limit (10) is used up: waiting for it to refill; full again in 60 s"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -145,7 +148,8 @@ async fn cached_reads_are_free_where_the_server_says_so() {
     let anthropic = RateLimits::new()
         .with(LimitKind::InputTokens, Limit::new(1000, 1000, Duration::ZERO).with_window(S * 60))
         .with_cached_reads_free();
-    let openai = RateLimits::new().with(LimitKind::InputTokens, Limit::new(1000, 1000, Duration::ZERO).with_window(S * 60));
+    let openai =
+        RateLimits::new().with(LimitKind::InputTokens, Limit::new(1000, 1000, Duration::ZERO).with_window(S * 60));
     let mut elapsed = Vec::new();
     // Anthropic's input excludes the cached reads; OpenAI's includes them.
     let anthropic_usage = Usage::new(104, 1).with_cache_read(900);
