@@ -10,7 +10,7 @@ use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
 use crate::fallback::Position;
 use crate::message::{AssistantMessage, Message};
-use crate::pace;
+use crate::pace::{self, Paced};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::{Judged, RetryState};
@@ -102,7 +102,16 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         if stated.is_some() || paced.is_some() {
             // Boxed: most servers state no limits, and every call's future would hold this one.
             let usage = outcome.as_ref().ok().and_then(|message| message.usage);
-            Box::pin(run.state.governor.after_call(stated.as_deref(), paced.as_ref(), usage.as_ref())).await;
+            let governor = run.state.governor;
+            // A call sent before the limits were known calibrates the estimates all the same: the
+            // burst that follows the first answer is estimated from it.
+            let call = match paced {
+                Some(demand) => Some(Paced::Reserved(demand)),
+                None => governor
+                    .estimate(pace::input_tokens(run.system, history, run.tools), run.provider.max_output_tokens())
+                    .map(Paced::Unpaced),
+            };
+            Box::pin(governor.after_call(stated.as_deref(), call.as_ref(), usage.as_ref())).await;
         }
         if let Some(waited) = waited {
             // The exec's clock starts at its first call's first wait, if nothing read it before.

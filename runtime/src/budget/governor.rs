@@ -13,7 +13,7 @@ use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{SharedStore, StoreFuture};
 use super::target::TargetBreaker;
-use crate::pace::{Demand, PaceRefused, Pacer, Pacing, RateLimits, Reserved};
+use crate::pace::{Demand, PaceRefused, Paced, Pacer, Pacing, RateLimits, Reserved};
 use crate::usage::Usage;
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
@@ -297,15 +297,27 @@ impl Governor {
     pub(crate) async fn after_call(
         &self,
         stated: Option<&(RateLimits, Instant)>,
-        paced: Option<&Demand>,
+        paced: Option<&Paced>,
         usage: Option<&Usage>,
     ) {
         if let Some((limits, received)) = stated {
             self.learn(limits, *received).await;
         }
-        if let Some(demand) = paced {
-            self.settle(demand, usage).await;
+        match paced {
+            Some(Paced::Reserved(demand)) => self.settle(demand, usage).await,
+            Some(Paced::Unpaced(demand)) => {
+                if let (Some(pacer), Some(usage)) = (self.pacer.as_ref(), usage) {
+                    pacer.calibrate(demand, usage);
+                }
+            }
+            None => {}
         }
+    }
+
+    /// What a call of about `input` tokens would need of the scope's limits (`None` when pacing
+    /// is off), whether or not it is to be paced.
+    pub(crate) fn estimate(&self, input: u64, max_output: Option<u64>) -> Option<Demand> {
+        Some(self.pacer.as_ref()?.demand(input, max_output))
     }
 
     /// What a call of about `input` tokens (estimated from its request) needs of the scope's

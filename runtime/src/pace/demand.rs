@@ -11,18 +11,43 @@ use crate::policy::rules::{format_ms, millis};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Demand {
     amounts: [u64; 4],
+    /// The input as the request's text estimated it, before the scope's calibration: what the
+    /// answer's usage calibrates the next estimates by.
+    estimated: u64,
 }
 
 impl Demand {
     /// One request of `input` and `output` tokens (estimated).
     pub const fn new(input: u64, output: u64) -> Self {
-        Self { amounts: [1, input.saturating_add(output), input, output] }
+        Self { amounts: [1, input.saturating_add(output), input, output], estimated: input }
+    }
+
+    /// The same demand, its input estimated at `estimated` from the request's text before the
+    /// scope's calibration.
+    pub(crate) const fn estimated_from(mut self, estimated: u64) -> Self {
+        self.estimated = estimated;
+        self
+    }
+
+    /// The input as the request's text estimated it, before the scope's calibration.
+    pub(crate) const fn estimated(&self) -> u64 {
+        self.estimated
     }
 
     /// What the call needs of `kind`.
     pub const fn of(&self, kind: LimitKind) -> u64 {
         self.amounts[kind.index()]
     }
+}
+
+/// What a call had of the pacer: the demand it reserved, or, for a call sent before any limit was
+/// known, what it would have needed (it calibrates the estimates, and gives nothing back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Paced {
+    /// The call reserved this demand.
+    Reserved(Demand),
+    /// The call was not paced; this is its estimate.
+    Unpaced(Demand),
 }
 
 /// A reservation the pacer granted: wait `wait`, then send.

@@ -14,8 +14,11 @@ use super::settings::Pacing;
 use crate::usage::Usage;
 
 /// How much of the latest answer a scope's estimate of the next one's output (without a
-/// `max_tokens`) and of its cached share takes: a fifth, so that one odd answer moves it little.
+/// `max_tokens`) and its input calibration take: a fifth, so that one odd answer moves them little.
 const RECENT_WEIGHT: f64 = 0.2;
+/// The calibration's bounds: a usage that says a request's text is 10 times more or fewer tokens
+/// than estimated is taken as at most that.
+const CALIBRATION: (f64, f64) = (0.1, 10.0);
 
 /// One scope's pacer (each `Governor` has one, unless pacing is off).
 #[derive(Debug)]
@@ -29,9 +32,10 @@ pub(crate) struct Pacer {
 struct State {
     buckets: [Option<Bucket>; 4],
     cached_reads_free: bool,
-    /// The scope's recent answers: output tokens, and the share of input read from the cache.
+    /// The scope's recent answers: their output tokens, and their counted input over the input
+    /// their request's text estimated (a tokenizer's difference, and the cached reads where free).
     recent_output: Option<f64>,
-    recent_cached_share: Option<f64>,
+    input_ratio: Option<f64>,
 }
 
 impl Pacer {
@@ -74,9 +78,10 @@ impl Pacer {
         self.active.store(true, Ordering::Release);
     }
 
-    /// What a call of about `input` tokens (estimated from its request) will need: its output is
-    /// its `max_output` when set, else as much as the scope's recent answers, at most its
-    /// `max_output`; its input less the share the cache served recently, where cached reads are free.
+    /// What a call of about `input` tokens (estimated from its request's text) will need: its
+    /// output, as much as the scope's recent answers, at most its `max_output` (that alone before
+    /// any answer); its input, calibrated by the recent answers' counted input over their estimate
+    /// (which leaves out what the cache served, where cached reads are free).
     pub(crate) fn demand(&self, input: u64, max_output: Option<u64>) -> Demand {
         let state = self.lock();
         let output = match (state.recent_output, max_output) {
@@ -85,12 +90,9 @@ impl Pacer {
             (None, Some(max)) => max,
             (None, None) => 0,
         };
-        let input = if state.cached_reads_free {
-            (input as f64 * (1.0 - state.recent_cached_share.unwrap_or(0.0))).ceil() as u64
-        } else {
-            input
-        };
-        Demand::new(input, output)
+        let estimated = input;
+        let input = (input as f64 * state.input_ratio.unwrap_or(1.0)).ceil() as u64;
+        Demand::new(input, output).estimated_from(estimated)
     }
 
     /// Reserves `demand` in every known limit, if the wait for them fits in `left` (the time
@@ -126,15 +128,10 @@ impl Pacer {
     /// Returns what the call used, as the limits count it.
     pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) -> Demand {
         let mut state = self.lock();
-        let free = state.cached_reads_free;
         let (input, output) = match usage {
             Some(usage) => {
-                state.remember(usage);
-                let input = if free {
-                    usage.input_tokens.saturating_add(usage.cache_creation_input_tokens)
-                } else {
-                    usage.input_tokens
-                };
+                let input = state.counted_input(usage);
+                state.remember(demand, input, usage.output_tokens);
                 (input, usage.output_tokens)
             }
             None => (0, 0),
@@ -146,6 +143,14 @@ impl Pacer {
             }
         }
         used
+    }
+
+    /// Calibrates the estimates by what a call that reserved nothing used (it was sent before any
+    /// limit was known); `demand` is its estimate.
+    pub(crate) fn calibrate(&self, demand: &Demand, usage: &Usage) {
+        let mut state = self.lock();
+        let input = state.counted_input(usage);
+        state.remember(demand, input, usage.output_tokens);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -162,20 +167,29 @@ impl State {
         }
     }
 
-    fn remember(&mut self, usage: &Usage) {
-        let output = usage.output_tokens as f64;
-        self.recent_output = Some(match self.recent_output {
-            Some(recent) => recent + RECENT_WEIGHT * (output - recent),
-            None => output,
-        });
-        let read = usage.cache_read_input_tokens as f64;
-        let whole = read + (usage.input_tokens + usage.cache_creation_input_tokens) as f64;
-        if whole > 0.0 {
-            let share = read / whole;
-            self.recent_cached_share = Some(match self.recent_cached_share {
-                Some(recent) => recent + RECENT_WEIGHT * (share - recent),
-                None => share,
-            });
+    /// The input tokens of `usage` the limits count: without the cached reads where they are free.
+    fn counted_input(&self, usage: &Usage) -> u64 {
+        if self.cached_reads_free {
+            usage.input_tokens.saturating_add(usage.cache_creation_input_tokens)
+        } else {
+            usage.input_tokens
         }
     }
+
+    /// Remembers what a call of `demand` used, as the limits count it: `input` and `output` tokens.
+    fn remember(&mut self, demand: &Demand, input: u64, output: u64) {
+        remember(&mut self.recent_output, output as f64);
+        if demand.estimated() > 0 && (input > 0 || output > 0) {
+            let ratio = (input as f64 / demand.estimated() as f64).clamp(CALIBRATION.0, CALIBRATION.1);
+            remember(&mut self.input_ratio, ratio);
+        }
+    }
+}
+
+/// Moves `recent` a [`RECENT_WEIGHT`] of the way to `latest` (to it, the first time).
+fn remember(recent: &mut Option<f64>, latest: f64) {
+    *recent = Some(match *recent {
+        Some(recent) => recent + RECENT_WEIGHT * (latest - recent),
+        None => latest,
+    });
 }
