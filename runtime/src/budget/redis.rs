@@ -34,7 +34,9 @@ use tokio::sync::OnceCell;
 use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 use super::ledger::SLOTS;
 use super::quota::RetryQuota;
+use super::redis_pace::{PaceScripts, reserved_of};
 use super::store::{DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, Withdrawal};
+use crate::pace::{Demand, PaceRefused, RateLimits, Reserved};
 use crate::policy::rules::millis;
 
 /// The slot of now on the server's clock (`ARGV[1]`: a slot's length in ms), and a function that
@@ -224,6 +226,7 @@ struct Scripts {
     extend_cooldown: Script,
     breaker_admit: Script,
     breaker_record: Script,
+    pace: PaceScripts,
 }
 
 impl RedisStore {
@@ -288,6 +291,7 @@ impl RedisStore {
                 extend_cooldown: Script::new(EXTEND_COOLDOWN),
                 breaker_admit: Script::new(&format!("{WINDOW}{BREAKER_ADMIT}")),
                 breaker_record: Script::new(&format!("{WINDOW}{BREAKER_RECORD}")),
+                pace: PaceScripts::new(),
             }),
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
@@ -366,6 +370,11 @@ impl RedisStore {
     /// The key of the probe of breaker `key`: `{prefix}:breaker-probe:{key}`.
     pub fn breaker_probe_key(&self, key: &str) -> String {
         format!("{}:breaker-probe:{key}", self.prefix)
+    }
+
+    /// The key of the pacer's buckets of `scope`: `{prefix}:pace:{scope}` (see the module's docs).
+    pub fn pace_key(&self, scope: &str) -> String {
+        format!("{}:pace:{scope}", self.prefix)
     }
 
     /// An invocation of one of the breaker's scripts for breaker `key` under `settings`.
@@ -461,7 +470,20 @@ impl RedisStore {
     }
 
     fn unexpected(&self, what: &str, answer: &[i64]) -> StoreError {
-        StoreError(format!("redis at {}: {what} answered {answer:?}, not a breaker's answer", self.address))
+        StoreError(format!("redis at {}: {what} answered {answer:?}, not an answer of {what}", self.address))
+    }
+
+    /// Runs `invocation` on the shared connection within the store's timeout.
+    async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        what: &str,
+        invocation: redis::ScriptInvocation<'_>,
+    ) -> Result<T, StoreError> {
+        self.run(what, async {
+            let mut connection = self.connection().await?;
+            invocation.invoke_async(&mut connection).await.map_err(|err| self.failed(what, &err))
+        })
+        .await
     }
 }
 
@@ -583,6 +605,36 @@ impl SharedStore for RedisStore {
             };
             recorded.map(Some).ok_or_else(|| self.unexpected("breaker_record", &answer))
         }))
+    }
+
+    fn pace_learn<'a>(&'a self, scope: &'a str, limits: &'a RateLimits) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            if !limits.is_empty() {
+                let _: i64 = self.invoke("pace_learn", self.scripts.pace.learn(self.pace_key(scope), limits)).await?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn pace_reserve<'a>(
+        &'a self,
+        scope: &'a str,
+        demand: &'a Demand,
+        left: Option<Duration>,
+    ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
+        Box::pin(async move {
+            let invocation = self.scripts.pace.reserve(self.pace_key(scope), demand, left);
+            let answer: Vec<i64> = self.invoke("pace_reserve", invocation).await?;
+            reserved_of(&answer, left).ok_or_else(|| self.unexpected("pace_reserve", &answer))
+        })
+    }
+
+    fn pace_settle<'a>(&'a self, scope: &'a str, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let _: i64 =
+                self.invoke("pace_settle", self.scripts.pace.settle(self.pace_key(scope), reserved, used)).await?;
+            Ok(())
+        })
     }
 }
 
