@@ -457,6 +457,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn reads_the_reserve_scripts_answers_and_nothing_else() {
+        let left = Some(S * 30);
+        assert_eq!(reserved_of(&[0], left), Some(None));
+        assert_eq!(reserved_of(&[1, -1, 0, -1], left), Some(Some(Ok(Reserved::NOW))));
+        let reserved = Reserved { wait: S * 12, limit: Some(LimitKind::Tokens), resets_in: Some(S * 3) };
+        assert_eq!(reserved_of(&[1, 1, 12_000_000, 3_000_000], left), Some(Some(Ok(reserved))));
+        let refused =
+            PaceRefused { limit: LimitKind::OutputTokens, size: 5, wait: S * 60, left: S * 30, resets_in: None };
+        assert_eq!(reserved_of(&[2, 3, 60_000_000, -1, 5], left), Some(Some(Err(refused))));
+        for garbage in [&[][..], &[3], &[1, 4, 1, 1], &[1, 0, -5, 1], &[1, 0, 1], &[2, 0, 1, 1], &[2, -1, 1, 1, 5]] {
+            assert_eq!(reserved_of(garbage, left), None, "{garbage:?}");
+        }
+        assert_eq!(reserved_of(&[2, 0, 1, 1, 5], None), None, "a refusal without a deadline");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn the_scripts_answer_as_the_pacer_on_a_scripted_sequence() {
         let Some(mut both) = Both::new("the_scripts_answer_as_the_pacer_on_a_scripted_sequence") else { return };
