@@ -9,6 +9,8 @@ mod quota;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub mod redis;
+#[cfg(feature = "redis")]
+mod redis_pace;
 pub mod store;
 
 mod refusal;

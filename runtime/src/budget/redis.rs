@@ -1,6 +1,6 @@
-//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget
-//! and one cooldown per provider and API key, and one circuit breaker per target (cargo feature
-//! `redis`).
+//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget,
+//! one cooldown and one pacer per provider and API key, and one circuit breaker per target (cargo
+//! feature `redis`).
 //!
 //! Keys are `{prefix}:budget:{scope}` (a hash: the successes and retries of each slot of the
 //! window, fields `s:{slot}` and `r:{slot}`) and `{prefix}:cooldown:{scope}` (the end of the
@@ -19,6 +19,12 @@
 //! admission and each outcome is one Lua script on the server's clock; a breaker untouched for two
 //! windows and two open periods expires (closed).
 //!
+//! The pacer's buckets of a scope are one hash, `{prefix}:pace:{scope}` (six fields per limit: its
+//! size, level, rate, the level's instant, the server's reset and what was taken since), kept on
+//! the server's clock by three Lua scripts that run the in-process pacer's rules (see
+//! `budget/redis_pace.rs`); it expires after twice the longest time one of its limits takes to
+//! refill, 5 minutes at least and 2 days at most.
+//!
 //! Cooldowns are wall-clock instants of the processes: machines that share them should keep their
 //! clocks in sync (NTP), or a fast clock ends a cooldown early.
 
@@ -34,7 +40,9 @@ use tokio::sync::OnceCell;
 use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 use super::ledger::SLOTS;
 use super::quota::RetryQuota;
+use super::redis_pace::{PaceScripts, reserved_of};
 use super::store::{DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, Withdrawal};
+use crate::pace::{Demand, PaceRefused, RateLimits, Reserved};
 use crate::policy::rules::millis;
 
 /// The slot of now on the server's clock (`ARGV[1]`: a slot's length in ms), and a function that
@@ -224,6 +232,7 @@ struct Scripts {
     extend_cooldown: Script,
     breaker_admit: Script,
     breaker_record: Script,
+    pace: PaceScripts,
 }
 
 impl RedisStore {
@@ -288,6 +297,7 @@ impl RedisStore {
                 extend_cooldown: Script::new(EXTEND_COOLDOWN),
                 breaker_admit: Script::new(&format!("{WINDOW}{BREAKER_ADMIT}")),
                 breaker_record: Script::new(&format!("{WINDOW}{BREAKER_RECORD}")),
+                pace: PaceScripts::new(),
             }),
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
@@ -368,6 +378,11 @@ impl RedisStore {
         format!("{}:breaker-probe:{key}", self.prefix)
     }
 
+    /// The key of the pacer's buckets of `scope`: `{prefix}:pace:{scope}` (see the module's docs).
+    pub fn pace_key(&self, scope: &str) -> String {
+        format!("{}:pace:{scope}", self.prefix)
+    }
+
     /// An invocation of one of the breaker's scripts for breaker `key` under `settings`.
     fn breaker<'s>(&self, script: &'s Script, key: &str, settings: &BreakerSettings) -> redis::ScriptInvocation<'s> {
         let window_ms = millis(settings.window());
@@ -390,17 +405,10 @@ impl RedisStore {
     ///
     /// A [`StoreError`] when Redis cannot answer within the timeout.
     pub async fn counts(&self, scope: &str, quota: &RetryQuota) -> Result<Withdrawal, StoreError> {
-        self.run("counts", async move {
-            let mut connection = self.connection().await?;
-            let (successes, retries): (u64, u64) = self
-                .window(&self.scripts.counts, scope, quota)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("counts", &err))?;
-            let granted = quota.allowance(successes as f64, retries) > 0;
-            Ok(Withdrawal { granted, successes, retries })
-        })
-        .await
+        let (successes, retries): (u64, u64) =
+            self.invoke("counts", self.window(&self.scripts.counts, scope, quota)).await?;
+        let granted = quota.allowance(successes as f64, retries) > 0;
+        Ok(Withdrawal { granted, successes, retries })
     }
 
     /// An invocation of one of the window's scripts for `scope` under `quota`.
@@ -461,33 +469,37 @@ impl RedisStore {
     }
 
     fn unexpected(&self, what: &str, answer: &[i64]) -> StoreError {
-        StoreError(format!("redis at {}: {what} answered {answer:?}, not a breaker's answer", self.address))
+        StoreError(format!("redis at {}: {what} answered {answer:?}, not an answer of {what}", self.address))
+    }
+
+    /// Runs `invocation` on the shared connection within the store's timeout.
+    async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        what: &str,
+        invocation: redis::ScriptInvocation<'_>,
+    ) -> Result<T, StoreError> {
+        self.run(what, async {
+            let mut connection = self.connection().await?;
+            invocation.invoke_async(&mut connection).await.map_err(|err| self.failed(what, &err))
+        })
+        .await
     }
 }
 
 impl SharedStore for RedisStore {
     fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
-        Box::pin(self.run("deposit", async move {
-            let mut connection = self.connection().await?;
-            let _: i64 = self
-                .window(&self.scripts.deposit, scope, quota)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("deposit", &err))?;
+        Box::pin(async move {
+            let _: i64 = self.invoke("deposit", self.window(&self.scripts.deposit, scope, quota)).await?;
             Ok(())
-        }))
+        })
     }
 
     fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-        Box::pin(self.run("try_withdraw", async move {
-            let mut connection = self.connection().await?;
-            let (granted, successes, retries): (i64, u64, u64) = self
-                .window(&self.scripts.try_withdraw, scope, quota)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("try_withdraw", &err))?;
+        Box::pin(async move {
+            let (granted, successes, retries): (i64, u64, u64) =
+                self.invoke("try_withdraw", self.window(&self.scripts.try_withdraw, scope, quota)).await?;
             Ok(Withdrawal { granted: granted == 1, successes, retries })
-        }))
+        })
     }
 
     fn cooldown_until<'a>(&'a self, scope: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
@@ -506,23 +518,17 @@ impl SharedStore for RedisStore {
     }
 
     fn extend_cooldown<'a>(&'a self, scope: &'a str, until: SystemTime) -> StoreFuture<'a, ()> {
-        Box::pin(self.run("extend_cooldown", async move {
+        Box::pin(async move {
             // Rounded up, so a cooldown is never shorter than asked for.
             let until_ms = millis_since_epoch(until);
             if until_ms <= millis_since_epoch(SystemTime::now()) {
                 return Ok(());
             }
-            let mut connection = self.connection().await?;
-            let _until_ms: i64 = self
-                .scripts
-                .extend_cooldown
-                .key(self.cooldown_key(scope))
-                .arg(until_ms)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("extend_cooldown", &err))?;
+            let mut invocation = self.scripts.extend_cooldown.key(self.cooldown_key(scope));
+            invocation.arg(until_ms);
+            let _until_ms: i64 = self.invoke("extend_cooldown", invocation).await?;
             Ok(())
-        }))
+        })
     }
 
     fn offline_backoff(&self) -> Duration {
@@ -534,13 +540,9 @@ impl SharedStore for RedisStore {
         key: &'a str,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<SharedAdmission>> {
-        Box::pin(self.run("breaker_admit", async move {
-            let mut connection = self.connection().await?;
-            let answer: Vec<i64> = self
-                .breaker(&self.scripts.breaker_admit, key, settings)
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("breaker_admit", &err))?;
+        Box::pin(async move {
+            let answer: Vec<i64> =
+                self.invoke("breaker_admit", self.breaker(&self.scripts.breaker_admit, key, settings)).await?;
             let opened = |at: usize| opened_of(&answer, at, settings);
             let admission = match answer.first() {
                 Some(0) => Some(SharedAdmission::Call),
@@ -553,7 +555,7 @@ impl SharedStore for RedisStore {
                 _ => None,
             };
             admission.map(Some).ok_or_else(|| self.unexpected("breaker_admit", &answer))
-        }))
+        })
     }
 
     fn breaker_record<'a>(
@@ -563,17 +565,14 @@ impl SharedStore for RedisStore {
         probe: bool,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<Recorded>> {
-        Box::pin(self.run("breaker_record", async move {
-            let mut connection = self.connection().await?;
-            let answer: Vec<i64> = self
-                .breaker(&self.scripts.breaker_record, key, settings)
+        Box::pin(async move {
+            let mut invocation = self.breaker(&self.scripts.breaker_record, key, settings);
+            invocation
                 .arg(u8::from(outcome == CallOutcome::Failed))
                 .arg(settings.failure_percent())
                 .arg(settings.min_calls())
-                .arg(u8::from(probe))
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("breaker_record", &err))?;
+                .arg(u8::from(probe));
+            let answer: Vec<i64> = self.invoke("breaker_record", invocation).await?;
             let recorded = match answer.first() {
                 Some(0) => Some(Recorded::Unchanged),
                 Some(1) => opened_of(&answer, 1, settings).map(Recorded::Opened),
@@ -582,7 +581,37 @@ impl SharedStore for RedisStore {
                 _ => None,
             };
             recorded.map(Some).ok_or_else(|| self.unexpected("breaker_record", &answer))
-        }))
+        })
+    }
+
+    fn pace_learn<'a>(&'a self, scope: &'a str, limits: &'a RateLimits) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            if !limits.is_empty() {
+                let _: i64 = self.invoke("pace_learn", self.scripts.pace.learn(self.pace_key(scope), limits)).await?;
+            }
+            Ok(true)
+        })
+    }
+
+    fn pace_reserve<'a>(
+        &'a self,
+        scope: &'a str,
+        demand: &'a Demand,
+        left: Option<Duration>,
+    ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
+        Box::pin(async move {
+            let invocation = self.scripts.pace.reserve(self.pace_key(scope), demand, left);
+            let answer: Vec<i64> = self.invoke("pace_reserve", invocation).await?;
+            reserved_of(&answer, left).ok_or_else(|| self.unexpected("pace_reserve", &answer))
+        })
+    }
+
+    fn pace_settle<'a>(&'a self, scope: &'a str, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let _: i64 =
+                self.invoke("pace_settle", self.scripts.pace.settle(self.pace_key(scope), reserved, used)).await?;
+            Ok(())
+        })
     }
 }
 
