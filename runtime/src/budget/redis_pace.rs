@@ -188,7 +188,7 @@ if longest then
   local b = buckets[binding]
   local resets = -1
   if b.full_at then resets = math.ceil(math.max(b.full_at - now, 0)) end
-  answer = {1, binding - 1, math.ceil(longest), resets}
+  answer = {1, binding - 1, math.ceil(longest), resets, b.size}
   if left >= 0 and longest >= left then answer = {2, binding - 1, math.ceil(longest), resets, b.size} end
 end
 for i, kind in ipairs(KINDS) do
@@ -294,7 +294,12 @@ pub(super) fn reserved_of(answer: &[i64], left: Option<Duration>) -> Option<Opti
     match answer.first()? {
         0 => Some(None),
         1 if answer.get(1) == Some(&-1) => Some(Some(Ok(Reserved::NOW))),
-        1 => Some(Some(Ok(Reserved { wait: micros(2)?, limit: Some(kind(1)?), resets_in: resets_in()? }))),
+        1 => Some(Some(Ok(Reserved {
+            wait: micros(2)?,
+            limit: Some(kind(1)?),
+            size: u64::try_from(*answer.get(4)?).ok()?,
+            resets_in: resets_in()?,
+        }))),
         2 => Some(Some(Err(PaceRefused {
             limit: kind(1)?,
             size: u64::try_from(*answer.get(4)?).ok()?,
@@ -462,8 +467,8 @@ mod tests {
         let left = Some(S * 30);
         assert_eq!(reserved_of(&[0], left), Some(None));
         assert_eq!(reserved_of(&[1, -1, 0, -1], left), Some(Some(Ok(Reserved::NOW))));
-        let reserved = Reserved { wait: S * 12, limit: Some(LimitKind::Tokens), resets_in: Some(S * 3) };
-        assert_eq!(reserved_of(&[1, 1, 12_000_000, 3_000_000], left), Some(Some(Ok(reserved))));
+        let reserved = Reserved { wait: S * 12, limit: Some(LimitKind::Tokens), size: 7, resets_in: Some(S * 3) };
+        assert_eq!(reserved_of(&[1, 1, 12_000_000, 3_000_000, 7], left), Some(Some(Ok(reserved))));
         let refused =
             PaceRefused { limit: LimitKind::OutputTokens, size: 5, wait: S * 60, left: S * 30, resets_in: None };
         assert_eq!(reserved_of(&[2, 3, 60_000_000, -1, 5], left), Some(Some(Err(refused))));

@@ -86,7 +86,10 @@ impl Bucket {
         if short <= 0.0 {
             return Duration::ZERO;
         }
-        let by_rate = Duration::try_from_secs_f64(short / self.rate).unwrap_or(MAX_WAIT).min(MAX_WAIT);
+        // Rounded up to the microsecond: a wait a float's rounding put a hair before the refill
+        // would reach the server before the request's share is there.
+        let micros = (short / self.rate * 1e6).ceil();
+        let by_rate = if micros < MAX_WAIT.as_micros() as f64 { Duration::from_micros(micros as u64) } else { MAX_WAIT };
         match self.full_at {
             Some(full) if self.size - self.taken >= need => by_rate.min(full.saturating_duration_since(now)),
             _ => by_rate,
