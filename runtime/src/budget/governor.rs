@@ -470,6 +470,7 @@ mod tests {
     use super::*;
     use crate::budget::breaker::{Breaker, Opened, Recorded, SharedAdmission};
     use crate::budget::store::{StoreError, Withdrawal};
+    use crate::pace::{Demand, PaceRefused, Pacing, RateLimits, Reserved};
 
     #[tokio::test(start_paused = true)]
     async fn an_ended_cooldown_is_forgotten_so_the_success_path_skips_the_lock_again() {
@@ -669,6 +670,50 @@ mod tests {
     }
 
     const DEFAULT_BACKOFF: Duration = crate::budget::store::DEFAULT_OFFLINE_BACKOFF;
+
+    /// A store whose pacer never answers (Redis down).
+    struct PacerDown;
+
+    impl SharedStore for PacerDown {
+        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
+            BudgetOnly.deposit(scope, quota)
+        }
+        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+            BudgetOnly.try_withdraw(scope, quota)
+        }
+        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+            Box::pin(async { Ok(None) })
+        }
+        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+            Box::pin(async { Ok(()) })
+        }
+        fn pace_learn<'a>(&'a self, _: &'a str, _: &'a RateLimits) -> StoreFuture<'a, bool> {
+            Box::pin(async { Err(StoreError("down".to_owned())) })
+        }
+        fn pace_reserve<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a Demand,
+            _: Option<Duration>,
+        ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
+            Box::pin(async { Err(StoreError("down".to_owned())) })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_the_fleets_pacer_down_this_process_paces_by_what_it_heard() {
+        use crate::pace::{Limit, LimitKind};
+        let governor = Governor::new("openai:3f9a0c".to_owned(), None, Some(Arc::new(PacerDown)))
+            .with_pacing(&Pacing::from_headers());
+        assert!(governor.paces(), "with a store every call asks the fleet's pacer");
+        let demand = governor.demand(10, None).unwrap();
+        assert_eq!(governor.pace(&demand, None).await, Ok(Reserved::NOW), "nothing known: at once");
+        let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, Duration::from_secs(54)));
+        governor.learn(&limits, Instant::now()).await;
+        assert_eq!(governor.pace(&demand, None).await.unwrap().wait, Duration::ZERO);
+        let second = governor.pace(&demand, None).await.unwrap();
+        assert_eq!((second.wait, second.limit), (Duration::from_secs(6), Some(LimitKind::Requests)));
+    }
 
     /// A store of the retry budget only: no breaker methods (the trait's defaults).
     struct BudgetOnly;

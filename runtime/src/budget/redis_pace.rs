@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use redis::{Script, ScriptInvocation};
 
-use crate::pace::{Demand, LimitKind, PaceRefused, RateLimits, Reserved};
+use crate::pace::{self, Demand, LimitKind, PaceRefused, RateLimits, Reserved};
 
 /// The shortest expiry of a scope's key: 5 minutes, a few windows of the per-minute limits, so a
 /// fleet that pauses between bursts finds its buckets again.
@@ -31,12 +31,12 @@ pub(super) const MIN_TTL: Duration = Duration::from_secs(5 * 60);
 /// from the next response.
 pub(super) const MAX_TTL: Duration = Duration::from_secs(2 * 24 * 60 * 60);
 
-/// The longest wait a bucket computes, in microseconds: a day, as `pace::Bucket`'s.
-const MAX_WAIT_US: u64 = 24 * 60 * 60 * 1_000_000;
+/// The longest wait a bucket computes, in microseconds: `pace::Bucket`'s.
+const MAX_WAIT_US: u128 = pace::MAX_WAIT.as_micros();
 
-/// The refill window of a limit that states none and whose rate cannot be derived, in seconds: a
-/// minute, as `pace::Bucket`'s default.
-const DEFAULT_WINDOW_SECS: u64 = 60;
+/// The refill window of a limit that states none and whose rate cannot be derived, in seconds:
+/// `pace::Bucket`'s default.
+const DEFAULT_WINDOW_SECS: u64 = pace::DEFAULT_WINDOW.as_secs();
 
 /// Now, in microseconds, on the Redis server's clock. `redis.replicate_commands` lets a script
 /// write after reading the clock on Redis before 5.

@@ -16,7 +16,7 @@ pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
 
 /// The longest wait a bucket computes (a day): a limit of 1 a minute and a call of a million tokens
 /// would otherwise overflow the clocks. Every deadline is shorter.
-const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// One limit's state.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,7 +89,8 @@ impl Bucket {
         // Rounded up to the microsecond: a wait a float's rounding put a hair before the refill
         // would reach the server before the request's share is there.
         let micros = (short / self.rate * 1e6).ceil();
-        let by_rate = if micros < MAX_WAIT.as_micros() as f64 { Duration::from_micros(micros as u64) } else { MAX_WAIT };
+        let by_rate =
+            if micros < MAX_WAIT.as_micros() as f64 { Duration::from_micros(micros as u64) } else { MAX_WAIT };
         match self.full_at {
             Some(full) if self.size - self.taken >= need => by_rate.min(full.saturating_duration_since(now)),
             _ => by_rate,

@@ -16,6 +16,7 @@ mod limits;
 mod pacer;
 mod settings;
 
+pub(crate) use bucket::{DEFAULT_WINDOW, MAX_WAIT};
 pub(crate) use demand::Paced;
 pub use demand::{Demand, PaceRefused, Reserved};
 pub(crate) use estimate::input_tokens;
