@@ -105,8 +105,10 @@ async fn two_processes_share_one_limit_in_arrival_order_and_a_refusal_takes_noth
     }
     // The next would wait 60 s: past a deadline 30 s away, it is refused, and takes nothing.
     let refused = reserve(&a, &ONE_REQUEST, Some(S * 30)).await.expect_err("60 s does not fit in 30 s");
-    assert_eq!((refused.limit, refused.size, refused.left, refused.resets_in), (LimitKind::Requests, 5, S * 30, None));
+    assert_eq!((refused.limit, refused.size, refused.left), (LimitKind::Requests, 5, S * 30));
     assert_near(refused.wait, S * 60);
+    // A stated window's limit is full again at its rate, the 4 reserved beyond it included: 9 at 5 a minute.
+    assert_near(refused.resets_in.unwrap(), S * 108);
     assert_waits(reserve(&b, &ONE_REQUEST, None).await, S * 60, LimitKind::Requests);
     assert_waits(reserve(&a, &ONE_REQUEST, Some(S * 600)).await, S * 72, LimitKind::Requests);
 }
@@ -167,11 +169,13 @@ async fn the_lower_level_wins_and_a_limit_that_shrinks_is_the_new_size() {
     }
     let next = reserve(&a, &ONE_REQUEST, None).await.unwrap();
     assert_eq!(next.limit, Some(LimitKind::Requests));
-    assert!(next.wait <= S * 6 && next.resets_in.is_some_and(|reset| reset <= S * 6), "{next:?}");
+    assert!(next.wait <= S * 6 && next.resets_in.is_some_and(|reset| reset <= S * 60), "{next:?}");
     // The limit shrinks to 4 a minute: one owed, the next waits for two at 4 a minute, 30 s.
     assert!(b.pace_learn(SCOPE, &per_minute(LimitKind::Requests, 4, 4, Duration::ZERO)).await.unwrap());
     let refused = reserve(&b, &ONE_REQUEST, Some(S * 10)).await.expect_err("30 s does not fit in 10 s");
-    assert_eq!((refused.limit, refused.size, refused.resets_in), (LimitKind::Requests, 4, None));
+    assert_eq!((refused.limit, refused.size), (LimitKind::Requests, 4));
+    // Full again at its rate: 1 owed and 4 to refill at 4 a minute.
+    assert_near(refused.resets_in.unwrap(), S * 75);
     assert_near(refused.wait, S * 30);
 }
 

@@ -112,8 +112,10 @@ end
 
 local function learnt(l)
   local size = math.max(l.limit, 1)
+  local full_at = nil
+  if l.window < 0 then full_at = now + l.reset end
   local b = {size = size, level = l.remaining, rate = rate_of(l) or size / DEFAULT_WINDOW, at = now,
-    full_at = now + l.reset, taken = 0}
+    full_at = full_at, taken = 0}
   refill(b)
   return b
 end
@@ -187,7 +189,11 @@ local answer = {1, -1, 0, -1}
 if longest then
   local b = buckets[binding]
   local resets = -1
-  if b.full_at then resets = math.ceil(math.max(b.full_at - now, 0)) end
+  if b.full_at then
+    resets = math.ceil(math.max(b.full_at - now, 0))
+  else
+    resets = math.ceil(math.min(math.max(b.size - b.level, 0) / b.rate * 1000000, MAX_WAIT_US))
+  end
   answer = {1, binding - 1, math.ceil(longest), resets, b.size}
   if left >= 0 and longest >= left then answer = {2, binding - 1, math.ceil(longest), resets, b.size} end
 end

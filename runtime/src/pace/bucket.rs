@@ -29,7 +29,10 @@ pub(crate) struct Bucket {
     rate: f64,
     at: Instant,
     /// When the server said the limit is full again, and what was taken since it said so: the
-    /// level at that instant is at least `size - taken`, whatever the rate.
+    /// level at that instant is at least `size - taken`, whatever the rate. Only for a limit whose
+    /// rate is derived from its reset (OpenAI's durations): a limit with a stated window has an
+    /// exact rate, and its reset is an instant on the server's clock, which a client's may not
+    /// match by seconds.
     full_at: Option<Instant>,
     taken: f64,
 }
@@ -46,7 +49,7 @@ impl Bucket {
         let mut bucket = Self::full(limit.limit, DEFAULT_WINDOW, received);
         bucket.rate = rate_of(limit).unwrap_or(bucket.rate);
         bucket.level = limit.remaining as f64;
-        bucket.full_at = received.checked_add(limit.reset);
+        bucket.full_at = if limit.window.is_some() { None } else { received.checked_add(limit.reset) };
         bucket.refill(now);
         bucket
     }
@@ -110,9 +113,14 @@ impl Bucket {
         self.taken = (self.taken - amount).max(0.0);
     }
 
-    /// How long after `now` the server said the limit is full again.
+    /// How long after `now` the limit is full again: as the server said, or at its rate (every
+    /// reservation's share included), for a bucket moved to `now`.
     pub(crate) fn resets_in(&self, now: Instant) -> Option<Duration> {
-        self.full_at.map(|full| full.saturating_duration_since(now))
+        if let Some(full) = self.full_at {
+            return Some(full.saturating_duration_since(now));
+        }
+        let micros = ((self.size - self.level).max(0.0) / self.rate * 1e6).ceil();
+        Some(if micros < MAX_WAIT.as_micros() as f64 { Duration::from_micros(micros as u64) } else { MAX_WAIT })
     }
 
     /// The bucket's size.
@@ -188,13 +196,20 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn never_past_the_servers_reset_and_a_reset_in_the_past_is_full() {
         let now = Instant::now();
-        // 2 of 10 left, a minute's window (1 in 6 s), but full in 5 s: 18 s by the rate, 5 s by the reset.
-        let mut bucket = Bucket::learnt(&Limit::new(10, 2, S * 5).with_window(S * 60), now, now);
-        assert_eq!(bucket.wait_for(5, now), S * 5);
-        // Once 9 are taken, the reset holds 1, not the 5: the rate decides.
-        bucket.take(2);
-        bucket.take(7);
-        assert_eq!(bucket.wait_for(5, now), S * 72);
+        // 5 of 10 used, full in 50 s: 1 in 10 s. A later response says it is full, and full again in
+        // 2 s (no rate in that: the one before stays): 40 s by the rate for 4, 2 s by the reset.
+        let mut bucket = Bucket::learnt(&Limit::new(10, 5, S * 50), now, now);
+        bucket.learn(&Limit::new(10, 10, S * 2), now, now);
+        bucket.take(5);
+        assert_eq!(bucket.wait_for(4, now), S * 2);
+        // Once 9 are taken, the reset holds 1, not the 4: the rate decides.
+        bucket.take(4);
+        assert_eq!(bucket.wait_for(4, now), S * 80);
+        // A stated window (Anthropic's minute) is exact: its reset, an instant on the server's
+        // clock, neither caps a wait nor fills the bucket.
+        let mut stated = Bucket::learnt(&Limit::new(10, 2, S * 5).with_window(S * 60), now, now);
+        assert_eq!(stated.wait_for(5, now), S * 18);
+        assert_eq!(stated.resets_in(now), Some(S * 48));
         let mut past = Bucket::learnt(&Limit::new(10, 0, Duration::ZERO), now, now);
         assert_eq!(past.wait_for(10, now), Duration::ZERO, "the server says it is full by now");
     }
