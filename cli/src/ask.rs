@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::fallback_flags::FallbackFlags;
 use crate::input::usage_error;
 use crate::otel::Telemetry;
+use crate::pacing_flags::PacingFlags;
 use crate::policy_flags::PolicyFlags;
 use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
@@ -32,7 +33,14 @@ reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens
 cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
 either layer with its layer, call, error, verdict, reason and delay_ms. --verbose prints each decision \
 on stderr as it is made, and the tokens spent at the end; a wait for a cooldown another call's \
-server asked for is a decision too (verdict cooled_down). Exit 2 for bad input (a missing key, an \
+server asked for is a decision too (verdict cooled_down), and so is a wait for the server's rate \
+limit (verdict paced).
+
+Rate limits: the calls are paced by the limits the server's rate-limit headers state (OpenAI's \
+x-ratelimit-*, Anthropic's anthropic-ratelimit-*): a call waits until the requests and tokens it \
+needs are there, when that fits before --budget-ms, and fails with kind budget, naming the limit and \
+when it is full again, when it does not. --rpm and --tpm give the limits before any header is seen; \
+--no-pacing sends every call at once. Exit 2 for bad input (a missing key, an \
 invalid policy, a --schema file over 1 MiB).
 
 Fallbacks: --fallback-provider P --fallback-base-url URL [--fallback-model M], repeatable, are the \
@@ -90,6 +98,8 @@ pub(crate) struct Args {
     policy: PolicyFlags,
     #[command(flatten)]
     fallbacks: FallbackFlags,
+    #[command(flatten)]
+    pacing: PacingFlags,
     /// The prompt.
     prompt: String,
 }
@@ -111,6 +121,10 @@ fn ask(args: &Args) -> ExitCode {
     if let Err(error) = policy.validate() {
         return usage_error(error);
     }
+    let pacing = match args.pacing.pacing() {
+        Ok(pacing) => pacing,
+        Err(error) => return usage_error(error),
+    };
     let schema = match args.schema.as_deref().map(SchemaFile::load).transpose() {
         Ok(schema) => schema,
         Err(message) => return usage_error(message),
@@ -121,7 +135,8 @@ fn ask(args: &Args) -> ExitCode {
         Ok(targets) => targets,
         Err(message) => return usage_error(message),
     };
-    let mut runtime = fallbacks.into_iter().fold(Runtime::from_shared(provider), Runtime::with_fallback_shared);
+    let runtime = fallbacks.into_iter().fold(Runtime::from_shared(provider), Runtime::with_fallback_shared);
+    let mut runtime = runtime.with_pacing(pacing);
     if args.verbose {
         runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
     }

@@ -18,6 +18,7 @@ mod input;
 mod journal;
 mod json;
 mod otel;
+mod pacing_flags;
 mod policy_flags;
 mod schema;
 mod simulate;

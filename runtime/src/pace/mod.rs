@@ -16,6 +16,7 @@ mod limits;
 mod pacer;
 mod settings;
 
+#[cfg(feature = "redis")]
 pub(crate) use bucket::{DEFAULT_WINDOW, MAX_WAIT};
 pub(crate) use demand::Paced;
 pub use demand::{Demand, PaceRefused, Reserved};

@@ -1,0 +1,106 @@
+//! `agentic ask` under the chaos server's rate limit: a wait for the limit is a decision, shown by
+//! `--verbose` as it is made and in `--json`'s attempts; `--rpm`, `--tpm` and `--no-pacing`.
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use agentic_chaos::{ChaosServer, RateLimit, Scenario, Step};
+use serde_json::Value;
+
+fn agentic(args: &[String]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agentic"));
+    for name in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"] {
+        command.env_remove(name);
+    }
+    command.args(args).stdin(Stdio::null()).output().expect("the agentic binary runs")
+}
+
+async fn agentic_async(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
+    tokio::task::spawn_blocking(move || agentic(&args)).await.unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// One request per 600 ms, the first answered by a 503: the retry (2 ms later by the schedule)
+/// waits for the limit the 503's headers stated.
+async fn limited_server() -> ChaosServer {
+    let limit = RateLimit::new().requests(1).window(Duration::from_millis(600));
+    let scenario = Scenario::new().then(Step::http_error(503)).otherwise(Step::ok("hello")).with_rate_limit(limit);
+    ChaosServer::start(scenario).await.unwrap()
+}
+
+const FAST: [&str; 4] = ["--session-base-delay-ms", "2", "--jitter", "none"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_shows_the_wait_for_the_limit_as_a_decision_and_no_request_is_refused() {
+    // OpenAI's headers carry their window in the reset; Anthropic's limits are per minute (the
+    // pacer reads them so), so this 600 ms window is an OpenAI-wire case (tests/tests/pacing_wires.rs
+    // paces Anthropic's minute on paused time).
+    for wire in ["openai", "responses"] {
+        let server = limited_server().await;
+        let url = server.base_url(agentic_chaos::WireFormat::from_name(wire).unwrap());
+        let mut args = vec!["ask", "--provider", wire, "--base-url", &url, "-v"];
+        args.extend(FAST);
+        args.push("say hi");
+        let output = agentic_async(&args).await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{wire}: {stderr}");
+        assert_eq!(text(&output.stdout).trim(), "hello");
+        let paced: Vec<&str> = stderr.lines().filter(|line| line.contains("-> paced")).collect();
+        assert_eq!(paced.len(), 1, "{wire}: {stderr}");
+        assert!(
+            paced[0].contains("call 2: RateLimit: the provider's rate limit has not refilled enough for this call yet")
+                && paced[0].contains("(the requests rate limit (1) is used up: waiting for it to refill"),
+            "{wire}: {}",
+            paced[0]
+        );
+        let journal = server.journal();
+        assert_eq!((journal.len(), journal.iter().filter(|entry| entry.rate_limited).count()), (2, 0), "{wire}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_has_the_paced_attempt_and_no_pacing_meets_the_429_instead() {
+    let server = limited_server().await;
+    let url = server.openai_base_url();
+    let mut args = vec!["ask", "--base-url", &url, "--json"];
+    args.extend(FAST);
+    args.push("say hi");
+    let output = agentic_async(&args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let verdicts: Vec<&str> =
+        json["attempts"].as_array().unwrap().iter().map(|a| a["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["retry", "paced"], "{json}");
+    let waited = json["attempts"][1]["delay_ms"].as_u64().unwrap();
+    assert!((500..=600).contains(&waited), "{waited}");
+
+    let server = limited_server().await;
+    let url = server.openai_base_url();
+    let mut args = vec!["ask", "--base-url", &url, "--json", "--no-pacing"];
+    args.extend(FAST);
+    args.push("say hi");
+    let output = agentic_async(&args).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(server.journal().iter().any(|entry| entry.rate_limited), "without pacing the retry meets the limit");
+}
+
+#[test]
+fn a_zero_limit_and_no_pacing_with_a_limit_are_usage_errors() {
+    let run = |flags: &[&str]| {
+        let mut args: Vec<String> =
+            ["ask", "--base-url", "http://127.0.0.1:9/v1"].iter().map(|a| a.to_string()).collect();
+        args.extend(flags.iter().map(|flag| flag.to_string()));
+        args.push("hi".to_owned());
+        agentic(&args)
+    };
+    let zero = run(&["--rpm", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(text(&zero.stderr).contains("`requests_per_minute` (0) must be at least 1"), "{}", text(&zero.stderr));
+    let both = run(&["--no-pacing", "--tpm", "100"]);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(text(&both.stderr).contains("cannot be used with"), "{}", text(&both.stderr));
+}
