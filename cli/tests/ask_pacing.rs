@@ -24,11 +24,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// One request per 600 ms, the first answered by a 503: the retry (2 ms later by the schedule)
-/// waits for the limit the 503's headers stated.
+/// Two requests per 600 ms, the first two answered by a 503: the second retry (2 ms after the
+/// second 503 by the schedule) waits for the limit the 503s' headers stated (two used, full again
+/// in 0.6 s: the pacer's rate; one used tells none).
 async fn limited_server() -> ChaosServer {
-    let limit = RateLimit::new().requests(1).window(Duration::from_millis(600));
-    let scenario = Scenario::new().then(Step::http_error(503)).otherwise(Step::ok("hello")).with_rate_limit(limit);
+    let limit = RateLimit::new().requests(2).window(Duration::from_millis(600));
+    let scenario =
+        Scenario::new().then_times(2, Step::http_error(503)).otherwise(Step::ok("hello")).with_rate_limit(limit);
     ChaosServer::start(scenario).await.unwrap()
 }
 
@@ -52,13 +54,13 @@ async fn verbose_shows_the_wait_for_the_limit_as_a_decision_and_no_request_is_re
         let paced: Vec<&str> = stderr.lines().filter(|line| line.contains("-> paced")).collect();
         assert_eq!(paced.len(), 1, "{wire}: {stderr}");
         assert!(
-            paced[0].contains("call 2: RateLimit: the provider's rate limit has not refilled enough for this call yet")
-                && paced[0].contains("(the requests rate limit (1) is used up: waiting for it to refill"),
+            paced[0].contains("call 3: RateLimit: the provider's rate limit has not refilled enough for this call yet")
+                && paced[0].contains("(the requests rate limit (2) is used up: waiting for it to refill"),
             "{wire}: {}",
             paced[0]
         );
         let journal = server.journal();
-        assert_eq!((journal.len(), journal.iter().filter(|entry| entry.rate_limited).count()), (2, 0), "{wire}");
+        assert_eq!((journal.len(), journal.iter().filter(|entry| entry.rate_limited).count()), (3, 0), "{wire}");
     }
 }
 
@@ -74,9 +76,9 @@ async fn json_has_the_paced_attempt_and_no_pacing_meets_the_429_instead() {
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     let verdicts: Vec<&str> =
         json["attempts"].as_array().unwrap().iter().map(|a| a["verdict"].as_str().unwrap()).collect();
-    assert_eq!(verdicts, ["retry", "paced"], "{json}");
-    let waited = json["attempts"][1]["delay_ms"].as_u64().unwrap();
-    assert!((500..=600).contains(&waited), "{waited}");
+    assert_eq!(verdicts, ["retry", "retry", "paced"], "{json}");
+    let waited = json["attempts"][2]["delay_ms"].as_u64().unwrap();
+    assert!((500..=700).contains(&waited), "{waited}");
 
     let server = limited_server().await;
     let url = server.openai_base_url();

@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 use crate::budget::CallLimit;
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
-use crate::pace::RateLimits;
+use crate::pace::{Demand, RateLimits};
 use crate::policy::rules::{format_ms, millis};
 use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 use crate::telemetry::{self, FirstChunk};
@@ -65,9 +65,18 @@ pub(crate) fn run_within<'a>(
 pub(crate) struct CallMeta {
     usage: Option<crate::Usage>,
     clock: CallClock,
-    /// The rate limits the response stated, and when it came (boxed: most servers state none, and
-    /// every call's future holds this).
-    limits: Option<Box<(RateLimits, Instant)>>,
+    /// What the pacer reserved for the call and the rate limits its response stated (boxed: most
+    /// servers state none, and every call's future holds this).
+    pacing: Option<Box<CallPacing>>,
+}
+
+/// A call's business with the pacer, for after the call (docs/design.md §10, "Pacing").
+#[derive(Default)]
+pub(crate) struct CallPacing {
+    /// What the call reserved of the scope's limits.
+    pub(crate) paced: Option<Demand>,
+    /// The rate limits its response stated, and when it came.
+    pub(crate) stated: Option<(RateLimits, Instant)>,
 }
 
 /// What the call's clock saw: one borrow of it in the call's future, for both.
@@ -116,21 +125,23 @@ impl CallMeta {
     /// it did, and when its first content came. `drive` puts the usage on the messages it makes;
     /// an error raised while streaming gets it here. The answer passes through unchanged (not
     /// moved again for the usage).
-    /// The rate limits the call's response stated, and when it came; taken once.
-    pub(crate) fn take_limits(&mut self) -> Option<Box<(RateLimits, Instant)>> {
-        self.limits.take()
+    /// The meta of a call that reserved `demand` of its scope's rate limits.
+    pub(crate) fn paced(demand: Demand) -> Self {
+        Self { pacing: Some(Box::new(CallPacing { paced: Some(demand), stated: None })), ..Self::default() }
     }
 
+    /// The call's outcome with its usage, when it first waited, when its first content came, and
+    /// its business with the pacer.
     pub(crate) fn finish(
         self,
         outcome: Result<AssistantMessage, ModelError>,
-    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>, FirstChunk) {
+    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>, FirstChunk, Option<Box<CallPacing>>) {
         let message = match outcome {
             Err(error) if error.is_programming() => Err(error),
             Err(error) => Ok(AssistantMessage { usage: self.usage, ..AssistantMessage::from_error(error) }),
             Ok(message) => Ok(message),
         };
-        (message, self.clock.waited, self.clock.first)
+        (message, self.clock.waited, self.clock.first, self.pacing)
     }
 }
 
@@ -256,7 +267,7 @@ async fn drive(
     call: Option<CallDeadline>,
     meta: &mut CallMeta,
 ) -> Result<AssistantMessage, ModelError> {
-    let CallMeta { usage: meta_usage, clock, limits } = meta;
+    let CallMeta { usage: meta_usage, clock, pacing } = meta;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
     let mut progress =
@@ -296,7 +307,9 @@ async fn drive(
             }
             StreamEvent::Usage(usage) => *meta_usage = Some(usage),
             StreamEvent::Model(model) => telemetry::record_response_model(&model),
-            StreamEvent::RateLimits(stated) => *limits = Some(Box::new((stated, Instant::now()))),
+            StreamEvent::RateLimits(stated) => {
+                pacing.get_or_insert_with(Box::default).stated = Some((*stated, Instant::now()));
+            }
             // Once content flows, only content resets the idle clock.
             StreamEvent::Heartbeat if !progress.started => {
                 progress.beating = true;

@@ -3,19 +3,20 @@
 
 use tracing::Instrument as _;
 
-use crate::agent::{self, CallMeta};
+use crate::agent::{self, CallMeta, CallPacing};
 use crate::backoff::Schedule;
 use crate::budget::Refusal;
 use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
 use crate::fallback::Position;
 use crate::message::{AssistantMessage, Message};
-use crate::pace::{self, Paced};
+use crate::pace::{self, Demand, Paced};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::{Judged, RetryState};
 use crate::telemetry;
 use crate::tool::ToolSpec;
+use crate::usage::Usage;
 
 /// One exec's model-call context: the provider, the system instruction, and the retry state both
 /// layers share (`state`).
@@ -54,8 +55,8 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     let mut schedule = None;
     let mut retry = 0u32;
     loop {
-        // What this call reserved of the provider's rate limits, when they are known.
-        let mut paced = None;
+        // The call's meta, with what it reserved of the provider's rate limits, when they are known.
+        let mut meta = CallMeta::default();
         // A runtime with fallbacks always comes here (its breakers make `may_cool_down` true): the
         // target admits the call, or the exec moves on; without them, nothing changes.
         if run.state.governor.may_cool_down() {
@@ -67,12 +68,11 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
                 }
             }
             run.state.wait_for_cooldown().await;
-            let governor = run.state.governor;
-            let input = || pace::input_tokens(run.system, history, run.tools);
-            let max_output = || run.provider.max_output_tokens();
-            if let Some(demand) = governor.paces().then(|| governor.demand(input(), max_output())).flatten() {
-                match run.state.wait_for_pace(&demand, run.provider.name()).await {
-                    Ok(()) => paced = Some(demand),
+            if run.state.governor.paces() {
+                // Boxed: out of the future of every call, which a server without limits never needs.
+                match Box::pin(pace_call(run, history)).await {
+                    Ok(Some(demand)) => meta = CallMeta::paced(demand),
+                    Ok(None) => {}
                     Err(refusal) => return Ok(rate_limited(run, refusal)),
                 }
             }
@@ -90,28 +90,17 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             schema: run.schema,
         };
         let span = telemetry::call_span(&run.state.span, run.provider, call, run.compacted);
-        let mut meta = CallMeta::default();
         // Wrapped only when a subscriber wants the span (wrapping moves the call's future).
         let outcome = if span.is_disabled() {
             agent::run_within(run.provider, &request, limit, &mut meta).await
         } else {
             agent::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
-        let stated = meta.take_limits();
-        let (outcome, waited, first) = meta.finish(outcome);
-        if stated.is_some() || paced.is_some() {
+        let (outcome, waited, first, pacing) = meta.finish(outcome);
+        if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
             let usage = outcome.as_ref().ok().and_then(|message| message.usage);
-            let governor = run.state.governor;
-            // A call sent before the limits were known calibrates the estimates all the same: the
-            // burst that follows the first answer is estimated from it.
-            let call = match paced {
-                Some(demand) => Some(Paced::Reserved(demand)),
-                None => governor
-                    .estimate(pace::input_tokens(run.system, history, run.tools), run.provider.max_output_tokens())
-                    .map(Paced::Unpaced),
-            };
-            Box::pin(governor.after_call(stated.as_deref(), call.as_ref(), usage.as_ref())).await;
+            Box::pin(after_paced_call(run, history, *pacing, usage)).await;
         }
         if let Some(waited) = waited {
             // The exec's clock starts at its first call's first wait, if nothing read it before.
@@ -206,6 +195,31 @@ async fn retry_after_failed_call(
     run.state.decide(Layer::Session, error, message.usage, last, why, None);
     run.state.judged = Some(Box::new(Judged { markers, hint }));
     Some(message)
+}
+
+/// Before a call of a scope the pacer knows limits of: reserves what it needs of them and waits
+/// for it (`Verdict::Paced`), or why it may not (the wait does not fit before the deadline).
+async fn pace_call(run: &mut Run<'_>, history: &[Message]) -> Result<Option<Demand>, Refusal> {
+    let input = pace::input_tokens(run.system, history, run.tools);
+    let Some(demand) = run.state.governor.demand(input, run.provider.max_output_tokens()) else { return Ok(None) };
+    run.state.wait_for_pace(&demand, run.provider.name()).await?;
+    Ok(Some(demand))
+}
+
+/// After a call that was paced or whose response stated rate limits: the governor learns the
+/// limits and settles what the call reserved with its `usage`. A call sent before the limits were
+/// known calibrates the estimates all the same: the burst that follows the first answer is
+/// estimated from it.
+async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing, usage: Option<Usage>) {
+    let CallPacing { paced, stated } = pacing;
+    let governor = run.state.governor;
+    let call = match paced {
+        Some(demand) => Some(Paced::Reserved(demand)),
+        None => governor
+            .estimate(pace::input_tokens(run.system, history, run.tools), run.provider.max_output_tokens())
+            .map(Paced::Unpaced),
+    };
+    governor.after_call(stated.as_ref(), call.as_ref(), usage.as_ref()).await;
 }
 
 /// Layer 1 when the wait for the provider's rate limit does not fit before the deadline: no call

@@ -10,7 +10,8 @@ use tokio::time::Instant;
 
 const S: Duration = Duration::from_secs(1);
 
-/// 10 requests a minute, `remaining` left, as OpenAI states it (the window derived from the reset).
+/// 10 requests a minute, `remaining` left, as OpenAI states it: full again when what was used has
+/// refilled (the pacer finds the minute in the range of windows that allows).
 fn requests(remaining: u64) -> RateLimits {
     let used = 10 - remaining;
     RateLimits::new().with(LimitKind::Requests, Limit::new(10, remaining, S * 6 * used as u32))

@@ -58,7 +58,7 @@ fn limits_in(items: &[Result<StreamEvent, ModelError>]) -> usize {
 /// The items hold exactly one `RateLimits`, first, equal to `expected`, and something after it.
 fn first_is(wire: Wire, items: &[Result<StreamEvent, ModelError>], expected: RateLimits) {
     match items.first() {
-        Some(Ok(StreamEvent::RateLimits(limits))) => assert_eq!(*limits, expected, "{wire}"),
+        Some(Ok(StreamEvent::RateLimits(limits))) => assert_eq!(**limits, expected, "{wire}"),
         other => panic!("{wire}: the first item is {other:?}, not the rate limits"),
     }
     assert_eq!(limits_in(items), 1, "{wire}: {items:?}");

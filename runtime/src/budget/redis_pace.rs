@@ -96,9 +96,17 @@ local function secs(us) return math.max(us / 1000000, 0.001) end
 local function rate_of(l)
   local size = math.max(l.limit, 1)
   if l.window >= 0 then return size / secs(l.window) end
+  -- A range of windows (what is left is rounded down, the reset to the ms): a documented one in
+  -- it, else its longest (`pace::Bucket`'s `rate_of`).
   local used = math.max(l.limit - l.remaining, 0)
-  if used > 0 and l.reset > 0 then return used / (l.reset / 1000000) end
-  return nil
+  if used < 2 or l.reset <= 0 then return nil end
+  local reset = l.reset / 1000000
+  local shortest = size * math.max(reset - 0.001, 0) / used
+  local longest = size * reset / (used - 1)
+  for _, window in ipairs({60, 86400}) do
+    if shortest <= window and window <= longest then return size / window end
+  end
+  return size / math.max(longest, 0.001)
 end
 
 local function refill(b)

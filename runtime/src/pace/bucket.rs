@@ -135,16 +135,32 @@ impl Bucket {
     }
 }
 
+/// The windows providers state their limits over: a minute (RPM, TPM) and a day (RPD, TPD).
+const DOCUMENTED_WINDOWS: [f64; 2] = [60.0, 24.0 * 60.0 * 60.0];
+
 /// The refill rate `limit` implies, per second: its size over its window, the window stated or
 /// derived from the reset (what was used refills by then); `None` when neither tells (a full limit
-/// without a window, or a reset of zero).
+/// without a window, one used, or a reset of zero).
+///
+/// A derived window is a range, not a number: a server states what is left as a whole number,
+/// rounded down, and its reset to the millisecond, so `2 used, full in 0.3 s` may be 1.2 used, a
+/// window two thirds longer (and `1 used` any window at all: no rate). Within the range, a window
+/// providers state limits over (a minute, a day) is taken, exactly; else the longest the range
+/// allows, never faster than the server.
 fn rate_of(limit: &Limit) -> Option<f64> {
     let size = limit.limit.max(1) as f64;
     if let Some(window) = limit.window {
         return Some(size / secs(window));
     }
     let used = limit.limit.saturating_sub(limit.remaining) as f64;
-    (used > 0.0 && !limit.reset.is_zero()).then(|| used / limit.reset.as_secs_f64())
+    if used < 2.0 || limit.reset.is_zero() {
+        return None;
+    }
+    let reset = limit.reset.as_secs_f64();
+    let shortest = size * (reset - 0.001).max(0.0) / used;
+    let longest = size * reset / (used - 1.0);
+    let window = DOCUMENTED_WINDOWS.into_iter().find(|window| (shortest..=longest).contains(window));
+    Some(size / window.unwrap_or(longest).max(0.001))
 }
 
 /// `duration` in seconds, at least a millisecond (a rate over zero time is no rate).
@@ -181,12 +197,19 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_rate_is_the_window_stated_or_what_was_used_over_the_reset() {
         let now = Instant::now();
-        // OpenAI: 60 of 100 left, full in 24 s: 40 in 24 s, 100 a minute.
-        let openai = Limit::new(100, 60, S * 24);
+        // OpenAI: 59 of 100 left, full in 24 s: 41 (or, rounded, 40) in 24 s: a window of 58.5 s to
+        // 60 s, so the minute: 100 a minute.
+        let openai = Limit::new(100, 59, S * 24);
         let mut bucket = Bucket::learnt(&openai, now, now);
-        assert_eq!(bucket.level(), 60.0);
-        bucket.take(60);
+        assert_eq!(bucket.level(), 59.0);
+        bucket.take(59);
         assert_eq!(bucket.wait_for(5, now), S * 3);
+        // One used may have been a fraction of one: any window from 0.6 s on, no rate (a minute's).
+        // 5 used of 10 in 40 s: 80 s to 100 s, no documented one: the longest, 1 in 10 s.
+        let odd = Bucket::learnt(&Limit::new(10, 5, S * 40), now, now);
+        assert_eq!(odd.rate, 0.1);
+        let one = Bucket::learnt(&Limit::new(100, 99, Duration::from_millis(600)), now, now);
+        assert_eq!(one.rate, 100.0 / 60.0);
         // Anthropic: per minute, whatever the reset says.
         let anthropic = Limit::new(50, 0, S * 7).with_window(S * 60);
         let mut bucket = Bucket::learnt(&anthropic, now, now);
@@ -196,9 +219,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn never_past_the_servers_reset_and_a_reset_in_the_past_is_full() {
         let now = Instant::now();
-        // 5 of 10 used, full in 50 s: 1 in 10 s. A later response says it is full, and full again in
-        // 2 s (no rate in that: the one before stays): 40 s by the rate for 4, 2 s by the reset.
-        let mut bucket = Bucket::learnt(&Limit::new(10, 5, S * 50), now, now);
+        // 5 of 10 used, full in 40 s: 1 in 10 s (the longest window that allows). A later response
+        // says it is full, and full again in 2 s (no rate in that: the one before stays): 40 s by
+        // the rate for 4, 2 s by the reset.
+        let mut bucket = Bucket::learnt(&Limit::new(10, 5, S * 40), now, now);
         bucket.learn(&Limit::new(10, 10, S * 2), now, now);
         bucket.take(5);
         assert_eq!(bucket.wait_for(4, now), S * 2);

@@ -203,7 +203,8 @@ pub enum StreamEvent {
     /// The rate limits the server stated on this call's response (its headers), successes and
     /// failures alike: the runtime paces the scope's later calls by them (`Runtime::with_pacing`).
     /// HTTP providers send it first, before any other event, when the response carries any.
-    RateLimits(crate::pace::RateLimits),
+    /// Boxed: every event of every call is moved through the stream, and most carry no limits.
+    RateLimits(Box<crate::pace::RateLimits>),
     /// The provider sent an error event; it becomes the final message as it is.
     Error {
         /// The event's text, as sent (possibly empty).

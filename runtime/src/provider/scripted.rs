@@ -199,7 +199,7 @@ impl Step {
             }
         }
         if let Some(limits) = self.limits {
-            events.insert(0, Ok(StreamEvent::RateLimits(*limits)));
+            events.insert(0, Ok(StreamEvent::RateLimits(limits)));
         }
         events
     }

@@ -192,7 +192,7 @@ impl<D: Decoder> Driver<D> {
         let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
         let limits = RateLimits::from_headers(header, SystemTime::now());
         if !limits.is_empty() {
-            self.queue.push_back(Ok(StreamEvent::RateLimits(limits)));
+            self.queue.push_back(Ok(StreamEvent::RateLimits(Box::new(limits))));
         }
     }
 
