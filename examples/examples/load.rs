@@ -51,7 +51,7 @@
 //! ```text
 //! cargo run --release --example load -- --rate-limit                  # requests and tokens, ~1 min a run
 //! cargo run --release --example load -- --rate-limit --window-ms 6000 --wire anthropic --json
-//! cargo run --release --example load -- --rate-limit --only redis --redis redis://127.0.0.1:6379
+//! cargo run --release --example load --features redis -- --rate-limit --only redis --redis redis://127.0.0.1:6379
 //! ```
 
 use std::collections::BTreeMap;

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentic_chaos::{ChaosServer, JournalEntry, RateLimit, Scenario, Step, TokenUsage};
-use agentic_runtime::budget::redis::RedisStore;
+use agentic_runtime::budget::store::SharedStore;
 use agentic_runtime::pace::Pacing;
 use agentic_runtime::{AnthropicProvider, ExecError, OpenAiProvider, Reply, Runtime, Verdict};
 use serde_json::{Value, json};
@@ -190,6 +190,11 @@ pub(super) fn parse(args: &[String]) -> Result<Mode, String> {
     }
     if base_url.is_some() || prefix.is_some() || calls.is_some() || start_at_ms.is_some() {
         return Err("`--base-url`, `--prefix`, `--calls`, `--pacing` and `--start-at-ms` are for `--child`".to_owned());
+    }
+    if redis.is_some() && !cfg!(feature = "redis") {
+        return Err("`--redis` needs the example built with it: `cargo run --release --example load --features redis \
+                    -- --rate-limit --redis URL`"
+            .to_owned());
     }
     if only == Some("redis") && redis.is_none() {
         return Err("`--only redis` needs `--redis URL`".to_owned());
@@ -486,8 +491,8 @@ async fn fleet(args: &RateLimitArgs, redis: &str, pacing_on: bool) -> Result<Run
 /// A child of the redis run: its warm call, then its share of the burst at the given instant;
 /// one JSON line (its tally, the burst timed from that instant).
 async fn child(args: ChildArgs) -> Result<(), String> {
-    let store = RedisStore::connect(&args.redis).await.map_err(|error| error.to_string())?.with_prefix(args.prefix);
-    let runtime = runtime(args.wire, args.base_url, args.pacing_on).with_shared_store(Arc::new(store));
+    let store = redis_store(&args.redis, args.prefix).await?;
+    let runtime = runtime(args.wire, args.base_url, args.pacing_on).with_shared_store(store);
     warm(&runtime).await?;
     let wait = Duration::from_millis(args.start_at_ms.saturating_sub(epoch_ms()));
     tokio::time::sleep(wait).await;
@@ -496,6 +501,19 @@ async fn child(args: ChildArgs) -> Result<(), String> {
     tally.burst += late;
     println!("{}", tally.to_json());
     Ok(())
+}
+
+/// The Redis at `url`, its keys under `prefix`.
+#[cfg(feature = "redis")]
+async fn redis_store(url: &str, prefix: String) -> Result<Arc<dyn SharedStore>, String> {
+    let store = agentic_runtime::budget::redis::RedisStore::connect(url).await.map_err(|error| error.to_string())?;
+    Ok(Arc::new(store.with_prefix(prefix)))
+}
+
+/// Without the `redis` feature there is no Redis store (`parse` refuses `--redis` then).
+#[cfg(not(feature = "redis"))]
+async fn redis_store(_: &str, _: String) -> Result<Arc<dyn SharedStore>, String> {
+    Err("built without the `redis` feature".to_owned())
 }
 
 /// Runs `--rate-limit` (or a `--child`) and prints the figures.
