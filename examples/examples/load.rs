@@ -40,6 +40,19 @@
 //! cargo run --release --example load -- --fallback                 # outage at 200 and 1 000, wobble, recovery
 //! cargo run --release --example load -- --fallback --calls 1000 --spread-ms 500 --recovery-ms 5000 --json
 //! ```
+//!
+//! `--rate-limit` runs against the chaos server's per-key rate limit instead: one warm call, then
+//! a burst of 200 execs at once, under a requests limit (120 a minute) and under a tokens limit
+//! that binds first, with the pacer on (`Pacing::from_headers`) and off side by side, and with
+//! `--redis URL` two processes of this example sharing one `RedisStore` (see `load/rate_limit.rs`):
+//! calls answered and failed, requests and 429s the server journaled, the burst's time against the
+//! time the limit allows, and the paced decisions:
+//!
+//! ```text
+//! cargo run --release --example load -- --rate-limit                  # requests and tokens, ~1 min a run
+//! cargo run --release --example load -- --rate-limit --window-ms 6000 --wire anthropic --json
+//! cargo run --release --example load --features redis -- --rate-limit --only redis --redis redis://127.0.0.1:6379
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -54,6 +67,8 @@ use serde_json::{Value, json};
 
 #[path = "load/fallback.rs"]
 mod fallback;
+#[path = "load/rate_limit.rs"]
+mod rate_limit;
 
 const POLICY_SESSION_MS: u64 = 20;
 const POLICY_EXEC_MS: u64 = 30;
@@ -85,7 +100,8 @@ const WOBBLE_ANSWERED: f64 = 0.999;
 
 const USAGE: &str = "usage: load [--calls N] [--errors PERCENT] [--bucket on|off] [--repeat R] [--json] [--open-files \
      LIMIT]\n       load --fallback [--only outage|wobble|recovery] [--calls N] [--spread-ms MS] \
-     [--recovery-ms MS] [--json]";
+     [--recovery-ms MS] [--json]\n       load --rate-limit [--only requests|tokens|redis] [--window-ms MS] [--burst N] \
+     [--wire openai|anthropic] [--redis URL] [--json]";
 
 /// When the fallback mode's recovery run ends its outage, by default.
 const RECOVERY_MS: u64 = 5_000;
@@ -121,6 +137,15 @@ fn milliseconds(flag: &str, text: &str, least: u64) -> Result<u64, String> {
         .ok_or(format!("`{flag} {text}`: not a number of ms from {least} to 60000"))
 }
 
+/// `on` or `off`, as true or false.
+fn on_off(flag: &str, text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("`{flag} {other}`: use `on` or `off`")),
+    }
+}
+
 fn parse_args() -> Result<Args, String> {
     let (mut calls, mut errors, mut bucket, mut json, mut open_files, mut repeat) = (None, None, None, false, None, 1);
     let (mut fallback, mut recovery_ms, mut spread_ms, mut only) = (false, None, None, None);
@@ -146,13 +171,7 @@ fn parse_args() -> Result<Args, String> {
                         .ok_or(format!("`--errors {text}`: not a percentage (0 to 100)"))?,
                 );
             }
-            "--bucket" => {
-                bucket = Some(match value("--bucket")?.as_str() {
-                    "on" => false,
-                    "off" => true,
-                    other => return Err(format!("`--bucket {other}`: use `on` or `off`")),
-                });
-            }
+            "--bucket" => bucket = Some(!on_off("--bucket", &value("--bucket")?)?),
             "--open-files" => {
                 let text = value("--open-files")?;
                 open_files = Some(text.parse::<u64>().map_err(|_| format!("`--open-files {text}`: not a number"))?);
@@ -745,6 +764,15 @@ fn open_files(_needed: u64, _exact: Option<u64>) -> OpenFiles {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    // `--rate-limit` (and its hidden `--child`) parses its own flags.
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.iter().any(|arg| arg == "--rate-limit" || arg == "--child") {
+        let mode = rate_limit::parse(&raw).unwrap_or_else(|message| {
+            eprintln!("{message}\n{USAGE}");
+            std::process::exit(2);
+        });
+        return rate_limit::main(mode).await.map_err(std::io::Error::other);
+    }
     let mut args = match parse_args() {
         Ok(args) => args,
         Err(message) => {
