@@ -292,8 +292,8 @@ impl Runtime {
     /// `x-ratelimit-*`, Anthropic's `anthropic-ratelimit-*`), successes included, per scope
     /// (endpoint × key, as the cooldowns); a call waits, in arrival order, until the requests and
     /// tokens it needs are there, when that fits before its deadline, and is refused (kind
-    /// `budget`, [`Refusal::RateLimit`](crate::budget::Refusal::RateLimit)) when it does not. A
-    /// wait is a decision ([`Verdict::Paced`](crate::Verdict::Paced)). With a shared store that
+    /// `budget`, [`Refusal::RateLimit`]) when it does not. A
+    /// wait is a decision ([`Verdict::Paced`]). With a shared store that
     /// keeps a pacer (`RedisStore`), the fleet shares one pacer per key. Set it before cloning.
     ///
     /// # Default

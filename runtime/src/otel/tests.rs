@@ -238,6 +238,45 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
 }
 
 #[test]
+fn the_pacer_counts_the_calls_it_admitted_and_times_the_waits() {
+    use crate::pace::{Limit, LimitKind, RateLimits};
+    use crate::{Runtime, ScriptedProvider, Step};
+
+    let mut points = metrics_of(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        runtime.block_on(async {
+            // 1 of 10 left, full in 54 s: a minute's limit; the next two each wait 6 s.
+            let limits =
+                RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, std::time::Duration::from_secs(54)));
+            let provider =
+                ScriptedProvider::new([Step::ok("warm").with_rate_limits(limits)]).with_fallback(Step::ok("hi"));
+            let runtime = Runtime::new(provider);
+            for _ in 0..4 {
+                runtime.exec("hi").await.unwrap();
+            }
+        });
+    });
+    points.sort_by(|a, b| (&a.metric, format!("{:?}", a.attributes)).cmp(&(&b.metric, format!("{:?}", b.attributes))));
+    let admitted = |paced: &'static str, count| Point {
+        metric: "agentic.pacer.admitted".to_owned(),
+        unit: "{call}".to_owned(),
+        attributes: vec![kv("agentic.paced", paced), kv("gen_ai.provider.name", "scripted")],
+        data: Data::Counter(count),
+    };
+    let paced: Vec<&Point> = points.iter().filter(|point| point.metric.starts_with("agentic.pacer")).collect();
+    assert_eq!(paced.len(), 3, "{points:?}");
+    assert_eq!(*paced[0], admitted("at_once", 1));
+    assert_eq!(*paced[1], admitted("waited", 2));
+    assert_eq!(paced[2].metric, "agentic.pacer.wait");
+    assert_eq!(paced[2].unit, "s");
+    assert!(
+        matches!(&paced[2].data, Data::Histogram { count: 2, sum, .. } if (*sum - 12.0).abs() < 1e-3),
+        "{:?}",
+        paced[2]
+    );
+}
+
+#[test]
 fn unknown_metrics_other_targets_and_events_without_a_value_are_ignored() {
     let points = metrics_of(|| {
         tracing::info!(target: "agentic::metrics", metric = "agentic.unknown", value = 1u64);
