@@ -119,7 +119,7 @@ pub use schemars;
 /// For the fuzz targets (`fuzz/`) and the corpus replay tests: the crate-private decoders. Not an API.
 #[doc(hidden)]
 pub mod __fuzz {
-    pub use crate::provider::fuzz::{cooldown, sse};
+    pub use crate::provider::fuzz::{cooldown, pace, sse};
     #[cfg(feature = "providers")]
     pub use crate::provider::fuzz_http::{WireFormat, http_error, retry_hints, stream};
 }

@@ -5,6 +5,8 @@
 
 #[cfg(feature = "runtime")]
 pub mod classify;
+#[cfg(feature = "runtime")]
+pub mod rate_limits;
 mod replay;
 #[cfg(feature = "providers")]
 pub mod retry_after;

@@ -31,3 +31,21 @@ pub fn cooldown(wait: Duration) -> Option<Duration> {
     governor.note_hint(wait).now_or_never().expect("no shared store: nothing to wait for");
     governor.cooldown_remaining().now_or_never().expect("no shared store: nothing to wait for")
 }
+
+/// What the pacer makes of a sequence of stated `limits`, each followed by one call of
+/// `(input, output, used input, used output)` tokens: the wait each call was given (none refused:
+/// no deadline), after learning, reserving and settling as a runtime does. Outside a runtime:
+/// tokio's clock is the system's then, and no wait is slept.
+pub fn pace(steps: &[(crate::pace::RateLimits, [u64; 4])]) -> Vec<Duration> {
+    use crate::pace::{Pacer, Pacing};
+    let pacer = Pacer::new(&Pacing::from_headers()).expect("on by default");
+    let mut waits = Vec::with_capacity(steps.len());
+    for (limits, [input, output, used_input, used_output]) in steps {
+        pacer.learn(limits, tokio::time::Instant::now());
+        let demand = pacer.demand(*input, Some(*output));
+        let reserved = pacer.reserve(&demand, None).expect("no deadline: never refused");
+        waits.push(reserved.wait);
+        pacer.settle(&demand, Some(&crate::Usage::new(*used_input, *used_output)));
+    }
+    waits
+}
