@@ -24,11 +24,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Two requests per 600 ms, the first two answered by a 503: the second retry (2 ms after the
-/// second 503 by the schedule) waits for the limit the 503s' headers stated (two used, full again
-/// in 0.6 s: the pacer's rate; one used tells none).
+/// Two requests per 3 s, the first two answered by a 503: the second retry (2 ms after the second
+/// 503 by the schedule) waits for the limit the 503s' headers stated: two used, full again in 3 s,
+/// which the pacer reads as the longest window the rounding allows (6 s: one in 3 s); one used
+/// tells no rate. Real time: the wait is what is left of those 3 s when the retry comes, a second
+/// or more on any machine.
 async fn limited_server() -> ChaosServer {
-    let limit = RateLimit::new().requests(2).window(Duration::from_millis(600));
+    let limit = RateLimit::new().requests(2).window(Duration::from_secs(3));
     let scenario =
         Scenario::new().then_times(2, Step::http_error(503)).otherwise(Step::ok("hello")).with_rate_limit(limit);
     ChaosServer::start(scenario).await.unwrap()
@@ -39,7 +41,7 @@ const FAST: [&str; 4] = ["--session-base-delay-ms", "2", "--jitter", "none"];
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn verbose_shows_the_wait_for_the_limit_as_a_decision_and_no_request_is_refused() {
     // OpenAI's headers carry their window in the reset; Anthropic's limits are per minute (the
-    // pacer reads them so), so this 600 ms window is an OpenAI-wire case (tests/tests/pacing_wires.rs
+    // pacer reads them so), so this 3 s window is an OpenAI-wire case (tests/tests/pacing_wires.rs
     // paces Anthropic's minute on paused time).
     for wire in ["openai", "responses"] {
         let server = limited_server().await;
@@ -78,7 +80,7 @@ async fn json_has_the_paced_attempt_and_no_pacing_meets_the_429_instead() {
         json["attempts"].as_array().unwrap().iter().map(|a| a["verdict"].as_str().unwrap()).collect();
     assert_eq!(verdicts, ["retry", "retry", "paced"], "{json}");
     let waited = json["attempts"][2]["delay_ms"].as_u64().unwrap();
-    assert!((500..=700).contains(&waited), "{waited}");
+    assert!((1_000..=3_100).contains(&waited), "{waited}");
 
     let server = limited_server().await;
     let url = server.openai_base_url();
