@@ -200,10 +200,16 @@ async fn retry_after_failed_call(
 /// Before a call of a scope the pacer knows limits of: reserves what it needs of them and waits
 /// for it (`Verdict::Paced`), or why it may not (the wait does not fit before the deadline).
 async fn pace_call(run: &mut Run<'_>, history: &[Message]) -> Result<Option<Demand>, Refusal> {
-    let input = pace::input_tokens(run.system, history, run.tools);
-    let Some(demand) = run.state.governor.demand(input, run.provider.max_output_tokens()) else { return Ok(None) };
+    let Some(demand) = estimate(run, history) else { return Ok(None) };
     run.state.wait_for_pace(&demand, run.provider.name()).await?;
     Ok(Some(demand))
+}
+
+/// What the call of `history` would need of the provider's limits; `None` when pacing is off (the
+/// history is not read then).
+fn estimate(run: &Run<'_>, history: &[Message]) -> Option<Demand> {
+    let input = || pace::input_tokens(run.system, history, run.tools);
+    run.state.governor.estimate(input, run.provider.max_output_tokens())
 }
 
 /// After a call that was paced or whose response stated rate limits: the governor learns the
@@ -215,9 +221,7 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
     let governor = run.state.governor;
     let call = match paced {
         Some(demand) => Some(Paced::Reserved(demand)),
-        None => governor
-            .estimate(pace::input_tokens(run.system, history, run.tools), run.provider.max_output_tokens())
-            .map(Paced::Unpaced),
+        None => estimate(run, history).map(Paced::Unpaced),
     };
     governor.after_call(stated.as_ref(), call.as_ref(), usage.as_ref()).await;
 }

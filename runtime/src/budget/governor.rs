@@ -314,17 +314,11 @@ impl Governor {
         }
     }
 
-    /// What a call of about `input` tokens would need of the scope's limits (`None` when pacing
-    /// is off), whether or not it is to be paced.
-    pub(crate) fn estimate(&self, input: u64, max_output: Option<u64>) -> Option<Demand> {
-        Some(self.pacer.as_ref()?.demand(input, max_output))
-    }
-
-    /// What a call of about `input` tokens (estimated from its request) needs of the scope's
-    /// limits, when it is to be paced: the pacer knows a limit, or a shared store may.
-    pub(crate) fn demand(&self, input: u64, max_output: Option<u64>) -> Option<Demand> {
-        let pacer = self.pacer.as_ref()?;
-        (self.store.is_some() || pacer.is_active()).then(|| pacer.demand(input, max_output))
+    /// What a call of about `input()` tokens (estimated from its request, only when pacing is on)
+    /// would need of the scope's limits, whether or not it is to be paced ([`Governor::paces`]);
+    /// `None` when pacing is off.
+    pub(crate) fn estimate(&self, input: impl FnOnce() -> u64, max_output: Option<u64>) -> Option<Demand> {
+        Some(self.pacer.as_ref()?.demand(input(), max_output))
     }
 
     /// Reserves `demand` in the scope's limits if the wait fits in `left`: the fleet's (one store
@@ -345,12 +339,10 @@ impl Governor {
     /// Takes in the rate limits a response of this scope stated, received at `received`: this
     /// process's pacer learns them (it paces by them when the store is down), and the store's.
     pub(crate) async fn learn(&self, limits: &RateLimits, received: Instant) {
-        let Some(pacer) = self.pacer.as_ref() else { return };
+        let Some(pacer) = self.pacer.as_ref().filter(|_| !limits.is_empty()) else { return };
         pacer.learn(limits, received);
-        if !limits.is_empty() {
-            self.attention.fetch_or(PACING, Ordering::Release);
-        }
-        if self.store.is_some() && !limits.is_empty() {
+        self.attention.fetch_or(PACING, Ordering::Release);
+        if self.store.is_some() {
             self.shared(|store, scope| store.pace_learn(scope, limits)).await;
         }
     }
@@ -706,7 +698,7 @@ mod tests {
         let governor = Governor::new("openai:3f9a0c".to_owned(), None, Some(Arc::new(PacerDown)))
             .with_pacing(&Pacing::from_headers());
         assert!(governor.paces(), "with a store every call asks the fleet's pacer");
-        let demand = governor.demand(10, None).unwrap();
+        let demand = governor.estimate(|| 10, None).unwrap();
         assert_eq!(governor.pace(&demand, None).await, Ok(Reserved::NOW), "nothing known: at once");
         let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, Duration::from_secs(54)));
         governor.learn(&limits, Instant::now()).await;
