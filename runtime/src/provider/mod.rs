@@ -13,6 +13,8 @@ pub(crate) mod fuzz_http;
 mod google_rpc;
 #[cfg(feature = "providers")]
 mod http;
+#[cfg(feature = "providers")]
+pub(crate) use http::{BodyEnd, MAX_ERROR_BODY, response_error};
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;

@@ -19,7 +19,7 @@ use reqwest::header::{HeaderMap, HeaderName};
 
 pub(crate) use self::driver::{Item, replay};
 pub(crate) use self::endpoint::{ConfigError, Endpoint, EnvNames};
-pub(crate) use self::errors::{ErrorFacts, http_error};
+pub(crate) use self::errors::{BodyEnd, ErrorFacts, MAX_ERROR_BODY, http_error};
 pub(crate) use self::hints::Hints;
 pub(crate) use self::json::{ModelName, tokens};
 pub(crate) use self::seam::{Auth, Decoder, Form, Out, Wire};
@@ -27,6 +27,18 @@ use self::send::{Fallback, post, secret_header};
 pub(crate) use super::secret::Secret;
 use super::{EventStream, Request};
 use crate::error::ModelError;
+
+/// The error our providers make of an HTTP error response with status `status`, `headers` and
+/// (bounded: at most [`MAX_ERROR_BODY`] bytes, read as far as `end` says) `body`: the body read with
+/// the shapes every server sends, the headers' hints (`retry-after-ms`, `Retry-After`,
+/// `x-should-retry`) over the body's (Google's `RetryInfo`). No key to redact: the clients of the
+/// adapters (`tower`, `Classify` for other clients' errors) send their own, and their servers'
+/// texts are theirs to keep. One reading for every client, so that the same response gets the same
+/// verdict wherever it came through.
+pub(crate) fn response_error(status: u16, headers: &HeaderMap, body: &[u8], end: BodyEnd) -> ModelError {
+    let error = errors::http_error_of(status, body, end, ErrorFacts::parse, None);
+    Hints::from_headers(headers, std::time::SystemTime::now()).apply(error)
+}
 
 /// One call of `request` over `wire`: the request built from the wire's URL, headers and body (and
 /// its fallback), sent within `request.bounds`, and its response read by the wire's decoder. A
