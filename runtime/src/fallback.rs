@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::budget::{Admission, BreakerState, CallOutcome, Governor, Refusal};
+use crate::budget::{Admission, BreakerState, Governor, Refusal};
 use crate::classify::{ExecAction, Reason, TARGET_MARKERS};
 use crate::error::ModelError;
 use crate::provider::Provider;
@@ -158,26 +158,14 @@ impl<'a> Position<'a> {
         }
     }
 
-    /// Layer 1 after a failed call: the call's outcome goes to the target's breaker (a honoured
-    /// server hint counts as neither: the cooldown handles it), and `Some(state)` when the breaker is
-    /// no longer closed and a next target exists, so that layer 1 stops retrying this target.
-    pub(crate) async fn after_failed_call(
-        &self,
-        retryable: bool,
-        honoured_hint: bool,
-        reason: Reason,
-        error: Option<&ModelError>,
-    ) -> Option<BreakerState> {
-        let governor = &self.current().governor;
-        if !honoured_hint {
-            let failed = retryable || is_target_permanent(&Rule::Classifier(reason), error);
-            let outcome = if failed { CallOutcome::Failed } else { CallOutcome::Answered };
-            governor.record_call(outcome, self.probing).await;
-        }
+    /// Layer 1 after a failed call whose outcome its target's breaker has heard
+    /// (`session::session_rules`): `Some(state)` when the breaker is no longer closed and a next
+    /// target exists, so that layer 1 stops retrying this target.
+    pub(crate) fn open_after_failed_call(&self, retryable: bool) -> Option<BreakerState> {
         if !retryable || self.next().is_none() {
             return None;
         }
-        governor.breaker_state().filter(|state| !matches!(state, BreakerState::Closed))
+        self.current().governor.breaker_state().filter(|state| !matches!(state, BreakerState::Closed))
     }
 
     /// Layer 2 after a failed attempt: why the exec leaves its target, when it does and a next

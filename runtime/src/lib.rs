@@ -75,6 +75,9 @@ pub mod semconv;
 mod session;
 mod telemetry;
 pub mod tool;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 pub mod trace;
 mod typed;
 mod usage;

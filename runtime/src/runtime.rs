@@ -320,6 +320,18 @@ impl Runtime {
         }
     }
 
+    /// The storm control of the runtime's (first) target, for a tower layer that shares it.
+    #[cfg(feature = "tower")]
+    pub(crate) fn governor(&self) -> &Arc<Governor> {
+        &self.governor
+    }
+
+    /// Who hears the decisions, for a tower layer that shares the runtime's.
+    #[cfg(feature = "tower")]
+    pub(crate) fn observer(&self) -> Option<&Arc<Observer>> {
+        self.observer.as_ref()
+    }
+
     /// A target of this runtime for `provider` (its governor is made by `rebuild_governors`).
     fn target(&self, provider: Arc<dyn Provider>) -> Target {
         let name = Arc::new(target_name(&*provider));

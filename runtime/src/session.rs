@@ -5,10 +5,12 @@ use tracing::Instrument as _;
 
 use crate::agent::{self, CallMeta, CallPacing};
 use crate::backoff::Schedule;
-use crate::budget::Refusal;
+use std::time::Duration;
+
+use crate::budget::{CallOutcome, Refusal};
 use crate::classify::{Scan, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
-use crate::fallback::Position;
+use crate::fallback::{Position, is_target_permanent};
 use crate::message::{AssistantMessage, Message};
 use crate::pace::{self, Demand, Paced};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
@@ -149,42 +151,86 @@ async fn retry_after_failed_call(
     let hint = retry_hint_of(&scan, message.error.as_ref());
     let markers = scan.markers();
     drop(scan);
+    let failure = CallFailure {
+        error: message.failure_text(),
+        usage: message.usage,
+        retryable: verdict.retryable,
+        rule: Rule::Classifier(verdict.reason),
+        hint,
+        typed: message.error.as_ref(),
+    };
+    let probe = run.probing();
+    if session_rules(&mut run.state, run.position.as_ref(), probe, run.provider.name(), failure, schedule, retry).await {
+        return None;
+    }
+    run.state.judged = Some(Box::new(Judged { markers, hint }));
+    Some(message)
+}
+
+/// A failed call as layer 1 judges it: its `"<Kind>: <text>"`, the tokens it used, whether it is
+/// worth calling again, the rule that said so, the server's wait, and the typed error when there is one.
+pub(crate) struct CallFailure<'e> {
+    pub(crate) error: String,
+    pub(crate) usage: Option<Usage>,
+    pub(crate) retryable: bool,
+    pub(crate) rule: Rule,
+    pub(crate) hint: Option<Duration>,
+    pub(crate) typed: Option<&'e ModelError>,
+}
+
+/// Layer 1's rules after call `retry` (from 0) of a layer failed as `failure` says (docs/design.md
+/// §4): the server's wait becomes the scope's cooldown, the breaker hears the outcome (`probe`: the
+/// call was its probe), and the call is made again after the backoff if it is retryable and
+/// retries, budget and breaker allow it. `true` when it is to be made again (the backoff slept);
+/// `false` when it was the layer's last (the decision recorded). Shared by the exec's session
+/// layer and the tower layer (`crate::tower`), which judge the same failures the same way.
+pub(crate) async fn session_rules(
+    state: &mut RetryState<'_>,
+    position: Option<&Position<'_>>,
+    probe: bool,
+    provider: &str,
+    failure: CallFailure<'_>,
+    schedule: &mut Schedule,
+    retry: u32,
+) -> bool {
+    let CallFailure { error, usage, retryable, rule, hint, typed } = failure;
     // Every other call of this runtime to this provider waits for the hint too, when it is one
     // this runtime would honour: a retryable failure's, within `retry_after_cap_ms`. A permanent
     // failure's "try again in 86400s", or a hint past the cap (which ends this exec), would
     // otherwise hold every later call for nothing.
-    let honoured = hint.filter(|&hint| verdict.retryable && hint <= run.state.policy.retry_after_cap());
+    let honoured = hint.filter(|&hint| retryable && hint <= state.policy.retry_after_cap());
     if let Some(hint) = honoured {
-        run.state.governor.note_hint(hint).await;
-        telemetry::cooldown(run.provider.name());
+        state.governor.note_hint(hint).await;
+        telemetry::cooldown(provider);
     }
-    // With fallbacks, the target's breaker hears the outcome; once it is no longer closed, this
-    // target is not retried: layer 2 moves the exec on at once, instead of after the backoff.
+    // The target's breaker hears the outcome (a honoured server hint counts as neither: the
+    // cooldown handles it); with fallbacks, once it is no longer closed, this target is not
+    // retried: layer 2 moves the exec on at once, instead of after the backoff.
+    if honoured.is_none() {
+        let failed = retryable || is_target_permanent(&rule, typed);
+        let outcome = if failed { CallOutcome::Failed } else { CallOutcome::Answered };
+        state.governor.record_call(outcome, probe).await;
+    }
     let mut open = None;
-    if let Some(position) = &run.position {
-        let typed = message.error.as_ref();
-        if let Some(state) =
-            position.after_failed_call(verdict.retryable, honoured.is_some(), verdict.reason, typed).await
-        {
-            open = Some((Verdict::GiveUp, Why::BreakerOpen { target: position.name().to_owned(), state }));
+    if let Some(position) = position {
+        if let Some(breaker) = position.open_after_failed_call(retryable) {
+            open = Some((Verdict::GiveUp, Why::BreakerOpen { target: position.name().to_owned(), state: breaker }));
         }
     }
-    let error = message.failure_text();
-    let rule = Rule::Classifier(verdict.reason);
-    let limit = run.state.policy.session_retries();
+    let limit = state.policy.session_retries();
     let (last, why) = if let Some(open) = open {
         open
-    } else if !verdict.retryable {
+    } else if !retryable {
         (Verdict::GiveUp, Why::Judged(rule))
     } else if retry >= limit {
         (Verdict::RetriesExhausted, Why::TriesUsed { rule, layer: Layer::Session, limit })
     } else {
-        let computed = schedule.wait(retry, hint, &mut run.state.rng);
-        match run.state.permit_retry(computed, hint).and_then(|delay| run.state.open_past(delay)) {
+        let computed = schedule.wait(retry, hint, &mut state.rng);
+        match state.permit_retry(computed, hint).and_then(|delay| state.open_past(delay)) {
             Ok(delay) => {
-                let retry = run.state.retry_after(Layer::Session, error.clone(), message.usage, rule, delay);
+                let retry = state.retry_after(Layer::Session, error.clone(), usage, rule, delay);
                 match retry.await {
-                    Ok(()) => return None,
+                    Ok(()) => return true,
                     // A second decision about the same call: the retry was planned, then refused.
                     Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
                 }
@@ -192,9 +238,8 @@ async fn retry_after_failed_call(
             Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
         }
     };
-    run.state.decide(Layer::Session, error, message.usage, last, why, None);
-    run.state.judged = Some(Box::new(Judged { markers, hint }));
-    Some(message)
+    state.decide(Layer::Session, error, usage, last, why, None);
+    false
 }
 
 /// Before a call of a scope the pacer knows limits of: reserves what it needs of them and waits

@@ -37,6 +37,21 @@ impl<E> Failure<E> {
     pub(super) fn boxed(fields: fields::Failure<E>) -> Self {
         Self(Box::new(fields))
     }
+
+    /// The failure of a request the tower layer (`crate::tower`) gave up on: `kind`, after
+    /// `decisions`, with the service's last error and the cap that stopped it, if any.
+    #[cfg(feature = "tower")]
+    pub(crate) fn of_layer(
+        kind: ExecErrorKind,
+        name: &str,
+        decisions: Vec<Decision>,
+        last_error: Option<E>,
+        elapsed: Duration,
+        refusal: Option<Refusal>,
+    ) -> Self {
+        let stopped_by = refusal.as_ref().map(ToString::to_string);
+        Self::boxed(fields::Failure { kind, name: name.to_owned(), decisions, last_error, elapsed, stopped_by, refusal })
+    }
 }
 
 impl<E> Failure<E> {

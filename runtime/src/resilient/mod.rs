@@ -5,6 +5,7 @@
 //! (`retry.rs`), applied to any operation whose error implements [`Classify`].
 
 mod attempt;
+mod boxed_classify;
 mod call;
 mod failure;
 #[cfg(feature = "providers")]
@@ -31,6 +32,7 @@ use attempt::{Attempt, Limit, Outcome};
 use call::Call;
 pub use failure::Failure;
 use failure::fields;
+pub(crate) use boxed_classify::classify_dyn;
 pub use validator::{NoValidator, Validator};
 
 /// How an error should be handled by a retry loop.

@@ -1,0 +1,239 @@
+//! One request through the layer: the calls and attempts of both retry layers, with the exec's
+//! rules (docs/design.md §4, §5) over the failures our providers would see in the same responses.
+//!
+//! Layer 1 makes a call again while the failure is transient and `session_retries` allow; layer 2
+//! judges the layer's last failure and makes another attempt (`max_retries` in all), stops for good,
+//! or returns a programming error at once. A response with an error status is read (bounded) into
+//! the `ModelError` our HTTP providers make of it (`provider::response_error`), so both layers
+//! judge it exactly as they judge an exec's call; a service error is judged by its [`Classify`].
+//! Around every call: the scope's breaker and cooldown, one deadline and the call's own limit.
+
+use std::fmt;
+use std::future::Future;
+
+use tokio::time::Instant;
+
+use super::response::HttpResponse;
+use super::{Layered, Replay};
+use crate::backoff::{Rng, Schedule};
+use crate::budget::{Admission, Budget, Refusal};
+use crate::classify::{ExecAction, Scan, retry_hint_of, session_verdict_of};
+use crate::error::{ModelError, TransportKind};
+use crate::exec_error::ExecErrorKind;
+use crate::message::AssistantMessage;
+use crate::provider::{CallBounds, MAX_ERROR_BODY, response_error};
+use crate::report::{Layer, Rule, Verdict, Why};
+use crate::resilient::{Classify, Failure};
+use crate::retry::{Failed, Judged, Next, RetryState};
+use crate::session::{CallFailure, session_rules};
+
+/// Sends one attempt's request: a tower service (readiness, then the call), or the rest of a
+/// reqwest-middleware chain.
+pub(crate) trait Exchange<R: Send> {
+    /// What the service answers.
+    type Response: HttpResponse + Send;
+    /// How it fails.
+    type Error: Classify + fmt::Display + Send;
+
+    /// Sends `request`.
+    fn send(&mut self, request: R) -> impl Future<Output = Result<Self::Response, Self::Error>> + Send;
+}
+
+/// What a failed call leaves to hand back when it is the last: the server's response (the caller
+/// reads its error as it would without the layer), the service's error, or nothing (the call was
+/// cut at its limit).
+enum Last<Res, E> {
+    Response(Res),
+    Error(E),
+    Nothing,
+}
+
+/// A failed call, as both layers judge it.
+enum Judging {
+    /// A `ModelError` (a response's, or a call cut at its limit), as the exec's layers judge the
+    /// same error from our providers: layer 1 by its message, layer 2 by what layer 1 found in it.
+    Model { message: AssistantMessage, retryable: bool, rule: Rule, judged: Box<Judged> },
+    /// A service error: both layers go by its [`Classify`].
+    Service(Failed),
+}
+
+impl Judging {
+    /// A call that failed with `error`.
+    fn model(error: ModelError) -> Self {
+        let message = AssistantMessage::from_error(error);
+        let scan = Scan::new(message.error_text());
+        let verdict = session_verdict_of(&scan, message.error.as_ref());
+        let hint = retry_hint_of(&scan, message.error.as_ref());
+        let judged = Box::new(Judged { markers: scan.markers(), hint });
+        drop(scan);
+        Self::Model { message, retryable: verdict.retryable, rule: Rule::Classifier(verdict.reason), judged }
+    }
+
+    /// A call whose service failed with `error`.
+    fn service<E: Classify + fmt::Display>(error: &E) -> Self {
+        let class = error.classify();
+        Self::Service(Failed::new(error.to_string(), class.action, class.reason).with_hint(class.retry_after))
+    }
+
+    /// The failure's `"<Kind>: <text>"`.
+    fn error(&self) -> String {
+        match self {
+            Self::Model { message, .. } => message.failure_text(),
+            Self::Service(failed) => failed.error.clone(),
+        }
+    }
+
+    /// Layer 1's view.
+    fn session(&self) -> CallFailure<'_> {
+        match self {
+            Self::Model { message, retryable, rule, judged } => CallFailure {
+                error: message.failure_text(),
+                usage: None,
+                retryable: *retryable,
+                rule: rule.clone(),
+                hint: judged.hint,
+                typed: message.error.as_ref(),
+            },
+            Self::Service(failed) => CallFailure {
+                error: failed.error.clone(),
+                usage: None,
+                retryable: failed.action == ExecAction::Retry,
+                rule: failed.rule.clone(),
+                hint: failed.hint,
+                typed: None,
+            },
+        }
+    }
+
+    /// Layer 2's view, of layer 1's last failure.
+    fn attempt(self) -> Failed {
+        match self {
+            Self::Model { message, judged, .. } => Failed::of_message(message, Some(judged)).0,
+            Self::Service(failed) => failed,
+        }
+    }
+}
+
+/// `request` through both layers under `layered`'s policy, sent by `exchange`: the first success,
+/// or the last failure's response or error once the layers give up; `Err` with the decisions when
+/// there is none of the service's to hand back, or the service's error.
+pub(crate) async fn run<R, X>(layered: &Layered, request: R, exchange: &mut X) -> Result<X::Response, Failure<X::Error>>
+where
+    R: Replay + Send,
+    X: Exchange<R>,
+{
+    let policy = &layered.policy;
+    let governor = &*layered.governor;
+    let rng = Rng::with_seed(layered.seed());
+    let mut state = RetryState {
+        function: layered.name,
+        observer: layered.observer.as_deref(),
+        ..RetryState::new(policy, Budget::new(policy), rng, governor)
+    };
+    // The deadline counts from the request's start: one clock reading per request.
+    state.budget.start_clock();
+    let idle = CallBounds::of(policy).idle;
+    let mut exec_schedule = Schedule::exec(policy);
+    let mut session_schedule = None;
+    let mut next = Some(request);
+    let mut index = 0u32;
+    loop {
+        state.attempt = index + 1;
+        let mut retry = 0u32;
+        let (attempt, last) = loop {
+            // The scope's storm control before every call, as an exec's session layer does.
+            let mut probe = false;
+            if governor.may_cool_down() {
+                match governor.admit().await {
+                    Admission::Call => {}
+                    Admission::Probe => probe = true,
+                    Admission::Skip(breaker) => {
+                        let target = governor.breaker_target().unwrap_or_default().to_owned();
+                        let refusal = state.budget.refuse(Refusal::CircuitOpen { target, state: breaker });
+                        return Err(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
+                    }
+                }
+                state.wait_for_cooldown().await;
+            }
+            let Some(request) = next.take() else {
+                unreachable!("a call is made only with a request to send")
+            };
+            next = request.replay();
+            state.budget.start_call();
+            let limit = state.budget.call_limit();
+            let at = limit.and_then(|limit| limit.at);
+            let sent = exchange.send(request);
+            let outcome = match at {
+                Some(at) => tokio::time::timeout_at(at, sent).await.ok(),
+                None => Some(sent.await),
+            };
+            let (judging, last) = match outcome {
+                Some(Ok(response)) if response.status() < 400 => {
+                    // The success pays for retries (of any call of this scope).
+                    governor.on_success(probe).await;
+                    return Ok(response);
+                }
+                Some(Ok(response)) => {
+                    // The error body comes at once or not at all: read within the idle bound and
+                    // before the call's limit, so that the status and the hints are not lost to it.
+                    let now = Instant::now();
+                    let deadline = at.map_or(now + idle, |at| at.min(now + idle));
+                    let (response, body) = response.read_error_body(MAX_ERROR_BODY, deadline).await;
+                    let error = response_error(response.status(), response.headers(), body.bytes(), body.end());
+                    (Judging::model(error), Last::Response(response))
+                }
+                Some(Err(error)) => (Judging::service(&error), Last::Error(error)),
+                None => {
+                    let text = limit.map(|limit| limit.timed_out()).unwrap_or_default();
+                    (Judging::model(ModelError::transport(TransportKind::Timeout, text)), Last::Nothing)
+                }
+            };
+            if next.is_none() {
+                // The request cannot be sent again: this call was the only one.
+                let why = Why::Judged(Rule::Custom("the request's body is a stream: it cannot be sent again".into()));
+                state.decide(Layer::Session, judging.error(), None, Verdict::GiveUp, why, None);
+                return layered.give_back(state, ExecErrorKind::Exhausted, last, None);
+            }
+            let schedule = session_schedule.get_or_insert_with(|| Schedule::session(policy));
+            if session_rules(&mut state, None, probe, layered.scope(), judging.session(), schedule, retry).await {
+                retry += 1;
+                continue;
+            }
+            break (judging.attempt(), last);
+        };
+        match state.after_failed_attempt(&mut exec_schedule, index, attempt).await {
+            Next::Retry => {}
+            Next::Stop(kind, refusal) => return layered.give_back(state, kind, last, refusal),
+        }
+        index += 1;
+    }
+}
+
+impl Layered {
+    /// The end of a request the layers gave up on: the last response, as the server sent it, or
+    /// the failure with the decisions (and the service's last error, when there is one).
+    fn give_back<Res, E>(
+        &self,
+        state: RetryState<'_>,
+        kind: ExecErrorKind,
+        last: Last<Res, E>,
+        refusal: Option<Refusal>,
+    ) -> Result<Res, Failure<E>> {
+        match last {
+            Last::Response(response) => Ok(response),
+            Last::Error(error) => Err(self.failure(state, kind, Some(error), refusal)),
+            Last::Nothing => Err(self.failure(state, kind, None, refusal)),
+        }
+    }
+
+    /// The failure of a request, with its decisions.
+    fn failure<E>(
+        &self,
+        state: RetryState<'_>,
+        kind: ExecErrorKind,
+        last_error: Option<E>,
+        refusal: Option<Refusal>,
+    ) -> Failure<E> {
+        Failure::of_layer(kind, self.name.unwrap_or("request"), state.decisions, last_error, state.budget.elapsed(), refusal)
+    }
+}

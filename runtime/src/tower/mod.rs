@@ -1,0 +1,264 @@
+//! A tower layer that applies a [`RetryPolicy`] to any tower `Service` of HTTP requests (feature
+//! `tower`): a team's own client, reqwest's, hyper's, or async-openai's (`with_http_service`, feature
+//! `async-openai`) gets the runtime's two retry layers, classifiers, hints, deadline and storm
+//! control without switching to our providers (docs/design.md §16, "Adapters").
+//!
+//! Each request goes through both layers of an exec: layer 1 calls again while the failure is
+//! transient (`session_retries`), layer 2 makes another attempt (`max_retries` in all), stops for
+//! good on a permanent failure, or returns a programming error at once. A response with an error
+//! status (400 and above) is judged as our HTTP providers judge the same response: its body (at most
+//! 16 KiB) and headers make the same `ModelError`, so the verdicts and the server's hints
+//! (`retry-after-ms`, `Retry-After`, `x-should-retry`, Google's `RetryInfo`) are the same. A
+//! success, or any status below 400, is handed back untouched: a streamed body stays a stream. When
+//! the layers give up on an error response, that response is handed back as the server sent it
+//! (its body put back whole), for the client to read its error as it would without the layer.
+//!
+//! The layer's storm control is its own scope's unless it shares a [`Runtime`]'s
+//! ([`RetryLayer::sharing`]): then its requests and the runtime's execs spend one retry budget,
+//! wait out one cooldown and count in one breaker.
+//!
+//! ```
+//! use agentic_runtime::RetryPolicy;
+//! use agentic_runtime::tower::RetryLayer;
+//! use tower_layer::Layer as _;
+//!
+//! # fn main() -> Result<(), agentic_runtime::PolicyError> {
+//! let layer = RetryLayer::new(RetryPolicy::new().with_max_retries(4))?
+//!     .with_observer(|decision| eprintln!("{decision}"));
+//! let service = layer.layer(reqwest::Client::new());
+//! # let _ = service;
+//! # Ok(())
+//! # }
+//! ```
+
+mod attempts;
+mod replay;
+mod response;
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+
+use self::attempts::Exchange;
+pub use self::replay::Replay;
+pub use self::response::{ErrorBody, HttpResponse};
+use crate::budget::{Governor, RetryQuota};
+use crate::error::PolicyError;
+use crate::pace::Pacing;
+use crate::policy::RetryPolicy;
+use crate::report::{Decision, Observer};
+use crate::resilient::{Classify, Failure};
+use crate::retry::validate_policy;
+use crate::runtime::Runtime;
+
+/// A tower [`Layer`](tower_layer::Layer) that wraps a service in [`Retry`]: both retry layers of an
+/// exec, under one [`RetryPolicy`], for every request the service sends.
+#[derive(Clone)]
+pub struct RetryLayer {
+    layered: Arc<Layered>,
+}
+
+/// What every request of a layer shares: the policy, the scope's storm control, who hears the
+/// decisions.
+pub(crate) struct Layered {
+    pub(crate) policy: RetryPolicy,
+    pub(crate) governor: Arc<Governor>,
+    pub(crate) observer: Option<Arc<Observer>>,
+    pub(crate) name: Option<&'static str>,
+    /// The jitter seed and a count of requests, so that each request's delays replay (`None`: random).
+    seed: Option<(u64, AtomicU64)>,
+}
+
+impl Layered {
+    /// The seed of one request's jitter.
+    pub(crate) fn seed(&self) -> u64 {
+        match &self.seed {
+            Some((seed, requests)) => {
+                let request = requests.fetch_add(1, Ordering::Relaxed);
+                seed ^ request.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            }
+            None => fastrand::u64(..),
+        }
+    }
+
+    /// The name the scope's cooldown metrics give it.
+    pub(crate) fn scope(&self) -> &str {
+        self.name.unwrap_or("tower")
+    }
+}
+
+impl fmt::Debug for RetryLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let layered = &*self.layered;
+        f.debug_struct("RetryLayer")
+            .field("policy", &layered.policy)
+            .field("governor", &layered.governor)
+            .field("observer", &layered.observer.is_some())
+            .field("name", &layered.name)
+            .finish()
+    }
+}
+
+impl Default for RetryLayer {
+    /// The default policy ([`RetryPolicy::new`]), with a storm control of its own.
+    fn default() -> Self {
+        Self::with_governor(RetryPolicy::new(), Arc::new(own_governor()))
+    }
+}
+
+/// A layer's own storm control: the standard retry budget and cooldowns over the layer's requests,
+/// no breaker, no pacing (the layer reads no rate-limit headers).
+fn own_governor() -> Governor {
+    Governor::new("tower".to_owned(), Some(RetryQuota::standard()), None).with_pacing(&Pacing::off())
+}
+
+impl RetryLayer {
+    /// A layer applying `policy`, with a storm control of its own (the standard retry budget and
+    /// the server's cooldowns, over this layer's requests). An invalid policy is a [`PolicyError`]:
+    /// a `const` policy is judged at compile time already.
+    pub fn new(policy: RetryPolicy) -> Result<Self, PolicyError> {
+        validate_policy(&policy)?;
+        Ok(Self::with_governor(policy, Arc::new(own_governor())))
+    }
+
+    /// A layer applying `policy` that shares `runtime`'s storm control (its first target's, when it
+    /// has fallbacks): its requests and the runtime's execs spend one retry budget (and a fleet's,
+    /// with a shared store), wait out one cooldown, and count in one breaker. The runtime's observer
+    /// hears this layer's decisions too, unless [`RetryLayer::with_observer`] names another. Build
+    /// it from the runtime as configured: a later `with_*` on the runtime makes it a new scope.
+    pub fn sharing(runtime: &Runtime, policy: RetryPolicy) -> Result<Self, PolicyError> {
+        validate_policy(&policy)?;
+        let mut layer = Self::with_governor(policy, runtime.governor().clone());
+        Arc::get_mut(&mut layer.layered).expect("a new layer is not shared yet").observer = runtime.observer().cloned();
+        Ok(layer)
+    }
+
+    fn with_governor(policy: RetryPolicy, governor: Arc<Governor>) -> Self {
+        Self { layered: Arc::new(Layered { policy, governor, observer: None, name: None, seed: None }) }
+    }
+
+    /// Calls `observer` with every decision of both layers as it is made (before the sleep it
+    /// decides), as [`Runtime::with_observer`] does for execs.
+    pub fn with_observer(self, observer: impl Fn(&Decision) + Send + Sync + 'static) -> Self {
+        self.map(|layered| layered.observer = Some(Arc::new(observer)))
+    }
+
+    /// Names the requests in decisions, logs and failures (`"request"` otherwise).
+    pub fn with_name(self, name: &'static str) -> Self {
+        self.map(|layered| layered.name = Some(name))
+    }
+
+    /// Seeds the jitter so that delays replay exactly (each request draws its own from the seed).
+    pub fn with_jitter_seed(self, seed: u64) -> Self {
+        self.map(|layered| layered.seed = Some((seed, AtomicU64::new(0))))
+    }
+
+    /// The policy applied.
+    pub fn policy(&self) -> &RetryPolicy {
+        &self.layered.policy
+    }
+
+    /// `self` changed by `change`: a layer that is shared already (cloned, or given to a service)
+    /// gets a copy of its parts, that shares the same storm control.
+    fn map(mut self, change: impl FnOnce(&mut Layered)) -> Self {
+        if Arc::get_mut(&mut self.layered).is_none() {
+            let layered = &*self.layered;
+            let seed = layered.seed.as_ref().map(|(seed, _)| (*seed, AtomicU64::new(0)));
+            self.layered = Arc::new(Layered {
+                policy: layered.policy.clone(),
+                governor: layered.governor.clone(),
+                observer: layered.observer.clone(),
+                name: layered.name,
+                seed,
+            });
+        }
+        change(Arc::get_mut(&mut self.layered).expect("unshared above"));
+        self
+    }
+}
+
+impl<S> tower_layer::Layer<S> for RetryLayer {
+    type Service = Retry<S>;
+
+    fn layer(&self, inner: S) -> Retry<S> {
+        Retry { inner, layered: self.layered.clone() }
+    }
+}
+
+/// A service whose requests go through both retry layers ([`RetryLayer`]). Its error is the
+/// [`Failure`] of a request the layers gave up on without a response to hand back: the service's
+/// last error ([`Failure::last_error`]), or none when the last call was cut at its limit or a
+/// breaker or the deadline refused it; with the decisions that led there.
+#[derive(Clone)]
+pub struct Retry<S> {
+    inner: S,
+    layered: Arc<Layered>,
+}
+
+impl<S: fmt::Debug> fmt::Debug for Retry<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retry").field("inner", &self.inner).field("policy", &self.layered.policy).finish()
+    }
+}
+
+impl<S> Retry<S> {
+    /// The wrapped service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped service, for good.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+/// The future of a request through [`Retry`].
+pub type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, Failure<E>>> + Send>>;
+
+impl<S, R> tower_service::Service<R> for Retry<S>
+where
+    S: tower_service::Service<R> + Clone + Send + 'static,
+    S::Response: HttpResponse + Send + 'static,
+    S::Error: Classify + fmt::Display + Send + 'static,
+    S::Future: Send,
+    R: Replay + Send + 'static,
+{
+    type Response = S::Response;
+    type Error = Failure<S::Error>;
+    type Future = ResponseFuture<S::Response, S::Error>;
+
+    /// Always ready: each call waits for the wrapped service's readiness itself, on a clone of it,
+    /// so that a concurrency limit or a buffer inside holds each attempt, not the whole request.
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let mut exchange = Tower(self.inner.clone());
+        let layered = self.layered.clone();
+        Box::pin(async move { attempts::run(&layered, request, &mut exchange).await })
+    }
+}
+
+/// A tower service as the layers' way to send: its readiness, then the call.
+struct Tower<S>(S);
+
+impl<S, R> Exchange<R> for Tower<S>
+where
+    S: tower_service::Service<R> + Send,
+    S::Response: HttpResponse + Send,
+    S::Error: Classify + fmt::Display + Send,
+    S::Future: Send,
+    R: Send,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+
+    async fn send(&mut self, request: R) -> Result<S::Response, S::Error> {
+        std::future::poll_fn(|cx| self.0.poll_ready(cx)).await?;
+        self.0.call(request).await
+    }
+}
