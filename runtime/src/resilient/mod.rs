@@ -144,6 +144,13 @@ impl Classify for std::io::Error {
     }
 }
 
+/// A service that cannot fail (`std::convert::Infallible`, an in-memory tower service's error).
+impl Classify for std::convert::Infallible {
+    fn classify(&self) -> Classification {
+        match *self {}
+    }
+}
+
 /// An HTTP status code as a failure: 408, 409, 425, 429 and 5xx are transient, any other is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HttpStatus(pub u16);

@@ -18,20 +18,23 @@
 //! wait out one cooldown and count in one breaker.
 //!
 //! ```
-//! use agentic_runtime::RetryPolicy;
 //! use agentic_runtime::tower::RetryLayer;
-//! use tower_layer::Layer as _;
+//! use tower::ServiceBuilder;
 //!
-//! # fn main() -> Result<(), agentic_runtime::PolicyError> {
-//! let layer = RetryLayer::new(RetryPolicy::new().with_max_retries(4))?
-//!     .with_observer(|decision| eprintln!("{decision}"));
-//! let service = layer.layer(reqwest::Client::new());
+//! let service = ServiceBuilder::new()
+//!     .layer(RetryLayer::default().with_observer(|decision| eprintln!("{decision}")))
+//!     .timeout(std::time::Duration::from_secs(30)) // each call's own, inside the retries
+//!     .service(reqwest::Client::new());
 //! # let _ = service;
-//! # Ok(())
-//! # }
 //! ```
+//!
+//! The README's snippets of the adapters are compiled here, beside the code, with the features they
+//! need: this one, async-openai's (`tower/openai.rs`) and `RetryMiddleware`'s.
 
 mod attempts;
+#[cfg(feature = "async-openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
+mod openai;
 mod replay;
 mod response;
 
@@ -155,6 +158,11 @@ impl RetryLayer {
         self.map(|layered| layered.seed = Some((seed, AtomicU64::new(0))))
     }
 
+    /// `inner` wrapped in the layer: [`tower_layer::Layer::layer`], without importing the trait.
+    pub fn around<S>(&self, inner: S) -> Retry<S> {
+        Retry { inner, layered: self.layered.clone() }
+    }
+
     /// The policy applied.
     pub fn policy(&self) -> &RetryPolicy {
         &self.layered.policy
@@ -183,7 +191,7 @@ impl<S> tower_layer::Layer<S> for RetryLayer {
     type Service = Retry<S>;
 
     fn layer(&self, inner: S) -> Retry<S> {
-        Retry { inner, layered: self.layered.clone() }
+        self.around(inner)
     }
 }
 
