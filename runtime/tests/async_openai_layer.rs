@@ -80,7 +80,8 @@ fn status(error: &OpenAIError) -> Option<u16> {
 #[tokio::test(start_paused = true)]
 async fn a_429_with_retry_after_waits_the_header_streamed_and_whole() {
     for streamed in [true, false] {
-        let server = start(Scenario::new().then(Step::http_error(429).retry_after_secs(2)).otherwise(Step::ok("42"))).await;
+        let server =
+            start(Scenario::new().then(Step::http_error(429).retry_after_secs(2)).otherwise(Step::ok("42"))).await;
         let (layer, decisions) = seen(RetryLayer::default());
         let client = client(&server, &layer);
         let started = tokio::time::Instant::now();
@@ -95,7 +96,8 @@ async fn a_429_with_retry_after_waits_the_header_streamed_and_whole() {
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_ms_is_the_wait() {
-    let server = start(Scenario::new().then(Step::http_error(429).retry_after_ms(1500)).otherwise(Step::ok("42"))).await;
+    let server =
+        start(Scenario::new().then(Step::http_error(429).retry_after_ms(1500)).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = seen(RetryLayer::default());
     assert_eq!(create_stream(&client(&server, &layer)).await.unwrap(), "42");
     let delay = decisions.lock().unwrap()[0].delay.unwrap();
@@ -104,9 +106,12 @@ async fn retry_after_ms_is_the_wait() {
 
 #[tokio::test(start_paused = true)]
 async fn x_should_retry_false_is_one_request_and_async_openai_reads_the_error() {
-    let server =
-        start(Scenario::new().then(Step::http_error(503).should_retry(false).message("do not retry")).otherwise(Step::ok("42")))
-            .await;
+    let server = start(
+        Scenario::new()
+            .then(Step::http_error(503).should_retry(false).message("do not retry"))
+            .otherwise(Step::ok("42")),
+    )
+    .await;
     let (layer, _) = seen(RetryLayer::default());
     let error = create_stream(&client(&server, &layer)).await.unwrap_err();
     assert_eq!(status(&error), Some(503), "{error}");
@@ -116,7 +121,8 @@ async fn x_should_retry_false_is_one_request_and_async_openai_reads_the_error() 
 
 #[tokio::test(start_paused = true)]
 async fn a_burst_of_503s_is_ridden_out_and_a_401_is_one_request() {
-    let server = start(Scenario::new().then_times(5, Step::http_error(503)).otherwise(Step::ok("after the burst"))).await;
+    let server =
+        start(Scenario::new().then_times(5, Step::http_error(503)).otherwise(Step::ok("after the burst"))).await;
     let (layer, _) = seen(RetryLayer::default());
     assert_eq!(create(&client(&server, &layer)).await.unwrap(), "after the burst");
     assert_eq!(server.requests_served(), 6);

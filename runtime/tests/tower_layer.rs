@@ -6,9 +6,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::tower::RetryLayer;
+use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step};
 use agentic_runtime::budget::RetryQuota;
+use agentic_runtime::tower::RetryLayer;
 use agentic_runtime::{Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
 use tower::{Service as _, ServiceBuilder, ServiceExt as _};
 
@@ -87,7 +87,8 @@ async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<reqwest::Respon
 
 #[tokio::test(start_paused = true)]
 async fn retry_after_ms_is_the_wait() {
-    let server = start(Scenario::new().then(Step::http_error(429).retry_after_ms(1500)).otherwise(Step::ok("42"))).await;
+    let server =
+        start(Scenario::new().then(Step::http_error(429).retry_after_ms(1500)).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
     let started = tokio::time::Instant::now();
     let response = send(layer, &server).await.unwrap();
@@ -101,7 +102,9 @@ async fn retry_after_ms_is_the_wait() {
 #[tokio::test(start_paused = true)]
 async fn x_should_retry_false_is_one_request_and_the_error_response_comes_back_whole() {
     let server = start(
-        Scenario::new().then(Step::http_error(503).should_retry(false).message("upstream refuses")).otherwise(Step::ok("42")),
+        Scenario::new()
+            .then(Step::http_error(503).should_retry(false).message("upstream refuses"))
+            .otherwise(Step::ok("42")),
     )
     .await;
     let (layer, decisions) = layer(RetryPolicy::new());
@@ -111,18 +114,29 @@ async fn x_should_retry_false_is_one_request_and_the_error_response_comes_back_w
     let body: serde_json::Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
     assert_eq!(body["error"]["message"], "upstream refuses");
     assert_eq!(server.requests_served(), 1);
-    assert_eq!(verdicts(&decisions.lock().unwrap()), [(Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]);
+    assert_eq!(
+        verdicts(&decisions.lock().unwrap()),
+        [(Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_burst_of_503s_is_ridden_out_through_both_layers() {
-    let server = start(Scenario::new().then_times(5, Step::http_error(503)).otherwise(Step::ok("after the burst"))).await;
+    let server =
+        start(Scenario::new().then_times(5, Step::http_error(503)).otherwise(Step::ok("after the burst"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
     let response = send(layer, &server).await.unwrap();
     assert_eq!(streamed_text(&response.text().await.unwrap()), "after the burst");
     assert_eq!(server.requests_served(), 6);
     use {Layer::*, Verdict::*};
-    let expected = [(Session, Retry), (Session, Retry), (Session, Retry), (Session, RetriesExhausted), (Exec, Retry), (Session, Retry)];
+    let expected = [
+        (Session, Retry),
+        (Session, Retry),
+        (Session, Retry),
+        (Session, RetriesExhausted),
+        (Exec, Retry),
+        (Session, Retry),
+    ];
     assert_eq!(verdicts(&decisions.lock().unwrap()), expected);
 }
 
@@ -268,5 +282,22 @@ async fn the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_resp
         let ours = verdicts(&decisions.lock().unwrap());
         assert!(!ours.is_empty(), "{name}");
         assert_eq!(ours, exec_verdicts(scenario(), &policy).await, "{name}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_piece_of_the_key_a_server_echoes_reaches_a_decision() {
+    for echo in [EchoKey::Whole, EchoKey::First12, EchoKey::Last12, EchoKey::WithoutPrefix] {
+        let server = start(Scenario::new().then(Step::http_error(503).echo_key(echo)).otherwise(Step::ok("42"))).await;
+        let (layer, decisions) = layer(RetryPolicy::new());
+        let response = send(layer, &server).await.unwrap();
+        assert_eq!(streamed_text(&response.text().await.unwrap()), "42");
+        let decisions = decisions.lock().unwrap();
+        assert_eq!(decisions.len(), 1, "{echo:?}");
+        let error = &decisions[0].error;
+        assert!(error.contains("<redacted>"), "{echo:?}: {error}");
+        for piece in [KEY, &KEY[..12], &KEY[KEY.len() - 12..], "test-tower"] {
+            assert!(!error.contains(piece), "{echo:?}: {error}");
+        }
     }
 }

@@ -30,10 +30,8 @@ impl Target {
             println!("calling {base_url} (OPENAI_BASE_URL)");
             return Self { base_url, key: var("OPENAI_API_KEY").unwrap_or_default(), model, _chaos: None };
         }
-        let scenario = Scenario::new()
-            .then(Step::http_error(429).retry_after_secs(1))
-            .then(Step::http_error(503))
-            .otherwise(
+        let scenario =
+            Scenario::new().then(Step::http_error(429).retry_after_secs(1)).then(Step::http_error(503)).otherwise(
                 Step::ok("Retries are for transient failures; the server's Retry-After is the wait.")
                     .chunks(4)
                     .usage(TokenUsage::new(18, 14)),
@@ -85,8 +83,16 @@ pub fn install_tls() {
 
 /// Prints a decision of either retry layer as it is made.
 pub fn print_decision(decision: &Decision) {
-    let wait = decision.delay.map_or_else(|| "no retry".to_owned(), |delay| format!("retry in {} ms", delay.as_millis()));
-    println!("  [{} layer, call {}] {} -> {} ({}): {wait}", decision.layer.name(), decision.call, decision.error, decision.verdict, decision.reason);
+    let wait =
+        decision.delay.map_or_else(|| "no retry".to_owned(), |delay| format!("retry in {} ms", delay.as_millis()));
+    println!(
+        "  [{} layer, call {}] {} -> {} ({}): {wait}",
+        decision.layer.name(),
+        decision.call,
+        decision.error,
+        decision.verdict,
+        decision.reason
+    );
 }
 
 /// Prints `why` on stderr; the exit code of a failed call.
@@ -112,14 +118,16 @@ impl ChatStream {
 
     /// Feeds the next bytes of the body; `Err` when the stream is not one.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.decoder.feed(bytes, &mut self.events).map_err(|error| format!("the event stream is malformed: {error}"))?;
+        self.decoder
+            .feed(bytes, &mut self.events)
+            .map_err(|error| format!("the event stream is malformed: {error}"))?;
         for event in std::mem::take(&mut self.events) {
             if event.data == "[DONE]" {
                 self.done = true;
                 continue;
             }
-            let chunk: serde_json::Value =
-                serde_json::from_str(&event.data).map_err(|error| format!("a chunk is not JSON ({error}): {}", event.data))?;
+            let chunk: serde_json::Value = serde_json::from_str(&event.data)
+                .map_err(|error| format!("a chunk is not JSON ({error}): {}", event.data))?;
             self.chunk(&chunk);
         }
         Ok(())

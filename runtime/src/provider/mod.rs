@@ -14,7 +14,9 @@ mod google_rpc;
 #[cfg(feature = "providers")]
 mod http;
 #[cfg(feature = "providers")]
-pub(crate) use http::{BodyEnd, MAX_ERROR_BODY, response_error};
+pub(crate) use http::{BodyEnd, MAX_ERROR_BODY, response_error, response_error_redacted};
+#[cfg(feature = "providers")]
+pub(crate) use secret::{Secret, redact};
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;

@@ -47,10 +47,12 @@ use std::task::{Context, Poll};
 use self::attempts::Exchange;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
+use crate::backoff::Rng;
 use crate::budget::{Governor, RetryQuota};
 use crate::error::PolicyError;
 use crate::pace::Pacing;
 use crate::policy::RetryPolicy;
+use crate::provider::Secret;
 use crate::report::{Decision, Observer};
 use crate::resilient::{Classify, Failure};
 use crate::retry::validate_policy;
@@ -70,19 +72,22 @@ pub(crate) struct Layered {
     pub(crate) governor: Arc<Governor>,
     pub(crate) observer: Option<Arc<Observer>>,
     pub(crate) name: Option<&'static str>,
+    /// The key named with [`RetryLayer::redacting`], over any a request carries.
+    pub(crate) secret: Option<Secret>,
     /// The jitter seed and a count of requests, so that each request's delays replay (`None`: random).
     seed: Option<(u64, AtomicU64)>,
 }
 
 impl Layered {
-    /// The seed of one request's jitter.
-    pub(crate) fn seed(&self) -> u64 {
+    /// One request's jitter: drawn from the seed and the request's number when seeded, else seeded
+    /// at random at its first use (a request that succeeds at once draws nothing).
+    pub(crate) fn rng(&self) -> Rng {
         match &self.seed {
             Some((seed, requests)) => {
                 let request = requests.fetch_add(1, Ordering::Relaxed);
-                seed ^ request.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                Rng::with_seed(seed ^ request.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             }
-            None => fastrand::u64(..),
+            None => Rng::unseeded(),
         }
     }
 
@@ -139,7 +144,7 @@ impl RetryLayer {
     }
 
     fn with_governor(policy: RetryPolicy, governor: Arc<Governor>) -> Self {
-        Self { layered: Arc::new(Layered { policy, governor, observer: None, name: None, seed: None }) }
+        Self { layered: Arc::new(Layered { policy, governor, observer: None, name: None, secret: None, seed: None }) }
     }
 
     /// Calls `observer` with every decision of both layers as it is made (before the sleep it
@@ -151,6 +156,15 @@ impl RetryLayer {
     /// Names the requests in decisions, logs and failures (`"request"` otherwise).
     pub fn with_name(self, name: &'static str) -> Self {
         self.map(|layered| layered.name = Some(name))
+    }
+
+    /// Keeps `key` and every piece of it out of the decisions, logs and failures, when a server
+    /// echoes it in an error. The layer finds a key in each request's headers itself
+    /// ([`Replay::api_key`]); name it here for a client that builds its requests after the layer
+    /// (async-openai's `HttpRequestFactory`). An empty key is no key.
+    pub fn redacting(self, key: impl Into<String>) -> Self {
+        let secret = Secret::new(Some(key.into()));
+        self.map(|layered| layered.secret = secret)
     }
 
     /// Seeds the jitter so that delays replay exactly (each request draws its own from the seed).
@@ -179,6 +193,7 @@ impl RetryLayer {
                 governor: layered.governor.clone(),
                 observer: layered.observer.clone(),
                 name: layered.name,
+                secret: layered.secret.clone(),
                 seed,
             });
         }
