@@ -9,7 +9,7 @@ use std::time::Duration;
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step};
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::tower::RetryLayer;
-use agentic_runtime::{Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
+use agentic_runtime::{BreakerSettings, Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
 use tower::{Service as _, ServiceBuilder, ServiceExt as _};
 
 const KEY: &str = "sk-test-tower";
@@ -300,4 +300,37 @@ async fn no_piece_of_the_key_a_server_echoes_reaches_a_decision() {
             assert!(!error.contains(piece), "{echo:?}: {error}");
         }
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_the_fallback() {
+    let primary = start(Scenario::new().otherwise(Step::http_error(503))).await;
+    let secondary = start(Scenario::new().otherwise(Step::ok("from the fallback"))).await;
+    let provider = |server: &ChaosServer, model: &str| {
+        OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model(model)
+    };
+    let breaker = BreakerSettings::new(50, 4, Duration::from_secs(60), Duration::from_secs(30)).unwrap();
+    let runtime = Runtime::new(provider(&primary, "model-a"))
+        .with_fallback(provider(&secondary, "model-b"))
+        .with_breaker(breaker);
+    // The team's client sends to the primary through a layer sharing the runtime's storm control.
+    let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(3);
+    let shared = RetryLayer::sharing(&runtime, policy).unwrap().with_jitter_seed(1);
+    let response = send(shared.clone(), &primary).await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(primary.requests_served(), 4, "four failed calls: the breaker opened after the fourth");
+    // Open: the layer's next request is refused before any call, with the breaker in the failure.
+    let failure = send_failure(shared, &primary).await;
+    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert!(failure.to_string().contains("open"), "{failure}");
+    assert_eq!(primary.requests_served(), 4);
+    // And the runtime's exec skips the open primary for its fallback, without calling it.
+    let reply = runtime.exec("What is the answer?").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from the fallback", Some("openai/model-b")));
+    assert_eq!(primary.requests_served(), 4);
+}
+
+async fn send_failure(layer: RetryLayer, server: &ChaosServer) -> agentic_runtime::resilient::Failure<reqwest::Error> {
+    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    service.oneshot(request(server)).await.unwrap_err()
 }
