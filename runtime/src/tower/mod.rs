@@ -13,6 +13,11 @@
 //! the layers give up on an error response, that response is handed back as the server sent it
 //! (its body put back whole), for the client to read its error as it would without the layer.
 //!
+//! Each call is cut at its limit (`timeout_ms`, within the `budget_ms` deadline that counts from the
+//! request's start) until the response's head, and an error response's body: a success's body is
+//! the client's to read, under its own bounds. A request whose body cannot be sent again (a
+//! stream) gets its one call.
+//!
 //! The layer's storm control is its own scope's unless it shares a [`Runtime`]'s
 //! ([`RetryLayer::sharing`]): then its requests and the runtime's execs spend one retry budget,
 //! wait out one cooldown and count in one breaker.
