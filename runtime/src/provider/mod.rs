@@ -13,8 +13,13 @@ pub(crate) mod fuzz_http;
 mod google_rpc;
 #[cfg(feature = "providers")]
 mod http;
-#[cfg(feature = "providers")]
+// Used by the adapters only (the tower layer, `Classify` for other clients' errors).
+#[cfg(any(feature = "tower", feature = "genai"))]
 pub(crate) use http::{BodyEnd, MAX_ERROR_BODY, response_error};
+#[cfg(feature = "genai")]
+pub(crate) use http::{empty_answer, event_error, not_a_stream};
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+pub(crate) use http::{malformed, undecodable_answer};
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;

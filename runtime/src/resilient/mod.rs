@@ -7,6 +7,12 @@
 mod attempt;
 mod call;
 mod failure;
+#[cfg(feature = "genai")]
+mod genai_classify;
+#[cfg(feature = "reqwest-middleware")]
+mod middleware_classify;
+#[cfg(feature = "async-openai")]
+mod openai_classify;
 #[cfg(feature = "providers")]
 mod reqwest_classify;
 mod validator;
@@ -80,6 +86,14 @@ impl Classification {
 /// An error a retry loop can judge. Implemented for the runtime's [`ModelError`],
 /// [`std::io::Error`] and HTTP statuses ([`HttpStatus`]), and with the feature `providers` (on by
 /// default) for `reqwest::Error` and `reqwest::StatusCode`; implement it for your own error types.
+///
+/// The errors of the clients teams use, each behind its feature (an HTTP error judged by the same
+/// reading of its status, headers and body as our providers', so the same response gets the same
+/// verdict whichever client received it):
+/// - `async_openai::error::OpenAIError` (`async-openai`);
+/// - `reqwest_middleware::Error` (`reqwest-middleware`);
+/// - `genai::Error` (`genai`; genai 0.7 needs Rust 1.88);
+/// - reqwest 0.13's `reqwest::Error` (any of the three), by the rules of 0.12's.
 ///
 /// # Examples
 ///

@@ -19,7 +19,14 @@ use reqwest::header::{HeaderMap, HeaderName};
 
 pub(crate) use self::driver::{Item, replay};
 pub(crate) use self::endpoint::{ConfigError, Endpoint, EnvNames};
-pub(crate) use self::errors::{BodyEnd, ErrorFacts, MAX_ERROR_BODY, http_error};
+#[cfg(any(feature = "tower", feature = "genai"))]
+pub(crate) use self::errors::{BodyEnd, MAX_ERROR_BODY};
+pub(crate) use self::errors::{ErrorFacts, http_error};
+// The 2xx bodies other clients could not use, as the providers judge the same (`resilient`'s adapters).
+#[cfg(feature = "genai")]
+pub(crate) use self::errors::{empty_answer, event_error, not_a_stream};
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+pub(crate) use self::errors::{malformed, undecodable_answer};
 pub(crate) use self::hints::Hints;
 pub(crate) use self::json::{ModelName, tokens};
 pub(crate) use self::seam::{Auth, Decoder, Form, Out, Wire};
@@ -35,6 +42,7 @@ use crate::error::ModelError;
 /// adapters (`tower`, `Classify` for other clients' errors) send their own, and their servers'
 /// texts are theirs to keep. One reading for every client, so that the same response gets the same
 /// verdict wherever it came through.
+#[cfg(any(feature = "tower", feature = "genai"))]
 pub(crate) fn response_error(status: u16, headers: &HeaderMap, body: &[u8], end: BodyEnd) -> ModelError {
     let error = errors::http_error_of(status, body, end, ErrorFacts::parse, None);
     Hints::from_headers(headers, std::time::SystemTime::now()).apply(error)
