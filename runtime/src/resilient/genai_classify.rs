@@ -1,6 +1,6 @@
 //! [`Classify`] for genai's errors (feature `genai`; genai 0.7 needs Rust 1.88, above this crate's
 //! 1.85): genai keeps an HTTP error's status, headers and body, so the providers' reading of them
-//! ([`response_error`](crate::provider::response_error)) gives the verdict and the server's hints.
+//! (`provider::response_error`) gives the verdict and the server's hints.
 
 use genai::resolver::Error as ResolverError;
 use genai::webc::{Error as WebError, StreamTimeout};

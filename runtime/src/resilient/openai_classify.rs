@@ -1,7 +1,7 @@
 //! [`Classify`] for async-openai's errors (feature `async-openai`), so that `Resilient` works around
 //! any of its calls with the verdicts our providers give the same responses: an API error is read
 //! back into the body it came from and through the providers' reading
-//! ([`response_error`](crate::provider::response_error)).
+//! (`provider::response_error`).
 
 use async_openai::error::{ApiErrorResponse, OpenAIError, StreamError};
 

@@ -139,6 +139,17 @@ mod tests {
     }
 
     #[test]
+    fn both_reqwests_get_the_same_verdicts() {
+        // A URL that cannot be parsed: a builder error in both, raised (a programming error).
+        let old = reqwest::Client::new().get("http://[::1").build().expect_err("not a URL");
+        let new = reqwest_013::Client::new().get("http://[::1").build().expect_err("not a URL");
+        assert_eq!(new.classify(), old.classify());
+        assert_eq!(new.classify().action, ExecAction::Raise);
+        // Inside an I/O error, as a stream's body error travels.
+        assert_eq!(by_cause(&std::io::Error::other(new), none).map(|class| class.action), Some(ExecAction::Raise));
+    }
+
+    #[test]
     fn the_chain_is_judged_by_its_first_known_error() {
         let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         let class = by_cause(&Layer(Box::new(io)), none).unwrap();
