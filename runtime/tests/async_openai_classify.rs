@@ -7,7 +7,7 @@
 
 mod classify_support;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, NotAnAnswer, Scenario, Step};
 use agentic_runtime::RetryPolicy;
 use agentic_runtime::classify::ExecAction;
 use agentic_runtime::resilient::{Classification, Classify, Resilient};
@@ -18,7 +18,7 @@ use async_openai::middleware::ReqwestService;
 use async_openai::types::chat::{
     ChatCompletionRequestUserMessage, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
 };
-use classify_support::{Case, KEY, MODEL, each_case, ours, serve};
+use classify_support::{Case, KEY, MODEL, cases, each_case, failing_streams, ours, serve, whole};
 use futures_util::StreamExt as _;
 
 fn client(server: &ChaosServer) -> Client<OpenAIConfig> {
@@ -76,12 +76,12 @@ fn same_action(case: &Case, theirs: &Classification, ours: &Classification) {
 
 #[tokio::test(start_paused = true)]
 async fn a_create_calls_errors_get_our_providers_actions() {
-    each_case(create_error, same_action).await;
+    each_case(cases(), create_error, same_action).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_create_stream_calls_errors_get_our_providers_actions() {
-    each_case(stream_error, same_action).await;
+    each_case(cases(), stream_error, same_action).await;
 }
 
 /// The body's verdicts are whole: async-openai keeps the body, so the same error text and reason.
@@ -109,4 +109,22 @@ async fn resilient_around_create_goes_through_a_503() {
     let text = answer.choices.first().and_then(|choice| choice.message.content.as_deref());
     assert_eq!(text, Some("the answer"));
     assert_eq!(server.requests_served(), 2);
+}
+
+/// A stream cut mid-way, a chunk that is not JSON, an error event (of a retryable type and of a
+/// permanent one) and a 2xx body that is not an answer: async-openai keeps what our provider reads
+/// (the transport error, the chunk, the event's body), so the verdict is ours, whole.
+#[tokio::test(start_paused = true)]
+async fn streams_and_bodies_that_are_not_answers_get_our_providers_verdicts() {
+    each_case(failing_streams(), stream_error, whole).await;
+    let dropped = || Step::from(Step::drop_stream(2));
+    assert_eq!(stream_error(dropped()).await.classify(), ours(dropped()).await);
+    let permanent = ours(Step::sse_error(1).error_type("invalid_request_error").into()).await;
+    assert_eq!(permanent.action, ExecAction::FailPermanently);
+    // A health check's answer to `create` (to `create_stream` it is no event at all: the stream
+    // ends with nothing, no error to judge).
+    let health = || Step::not_an_answer(NotAnAnswer::StatusOk);
+    let verdict = create_error(health()).await.classify();
+    assert_eq!(verdict, ours(health()).await);
+    assert_eq!(verdict.action, ExecAction::FailPermanently);
 }

@@ -9,7 +9,7 @@ use agentic_chaos::{Scenario, Step};
 use agentic_runtime::RetryPolicy;
 use agentic_runtime::classify::ExecAction;
 use agentic_runtime::resilient::{Classification, Classify, Resilient};
-use classify_support::{Case, KEY, MODEL, each_case, serve};
+use classify_support::{Case, KEY, MODEL, cases, each_case, failing_streams, ours, serve, whole};
 use futures_util::StreamExt as _;
 use genai::adapter::AdapterKind;
 use genai::chat::{ChatMessage, ChatRequest};
@@ -70,12 +70,12 @@ fn same_verdict(case: &Case, theirs: &Classification, ours: &Classification) {
 
 #[tokio::test(start_paused = true)]
 async fn a_chat_calls_errors_get_our_providers_verdicts() {
-    each_case(chat_error, same_verdict).await;
+    each_case(cases(), chat_error, same_verdict).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_streamed_chat_calls_errors_get_our_providers_verdicts() {
-    each_case(stream_error, same_verdict).await;
+    each_case(cases(), stream_error, same_verdict).await;
 }
 
 /// The hints reach the verdict, as our provider reads them (the cases' `same_verdict` already
@@ -111,4 +111,16 @@ async fn resilient_around_a_genai_call_waits_the_servers_hint() {
     // The hint, jittered only above it, by at most a quarter.
     assert!(waited >= std::time::Duration::from_secs(3), "{waited:?}");
     assert!(waited <= std::time::Duration::from_millis(3750), "{waited:?}");
+}
+
+/// A chunk that is not JSON and an error event (of a retryable type and of a permanent one): genai
+/// keeps what our provider reads, so the verdict is ours, whole. A stream cut mid-way: the action
+/// (genai hands over reqwest's body error, judged by reqwest's rules). (A 2xx body that is not an
+/// answer is no error to genai: it answers with empty content.)
+#[tokio::test(start_paused = true)]
+async fn streams_that_fail_get_our_providers_verdicts() {
+    each_case(failing_streams(), stream_error, whole).await;
+    let dropped = || Step::from(Step::drop_stream(2));
+    let (theirs, ours) = (stream_error(dropped()).await.classify(), ours(dropped()).await);
+    assert_eq!((theirs.action, ours.action), (ExecAction::Retry, ExecAction::Retry));
 }

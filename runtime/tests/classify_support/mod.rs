@@ -38,6 +38,23 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
+/// Streams that fail after their headers, whose failure every client keeps as our provider reads
+/// it (the chunk, the error event's body): a chunk that is not JSON, an error event of a retryable
+/// type and one of a permanent type.
+pub fn failing_streams() -> Vec<Case> {
+    let case = |name, step: Step| Case { name, step, hinted: false };
+    vec![
+        case("a malformed chunk", Step::malformed_chunk(1).into()),
+        case("an error event", Step::sse_error(1).into()),
+        case("a bad request's error event", Step::sse_error(1).error_type("invalid_request_error").into()),
+    ]
+}
+
+/// The client's verdict is ours, whole.
+pub fn whole(case: &Case, theirs: &Classification, ours: &Classification) {
+    assert_eq!(theirs, ours, "{}", case.name);
+}
+
 /// A chaos server that plays `step` to every request.
 pub async fn serve(step: Step) -> ChaosServer {
     ChaosServer::start(Scenario::new().otherwise(step)).await.expect("the chaos server starts")
@@ -63,13 +80,16 @@ pub async fn ours(step: Step) -> Classification {
     our_error(step).await.classify()
 }
 
-/// For each case: the verdict of the client's error (`error_of` the step) and ours, to `compare`.
-pub async fn each_case<E, Fut>(error_of: impl Fn(Step) -> Fut, compare: fn(&Case, &Classification, &Classification))
-where
+/// For each of `cases`: the verdict of the client's error (`error_of` the step) and ours, to `compare`.
+pub async fn each_case<E, Fut>(
+    cases: Vec<Case>,
+    error_of: impl Fn(Step) -> Fut,
+    compare: fn(&Case, &Classification, &Classification),
+) where
     E: Classify,
     Fut: Future<Output = E>,
 {
-    for case in cases() {
+    for case in cases {
         let theirs = error_of(case.step.clone()).await.classify();
         let ours = ours(case.step.clone()).await;
         compare(&case, &theirs, &ours);

@@ -343,12 +343,17 @@ pub(crate) fn undecodable_answer(
     }
 }
 
-/// The typed error of an error event (or a 2xx body that is one), `body` being the event's JSON,
-/// as our providers type it ([`error_event`]): by its type and code, since no status came with it.
+/// The typed error of an error event (or a 2xx body that is one), `body` being the event's JSON or
+/// the error object inside it (as genai hands it over), as our providers type it ([`error_event`]):
+/// by its type and code, since no status came with it.
 #[cfg(any(feature = "async-openai", feature = "genai"))]
 #[cold]
 pub(crate) fn event_error(body: &serde_json::Value) -> ModelError {
-    typed_error(&ErrorFacts::parse(body).unwrap_or_default(), None)
+    let facts = match body {
+        serde_json::Value::Object(object) if !object.contains_key("error") => ErrorFacts::from_error(body),
+        _ => ErrorFacts::parse(body),
+    };
+    typed_error(&facts.unwrap_or_default(), None)
 }
 
 /// An answer with no content, no tool calls and no finish reason: a reply cut short, as a stream
