@@ -91,7 +91,7 @@ pub(crate) fn configuration_fault(error: &(dyn std::error::Error + 'static), in_
 
 /// The first cause of type `T` in `error`'s chain, looking inside I/O errors too (whose `source`
 /// skips the error they wrap: that is where a TLS error travels).
-pub(crate) fn cause<'e, T: std::error::Error + 'static>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e T> {
+pub(super) fn cause<'e, T: std::error::Error + 'static>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e T> {
     let mut next = Some(error);
     while let Some(error) = next {
         if let Some(found) = error.downcast_ref::<T>() {
