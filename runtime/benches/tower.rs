@@ -54,7 +54,7 @@ fn success_path(c: &mut Criterion) {
     let ours = RetryLayer::default().around(tower::service_fn(answer));
     let towers = tower::retry::Retry::new(Never, tower::service_fn(answer));
     let mut group = c.benchmark_group("tower_success");
-    group.bench_function("bare", |b| b.to_async(&runtime).iter(|| bare.clone().oneshot(request())));
+    group.bench_function("bare", |b| b.to_async(&runtime).iter(|| bare.oneshot(request())));
     group.bench_function("tower_retry", |b| b.to_async(&runtime).iter(|| towers.clone().oneshot(request())));
     group.bench_function("retry_layer", |b| b.to_async(&runtime).iter(|| ours.clone().oneshot(request())));
     group.finish();

@@ -277,7 +277,7 @@ async fn the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_resp
     for (name, fault) in faults {
         let scenario = || Scenario::new().then_times(2, fault.clone()).otherwise(Step::ok("42"));
         let server = start(scenario()).await;
-        let (layer, decisions) = layer(policy.clone());
+        let (layer, decisions) = layer(policy);
         let _ = send(layer, &server).await;
         let ours = verdicts(&decisions.lock().unwrap());
         assert!(!ours.is_empty(), "{name}");

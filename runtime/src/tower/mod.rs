@@ -194,7 +194,7 @@ impl RetryLayer {
             let layered = &*self.layered;
             let seed = layered.seed.as_ref().map(|(seed, _)| (*seed, AtomicU64::new(0)));
             self.layered = Arc::new(Layered {
-                policy: layered.policy.clone(),
+                policy: layered.policy,
                 governor: layered.governor.clone(),
                 observer: layered.observer.clone(),
                 name: layered.name,

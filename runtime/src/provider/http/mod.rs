@@ -19,7 +19,14 @@ use reqwest::header::{HeaderMap, HeaderName};
 
 pub(crate) use self::driver::{Item, replay};
 pub(crate) use self::endpoint::{ConfigError, Endpoint, EnvNames};
-pub(crate) use self::errors::{BodyEnd, ErrorFacts, MAX_ERROR_BODY, http_error};
+#[cfg(any(feature = "tower", feature = "genai"))]
+pub(crate) use self::errors::{BodyEnd, MAX_ERROR_BODY};
+pub(crate) use self::errors::{ErrorFacts, http_error};
+// The 2xx bodies other clients could not use, as the providers judge the same (`resilient`'s adapters).
+#[cfg(feature = "genai")]
+pub(crate) use self::errors::{empty_answer, event_error, not_a_stream};
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+pub(crate) use self::errors::{malformed, undecodable_answer};
 pub(crate) use self::hints::Hints;
 pub(crate) use self::json::{ModelName, tokens};
 pub(crate) use self::seam::{Auth, Decoder, Form, Out, Wire};
@@ -35,12 +42,14 @@ use crate::error::ModelError;
 /// the same response gets the same verdict wherever it came through. No key is redacted: the
 /// `Classify` of another client's error cannot know the key that client sent
 /// ([`response_error_redacted`] for a caller that does).
+#[cfg(any(feature = "async-openai", feature = "genai"))]
 pub(crate) fn response_error(status: u16, headers: &HeaderMap, body: &[u8], end: BodyEnd) -> ModelError {
     response_error_redacted(status, headers, body, end, None)
 }
 
 /// [`response_error`] with `secret` (the request's key, when the caller knows it) and its pieces
 /// redacted from the server's text, as our providers redact theirs: a server may echo the key.
+#[cfg(any(feature = "tower", feature = "genai"))]
 pub(crate) fn response_error_redacted(
     status: u16,
     headers: &HeaderMap,
