@@ -1,5 +1,5 @@
-//! One attempt of a resilient call, cut at its time limit, polled by hand: an attempt that
-//! finishes on its first poll costs that poll and nothing else.
+//! One attempt of a resilient call (or one call of the tower layer, `crate::tower`), cut at its time
+//! limit, polled by hand: an attempt that finishes on its first poll costs that poll and nothing else.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -12,7 +12,7 @@ use crate::budget;
 use crate::policy::RetryPolicy;
 
 /// How one attempt ended.
-pub(super) enum Outcome<T, E> {
+pub(crate) enum Outcome<T, E> {
     /// The operation returned.
     Finished(Result<T, E>),
     /// The attempt's time limit (this long) ran out first.
@@ -21,7 +21,7 @@ pub(super) enum Outcome<T, E> {
 
 /// An attempt's time limit.
 #[derive(Clone, Copy)]
-pub(super) enum Limit {
+pub(crate) enum Limit {
     /// The policy's default limit (`timeout_ms` cut to `turn_timeout_ms`), counted from the
     /// attempt's first `Pending`: computed, and the clock read, only then.
     Default,
@@ -35,7 +35,7 @@ pub(super) enum Limit {
 
 impl Limit {
     /// When the attempt's limit began to count, if the clock was read for it.
-    pub(super) fn start(&self) -> Option<Instant> {
+    pub(crate) fn start(&self) -> Option<Instant> {
         match *self {
             Limit::DefaultFrom { start, .. } => Some(start),
             // `at` is `limit` after the reading it was computed from.
@@ -122,7 +122,7 @@ fn wait<T, E>(
 
 pin_project! {
     /// An attempt after the first, within a limit the budget computed (its own timer).
-    pub(super) struct Attempt<'p, Fut> {
+    pub(crate) struct Attempt<'p, Fut> {
         #[pin]
         attempt: Fut,
         #[pin]
@@ -134,8 +134,13 @@ pin_project! {
 
 impl<'p, Fut> Attempt<'p, Fut> {
     /// `attempt` within `limit`.
-    pub(super) fn new(attempt: Fut, limit: Limit, policy: &'p RetryPolicy) -> Self {
+    pub(crate) fn new(attempt: Fut, limit: Limit, policy: &'p RetryPolicy) -> Self {
         Self { attempt, timer: None, limit, policy }
+    }
+
+    /// The attempt's limit as it stands: a default one, once the attempt waited, counts from then.
+    pub(crate) fn limit(&self) -> Limit {
+        self.limit
     }
 }
 

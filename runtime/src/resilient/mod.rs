@@ -4,7 +4,7 @@
 //! It is layer 2 of `Runtime::exec` made generic: the same policy type and the same decision code
 //! (`retry.rs`), applied to any operation whose error implements [`Classify`].
 
-mod attempt;
+pub(crate) mod attempt;
 mod boxed_classify;
 mod call;
 mod failure;

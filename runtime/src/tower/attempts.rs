@@ -16,13 +16,14 @@ use tokio::time::Instant;
 use super::response::HttpResponse;
 use super::{Layered, Replay};
 use crate::backoff::Schedule;
-use crate::budget::{Admission, Budget, Refusal};
+use crate::budget::{Admission, Budget, CallLimit, Refusal};
 use crate::classify::{ExecAction, Scan, retry_hint_of, session_verdict_of};
 use crate::error::{ModelError, TransportKind};
 use crate::exec_error::ExecErrorKind;
 use crate::message::AssistantMessage;
 use crate::provider::{CallBounds, MAX_ERROR_BODY, Secret, redact, response_error_redacted};
 use crate::report::{Layer, Rule, Verdict, Why};
+use crate::resilient::attempt::{Attempt, Limit, Outcome};
 use crate::resilient::{Classify, Failure};
 use crate::retry::{Failed, Judged, Next, RetryState};
 use crate::session::{CallFailure, session_rules};
@@ -132,8 +133,6 @@ where
         observer: layered.observer.as_deref(),
         ..RetryState::new(policy, Budget::new(policy), rng, governor)
     };
-    // The deadline counts from the request's start: one clock reading per request.
-    state.budget.start_clock();
     let idle = CallBounds::of(policy).idle;
     let mut exec_schedule = Schedule::exec(policy);
     let mut session_schedule = None;
@@ -163,24 +162,50 @@ where
             // for the next call; a request sent once has its key read now, before it goes.
             let sent_once_with = if next.is_none() { request.api_key().map(str::to_owned) } else { None };
             state.budget.start_call();
-            let limit = state.budget.call_limit();
-            let at = limit.and_then(|limit| limit.at);
-            let sent = exchange.send(request);
-            let outcome = match at {
-                Some(at) => tokio::time::timeout_at(at, sent).await.ok(),
-                None => Some(sent.await),
+            let call_limit = state.budget.call_limit();
+            // The limit, and the deadline, count from the call's first wait, as an exec's do: a
+            // call answered on its first poll reads no clock and sets no timer.
+            let mut limit = match call_limit {
+                Some(CallLimit { at: Some(at), limit, .. }) => Limit::At { at, limit },
+                Some(_) => Limit::Default,
+                None => Limit::Unbounded,
             };
-            let secret = layered.secret.clone().or_else(|| {
-                let key = next.as_ref().and_then(Replay::api_key).map(str::to_owned).or(sent_once_with);
-                Secret::new(key)
-            });
-            let secret = secret.as_ref();
-            let (judging, last) = match outcome {
+            let mut attempt = std::pin::pin!(Attempt::new(exchange.send(request), limit, policy));
+            let outcome = std::future::poll_fn(|cx| {
+                let polled = attempt.as_mut().poll(cx);
+                if polled.is_ready() {
+                    limit = attempt.limit();
+                }
+                polled
+            })
+            .await;
+            if let Some(waited) = limit.start() {
+                state.budget.start_clock_at(waited);
+            }
+            let at = match limit {
+                Limit::At { at, .. } => Some(at),
+                Limit::DefaultFrom { start, limit } => start.checked_add(limit),
+                Limit::Default | Limit::Unbounded => None,
+            };
+            let outcome = match outcome {
+                Outcome::Finished(result) => Some(result),
+                Outcome::TimedOut(_) => None,
+            };
+            let failed = match outcome {
                 Some(Ok(response)) if response.status() < 400 => {
                     // The success pays for retries (of any call of this scope).
                     governor.on_success(probe).await;
                     return Ok(response);
                 }
+                failed => failed,
+            };
+            // The key to keep out of the failure's texts: the layer's, else the request's.
+            let secret = layered.secret.clone().or_else(|| {
+                let key = next.as_ref().and_then(Replay::api_key).map(str::to_owned).or(sent_once_with);
+                Secret::new(key)
+            });
+            let secret = secret.as_ref();
+            let (judging, last) = match failed {
                 Some(Ok(response)) => {
                     // The error body comes at once or not at all: read within the idle bound and
                     // before the call's limit, so that the status and the hints are not lost to it.
@@ -193,7 +218,7 @@ where
                 }
                 Some(Err(error)) => (Judging::service(&error, secret), Last::Error(error)),
                 None => {
-                    let text = limit.map(|limit| limit.timed_out()).unwrap_or_default();
+                    let text = call_limit.map(|limit| limit.timed_out()).unwrap_or_default();
                     (Judging::model(ModelError::transport(TransportKind::Timeout, text)), Last::Nothing)
                 }
             };
