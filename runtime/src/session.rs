@@ -160,7 +160,8 @@ async fn retry_after_failed_call(
         typed: message.error.as_ref(),
     };
     let probe = run.probing();
-    if session_rules(&mut run.state, run.position.as_ref(), probe, run.provider.name(), failure, schedule, retry).await {
+    if session_rules(&mut run.state, run.position.as_ref(), probe, run.provider.name(), failure, schedule, retry).await
+    {
         return None;
     }
     run.state.judged = Some(Box::new(Judged { markers, hint }));

@@ -50,7 +50,15 @@ impl<E> Failure<E> {
         refusal: Option<Refusal>,
     ) -> Self {
         let stopped_by = refusal.as_ref().map(ToString::to_string);
-        Self::boxed(fields::Failure { kind, name: name.to_owned(), decisions, last_error, elapsed, stopped_by, refusal })
+        Self::boxed(fields::Failure {
+            kind,
+            name: name.to_owned(),
+            decisions,
+            last_error,
+            elapsed,
+            stopped_by,
+            refusal,
+        })
     }
 }
 

@@ -29,10 +29,10 @@ use crate::policy::RetryPolicy;
 use crate::report::Rule;
 use crate::retry::{Failed, Next, RetryState};
 use attempt::{Attempt, Limit, Outcome};
+pub(crate) use boxed_classify::classify_dyn;
 use call::Call;
 pub use failure::Failure;
 use failure::fields;
-pub(crate) use boxed_classify::classify_dyn;
 pub use validator::{NoValidator, Validator};
 
 /// How an error should be handled by a retry loop.

@@ -155,9 +155,7 @@ where
                 }
                 state.wait_for_cooldown().await;
             }
-            let Some(request) = next.take() else {
-                unreachable!("a call is made only with a request to send")
-            };
+            let Some(request) = next.take() else { unreachable!("a call is made only with a request to send") };
             next = request.replay();
             state.budget.start_call();
             let limit = state.budget.call_limit();
@@ -234,6 +232,13 @@ impl Layered {
         last_error: Option<E>,
         refusal: Option<Refusal>,
     ) -> Failure<E> {
-        Failure::of_layer(kind, self.name.unwrap_or("request"), state.decisions, last_error, state.budget.elapsed(), refusal)
+        Failure::of_layer(
+            kind,
+            self.name.unwrap_or("request"),
+            state.decisions,
+            last_error,
+            state.budget.elapsed(),
+            refusal,
+        )
     }
 }

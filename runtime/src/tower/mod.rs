@@ -32,6 +32,10 @@
 //! ```
 
 mod attempts;
+#[cfg(feature = "reqwest-middleware")]
+mod middleware;
+#[cfg(feature = "reqwest-middleware")]
+mod middleware_classify_tmp;
 mod replay;
 mod response;
 
@@ -42,6 +46,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use self::attempts::Exchange;
+#[cfg(feature = "reqwest-middleware")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
+pub use self::middleware::RetryMiddleware;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
 use crate::budget::{Governor, RetryQuota};
@@ -167,7 +174,7 @@ impl RetryLayer {
             let layered = &*self.layered;
             let seed = layered.seed.as_ref().map(|(seed, _)| (*seed, AtomicU64::new(0)));
             self.layered = Arc::new(Layered {
-                policy: layered.policy.clone(),
+                policy: layered.policy,
                 governor: layered.governor.clone(),
                 observer: layered.observer.clone(),
                 name: layered.name,

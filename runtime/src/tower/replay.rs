@@ -57,7 +57,8 @@ mod tests {
         let client = reqwest::Client::new();
         let bytes = client.post("http://127.0.0.1:9/").body("{}").build().unwrap();
         assert!(bytes.replay().is_some());
-        let frames = futures_util::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(bytes::Bytes::from("{}")))]);
+        let frames =
+            futures_util::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(bytes::Bytes::from("{}")))]);
         let body = reqwest::Body::wrap(http_body_util::StreamBody::new(frames));
         let streamed = client.post("http://127.0.0.1:9/").body(body).build().unwrap();
         assert!(streamed.replay().is_none());
