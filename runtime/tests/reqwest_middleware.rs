@@ -7,6 +7,9 @@
 #[macro_use]
 mod adapters_support;
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use adapters_support::{Answer, KEY, chat_body, chat_url, layer, start, verdicts};
@@ -14,7 +17,9 @@ use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::resilient::Failure;
 use agentic_runtime::tower::{RetryLayer, RetryMiddleware};
 use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
-use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, RequestBuilder};
+use http::Extensions;
+use reqwest_013::{Request, Response};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Next, RequestBuilder};
 
 /// A client whose requests go through `middleware`.
 fn client(middleware: RetryMiddleware) -> ClientWithMiddleware {
@@ -89,4 +94,36 @@ async fn the_default_middleware_rides_out_a_503_on_the_default_policy() {
     assert_eq!(response.status(), 200);
     assert_eq!(server.requests_served(), 2);
     assert_eq!(RetryMiddleware::default().layer().policy(), &RetryPolicy::new());
+}
+
+/// What a middleware of a chain returns.
+type Chained<'a> = Pin<Box<dyn Future<Output = reqwest_middleware::Result<Response>> + Send + 'a>>;
+
+/// The requests that reached the middleware before the retry middleware, and after it.
+static BEFORE: AtomicUsize = AtomicUsize::new(0);
+static AFTER: AtomicUsize = AtomicUsize::new(0);
+
+fn before<'a>(request: Request, extensions: &'a mut Extensions, next: Next<'a>) -> Chained<'a> {
+    BEFORE.fetch_add(1, Ordering::Relaxed);
+    next.run(request, extensions)
+}
+
+fn after<'a>(request: Request, extensions: &'a mut Extensions, next: Next<'a>) -> Chained<'a> {
+    AFTER.fetch_add(1, Ordering::Relaxed);
+    next.run(request, extensions)
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_attempt_runs_the_rest_of_the_chain_and_what_comes_before_runs_once() {
+    let server = start(Scenario::new().then_times(2, Step::http_error(503)).otherwise(Step::ok("42"))).await;
+    let (layer, _) = layer(RetryPolicy::new());
+    let client = ClientBuilder::new(reqwest_013::Client::new())
+        .with(before)
+        .with(RetryMiddleware::new(layer))
+        .with(after)
+        .build();
+    let response = post(&client, &server).body(chat_body()).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(server.requests_served(), 3);
+    assert_eq!((BEFORE.load(Ordering::Relaxed), AFTER.load(Ordering::Relaxed)), (1, 3));
 }

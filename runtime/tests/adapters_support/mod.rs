@@ -13,6 +13,7 @@ macro_rules! adapter_tests {
             $send;
             a_429_with_retry_after_waits_the_header_then_streams_the_answer_untouched,
             retry_after_ms_is_the_wait,
+            a_retry_after_date_is_waited_until,
             x_should_retry_false_is_one_request_and_the_error_response_comes_back_whole,
             a_burst_of_503s_is_ridden_out_through_both_layers,
             a_401_is_one_request,
@@ -127,6 +128,21 @@ pub async fn retry_after_ms_is_the_wait(send: impl AsyncFn(RetryLayer, &ChaosSer
     assert!(delay >= Duration::from_millis(1500) && delay <= Duration::from_millis(1875), "{delay:?}");
     assert!(started.elapsed() >= Duration::from_millis(1500));
     assert_eq!(server.requests_served(), 2);
+}
+
+/// A 429 whose `Retry-After` is an HTTP date 3 s ahead: the wait runs until then (the date's
+/// whole seconds, less what the wall clock ran since; at most a quarter more, the jitter).
+pub async fn a_retry_after_date_is_waited_until(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+) {
+    let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3));
+    let server = start(Scenario::new().then(Step::http_error(429).retry_after(date)).otherwise(Step::ok("42"))).await;
+    let (layer, decisions) = layer(RetryPolicy::new());
+    let answer = send(layer, &server).await.unwrap();
+    assert_eq!(streamed_text(&answer.body), "42");
+    assert_eq!(server.requests_served(), 2);
+    let delay = decisions.lock().unwrap()[0].delay.unwrap();
+    assert!(delay > Duration::from_secs(1) && delay <= Duration::from_millis(3750), "{delay:?}");
 }
 
 /// A 503 with `x-should-retry: false`: one request, and the 503 handed back whole.
