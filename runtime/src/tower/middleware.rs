@@ -1,6 +1,18 @@
 //! A [`reqwest_middleware::Middleware`] with the tower layer's rules (feature `reqwest-middleware`):
 //! a team on reqwest-middleware keeps its client and its other middleware, and each request goes
 //! through the runtime's two retry layers, as [`RetryLayer`] sends one through a tower service.
+//!
+//! ```
+//! use agentic_runtime::tower::RetryMiddleware;
+//!
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest_013::Client::new()) // reqwest 0.13
+//!     .with(RetryMiddleware::default())
+//!     .build();
+//! # let _ = client;
+//! ```
+//!
+//! (`reqwest_013` is reqwest 0.13, the one reqwest-middleware 0.5 is built on: `reqwest = "0.13"`
+//! in your manifest.)
 
 use std::future::Future;
 use std::pin::Pin;
