@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use adapters_support::{Answer, KEY, chat_body, chat_url, layer, start, verdicts};
+use adapters_support::{Answer, KEY, Refused, chat_body, chat_url, layer, start, verdicts};
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::resilient::Failure;
 use agentic_runtime::tower::{RetryLayer, RetryMiddleware};
@@ -32,11 +32,20 @@ fn post(client: &ClientWithMiddleware, server: &ChaosServer) -> RequestBuilder {
 }
 
 /// One request through the middleware built from `layer`: what came back, or the error.
-async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, String> {
+async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused> {
     let client = client(RetryMiddleware::from(layer));
-    let response = post(&client, server).body(chat_body()).send().await.map_err(|error| error.to_string())?;
+    let response = post(&client, server).body(chat_body()).send().await.map_err(refused)?;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    Ok(Answer { status, headers, body: response.text().await.map_err(|error| error.to_string())? })
+    Ok(Answer { status, headers, body: response.text().await.map_err(Refused::client)? })
+}
+
+/// The middleware's error as the checks read it: the layers' failure, or the client's own error.
+fn refused(error: reqwest_middleware::Error) -> Refused {
+    let failure = match &error {
+        reqwest_middleware::Error::Middleware(error) => error.downcast_ref::<Failure<reqwest_middleware::Error>>(),
+        reqwest_middleware::Error::Reqwest(_) => None,
+    };
+    Refused { kind: failure.map(Failure::kind), text: error.to_string() }
 }
 
 adapter_tests!(send);

@@ -8,8 +8,9 @@ mod adapters_support;
 
 use std::time::Duration;
 
-use adapters_support::{Answer, KEY, chat_body, chat_url, layer, start, streamed_text, verdicts};
+use adapters_support::{Answer, KEY, Refused, chat_body, chat_url, layer, start, streamed_text, verdicts};
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::resilient::Failure;
 use agentic_runtime::tower::RetryLayer;
 use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
 use tower::{ServiceBuilder, ServiceExt as _};
@@ -26,11 +27,12 @@ fn request(server: &ChaosServer) -> reqwest::Request {
 }
 
 /// One request through `layer` around reqwest's client: what came back, or the failure.
-async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, String> {
+async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused> {
     let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
-    let response = service.oneshot(request(server)).await.map_err(|failure| failure.to_string())?;
+    let refused = |failure: Failure<reqwest::Error>| Refused { kind: Some(failure.kind()), text: failure.to_string() };
+    let response = service.oneshot(request(server)).await.map_err(refused)?;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    Ok(Answer { status, headers, body: response.text().await.map_err(|error| error.to_string())? })
+    Ok(Answer { status, headers, body: response.text().await.map_err(Refused::client)? })
 }
 
 adapter_tests!(send);

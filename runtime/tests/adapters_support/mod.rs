@@ -1,6 +1,6 @@
 //! What the adapters' tests share (tower_layer.rs, reqwest_middleware.rs): the chaos server's
 //! scenarios and what each must show, run through whichever client a test file sends with. A
-//! client is an `async fn(RetryLayer, &ChaosServer) -> Result<Answer, String>`: one streamed chat
+//! client is an `async fn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>`: one streamed chat
 //! completion request through the layer (or what is built from it), and what came back.
 //! `adapter_tests!(send)` makes a `#[tokio::test]` of each check, on the paused clock.
 #![allow(dead_code)] // each test file uses part of it
@@ -20,6 +20,7 @@ macro_rules! adapter_tests {
             a_connection_closed_before_the_first_byte_is_called_again,
             in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget,
             a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait,
+            the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_the_fallback,
             the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_responses
         );
     };
@@ -39,7 +40,7 @@ use std::time::Duration;
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::tower::RetryLayer;
-use agentic_runtime::{Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
+use agentic_runtime::{BreakerSettings, Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
 
 /// The API key every request sends: no decision may show it.
 pub const KEY: &str = "sk-test-adapters";
@@ -64,6 +65,21 @@ pub struct Answer {
     pub status: u16,
     pub headers: http::HeaderMap,
     pub body: String,
+}
+
+/// Why a client got no response: the kind of the layers' failure when that is what came back (not
+/// the client's own error), and the error's text.
+#[derive(Debug)]
+pub struct Refused {
+    pub kind: Option<ExecErrorKind>,
+    pub text: String,
+}
+
+impl Refused {
+    /// The client's own error (of the call, or of reading the body).
+    pub fn client(error: impl std::fmt::Display) -> Self {
+        Self { kind: None, text: error.to_string() }
+    }
 }
 
 /// The text of a chat-completions event stream.
@@ -98,7 +114,7 @@ pub fn verdicts(decisions: &[Decision]) -> Vec<(Layer, Verdict)> {
 /// A 429 with `Retry-After: 2`, then an answer: the wait is the header's (at most a quarter more,
 /// the jitter), and the answer streams untouched.
 pub async fn a_429_with_retry_after_waits_the_header_then_streams_the_answer_untouched(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server = start(Scenario::new().then(Step::http_error(429).retry_after_secs(2)).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
@@ -117,7 +133,7 @@ pub async fn a_429_with_retry_after_waits_the_header_then_streams_the_answer_unt
 }
 
 /// A 429 with `retry-after-ms: 1500`: that is the wait.
-pub async fn retry_after_ms_is_the_wait(send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>) {
+pub async fn retry_after_ms_is_the_wait(send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>) {
     let server =
         start(Scenario::new().then(Step::http_error(429).retry_after_ms(1500)).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
@@ -133,7 +149,7 @@ pub async fn retry_after_ms_is_the_wait(send: impl AsyncFn(RetryLayer, &ChaosSer
 /// A 429 whose `Retry-After` is an HTTP date 3 s ahead: the wait runs until then (the date's
 /// whole seconds, less what the wall clock ran since; at most a quarter more, the jitter).
 pub async fn a_retry_after_date_is_waited_until(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(3));
     let server = start(Scenario::new().then(Step::http_error(429).retry_after(date)).otherwise(Step::ok("42"))).await;
@@ -147,7 +163,7 @@ pub async fn a_retry_after_date_is_waited_until(
 
 /// A 503 with `x-should-retry: false`: one request, and the 503 handed back whole.
 pub async fn x_should_retry_false_is_one_request_and_the_error_response_comes_back_whole(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server = start(
         Scenario::new()
@@ -170,7 +186,7 @@ pub async fn x_should_retry_false_is_one_request_and_the_error_response_comes_ba
 
 /// Five 503s then an answer: layer 1's retries, then layer 2's attempt, six requests.
 pub async fn a_burst_of_503s_is_ridden_out_through_both_layers(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server =
         start(Scenario::new().then_times(5, Step::http_error(503)).otherwise(Step::ok("after the burst"))).await;
@@ -191,7 +207,7 @@ pub async fn a_burst_of_503s_is_ridden_out_through_both_layers(
 }
 
 /// An invalid key: one request, the server's body handed back, the key in no decision.
-pub async fn a_401_is_one_request(send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>) {
+pub async fn a_401_is_one_request(send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>) {
     let server = start(Scenario::new().then(Step::invalid_api_key()).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
     let answer = send(layer, &server).await.unwrap();
@@ -205,7 +221,7 @@ pub async fn a_401_is_one_request(send: impl AsyncFn(RetryLayer, &ChaosServer) -
 
 /// A connection closed before the response's head: called again.
 pub async fn a_connection_closed_before_the_first_byte_is_called_again(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server = start(Scenario::new().then(Step::close_before_headers()).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
@@ -226,7 +242,7 @@ pub fn runtime_with_a_small_budget(server: &ChaosServer) -> Runtime {
 /// An outage: the client's requests spend the runtime's retry budget, and the runtime's exec is
 /// refused its retry; a layer of its own spends a budget of its own.
 pub async fn in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server = start(Scenario::new().otherwise(Step::http_error(503))).await;
     let runtime = runtime_with_a_small_budget(&server);
@@ -249,7 +265,7 @@ pub async fn in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget
 
 /// A 429's hint met by the client cools the shared scope: the runtime's next exec waits it out.
 pub async fn a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server = start(Scenario::new().then(Step::http_error(429).retry_after_secs(3)).otherwise(Step::ok("42"))).await;
     let runtime = runtime_with_a_small_budget(&server);
@@ -258,6 +274,34 @@ pub async fn a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait(
     let reply = runtime.exec("What is the answer?").await.unwrap();
     assert_eq!(reply.text(), "42");
     assert_eq!(reply.decisions()[0].verdict, Verdict::CooledDown);
+}
+
+/// The client's failures, through a layer sharing the runtime's storm control, open its breaker:
+/// the client's next request is refused before any call, and the runtime's exec goes to its
+/// fallback without calling the primary.
+pub async fn the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_the_fallback(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
+) {
+    let primary = start(Scenario::new().otherwise(Step::http_error(503))).await;
+    let secondary = start(Scenario::new().otherwise(Step::ok("from the fallback"))).await;
+    let provider = |server: &ChaosServer, model: &str| {
+        OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model(model)
+    };
+    let breaker = BreakerSettings::new(50, 4, Duration::from_secs(60), Duration::from_secs(30)).unwrap();
+    let runtime = Runtime::new(provider(&primary, "model-a"))
+        .with_fallback(provider(&secondary, "model-b"))
+        .with_breaker(breaker);
+    let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(3);
+    let shared = RetryLayer::sharing(&runtime, policy).unwrap().with_jitter_seed(1);
+    assert_eq!(send(shared.clone(), &primary).await.unwrap().status, 503);
+    assert_eq!(primary.requests_served(), 4, "four failed calls: the breaker opened after the fourth");
+    let Err(refused) = send(shared, &primary).await else { panic!("the open breaker let the request through") };
+    assert_eq!(refused.kind, Some(ExecErrorKind::Budget), "{}", refused.text);
+    assert!(refused.text.contains("open"), "{}", refused.text);
+    assert_eq!(primary.requests_served(), 4);
+    let reply = runtime.exec("What is the answer?").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from the fallback", Some("openai/model-b")));
+    assert_eq!(primary.requests_served(), 4);
 }
 
 /// The decisions an exec over our OpenAI provider makes against a server playing `scenario`.
@@ -274,7 +318,7 @@ async fn exec_verdicts(scenario: Scenario, policy: &RetryPolicy) -> Vec<(Layer, 
 /// On each fault (twice, then an answer), the client's decisions are the ones an exec over our
 /// OpenAI provider makes: the same layers and verdicts.
 pub async fn the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_responses(
-    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, String>,
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let policy = RetryPolicy::new();
     let faults: Vec<(&str, Step)> = vec![
