@@ -34,8 +34,6 @@
 mod attempts;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
-#[cfg(feature = "reqwest-middleware")]
-mod middleware_classify_tmp;
 mod replay;
 mod response;
 
