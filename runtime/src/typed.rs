@@ -98,7 +98,11 @@ fn strict(schema: &mut serde_json::Value) {
     use serde_json::Value;
     let Value::Object(object) = schema else { return };
     if let Some(Value::Object(properties)) = object.get("properties") {
-        let names: Vec<Value> = properties.keys().cloned().map(Value::from).collect();
+        // Sorted: the same list whether or not serde_json keeps the fields' order (its
+        // `preserve_order` feature, which a dependency such as genai turns on for the whole build).
+        let mut names: Vec<&String> = properties.keys().collect();
+        names.sort();
+        let names: Vec<Value> = names.into_iter().cloned().map(Value::from).collect();
         object.insert("required".to_owned(), Value::from(names));
         object.insert("additionalProperties".to_owned(), Value::Bool(false));
     }

@@ -13,8 +13,19 @@ pub(crate) mod fuzz_http;
 mod google_rpc;
 #[cfg(feature = "providers")]
 mod http;
-#[cfg(feature = "providers")]
-pub(crate) use http::{BodyEnd, MAX_ERROR_BODY, response_error};
+// Used by the adapters only (the tower layer, `Classify` for other clients' errors).
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+pub(crate) use http::response_error;
+#[cfg(feature = "tower")]
+pub(crate) use http::response_error_redacted;
+#[cfg(any(feature = "tower", feature = "genai"))]
+pub(crate) use http::{BodyEnd, MAX_ERROR_BODY};
+#[cfg(feature = "genai")]
+pub(crate) use http::{empty_answer, event_error, not_a_stream};
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+pub(crate) use http::{malformed, undecodable_answer};
+#[cfg(feature = "tower")]
+pub(crate) use secret::{Secret, redact};
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;

@@ -14,14 +14,11 @@ impl Classify for Box<dyn Error + Send + Sync> {
     }
 }
 
-/// The classification of `error` by the first error of a known type in its chain of sources.
-pub(crate) fn classify_dyn(error: &(dyn Error + 'static)) -> Classification {
-    let mut next = Some(error);
-    while let Some(error) = next {
-        if let Some(class) = known(error) {
-            return class;
-        }
-        next = error.source();
+/// The classification of `error` by the first error of a known type in its chain of sources
+/// ([`by_cause`]), else transient.
+fn classify_dyn(error: &(dyn Error + 'static)) -> Classification {
+    if let Some(class) = by_cause(error, |_| None) {
+        return class;
     }
     let text = error.to_string();
     // tower's `Elapsed` ("request timed out"), without a dependency on tower for its type.
@@ -30,17 +27,36 @@ pub(crate) fn classify_dyn(error: &(dyn Error + 'static)) -> Classification {
         .with_timeout(timeout)
 }
 
-/// The classification of `error` when its type is one this crate judges.
-fn known(error: &(dyn Error + 'static)) -> Option<Classification> {
-    if let Some(error) = error.downcast_ref::<ModelError>() {
-        return Some(error.classify());
-    }
-    if let Some(error) = error.downcast_ref::<std::io::Error>() {
-        return Some(error.classify());
-    }
-    #[cfg(feature = "providers")]
-    if let Some(error) = error.downcast_ref::<reqwest::Error>() {
-        return Some(error.classify());
+/// The verdict on the first error in `error`'s chain (looking inside I/O errors too, whose `source`
+/// skips what they wrap) that a `Classify` here judges: `own`'s (a client's own error type, which a
+/// layer may have boxed), a [`ModelError`], a reqwest error (0.12, and 0.13 with an adapter that
+/// brings it), an I/O error. `None` when the chain holds none: the caller says what else it is.
+pub(crate) fn by_cause(
+    error: &(dyn Error + 'static),
+    own: fn(&(dyn Error + 'static)) -> Option<Classification>,
+) -> Option<Classification> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(class) = own(error) {
+            return Some(class);
+        }
+        if let Some(error) = error.downcast_ref::<ModelError>() {
+            return Some(error.classify());
+        }
+        #[cfg(feature = "providers")]
+        if let Some(error) = error.downcast_ref::<reqwest::Error>() {
+            return Some(error.classify());
+        }
+        #[cfg(any(feature = "async-openai", feature = "reqwest-middleware", feature = "genai"))]
+        if let Some(error) = error.downcast_ref::<reqwest_013::Error>() {
+            return Some(error.classify());
+        }
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            // What the I/O error wraps says more than its kind (a stream's body error travels so).
+            let inner = io.get_ref().and_then(|inner| by_cause(inner, own));
+            return Some(inner.unwrap_or_else(|| io.classify()));
+        }
+        next = error.source();
     }
     None
 }

@@ -8,6 +8,12 @@ mod attempt;
 mod boxed_classify;
 mod call;
 mod failure;
+#[cfg(feature = "genai")]
+mod genai_classify;
+#[cfg(feature = "reqwest-middleware")]
+mod middleware_classify;
+#[cfg(feature = "async-openai")]
+mod openai_classify;
 #[cfg(feature = "providers")]
 mod reqwest_classify;
 mod validator;
@@ -29,7 +35,6 @@ use crate::policy::RetryPolicy;
 use crate::report::Rule;
 use crate::retry::{Failed, Next, RetryState};
 use attempt::{Attempt, Limit, Outcome};
-pub(crate) use boxed_classify::classify_dyn;
 use call::Call;
 pub use failure::Failure;
 use failure::fields;
@@ -82,6 +87,14 @@ impl Classification {
 /// An error a retry loop can judge. Implemented for the runtime's [`ModelError`],
 /// [`std::io::Error`] and HTTP statuses ([`HttpStatus`]), and with the feature `providers` (on by
 /// default) for `reqwest::Error` and `reqwest::StatusCode`; implement it for your own error types.
+///
+/// The errors of the clients teams use, each behind its feature (an HTTP error judged by the same
+/// reading of its status, headers and body as our providers', so the same response gets the same
+/// verdict whichever client received it):
+/// - `async_openai::error::OpenAIError` (`async-openai`);
+/// - `reqwest_middleware::Error` (`reqwest-middleware`);
+/// - `genai::Error` (`genai`; genai 0.7 needs Rust 1.88);
+/// - reqwest 0.13's `reqwest::Error` (any of the three), by the rules of 0.12's.
 ///
 /// # Examples
 ///
@@ -141,6 +154,13 @@ impl Classify for std::io::Error {
             }
             _ => Classification::retry(format!("I/O error `{kind}` is transient")),
         }
+    }
+}
+
+/// A service that cannot fail (`std::convert::Infallible`, an in-memory tower service's error).
+impl Classify for std::convert::Infallible {
+    fn classify(&self) -> Classification {
+        match *self {}
     }
 }
 

@@ -15,13 +15,13 @@ use tokio::time::Instant;
 
 use super::response::HttpResponse;
 use super::{Layered, Replay};
-use crate::backoff::{Rng, Schedule};
+use crate::backoff::Schedule;
 use crate::budget::{Admission, Budget, Refusal};
 use crate::classify::{ExecAction, Scan, retry_hint_of, session_verdict_of};
 use crate::error::{ModelError, TransportKind};
 use crate::exec_error::ExecErrorKind;
 use crate::message::AssistantMessage;
-use crate::provider::{CallBounds, MAX_ERROR_BODY, response_error};
+use crate::provider::{CallBounds, MAX_ERROR_BODY, Secret, redact, response_error_redacted};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::resilient::{Classify, Failure};
 use crate::retry::{Failed, Judged, Next, RetryState};
@@ -69,10 +69,12 @@ impl Judging {
         Self::Model { message, retryable: verdict.retryable, rule: Rule::Classifier(verdict.reason), judged }
     }
 
-    /// A call whose service failed with `error`.
-    fn service<E: Classify + fmt::Display>(error: &E) -> Self {
+    /// A call whose service failed with `error` (its text without any piece of `secret`: a URL
+    /// in it may carry the key).
+    fn service<E: Classify + fmt::Display>(error: &E, secret: Option<&Secret>) -> Self {
         let class = error.classify();
-        Self::Service(Failed::new(error.to_string(), class.action, class.reason).with_hint(class.retry_after))
+        let text = redact(&error.to_string(), secret);
+        Self::Service(Failed::new(text, class.action, class.reason).with_hint(class.retry_after))
     }
 
     /// The failure's `"<Kind>: <text>"`.
@@ -124,7 +126,7 @@ where
 {
     let policy = &layered.policy;
     let governor = &*layered.governor;
-    let rng = Rng::with_seed(layered.seed());
+    let rng = layered.rng();
     let mut state = RetryState {
         function: layered.name,
         observer: layered.observer.as_deref(),
@@ -157,6 +159,9 @@ where
             }
             let Some(request) = next.take() else { unreachable!("a call is made only with a request to send") };
             next = request.replay();
+            // The key to keep out of the failure's texts is read after a failure, from the copy
+            // for the next call; a request sent once has its key read now, before it goes.
+            let sent_once_with = if next.is_none() { request.api_key().map(str::to_owned) } else { None };
             state.budget.start_call();
             let limit = state.budget.call_limit();
             let at = limit.and_then(|limit| limit.at);
@@ -165,6 +170,11 @@ where
                 Some(at) => tokio::time::timeout_at(at, sent).await.ok(),
                 None => Some(sent.await),
             };
+            let secret = layered.secret.clone().or_else(|| {
+                let key = next.as_ref().and_then(Replay::api_key).map(str::to_owned).or(sent_once_with);
+                Secret::new(key)
+            });
+            let secret = secret.as_ref();
             let (judging, last) = match outcome {
                 Some(Ok(response)) if response.status() < 400 => {
                     // The success pays for retries (of any call of this scope).
@@ -177,10 +187,11 @@ where
                     let now = Instant::now();
                     let deadline = at.map_or(now + idle, |at| at.min(now + idle));
                     let (response, body) = response.read_error_body(MAX_ERROR_BODY, deadline).await;
-                    let error = response_error(response.status(), response.headers(), body.bytes(), body.end());
+                    let (status, headers) = (response.status(), response.headers());
+                    let error = response_error_redacted(status, headers, body.bytes(), body.end(), secret);
                     (Judging::model(error), Last::Response(response))
                 }
-                Some(Err(error)) => (Judging::service(&error), Last::Error(error)),
+                Some(Err(error)) => (Judging::service(&error, secret), Last::Error(error)),
                 None => {
                     let text = limit.map(|limit| limit.timed_out()).unwrap_or_default();
                     (Judging::model(ModelError::transport(TransportKind::Timeout, text)), Last::Nothing)

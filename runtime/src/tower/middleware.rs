@@ -31,10 +31,12 @@ use crate::resilient::Failure;
 ///
 /// What it does that reqwest-retry cannot:
 /// - it honours all three of the server's hints: `Retry-After` (seconds, or an HTTP date),
-///   `retry-after-ms`, and `x-should-retry` (`false` makes a 503 final, `true` makes a status final by default worth
-///   another call), because an error response is read into the same `ModelError` our HTTP
-///   providers make of it, its JSON error's code and message too (a 429 for a spent quota is
-///   permanent, an overflowing context is no rate limit);
+///   `retry-after-ms`, and `x-should-retry` (`false` makes a 503 final, `true` makes a status
+///   that is final by default worth another call), because an error response is read into the
+///   same `ModelError` our HTTP providers make of it, its JSON error's code and message too (a 429
+///   for a spent quota is permanent, an overflowing context is no rate limit);
+/// - no piece of the request's API key (found in its headers or query, or named with
+///   [`RetryLayer::redacting`]) reaches a decision or a failure when a server echoes it;
 /// - it runs both layers of an exec: calls again while the failure is transient
 ///   (`session_retries`), then judges the last failure for another attempt (`max_retries`);
 /// - one deadline (`budget_ms`) bounds the whole request, waits included, and a per-call limit

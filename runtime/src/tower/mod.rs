@@ -13,27 +13,35 @@
 //! the layers give up on an error response, that response is handed back as the server sent it
 //! (its body put back whole), for the client to read its error as it would without the layer.
 //!
+//! Each call is cut at its limit (`timeout_ms`, within the `budget_ms` deadline that counts from the
+//! request's start) until the response's head, and an error response's body: a success's body is
+//! the client's to read, under its own bounds. A request whose body cannot be sent again (a
+//! stream) gets its one call.
+//!
 //! The layer's storm control is its own scope's unless it shares a [`Runtime`]'s
 //! ([`RetryLayer::sharing`]): then its requests and the runtime's execs spend one retry budget,
 //! wait out one cooldown and count in one breaker.
 //!
 //! ```
-//! use agentic_runtime::RetryPolicy;
 //! use agentic_runtime::tower::RetryLayer;
-//! use tower_layer::Layer as _;
+//! use tower::ServiceBuilder;
 //!
-//! # fn main() -> Result<(), agentic_runtime::PolicyError> {
-//! let layer = RetryLayer::new(RetryPolicy::new().with_max_retries(4))?
-//!     .with_observer(|decision| eprintln!("{decision}"));
-//! let service = layer.layer(reqwest::Client::new());
+//! let service = ServiceBuilder::new()
+//!     .layer(RetryLayer::default().with_observer(|decision| eprintln!("{decision}")))
+//!     .timeout(std::time::Duration::from_secs(30)) // each call's own, inside the retries
+//!     .service(reqwest::Client::new());
 //! # let _ = service;
-//! # Ok(())
-//! # }
 //! ```
+//!
+//! The README's snippets of the adapters are compiled here, beside the code, with the features they
+//! need: this one, async-openai's (`tower/openai.rs`) and `RetryMiddleware`'s.
 
 mod attempts;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
+#[cfg(feature = "async-openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
+mod openai;
 mod replay;
 mod response;
 
@@ -49,10 +57,12 @@ use self::attempts::Exchange;
 pub use self::middleware::RetryMiddleware;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
+use crate::backoff::Rng;
 use crate::budget::{Governor, RetryQuota};
 use crate::error::PolicyError;
 use crate::pace::Pacing;
 use crate::policy::RetryPolicy;
+use crate::provider::Secret;
 use crate::report::{Decision, Observer};
 use crate::resilient::{Classify, Failure};
 use crate::retry::validate_policy;
@@ -72,19 +82,22 @@ pub(crate) struct Layered {
     pub(crate) governor: Arc<Governor>,
     pub(crate) observer: Option<Arc<Observer>>,
     pub(crate) name: Option<&'static str>,
+    /// The key named with [`RetryLayer::redacting`], over any a request carries.
+    pub(crate) secret: Option<Secret>,
     /// The jitter seed and a count of requests, so that each request's delays replay (`None`: random).
     seed: Option<(u64, AtomicU64)>,
 }
 
 impl Layered {
-    /// The seed of one request's jitter.
-    pub(crate) fn seed(&self) -> u64 {
+    /// One request's jitter: drawn from the seed and the request's number when seeded, else seeded
+    /// at random at its first use (a request that succeeds at once draws nothing).
+    pub(crate) fn rng(&self) -> Rng {
         match &self.seed {
             Some((seed, requests)) => {
                 let request = requests.fetch_add(1, Ordering::Relaxed);
-                seed ^ request.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                Rng::with_seed(seed ^ request.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             }
-            None => fastrand::u64(..),
+            None => Rng::unseeded(),
         }
     }
 
@@ -141,7 +154,7 @@ impl RetryLayer {
     }
 
     fn with_governor(policy: RetryPolicy, governor: Arc<Governor>) -> Self {
-        Self { layered: Arc::new(Layered { policy, governor, observer: None, name: None, seed: None }) }
+        Self { layered: Arc::new(Layered { policy, governor, observer: None, name: None, secret: None, seed: None }) }
     }
 
     /// Calls `observer` with every decision of both layers as it is made (before the sleep it
@@ -155,9 +168,23 @@ impl RetryLayer {
         self.map(|layered| layered.name = Some(name))
     }
 
+    /// Keeps `key` and every piece of it out of the decisions, logs and failures, when a server
+    /// echoes it in an error. The layer finds a key in each request's headers itself
+    /// ([`Replay::api_key`]); name it here for a client that builds its requests after the layer
+    /// (async-openai's `HttpRequestFactory`). An empty key is no key.
+    pub fn redacting(self, key: impl Into<String>) -> Self {
+        let secret = Secret::new(Some(key.into()));
+        self.map(|layered| layered.secret = secret)
+    }
+
     /// Seeds the jitter so that delays replay exactly (each request draws its own from the seed).
     pub fn with_jitter_seed(self, seed: u64) -> Self {
         self.map(|layered| layered.seed = Some((seed, AtomicU64::new(0))))
+    }
+
+    /// `inner` wrapped in the layer: [`tower_layer::Layer::layer`], without importing the trait.
+    pub fn around<S>(&self, inner: S) -> Retry<S> {
+        Retry { inner, layered: self.layered.clone() }
     }
 
     /// The policy applied.
@@ -176,6 +203,7 @@ impl RetryLayer {
                 governor: layered.governor.clone(),
                 observer: layered.observer.clone(),
                 name: layered.name,
+                secret: layered.secret.clone(),
                 seed,
             });
         }
@@ -188,7 +216,7 @@ impl<S> tower_layer::Layer<S> for RetryLayer {
     type Service = Retry<S>;
 
     fn layer(&self, inner: S) -> Retry<S> {
-        Retry { inner, layered: self.layered.clone() }
+        self.around(inner)
     }
 }
 

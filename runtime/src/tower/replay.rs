@@ -9,26 +9,59 @@ pub trait Replay: Sized {
     /// A copy to send on the next attempt, made before this one is sent; `None` when this request
     /// cannot be sent twice: the layer then makes this one attempt and hands back what it got.
     fn replay(&self) -> Option<Self>;
+
+    /// The API key the request carries, so that no piece of it shows in a decision, a log or a
+    /// failure when the server echoes it: by default the value of `authorization` (after its
+    /// scheme), `x-api-key`, `api-key` or `x-goog-api-key`, else a `key` in the query, for the
+    /// request types with headers; `None` for one built later (name its key with
+    /// [`RetryLayer::redacting`](super::RetryLayer::redacting)).
+    fn api_key(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The API key in `headers` or the `query` of a request.
+fn key_in<'r>(headers: &'r http::HeaderMap, query: Option<&'r str>) -> Option<&'r str> {
+    if let Some(value) = headers.get(http::header::AUTHORIZATION).and_then(|value| value.to_str().ok()) {
+        let key = value.split_once(' ').map_or(value, |(_, key)| key).trim();
+        return Some(key).filter(|key| !key.is_empty());
+    }
+    let header = ["x-api-key", "api-key", "x-goog-api-key"].into_iter().find_map(|name| headers.get(name));
+    if let Some(key) = header.and_then(|value| value.to_str().ok()) {
+        return Some(key.trim()).filter(|key| !key.is_empty());
+    }
+    let query = query?.split('&').find_map(|pair| pair.strip_prefix("key="))?;
+    Some(query).filter(|key| !key.is_empty())
 }
 
 impl<B: Clone> Replay for http::Request<B> {
     fn replay(&self) -> Option<Self> {
         Some(self.clone())
     }
-}
 
-impl Replay for reqwest::Request {
-    fn replay(&self) -> Option<Self> {
-        self.try_clone()
+    fn api_key(&self) -> Option<&str> {
+        key_in(self.headers(), self.uri().query())
     }
 }
 
+/// [`Replay`] for a reqwest's `Request`.
+macro_rules! reqwest_request {
+    ($reqwest:ident) => {
+        impl Replay for $reqwest::Request {
+            fn replay(&self) -> Option<Self> {
+                self.try_clone()
+            }
+
+            fn api_key(&self) -> Option<&str> {
+                key_in(self.headers(), self.url().query())
+            }
+        }
+    };
+}
+
+reqwest_request!(reqwest);
 #[cfg(any(feature = "async-openai", feature = "reqwest-middleware"))]
-impl Replay for reqwest_013::Request {
-    fn replay(&self) -> Option<Self> {
-        self.try_clone()
-    }
-}
+reqwest_request!(reqwest_013);
 
 #[cfg(feature = "async-openai")]
 impl Replay for async_openai::middleware::HttpRequestFactory {
@@ -50,6 +83,20 @@ mod tests {
         let again = request.replay().unwrap();
         assert_eq!((again.method(), again.uri(), again.body()), (request.method(), request.uri(), request.body()));
         assert_eq!(again.headers(), request.headers());
+    }
+
+    #[test]
+    fn the_key_is_found_in_each_header_the_apis_use_and_in_the_query() {
+        let request = |header: &str, value: &str| {
+            http::Request::post("http://127.0.0.1:9/").header(header, value).body(()).unwrap()
+        };
+        assert_eq!(request("authorization", "Bearer sk-one").api_key(), Some("sk-one"));
+        assert_eq!(request("x-api-key", "sk-ant-two").api_key(), Some("sk-ant-two"));
+        assert_eq!(request("api-key", "azure-three").api_key(), Some("azure-three"));
+        assert_eq!(request("x-goog-api-key", "AIza-four").api_key(), Some("AIza-four"));
+        let in_query = http::Request::get("http://127.0.0.1:9/v1beta/models?alt=sse&key=AIza-five").body(()).unwrap();
+        assert_eq!(in_query.api_key(), Some("AIza-five"));
+        assert_eq!(request("content-type", "application/json").api_key(), None);
     }
 
     #[test]

@@ -21,6 +21,7 @@ macro_rules! adapter_tests {
             in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget,
             a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait,
             the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_the_fallback,
+            no_piece_of_the_key_a_server_echoes_reaches_a_decision,
             the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_responses
         );
     };
@@ -37,7 +38,7 @@ macro_rules! adapter_tests {
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step};
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::tower::RetryLayer;
 use agentic_runtime::{BreakerSettings, Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
@@ -302,6 +303,26 @@ pub async fn the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_t
     let reply = runtime.exec("What is the answer?").await.unwrap();
     assert_eq!((reply.text(), reply.target()), ("from the fallback", Some("openai/model-b")));
     assert_eq!(primary.requests_served(), 4);
+}
+
+/// A server that echoes the request's key (whole, or a piece of it) in its error: no piece of it
+/// reaches a decision.
+pub async fn no_piece_of_the_key_a_server_echoes_reaches_a_decision(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
+) {
+    for echo in [EchoKey::Whole, EchoKey::First12, EchoKey::Last12, EchoKey::WithoutPrefix] {
+        let server = start(Scenario::new().then(Step::http_error(503).echo_key(echo)).otherwise(Step::ok("42"))).await;
+        let (layer, decisions) = layer(RetryPolicy::new());
+        let answer = send(layer, &server).await.unwrap();
+        assert_eq!(streamed_text(&answer.body), "42");
+        let decisions = decisions.lock().unwrap();
+        assert_eq!(decisions.len(), 1, "{echo:?}");
+        let error = &decisions[0].error;
+        assert!(error.contains("<redacted>"), "{echo:?}: {error}");
+        for piece in [KEY, &KEY[..12], &KEY[KEY.len() - 12..], &KEY[3..]] {
+            assert!(!error.contains(piece), "{echo:?}: {error}");
+        }
+    }
 }
 
 /// The decisions an exec over our OpenAI provider makes against a server playing `scenario`.

@@ -149,6 +149,12 @@ pub(crate) fn shared_type(kind: &str) -> Option<(&'static str, u16)> {
 /// `code`, else `type`.
 #[cold]
 pub(crate) fn error_event(facts: &ErrorFacts, secret: Option<&Secret>) -> StreamEvent {
+    let error = typed_error(facts, secret);
+    StreamEvent::Error { message: error.message().to_owned(), error: Some(error) }
+}
+
+/// The typed error of [`error_event`], whose message is the event's text.
+fn typed_error(facts: &ErrorFacts, secret: Option<&Secret>) -> ModelError {
     let message = redact(facts.message.as_deref().unwrap_or(""), secret);
     // The type becomes the kind: redacted too, in case the server echoes the key there.
     let written = facts.kind.as_deref().map(|kind| redact(kind, secret));
@@ -165,7 +171,7 @@ pub(crate) fn error_event(facts: &ErrorFacts, secret: Option<&Secret>) -> Stream
             None => Cow::Borrowed("APIError"),
         },
     };
-    let mut error = ModelError::new(kind, message.clone());
+    let mut error = ModelError::new(kind, message);
     if let Some(status) = facts.status.filter(|status| (100..=599).contains(status)).or(known.map(|(_, status)| status))
     {
         error = error.with_status(status);
@@ -176,10 +182,10 @@ pub(crate) fn error_event(facts: &ErrorFacts, secret: Option<&Secret>) -> Stream
     if let Some(wait) = facts.retry_after {
         error = error.with_retry_after(wait);
     }
-    if let Some(should_retry) = facts.should_retry {
-        error = error.with_should_retry(should_retry);
+    match facts.should_retry {
+        Some(should_retry) => error.with_should_retry(should_retry),
+        None => error,
     }
-    StreamEvent::Error { message, error: Some(error) }
 }
 
 /// `overloaded_error` -> `OverloadedError`.
@@ -269,7 +275,7 @@ pub(crate) enum BodyEnd {
 /// The same request gets the same page, so it is permanent (code [`NOT_A_STREAM`]); the text names
 /// the status, the content type and the URL's path (never its host's secrets or the query).
 #[cold]
-pub(super) fn not_a_stream(
+pub(crate) fn not_a_stream(
     status: reqwest::StatusCode,
     content_type: &str,
     path: &str,
@@ -287,7 +293,7 @@ pub(super) fn not_a_stream(
 
 /// A malformed chunk: typed as a corrupted stream (retryable), with a short excerpt of the data.
 #[cold]
-pub(crate) fn malformed(data: &str, error: &serde_json::Error, secret: Option<&Secret>) -> ModelError {
+pub(crate) fn malformed(data: &str, error: &dyn std::fmt::Display, secret: Option<&Secret>) -> ModelError {
     ModelError::transport(TransportKind::Corrupted, format!("malformed chunk: {error}: {}", excerpt(data, secret)))
 }
 
@@ -315,10 +321,45 @@ pub(super) fn not_an_answer(path: &str, answer: &str, body: &str, secret: Option
     ModelError::new("NotAnAnswerError", redact(&text, secret)).with_code(NOT_A_STREAM)
 }
 
+/// The error our providers make of a 2xx body, or of one event of a stream, that another client
+/// could not decode into what it asked for (`error`, its decoder's): a body that is not JSON, or
+/// JSON shaped like an answer (`is_answer`) with a field the client could not read, is a malformed
+/// chunk (retryable, as a corrupted stream); an error object, the error event it is
+/// ([`event_error`]); any other JSON, no answer (permanent: the base URL likely points at another
+/// API). No key to redact: the client's key is its own.
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+#[cold]
+pub(crate) fn undecodable_answer(
+    text: &str,
+    error: &dyn std::fmt::Display,
+    is_answer: fn(&serde_json::Value) -> bool,
+) -> ModelError {
+    let Some(value) = serde_json::from_str::<serde_json::Value>(text).ok().filter(|value| !is_answer(value)) else {
+        return malformed(text, error, None);
+    };
+    match ErrorFacts::parse(&value) {
+        Some(_) => event_error(&value),
+        None => not_an_answer("(the client's URL)", "what the client asked for", text, None),
+    }
+}
+
+/// The typed error of an error event (or a 2xx body that is one), `body` being the event's JSON or
+/// the error object inside it (as genai hands it over), as our providers type it ([`error_event`]):
+/// by its type and code, since no status came with it.
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+#[cold]
+pub(crate) fn event_error(body: &serde_json::Value) -> ModelError {
+    let facts = match body {
+        serde_json::Value::Object(object) if !object.contains_key("error") => ErrorFacts::from_error(body),
+        _ => ErrorFacts::parse(body),
+    };
+    typed_error(&facts.unwrap_or_default(), None)
+}
+
 /// An answer with no content, no tool calls and no finish reason: a reply cut short, as a stream
 /// without its final event is (retryable). `what` says what came back.
 #[cold]
-pub(super) fn empty_answer(what: &str) -> ModelError {
+pub(crate) fn empty_answer(what: &str) -> ModelError {
     ModelError::transport(
         TransportKind::Truncated,
         format!("the answer ended without content, tool calls or a finish reason: {what}"),

@@ -19,7 +19,14 @@ use reqwest::header::{HeaderMap, HeaderName};
 
 pub(crate) use self::driver::{Item, replay};
 pub(crate) use self::endpoint::{ConfigError, Endpoint, EnvNames};
-pub(crate) use self::errors::{BodyEnd, ErrorFacts, MAX_ERROR_BODY, http_error};
+#[cfg(any(feature = "tower", feature = "genai"))]
+pub(crate) use self::errors::{BodyEnd, MAX_ERROR_BODY};
+pub(crate) use self::errors::{ErrorFacts, http_error};
+// The 2xx bodies other clients could not use, as the providers judge the same (`resilient`'s adapters).
+#[cfg(feature = "genai")]
+pub(crate) use self::errors::{empty_answer, event_error, not_a_stream};
+#[cfg(any(feature = "async-openai", feature = "genai"))]
+pub(crate) use self::errors::{malformed, undecodable_answer};
 pub(crate) use self::hints::Hints;
 pub(crate) use self::json::{ModelName, tokens};
 pub(crate) use self::seam::{Auth, Decoder, Form, Out, Wire};
@@ -31,12 +38,26 @@ use crate::error::ModelError;
 /// The error our providers make of an HTTP error response with status `status`, `headers` and
 /// (bounded: at most [`MAX_ERROR_BODY`] bytes, read as far as `end` says) `body`: the body read with
 /// the shapes every server sends, the headers' hints (`retry-after-ms`, `Retry-After`,
-/// `x-should-retry`) over the body's (Google's `RetryInfo`). No key to redact: the clients of the
-/// adapters (`tower`, `Classify` for other clients' errors) send their own, and their servers'
-/// texts are theirs to keep. One reading for every client, so that the same response gets the same
-/// verdict wherever it came through.
+/// `x-should-retry`) over the body's (Google's `RetryInfo`). One reading for every client, so that
+/// the same response gets the same verdict wherever it came through. No key is redacted: the
+/// `Classify` of another client's error cannot know the key that client sent
+/// ([`response_error_redacted`] for a caller that does).
+#[cfg(any(feature = "async-openai", feature = "genai"))]
 pub(crate) fn response_error(status: u16, headers: &HeaderMap, body: &[u8], end: BodyEnd) -> ModelError {
-    let error = errors::http_error_of(status, body, end, ErrorFacts::parse, None);
+    response_error_redacted(status, headers, body, end, None)
+}
+
+/// [`response_error`] with `secret` (the request's key, when the caller knows it) and its pieces
+/// redacted from the server's text, as our providers redact theirs: a server may echo the key.
+#[cfg(any(feature = "tower", feature = "genai"))]
+pub(crate) fn response_error_redacted(
+    status: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    end: BodyEnd,
+    secret: Option<&Secret>,
+) -> ModelError {
+    let error = errors::http_error_of(status, body, end, ErrorFacts::parse, secret);
     Hints::from_headers(headers, std::time::SystemTime::now()).apply(error)
 }
 

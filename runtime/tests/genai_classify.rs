@@ -1,0 +1,126 @@
+//! `Classify for genai::Error` against the chaos server: a `genai::Client` on its OpenAI-compatible
+//! endpoint gets, for each failure of issue 27's list, the verdict our own `OpenAiProvider` gets of
+//! the same response (genai keeps the status, the headers and the body), and `Resilient` around a
+//! genai call waits what the server asked.
+
+mod classify_support;
+
+use agentic_chaos::{Scenario, Step};
+use agentic_runtime::RetryPolicy;
+use agentic_runtime::classify::ExecAction;
+use agentic_runtime::resilient::{Classification, Classify, Resilient};
+use classify_support::{Case, KEY, MODEL, cases, each_case, failing_streams, ours, serve, whole};
+use futures_util::StreamExt as _;
+use genai::adapter::AdapterKind;
+use genai::chat::{ChatMessage, ChatRequest};
+use genai::resolver::{AuthData, Endpoint, ServiceTargetResolver};
+use genai::{Client, ModelIden, ServiceTarget};
+
+/// A genai client whose every model goes to the chaos server's OpenAI-compatible endpoint (plain
+/// http), with the test key.
+fn client(server: &agentic_chaos::ChaosServer) -> Client {
+    // genai appends `chat/completions` to the endpoint: the base ends with a slash.
+    let base = format!("{}/", server.openai_base_url());
+    let resolver = ServiceTargetResolver::from_resolver_fn(
+        move |target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
+            Ok(ServiceTarget {
+                endpoint: Endpoint::from_owned(base.clone()),
+                auth: AuthData::from_single(KEY),
+                model: ModelIden::new(AdapterKind::OpenAI, target.model.model_name),
+            })
+        },
+    );
+    Client::builder().with_service_target_resolver(resolver).build().expect("the genai client builds")
+}
+
+fn question() -> ChatRequest {
+    ChatRequest::new(vec![ChatMessage::user("What is the answer?")])
+}
+
+/// genai's error of one chat call against a server playing `step`.
+async fn chat_error(step: Step) -> genai::Error {
+    let server = serve(step).await;
+    client(&server).exec_chat(MODEL, question(), None).await.expect_err("the call fails")
+}
+
+/// genai's error of one streamed chat call: the call's, or the stream's first.
+async fn stream_error(step: Step) -> genai::Error {
+    let server = serve(step).await;
+    match client(&server).exec_chat_stream(MODEL, question(), None).await {
+        Err(error) => error,
+        Ok(response) => {
+            let items: Vec<_> = response.stream.collect().await;
+            items.into_iter().find_map(Result::err).expect("the stream fails")
+        }
+    }
+}
+
+/// genai's verdict equals ours: whole for an HTTP error (the same reading of the same status,
+/// headers and body); for a connection closed before the headers, the action and the (absent)
+/// hint, since genai hands over reqwest's error, judged by reqwest's rules, not the phase our
+/// provider's driver knows (its reason names a reset before the headers).
+fn same_verdict(case: &Case, theirs: &Classification, ours: &Classification) {
+    if matches!(case.step, Step::CloseBeforeHeaders) {
+        assert_eq!((&theirs.action, theirs.retry_after), (&ours.action, ours.retry_after), "{}", case.name);
+        assert_eq!(theirs.action, ExecAction::Retry, "{}", case.name);
+    } else {
+        assert_eq!(theirs, ours, "{}", case.name);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_chat_calls_errors_get_our_providers_verdicts() {
+    each_case(cases(), chat_error, same_verdict).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streamed_chat_calls_errors_get_our_providers_verdicts() {
+    each_case(cases(), stream_error, same_verdict).await;
+}
+
+/// The hints reach the verdict, as our provider reads them (the cases' `same_verdict` already
+/// compares them; this says what they are).
+#[tokio::test(start_paused = true)]
+async fn the_headers_hints_are_kept() {
+    use std::time::Duration;
+    let verdict = chat_error(Step::http_error(429).retry_after_secs(2).into()).await.classify();
+    assert_eq!((verdict.action, verdict.retry_after), (ExecAction::Retry, Some(Duration::from_secs(2))));
+    let verdict = chat_error(Step::http_error(429).retry_after_ms(1500).into()).await.classify();
+    assert_eq!(verdict.retry_after, Some(Duration::from_millis(1500)));
+    let verdict = chat_error(Step::http_error(503).should_retry(false).into()).await.classify();
+    assert_eq!(verdict.action, ExecAction::FailPermanently);
+    let verdict = chat_error(Step::invalid_api_key().into()).await.classify();
+    assert_eq!(verdict.action, ExecAction::FailPermanently);
+}
+
+#[tokio::test(start_paused = true)]
+async fn resilient_around_a_genai_call_waits_the_servers_hint() {
+    let scenario = Scenario::new().then(Step::http_error(429).retry_after_secs(3)).otherwise(Step::ok("the answer"));
+    let server = agentic_chaos::ChaosServer::start(scenario).await.expect("the chaos server starts");
+    let client = client(&server);
+    let policy = RetryPolicy::new().with_max_retries(3);
+    let started = tokio::time::Instant::now();
+    let answer = Resilient::new("genai chat", &policy)
+        .with_jitter_seed(7)
+        .call(|| client.exec_chat(MODEL, question(), None))
+        .await
+        .expect("answered after the 429");
+    let waited = started.elapsed();
+    assert_eq!(answer.first_text(), Some("the answer"));
+    assert_eq!(server.requests_served(), 2);
+    // The hint, jittered only above it, by at most a quarter.
+    assert!(waited >= std::time::Duration::from_secs(3), "{waited:?}");
+    assert!(waited <= std::time::Duration::from_millis(3750), "{waited:?}");
+}
+
+/// A chunk that is not JSON and an error event (of a retryable type and of a permanent one): genai
+/// keeps what our provider reads, so the verdict is ours, whole. A stream cut mid-way: the action
+/// (genai hands over reqwest's body error, judged by reqwest's rules). (A 2xx body that is not an
+/// answer is no error to genai: it answers with empty content.)
+#[tokio::test(start_paused = true)]
+async fn streams_that_fail_get_our_providers_verdicts() {
+    each_case(failing_streams(), stream_error, whole).await;
+    let dropped = || Step::from(Step::drop_stream(2));
+    let (theirs, ours) = (stream_error(dropped()).await.classify(), ours(dropped()).await);
+    assert_eq!((theirs.action, ours.action), (ExecAction::Retry, ExecAction::Retry));
+}
