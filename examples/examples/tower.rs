@@ -38,22 +38,6 @@ async fn main() -> ExitCode {
         Ok(response) => response,
         Err(failure) => return adapters::failed(&failure.to_string()),
     };
-    if !response.status().is_success() {
-        let status = response.status();
-        let body = response.text().await.unwrap_or_default();
-        return adapters::failed(&format!("the server answered {status}: {}", body.trim()));
-    }
-    let mut stream = adapters::ChatStream::new();
-    loop {
-        match response.chunk().await {
-            Ok(Some(bytes)) => {
-                if let Err(error) = stream.feed(&bytes) {
-                    return adapters::failed(&error);
-                }
-            }
-            Ok(None) => break,
-            Err(error) => return adapters::failed(&format!("the stream failed: {error}")),
-        }
-    }
-    stream.finish()
+    let status = response.status().as_u16();
+    adapters::read_answer(status, async || response.chunk().await.map_err(|error| error.to_string())).await
 }

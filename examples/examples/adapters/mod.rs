@@ -1,6 +1,7 @@
 //! What the adapter examples (`tower`, `reqwest_middleware`, `async_openai`) share: where the call
 //! goes (the environment's server, or the embedded chaos server), the request, a chat-completions
-//! event stream printed as it comes, the decisions printed, and the exit code.
+//! event stream printed as it comes (`read_answer` for a client that hands its body's bytes), the
+//! decisions printed, and the exit code.
 
 #![allow(dead_code)]
 
@@ -99,6 +100,41 @@ pub fn print_decision(decision: &Decision) {
 pub fn failed(why: &str) -> ExitCode {
     eprintln!("\nthe call failed: {why}");
     ExitCode::FAILURE
+}
+
+/// The most of an error response's body printed.
+const MAX_ERROR_BODY: usize = 16 * 1024;
+
+/// Reads a response of status `status` whose body's bytes `next` gives (`None` at its end): the
+/// answer printed as it streams, and the exit code; an error response's body (its first 16 KiB) on
+/// stderr.
+pub async fn read_answer<B: AsRef<[u8]>>(
+    status: u16,
+    mut next: impl AsyncFnMut() -> Result<Option<B>, String>,
+) -> ExitCode {
+    if !(200..300).contains(&status) {
+        let mut body = Vec::new();
+        while let Ok(Some(bytes)) = next().await {
+            body.extend_from_slice(bytes.as_ref());
+            if body.len() >= MAX_ERROR_BODY {
+                body.truncate(MAX_ERROR_BODY);
+                break;
+            }
+        }
+        return failed(&format!("the server answered {status}: {}", String::from_utf8_lossy(&body).trim()));
+    }
+    let mut stream = ChatStream::new();
+    loop {
+        match next().await {
+            Ok(Some(bytes)) => {
+                if let Err(error) = stream.feed(bytes.as_ref()) {
+                    return failed(&error);
+                }
+            }
+            Ok(None) => return stream.finish(),
+            Err(error) => return failed(&format!("the stream failed: {error}")),
+        }
+    }
 }
 
 /// A chat-completions event stream, printed as it comes.

@@ -37,6 +37,8 @@
 //! need: this one, async-openai's (`tower/openai.rs`) and `RetryMiddleware`'s.
 
 mod attempts;
+#[cfg(feature = "reqwest-middleware")]
+mod middleware;
 #[cfg(feature = "async-openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
 mod openai;
@@ -50,6 +52,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use self::attempts::Exchange;
+#[cfg(feature = "reqwest-middleware")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
+pub use self::middleware::RetryMiddleware;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
 use crate::backoff::Rng;
