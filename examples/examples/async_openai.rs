@@ -26,7 +26,12 @@ async fn main() -> ExitCode {
     adapters::install_tls();
     let target = adapters::Target::from_env().await;
     let config = OpenAIConfig::new().with_api_base(target.base_url()).with_api_key(target.key());
-    let layer = RetryLayer::default().with_name("async-openai example").with_observer(adapters::print_decision);
+    // The layer cannot see the key in a request async-openai builds after it: named here, no piece
+    // of it shows in a decision when a server echoes it.
+    let layer = RetryLayer::default()
+        .with_name("async-openai example")
+        .redacting(target.key())
+        .with_observer(adapters::print_decision);
     let service = layer.around(ReqwestService::new(reqwest_013::Client::new()));
     let client = async_openai::Client::with_config(config).with_http_service(service);
     let request: CreateChatCompletionRequest = match serde_json::from_value(adapters::streamed_request(&target)) {
@@ -38,8 +43,14 @@ async fn main() -> ExitCode {
         Err(error) => return adapters::failed(&error.to_string()),
     };
     let mut stream = adapters::ChatStream::new();
-    while let Some(chunk) = chunks.next().await {
-        match chunk.map(|chunk| serde_json::to_value(chunk)) {
+    loop {
+        let next = tokio::time::timeout(adapters::IDLE, chunks.next()).await.map(Ok);
+        let chunk = match adapters::within_idle(next) {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(silent) => return adapters::failed(&silent),
+        };
+        match chunk.map(serde_json::to_value) {
             Ok(Ok(chunk)) => stream.chunk(&chunk),
             Ok(Err(error)) => return adapters::failed(&format!("a chunk does not serialize: {error}")),
             Err(error) => return adapters::failed(&format!("the stream failed: {error}")),

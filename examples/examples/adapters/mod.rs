@@ -7,6 +7,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
 use agentic_runtime::Decision;
@@ -108,13 +109,22 @@ const MAX_ERROR_BODY: usize = 16 * 1024;
 /// Reads a response of status `status` whose body's bytes `next` gives (`None` at its end): the
 /// answer printed as it streams, and the exit code; an error response's body (its first 16 KiB) on
 /// stderr.
+/// The longest wait for a body's next bytes: the policy's default `idle_timeout_ms`, for its reason
+/// (a stream silent this long is dead; the server's own keep-alives come far more often).
+pub const IDLE: Duration = Duration::from_millis(agentic_runtime::policy::rules::DEFAULT_IDLE_TIMEOUT_MS);
+
+/// The next bytes, or why none came within [`IDLE`].
+pub fn within_idle<T>(next: Result<Result<T, String>, tokio::time::error::Elapsed>) -> Result<T, String> {
+    next.unwrap_or_else(|_| Err(format!("no bytes for {} s: the stream went silent", IDLE.as_secs())))
+}
+
 pub async fn read_answer<B: AsRef<[u8]>>(
     status: u16,
     mut next: impl AsyncFnMut() -> Result<Option<B>, String>,
 ) -> ExitCode {
     if !(200..300).contains(&status) {
         let mut body = Vec::new();
-        while let Ok(Some(bytes)) = next().await {
+        while let Ok(Some(bytes)) = within_idle(tokio::time::timeout(IDLE, next()).await) {
             body.extend_from_slice(bytes.as_ref());
             if body.len() >= MAX_ERROR_BODY {
                 body.truncate(MAX_ERROR_BODY);
@@ -125,7 +135,7 @@ pub async fn read_answer<B: AsRef<[u8]>>(
     }
     let mut stream = ChatStream::new();
     loop {
-        match next().await {
+        match within_idle(tokio::time::timeout(IDLE, next()).await) {
             Ok(Some(bytes)) => {
                 if let Err(error) = stream.feed(bytes.as_ref()) {
                     return failed(&error);

@@ -3,14 +3,22 @@
 //! can be sent again) answering `reqwest::Response`, whose error converts into `OpenAIError`.
 //! [`Retry`] around its `ReqwestService` is one: this module gives its error that conversion.
 //!
-//! ```
+//! ```no_run
 //! use agentic_runtime::tower::RetryLayer;
-//! use async_openai::config::OpenAIConfig;
-//! use async_openai::middleware::ReqwestService;
+//! use async_openai::{config::OpenAIConfig, middleware::ReqwestService};
+//! # use reqwest_013 as reqwest;
 //!
-//! let service = RetryLayer::default().around(ReqwestService::new(reqwest_013::Client::new()));
-//! let client = async_openai::Client::with_config(OpenAIConfig::new()).with_http_service(service);
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let key = std::env::var("OPENAI_API_KEY")?;
+//! // Named to the layer, which cannot see it in requests async-openai builds after it: no piece of it
+//! // shows in a decision when a server echoes it (in a request's headers, the layer finds it itself).
+//! let layer = RetryLayer::default().redacting(key.clone());
+//! let service = layer.around(ReqwestService::new(reqwest::Client::new())); // reqwest 0.13
+//! let config = OpenAIConfig::new().with_api_key(key);
+//! let client = async_openai::Client::with_config(config).with_http_service(service);
 //! # let _ = client;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! (`reqwest_013` is reqwest 0.13, the one async-openai 0.43 is built on: `reqwest = "0.13"` in
