@@ -39,6 +39,12 @@
 //! - `redis`: fleet mode, the retry budget and the cooldowns shared through Redis
 //!   (`budget::redis::RedisStore`).
 //! - `otel`: OpenTelemetry export of the spans and metrics over OTLP/HTTP (`otel`).
+//! - `tower`: `tower::RetryLayer`, both retry layers around any tower `Service` of HTTP requests
+//!   (a team's own client; turns on `providers`, whose reading of error responses it shares).
+//! - `async-openai`: the layer as async-openai's HTTP service (`Client::with_http_service`), and
+//!   `Classify` for its `OpenAIError`.
+//! - `reqwest-middleware`: `tower::RetryMiddleware`, and `Classify` for `reqwest_middleware::Error`.
+//! - `genai`: `Classify` for `genai::Error` (genai 0.7 needs Rust 1.88, above this crate's 1.85).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

@@ -139,6 +139,7 @@ impl<'p, Fut> Attempt<'p, Fut> {
     }
 
     /// The attempt's limit as it stands: a default one, once the attempt waited, counts from then.
+    #[cfg(feature = "tower")]
     pub(crate) fn limit(&self) -> Limit {
         self.limit
     }
