@@ -9,7 +9,7 @@ mod adapters_support;
 use std::time::Duration;
 
 use adapters_support::{Answer, KEY, Refused, chat_body, chat_url, layer, start, streamed_text, verdicts};
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
 use agentic_runtime::resilient::Failure;
 use agentic_runtime::tower::RetryLayer;
 use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
@@ -79,4 +79,37 @@ async fn the_policys_per_call_timeout_cuts_a_hung_call_and_the_deadline_holds() 
     assert!(failure.last_error().is_none(), "the last call was cut: no error of the service's");
     assert!(failure.decisions().iter().any(|decision| decision.error.contains("timed out after 1 s")), "{failure}");
     assert!(started.elapsed() <= Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+/// A Gemini request to `server` (the key in `x-goog-api-key`, as Google's SDKs send it).
+fn gemini_request(server: &ChaosServer) -> reqwest::Request {
+    let body = serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "What is the answer?"}]}]});
+    let url = format!("{}/models/gemini-test:streamGenerateContent?alt=sse", server.base_url(WireFormat::Gemini));
+    reqwest::Client::new()
+        .post(url)
+        .header("x-goog-api-key", KEY)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn googles_retry_info_in_the_body_is_the_wait_when_no_header_names_one() {
+    let body = serde_json::json!({"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+    "status": "RESOURCE_EXHAUSTED", "details": [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3s"},
+    ]}});
+    let fault = Step::http_error(429).body(body.to_string()).header("content-type", "application/json");
+    let server = start(Scenario::new().then(fault).otherwise(Step::ok("42"))).await;
+    let (layer, decisions) = layer(RetryPolicy::new());
+    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let started = tokio::time::Instant::now();
+    let response = service.oneshot(gemini_request(&server)).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.text().await.unwrap().contains("42"));
+    assert!(started.elapsed() >= Duration::from_secs(3), "{:?}", started.elapsed());
+    let delay = decisions.lock().unwrap()[0].delay.unwrap();
+    assert!(delay >= Duration::from_secs(3) && delay <= Duration::from_millis(3750), "{delay:?}");
+    assert_eq!(server.requests_served(), 2);
 }
