@@ -68,6 +68,7 @@
 //! ```
 
 mod schema;
+mod source;
 mod toolbox;
 mod turn;
 
@@ -80,6 +81,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use schema::check_arguments;
+pub use source::{SOURCE_TIMEOUT_GRACE, ToolContext, ToolSource};
 pub use toolbox::{ToolOutcome, Toolbox, results_message};
 
 #[cfg(doc)]
@@ -219,6 +221,14 @@ pub trait Tool: Send + Sync + 'static {
     /// `tokio::task::spawn_blocking`, not on the async thread (see
     /// [Blocking work](Tool#blocking-work)).
     fn call(&self, input: Value) -> ToolFuture<'_>;
+
+    /// [`Tool::call`] with the call's [`ToolContext`]: its id, its idempotency key and its time
+    /// limit. The toolbox calls this; the default ignores the context and calls [`Tool::call`].
+    /// Override it in a tool with side effects, to refuse to act twice on one key.
+    fn call_with(&self, input: Value, context: ToolContext) -> ToolFuture<'_> {
+        let _ = context;
+        self.call(input)
+    }
 
     /// How long one call may run, when this tool needs its own limit; `None` (the default) uses
     /// the toolbox's ([`Toolbox::with_timeout`], else [`DEFAULT_TOOL_TIMEOUT`]). Read at every
