@@ -45,6 +45,8 @@
 //!   `Classify` for its `OpenAIError`.
 //! - `reqwest-middleware`: `tower::RetryMiddleware`, and `Classify` for `reqwest_middleware::Error`.
 //! - `genai`: `Classify` for `genai::Error` (genai 0.7 needs Rust 1.88, above this crate's 1.85).
+//! - `mcp`: MCP toolboxes (`mcp`), an MCP server's tools in the tool loop, over stdio or
+//!   streamable HTTP (rmcp 3.11 needs Rust 1.88, above this crate's 1.85).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -64,6 +66,9 @@ mod exec_error;
 mod fallback;
 pub mod journal;
 pub mod lines;
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp;
 pub mod message;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]

@@ -7,6 +7,8 @@
 //! - [`counting_alloc`]: a global allocator that counts this thread's allocations.
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
+//! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
+//!   `agentic-mcp-test-server`) and over streamable HTTP on 127.0.0.1.
 //! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
 //!   each.
 //!
@@ -25,6 +27,8 @@
 pub mod captured_log;
 pub mod counting_alloc;
 pub mod fuzz;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod temp_file;
 #[cfg(all(feature = "providers", feature = "chaos"))]
 pub mod wires;

@@ -1,0 +1,141 @@
+//! What can go wrong connecting to an MCP server: [`McpError`].
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use crate::policy::rules::format_ms;
+
+/// Why [`McpServer::connect`](super::McpServer::connect) failed. Each message names the server and
+/// says what to do; a URL in it has no credentials and no query.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The server's program could not be started.
+    #[error("{}", spawn_message(server, program, source))]
+    Spawn {
+        /// The server's name.
+        server: String,
+        /// The program that was started.
+        program: PathBuf,
+        /// Why it could not be.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server did not answer `initialize` (or the first `tools/list`) in time.
+    #[error(
+        "the MCP server `{server}` did not finish initializing within {}; check that it is an MCP server \
+         speaking on {transport}, or raise `McpServer::init_timeout`",
+        seconds(*elapsed)
+    )]
+    InitTimeout {
+        /// The server's name.
+        server: String,
+        /// The bound that was reached.
+        elapsed: Duration,
+        /// `stdio`, or `streamable HTTP at URL` (the URL without its secrets).
+        transport: String,
+    },
+    /// The server went away (its process exited, or the connection closed) before it was ready.
+    #[error("{}", closed_message(server, reason, status, stderr))]
+    Closed {
+        /// The server's name.
+        server: String,
+        /// What the client saw.
+        reason: String,
+        /// The child process's exit status, when it has exited.
+        status: Option<ExitStatus>,
+        /// The last lines of its stderr (bounded, [`MCP_STDERR_TAIL_LINES`](super::MCP_STDERR_TAIL_LINES)).
+        stderr: Vec<String>,
+    },
+    /// The server answered `initialize` with an error, or could not be reached over HTTP.
+    #[error("the MCP server `{server}` refused to initialize: {reason}")]
+    Initialize {
+        /// The server's name.
+        server: String,
+        /// The server's or the transport's words (a URL in them redacted).
+        reason: String,
+    },
+    /// Listing the server's tools failed, or did not end within the bounds.
+    #[error("listing the tools of MCP server `{server}` failed: {reason}")]
+    List {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The URL given to [`McpServer::http`](super::McpServer::http) cannot be used.
+    #[error(
+        "invalid MCP server URL `{url}`: {reason}; give an `http://` or `https://` URL such as `https://example.com/mcp`"
+    )]
+    Url {
+        /// The URL, without credentials or query.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+fn spawn_message(server: &str, program: &std::path::Path, source: &std::io::Error) -> String {
+    let program = program.display();
+    match source.kind() {
+        std::io::ErrorKind::NotFound => format!(
+            "could not start MCP server `{server}`: the program `{program}` was not found; install it or give its full path"
+        ),
+        std::io::ErrorKind::PermissionDenied => format!(
+            "could not start MCP server `{server}`: the program `{program}` is not executable (permission denied)"
+        ),
+        _ => format!("could not start MCP server `{server}` (`{program}`): {source}"),
+    }
+}
+
+fn closed_message(server: &str, reason: &str, status: &Option<ExitStatus>, stderr: &[String]) -> String {
+    let mut message = format!("the MCP server `{server}` closed the connection during initialize ({reason})");
+    if let Some(status) = status {
+        message.push_str(&format!("; it exited with {}", describe_status(*status)));
+    }
+    if stderr.is_empty() {
+        message.push_str("; it wrote nothing to stderr");
+    } else {
+        message.push_str("; the end of its stderr:");
+        for line in stderr {
+            message.push_str("\n  ");
+            message.push_str(line);
+        }
+    }
+    message
+}
+
+/// `status 3`, `signal 9`: an exit status in words.
+pub(crate) fn describe_status(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        if let Some(signal) = status.signal() {
+            return format!("signal {signal}");
+        }
+    }
+    status.to_string()
+}
+
+impl McpError {
+    /// The server's name, as given to [`McpServer::name`](super::McpServer::name) or derived.
+    pub fn server(&self) -> &str {
+        match self {
+            Self::Spawn { server, .. }
+            | Self::InitTimeout { server, .. }
+            | Self::Closed { server, .. }
+            | Self::Initialize { server, .. }
+            | Self::List { server, .. } => server,
+            Self::Url { .. } => "",
+        }
+    }
+}
+
+/// `30 s`, `0.2 s`: a bound in the words of the toolbox's own timeouts.
+pub(crate) fn seconds(duration: Duration) -> String {
+    format_ms(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}

@@ -1,0 +1,87 @@
+//! MCP toolboxes: an MCP server's tools in the tool loop, like any other tool (feature `mcp`, on
+//! rmcp 3.11; the feature needs Rust 1.88, the crate's core 1.85).
+//!
+//! [`McpServer`] says where the server is, a program speaking MCP over its stdio
+//! ([`McpServer::stdio`]) or a streamable HTTP endpoint ([`McpServer::http`]);
+//! [`McpServer::connect`] starts or reaches it, initialises the session and lists its tools
+//! (following `nextCursor`, within [`MCP_MAX_LIST_PAGES`] and [`MCP_MAX_TOOLS`]), all within
+//! [`DEFAULT_MCP_INIT_TIMEOUT`]. The [`McpToolbox`] it gives is a
+//! [`ToolSource`](crate::tool::ToolSource): add it with [`Toolbox::with_mcp`](crate::tool::Toolbox::with_mcp).
+//!
+//! # What the model sees
+//!
+//! - A result's texts, one content block a line; an image, audio or binary resource as a short
+//!   bracket (`[image: image/png, 12 KiB]`); the `structuredContent` when there is no text.
+//! - A result with `isError: true`: an error result (`is_error`) with the server's text, as a
+//!   tool's own error.
+//! - A JSON-RPC error (unknown tool, invalid params): ``the MCP server `files` refused the call:
+//!   unknown tool `x` (-32602)``.
+//! - A call past its timeout (the toolbox's tool timeout, the request's timeout here): rmcp sends
+//!   the server `notifications/cancelled` and the model reads ``the tool `x` on MCP server `files`
+//!   did not answer within 30 s; the call was cancelled``.
+//! - A connection that closed after the call was sent: the call is not sent again (it may have
+//!   acted); the model reads ``the connection to MCP server `files` closed while `x` was running:
+//!   it may or may not have taken effect; check before calling it again``.
+//! - A server that is gone (its process exited): every later call says so, with the exit status;
+//!   nothing is restarted.
+//!
+//! An expired streamable HTTP session (HTTP 404 for its `Mcp-Session-Id`) is initialised again and
+//! the call sent once more, by rmcp's transport (`reinit_on_expired_session`): the server never
+//! ran a call it answered with 404. Each call carries its idempotency key in its `_meta`, under
+//! [`IDEMPOTENCY_KEY_META`].
+//!
+//! None of this is retried by the runtime's retry layers: tool errors are the model's business.
+//!
+//! # Bounds
+//!
+//! Initialising and listing: [`DEFAULT_MCP_INIT_TIMEOUT`]. One message: rmcp's 16 MiB (a stdio
+//! line, an HTTP response body). A tool's description: [`MCP_MAX_DESCRIPTION_CHARS`]; its schema:
+//! [`MCP_MAX_SCHEMA_BYTES`] (a larger one skips the tool, with a warning, as a name the toolbox
+//! refuses does). A stdio server's stderr: the last [`MCP_STDERR_TAIL_LINES`] lines, kept for its
+//! errors; its process: stopped [`MCP_CHILD_EXIT_GRACE`] after the last toolbox clone is dropped,
+//! and reaped.
+//!
+//! # Examples
+//!
+//! ```no_run
+//! use agentic_runtime::mcp::McpServer;
+//! use agentic_runtime::tool::Toolbox;
+//! use agentic_runtime::{Runtime, ScriptedProvider};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let files = McpServer::stdio("npx")
+//!     .args(["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"])
+//!     .name("files")
+//!     .connect()
+//!     .await?;
+//! let search = McpServer::http("https://search.example.com/mcp").connect().await?;
+//! println!("{} tools from `files`", files.tools().len());
+//!
+//! let toolbox = Toolbox::new().with_mcp(files).with_mcp(search);
+//! let runtime = Runtime::new(ScriptedProvider::new()).with_tools(toolbox);
+//! let reply = runtime.exec("Which files mention the invoice?").await?;
+//! println!("{}", reply.text());
+//! # Ok(())
+//! # }
+//! ```
+
+mod call;
+mod changes;
+mod child;
+mod client;
+mod error;
+mod http;
+mod list;
+mod server;
+mod toolbox;
+
+pub use call::IDEMPOTENCY_KEY_META;
+pub use child::{
+    ChildProcess, MCP_CHILD_EXIT_GRACE, MCP_EXIT_REPORT_WAIT, MCP_STDERR_LINE_BYTES, MCP_STDERR_TAIL_LINES,
+};
+pub use error::McpError;
+pub use http::MCP_SSE_RECONNECTS;
+pub use list::{MCP_MAX_DESCRIPTION_CHARS, MCP_MAX_LIST_PAGES, MCP_MAX_SCHEMA_BYTES, MCP_MAX_TOOLS};
+pub use server::{DEFAULT_MCP_INIT_TIMEOUT, McpServer};
+pub use toolbox::McpToolbox;
