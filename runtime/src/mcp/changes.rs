@@ -42,16 +42,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for CountChanges<T> {
         self.inner.send(item)
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        async {
-            let message = self.inner.receive().await;
-            if let Some(JsonRpcMessage::Notification(notification)) = &message {
-                if matches!(notification.notification, ServerNotification::ToolListChangedNotification(_)) {
-                    self.changes.send_modify(|count| *count += 1);
-                }
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(notification)) = &message {
+            if matches!(notification.notification, ServerNotification::ToolListChangedNotification(_)) {
+                self.changes.send_modify(|count| *count += 1);
             }
-            message
         }
+        message
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {

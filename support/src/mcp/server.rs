@@ -12,7 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use super::record::{EVENT_WAIT, Record};
+use super::record::Record;
 
 /// The key of `_meta` where the runtime sends a call's idempotency key (`agentic_runtime::mcp`).
 pub const IDEMPOTENCY_KEY_META: &str = "io.agentic/idempotency_key";
@@ -37,7 +37,7 @@ pub struct Options {
 /// - `echo {text}`: returns `text`;
 /// - `fail`: returns `isError: true` with "the disk is full";
 /// - `hang`: never answers; its cancel (`notifications/cancelled`) is recorded as `cancelled hang`;
-/// - `cancelled {at_least}`: waits (at most [`EVENT_WAIT`]) for that many recorded cancels, returns their count;
+/// - `cancelled {at_least}`: waits (at most [`EVENT_WAIT`](super::EVENT_WAIT)) for that many recorded cancels, returns their count;
 /// - `exit`: the process exits with [`EXIT_STATUS`] mid-call (over HTTP: see [`Options`] of
 ///   `serve_http`: the server stops);
 /// - `add_tool {name}`: adds an `echo`-like tool `name` and sends `notifications/tools/list_changed`;
@@ -48,7 +48,7 @@ pub struct Options {
 /// - `structured`: no text, only `structuredContent`;
 /// - `bad name!`: a name the runtime's toolbox refuses.
 ///
-/// Every call is recorded as `call NAME` before it runs.
+/// Every call is recorded as `call NAME` before it runs, every session's start as `initialize`.
 #[derive(Clone)]
 pub struct TestServer {
     options: Arc<Options>,
@@ -160,6 +160,7 @@ impl ServerHandler for TestServer {
         if self.options.never_initialize {
             std::future::pending::<()>().await;
         }
+        self.record.push("initialize".to_owned());
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
