@@ -10,19 +10,27 @@ use syn::{Error, Expr, ExprPath, Ident, Lit, LitInt, Path};
 
 use crate::rules::{Jitter, Key, PolicyValues, Preset, nearest, nearest_key};
 
-/// A key of the attribute: a policy key of the shared rules, `preset`, `validate`, `compact` or `crate`.
+/// A key of the attribute: a policy key of the shared rules, `preset`, `validate`, `compact`,
+/// `tools` or `crate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Name {
     Policy(Key),
     Preset,
     Validate,
     Compact,
+    Tools,
     Crate,
 }
 
 impl Name {
     fn all() -> impl Iterator<Item = Name> {
-        Key::ALL.into_iter().map(Name::Policy).chain([Name::Preset, Name::Validate, Name::Compact, Name::Crate])
+        Key::ALL.into_iter().map(Name::Policy).chain([
+            Name::Preset,
+            Name::Validate,
+            Name::Compact,
+            Name::Tools,
+            Name::Crate,
+        ])
     }
 
     fn from_name(name: &str) -> Option<Name> {
@@ -30,6 +38,7 @@ impl Name {
             "preset" => Some(Name::Preset),
             "validate" => Some(Name::Validate),
             "compact" => Some(Name::Compact),
+            "tools" => Some(Name::Tools),
             "crate" => Some(Name::Crate),
             _ => Key::from_name(name).map(Name::Policy),
         }
@@ -41,6 +50,7 @@ impl Name {
             Name::Preset => "preset",
             Name::Validate => "validate",
             Name::Compact => "compact",
+            Name::Tools => "tools",
             Name::Crate => "crate",
         }
     }
@@ -59,6 +69,7 @@ impl Name {
             Name::Preset => Preset::GeminiFreeTier.name().to_owned(),
             Name::Validate => "check_reply".to_owned(),
             Name::Compact => "DROP_OLDEST".to_owned(),
+            Name::Tools => "TOOLS".to_owned(),
             Name::Crate => "\"my_crate::agentic\"".to_owned(),
         }
     }
@@ -113,6 +124,8 @@ pub(crate) struct Args {
     pub(crate) validate: Option<Arg<ExprPath>>,
     /// The path of the `static` or `const` compactor named by `compact = PATH`.
     pub(crate) compact: Option<Arg<ExprPath>>,
+    /// The path of the toolbox (a `static` holder or a function) named by `tools = PATH`.
+    pub(crate) tools: Option<Arg<ExprPath>>,
     pub(crate) krate: Option<Arg<Path>>,
     /// Numeric keys that were written with a value that did not parse: the rules must not guess them.
     pub(crate) unparsed: Vec<Key>,
@@ -233,6 +246,8 @@ fn unknown_key(written: &str) -> String {
     let lower = written.to_lowercase();
     let suggestion = if lower.contains("valid") || lower.contains("check") {
         Some("validate")
+    } else if lower.contains("tool") || lower.contains("mcp") {
+        Some("tools")
     } else if lower.contains("compact") || lower.contains("compress") || lower.contains("summar") {
         Some("compact")
     } else if lower.contains("preset") || lower.contains("profile") {
@@ -263,6 +278,7 @@ fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -
         Name::Preset => parsed.preset = Some(Arg { value: preset(value)?, tokens: all }),
         Name::Validate => parsed.validate = Some(Arg { value: path(name, value)?, tokens: all }),
         Name::Compact => parsed.compact = Some(Arg { value: path(name, value)?, tokens: all }),
+        Name::Tools => parsed.tools = Some(Arg { value: path(name, value)?, tokens: all }),
         Name::Crate => parsed.krate = Some(Arg { value: krate(value)?, tokens: all }),
     }
     Ok(())
@@ -428,7 +444,8 @@ fn preset(value: &[TokenTree]) -> Result<PresetValue, Error> {
     }
 }
 
-/// The path a `validate` or `compact` key names: the check function, or the compactor.
+/// The path a `validate`, `compact` or `tools` key names: the check function, the compactor, or
+/// the toolbox.
 fn path(name: Name, value: &[TokenTree]) -> Result<ExprPath, Error> {
     let spanned = to_stream(value);
     let key = name.name();
@@ -436,6 +453,11 @@ fn path(name: Name, value: &[TokenTree]) -> Result<ExprPath, Error> {
         Name::Compact => (
             "`compact` takes the path of a `static` or `const` whose type implements `Compactor`",
             "put the compactor in a `static` and write `compact = THAT_STATIC`",
+        ),
+        Name::Tools => (
+            "`tools` takes the path of a `static` `LazyLock<Toolbox>` or `OnceLock<Toolbox>`, or of a function \
+             `fn() -> Toolbox`",
+            "move the expression into a `fn() -> Toolbox` and write `tools = that_fn`",
         ),
         _ => (
             "`validate` takes the path of a function `fn(&Reply) -> Result<(), E>`",
@@ -452,7 +474,7 @@ fn path(name: Name, value: &[TokenTree]) -> Result<ExprPath, Error> {
             Err(Error::new_spanned(spanned, format!("{expected}, found the string {}{fix}", show(value))))
         }
         Ok(Expr::Closure(_)) => Err(Error::new_spanned(spanned, format!("{expected}, found a closure; {instead}"))),
-        Ok(Expr::Call(_) | Expr::MethodCall(_)) if name == Name::Compact => {
+        Ok(Expr::Call(_) | Expr::MethodCall(_)) if matches!(name, Name::Compact | Name::Tools) => {
             Err(Error::new_spanned(spanned, format!("{expected}, found the expression `{}`; {instead}", show(value))))
         }
         _ => Err(Error::new_spanned(spanned, format!("{expected}, found `{}`", show(value)))),

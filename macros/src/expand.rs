@@ -219,6 +219,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
         policy: call_policy.as_ref(),
         validate: args.validate.as_ref().map(|arg| &arg.value),
         compact: args.compact.as_ref().map(|arg| &arg.value),
+        tools: args.tools.as_ref().map(|arg| &arg.value),
         shadowed: false,
         rewritten: 0,
     };
@@ -237,6 +238,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
                 policy: #policy,
                 validate: ::core::option::Option::None,
                 compact: ::core::option::Option::None,
+                tools: ::core::option::Option::None,
             };
         };
         function.block.stmts.insert(0, item);
@@ -347,7 +349,8 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
 }
 
 /// Rewrites `<runtime>.exec(prompt)` into `Runtime::__agentic_exec(<runtime>, <AgentFn>, prompt)`
-/// (and `<runtime>.exec_json(prompt)`, with or without a turbofish, into `__agentic_exec_json`)
+/// (and `<runtime>.exec_json(prompt)`, with or without a turbofish, into `__agentic_exec_json`, and
+/// `<runtime>.exec_with_tools(tools, prompt)` into `__agentic_exec_with_tools`)
 /// wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
 /// not in nested items (they cannot see it). Macro arguments are rewritten when they parse as
 /// comma-separated expressions (`assert!`, `tokio::join!`, `format!`, ...).
@@ -358,6 +361,7 @@ struct Rewriter<'a> {
     policy: Option<&'a TokenStream>,
     validate: Option<&'a ExprPath>,
     compact: Option<&'a ExprPath>,
+    tools: Option<&'a ExprPath>,
     /// Whether the runtime's name is rebound at this point.
     shadowed: bool,
     rewritten: usize,
@@ -411,27 +415,42 @@ impl Rewriter<'_> {
             }};
             fields.push(quote!(compact: ::core::option::Option::Some(#compactor)));
         }
+        if let Some(path) = self.tools {
+            // A non-capturing closure, coerced to the fn pointer: the path may name `Self`. A type
+            // that is no toolbox is reported on the path (`ToolsOf` says what `tools` takes).
+            let tools = quote_spanned! {path.span()=>
+                (|| #private::ToolsOf::toolbox(&#path)) as fn() -> ::core::option::Option<#private::Toolbox>
+            };
+            fields.push(quote!(tools: ::core::option::Option::Some(#tools)));
+        }
         let function =
             if fields.is_empty() { quote!(#constant) } else { quote!(#private::AgentFn { #(#fields,)* ..#constant }) };
-        let prompt = &call.args[0];
+        let args = &call.args;
         // The callee carries the span of `exec`, so that errors about the call point at the user's call.
         let callee = if call.method == "exec_json" {
             let turbofish = &call.turbofish;
             respan(quote!(#private::Runtime::__agentic_exec_json #turbofish), span)
+        } else if call.method == "exec_with_tools" {
+            respan(quote!(#private::Runtime::__agentic_exec_with_tools), span)
         } else {
             respan(quote!(#private::Runtime::__agentic_exec), span)
         };
         let mut rewritten: syn::ExprCall = syn::parse_quote_spanned! {span=>
-            #callee(#runtime, #function, #prompt)
+            #callee(#runtime, #function, #args)
         };
         rewritten.attrs.clone_from(&call.attrs);
         Expr::Call(rewritten)
     }
 
     fn is_runtime_exec(&self, call: &ExprMethodCall) -> bool {
-        // `exec` takes no generics; `exec_json` may name its type (`exec_json::<Invoice>`).
-        let method = matches!((call.method.to_string().as_str(), &call.turbofish), ("exec", None) | ("exec_json", _));
-        if self.shadowed || !method || call.args.len() != 1 {
+        // `exec` takes no generics; `exec_json` may name its type (`exec_json::<Invoice>`);
+        // `exec_with_tools` takes the toolbox before the prompt.
+        let arguments = match (call.method.to_string().as_str(), &call.turbofish) {
+            ("exec", None) | ("exec_json", _) => 1,
+            ("exec_with_tools", None) => 2,
+            _ => return false,
+        };
+        if self.shadowed || call.args.len() != arguments {
             return false;
         }
         let mut receiver = &*call.receiver;

@@ -74,6 +74,7 @@ use proc_macro::TokenStream;
 /// | `preset` | `anthropic`, `gemini_free_tier`, or the path of a `const RetryPolicy` | none | the policy the other keys start from, instead of the defaults |
 /// | `validate` | path to `fn(&Reply) -> Result<(), E>`, `E: Display` | none | checks each reply |
 /// | `compact` | path to a `static` or `const` whose type implements `Compactor` | the runtime's | shortens the conversation on a context overflow |
+/// | `tools` | path to a `static` `LazyLock<Toolbox>` or `OnceLock<Toolbox>`, or to a `fn() -> Toolbox` | the runtime's | the tools the function's execs offer the model |
 /// | `crate` | string holding a path | `"::agentic_runtime"` | where the runtime is, for crates that re-export it |
 ///
 /// The numbers are the ones of [`RetryPolicy`]'s `with_*` setters, and they are judged by the same
@@ -139,13 +140,48 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
+/// `tools = PATH` names the toolbox the function's execs offer the model, instead of the
+/// runtime's (`Runtime::with_tools`): a `static` `LazyLock<Toolbox>`, a `static` `OnceLock<Toolbox>`
+/// (set it before the first exec: an unset one fails the exec as a programming error), or a
+/// function `fn() -> Toolbox` (called at every exec: return a clone of a toolbox you keep, such as
+/// one with an MCP server's tools). `Self::TOOLS` works in methods; a path of another type is a
+/// compile error on it. Inside the function, `runtime.exec_with_tools(tools, prompt)` offers
+/// `tools` for that one exec instead, with the function's policy.
+///
+/// ```
+/// use std::sync::LazyLock;
+///
+/// use agentic_runtime::{ExecError, Runtime, ScriptedProvider, Step, Toolbox, agentic_function};
+/// use serde_json::json;
+///
+/// static WEATHER: LazyLock<Toolbox> = LazyLock::new(|| {
+///     Toolbox::new().with_fn("get_weather", "The weather in a city.", json!(null), |_| async {
+///         Ok("sunny".to_owned())
+///     })
+/// });
+///
+/// /// Say what the weather is.
+/// #[agentic_function(tools = WEATHER)]
+/// async fn weather(runtime: &Runtime, city: &str) -> Result<String, ExecError> {
+///     Ok(runtime.exec(city).await?.into_text())
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// // The runtime itself offers no tools: the function's execs offer `get_weather`.
+/// let provider = ScriptedProvider::new([Step::tool_call("get_weather", json!({})), Step::ok("Sunny.")]);
+/// let runtime = Runtime::new(provider);
+/// assert_eq!(weather(&runtime, "Paris").await.unwrap(), "Sunny.");
+/// # }
+/// ```
+///
 /// # Errors
 ///
 /// Everything wrong is reported at once, each error on the token at fault, and the function is
 /// still emitted so that nothing else breaks: the attribute on something other than an `async fn`;
 /// no runtime parameter, or two; an argument that is not `key = value`; an unknown key (the
 /// nearest is suggested); an unknown preset; a key given twice; a value of the wrong type or out of range; an unknown
-/// `jitter` kind; `validate` or `compact` that is not a path; `crate` that is not a string; and every rule of
+/// `jitter` kind; `validate`, `compact` or `tools` that is not a path; `crate` that is not a string; and every rule of
 /// the policy, e.g.
 ///
 /// ```text

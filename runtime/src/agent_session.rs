@@ -49,7 +49,7 @@ impl AgentSession {
     pub async fn run(&mut self, prompt: impl Into<String>) -> Result<&AssistantMessage, ModelError> {
         self.history.push(Message::user(prompt));
         let policy = *self.runtime.policy();
-        let mut run = self.runtime.start_run(&policy, None, None, tracing::Span::none());
+        let mut run = self.runtime.start_run(&self.runtime.tools, &policy, None, None, tracing::Span::none());
         let message = run_layer(&mut run, &self.history).await?;
         if !message.is_error() {
             // The answer pays for retries, as an exec's do.

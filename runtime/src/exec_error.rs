@@ -174,6 +174,25 @@ impl ExecError {
         self.inner.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
     }
 
+    /// The error of an exec whose function's `tools = PATH` names a `OnceLock` that is not set.
+    pub(crate) fn tools_unset(function: Option<&'static str>) -> Self {
+        Self::boxed(fields::ExecError {
+            kind: ExecErrorKind::Programming,
+            function,
+            attempts: vec![
+                "the toolbox named by `tools = ...` is an unset `OnceLock`: set it before the first exec".to_owned(),
+            ],
+            decisions: Vec::new(),
+            calls: 0,
+            elapsed: Duration::ZERO,
+            refusal: None,
+            stopped_by: None,
+            usage: None,
+            source: None,
+            target: None,
+        })
+    }
+
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
         Self::boxed(fields::ExecError {
             kind: ExecErrorKind::Programming,

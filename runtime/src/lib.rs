@@ -141,10 +141,11 @@ pub mod __fuzz {
 /// What the code `#[agentic_function]` generates refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::agent_fn::{AgentFn, Validator};
+    pub use crate::agent_fn::{AgentFn, ToolsOf, Validator};
     pub use crate::compact::Compactor;
     pub use crate::policy::rules::is_valid;
     pub use crate::policy::{Jitter, Preset, RetryPolicy};
     pub use crate::reply::Reply;
     pub use crate::runtime::Runtime;
+    pub use crate::tool::Toolbox;
 }

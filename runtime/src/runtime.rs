@@ -69,7 +69,7 @@ pub struct Runtime {
     quota: Option<RetryQuota>,
     store: Option<Arc<dyn SharedStore>>,
     journal: Option<Journal>,
-    tools: Toolbox,
+    pub(crate) tools: Toolbox,
     trace: Option<TraceSink>,
     max_iterations: u32,
     content_in_traces: bool,
@@ -511,7 +511,35 @@ impl Runtime {
     /// returned future is first polled.
     pub fn exec(&self, prompt: impl Into<Prompt>) -> impl Future<Output = Result<Reply, ExecError>> {
         // The exec's own future, not one wrapped in another: every exec would move its result out.
-        self.exec_attempts(&self.function, prompt, None)
+        self.exec_attempts(&self.function, None, prompt, None)
+    }
+
+    /// [`Runtime::exec`] offering the model `tools` instead of the runtime's toolbox
+    /// ([`Runtime::with_tools`]): an agent that reads files and one that sends mail can share a
+    /// runtime (its provider, budget and breakers) without being offered each other's tools.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Step, Toolbox};
+    /// use serde_json::json;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let search = Toolbox::new().with_fn("search", "Searches the web.", json!(null), |_| async { Ok("found".to_owned()) });
+    /// let provider = ScriptedProvider::new([Step::tool_call("search", json!({})), Step::ok("Found it.")]);
+    /// // The runtime offers no tools; this exec offers `search`.
+    /// let runtime = Runtime::new(provider.clone());
+    /// let reply = runtime.exec_with_tools(&search, "Look it up.").await.unwrap();
+    /// assert_eq!((reply.text(), reply.iterations()), ("Found it.", 1));
+    /// # }
+    /// ```
+    pub fn exec_with_tools(
+        &self,
+        tools: &Toolbox,
+        prompt: impl Into<Prompt>,
+    ) -> impl Future<Output = Result<Reply, ExecError>> {
+        self.exec_attempts(&self.function, Some(tools), prompt, None)
     }
 
     /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for
@@ -567,7 +595,7 @@ impl Runtime {
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
         let expected = Expected::of::<T>();
-        let reply = self.exec_attempts(&function, prompt.into(), Some(&expected)).await?;
+        let reply = self.exec_attempts(&function, None, prompt.into(), Some(&expected)).await?;
         typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(function.name, why, &reply))
     }
 
@@ -584,24 +612,37 @@ impl Runtime {
     ) -> Result<Reply, ExecError> {
         let check = |text: &str| check(&typed::parse::<serde_json::Value>(text)?);
         let expected = Expected::checked(schema, &check);
-        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), Some(&expected)).await
+        self.exec_attempts(&AgentFn::anonymous(*policy), None, prompt.into(), Some(&expected)).await
     }
 
     /// Runs `prompt` through both layers with `policy` (validated first: an invalid policy is a
     /// programming error).
     pub async fn exec_with(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_attempts(&AgentFn::anonymous(*policy), prompt.into(), None).await
+        self.exec_attempts(&AgentFn::anonymous(*policy), None, prompt.into(), None).await
     }
 
     /// What `#[agentic_function]` calls: `exec` with the function's name, doc comment, policy and
     /// validator.
     #[doc(hidden)]
     pub async fn __agentic_exec(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<Reply, ExecError> {
-        self.exec_attempts(&function, prompt.into(), None).await
+        self.exec_attempts(&function, None, prompt.into(), None).await
+    }
+
+    /// What `#[agentic_function]` calls for `runtime.exec_with_tools(tools, prompt)`:
+    /// [`Runtime::exec_with_tools`] with the function's name, doc comment, policy and validator.
+    #[doc(hidden)]
+    pub async fn __agentic_exec_with_tools(
+        &self,
+        function: AgentFn,
+        tools: &Toolbox,
+        prompt: impl Into<Prompt>,
+    ) -> Result<Reply, ExecError> {
+        self.exec_attempts(&function, Some(tools), prompt.into(), None).await
     }
 
     pub(crate) fn start_run<'a>(
         &'a self,
+        tools: &'a Toolbox,
         policy: &'a RetryPolicy,
         system: Option<&'a str>,
         function: Option<&'static str>,
@@ -618,7 +659,7 @@ impl Runtime {
             provider: &*self.provider,
             position: self.targets.as_deref().map(Position::new),
             system: system.or(self.system.as_deref()),
-            tools: self.tools.specs(),
+            tools: tools.specs(),
             content_in_traces: self.content_in_traces,
             compacted: false,
             schema: None,
@@ -645,6 +686,7 @@ impl Runtime {
     async fn exec_attempts(
         &self,
         function: &AgentFn,
+        tools: Option<&Toolbox>,
         prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
@@ -657,7 +699,20 @@ impl Runtime {
         // The prompt's own system instruction (over the function's doc comment) lives here too.
         let (text, own_system) = prompt.into().into_parts();
         let system = own_system.as_deref().or(function.doc);
-        let mut run = self.start_run(&function.policy, system, function.name, span);
+        // The exec's own tools, else its function's (`tools = PATH`), else the runtime's.
+        let made;
+        let toolbox = match (tools, function.tools) {
+            (Some(tools), _) => tools,
+            (None, Some(make)) => match make() {
+                Some(tools) => {
+                    made = tools;
+                    &made
+                }
+                None => return Err(self.journaled(ExecError::tools_unset(function.name))),
+            },
+            (None, None) => &self.tools,
+        };
+        let mut run = self.start_run(toolbox, &function.policy, system, function.name, span);
         run.schema = expected.map(|expected| &expected.schema);
         let mut exec = Exec {
             function,
@@ -665,6 +720,8 @@ impl Runtime {
             // The prompt alone, and later each tool turn: the success path allocates the history once.
             history: vec![Message::user(text)],
             trace: self.trace.as_ref().map(|sink| sink.start_run(function.name)),
+            toolbox,
+            run_id: None,
             iterations: 0,
             attempts_made: 0,
             compactions: 0,
@@ -709,10 +766,10 @@ impl Runtime {
 
     /// A tool turn: the model asked for `tools`; their results join the history (whatever the
     /// tools said: no retry, no sleep), unless the exec has had `max_iterations` tool turns.
-    async fn tool_turn(
+    async fn tool_turn<'a>(
         &self,
-        run: &mut Run<'_>,
-        exec: &mut Exec<'_>,
+        run: &mut Run<'a>,
+        exec: &mut Exec<'a>,
         tools: AssistantMessage,
     ) -> Result<(), ExecError> {
         // The tools' time counts, from here if nothing read the clock before.
@@ -721,10 +778,15 @@ impl Runtime {
             return Err(self.too_many_iterations(run, exec.iterations));
         }
         exec.iterations += 1;
-        let outcomes = self.tools.run_calls_traced(&tools, exec.trace.as_ref());
+        // The turn's keys: the same whenever these calls run, unlike any other turn's.
+        let iteration = exec.iterations;
+        let turn = format!("{}/{iteration}", exec.run_id());
+        let outcomes = exec.toolbox.run_calls_keyed(&tools, exec.trace.as_ref(), &turn);
         let outcomes = outcomes.instrument(run.state.span.clone()).await;
         exec.history.push(Message::Assistant(tools));
         exec.history.push(results_message(outcomes));
+        // A source's list may have changed (an MCP server's `list_changed`): the next turn offers it.
+        run.tools = exec.toolbox.specs();
         // The call that asked for the tools was answered: it pays for retries.
         run.state.governor.on_success(run.probing()).await;
         run.state.budget.start_turn();
@@ -974,10 +1036,25 @@ struct Exec<'f> {
     expected: Option<&'f Expected<'f>>,
     history: Vec<Message>,
     trace: Option<RunTrace>,
+    /// The tools offered: the exec's, its function's or the runtime's.
+    toolbox: &'f Toolbox,
+    /// The run's id for the tools' idempotency keys when there is no trace (whose id it is
+    /// otherwise), made at the first tool turn.
+    run_id: Option<Box<str>>,
     iterations: u32,
     attempts_made: u32,
     /// How many times the conversation was compacted.
     compactions: u32,
+}
+
+impl Exec<'_> {
+    /// The run's id: the trace's, or one made now (`run-` and 16 random hex digits, as a trace's).
+    fn run_id(&mut self) -> &str {
+        if let Some(trace) = &self.trace {
+            return trace.run_id();
+        }
+        self.run_id.get_or_insert_with(|| format!("run-{:016x}", fastrand::u64(..)).into_boxed_str())
+    }
 }
 
 /// What one attempt of a turn came to.

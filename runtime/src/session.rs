@@ -25,7 +25,7 @@ use crate::usage::Usage;
 pub(crate) struct Run<'a> {
     pub(crate) provider: &'a dyn Provider,
     pub(crate) system: Option<&'a str>,
-    pub(crate) tools: &'a [ToolSpec],
+    pub(crate) tools: std::borrow::Cow<'a, [ToolSpec]>,
     /// Prompts and answers go on the calls' spans (`Runtime::with_content_in_traces`).
     pub(crate) content_in_traces: bool,
     /// The conversation was compacted: the calls after it say so on their spans
@@ -87,7 +87,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             timeout: limit.map(|limit| limit.limit),
             function: run.state.function,
             call,
-            tools: run.tools,
+            tools: &run.tools,
             bounds: CallBounds::of(run.state.policy),
             schema: run.schema,
         };
@@ -254,7 +254,7 @@ async fn pace_call(run: &mut Run<'_>, history: &[Message]) -> Result<Option<Dema
 /// What the call of `history` would need of the provider's limits; `None` when pacing is off (the
 /// history is not read then).
 fn estimate(run: &Run<'_>, history: &[Message]) -> Option<Demand> {
-    let input = || pace::input_tokens(run.system, history, run.tools);
+    let input = || pace::input_tokens(run.system, history, &run.tools);
     run.state.governor.estimate(input, run.provider.max_output_tokens())
 }
 

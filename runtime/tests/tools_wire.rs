@@ -42,8 +42,9 @@ async fn turn(
     history: &mut Vec<Message>,
     trace: &agentic_runtime::trace::RunTrace,
 ) -> bool {
+    let specs = toolbox.specs();
     let mut request = Request::new(history);
-    request.tools = toolbox.specs();
+    request.tools = &specs;
     let message = agent::run(provider, &request, None)
         .await
         .unwrap_or_else(|error| panic!("{}: not a programming error, got {error}", provider.name()));

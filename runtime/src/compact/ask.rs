@@ -25,7 +25,7 @@ impl AskModel for Run<'_> {
 /// waiting for the answer and goes on.
 struct Plain<'r, 'a> {
     run: &'r mut Run<'a>,
-    tools: &'a [ToolSpec],
+    tools: std::borrow::Cow<'a, [ToolSpec]>,
     schema: Option<&'a ResponseSchema>,
 }
 
@@ -38,7 +38,7 @@ impl<'r, 'a> Plain<'r, 'a> {
 
 impl Drop for Plain<'_, '_> {
     fn drop(&mut self) {
-        self.run.tools = self.tools;
+        self.run.tools = std::mem::take(&mut self.tools);
         self.run.schema = self.schema;
     }
 }

@@ -1,6 +1,7 @@
 //! The toolbox: registered tools, their specs for requests, and the runner of one turn's calls.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -12,8 +13,8 @@ use serde_json::Value;
 
 use super::schema::check_arguments;
 use super::{
-    DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOL_TIMEOUT, Tool,
-    ToolError, ToolFuture, ToolSpec,
+    DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOL_TIMEOUT,
+    SOURCE_TIMEOUT_GRACE, Tool, ToolContext, ToolError, ToolFuture, ToolSource, ToolSpec,
 };
 use crate::lines::shorten;
 use crate::message::{ContentBlock, Message};
@@ -63,6 +64,8 @@ struct Inner {
     tools: Vec<Arc<dyn Tool>>,
     /// The specs, in registration order, read once from the tools.
     specs: Vec<ToolSpec>,
+    /// Tools kept elsewhere, whose lists are read at every turn, after the toolbox's own.
+    sources: Vec<Arc<dyn ToolSource>>,
     /// The limit of a call whose tool sets none.
     timeout: Duration,
     /// The most calls of one turn that run; the others are answered with an error.
@@ -78,6 +81,7 @@ impl Default for Inner {
         Self {
             tools: Vec::new(),
             specs: Vec::new(),
+            sources: Vec::new(),
             timeout: DEFAULT_TOOL_TIMEOUT,
             max_calls: DEFAULT_MAX_CALLS_PER_TURN,
             max_concurrent: DEFAULT_MAX_CONCURRENT_CALLS,
@@ -88,8 +92,12 @@ impl Default for Inner {
 
 impl fmt::Debug for Toolbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Toolbox")
-            .field("tools", &self.names().collect::<Vec<_>>())
+        let mut debug = f.debug_struct("Toolbox");
+        debug.field("tools", &self.inner.specs.iter().map(|spec| spec.name.as_str()).collect::<Vec<_>>());
+        if !self.inner.sources.is_empty() {
+            debug.field("sources", &self.inner.sources.iter().map(|source| source.name()).collect::<Vec<_>>());
+        }
+        debug
             .field("timeout", &self.inner.timeout)
             .field("max_calls_per_turn", &self.inner.max_calls)
             .field("max_concurrent_calls", &self.inner.max_concurrent)
@@ -252,9 +260,12 @@ impl Toolbox {
     }
 
     /// The limit of one call of the tool `name`: its own ([`Tool::timeout`]), else the
-    /// toolbox's. `None` when there is no such tool.
+    /// toolbox's (a [`ToolSource`]'s tools have the toolbox's). `None` when there is no such tool.
     pub fn timeout_of(&self, name: &str) -> Option<Duration> {
-        self.get(name).map(|tool| self.limit(tool))
+        match self.find(name)? {
+            Found::Own(tool, _) => Some(self.limit(tool)),
+            Found::Source(..) => Some(self.inner.timeout),
+        }
     }
 
     fn limit(&self, tool: &dyn Tool) -> Duration {
@@ -377,50 +388,144 @@ impl Toolbox {
         self
     }
 
-    /// What requests offer the model: one spec per tool, in registration order.
-    pub fn specs(&self) -> &[ToolSpec] {
-        &self.inner.specs
+    /// Adds the tools of `source` (an MCP server's, for one), offered after the toolbox's own
+    /// tools and those of the sources added before it. Its list is read at every model turn (see
+    /// [`ToolSource::specs`]); a name offered already is not offered again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use agentic_runtime::tool::{ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
+    /// use serde_json::{Value, json};
+    ///
+    /// /// Tools that answer with their own name.
+    /// struct Echoes(Arc<[ToolSpec]>);
+    ///
+    /// impl ToolSource for Echoes {
+    ///     fn name(&self) -> &str {
+    ///         "echoes"
+    ///     }
+    ///     fn specs(&self) -> Arc<[ToolSpec]> {
+    ///         Arc::clone(&self.0)
+    ///     }
+    ///     fn call<'a>(&'a self, name: &'a str, _input: Value, context: ToolContext) -> ToolFuture<'a> {
+    ///         Box::pin(async move { Ok(format!("{name} ({})", context.call_id())) })
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let echoes = Echoes(Arc::from([ToolSpec::new("ping", "Answers `ping`.", Value::Null)]));
+    /// let toolbox = Toolbox::new().with_source(echoes);
+    /// assert_eq!(toolbox.names().collect::<Vec<_>>(), ["ping"]);
+    /// assert_eq!(toolbox.call_with_key("ping", json!({}), "call_1", "key-1").await, Ok("ping (call_1)".to_owned()));
+    /// # }
+    /// ```
+    pub fn with_source(self, source: impl ToolSource) -> Self {
+        self.with_shared_source(Arc::new(source))
     }
 
-    /// The tools' names, in registration order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.inner.specs.iter().map(|spec| spec.name.as_str())
+    /// Adds a [`ToolSource`] that is already shared (see [`Toolbox::with_source`]).
+    pub fn with_shared_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        Arc::make_mut(&mut self.inner).sources.push(source);
+        self
     }
 
-    /// The tool named `name`.
+    /// What requests offer the model: one spec per tool, the toolbox's own in registration order,
+    /// then each source's as it lists them now. Borrowed when there are no sources.
+    pub fn specs(&self) -> Cow<'_, [ToolSpec]> {
+        if self.inner.sources.is_empty() {
+            return Cow::Borrowed(&self.inner.specs);
+        }
+        let mut specs = self.inner.specs.clone();
+        for source in &self.inner.sources {
+            for spec in source.specs().iter() {
+                if specs.iter().any(|known| known.name == spec.name) {
+                    tracing::debug!(tool = %spec.name, source = source.name(), "a tool of this name is offered already");
+                    continue;
+                }
+                specs.push(spec.clone());
+            }
+        }
+        Cow::Owned(specs)
+    }
+
+    /// The tools' names, in the order of [`Toolbox::specs`].
+    pub fn names(&self) -> impl Iterator<Item = String> {
+        self.specs().into_owned().into_iter().map(|spec| spec.name)
+    }
+
+    /// The toolbox's own tool named `name` (a [`ToolSource`]'s tools are not `Tool`s).
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
         let position = self.inner.specs.iter().position(|spec| spec.name == name)?;
         Some(&*self.inner.tools[position])
     }
 
-    /// How many tools there are.
-    pub fn len(&self) -> usize {
-        self.inner.tools.len()
+    /// Where a call of `name` goes, in the order of [`Toolbox::specs`].
+    fn find(&self, name: &str) -> Option<Found<'_>> {
+        if let Some(position) = self.inner.specs.iter().position(|spec| spec.name == name) {
+            return Some(Found::Own(&*self.inner.tools[position], &self.inner.specs[position]));
+        }
+        self.inner.sources.iter().find_map(|source| {
+            let specs = source.specs();
+            let position = specs.iter().position(|spec| spec.name == name)?;
+            Some(Found::Source(&**source, specs, position))
+        })
     }
 
-    /// True when there are no tools.
+    /// How many tools are offered now.
+    pub fn len(&self) -> usize {
+        self.specs().len()
+    }
+
+    /// True when no tool is offered.
     pub fn is_empty(&self) -> bool {
-        self.inner.tools.is_empty()
+        self.len() == 0
     }
 
     /// Calls the tool `name` with `input`, as the model would: an unknown name, arguments that
     /// are not a JSON object or do not match the schema, the tool's own error, a panic inside
     /// the tool and a call that outlives its timeout ([`Toolbox::timeout_of`]) are all `Err`, with
     /// a text meant for the model.
+    ///
+    /// The call gets a fresh idempotency key of its own: use [`Toolbox::call_with_key`] to name it.
     pub async fn call(&self, name: &str, input: Value) -> Result<String, ToolError> {
-        let Some(position) = self.inner.specs.iter().position(|spec| spec.name == name) else {
+        let key = format!("call-{:016x}", fastrand::u64(..));
+        self.call_with_key(name, input, "", &key).await
+    }
+
+    /// [`Toolbox::call`] as the call `call_id` with `idempotency_key`, which the tool gets in its
+    /// [`ToolContext`] ([`Tool::call_with`], [`ToolSource::call`]). Give the same key to every
+    /// attempt of one call, so that a tool with side effects can refuse to act twice.
+    pub async fn call_with_key(
+        &self,
+        name: &str,
+        input: Value,
+        call_id: &str,
+        idempotency_key: &str,
+    ) -> Result<String, ToolError> {
+        let Some(found) = self.find(name) else {
             return Err(self.unknown(name));
         };
-        let spec = &self.inner.specs[position];
         if let Value::String(raw) = &input {
             return Err(ToolError::new(format!("invalid arguments for `{name}`: {}", string_arguments(raw))));
         }
-        check_arguments(&spec.parameters, &input)
+        check_arguments(&found.spec().parameters, &input)
             .map_err(|problems| ToolError::new(format!("invalid arguments for `{name}`: {problems}")))?;
-        let tool = &*self.inner.tools[position];
-        let limit = self.limit(tool);
+        let (limit, cut_at) = match &found {
+            Found::Own(tool, _) => (self.limit(*tool), self.limit(*tool)),
+            // The source ends its call itself (and may tell its server): dropped only if it does not.
+            Found::Source(..) => (self.inner.timeout, self.inner.timeout.saturating_add(SOURCE_TIMEOUT_GRACE)),
+        };
+        let context = ToolContext::new(call_id, idempotency_key, limit);
+        let call = invoke(name, move || match found {
+            Found::Own(tool, _) => tool.call_with(input, context),
+            Found::Source(source, ..) => source.call(name, input, context),
+        });
         // On timeout `invoke`'s future is dropped here, which cancels the tool's.
-        match tokio::time::timeout(limit, invoke(tool, input)).await {
+        match tokio::time::timeout(cut_at, call).await {
             Ok(result) => result,
             Err(_elapsed) => Err(ToolError::new(format!("the tool `{name}` timed out after {}", seconds(limit)))),
         }
@@ -438,15 +543,31 @@ impl Toolbox {
     }
 }
 
-/// Runs the tool, turning a panic (while making the future or while polling it) into an error.
-async fn invoke(tool: &dyn Tool, input: Value) -> Result<String, ToolError> {
-    let future = match std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(input))) {
+/// Where a call goes: one of the toolbox's own tools, or the tool at a position of a source's list.
+enum Found<'a> {
+    Own(&'a dyn Tool, &'a ToolSpec),
+    Source(&'a dyn ToolSource, Arc<[ToolSpec]>, usize),
+}
+
+impl Found<'_> {
+    fn spec(&self) -> &ToolSpec {
+        match self {
+            Self::Own(_, spec) => spec,
+            Self::Source(_, specs, position) => &specs[*position],
+        }
+    }
+}
+
+/// Runs the tool `name`'s call, turning a panic (while making the future or while polling it) into
+/// an error.
+async fn invoke<'a>(name: &str, call: impl FnOnce() -> ToolFuture<'a>) -> Result<String, ToolError> {
+    let future = match std::panic::catch_unwind(AssertUnwindSafe(call)) {
         Ok(future) => future,
-        Err(payload) => return Err(panicked(tool.name(), payload.as_ref())),
+        Err(payload) => return Err(panicked(name, payload.as_ref())),
     };
     match AssertUnwindSafe(future).catch_unwind().await {
         Ok(result) => result,
-        Err(payload) => Err(panicked(tool.name(), payload.as_ref())),
+        Err(payload) => Err(panicked(name, payload.as_ref())),
     }
 }
 

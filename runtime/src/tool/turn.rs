@@ -35,7 +35,26 @@ impl Toolbox {
     /// [`Toolbox::run_calls`], writing to `trace` (when there is one) a `tool_call` event for
     /// every call, in call order, before any runs, then a `tool_result` event for each as soon as
     /// it finishes (for the calls that do not run, at once).
+    ///
+    /// Each call's idempotency key ([`ToolContext`](super::ToolContext)) is this turn's (fresh on
+    /// every call of this method) and the call's id: use [`Toolbox::run_calls_keyed`] to run a
+    /// turn again with the same keys.
     pub async fn run_calls_traced(&self, message: &AssistantMessage, trace: Option<&RunTrace>) -> Vec<ToolOutcome> {
+        let turn = format!("turn-{:016x}", fastrand::u64(..));
+        self.run_calls_keyed(message, trace, &turn).await
+    }
+
+    /// [`Toolbox::run_calls_traced`] with the idempotency keys of `turn`: each call's key is
+    /// `{turn}/{call id}` (a call id longer than 64 bytes, or with other characters than ASCII
+    /// letters, digits, `_` and `-`, is written as `h` and a 64-bit hash of it). The exec names
+    /// its turns `{run id}/{tool turn number}`: the keys are the same every time that turn's calls
+    /// are run, and differ from every other turn's.
+    pub async fn run_calls_keyed(
+        &self,
+        message: &AssistantMessage,
+        trace: Option<&RunTrace>,
+        turn: &str,
+    ) -> Vec<ToolOutcome> {
         let calls: Vec<Call<'_>> = message
             .content
             .iter()
@@ -52,7 +71,8 @@ impl Toolbox {
         let ran = calls.len().min(self.max_calls_per_turn());
         let mut runs = calls[..ran].iter().enumerate().map(|(index, &call)| async move {
             let span = tool_span(call.1, call.0);
-            let result = self.call(call.1, call.2.clone()).instrument(span.clone()).await;
+            let key = idempotency_key(turn, call.0);
+            let result = self.call_with_key(call.1, call.2.clone(), call.0, &key).instrument(span.clone()).await;
             if result.is_err() {
                 record_tool_error(&span);
             }
@@ -96,6 +116,22 @@ impl Toolbox {
             trace.tool_result(id, name, is_error, &content);
         }
         ToolOutcome { call_id: id.to_owned(), tool: name.to_owned(), input: input.clone(), content, is_error }
+    }
+}
+
+/// The idempotency key of the call `call_id` in `turn`: the id as it is when it is short and
+/// plain, else its hash (a model's ids are its own: a hostile one must not make a key unbounded).
+fn idempotency_key(turn: &str, call_id: &str) -> String {
+    let plain =
+        call_id.len() <= 64 && call_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
+    if plain && !call_id.is_empty() {
+        format!("{turn}/{call_id}")
+    } else {
+        // FNV-1a: stable across processes and Rust versions, as a key kept by a tool must be.
+        let hash = call_id
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
+        format!("{turn}/h{hash:016x}")
     }
 }
 
