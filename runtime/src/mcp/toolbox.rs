@@ -15,7 +15,7 @@ use super::call::{self, Target};
 use super::child::{ChildProcess, StopOnDrop};
 use super::client::Client;
 use super::list::list_tools;
-use crate::tool::{ToolContext, ToolFuture, ToolSource, ToolSpec};
+use crate::tool::{ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
 
 /// A connected MCP server's tools, for a [`Toolbox`] ([`Toolbox::with_mcp`]). Made by
 /// [`McpServer::connect`](super::McpServer::connect). Cloning is cheap: clones share the
@@ -194,6 +194,14 @@ impl fmt::Debug for McpToolbox {
             .field("tools", &names)
             .field("closed", &self.is_closed())
             .finish()
+    }
+}
+
+impl Toolbox {
+    /// The toolbox with `mcp`'s tools too (a name the toolbox already has is not offered again:
+    /// the first one wins). Shorthand for [`Toolbox::with_source`].
+    pub fn with_mcp(self, mcp: McpToolbox) -> Self {
+        self.with_source(mcp)
     }
 }
 

@@ -9,5 +9,6 @@
 mod calls;
 mod common;
 mod connect;
+mod exec;
 mod http;
 mod stdio;

@@ -1,0 +1,157 @@
+//! MCP tools in an exec's tool loop: the model (a script) calls them, the trace records each call
+//! and result, no infrastructure retry is ever made, and the grade says how the run went.
+
+use std::time::Duration;
+
+use agentic_runtime::mcp::McpToolbox;
+use agentic_runtime::tool::Toolbox;
+use agentic_runtime::trace::grade::{Category, RunGrade, grade_lines};
+use agentic_runtime::trace::{TraceEvent, TraceSink};
+use agentic_runtime::{Reply, Runtime, ScriptedProvider, Step};
+use serde_json::json;
+
+use crate::common::{Connected, both_transports};
+
+/// One run's outcome: the reply, its tool results `(tool, is_error, content)` from the trace, its
+/// grade, and what the model was offered at each turn.
+struct Run {
+    reply: Reply,
+    results: Vec<(String, bool, String)>,
+    calls: Vec<String>,
+    grade: RunGrade,
+    offered: Vec<Vec<String>>,
+}
+
+async fn run(mcp: &McpToolbox, timeout: Duration, steps: Vec<Step>) -> Run {
+    let provider = ScriptedProvider::new(steps);
+    let sink = TraceSink::in_memory();
+    let toolbox = Toolbox::new().with_mcp(mcp.clone()).with_timeout(timeout);
+    let runtime = Runtime::new(provider.clone()).with_tools(toolbox).with_trace(sink.clone());
+    let reply = runtime.exec("use the tools").await.expect("the run ends with the model's answer");
+    let contents = sink.contents().expect("an in-memory sink");
+    let events = TraceEvent::parse_all(&contents).expect("the trace parses");
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for event in events {
+        match event {
+            TraceEvent::ToolCall { tool, .. } => calls.push(tool),
+            TraceEvent::ToolResult { tool, is_error, content, .. } => {
+                results.push((tool.unwrap_or_default(), is_error, content));
+            }
+            _ => {}
+        }
+    }
+    let report = grade_lines(contents.as_bytes()).expect("the trace grades");
+    let grade = report.runs.into_iter().next().expect("one run");
+    let offered = provider.requests().into_iter().map(|request| request.tools).collect();
+    assert!(reply.decisions().is_empty(), "no infrastructure retry: {:?}", reply.decisions());
+    Run { reply, results, calls, grade, offered }
+}
+
+fn result(tool: &str, is_error: bool, content: &str) -> (String, bool, String) {
+    (tool.to_owned(), is_error, content.to_owned())
+}
+
+const LONG: Duration = Duration::from_secs(30);
+
+both_transports!(
+    a_working_call_is_a_clean_run,
+    an_is_error_result_is_a_tool_error_the_model_reads,
+    a_protocol_error_then_a_good_call_is_recovered,
+    a_hung_call_is_cut_by_the_toolbox_timeout_and_cancelled,
+    a_new_tool_is_offered_from_the_next_turn,
+    the_idempotency_key_is_the_runs,
+);
+
+async fn a_working_call_is_a_clean_run(server: Connected) {
+    let steps = vec![Step::tool_call("echo", json!({"text": "hello"})), Step::ok("it said hello")];
+    let run = run(&server.toolbox, LONG, steps).await;
+    assert_eq!(run.reply.text(), "it said hello");
+    assert_eq!(run.calls, ["echo"]);
+    assert_eq!(run.results, [result("echo", false, "hello")]);
+    assert_eq!(run.grade.category, Category::Clean);
+    assert!(run.offered[0].contains(&"echo".to_owned()) && !run.offered[0].contains(&"bad name!".to_owned()));
+}
+
+async fn an_is_error_result_is_a_tool_error_the_model_reads(server: Connected) {
+    let steps = vec![Step::tool_call("fail", json!({})), Step::ok("the disk is full, sorry")];
+    let run = run(&server.toolbox, LONG, steps).await;
+    assert_eq!(run.results, [result("fail", true, "the disk is full")]);
+    assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
+    assert_eq!(run.grade.unrecovered_tools, ["fail"]);
+}
+
+async fn a_protocol_error_then_a_good_call_is_recovered(server: Connected) {
+    let steps =
+        vec![Step::tool_call("strict", json!({"n": 0})), Step::tool_call("strict", json!({"n": 3})), Step::ok("3")];
+    let run = run(&server.toolbox, LONG, steps).await;
+    let refused = "the MCP server `files` refused the call: `n` must be a positive integer (-32602)";
+    assert_eq!(run.results, [result("strict", true, refused), result("strict", false, "3")]);
+    assert_eq!(run.grade.category, Category::ToolErrorRecovered);
+    assert_eq!(server.count("call strict"), 2);
+}
+
+// The toolbox's tool timeout is the request's. It runs out on the wall clock (a real process or
+// socket), so it is short; `cancelled` gets it too, and answers at once once the cancel arrived.
+async fn a_hung_call_is_cut_by_the_toolbox_timeout_and_cancelled(server: Connected) {
+    let steps = vec![
+        Step::tool_call("hang", json!({})),
+        Step::tool_call("cancelled", json!({"at_least": 1})),
+        Step::ok("it hung"),
+    ];
+    let run = run(&server.toolbox, Duration::from_secs(1), steps).await;
+    let cut = "the tool `hang` on MCP server `files` did not answer within 1 s; the call was cancelled";
+    assert_eq!(run.results, [result("hang", true, cut), result("cancelled", false, "1")]);
+    assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
+}
+
+async fn a_new_tool_is_offered_from_the_next_turn(server: Connected) {
+    let steps = vec![
+        Step::tool_call("add_tool", json!({"name": "lookup"})),
+        Step::tool_call("lookup", json!({"text": "found"})),
+        Step::ok("found it"),
+    ];
+    let run = run(&server.toolbox, LONG, steps).await;
+    assert!(!run.offered[0].contains(&"lookup".to_owned()));
+    assert_eq!(run.offered[1].last().map(String::as_str), Some("lookup"));
+    assert_eq!(run.results, [result("add_tool", false, "added `lookup`"), result("lookup", false, "found")]);
+    assert_eq!(run.grade.category, Category::Clean);
+}
+
+async fn the_idempotency_key_is_the_runs(server: Connected) {
+    let steps = vec![Step::tool_call("side_effect", json!({})), Step::ok("done")];
+    let run = run(&server.toolbox, LONG, steps).await;
+    let key = format!("{}/1/call_1", run.grade.run_id);
+    assert_eq!(run.results, [result("side_effect", false, &key)]);
+    assert_eq!(server.count(&format!("key {key}")), 1);
+}
+
+#[tokio::test]
+async fn a_server_that_exits_mid_call_is_not_replayed_and_the_model_is_told() {
+    let server = Connected::stdio(&[]).await;
+    let steps = vec![
+        Step::tool_call("exit", json!({})),
+        Step::tool_call("echo", json!({"text": "still there?"})),
+        Step::ok("the server is gone"),
+    ];
+    let run = run(&server.toolbox, LONG, steps).await;
+    let closed = "the connection to MCP server `files` closed while `exit` was running (the server exited with status \
+                  3): it may or may not have taken effect; check before calling it again";
+    let gone = "the MCP server `files` is not running (its process exited with status 3), so `echo` was not called; \
+                its tools stay unavailable until the program connects to it again";
+    assert_eq!(run.results, [result("exit", true, closed), result("echo", true, gone)]);
+    assert_eq!(server.count("call exit"), 1);
+    assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
+}
+
+#[tokio::test]
+async fn an_expired_session_is_renewed_within_the_run() {
+    let server = Connected::http(Default::default()).await;
+    let http = server.http_server().expect("an HTTP server");
+    assert_eq!(http.expire_sessions().await, 1);
+    let steps = vec![Step::tool_call("echo", json!({"text": "again"})), Step::ok("done")];
+    let run = run(&server.toolbox, LONG, steps).await;
+    assert_eq!(run.results, [result("echo", false, "again")]);
+    assert_eq!((server.count("initialize"), server.count("call echo")), (2, 1));
+    assert_eq!(run.grade.category, Category::Clean);
+}
