@@ -56,6 +56,8 @@ async fn accept_loop(
                 Err(_) => continue,
             },
         };
+        // Small answers go out at once, not after the peer's delayed ACK (Nagle's 40 ms).
+        let _ = stream.set_nodelay(true);
         let service = service.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
