@@ -11,7 +11,8 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::Value;
 
-use super::error::{describe_status, seconds};
+use super::error::{describe_status, seconds, transport_words};
+use super::http::Endpoint;
 use crate::lines::shorten;
 use crate::tool::{ToolContext, ToolError};
 
@@ -46,6 +47,8 @@ pub(crate) struct Target<'a> {
     pub server: &'a str,
     /// The tool's name.
     pub tool: &'a str,
+    /// An HTTP server's URL, whose secrets the words of its errors must not show.
+    pub endpoint: Option<&'a Endpoint>,
 }
 
 impl Target<'_> {
@@ -83,7 +86,7 @@ impl Target<'_> {
     }
 
     fn failure(&self, error: ServiceError, exit: Option<ExitStatus>) -> ToolError {
-        let Self { server, tool } = self;
+        let Self { server, tool, .. } = self;
         let message = match error {
             ServiceError::McpError(error) => self.refused(&error),
             ServiceError::Timeout { timeout } => {
@@ -101,14 +104,28 @@ impl Target<'_> {
                      have taken effect; check before calling it again"
                 )
             }
-            ServiceError::TransportSend(error) => format!(
-                "the call of `{tool}` could not be delivered to MCP server `{server}` ({}): it may or may not have \
-                 taken effect; check before calling it again",
-                shorten(&error.to_string(), MAX_REFUSAL_CHARS)
-            ),
+            ServiceError::TransportSend(error) => {
+                let words = transport_words(&error);
+                let text = shorten(&self.redact(&words.text), MAX_REFUSAL_CHARS).into_owned();
+                if words.unreached {
+                    format!("the MCP server `{server}` could not be reached ({text}), so `{tool}` was not called")
+                } else {
+                    format!(
+                        "the call of `{tool}` to MCP server `{server}` failed in transit ({text}): it may or may not \
+                         have taken effect; check before calling it again"
+                    )
+                }
+            }
             other => format!("the call of `{tool}` on MCP server `{server}` failed: {other}"),
         };
         ToolError::new(message)
+    }
+
+    fn redact(&self, text: &str) -> String {
+        match self.endpoint {
+            Some(endpoint) => endpoint.redact(text),
+            None => text.to_owned(),
+        }
     }
 
     fn refused(&self, error: &ErrorData) -> String {
@@ -128,12 +145,6 @@ impl Target<'_> {
             self.server, self.tool
         ))
     }
-}
-
-/// The call's timeout in words, for tests and docs.
-#[cfg(test)]
-fn timeout_words(timeout: Duration) -> String {
-    seconds(timeout)
 }
 
 /// The texts of a result's content, one block a line; other content described in a bracket; the
@@ -202,7 +213,7 @@ mod tests {
 
     use super::*;
 
-    const TARGET: Target<'static> = Target { server: "files", tool: "read" };
+    const TARGET: Target<'static> = Target { server: "files", tool: "read", endpoint: None };
 
     #[test]
     fn texts_are_joined_and_other_content_described() {
@@ -237,12 +248,8 @@ mod tests {
         let error = TARGET.outcome(Err(ServiceError::Timeout { timeout }), None).unwrap_err();
         assert_eq!(
             error.message(),
-            format!(
-                "the tool `read` on MCP server `files` did not answer within {}; the call was cancelled",
-                timeout_words(timeout)
-            )
+            "the tool `read` on MCP server `files` did not answer within 0.2 s; the call was cancelled"
         );
-        assert_eq!(timeout_words(timeout), "0.2 s");
     }
 
     #[test]

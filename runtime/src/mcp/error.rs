@@ -4,6 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use rmcp::transport::DynamicTransportError;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+
 use crate::policy::rules::format_ms;
 
 /// Why [`McpServer::connect`](super::McpServer::connect) failed. Each message names the server and
@@ -48,7 +51,17 @@ pub enum McpError {
         /// The last lines of its stderr (bounded, [`MCP_STDERR_TAIL_LINES`](super::MCP_STDERR_TAIL_LINES)).
         stderr: Vec<String>,
     },
-    /// The server answered `initialize` with an error, or could not be reached over HTTP.
+    /// The HTTP server could not be reached: nothing answers at its URL.
+    #[error("could not reach MCP server `{server}` at {url} ({reason}); check the URL and that the server is running")]
+    Unreachable {
+        /// The server's name.
+        server: String,
+        /// The URL, without credentials or query.
+        url: String,
+        /// What the HTTP stack said (the URL in it redacted).
+        reason: String,
+    },
+    /// The server answered `initialize` with an error, or the exchange failed.
     #[error("the MCP server `{server}` refused to initialize: {reason}")]
     Initialize {
         /// The server's name.
@@ -128,6 +141,7 @@ impl McpError {
             Self::Spawn { server, .. }
             | Self::InitTimeout { server, .. }
             | Self::Closed { server, .. }
+            | Self::Unreachable { server, .. }
             | Self::Initialize { server, .. }
             | Self::List { server, .. } => server,
             Self::Url { .. } => "",
@@ -138,4 +152,44 @@ impl McpError {
 /// `30 s`, `0.2 s`: a bound in the words of the toolbox's own timeouts.
 pub(crate) fn seconds(duration: Duration) -> String {
     format_ms(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// What a transport error says, in words a person reads: the error and its causes joined by
+/// `: ` (rmcp's wrapper and its type names left out), and whether the server was never reached
+/// (a refused or failed connection: nothing was sent).
+pub(crate) struct TransportWords {
+    pub text: String,
+    pub unreached: bool,
+}
+
+/// The words of `error`, a transport's error inside rmcp's [`DynamicTransportError`].
+pub(crate) fn transport_words(error: &DynamicTransportError) -> TransportWords {
+    let inner: &(dyn std::error::Error + 'static) = error.error.as_ref();
+    let mut unreached = false;
+    let mut text = inner.to_string();
+    // rmcp's HTTP error keeps reqwest's error as a field, not as its source.
+    if let Some(StreamableHttpError::Client(client)) = inner.downcast_ref::<StreamableHttpError<reqwest_013::Error>>() {
+        unreached = client.is_connect();
+        text = causes(client);
+    } else {
+        text = join_causes(text, inner.source());
+    }
+    TransportWords { text, unreached }
+}
+
+/// `error` and its causes, joined by `: `, each left out when the one before already says it.
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    join_causes(error.to_string(), error.source())
+}
+
+fn join_causes(mut text: String, mut source: Option<&(dyn std::error::Error + 'static)>) -> String {
+    while let Some(cause) = source {
+        let words = cause.to_string();
+        if !text.contains(&words) {
+            text.push_str(": ");
+            text.push_str(&words);
+        }
+        source = cause.source();
+    }
+    text
 }

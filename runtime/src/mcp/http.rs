@@ -72,7 +72,11 @@ impl Endpoint {
     pub(crate) fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for secret in &self.secrets {
-            let replacement = if secret.ends_with('@') { "" } else { "***" };
+            let replacement = match secret.as_bytes() {
+                [.., b'@'] => "",
+                [b'?', ..] => "?***",
+                _ => "***",
+            };
             text = text.replace(secret.as_str(), replacement);
         }
         text

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 use super::changes::CountChanges;
 use super::child::{self, ChildProcess, Launch, StopOnDrop};
 use super::client::Client;
-use super::error::McpError;
+use super::error::{McpError, transport_words};
 use super::http::Endpoint;
 use super::list::list_tools;
 use super::toolbox::{McpToolbox, Parts};
@@ -206,8 +206,8 @@ impl Setup {
             Ok(Err(error)) => return Err(self.init_failed(error, process.as_ref().map(|(process, _)| process)).await),
         };
         let tools = self.list(&running).await?;
-        let refresh_bound = self.bound;
-        Ok(McpToolbox::new(Parts { server: self.server, running, tools, changes, refresh_bound, process }))
+        let Self { server, bound: refresh_bound, endpoint, .. } = self;
+        Ok(McpToolbox::new(Parts { server, running, tools, changes, refresh_bound, endpoint, process }))
     }
 
     async fn list(&self, running: &RunningService<RoleClient, Client>) -> Result<Vec<ToolSpec>, McpError> {
@@ -230,7 +230,20 @@ impl Setup {
     /// A stdio server that went away is reported with its exit status and stderr.
     async fn init_failed(&self, error: ClientInitializeError, process: Option<&ChildProcess>) -> McpError {
         let server = self.server.clone();
-        let reason = self.redact(&error.to_string());
+        if let (ClientInitializeError::TransportError { error, .. }, Some(endpoint)) = (&error, &self.endpoint) {
+            let words = transport_words(error);
+            if words.unreached {
+                let url = endpoint.shown().to_owned();
+                return McpError::Unreachable { server, url, reason: endpoint.redact(&words.text) };
+            }
+        }
+        let words = match &error {
+            ClientInitializeError::TransportError { error, context } => {
+                format!("{} (when {context})", transport_words(error).text)
+            }
+            other => other.to_string(),
+        };
+        let reason = self.redact(&words);
         let went_away =
             matches!(error, ClientInitializeError::ConnectionClosed(_) | ClientInitializeError::TransportError { .. });
         match process {

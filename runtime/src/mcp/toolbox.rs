@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 use super::call::{self, Target};
 use super::child::{ChildProcess, StopOnDrop};
 use super::client::Client;
+use super::http::Endpoint;
 use super::list::list_tools;
 use crate::tool::{ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
 
@@ -47,6 +48,7 @@ struct Connection {
     listed: watch::Receiver<u64>,
     refresher: JoinHandle<()>,
     refresh_bound: Duration,
+    endpoint: Option<Endpoint>,
     process: Option<ChildProcess>,
     _stop: Option<StopOnDrop>,
 }
@@ -64,13 +66,14 @@ pub(crate) struct Parts {
     pub tools: Vec<ToolSpec>,
     pub changes: watch::Receiver<u64>,
     pub refresh_bound: Duration,
+    pub endpoint: Option<Endpoint>,
     pub process: Option<(ChildProcess, StopOnDrop)>,
 }
 
 impl McpToolbox {
     /// The toolbox of a connection that is initialised and listed; starts the refresher.
     pub(crate) fn new(parts: Parts) -> Self {
-        let Parts { server, running, tools, changes, refresh_bound, process } = parts;
+        let Parts { server, running, tools, changes, refresh_bound, endpoint, process } = parts;
         let tools = Arc::new(RwLock::new(Arc::from(tools)));
         let (listed_tx, listed) = watch::channel(*changes.borrow());
         let refresher = tokio::spawn(refresh(
@@ -91,6 +94,7 @@ impl McpToolbox {
             listed,
             refresher,
             refresh_bound,
+            endpoint,
             process,
             _stop: stop,
         };
@@ -134,7 +138,7 @@ impl McpToolbox {
         context: ToolContext,
     ) -> Result<String, crate::tool::ToolError> {
         let connection = &*self.connection;
-        let target = Target { server: &connection.server, tool: name };
+        let target = Target { server: &connection.server, tool: name, endpoint: connection.endpoint.as_ref() };
         let peer = connection.running.peer();
         let started = tokio::time::Instant::now();
         let (request, options) = call::request(name, input, &context);

@@ -118,5 +118,7 @@ async fn credentials_in_an_http_url_never_show_in_errors() {
     let error = McpServer::http("http://ann:s3cret@127.0.0.1:9/mcp?token=abc").connect().await.unwrap_err();
     let message = error.to_string();
     assert!(!message.contains("s3cret") && !message.contains("token=abc") && !message.contains("ann:"), "{message}");
-    assert!(message.starts_with("the MCP server `127.0.0.1` refused to initialize: "), "{message}");
+    assert!(matches!(error, McpError::Unreachable { .. }), "{error:?}");
+    assert!(message.starts_with("could not reach MCP server `127.0.0.1` at http://127.0.0.1:9/mcp (error sending request for url (http://127.0.0.1:9/mcp?***): "), "{message}");
+    assert!(message.ends_with("; check the URL and that the server is running"), "{message}");
 }

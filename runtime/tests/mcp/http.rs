@@ -17,3 +17,25 @@ async fn an_expired_session_is_initialised_again_and_the_call_sent_once_more() {
     assert_eq!(server.count("call echo"), 2);
     assert_eq!(http.session_count().await, 1);
 }
+
+// The server stops (its sockets closed) with the call unanswered; the client's event stream
+// reconnects `MCP_SSE_RECONNECTS` times (0.5 s, 1 s) before it gives the call up.
+#[tokio::test]
+async fn a_server_that_stops_mid_call_is_not_called_again() {
+    let server = Connected::http(Default::default()).await;
+    let error = server.call("exit", json!({}), GENEROUS).await.unwrap_err();
+    assert_eq!(
+        error.message(),
+        "the connection to MCP server `files` closed while `exit` was running: it may or may not have taken effect; \
+         check before calling it again"
+    );
+    assert_eq!(server.count("call exit"), 1);
+    let later = server.call("echo", json!({"text": "hi"}), GENEROUS).await.unwrap_err();
+    let message = later.message();
+    assert!(
+        message.starts_with("the MCP server `files` could not be reached (error sending request for url ("),
+        "{message}"
+    );
+    assert!(message.ends_with("), so `echo` was not called"), "{message}");
+    assert_eq!(server.count("call echo"), 0);
+}
