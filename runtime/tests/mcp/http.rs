@@ -39,3 +39,17 @@ async fn a_server_that_stops_mid_call_is_not_called_again() {
     assert!(message.ends_with("), so `echo` was not called"), "{message}");
     assert_eq!(server.count("call echo"), 0);
 }
+
+// A call the toolbox drops (past its grace) still tells the server it is cancelled. Over HTTP the
+// server is in this process, so the test can wait for the call to have reached it.
+#[tokio::test]
+async fn a_dropped_call_is_cancelled_at_the_server() {
+    let server = Connected::http(Default::default()).await;
+    let http = server.http_server().expect("an HTTP server");
+    tokio::select! {
+        answer = server.call("hang", json!({}), GENEROUS) => panic!("`hang` answered: {answer:?}"),
+        seen = http.record().wait_for("call hang", 1) => assert_eq!(seen, 1),
+    }
+    // The call's future is dropped: its guard sent `notifications/cancelled`.
+    assert_eq!(server.call("cancelled", json!({"at_least": 1}), GENEROUS).await, Ok("1".to_owned()));
+}
