@@ -1,5 +1,6 @@
 //! What only a child process does: exit mid-call, and be reaped when its toolbox is dropped.
 
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::Path;
 
 use agentic_runtime::tool::{ToolContext, ToolSource as _};
@@ -47,4 +48,16 @@ async fn the_child_is_reaped_when_the_last_clone_drops() {
     // It exits by itself when its stdin closes (status 0), within the grace.
     assert_eq!(status.and_then(|status| status.code()), Some(0));
     assert!(!Path::new(&proc_entry).exists(), "the child was reaped");
+}
+
+// The grace (`MCP_CHILD_EXIT_GRACE`, 2 s) runs out on the wall clock: the child is a real process.
+#[tokio::test]
+async fn a_child_that_ignores_its_closed_stdin_is_killed_after_the_grace() {
+    let server = Connected::stdio(&["--ignore-eof"]).await;
+    let process = server.toolbox.process().expect("a stdio server has a process").clone();
+    drop(server);
+    let status = tokio::time::timeout(EVENT_WAIT, process.exited()).await.expect("the child is killed");
+    let status = status.expect("the child was waited for");
+    assert_eq!((status.code(), status.signal()), (None, Some(9)), "killed: {status:?}");
+    assert!(!Path::new(&format!("/proc/{}", process.id())).exists(), "the child was reaped");
 }

@@ -1,6 +1,7 @@
 //! The test MCP server over stdio (`agentic_test_support::mcp`), for the runtime's MCP tests.
 //!
-//! Arguments: `--page-size N`, `--endless-pages`, `--never-initialize`, `--record PATH`,
+//! Arguments: `--page-size N`, `--endless-pages`, `--never-initialize`, `--ignore-eof` (keep
+//! running after stdin closes), `--record PATH`,
 //! `--stderr TEXT` (a line written to stderr at start, for the tests of the client's report of a
 //! dying server), `--exit-at-start N` (exit with status N before reading anything).
 
@@ -20,6 +21,7 @@ fn main() {
             }
             "--endless-pages" => options.endless_pages = true,
             "--never-initialize" => options.never_initialize = true,
+            "--ignore-eof" => options.ignore_eof = true,
             "--record" => record = Some(PathBuf::from(value())),
             "--stderr" => eprintln!("{}", value()),
             "--exit-at-start" => {
@@ -36,7 +38,7 @@ fn main() {
 fn usage(problem: &str) -> ! {
     eprintln!("agentic-mcp-test-server: {problem}");
     eprintln!(
-        "usage: agentic-mcp-test-server [--page-size N] [--endless-pages] [--never-initialize] [--record PATH] [--stderr TEXT] [--exit-at-start N]"
+        "usage: agentic-mcp-test-server [--page-size N] [--endless-pages] [--never-initialize] [--ignore-eof] [--record PATH] [--stderr TEXT] [--exit-at-start N]"
     );
     std::process::exit(2)
 }

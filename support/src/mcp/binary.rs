@@ -7,11 +7,12 @@ use std::sync::OnceLock;
 /// The binary's name.
 pub const BINARY: &str = "agentic-mcp-test-server";
 
-/// The path of `agentic-mcp-test-server`: in the target directory of the running test
-/// (`current_exe()`'s `../agentic-mcp-test-server`, where `cargo test` puts a workspace's binaries
-/// when the test support crate's `mcp` feature is on), else built there once by `$CARGO build -p
-/// agentic-test-support --features mcp --bin agentic-mcp-test-server` (as trybuild builds its
-/// crates), so a crate's tests work alone.
+/// The path of `agentic-mcp-test-server`, in the target directory of the running test
+/// (`current_exe()`'s `../agentic-mcp-test-server`), built there once per test process by `$CARGO
+/// build -p agentic-test-support --features mcp --bin agentic-mcp-test-server` (as trybuild builds
+/// its crates), so a crate's tests work alone and never run a binary older than the server's
+/// source (the build is a no-op when it is fresh). Run outside cargo (no `$CARGO`), a binary that
+/// is there is used as it is.
 ///
 /// # Panics
 ///
@@ -26,10 +27,11 @@ fn find_or_build() -> PathBuf {
     // target/debug/deps/test-hash → target/debug; a bench runs from the same deps directory.
     let profile_dir = exe.parent().and_then(Path::parent).expect("the test runs from target/<profile>/deps");
     let binary = profile_dir.join(BINARY);
-    if binary.exists() {
+    let cargo = std::env::var_os("CARGO");
+    if cargo.is_none() && binary.exists() {
         return binary;
     }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let cargo = cargo.unwrap_or_else(|| "cargo".into());
     let target_dir = profile_dir.parent().expect("target/<profile> has a parent");
     let release = profile_dir.file_name().is_some_and(|name| name == "release");
     let mut build = Command::new(cargo);

@@ -3,7 +3,7 @@
 //! in the test's process ([`serve_http`]). [`TestServer`] lists the tools, [`Options`] the rest.
 //!
 //! The binary takes the options as arguments: `--page-size N`, `--endless-pages`,
-//! `--never-initialize`, and `--record PATH`, the file it appends what it sees to (one event a
+//! `--never-initialize`, `--ignore-eof`, and `--record PATH`, the file it appends what it sees to (one event a
 //! line, see [`Record`]), which a test reads with [`read_record`] even after the process exited.
 
 mod binary;
@@ -22,10 +22,12 @@ pub async fn serve_stdio(options: Options, record: Option<std::path::PathBuf>) {
     use rmcp::ServiceExt as _;
 
     let on_exit: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(|| std::process::exit(EXIT_STATUS));
+    let ignore_eof = options.ignore_eof;
     let server = TestServer::new(options, std::sync::Arc::new(Record::new(record)), on_exit);
-    let Ok(running) = server.serve(rmcp::transport::stdio()).await else {
-        // The client went away during initialize: nothing to serve.
-        return;
-    };
-    let _ = running.waiting().await;
+    if let Ok(running) = server.serve(rmcp::transport::stdio()).await {
+        let _ = running.waiting().await;
+    }
+    if ignore_eof {
+        std::future::pending::<()>().await;
+    }
 }

@@ -29,6 +29,8 @@ pub struct Options {
     pub endless_pages: bool,
     /// `initialize` is never answered.
     pub never_initialize: bool,
+    /// Over stdio: the process keeps running after its stdin closes (a server that must be killed).
+    pub ignore_eof: bool,
 }
 
 /// The server: the same tools and record for every session (an HTTP server makes one per session).
