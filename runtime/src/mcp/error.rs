@@ -135,17 +135,19 @@ pub(crate) fn describe_status(status: ExitStatus) -> String {
 }
 
 impl McpError {
-    /// The server's name, as given to [`McpServer::name`](super::McpServer::name) or derived.
-    pub fn server(&self) -> &str {
-        match self {
+    /// The server's name, as given to [`McpServer::name`](super::McpServer::name) or derived;
+    /// `None` for a URL that could not be read.
+    pub fn server(&self) -> Option<&str> {
+        let server = match self {
             Self::Spawn { server, .. }
             | Self::InitTimeout { server, .. }
             | Self::Closed { server, .. }
             | Self::Unreachable { server, .. }
             | Self::Initialize { server, .. }
             | Self::List { server, .. } => server,
-            Self::Url { .. } => "",
-        }
+            Self::Url { .. } => return None,
+        };
+        Some(server)
     }
 }
 

@@ -87,6 +87,7 @@ async fn an_http_server_that_never_answers_initialize_is_cut_too() {
 async fn a_missing_program_is_named() {
     let error = McpServer::stdio("/no/such/mcp-server").connect().await.unwrap_err();
     assert!(matches!(error, McpError::Spawn { .. }), "{error:?}");
+    assert_eq!(error.server(), Some("mcp-server"));
     assert_eq!(
         error.to_string(),
         "could not start MCP server `mcp-server`: the program `/no/such/mcp-server` was not found; install it or give its full path"
