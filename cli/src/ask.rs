@@ -6,6 +6,8 @@ use agentic_runtime::policy::rules::millis;
 
 use crate::schema::SchemaFile;
 use crate::terminal::shown;
+use agentic_runtime::journal::Journal;
+use agentic_runtime::trace::TraceSink;
 use agentic_runtime::{Decision, ExecError, Prompt, Provider, Reply, Runtime, Usage, WireKind};
 use serde::Serialize;
 
@@ -14,6 +16,7 @@ use crate::input::usage_error;
 use crate::otel::Telemetry;
 use crate::pacing_flags::PacingFlags;
 use crate::policy_flags::PolicyFlags;
+use crate::tool_flags::{self, ToolFlags};
 use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
 /// The help text of `agentic ask`.
@@ -61,6 +64,18 @@ retries. Each move is an attempt with verdict fallback (with --verbose, a line \
 → `b`\"), and --json adds \"target\": \"<provider>/<model>\", the target that answered (on failure, \
 that of the last attempt), only when fallbacks are given.
 
+Tools: --mcp \"CMD ARGS...\" (repeatable) starts an MCP server over stdio (the command line split \
+as a shell would) and offers its tools to the model; a tool name two servers have is offered from \
+the first. Each turn that asks for tools runs them and sends the results back, a tool's error \
+included, for the model to act on: a tool error is never retried by the layers. A call past \
+--tool-timeout-ms (default 120000) is cancelled (the server is sent MCP's cancel) and the model \
+is told; a call whose server exited while it ran is not sent again (its outcome is unknown, and \
+the model is told so). --max-iterations (default 20) bounds the tool turns; past it the exec fails \
+with kind max_iterations. --verbose prints each tool call and its result on stderr as it happens. \
+--trace FILE appends the run's JSONL trace, for `agentic grade FILE`; --journal FILE appends the \
+exec's failure and every retry decision, for `agentic journal FILE`. A server that cannot be \
+started, or does not answer initialize within 30 s, is exit 2, naming it.
+
 Control characters in what is printed for people (the answer, the error, the --verbose decisions) \
 other than newline and tab are escaped (ESC as \\u{1b}, CR as \\r), so that a server's or a \
 model's text cannot set the terminal's title, write its clipboard or rewrite a line; --json keeps \
@@ -100,6 +115,16 @@ pub(crate) struct Args {
     fallbacks: FallbackFlags,
     #[command(flatten)]
     pacing: PacingFlags,
+    #[command(flatten)]
+    tools: ToolFlags,
+    /// Write the run's JSONL trace (agent_start, each tool_call and tool_result, agent_finish) to
+    /// FILE, appending, for `agentic grade FILE`.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<std::path::PathBuf>,
+    /// Record the exec's failure, if it fails, and every retry decision as JSON lines in FILE,
+    /// appending, for `agentic journal FILE`.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<std::path::PathBuf>,
     /// The prompt.
     prompt: String,
 }
@@ -135,10 +160,29 @@ fn ask(args: &Args) -> ExitCode {
         Ok(targets) => targets,
         Err(message) => return usage_error(message),
     };
+    let (mcp, tool_timeout) = match args.tools.mcp_commands().and_then(|mcp| Ok((mcp, args.tools.tool_timeout()?))) {
+        Ok(tools) => tools,
+        Err(message) => return usage_error(message),
+    };
     let runtime = fallbacks.into_iter().fold(Runtime::from_shared(provider), Runtime::with_fallback_shared);
     let mut runtime = runtime.with_pacing(pacing);
     if args.verbose {
         runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
+    }
+    if let Some(iterations) = args.tools.max_iterations() {
+        runtime = runtime.with_max_iterations(iterations);
+    }
+    if let Some(path) = &args.trace {
+        match TraceSink::to_file(path) {
+            Ok(sink) => runtime = runtime.with_trace(sink),
+            Err(error) => return usage_error(format!("--trace {}: {error}", path.display())),
+        }
+    }
+    if let Some(path) = &args.journal {
+        match Journal::open(path) {
+            Ok(journal) => runtime = runtime.with_journal(journal.with_retries(true)),
+            Err(error) => return usage_error(format!("--journal {}: {error}", path.display())),
+        }
     }
     let mut prompt = Prompt::new(args.prompt.as_str());
     if let Some(system) = &args.system {
@@ -148,6 +192,12 @@ fn ask(args: &Args) -> ExitCode {
         Ok(tokio) => tokio,
         Err(error) => return usage_error(format!("cannot start the async runtime: {error}")),
     };
+    if args.tools.any() {
+        match tokio.block_on(tool_flags::connect(mcp)) {
+            Ok(sources) => runtime = runtime.with_tools(tool_flags::toolbox(sources, tool_timeout, args.verbose)),
+            Err(message) => return usage_error(message),
+        }
+    }
     let result = match &schema {
         None => tokio.block_on(runtime.exec_with(&policy, prompt)),
         Some(file) => tokio.block_on(runtime.exec_json_schema_with(

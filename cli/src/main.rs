@@ -23,6 +23,7 @@ mod policy_flags;
 mod schema;
 mod simulate;
 mod terminal;
+mod tool_flags;
 mod wire_flags;
 
 use std::process::ExitCode;

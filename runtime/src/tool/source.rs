@@ -1,5 +1,5 @@
 //! Tools that come from elsewhere: a [`ToolSource`] offers a list that may change while the
-//! toolbox lives (an MCP server's, docs/design.md §7), and every call carries its [`ToolContext`].
+//! toolbox lives (an MCP server's, docs/design.md §13), and every call carries its [`ToolContext`].
 
 use std::sync::Arc;
 use std::time::Duration;

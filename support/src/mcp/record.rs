@@ -29,12 +29,14 @@ impl Record {
 
     /// Notes `event`; the line is in the file before this returns.
     pub fn push(&self, event: String) {
-        if let Some(path) = &self.file {
-            let mut file = std::fs::OpenOptions::new().append(true).create(true).open(path).expect("the record opens");
-            writeln!(file, "{event}").expect("the record is writable");
-        }
         let count = {
+            // Under the lock, and in one write: two calls at once would interleave their pieces.
             let mut events = self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(path) = &self.file {
+                let mut file =
+                    std::fs::OpenOptions::new().append(true).create(true).open(path).expect("the record opens");
+                file.write_all(format!("{event}\n").as_bytes()).expect("the record is writable");
+            }
             events.push(event);
             events.len()
         };
