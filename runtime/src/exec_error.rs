@@ -176,35 +176,27 @@ impl ExecError {
 
     /// The error of an exec whose function's `tools = PATH` names a `OnceLock` that is not set.
     pub(crate) fn tools_unset(function: Option<&'static str>) -> Self {
-        Self::boxed(fields::ExecError {
-            kind: ExecErrorKind::Programming,
-            function,
-            attempts: vec![
-                "the toolbox named by `tools = ...` is an unset `OnceLock`: set it before the first exec".to_owned(),
-            ],
-            decisions: Vec::new(),
-            calls: 0,
-            elapsed: Duration::ZERO,
-            refusal: None,
-            stopped_by: None,
-            usage: None,
-            source: None,
-            target: None,
-        })
+        let why = "the toolbox named by `tools = ...` is an unset `OnceLock`: set it before the first exec";
+        Self::before_any_call(function, vec![why.to_owned()], None)
     }
 
     pub(crate) fn invalid_policy(function: Option<&'static str>, error: PolicyError) -> Self {
+        Self::before_any_call(function, Vec::new(), Some(Source::Policy(error)))
+    }
+
+    /// A programming error found before the exec made any call.
+    fn before_any_call(function: Option<&'static str>, attempts: Vec<String>, source: Option<Source>) -> Self {
         Self::boxed(fields::ExecError {
             kind: ExecErrorKind::Programming,
             function,
-            attempts: Vec::new(),
+            attempts,
             decisions: Vec::new(),
             calls: 0,
             elapsed: Duration::ZERO,
             refusal: None,
             stopped_by: None,
             usage: None,
-            source: Some(Source::Policy(error)),
+            source,
             target: None,
         })
     }

@@ -58,6 +58,8 @@ mod agent_session;
 mod append;
 pub mod backoff;
 pub mod budget;
+#[cfg(any(feature = "providers", feature = "mcp"))]
+mod causes;
 pub mod classify;
 pub mod compact;
 mod cut;

@@ -1,5 +1,6 @@
 //! What can go wrong connecting to an MCP server: [`McpError`].
 
+use crate::causes::{describe, with_causes};
 use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -172,26 +173,9 @@ pub(crate) fn transport_words(error: &DynamicTransportError) -> TransportWords {
     // rmcp's HTTP error keeps reqwest's error as a field, not as its source.
     if let Some(StreamableHttpError::Client(client)) = inner.downcast_ref::<StreamableHttpError<reqwest_013::Error>>() {
         unreached = client.is_connect();
-        text = causes(client);
+        text = describe(client);
     } else {
-        text = join_causes(text, inner.source());
+        text = with_causes(text, inner.source());
     }
     TransportWords { text, unreached }
-}
-
-/// `error` and its causes, joined by `: `, each left out when the one before already says it.
-fn causes(error: &(dyn std::error::Error + 'static)) -> String {
-    join_causes(error.to_string(), error.source())
-}
-
-fn join_causes(mut text: String, mut source: Option<&(dyn std::error::Error + 'static)>) -> String {
-    while let Some(cause) = source {
-        let words = cause.to_string();
-        if !text.contains(&words) {
-            text.push_str(": ");
-            text.push_str(&words);
-        }
-        source = cause.source();
-    }
-    text
 }

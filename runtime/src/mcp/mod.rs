@@ -32,6 +32,13 @@
 //!
 //! None of this is retried by the runtime's retry layers: tool errors are the model's business.
 //!
+//! # reqwest 0.13 and TLS
+//!
+//! The feature turns on reqwest 0.13's `rustls-no-provider` for the whole build (features unify):
+//! our client brings its own TLS configuration on ring, but another reqwest 0.13 client built
+//! without one (async-openai's, reqwest-middleware's `Client::new()`) then needs a process-wide
+//! rustls provider: call [`install_ring_crypto_provider`] once at start.
+//!
 //! # Bounds
 //!
 //! Initialising and listing: [`DEFAULT_MCP_INIT_TIMEOUT`]. One message: rmcp's 16 MiB (a stdio
@@ -82,7 +89,7 @@ pub use child::{
     ChildProcess, MCP_CHILD_EXIT_GRACE, MCP_EXIT_REPORT_WAIT, MCP_STDERR_LINE_BYTES, MCP_STDERR_TAIL_LINES,
 };
 pub use error::McpError;
-pub use http::MCP_SSE_RECONNECTS;
+pub use http::{MCP_SSE_RECONNECTS, install_ring_crypto_provider};
 pub use list::{MCP_MAX_DESCRIPTION_CHARS, MCP_MAX_LIST_PAGES, MCP_MAX_SCHEMA_BYTES, MCP_MAX_TOOLS};
 pub use server::{DEFAULT_MCP_INIT_TIMEOUT, McpServer};
 pub use toolbox::McpToolbox;

@@ -111,20 +111,7 @@ pub(super) fn body_kind(response: &reqwest::Response) -> BodyKind {
     }
 }
 
-/// An error and its causes, joined with `": "`.
-pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
+pub(crate) use crate::causes::describe;
 
 /// A streamed JSON `POST` to `url` with `headers`, the `x-agentic-call` header and the call's timeout.
 /// A request that cannot be built (an invalid base URL) is a programming error.
