@@ -34,7 +34,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     scenario: PathBuf,
     /// The port to listen on (127.0.0.1 only) [default: any free port].
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     port: u16,
     /// Also serve a store that accepts connections and never answers, and print its URL.
     #[arg(long)]

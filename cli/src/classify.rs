@@ -33,7 +33,7 @@ model call (stop_reason \"error\", no HTTP status). For example `agentic classif
 Requests\"` prints:
 
   \"429 Too Many Requests\"
-    session: retryable (matched retry pattern \"429\")
+    session: retryable (matched retry pattern \"too many requests\")
     exec:    retry (no permanent marker, status or code)
 
 --json: each line of stdin is one JSON object

@@ -263,7 +263,10 @@ fn a_refused_connection_is_retried_then_reported() {
     ]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
-    assert!(stderr.starts_with("exec() failed after 2 attempts:\nAttempt 1: ConnectionError:"), "{stderr}");
+    assert!(
+        stderr.starts_with("exec() failed after 2 attempts (4 model calls):\nAttempt 1: ConnectionError:"),
+        "{stderr}"
+    );
     assert!(!stderr.contains(CANARY));
 }
 

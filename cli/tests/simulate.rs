@@ -52,7 +52,7 @@ fn defaults_with_every_call_failing_make_12_calls_and_46_5_s_of_backoff_instantl
     assert_eq!(output["error_kind"], "exhausted");
     assert_eq!(
         output["error"],
-        "exec() failed after 3 attempts:\n\
+        "exec() failed after 3 attempts (12 model calls):\n\
          Attempt 1: ModelError: 503 Service Unavailable\n\
          Attempt 2: ModelError: 503 Service Unavailable\n\
          Attempt 3: ModelError: 503 Service Unavailable"

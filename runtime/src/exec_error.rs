@@ -52,10 +52,11 @@ impl fmt::Display for ExecErrorKind {
 
 /// The error of one `exec`: why it gave up, every attempt, and what it cost.
 ///
-/// Its Display is the attempt list of docs/design.md §5, prefixed by the agent function's name when known:
+/// Its Display is the attempt list of docs/design.md §5, prefixed by the agent function's name when
+/// known: the attempts are layer 2's, each holding layer 1's calls (the model calls count both):
 ///
 /// ```text
-/// summarize: exec() failed after 3 attempts:
+/// summarize: exec() failed after 3 attempts (5 model calls):
 /// Attempt 1: RateLimitError: 429 Too Many Requests
 /// Attempt 2: ServiceUnavailableError: 503
 /// Attempt 3: RateLimitError: 429 Too Many Requests
@@ -291,7 +292,18 @@ impl fmt::Display for ExecError {
                 if self.inner.attempts.len() == 1 { "" } else { "s" },
                 self.inner.stopped_by.as_deref().unwrap_or("a cap forbade the next attempt")
             )?,
-            _ => write!(f, "exec() failed after {} attempts:", self.inner.attempts.len())?,
+            // Both counts: an attempt of layer 2 holds layer 1's retried calls (3 HTTP requests can
+            // be one attempt).
+            _ => {
+                let (attempts, calls) = (self.inner.attempts.len(), self.inner.calls);
+                let plural = |count: usize| if count == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "exec() failed after {attempts} attempt{} ({calls} model call{}):",
+                    plural(attempts),
+                    plural(calls as usize)
+                )?
+            }
         }
         for (index, attempt) in self.inner.attempts.iter().enumerate() {
             write!(f, "\nAttempt {}: {attempt}", index + 1)?;

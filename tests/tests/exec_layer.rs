@@ -31,7 +31,7 @@ async fn three_attempts_after_1_5_and_3_seconds() {
     assert_eq!(error.elapsed(), Duration::from_millis(4500));
     assert_eq!(
         error.to_string(),
-        "exec() failed after 3 attempts:\n\
+        "exec() failed after 3 attempts (3 model calls):\n\
          Attempt 1: ModelError: overloaded\n\
          Attempt 2: ModelError: overloaded\n\
          Attempt 3: ModelError: overloaded"

@@ -257,6 +257,14 @@ pub trait Tool: Send + Sync + 'static {
 /// assert_eq!(error.to_string(), "RateLimitError: 429");
 /// let from_io = std::fs::read("/no/such/file").map_err(ToolError::new).unwrap_err();
 /// assert!(!from_io.message().is_empty());
+///
+/// // `?` converts I/O and JSON errors, and boxed ones, inside a tool.
+/// fn read_city(path: &str) -> Result<String, ToolError> {
+///     let text = std::fs::read_to_string(path)?;
+///     let value: serde_json::Value = serde_json::from_str(&text)?;
+///     Ok(value["city"].to_string())
+/// }
+/// assert!(read_city("/no/such/file").unwrap_err().message().contains("No such file"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
@@ -292,6 +300,28 @@ impl From<String> for ToolError {
 impl From<&str> for ToolError {
     fn from(message: &str) -> Self {
         Self { message: message.to_owned() }
+    }
+}
+
+/// `?` on a file or network operation inside a tool: the error's text goes to the model.
+impl From<std::io::Error> for ToolError {
+    fn from(error: std::io::Error) -> Self {
+        Self::new(error)
+    }
+}
+
+/// `?` on parsing or writing JSON inside a tool: the error's text (with its line and column) goes
+/// to the model.
+impl From<serde_json::Error> for ToolError {
+    fn from(error: serde_json::Error) -> Self {
+        Self::new(error)
+    }
+}
+
+/// `?` on any boxed error inside a tool (`anyhow`'s and most libraries' convert to one).
+impl From<Box<dyn std::error::Error + Send + Sync>> for ToolError {
+    fn from(error: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        Self::new(error)
     }
 }
 

@@ -1,0 +1,68 @@
+//! The help texts cannot drift from what the commands do: each example a `--help` shows is run
+//! and compared with what it really prints, and the defaults read as they are.
+
+mod common;
+
+use common::agentic;
+
+/// The block of `help` indented by two spaces that follows the line ending in `after`.
+fn example_after<'a>(help: &'a str, after: &str) -> Vec<&'a str> {
+    let start = help.find(after).unwrap_or_else(|| panic!("{after:?} not in the help:\n{help}")) + after.len();
+    help[start..]
+        .lines()
+        .skip_while(|line| line.trim().is_empty())
+        .take_while(|line| line.starts_with("  "))
+        .map(|line| &line[2..])
+        .collect()
+}
+
+#[test]
+fn classifys_help_example_is_what_classify_prints() {
+    let help = agentic(&["classify", "--help"], "");
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let shown = example_after(&help.stdout, "Requests\"` prints:");
+    let real = agentic(&["classify", "429 Too Many Requests"], "");
+    assert_eq!(real.code, 0, "{}", real.stderr);
+    assert_eq!(shown, real.stdout.lines().collect::<Vec<_>>(), "the help's example has drifted:\n{}", help.stdout);
+}
+
+#[test]
+fn every_option_shows_at_most_one_default() {
+    for command in ["classify", "simulate", "ask", "chaos", "grade", "journal"] {
+        let help = agentic(&[command, "--help"], "");
+        assert_eq!(help.code, 0, "{command}: {}", help.stderr);
+        // Each option's block: its `--flag` line (indented 2 or 6 spaces) and the description under it.
+        // An unindented line (a heading, the text after the options) ends the block.
+        let mut blocks: Vec<String> = Vec::new();
+        let mut open = false;
+        for line in help.stdout.lines() {
+            let flag = line.starts_with("  ") && !line.starts_with("       ") && line.trim_start().starts_with('-');
+            if flag {
+                blocks.push(line.to_owned());
+                open = true;
+            } else if !line.is_empty() && !line.starts_with(' ') {
+                open = false;
+            } else if let Some(block) = blocks.last_mut().filter(|_| open) {
+                block.push_str(line);
+            }
+        }
+        assert!(blocks.len() > 1, "`{command} --help` has options");
+        for block in blocks {
+            assert!(block.matches("[default").count() <= 1, "`{command} --help` shows two defaults: {block}");
+        }
+    }
+}
+
+#[test]
+fn the_top_level_help_names_every_command_and_the_exit_codes() {
+    for flag in ["-h", "--help"] {
+        let help = agentic(&[flag], "");
+        assert_eq!(help.code, 0, "{}", help.stderr);
+        let about = help.stdout.lines().next().unwrap_or_default();
+        for word in ["classify", "simulate", "ask", "chaos", "grade", "failures"] {
+            assert!(about.contains(word), "`agentic {flag}`'s about line leaves out {word}: {about}");
+        }
+    }
+    let long = agentic(&["--help"], "");
+    assert!(long.stdout.contains("`grade` skipped malformed lines"), "{}", long.stdout);
+}
