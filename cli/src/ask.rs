@@ -16,6 +16,7 @@ use crate::input::usage_error;
 use crate::otel::Telemetry;
 use crate::pacing_flags::PacingFlags;
 use crate::policy_flags::PolicyFlags;
+use crate::progress::Progress;
 use crate::tool_flags::{self, ToolFlags};
 use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
@@ -34,8 +35,11 @@ Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --js
 \"error\" and \"error_kind\" instead of \"answer\"), usage being the tokens of every call the server \
 reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
 cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
-either layer with its layer, call, error, verdict, reason and delay_ms. --verbose prints each decision \
-on stderr as it is made, and the tokens spent at the end; a wait for a cooldown another call's \
+either layer with its layer, call, error, verdict, reason and delay_ms. On a terminal, one line on \
+stderr says what the exec is waiting for and why (\"ServiceUnavailableError: 503 ...; retrying in \
+2.1 s (session layer, retry 2 of 3)\"), rewritten at each retry and cleared before the answer; \
+--quiet (-q) leaves it out, and it is never written to a pipe or a file. --verbose prints each decision \
+on stderr as it is made instead, and the tokens spent at the end; a wait for a cooldown another call's \
 server asked for is a decision too (verdict cooled_down), and so is a wait for the server's rate \
 limit (verdict paced).
 
@@ -105,6 +109,10 @@ pub(crate) struct Args {
     /// Print each decision of the layers on stderr as it is made.
     #[arg(long, short)]
     verbose: bool,
+    /// Print nothing on stderr while the exec waits (on a terminal, one line says what it waits
+    /// for and why, rewritten at each retry and cleared at the end).
+    #[arg(long, short, conflicts_with = "verbose")]
+    quiet: bool,
     /// Ask for JSON that this JSON Schema file accepts, and print it once it does (an answer that
     /// is not such JSON goes back to the model with what is wrong, like a rejected reply).
     #[arg(long, value_name = "FILE.json")]
@@ -166,8 +174,12 @@ fn ask(args: &Args) -> ExitCode {
     };
     let runtime = fallbacks.into_iter().fold(Runtime::from_shared(provider), Runtime::with_fallback_shared);
     let mut runtime = runtime.with_pacing(pacing);
+    let progress = Progress::on_terminal(&policy, args.quiet, args.verbose).map(std::sync::Arc::new);
     if args.verbose {
         runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
+    } else if let Some(progress) = &progress {
+        let progress = std::sync::Arc::clone(progress);
+        runtime = runtime.with_observer(move |decision| progress.decided(decision));
     }
     if let Some(iterations) = args.tools.max_iterations() {
         runtime = runtime.with_max_iterations(iterations);
@@ -198,6 +210,9 @@ fn ask(args: &Args) -> ExitCode {
             Err(message) => return usage_error(message),
         }
     }
+    if let Some(progress) = &progress {
+        progress.start(runtime.provider().name());
+    }
     let result = match &schema {
         None => tokio.block_on(runtime.exec_with(&policy, prompt)),
         Some(file) => tokio.block_on(runtime.exec_json_schema_with(
@@ -207,6 +222,9 @@ fn ask(args: &Args) -> ExitCode {
             prompt,
         )),
     };
+    if let Some(progress) = &progress {
+        progress.finish();
+    }
     if args.verbose {
         eprintln!("{}", spent(&result));
     }

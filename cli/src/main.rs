@@ -20,6 +20,7 @@ mod json;
 mod otel;
 mod pacing_flags;
 mod policy_flags;
+mod progress;
 mod schema;
 mod simulate;
 mod terminal;
