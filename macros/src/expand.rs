@@ -427,9 +427,11 @@ impl Rewriter<'_> {
             if fields.is_empty() { quote!(#constant) } else { quote!(#private::AgentFn { #(#fields,)* ..#constant }) };
         let args = &call.args;
         // The callee carries the span of `exec`, so that errors about the call point at the user's call.
+        let turbofish = &call.turbofish;
         let callee = if call.method == "exec_json" {
-            let turbofish = &call.turbofish;
             respan(quote!(#private::Runtime::__agentic_exec_json #turbofish), span)
+        } else if call.method == "exec_json_reply" {
+            respan(quote!(#private::Runtime::__agentic_exec_json_reply #turbofish), span)
         } else if call.method == "exec_with_tools" {
             respan(quote!(#private::Runtime::__agentic_exec_with_tools), span)
         } else {
@@ -446,7 +448,7 @@ impl Rewriter<'_> {
         // `exec` takes no generics; `exec_json` may name its type (`exec_json::<Invoice>`);
         // `exec_with_tools` takes the toolbox before the prompt.
         let arguments = match (call.method.to_string().as_str(), &call.turbofish) {
-            ("exec", None) | ("exec_json", _) => 1,
+            ("exec", None) | ("exec_json" | "exec_json_reply", _) => 1,
             ("exec_with_tools", None) => 2,
             _ => return false,
         };

@@ -93,6 +93,7 @@ pub mod tool;
 pub mod tower;
 pub mod trace;
 mod typed;
+mod typed_reply;
 mod usage;
 
 pub use agent_fn::{AgentFn, Validator};
@@ -115,6 +116,7 @@ pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};
 pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
 pub use trace::grade::{GradeReport, grade_lines};
 pub use trace::{RunTrace, TraceEvent, TraceSink};
+pub use typed_reply::TypedReply;
 pub use usage::Usage;
 
 /// The README's examples, compiled and run as doctests so they cannot rot.

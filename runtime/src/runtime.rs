@@ -29,6 +29,7 @@ use crate::telemetry;
 use crate::tool::{Toolbox, results_message};
 use crate::trace::{RunTrace, TraceSink};
 use crate::typed::{self, Expected};
+use crate::typed_reply::TypedReply;
 use crate::usage::Usage;
 
 /// The entry point: a provider, a default policy, and `exec`.
@@ -586,6 +587,15 @@ impl Runtime {
         self.__agentic_exec_json(AgentFn::anonymous(*policy), prompt).await
     }
 
+    /// [`Runtime::exec_json`] that keeps the facts of the exec: the value with the [`Reply`] it came
+    /// in (its decisions, usage, calls, attempts, time and target), as a [`TypedReply`].
+    pub async fn exec_json_reply<T>(&self, prompt: impl Into<Prompt>) -> Result<TypedReply<T>, ExecError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        self.__agentic_exec_json_reply(AgentFn::anonymous(self.function.policy), prompt).await
+    }
+
     /// What `#[agentic_function]` calls for `runtime.exec_json(prompt)`: [`Runtime::exec_json`]
     /// with the function's name, doc comment, policy and validator (which sees the reply once it
     /// parses).
@@ -594,9 +604,25 @@ impl Runtime {
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
+        Ok(self.__agentic_exec_json_reply(function, prompt).await?.into_value())
+    }
+
+    /// What `#[agentic_function]` calls for `runtime.exec_json_reply(prompt)`.
+    #[doc(hidden)]
+    pub async fn __agentic_exec_json_reply<T>(
+        &self,
+        function: AgentFn,
+        prompt: impl Into<Prompt>,
+    ) -> Result<TypedReply<T>, ExecError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
         let expected = Expected::of::<T>();
         let reply = self.exec_attempts(&function, None, prompt.into(), Some(&expected)).await?;
-        typed::parse::<T>(reply.text()).map_err(|why| ExecError::unparsable(function.name, why, &reply))
+        match typed::parse::<T>(reply.text()) {
+            Ok(value) => Ok(TypedReply::new(value, reply)),
+            Err(why) => Err(ExecError::unparsable(function.name, why, &reply)),
+        }
     }
 
     /// [`Runtime::exec_json`] for a schema known only at run time (a file, a configuration): the

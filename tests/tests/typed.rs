@@ -88,3 +88,29 @@ async fn every_rule_of_the_policy_bounds_the_retries() {
     assert_eq!(error.kind(), ExecErrorKind::Budget);
     assert_eq!(error.stopped_by(), Some("`max_calls` (2) reached after 2 model calls"));
 }
+
+/// Read the invoice.
+#[agentic_runtime::agentic_function(max_retries = 2)]
+async fn read_invoice(
+    runtime: &Runtime,
+    text: &str,
+) -> Result<agentic_runtime::TypedReply<Invoice>, agentic_runtime::ExecError> {
+    runtime.exec_json_reply::<Invoice>(text).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_typed_reply_keeps_the_execs_facts_in_an_agent_function_too() {
+    let provider = ScriptedProvider::new([
+        Step::error("overloaded"),
+        Step::ok(r#"{"total": 1}"#),
+        Step::ok(r#"{"currency": "EUR", "total": 12.5}"#),
+    ]);
+    let runtime = Runtime::new(provider.clone());
+    let typed = read_invoice(&runtime, "Read this invoice: ...").await.unwrap();
+    assert_eq!(typed.value().currency, "EUR");
+    // The session retry of the overload and the exec retry of the unparsable answer are both kept.
+    assert_eq!((typed.calls(), typed.attempts(), typed.decisions().len()), (3, 2, 2), "{:?}", typed.decisions());
+    assert!(typed.total_usage().is_zero());
+    assert!(provider.requests().iter().all(|request| request.function.as_deref() == Some("read_invoice")));
+    assert_eq!(typed.into_value().total, 12.5);
+}
