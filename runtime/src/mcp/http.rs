@@ -132,6 +132,26 @@ fn shorten_url(url: &str) -> String {
     }
 }
 
+/// Installs rustls's ring provider as the process's default, unless one is installed already;
+/// true when this call installed it.
+///
+/// The `mcp` feature turns on reqwest 0.13's `rustls-no-provider` (its own client is given a TLS
+/// configuration on ring, so no C build of aws-lc is needed). Cargo unifies features, so every
+/// reqwest 0.13 client of the build gets rustls without a provider: one built without a TLS
+/// configuration of its own (`reqwest::Client::new()` in async-openai or reqwest-middleware code,
+/// say) panics with "No rustls crypto provider is configured" unless a default is installed. Call
+/// this once at start, before building such clients.
+///
+/// # Examples
+///
+/// ```
+/// agentic_runtime::mcp::install_ring_crypto_provider();
+/// assert!(!agentic_runtime::mcp::install_ring_crypto_provider(), "installed once");
+/// ```
+pub fn install_ring_crypto_provider() -> bool {
+    rustls::crypto::ring::default_provider().install_default().is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,24 +181,4 @@ mod tests {
         assert!(Endpoint::parse("http:///mcp").unwrap_err().to_string().contains("it has no host"));
         assert_eq!(Endpoint::parse("http://[::1]:9/mcp").unwrap().host(), "::1");
     }
-}
-
-/// Installs rustls's ring provider as the process's default, unless one is installed already;
-/// true when this call installed it.
-///
-/// The `mcp` feature turns on reqwest 0.13's `rustls-no-provider` (its own client is given a TLS
-/// configuration on ring, so no C build of aws-lc is needed). Cargo unifies features, so every
-/// reqwest 0.13 client of the build gets rustls without a provider: one built without a TLS
-/// configuration of its own (`reqwest::Client::new()` in async-openai or reqwest-middleware code,
-/// say) panics with "No rustls crypto provider is configured" unless a default is installed. Call
-/// this once at start, before building such clients.
-///
-/// # Examples
-///
-/// ```
-/// agentic_runtime::mcp::install_ring_crypto_provider();
-/// assert!(!agentic_runtime::mcp::install_ring_crypto_provider(), "installed once");
-/// ```
-pub fn install_ring_crypto_provider() -> bool {
-    rustls::crypto::ring::default_provider().install_default().is_ok()
 }
