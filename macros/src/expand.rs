@@ -534,8 +534,9 @@ impl VisitMut for Rewriter<'_> {
         if self.binds(&arm.pat) {
             self.shadowed = true;
         }
-        if let Some((_, guard)) = &mut arm.guard {
-            self.visit_expr_mut(guard);
+        // syn 3 keeps an arm's guard in its pattern (`Some(x) if x > 0`); it sees the arm's bindings.
+        if let Pat::Guard(guarded) = &mut arm.pat {
+            self.visit_expr_mut(&mut guarded.guard);
         }
         self.visit_expr_mut(&mut arm.body);
         self.shadowed = outer;
@@ -611,6 +612,7 @@ fn binds(pat: &Pat, name: &Ident) -> bool {
         Pat::Tuple(tuple) => tuple.elems.iter().any(|elem| binds(elem, name)),
         Pat::TupleStruct(tuple) => tuple.elems.iter().any(|elem| binds(elem, name)),
         Pat::Type(typed) => binds(&typed.pat, name),
+        Pat::Guard(guarded) => binds(&guarded.pat, name),
         _ => false,
     }
 }
