@@ -5,6 +5,8 @@
 //! event-stream decoder ([`sse`]) need no HTTP stack.
 
 #[cfg(feature = "providers")]
+mod api_key;
+#[cfg(feature = "providers")]
 pub(crate) mod boundary;
 pub(crate) mod fuzz;
 #[cfg(feature = "providers")]
@@ -43,6 +45,9 @@ use crate::message::{Message, StopReason};
 use crate::policy::RetryPolicy;
 use crate::tool::ToolSpec;
 
+#[cfg(feature = "providers")]
+#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use api_key::ApiKey;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use google_rpc::quoted_retry_delay;

@@ -1,5 +1,6 @@
 //! Google's Gemini API, natively: `POST {base}/models/{model}:streamGenerateContent?alt=sse`.
 
+use crate::provider::ApiKey;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -83,7 +84,10 @@ impl GeminiProvider {
     /// the path `/models/{model}:streamGenerateContent` is appended), with `api_key` if the server
     /// needs one (an empty key counts as none). An invalid base URL makes every call fail with a
     /// programming error; [`Self::from_env`] checks it up front.
-    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+    ///
+    /// `api_key` is `None`, a `&str`, a `String` or an `Option<String>` (see [`ApiKey`]).
+    pub fn new(base_url: impl Into<String>, api_key: impl Into<ApiKey>) -> Self {
+        let api_key = api_key.into().into_option();
         Self { endpoint: Endpoint::new(base_url.into(), api_key, Self::DEFAULT_MODEL), max_tokens: None }
     }
 

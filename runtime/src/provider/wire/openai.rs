@@ -1,5 +1,6 @@
 //! The OpenAI-compatible chat completions API, streamed: OpenAI, vLLM, Ollama, llama.cpp, OpenRouter...
 
+use crate::provider::ApiKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -65,7 +66,10 @@ impl OpenAiProvider {
     /// `http://127.0.0.1:8080/v1`), with `api_key` if the server needs one (an empty key counts as
     /// none). An invalid base URL makes every call fail with a programming error; [`Self::from_env`]
     /// checks it up front.
-    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+    ///
+    /// `api_key` is `None`, a `&str`, a `String` or an `Option<String>` (see [`ApiKey`]).
+    pub fn new(base_url: impl Into<String>, api_key: impl Into<ApiKey>) -> Self {
+        let api_key = api_key.into().into_option();
         Self { endpoint: Endpoint::new(base_url.into(), api_key, Self::DEFAULT_MODEL), max_tokens: None }
     }
 

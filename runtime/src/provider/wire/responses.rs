@@ -1,6 +1,7 @@
 //! OpenAI's Responses API, streamed: `POST {base}/responses`, whose answer comes as typed events
 //! and whose failures arrive as events on an HTTP 200 (`response.failed`, `error`).
 
+use crate::provider::ApiKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -85,7 +86,10 @@ impl ResponsesProvider {
     /// A provider for the server at `base_url` (e.g. `https://api.openai.com/v1`), with `api_key` if
     /// the server needs one (an empty key counts as none). An invalid base URL makes every call fail
     /// with a programming error; [`Self::from_env`] checks it up front.
-    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+    ///
+    /// `api_key` is `None`, a `&str`, a `String` or an `Option<String>` (see [`ApiKey`]).
+    pub fn new(base_url: impl Into<String>, api_key: impl Into<ApiKey>) -> Self {
+        let api_key = api_key.into().into_option();
         Self { endpoint: Endpoint::new(base_url.into(), api_key, Self::DEFAULT_MODEL), max_tokens: None }
     }
 
