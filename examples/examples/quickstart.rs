@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_runtime::{
-    AnthropicProvider, Decision, ExecError, OpenAiProvider, Provider, Reply, Runtime, agentic_function,
+    AnthropicProvider, Decision, ExecError, Layer, OpenAiProvider, Provider, Reply, Runtime, agentic_function,
 };
 
 /// Summarize the user's text in one sentence.
@@ -37,15 +37,18 @@ const TEXT: &str = "Retries are for transient failures: a rate limit, an overloa
 
 fn print_decision(decision: &Decision) {
     let delay = decision.delay.map_or_else(|| "stop".to_owned(), |delay| format!("wait {} ms", delay.as_millis()));
-    println!(
-        "  {:>6.3} s  {:<7}  call {}  {}\n             -> {} ({}), {delay}",
-        decision.at.as_secs_f64(),
-        decision.layer.name(),
-        decision.call,
-        decision.error,
-        decision.verdict,
-        decision.reason,
-    );
+    match decision.layer {
+        // Layer 2 judges the failure layer 1 just printed: its verdict only, not the error again.
+        Layer::Exec => println!("             exec:    -> {} ({}), {delay}", decision.verdict, decision.reason),
+        _ => println!(
+            "  {:>6.3} s  call {}  {}\n             session: -> {} ({}), {delay}",
+            decision.at.as_secs_f64(),
+            decision.call,
+            decision.error,
+            decision.verdict,
+            decision.reason,
+        ),
+    }
 }
 
 fn print_outcome(outcome: Result<Reply, ExecError>) {
@@ -58,10 +61,12 @@ fn print_outcome(outcome: Result<Reply, ExecError>) {
         ),
         Err(error) => {
             println!("  {} error after {} call(s) in {} ms:", error.kind(), error.calls(), error.elapsed().as_millis());
-            for line in error.to_string().lines() {
-                println!("    {line}");
-            }
-            println!();
+            // Its first line: the attempts it lists are the failures printed above.
+            let text = error.to_string();
+            println!(
+                "    {} (each attempt's error is above)\n",
+                text.lines().next().unwrap_or_default().trim_end_matches(':')
+            );
         }
     }
 }
@@ -107,6 +112,11 @@ async fn main() -> std::io::Result<()> {
     };
     let runtime = Runtime::from_shared(provider).with_observer(print_decision);
 
+    println!(
+        "Two layers judge each failed model call: `session` (layer 1) retries the call itself on a \
+         transient error; `exec` (layer 2) retries the whole attempt, or stops at once on a permanent \
+         error.\n"
+    );
     println!("summarize (session_base_delay_ms = 100, exec_base_delay_ms = 150, budget_ms = 10000)");
     print_outcome(summarize(&runtime, TEXT).await);
 
