@@ -16,7 +16,7 @@ use agentic_runtime::{
     BreakerSettings, BreakerState, ExecErrorKind, Jitter, MoveReason, RetryPolicy, Runtime, ScriptedProvider, Step,
     Verdict, Why,
 };
-use agentic_test_support::captured_log::Captured;
+use agentic_test_support::captured_log::capture;
 
 fn redis_url(test: &str) -> Option<String> {
     if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
@@ -160,10 +160,8 @@ async fn one_huge_hint_leaves_another_runtime_unslowed() {
 
 #[test]
 fn redis_down_means_local_state_and_one_warning_never_a_hang() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-    tracing::subscriber::with_default(subscriber, || {
+    let (guard, captured) = capture(tracing::Level::INFO);
+    {
         let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         tokio.block_on(async {
             // Nothing listens on port 9 of the loopback address.
@@ -186,8 +184,9 @@ fn redis_down_means_local_state_and_one_warning_never_a_hang() {
             // This process's window did the work: the floor of 100, plus 3 successes, less 2 retries.
             assert_eq!(runtime.retry_budget(), Some(101));
         });
-    });
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    }
+    drop(guard);
+    let log = captured.text();
     assert_eq!(log.matches("shared retry store unavailable").count(), 1, "{log}");
 }
 
@@ -238,10 +237,7 @@ impl SharedStore for Counting {
 /// passed, and warns once when the store fails and once when it answers again. No Redis needed.
 #[tokio::test(start_paused = true)]
 async fn a_silent_store_is_asked_once_per_backoff_and_warned_about_at_failure_and_recovery() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (_guard, captured) = capture(tracing::Level::INFO);
     let server = SilentServer::start().await.unwrap();
     let backoff = Duration::from_secs(10);
     let silent = RedisStore::lazy(&server.url()).unwrap().with_offline_backoff(backoff);

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, display_url};
 use agentic_runtime::{ExecError, ExecErrorKind, Jitter, Journal, RetryPolicy, Runtime, TraceSink, Verdict};
-use agentic_test_support::captured_log::Captured;
+use agentic_test_support::captured_log::capture;
 use agentic_test_support::temp_file::TempFile;
 use providers_support::{Reply, Server};
 use serde_json::{Value, json};
@@ -81,17 +81,9 @@ async fn exec(provider: impl Provider) -> Leftovers {
     let trace = TraceSink::in_memory();
     let runtime = Runtime::new(provider).with_journal(journal).with_trace(trace.clone());
 
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .finish();
-    let error = {
-        let _default = tracing::subscriber::set_default(subscriber);
-        runtime.exec_with(&fast_policy(), "What is the answer?").await.expect_err("every call fails")
-    };
+    let (default, captured) = capture(tracing::Level::TRACE);
+    let error = runtime.exec_with(&fast_policy(), "What is the answer?").await.expect_err("every call fails");
+    drop(default);
     let journal = std::fs::read_to_string(journal_file.path()).expect("the journal was written");
     Leftovers { error, journal, trace: trace.contents().unwrap_or_default(), log: captured.text() }
 }

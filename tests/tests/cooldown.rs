@@ -6,21 +6,12 @@
 use std::time::Duration;
 
 use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
-use agentic_test_support::captured_log::Captured;
+use agentic_test_support::captured_log::{self, Captured};
 use tokio::time::Instant;
 
-/// A subscriber that keeps what INFO and above write, for this thread. Every test of this file
-/// sets one: `tracing` caches whether a call site is wanted, and a test on a thread with no
-/// subscriber would otherwise teach the cache that nobody wants the decisions' events.
+/// What INFO and above write on this thread, while the guard lives.
 fn capture() -> (tracing::subscriber::DefaultGuard, Captured) {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    (tracing::subscriber::set_default(subscriber), captured)
+    captured_log::capture(tracing::Level::INFO)
 }
 
 /// One attempt, no session retry: the first exec hears the hint and stops.

@@ -570,13 +570,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn each_transition_is_logged_once_by_the_process_whose_call_caused_it() {
-        let captured = agentic_test_support::captured_log::Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt().with_writer(move || writer.clone()).with_ansi(false).finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
-        // The other tests of this binary run on other threads with no subscriber: a log line's
-        // interest they cached while this one was being set would drop its lines here.
-        tracing::callsite::rebuild_interest_cache();
+        let (_guard, captured) = agentic_test_support::captured_log::capture(tracing::Level::INFO);
         let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 25).await;
