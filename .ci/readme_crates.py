@@ -70,6 +70,12 @@ def dependencies(toml):
     return "\n".join(out)
 
 
+# The flags `.cargo/config.toml` gives builds inside the repository (these crates are outside it):
+# the same flags, so their build shares the target directory's dependencies where features agree.
+# The cfg turns on nothing in a crate outside the repository.
+WORKSPACE_RUSTFLAGS = "--cfg agentic_workspace"
+
+
 def main():
     readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
     text = open(readme, encoding="utf-8").read()
@@ -105,7 +111,7 @@ def main():
                 shutil.copy(lock, os.path.join(crate, "Cargo.lock"))
             result = subprocess.run(
                 ["cargo", "check", "--quiet", "--manifest-path", os.path.join(crate, "Cargo.toml")],
-                env={**os.environ, "CARGO_TARGET_DIR": target},
+                env={**os.environ, "CARGO_TARGET_DIR": target, "RUSTFLAGS": WORKSPACE_RUSTFLAGS},
             )
             built += 1
             if result.returncode != 0:

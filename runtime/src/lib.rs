@@ -127,6 +127,9 @@ pub struct ReadmeDoctests;
 /// The retry policy, under the attribute's name for it.
 pub type Policy = RetryPolicy;
 
+// The attribute's docs live here rather than in `agentic-macros`: their examples need this
+// crate, and as doc tests of a proc-macro crate they would build a second copy of it.
+#[doc = include_str!("agentic_function.md")]
 #[doc(inline)]
 pub use agentic_macros::agentic_function;
 

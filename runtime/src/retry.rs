@@ -425,7 +425,7 @@ mod tests {
     /// typed errors raised while streaming (`"<Kind>: <text>"` already).
     #[test]
     fn layer_2_judges_alike_with_layer_1s_scan() {
-        let corpus = include_str!("../benches/corpus/errors.txt");
+        let corpus = include_str!("../corpus/errors.txt");
         let mut judged = 0;
         for line in corpus.lines() {
             let messages = [

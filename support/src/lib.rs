@@ -3,8 +3,9 @@
 //! manifests.
 //!
 //! - [`temp_file`]: a file in the temp directory for one test, removed when dropped.
-//! - [`captured_log`]: a `tracing` writer that keeps what it is given.
-//! - [`counting_alloc`]: a global allocator that counts this thread's allocations.
+//! - `captured_log` (with `log`): a `tracing` writer that keeps what it is given, and a
+//!   subscriber for one thread that writes into it.
+//! - `counting_alloc` (with `alloc`): a global allocator that counts this thread's allocations.
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
 //! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
@@ -24,7 +25,9 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "log")]
 pub mod captured_log;
+#[cfg(feature = "alloc")]
 pub mod counting_alloc;
 pub mod fuzz;
 #[cfg(feature = "mcp")]

@@ -54,7 +54,7 @@ mod tests {
     /// error texts, as error events and as typed errors.
     #[test]
     fn both_verdicts_from_one_scan_are_each_layers_own() {
-        let corpus = include_str!("../../benches/corpus/errors.txt");
+        let corpus = include_str!("../../corpus/errors.txt");
         for line in corpus.lines() {
             for message in [
                 AssistantMessage::error_event(line, None),

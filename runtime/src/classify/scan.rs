@@ -387,7 +387,7 @@ mod tests {
     /// benchmark corpus of real error texts in three casings and some texts of other scripts.
     #[test]
     fn the_one_pass_agrees_with_each_sets_case_insensitive_regexes() {
-        let corpus = include_str!("../../benches/corpus/errors.txt");
+        let corpus = include_str!("../../corpus/errors.txt");
         let extra = ["RATE LIMIT", "Überlastet: 503", "İNVALID API KEY", "ΣERVER ERROR", "Connection_Reset", ""];
         let mut checked = 0;
         for set in Set::ALL {
@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn a_prefixed_scan_finds_what_a_whole_scan_finds() {
-        let corpus = include_str!("../../benches/corpus/errors.txt");
+        let corpus = include_str!("../../corpus/errors.txt");
         for line in corpus.lines() {
             for kind in ["ModelError", "RateLimitError", "AuthenticationError", "APIConnectionError", "BadRequestError"]
             {

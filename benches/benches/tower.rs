@@ -1,7 +1,7 @@
 //! The tower layer's success path: one request through an in-memory service that answers 200 at
 //! once, bare, through `tower::RetryLayer`, and through tower's own `Retry` with a policy that
 //! never retries (the least a retry layer does: clone the request, call, look at the result).
-//! Run with `cargo bench -p agentic-runtime --bench tower --features tower`.
+//! Run with `cargo bench --manifest-path benches/Cargo.toml --bench tower --features tower`.
 
 use std::convert::Infallible;
 use std::hint::black_box;

@@ -1,6 +1,6 @@
 //! The attribute's diagnostics (`ui/fail`, reviewed `.stderr` snapshots) and the shapes of function
 //! it must keep accepting (`ui/pass`). Regenerate the snapshots with
-//! `TRYBUILD=overwrite cargo test -p agentic-tests --test ui` and read the diff.
+//! `TRYBUILD=overwrite cargo test -p agentic-ui-tests --test ui` and read the diff.
 
 #[test]
 fn ui() {

@@ -1,5 +1,5 @@
 //! The cost of the retry machinery on the success path: `exec` through both layers against one bare
-//! model call on the same in-memory provider. Run with `cargo bench -p agentic-runtime --bench exec`.
+//! model call on the same in-memory provider. Run with `cargo bench --manifest-path benches/Cargo.toml --bench exec`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::stream;

@@ -1,9 +1,9 @@
-//! Both layers' verdicts over a corpus of realistic error texts (`corpus/errors.txt`, one per line:
+//! Both layers' verdicts over a corpus of realistic error texts (`runtime/corpus/errors.txt`, one per line:
 //! OpenAI, Anthropic, Gemini, vLLM, Ollama, OpenRouter and other providers, gateways, proxies' HTML
 //! pages, transport errors, empty texts), in time per message: each layer's verdict alone, and
 //! both from one scan (`classify::verdicts`, what the exec loop does). Before the timings it prints the
 //! verdicts' distribution, as a sanity check of the corpus.
-//! Run with `cargo bench -p agentic-runtime --bench classify`.
+//! Run with `cargo bench --manifest-path benches/Cargo.toml --bench classify`.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -13,7 +13,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use agentic_runtime::classify::{exec_verdict, session_verdict, verdicts};
 use agentic_runtime::{AssistantMessage, StopReason};
 
-const CORPUS: &str = include_str!("corpus/errors.txt");
+const CORPUS: &str = include_str!("../../runtime/corpus/errors.txt");
 
 /// The rule's name without its data: `RetryPattern("overloaded")` -> `RetryPattern`.
 fn rule(reason: &impl std::fmt::Debug) -> String {

@@ -2,7 +2,7 @@
 //! the test server as a child process over stdio and in this process over streamable HTTP on
 //! loopback. The difference is what MCP costs a call: JSON-RPC framing both ways, rmcp's service
 //! loop, and the pipe or the HTTP round trip.
-//! Run with `cargo bench -p agentic-runtime --features mcp --bench mcp`.
+//! Run with `cargo bench --manifest-path benches/Cargo.toml --features mcp --bench mcp`.
 
 use std::hint::black_box;
 use std::time::Duration;

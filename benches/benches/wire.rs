@@ -1,6 +1,6 @@
 //! One `exec` against the chaos server on loopback vs a bare streamed request with reqwest to the
 //! same server, on every wire ([`WireKind::ALL`]), and the throughput of concurrent execs (on the
-//! OpenAI wire). Run with `cargo bench -p agentic-runtime --bench wire`.
+//! OpenAI wire). Run with `cargo bench --manifest-path benches/Cargo.toml --bench wire`.
 
 use std::sync::Arc;
 

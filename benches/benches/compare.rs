@@ -2,7 +2,7 @@
 //! operation called directly, through `Resilient::call`, through backon and through tokio-retry2, each
 //! with the default exec schedule (3 attempts, 1.5 s then 3 s); and `Runtime::exec` on an
 //! in-memory provider against one bare model call on it (`agent::run`). Before the timings it prints the heap allocations of one call of each
-//! and the size of its future. Run with `cargo bench -p agentic-runtime --bench compare`;
+//! and the size of its future. Run with `cargo bench --manifest-path benches/Cargo.toml --bench compare`;
 //! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
 
 use std::hint::black_box;

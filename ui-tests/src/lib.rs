@@ -1,0 +1,1 @@
+//! Nothing: the crate is its tests (`tests/ui.rs`).
