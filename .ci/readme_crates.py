@@ -4,8 +4,8 @@
 Each ```rust block (not `ignore`) must be preceded, in its section, by a ```toml block holding the
 `[dependencies]` lines it needs: that block is the crate's whole dependency list, as a newcomer
 would paste it into a new crate. `agentic-runtime = { path = ... }` is pointed at this checkout.
-Hidden lines (`# `) are kept as rustdoc keeps them, and a snippet without `fn main` is wrapped in
-one, as rustdoc wraps it. The crates share one target directory (CARGO_TARGET_DIR, else
+A hidden line (`# `, rustdoc's) is an error: GitHub shows it as it is, so what a reader copies
+would not compile. A snippet without `fn main` is wrapped in one, as rustdoc wraps it. The crates share one target directory (CARGO_TARGET_DIR, else
 target/readme-crates) and are checked with `cargo check`: what a new crate would fail to compile,
 this fails on, naming the snippet's line in the README.
 
@@ -95,6 +95,10 @@ def main():
                 continue
             if deps is None or deps_section != section:
                 failed.append(f"{readme}:{line}: no ```toml [dependencies] block before this snippet in its section")
+                continue
+            hidden = [number for number, code in enumerate(body.split("\n"), line + 1) if re.match(r"^\s*#( |$)", code)]
+            if hidden:
+                failed.append(f"{readme}:{hidden[0]}: a hidden line (`# `), which GitHub shows as it is: write it out")
                 continue
             name = f"readme-snippet-{line}"
             crate = os.path.join(work, name)

@@ -2,7 +2,7 @@
 //! 200s that are not answers, heads past a client's limits, a bare JSON error on an event stream,
 //! a stream that stops after its opening events, and terminal escapes in error messages.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

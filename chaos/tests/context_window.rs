@@ -3,7 +3,7 @@
 //! the size rule on both wire formats; the journal's `messages`, `context_bytes` and `over_window`;
 //! the JSON field's round trip and checks.
 
-mod common;
+use crate::common;
 
 use agentic_chaos::{ChaosServer, JournalEntry, Scenario, ScenarioError, Step, StepKind};
 use common::{Client, Response, WireFormat};

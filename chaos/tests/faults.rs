@@ -3,7 +3,7 @@
 //! key. All on paused time: a silence is a timeout that fires, once every byte the server sent
 //! has been read.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! No step here sets a timer and the raw client sets none, so nothing else moves the clock and
 //! every `at_ms` is exact.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

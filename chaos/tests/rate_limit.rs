@@ -8,7 +8,7 @@
 //! The raw client sets no timer and no step here pauses, so nothing else moves the clock and every
 //! refill is exact.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -1,6 +1,6 @@
 //! Repeat counts, the default step, the journal (API and HTTP), and scenario files.
 
-mod common;
+use crate::common;
 
 use agentic_test_support::temp_file::TempFile;
 

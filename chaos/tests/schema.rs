@@ -1,7 +1,7 @@
 //! Requests for a schema: OpenAI's `response_format` answered as text, Anthropic's forced tool
 //! answered as that tool's `tool_use` block; the journal's `schema`.
 
-mod common;
+use crate::common;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use common::{Client, WireFormat};

@@ -1,6 +1,6 @@
 //! Binding, stopping, routes, HTTP details, and a real HTTP client (reqwest) against the faults.
 
-mod common;
+use crate::common;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 

@@ -1,6 +1,6 @@
 //! Every step kind, on both wire formats, streamed and not.
 
-mod common;
+use crate::common;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
 use common::{Client, End, WireFormat, model, stream_text, whole_text};

@@ -2,7 +2,7 @@
 //! `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's
 //! `tool_use` block), streamed and not; its JSON form and its refusal on a kind without text.
 
-mod common;
+use crate::common;
 
 use agentic_chaos::{ChaosServer, Scenario, ScenarioError, Step};
 use common::{Client, Event, WireFormat};

@@ -1,6 +1,6 @@
 //! The `tool_use` step on both wire formats, streamed and not; its JSON form; the journal's `tools`.
 
-mod common;
+use crate::common;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
 use common::{Client, End, WireFormat, model};

@@ -1,7 +1,7 @@
 //! The token usage and the model every answer reports, by the documented rule or pinned by the
 //! step, in both wire formats.
 
-mod common;
+use crate::common;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
 use common::{Client, End, Response, WireFormat};

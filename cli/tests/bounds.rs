@@ -2,7 +2,7 @@
 //! with a newline at last), stdin that never ends, a 64 KiB run id, hostile lines, more malformed
 //! lines than are worth showing; and every bound is in the `--help` text.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::process::{Command, Stdio};

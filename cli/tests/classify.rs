@@ -1,6 +1,6 @@
 //! `agentic classify`: the JSON contract of docs/design.md §18, the plain output, malformed input.
 
-mod common;
+use crate::common;
 
 use common::agentic;
 use serde_json::{Value, json};

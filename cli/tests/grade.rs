@@ -2,7 +2,7 @@
 //! §14 among them) and on a trace the runtime wrote, the plain and `--json` outputs, malformed
 //! lines, exit codes.
 
-mod common;
+use crate::common;
 
 use agentic_test_support::temp_file::TempFile;
 

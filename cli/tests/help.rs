@@ -1,7 +1,7 @@
 //! The help texts cannot drift from what the commands do: each example a `--help` shows is run
 //! and compared with what it really prints, and the defaults read as they are.
 
-mod common;
+use crate::common;
 
 use common::agentic;
 

@@ -1,6 +1,6 @@
 //! `agentic journal`: the table, `--since`, `--json`, corrupt lines and exit codes.
 
-mod common;
+use crate::common;
 
 use agentic_test_support::temp_file::TempFile;
 

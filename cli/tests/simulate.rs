@@ -1,6 +1,6 @@
 //! `agentic simulate --json`: the real layers on virtual time (docs/design.md §4 to §8 and §18).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -349,8 +349,9 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
 }
 
 /// Rewrites `<runtime>.exec(prompt)` into `Runtime::__agentic_exec(<runtime>, <AgentFn>, prompt)`
-/// (and `<runtime>.exec_json(prompt)`, with or without a turbofish, into `__agentic_exec_json`, and
-/// `<runtime>.exec_with_tools(tools, prompt)` into `__agentic_exec_with_tools`)
+/// (`<runtime>.exec_json(prompt)` and `exec_json_reply`, with or without a turbofish, into the same
+/// method with `Prompt::__agentic_in(prompt, <AgentFn>)`, and `<runtime>.exec_with_tools(tools,
+/// prompt)` into `__agentic_exec_with_tools`)
 /// wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
 /// not in nested items (they cannot see it). Macro arguments are rewritten when they parse as
 /// comma-separated expressions (`assert!`, `tokio::join!`, `format!`, ...).
@@ -426,13 +427,19 @@ impl Rewriter<'_> {
         let function =
             if fields.is_empty() { quote!(#constant) } else { quote!(#private::AgentFn { #(#fields,)* ..#constant }) };
         let args = &call.args;
+        if call.method == "exec_json" || call.method == "exec_json_reply" {
+            // The public method itself, the function handed over in the prompt: the compile
+            // errors about the answer's type name `Runtime::exec_json`, as outside the attribute.
+            let mut typed = call.clone();
+            typed.receiver = Box::new(syn::parse_quote_spanned!(span=> (#runtime)));
+            let prompt = &call.args[0];
+            typed.args = syn::parse_quote_spanned! {span=>
+                #private::Prompt::__agentic_in(::core::convert::Into::into(#prompt), #function)
+            };
+            return Expr::MethodCall(typed);
+        }
         // The callee carries the span of `exec`, so that errors about the call point at the user's call.
-        let turbofish = &call.turbofish;
-        let callee = if call.method == "exec_json" {
-            respan(quote!(#private::Runtime::__agentic_exec_json #turbofish), span)
-        } else if call.method == "exec_json_reply" {
-            respan(quote!(#private::Runtime::__agentic_exec_json_reply #turbofish), span)
-        } else if call.method == "exec_with_tools" {
+        let callee = if call.method == "exec_with_tools" {
             respan(quote!(#private::Runtime::__agentic_exec_with_tools), span)
         } else {
             respan(quote!(#private::Runtime::__agentic_exec), span)

@@ -93,6 +93,7 @@ pub mod tool;
 pub mod tower;
 pub mod trace;
 mod typed;
+mod typed_answer;
 mod typed_reply;
 mod usage;
 
@@ -116,6 +117,7 @@ pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};
 pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
 pub use trace::grade::{GradeReport, grade_lines};
 pub use trace::{RunTrace, TraceEvent, TraceSink};
+pub use typed_answer::TypedAnswer;
 pub use typed_reply::TypedReply;
 pub use usage::Usage;
 
@@ -152,6 +154,7 @@ pub mod __private {
     pub use crate::compact::Compactor;
     pub use crate::policy::rules::is_valid;
     pub use crate::policy::{Jitter, Preset, RetryPolicy};
+    pub use crate::prompt::Prompt;
     pub use crate::reply::Reply;
     pub use crate::runtime::Runtime;
     pub use crate::tool::Toolbox;

@@ -29,6 +29,7 @@ use crate::telemetry;
 use crate::tool::{Toolbox, results_message};
 use crate::trace::{RunTrace, TraceSink};
 use crate::typed::{self, Expected};
+use crate::typed_answer::TypedAnswer;
 use crate::typed_reply::TypedReply;
 use crate::usage::Usage;
 
@@ -574,51 +575,36 @@ impl Runtime {
     /// ```
     pub async fn exec_json<T>(&self, prompt: impl Into<Prompt>) -> Result<T, ExecError>
     where
-        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+        T: TypedAnswer,
     {
-        self.exec_json_with(&self.function.policy, prompt).await
+        Ok(self.exec_json_reply(prompt).await?.into_value())
     }
 
     /// [`Runtime::exec_json`] with `policy`.
     pub async fn exec_json_with<T>(&self, policy: &RetryPolicy, prompt: impl Into<Prompt>) -> Result<T, ExecError>
     where
-        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+        T: TypedAnswer,
     {
-        self.__agentic_exec_json(AgentFn::anonymous(*policy), prompt).await
+        Ok(self.typed_exec(AgentFn::anonymous(*policy), prompt.into()).await?.into_value())
     }
 
     /// [`Runtime::exec_json`] that keeps the facts of the exec: the value with the [`Reply`] it came
     /// in (its decisions, usage, calls, attempts, time and target), as a [`TypedReply`].
     pub async fn exec_json_reply<T>(&self, prompt: impl Into<Prompt>) -> Result<TypedReply<T>, ExecError>
     where
-        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+        T: TypedAnswer,
     {
-        self.__agentic_exec_json_reply(AgentFn::anonymous(self.function.policy), prompt).await
+        // In an agent function the attribute hands the function over in the prompt, so that this
+        // public method, named in the compile errors about `T`, is what the rewritten call calls.
+        let mut prompt = prompt.into();
+        let function = prompt.take_function().unwrap_or(AgentFn::anonymous(self.function.policy));
+        self.typed_exec(function, prompt).await
     }
 
-    /// What `#[agentic_function]` calls for `runtime.exec_json(prompt)`: [`Runtime::exec_json`]
-    /// with the function's name, doc comment, policy and validator (which sees the reply once it
-    /// parses).
-    #[doc(hidden)]
-    pub async fn __agentic_exec_json<T>(&self, function: AgentFn, prompt: impl Into<Prompt>) -> Result<T, ExecError>
-    where
-        T: serde::de::DeserializeOwned + schemars::JsonSchema,
-    {
-        Ok(self.__agentic_exec_json_reply(function, prompt).await?.into_value())
-    }
-
-    /// What `#[agentic_function]` calls for `runtime.exec_json_reply(prompt)`.
-    #[doc(hidden)]
-    pub async fn __agentic_exec_json_reply<T>(
-        &self,
-        function: AgentFn,
-        prompt: impl Into<Prompt>,
-    ) -> Result<TypedReply<T>, ExecError>
-    where
-        T: serde::de::DeserializeOwned + schemars::JsonSchema,
-    {
+    /// A typed exec as `function`: the model asked for JSON of `T`'s schema, the answer parsed.
+    async fn typed_exec<T: TypedAnswer>(&self, function: AgentFn, prompt: Prompt) -> Result<TypedReply<T>, ExecError> {
         let expected = Expected::of::<T>();
-        let reply = self.exec_attempts(&function, None, prompt.into(), Some(&expected)).await?;
+        let reply = self.exec_attempts(&function, None, prompt, Some(&expected)).await?;
         match typed::parse::<T>(reply.text()) {
             Ok(value) => Ok(TypedReply::new(value, reply)),
             Err(why) => Err(ExecError::unparsable(function.name, why, &reply)),

@@ -1,7 +1,7 @@
 //! `AnthropicProvider` against a raw-TCP server: every event type, every failure kind typed and
 //! classified, and the key never shown.
 
-mod providers_support;
+use crate::providers_support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `OpenAiProvider` against a raw-TCP server: the wire format, every failure kind typed and
 //! classified, and the key never shown.
 
-mod providers_support;
+use crate::providers_support;
 
 use std::time::{Duration, SystemTime};
 

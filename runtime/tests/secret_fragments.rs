@@ -5,7 +5,7 @@
 //! Debug output, a log line, a trace or the journal. The key is in the base URL too (userinfo and
 //! query), where Debug output and errors must not show it either.
 
-mod providers_support;
+use crate::providers_support;
 
 use std::fmt::Debug;
 use std::sync::Arc;

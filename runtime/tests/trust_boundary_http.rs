@@ -5,7 +5,7 @@
 //! redacted. Each exec runs with the default policy, so a failure judged transient would make 12
 //! requests; each test counts the requests that were made.
 
-mod providers_support;
+use crate::providers_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

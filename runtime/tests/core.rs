@@ -1,0 +1,11 @@
+//! The runtime's integration tests on its core (no HTTP provider).
+//!
+//! One test binary for these files (each a module): one link and one build of what they share,
+//! instead of one per file.
+
+mod fallback;
+mod fuzz_corpus;
+mod fuzz_regressions;
+mod journal;
+mod pacing;
+mod tool_timeout;
