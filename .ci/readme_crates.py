@@ -44,9 +44,8 @@ def blocks(text):
 
 
 def as_program(body):
-    """The snippet as rustdoc compiles it: hidden lines shown, wrapped in `fn main` if it has none."""
-    code = "\n".join(re.sub(r"^(\s*)# ?", r"\1", line) if re.match(r"^\s*#( |$)", line) else line
-                     for line in body.split("\n"))
+    """The snippet as rustdoc compiles it (it has no hidden lines): wrapped in `fn main` if it has none."""
+    code = body
     if re.search(r"\bfn main\s*\(", code):
         return code
     uses = [line for line in code.split("\n") if line.startswith("use ")]

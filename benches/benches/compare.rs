@@ -10,13 +10,13 @@ use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 use criterion::{Criterion, criterion_group};
-use futures_util::stream;
 use tokio_retry2::strategy::ExponentialFactorBackoff;
 use tokio_retry2::{Retry, RetryError};
 
-use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
+use agentic_benches::Instant;
+use agentic_runtime::provider::Request;
 use agentic_runtime::resilient::Resilient;
-use agentic_runtime::{AssistantMessage, Jitter, Message, RetryPolicy, Runtime, StopReason, agent};
+use agentic_runtime::{AssistantMessage, Jitter, Message, RetryPolicy, Runtime, agent};
 use agentic_test_support::counting_alloc::{self, Counting};
 
 // Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
@@ -79,22 +79,6 @@ async fn tokio_retry2() -> u64 {
 async fn bare_call() -> AssistantMessage {
     let history = vec![Message::user("the question")];
     agent::run(&Instant, &Request::new(&history), None).await.unwrap()
-}
-
-/// Answers at once: what is measured is the machinery, not the provider.
-struct Instant;
-
-impl Provider for Instant {
-    fn name(&self) -> &str {
-        "instant"
-    }
-
-    fn stream<'a>(&'a self, _request: &'a Request<'a>) -> EventStream<'a> {
-        Box::pin(stream::iter([
-            Ok(StreamEvent::TextDelta("the answer".to_owned())),
-            Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
-        ]))
-    }
 }
 
 /// Allocations of one call of `work` on this thread (after a warm-up call).

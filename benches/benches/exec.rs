@@ -2,26 +2,10 @@
 //! model call on the same in-memory provider. Run with `cargo bench --manifest-path benches/Cargo.toml --bench exec`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures_util::stream;
 
-use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
-use agentic_runtime::{Message, Runtime, StopReason, agent};
-
-/// Answers at once, records nothing: what is measured is the machinery, not the provider.
-struct Instant;
-
-impl Provider for Instant {
-    fn name(&self) -> &str {
-        "instant"
-    }
-
-    fn stream<'a>(&'a self, _request: &'a Request<'a>) -> EventStream<'a> {
-        Box::pin(stream::iter([
-            Ok(StreamEvent::TextDelta("the answer".to_owned())),
-            Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
-        ]))
-    }
-}
+use agentic_benches::Instant;
+use agentic_runtime::provider::Request;
+use agentic_runtime::{Message, Runtime, agent};
 
 fn success_path(c: &mut Criterion) {
     let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();

@@ -244,23 +244,8 @@ fn a_bound_that_could_never_be_reached_is_refused_like_the_attribute_refuses_it(
 
 #[test]
 fn a_refused_connection_is_retried_then_reported() {
-    // Port 9 (discard) on loopback: nothing listens there, so every connect is refused.
-    let output = agentic(&[
-        "ask",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--api-key",
-        CANARY,
-        "--max-retries",
-        "2",
-        "--session-retries",
-        "1",
-        "--session-base-delay-ms",
-        "1",
-        "--exec-base-delay-ms",
-        "1",
-        "hi",
-    ]);
+    let args: Vec<&str> = crate::common::REFUSED_FAST.into_iter().chain(["--api-key", CANARY]).collect();
+    let output = agentic(&args);
     assert_eq!(output.status.code(), Some(1));
     let stderr = text(&output.stderr);
     assert!(

@@ -7,21 +7,7 @@ use std::io::Read as _;
 use std::os::fd::{FromRawFd as _, OwnedFd};
 use std::process::{Command, Stdio};
 
-/// A refused port on loopback (discard: nothing listens): every call fails, 2 × 2 calls.
-const FAILING: [&str; 12] = [
-    "ask",
-    "--base-url",
-    "http://127.0.0.1:9/v1",
-    "--max-retries",
-    "2",
-    "--session-retries",
-    "1",
-    "--session-base-delay-ms",
-    "1",
-    "--exec-base-delay-ms",
-    "1",
-    "hi",
-];
+use crate::common::REFUSED_FAST as FAILING;
 
 fn agentic() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agentic"));

@@ -59,3 +59,21 @@ pub fn agentic(args: &[&str], stdin: impl AsRef<[u8]>) -> Run {
         stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
     }
 }
+
+/// `ask` against a refused port on loopback (9, discard: nothing listens), with 2 × 2 calls and
+/// 1 ms waits: every call fails, fast.
+#[allow(dead_code)]
+pub const REFUSED_FAST: [&str; 12] = [
+    "ask",
+    "--base-url",
+    "http://127.0.0.1:9/v1",
+    "--max-retries",
+    "2",
+    "--session-retries",
+    "1",
+    "--session-base-delay-ms",
+    "1",
+    "--exec-base-delay-ms",
+    "1",
+    "hi",
+];
