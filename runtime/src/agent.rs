@@ -449,7 +449,7 @@ impl ToolCall {
         } else {
             serde_json::from_str(&self.arguments).unwrap_or(serde_json::Value::String(self.arguments))
         };
-        let id = if self.id.is_empty() { format!("call_{}", self.index) } else { self.id };
+        let id = if self.id.is_empty() { crate::message::minted_call_id(self.index) } else { self.id };
         ContentBlock::ToolUse { id, name: self.name, input }
     }
 }

@@ -42,6 +42,20 @@ impl ContentBlock {
     }
 }
 
+/// The id the agent gives tool call `index` of an answer whose server sent it none: `call_{index}`.
+/// One place makes it, so that a wire can tell the ids it may send back to its server (the
+/// server's own) from those it must not (ours, which the server never issued).
+pub(crate) fn minted_call_id(index: u32) -> String {
+    format!("{MINTED_PREFIX}{index}")
+}
+
+/// Whether `id` is one [`minted_call_id`] makes.
+pub(crate) fn is_minted_call_id(id: &str) -> bool {
+    id.strip_prefix(MINTED_PREFIX).is_some_and(|index| index.parse::<u32>().is_ok_and(|n| n.to_string() == index))
+}
+
+const MINTED_PREFIX: &str = "call_";
+
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -15,6 +15,7 @@ use super::super::sse::{MAX_EVENT, SseDecoder, SseEvent};
 use super::super::{CallBounds, EventStream, StreamEvent};
 use super::errors::{
     MAX_ERROR_BODY, empty_answer, error_event, excerpt, http_error_of, malformed, not_a_stream, not_an_answer,
+    undecodable,
 };
 use super::hints::Hints;
 use super::seam::{Decoder, Out, is_content};
@@ -223,7 +224,7 @@ impl<D: Decoder> Driver<D> {
             None => {
                 let whole = self.decoder.whole(&answer, &mut Out::new(&mut out, secret, &mut self.model_sent));
                 if let Err(error) = whole {
-                    return self.fail(malformed(&text, &error, secret));
+                    return self.fail(undecodable(&text, error, secret));
                 }
                 if !self.decoder.finished() && !out.iter().any(is_content) {
                     return self.fail(empty_answer(&format!("the JSON answer was {}", excerpt(&text, secret))));
@@ -246,9 +247,9 @@ impl<D: Decoder> Driver<D> {
             let mut sink = Out::new(&mut out, secret, &mut self.model_sent);
             let handled = if self.seen.keeps() {
                 let first = self.seen.first.insert(event);
-                self.decoder.event(first, &mut sink).map_err(|error| malformed(first.data.trim(), &error, secret))
+                self.decoder.event(first, &mut sink).map_err(|error| undecodable(first.data.trim(), error, secret))
             } else {
-                self.decoder.event(&event, &mut sink).map_err(|error| malformed(event.data.trim(), &error, secret))
+                self.decoder.event(&event, &mut sink).map_err(|error| undecodable(event.data.trim(), error, secret))
             };
             for item in out.drain(..) {
                 self.push(item);

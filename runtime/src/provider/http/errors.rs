@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::super::StreamEvent;
 use super::super::google_rpc::{Details, status_kind};
 use super::super::secret::{Secret, redact};
+use super::decode::DecodeError;
 use crate::error::model_error::NOT_A_STREAM;
 use crate::error::{ModelError, TransportKind};
 
@@ -294,8 +295,61 @@ pub(crate) fn not_a_stream(
 /// A malformed chunk: typed as a corrupted stream (retryable), with a short excerpt of the data.
 #[cold]
 pub(crate) fn malformed(data: &str, error: &dyn std::fmt::Display, secret: Option<&Secret>) -> ModelError {
-    ModelError::transport(TransportKind::Corrupted, format!("malformed chunk: {error}: {}", excerpt(data, secret)))
+    ModelError::transport(TransportKind::Corrupted, format!("{MALFORMED}{error}: {}", excerpt(data, secret)))
 }
+
+/// The code of an answer in a shape the wire does not read (see [`unreadable`]).
+pub(crate) const UNREADABLE: &str = "unreadable_answer";
+
+/// What a server sent that a decoder could not read: a corrupted stream ([`malformed`]), or a
+/// shape the wire does not read ([`unreadable`]).
+#[cold]
+pub(crate) fn undecodable(data: &str, error: DecodeError, secret: Option<&Secret>) -> ModelError {
+    match error {
+        DecodeError::Corrupted(error) => malformed(data, &error, secret),
+        DecodeError::Unreadable(what) => unreadable(&what, data, secret),
+    }
+}
+
+/// JSON of a shape the wire does not read, `what` naming it: typed as a corrupted stream, so that
+/// one call is made again (a proxy may have mangled one answer), and coded [`UNREADABLE`], so that
+/// layer 1 knows the second call that fails on the same `what` ([`unreadable_what`]) for a format
+/// this client does not read and stops. The text: `malformed chunk: {what}: {excerpt}`.
+#[cold]
+pub(crate) fn unreadable(what: &str, data: &str, secret: Option<&Secret>) -> ModelError {
+    let what = redact(what, secret);
+    ModelError::transport(TransportKind::Corrupted, format!("{MALFORMED}{what}: {}", excerpt(data, secret)))
+        .with_code(UNREADABLE)
+}
+
+/// What an [`unreadable`] answer's error says could not be read: its text between the prefix and
+/// the excerpt, the same on every call that fails on the same shape. `None` for any other error.
+pub(crate) fn unreadable_what(error: &ModelError) -> Option<&str> {
+    if error.code() != Some(UNREADABLE) {
+        return None;
+    }
+    let text = error.message().strip_prefix(MALFORMED)?;
+    // The excerpt is quoted with its own quotes escaped: its opening `: "` is the last one.
+    text.rsplit_once(": \"").map(|(what, _)| what)
+}
+
+/// An [`unreadable`] answer's error after the second call that failed on it: permanent for this
+/// target, saying so.
+#[cold]
+pub(crate) fn unreadable_again(error: &ModelError, calls: u32) -> ModelError {
+    let text = error.message().strip_prefix(MALFORMED).unwrap_or(error.message());
+    ModelError::transport(
+        TransportKind::Corrupted,
+        format!(
+            "{MALFORMED}an answer in a format this client does not read, the same on {calls} calls (not a \
+             corrupted stream: not asked again): {text}"
+        ),
+    )
+    .with_code(UNREADABLE)
+}
+
+/// How every undecodable chunk's text begins.
+const MALFORMED: &str = "malformed chunk: ";
 
 /// A short excerpt of what a server sent, for a message: the key redacted first (so that no cut can
 /// leave a piece of it), then at most 120 characters, quoted, with control characters escaped.

@@ -1,12 +1,13 @@
 //! What every HTTP wire shares, naming none: where a call goes ([`endpoint`]), sending it
 //! ([`send`]), the server's hints ([`hints`]), errors typed and redacted ([`errors`]), the stream
-//! loop ([`driver`]), borrowed-parse helpers ([`json`]), and the seam a wire plugs into ([`seam`]:
+//! loop ([`driver`]), borrowed-parse helpers ([`json`]), what a decoder could not read ([`decode`]), and the seam a wire plugs into ([`seam`]:
 //! [`Wire`], [`Decoder`], [`Out`]; its module docs are the manual for writing a wire).
 //!
 //! A call is [`stream_call`]`::<W>`: generic over the wire, so the hot path (the event loop and the
 //! decoder) is one monomorphic copy per wire, and the cold paths (errors, hints, malformed events,
 //! the fallback) are out of line and shared.
 
+pub(crate) mod decode;
 pub(crate) mod driver;
 pub(crate) mod endpoint;
 pub(crate) mod errors;
@@ -17,6 +18,7 @@ pub(crate) mod send;
 
 use reqwest::header::{HeaderMap, HeaderName};
 
+pub(crate) use self::decode::{DecodeError, parse, read};
 pub(crate) use self::driver::{Item, replay};
 pub(crate) use self::endpoint::{ConfigError, Endpoint, EnvNames};
 #[cfg(any(feature = "tower", feature = "genai"))]

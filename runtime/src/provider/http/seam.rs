@@ -41,6 +41,7 @@ use serde_json::Value;
 use super::super::secret::Secret;
 use super::super::sse::SseEvent;
 use super::super::{Request, StreamEvent};
+use super::decode::DecodeError;
 use super::endpoint::{Endpoint, EnvNames};
 use super::errors::{ErrorFacts, error_event};
 use crate::error::ModelError;
@@ -133,9 +134,10 @@ pub(crate) trait Decoder: Send + 'static {
     /// chat completion (an object with `choices`)".
     const ANSWER: &'static str;
 
-    /// Reads one SSE event: calls `out` for what it says. An error is a malformed event (the driver
-    /// reports it as a corrupted stream, with an excerpt). [`Out::done`] and [`Out::error`] end the call.
-    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error>;
+    /// Reads one SSE event: calls `out` for what it says. An error is an event it could not read
+    /// (the driver reports it, with an excerpt: a corrupted stream, or a shape this wire does not
+    /// read, [`DecodeError`]). [`Out::done`] and [`Out::error`] end the call.
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), DecodeError>;
 
     /// When the body ends (cleanly or not) before the final event: the stop reason to finish with if
     /// the server already said the answer is complete (OpenAI's `finish_reason`), else `None`, a
@@ -146,7 +148,7 @@ pub(crate) trait Decoder: Send + 'static {
 
     /// Reads a whole (not streamed) JSON answer, from a server that ignored streaming: its events,
     /// then [`Out::done`].
-    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error>;
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), DecodeError>;
 
     /// Whether a 2xx JSON body (not an error object) is shaped like this wire's whole answer at all;
     /// anything else is what a wrong base URL gets.

@@ -7,9 +7,11 @@ use serde_json::{Value, json};
 
 use super::super::Request;
 use super::super::http::{
-    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, Out, Wire, impl_http_provider,
+    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, Out, Wire,
+    impl_http_provider,
 };
 use super::super::sse::SseEvent;
+use super::finish;
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
@@ -22,9 +24,11 @@ use crate::usage::Usage;
 /// (`tools: [{name, description, input_schema}]`, only when there are some) and `temperature` when
 /// set. It reads every event: `message_start` (the answering `model`, and the `usage` so far),
 /// `content_block_start` (text or `tool_use`), `content_block_delta` (`text_delta`,
-/// `input_json_delta`), `content_block_stop`, `message_delta` (`end_turn` and `stop_sequence` ->
-/// [`StopReason::Stop`], `max_tokens` -> [`StopReason::Length`], `tool_use` ->
-/// [`StopReason::ToolUse`]; its `usage` counts replace those sent before, the others are kept),
+/// `input_json_delta`), `content_block_stop`, `message_delta` (`end_turn`, `stop_sequence` and
+/// `pause_turn` -> [`StopReason::Stop`], `max_tokens` and `model_context_window_exceeded` ->
+/// [`StopReason::Length`], `tool_use` -> [`StopReason::ToolUse`]; `refusal` fails the call as a
+/// permanent `ContentFilterError`, as a filtered answer does on every wire, and a stop reason the
+/// API does not document is no answer; its `usage` counts replace those sent before, the others are kept),
 /// `message_stop`, `ping` and `error`. The API pings while the model thinks, so every event without
 /// content (`message_start`, `ping`, a thinking delta) is also sent as a [`StreamEvent::Heartbeat`](crate::provider::StreamEvent::Heartbeat):
 /// a stream that started and then sends nothing for `idle_timeout_ms` ends there, before its first
@@ -387,7 +391,7 @@ fn model(message: &Value, out: &mut Out<'_>) {
 
 /// One event, parsed once from its text when its data names its `type` (as the API's always do);
 /// else the SSE `event:` field stands in for it, at the cost of a second pass over a `Value`.
-fn parse(event: &SseEvent) -> Result<Event, serde_json::Error> {
+fn parse(event: &SseEvent) -> Result<Event, DecodeError> {
     let data = event.data.trim();
     if let Ok(parsed) = serde_json::from_str::<Event>(data) {
         return Ok(parsed);
@@ -398,13 +402,13 @@ fn parse(event: &SseEvent) -> Result<Event, serde_json::Error> {
             object.insert("type".to_owned(), Value::String(event.event.clone()));
         }
     }
-    serde_json::from_value(value)
+    http::read(&value)
 }
 
 impl Decoder for AnthropicDecoder {
     const ANSWER: &'static str = "a message (an object with `\"type\": \"message\"` and `content`)";
 
-    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), DecodeError> {
         let parsed = parse(event)?;
         let before = out.mark();
         // The answer's closing events say nothing about a model still thinking.
@@ -432,10 +436,14 @@ impl Decoder for AnthropicDecoder {
                 Delta::Other => {}
             },
             Event::MessageDelta { delta, usage } => {
-                if let Some(reason) = delta.stop_reason {
-                    self.stop_reason = Some(stop_reason(&reason));
-                }
                 self.usage(&usage, out);
+                if let Some(reason) = delta.stop_reason {
+                    match stop_reason(&reason) {
+                        Some(Stop::Ends(stop)) => self.stop_reason = Some(stop),
+                        Some(Stop::Refused) => out.error(finish::filtered(&format!("`stop_reason` {reason:?}"))),
+                        None => return Err(finish::unknown("stop_reason", &reason)),
+                    }
+                }
             }
             Event::MessageStop => out.done(self.stop(self.stop_reason)),
             Event::Error { error } => out.error(ErrorFacts::from_error(&error).unwrap_or_default()),
@@ -448,8 +456,8 @@ impl Decoder for AnthropicDecoder {
         Ok(())
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
-        let message = WholeMessage::deserialize(answer)?;
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), DecodeError> {
+        let message: WholeMessage = http::read(answer)?;
         model(answer, out);
         for (index, block) in (0u32..).zip(message.content) {
             match block {
@@ -469,7 +477,16 @@ impl Decoder for AnthropicDecoder {
             }
         }
         self.usage(&message.usage, out);
-        self.stop_reason = message.stop_reason.as_deref().map(stop_reason);
+        if let Some(reason) = message.stop_reason {
+            match stop_reason(&reason) {
+                Some(Stop::Ends(stop)) => self.stop_reason = Some(stop),
+                Some(Stop::Refused) => {
+                    out.error(finish::filtered(&format!("`stop_reason` {reason:?}")));
+                    return Ok(());
+                }
+                None => return Err(finish::unknown("stop_reason", &reason)),
+            }
+        }
         out.done(self.stop(self.stop_reason));
         Ok(())
     }
@@ -512,13 +529,26 @@ enum WholeBlock {
     Other,
 }
 
-fn stop_reason(reason: &str) -> StopReason {
-    match reason {
-        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
-        "tool_use" => StopReason::ToolUse,
-        // "end_turn", "stop_sequence", "pause_turn", "refusal", and anything new: the model stopped.
-        _ => StopReason::Stop,
-    }
+/// What a `stop_reason` says of the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// It is complete, cut, or asks for tools.
+    Ends(StopReason),
+    /// The API's classifiers refused it (`refusal`): the same request is refused again.
+    Refused,
+}
+
+/// The `stop_reason`s Anthropic documents; `None` for any other, which is no answer (whether it
+/// is complete cannot be told). `pause_turn` (a server tool's long turn, paused) ends the answer
+/// as it stands: this crate offers no server tools to resume.
+fn stop_reason(reason: &str) -> Option<Stop> {
+    Some(match reason {
+        "end_turn" | "stop_sequence" | "pause_turn" => Stop::Ends(StopReason::Stop),
+        "max_tokens" | "model_context_window_exceeded" => Stop::Ends(StopReason::Length),
+        "tool_use" => Stop::Ends(StopReason::ToolUse),
+        "refusal" => Stop::Refused,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -619,10 +649,45 @@ mod tests {
 
     #[test]
     fn stop_reasons() {
-        assert_eq!(stop_reason("end_turn"), StopReason::Stop);
-        assert_eq!(stop_reason("stop_sequence"), StopReason::Stop);
-        assert_eq!(stop_reason("max_tokens"), StopReason::Length);
-        assert_eq!(stop_reason("tool_use"), StopReason::ToolUse);
+        assert_eq!(stop_reason("end_turn"), Some(Stop::Ends(StopReason::Stop)));
+        assert_eq!(stop_reason("stop_sequence"), Some(Stop::Ends(StopReason::Stop)));
+        assert_eq!(stop_reason("max_tokens"), Some(Stop::Ends(StopReason::Length)));
+        assert_eq!(stop_reason("tool_use"), Some(Stop::Ends(StopReason::ToolUse)));
+        assert_eq!(stop_reason("refusal"), Some(Stop::Refused));
+        assert_eq!(stop_reason("sleepy"), None);
+    }
+
+    /// A `refusal` is the classifiers' stop, not the model's: a permanent `ContentFilterError`, as
+    /// on the other wires; a stop reason Anthropic does not document is no answer.
+    #[test]
+    fn a_refusal_fails_and_an_unknown_stop_reason_is_no_answer() {
+        let with = |reason: &str| {
+            replay(&[
+                json!({"type": "message_start", "message": {"model": "claude", "usage": {"input_tokens": 5}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sure, here"}}),
+                json!({"type": "message_delta", "delta": {"stop_reason": reason}, "usage": {"output_tokens": 3}}),
+                json!({"type": "message_stop"}),
+            ])
+        };
+        let events = with("refusal");
+        let Some(Ok(StreamEvent::Error { message, error: Some(error) })) = events.last() else { panic!("{events:?}") };
+        assert_eq!(
+            (error.kind(), error.status(), error.code()),
+            ("ContentFilterError", Some(400), Some("content_filter"))
+        );
+        assert!(message.contains("(`stop_reason` \"refusal\")"), "{message}");
+        // The usage of the refused call is still reported, before the error.
+        assert_eq!(usages(&events).last(), Some(&Usage::new(5, 3)));
+        let events = with("sleepy");
+        let Some(Err(error)) = events.last() else { panic!("{events:?}") };
+        assert!(error.message().contains("`stop_reason` \"sleepy\" is not a finish reason this client knows"), "{error}");
+        let whole = json!({"type": "message", "content": [{"type": "text", "text": "no"}], "stop_reason": "refusal"});
+        let events = http::replay(AnthropicDecoder::default(), &[whole.to_string().as_bytes()], true, None);
+        assert!(
+            matches!(events.last(), Some(Ok(StreamEvent::Error { error: Some(error), .. })) if error.kind() == "ContentFilterError"),
+            "{events:?}"
+        );
     }
 
     /// The events of a streamed body made of `events`, each named by its `type`.

@@ -6,10 +6,12 @@ use serde_json::{Map, Value, json};
 
 use super::super::Request;
 use super::super::http::{
-    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire,
+    impl_http_provider,
 };
 use super::super::sse::SseEvent;
 use super::anthropic::tool_input;
+use super::finish;
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
@@ -26,9 +28,12 @@ use crate::usage::Usage;
 /// [schema](Request::schema) asks for `responseMimeType: "application/json"` with the schema as
 /// `responseJsonSchema`: the answer's text is the JSON.
 ///
-/// Gemini's function calls carry no ids: a call gets the id the server sends, else none (the agent
-/// makes one), and a tool result is sent as a `functionResponse` named after the call it answers,
-/// looked up in the history (`{"output": ...}`, or `{"error": ...}` for a failed tool).
+/// A call gets the `id` the server sends (Gemini 3 gives each `functionCall` one), else none (the
+/// agent makes one); a tool result is sent as a `functionResponse` named after the call it
+/// answers, looked up in the history (`{"output": ...}`, or `{"error": ...}` for a failed tool).
+/// A call the server gave an id goes back with it, and so does its `functionResponse`, as Google's
+/// reference asks ("the id of the function call ... must be sent back in the associated
+/// FunctionResponse"); an id the agent made is never sent.
 ///
 /// Each event of the stream is a whole `GenerateContentResponse`. It reads the text parts (thought
 /// summaries are left out), `functionCall` parts (a tool call each), `modelVersion` (the answering
@@ -220,6 +225,13 @@ fn path_segment(text: &str) -> String {
 /// the message types keep none, so every call sent back carries this one.
 const NO_THOUGHT_SIGNATURE: &str = "skip_thought_signature_validator";
 
+/// Whether a call's `id` is one a server gave (Gemini 3 gives each `functionCall` one, and wants it
+/// back with the call and its `functionResponse`), not the one the agent made for a call that came
+/// without: an id the server never issued is not sent, as before Gemini 3 gave them.
+fn server_id(id: &str) -> bool {
+    !id.is_empty() && !crate::message::is_minted_call_id(id)
+}
+
 /// The conversation as Gemini `contents`: user turns (`role: "user"`) with their text and tool
 /// results, model turns (`role: "model"`) with their text and function calls. Empty texts and turns
 /// with no parts (a failed call's empty message) are left out: the API rejects them.
@@ -236,13 +248,15 @@ fn contents(history: &[Message]) -> Vec<Value> {
                     .filter_map(|block| match block {
                         ContentBlock::Text { text } if !text.is_empty() => Some(json!({"text": text})),
                         ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                            let name = names
-                                .iter()
-                                .rev()
-                                .find(|(id, _)| *id == tool_use_id.as_str())
-                                .map_or(tool_use_id.as_str(), |(_, name)| *name);
+                            let call = names.iter().rev().find(|(id, _)| *id == tool_use_id.as_str());
+                            let name = call.map_or(tool_use_id.as_str(), |(_, name)| *name);
                             let key = if *is_error { "error" } else { "output" };
-                            Some(json!({"functionResponse": {"name": name, "response": {key: content}}}))
+                            let mut response = json!({"name": name, "response": {key: content}});
+                            // The id of the call it answers, when the server gave that call one.
+                            if let Some((id, _)) = call.filter(|(id, _)| server_id(id)) {
+                                response["id"] = json!(id);
+                            }
+                            Some(json!({"functionResponse": response}))
                         }
                         _ => None,
                     })
@@ -258,7 +272,11 @@ fn contents(history: &[Message]) -> Vec<Value> {
                         ContentBlock::Text { text } if !text.is_empty() => Some(json!({"text": text})),
                         ContentBlock::ToolUse { id, name, input } => {
                             names.push((id, name));
-                            let mut part = json!({"functionCall": {"name": name, "args": tool_input(input)}});
+                            let mut call = json!({"name": name, "args": tool_input(input)});
+                            if server_id(id) {
+                                call["id"] = json!(id);
+                            }
+                            let mut part = json!({"functionCall": call});
                             if std::mem::take(&mut first_call) {
                                 part["thoughtSignature"] = json!(NO_THOUGHT_SIGNATURE);
                             }
@@ -368,40 +386,63 @@ enum Finish {
     Unreadable(&'static str),
 }
 
-/// The meaning of a candidate's `finishReason`; `None` when it is unset.
-fn finish(reason: &str) -> Option<Finish> {
-    Some(match reason {
-        "" | "FINISH_REASON_UNSPECIFIED" => return None,
-        "MAX_TOKENS" => Finish::Ends(StopReason::Length),
-        "SAFETY" => Finish::Blocked("the answer was flagged by the safety filters"),
-        "RECITATION" => Finish::Blocked("the answer recited training data too closely"),
-        "LANGUAGE" => Finish::Blocked("the answer is in a language the model does not support"),
-        "BLOCKLIST" => Finish::Blocked("the answer contained terms of a blocklist"),
-        "PROHIBITED_CONTENT" => Finish::Blocked("the answer may contain prohibited content"),
-        "SPII" => Finish::Blocked("the answer may contain sensitive personally identifiable information"),
-        "IMAGE_SAFETY" | "IMAGE_PROHIBITED_CONTENT" | "IMAGE_RECITATION" => {
-            Finish::Blocked("an image of the answer was flagged by the safety filters")
-        }
-        "MODEL_ARMOR" => Finish::Blocked("the answer was blocked by Model Armor"),
-        "MALFORMED_FUNCTION_CALL" => Finish::Unreadable("the model's function call was malformed"),
-        "UNEXPECTED_TOOL_CALL" => Finish::Unreadable("the model called a tool that was not offered"),
-        "TOO_MANY_TOOL_CALLS" => Finish::Unreadable("the model made too many tool calls in a row"),
-        "MALFORMED_RESPONSE" => Finish::Unreadable("the model's answer was malformed"),
-        // "STOP", "OTHER", and anything new: the model finished.
-        _ => Finish::Ends(StopReason::Stop),
-    })
+/// The meaning of a candidate's `finishReason`, in any case (Google's are upper case; a proxy's
+/// `"safety"` is the same filter); `Ok(None)` when it is unset, `Err` for a reason Google does not
+/// document, which is no answer.
+///
+/// `OTHER` is among those: Google documents it as "unknown reason", not as a filter's block and
+/// not as a finish, so whether the answer is complete cannot be told. It is read as a reason this
+/// client does not know: asked once more, and the same `OTHER` again stops the exec, naming it.
+fn finish(reason: &str) -> Result<Option<Finish>, DecodeError> {
+    const FINISHES: &[(&str, Finish)] = &[
+        ("STOP", Finish::Ends(StopReason::Stop)),
+        ("MAX_TOKENS", Finish::Ends(StopReason::Length)),
+        ("SAFETY", Finish::Blocked("the answer was flagged by the safety filters")),
+        ("RECITATION", Finish::Blocked("the answer recited training data too closely")),
+        ("LANGUAGE", Finish::Blocked("the answer is in a language the model does not support")),
+        ("BLOCKLIST", Finish::Blocked("the answer contained terms of a blocklist")),
+        ("PROHIBITED_CONTENT", Finish::Blocked("the answer may contain prohibited content")),
+        ("SPII", Finish::Blocked("the answer may contain sensitive personally identifiable information")),
+        ("IMAGE_SAFETY", Finish::Blocked(IMAGE_FLAGGED)),
+        ("IMAGE_PROHIBITED_CONTENT", Finish::Blocked(IMAGE_FLAGGED)),
+        ("IMAGE_RECITATION", Finish::Blocked(IMAGE_FLAGGED)),
+        ("IMAGE_OTHER", Finish::Blocked(IMAGE_FLAGGED)),
+        ("NO_IMAGE", Finish::Blocked("the model was asked for an image and made none")),
+        ("MODEL_ARMOR", Finish::Blocked("the answer was blocked by Model Armor")),
+        ("MALFORMED_FUNCTION_CALL", Finish::Unreadable("the model's function call was malformed")),
+        ("UNEXPECTED_TOOL_CALL", Finish::Unreadable("the model called a tool that was not offered")),
+        ("TOO_MANY_TOOL_CALLS", Finish::Unreadable("the model made too many tool calls in a row")),
+        ("MALFORMED_RESPONSE", Finish::Unreadable("the model's answer was malformed")),
+        ("MISSING_THOUGHT_SIGNATURE", Finish::Unreadable("the model's turn lacked its thought signature")),
+    ];
+    if reason.is_empty() || reason.eq_ignore_ascii_case("FINISH_REASON_UNSPECIFIED") {
+        return Ok(None);
+    }
+    match FINISHES.iter().find(|(name, _)| name.eq_ignore_ascii_case(reason)) {
+        Some((_, finish)) => Ok(Some(*finish)),
+        None => Err(finish::unknown("finishReason", reason)),
+    }
 }
 
-/// Why a prompt was blocked (`promptFeedback.blockReason`); `None` when it is unset.
+/// What an image filter's `finishReason` says.
+const IMAGE_FLAGGED: &str = "an image of the answer was flagged by the safety filters";
+
+/// Why a prompt was blocked (`promptFeedback.blockReason`, in any case); `None` when it is unset.
+/// Any other reason, `OTHER` included, blocks the prompt: Google documents `OTHER` as "blocked due
+/// to unknown reasons", a block all the same (and the same prompt is blocked again).
 fn prompt_blocked(reason: &str) -> Option<&'static str> {
-    Some(match reason {
-        "" | "BLOCK_REASON_UNSPECIFIED" => return None,
-        "SAFETY" => "the prompt was flagged by the safety filters",
-        "BLOCKLIST" => "the prompt contains terms of a blocklist",
-        "PROHIBITED_CONTENT" => "the prompt may contain prohibited content",
-        "IMAGE_SAFETY" => "an image of the prompt was flagged by the safety filters",
-        _ => "the prompt was blocked",
-    })
+    const REASONS: &[(&str, &str)] = &[
+        ("SAFETY", "the prompt was flagged by the safety filters"),
+        ("BLOCKLIST", "the prompt contains terms of a blocklist"),
+        ("PROHIBITED_CONTENT", "the prompt may contain prohibited content"),
+        ("IMAGE_SAFETY", "an image of the prompt was flagged by the safety filters"),
+        ("OTHER", "the prompt was blocked for a reason Google does not name"),
+    ];
+    if reason.is_empty() || reason.eq_ignore_ascii_case("BLOCK_REASON_UNSPECIFIED") {
+        return None;
+    }
+    let known = REASONS.iter().find(|(name, _)| name.eq_ignore_ascii_case(reason));
+    Some(known.map_or("the prompt was blocked", |(_, what)| *what))
 }
 
 /// A prompt or an answer a filter blocked: permanent (the same request is blocked the same way), as
@@ -426,8 +467,9 @@ fn blocked(what: &str, field: &str, reason: &str, detail: Option<&str>) -> Error
 /// An answer whose function call could not be read: the chunk is unusable, as a malformed one is
 /// (a corrupted stream, asked again: another sample may do better).
 #[cold]
-fn unreadable(what: &str, reason: &str) -> serde_json::Error {
-    serde::de::Error::custom(format_args!("Gemini's answer cannot be used: {what} (finishReason {reason})"))
+fn unreadable(what: &str, reason: &str) -> DecodeError {
+    let error = serde::de::Error::custom(format_args!("Gemini's answer cannot be used: {what} (finishReason {reason})"));
+    DecodeError::Corrupted(error)
 }
 
 /// `usageMetadata` as the call's usage; `None` when it has no count.
@@ -459,7 +501,7 @@ impl GeminiDecoder {
 
     /// Reads one response: calls `out` for what it says. An error object, a blocked prompt or a
     /// blocked answer ends the call with an error; a broken function call is a malformed chunk.
-    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Out<'_>) -> Result<(), DecodeError> {
         if let Some(error) = chunk.error.filter(|error| !error.is_null()) {
             return self.fail(out, ErrorFacts::from_error(&error).unwrap_or_default());
         }
@@ -482,7 +524,7 @@ impl GeminiDecoder {
                 self.part(part, out);
             }
             let reason = candidate.finish_reason.unwrap_or_default();
-            match finish(&reason) {
+            match finish(&reason)? {
                 None => {}
                 Some(Finish::Ends(stop)) => self.finish = Some(stop),
                 Some(Finish::Blocked(what)) => {
@@ -496,7 +538,7 @@ impl GeminiDecoder {
     }
 
     /// The call ends with the error `facts` say.
-    fn fail(&mut self, out: &mut Out<'_>, facts: ErrorFacts) -> Result<(), serde_json::Error> {
+    fn fail(&mut self, out: &mut Out<'_>, facts: ErrorFacts) -> Result<(), DecodeError> {
         self.failed = true;
         out.error(facts);
         Ok(())
@@ -520,9 +562,9 @@ impl GeminiDecoder {
     /// Reads responses that come as a JSON array (Google's one-element error array, or a body
     /// without `alt=sse`): each in turn, until one ends the call. Rare, so read through a `Value`.
     #[cold]
-    fn all(&mut self, items: &[Value], out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn all(&mut self, items: &[Value], out: &mut Out<'_>) -> Result<(), DecodeError> {
         for item in items {
-            self.chunk(Chunk::deserialize(item)?, out)?;
+            self.chunk(http::read(item)?, out)?;
             if self.failed {
                 break;
             }
@@ -534,15 +576,15 @@ impl GeminiDecoder {
 impl Decoder for GeminiDecoder {
     const ANSWER: &'static str = "a Gemini response (an object with `candidates`, or an array of them)";
 
-    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), DecodeError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
         }
         if data.starts_with('[') {
-            return self.all(&serde_json::from_str::<Vec<Value>>(data)?, out);
+            return self.all(&http::parse::<Vec<Value>>(data)?, out);
         }
-        self.chunk(serde_json::from_str(data)?, out)
+        self.chunk(http::parse(data)?, out)
     }
 
     /// The stream has no final event: the body's end finishes the answer with the last
@@ -551,7 +593,7 @@ impl Decoder for GeminiDecoder {
         self.finish.map(|_| self.stop_reason())
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), DecodeError> {
         match answer {
             Value::Array(items) => self.all(items, out)?,
             answer => self.all(std::slice::from_ref(answer), out)?,
@@ -732,6 +774,38 @@ mod tests {
         );
     }
 
+    /// Gemini 3 gives each function call an `id`: the call goes back with it, and so does the
+    /// `functionResponse` that answers it; a call the agent named (no id came) goes back as before.
+    #[test]
+    fn gemini_3s_call_ids_go_back_with_the_call_and_its_response() {
+        let mut turn = AssistantMessage::text("");
+        turn.content = vec![
+            ContentBlock::ToolUse { id: "a1b2c3d4".into(), name: "search".into(), input: json!({"q": 1}) },
+            ContentBlock::ToolUse { id: "call_1".into(), name: "get".into(), input: json!({}) },
+        ];
+        let result = |id: &str| ContentBlock::ToolResult { tool_use_id: id.into(), content: "ok".into(), is_error: false };
+        let history = [
+            Message::user("go"),
+            Message::Assistant(turn),
+            Message::User { content: vec![result("a1b2c3d4"), result("call_1")] },
+        ];
+        let body = GeminiProvider::new("http://x/v1beta", None).body(&Request::new(&history));
+        assert_eq!(
+            body["contents"][1]["parts"],
+            json!([
+                {"functionCall": {"id": "a1b2c3d4", "name": "search", "args": {"q": 1}}, "thoughtSignature": NO_THOUGHT_SIGNATURE},
+                {"functionCall": {"name": "get", "args": {}}},
+            ])
+        );
+        assert_eq!(
+            body["contents"][2]["parts"],
+            json!([
+                {"functionResponse": {"id": "a1b2c3d4", "name": "search", "response": {"output": "ok"}}},
+                {"functionResponse": {"name": "get", "response": {"output": "ok"}}},
+            ])
+        );
+    }
+
     #[test]
     fn tools_limits_and_a_schema_go_where_gemini_reads_them() {
         let history = [Message::user("weather?")];
@@ -880,6 +954,31 @@ mod tests {
             let line = format!(r#"{{"candidates":[{{"finishReason":"{reason}"}}]}}"#);
             assert_eq!(error_of(&replay(&[&line])).kind(), "ContentBlockedError", "{reason}");
         }
+    }
+
+    /// Google's reasons are upper case; a proxy's lower-case `"safety"` is the same filter, not a
+    /// stop. `OTHER` is "unknown reason" in Google's documentation: no answer, and a reason Google
+    /// does not document is none either. A prompt blocked for `OTHER` is blocked all the same.
+    #[test]
+    fn finish_reasons_are_read_in_any_case_and_an_unknown_one_is_no_answer() {
+        let safety = replay(&[r#"{"candidates":[{"content":{"parts":[{"text":"Once"}]},"finishReason":"safety"}]}"#]);
+        let error = error_of(&safety);
+        assert_eq!((error.kind(), error.code()), ("ContentBlockedError", Some("safety")));
+        assert_eq!(exec_verdict(&error.to_string(), Some(error)).action, ExecAction::FailPermanently);
+        let stop = replay(&[r#"{"candidates":[{"content":{"parts":[{"text":"ok"}]},"finishReason":"Stop"}]}"#]);
+        assert_eq!(stop, [text("ok"), done(StopReason::Stop)]);
+        for reason in ["OTHER", "SLEEPY"] {
+            let line = format!(r#"{{"candidates":[{{"content":{{"parts":[{{"text":"Hi"}}]}},"finishReason":"{reason}"}}]}}"#);
+            let items = replay(&[&line]);
+            let error = error_of(&items);
+            assert_eq!((error.transport_kind(), error.code()), (Some(TransportKind::Corrupted), Some("unreadable_answer")));
+            let what = format!("`finishReason` \"{reason}\" is not a finish reason this client knows");
+            assert!(error.message().contains(&what), "{error}");
+        }
+        let other = replay(&[r#"{"promptFeedback":{"blockReason":"OTHER"}}"#]);
+        let error = error_of(&other);
+        assert!(error.message().contains("blocked for a reason Google does not name"), "{error}");
+        assert_eq!(exec_verdict(&error.to_string(), Some(error)).action, ExecAction::FailPermanently);
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! A new wire is a file here (see `http/seam.rs` for what it holds), one `WireKind` variant, and
 //! one arm in each `match` below ([`WireKind::name`], [`WireKind::summary`] and `dispatch!`): the
 //! compiler points at each. Nothing else in the crate names a wire: `agentic ask`, the fuzz targets
-//! and the tests go through [`WireKind::ALL`].
+//! and the tests go through [`WireKind::ALL`]. Beside the wires: `finish.rs`, the failures a
+//! finish reason comes to on every wire, and `parts.rs`, a Chat Completions `content` made of parts.
 
 mod anthropic;
+mod finish;
 mod gemini;
 mod openai;
+mod parts;
 mod responses;
 
 use std::sync::Arc;

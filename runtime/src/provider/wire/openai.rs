@@ -6,9 +6,12 @@ use serde_json::{Value, json};
 
 use super::super::Request;
 use super::super::http::{
-    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire,
+    impl_http_provider,
 };
 use super::super::sse::SseEvent;
+use super::finish;
+use super::parts::Content;
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
 use crate::usage::Usage;
@@ -310,7 +313,7 @@ struct Choice {
 #[derive(Deserialize)]
 struct Delta {
     #[serde(default)]
-    content: Option<String>,
+    content: Option<Content>,
     #[serde(default)]
     tool_calls: Option<Vec<ToolCallChunk>>,
 }
@@ -366,7 +369,7 @@ fn usage(usage: Option<&Value>) -> Option<Usage> {
 impl Decoder for OpenAiDecoder {
     const ANSWER: &'static str = "a chat completion (an object with `choices`)";
 
-    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), DecodeError> {
         let data = event.data.trim();
         if data == "[DONE]" {
             out.done(self.stop_reason());
@@ -375,7 +378,7 @@ impl Decoder for OpenAiDecoder {
         if data.is_empty() {
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(data)?;
+        let chunk: Chunk = http::parse(data)?;
         if let Some(error) = chunk.error.filter(|error| !error.is_null()) {
             out.error(ErrorFacts::from_error(&error).unwrap_or_default());
             return Ok(());
@@ -383,10 +386,10 @@ impl Decoder for OpenAiDecoder {
         out.model(chunk.model.get().unwrap_or_default());
         for choice in chunk.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(delta) = choice.delta {
-                self.delta(delta, out);
+                self.delta(delta, out, true);
             }
-            if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
-                self.finish = Some(finish_reason(&reason));
+            if self.finish_with(choice.finish_reason, out)? {
+                return Ok(());
             }
         }
         if let Some(usage) = usage(chunk.usage.as_ref()) {
@@ -399,15 +402,15 @@ impl Decoder for OpenAiDecoder {
         self.finish
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
-        let completion = Completion::deserialize(answer)?;
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), DecodeError> {
+        let completion: Completion = http::read(answer)?;
         out.model(completion.model.get().unwrap_or_default());
         for choice in completion.choices.into_iter().flatten().filter(|choice| choice.index == 0) {
             if let Some(message) = choice.message {
-                self.delta(message, out);
+                self.delta(message, out, false);
             }
-            if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
-                self.finish = Some(finish_reason(&reason));
+            if self.finish_with(choice.finish_reason, out)? {
+                return Ok(());
             }
         }
         if let Some(usage) = usage(completion.usage.as_ref()) {
@@ -448,9 +451,14 @@ struct WholeChoice {
 }
 
 impl OpenAiDecoder {
-    fn delta(&mut self, delta: Delta, out: &mut Out<'_>) {
-        if let Some(text) = delta.content {
-            out.text(text);
+    /// A delta's (or a whole message's) text and tool calls; `streamed`: a thinking part is a
+    /// sign of life (a whole answer has no idle bound to restart).
+    fn delta(&mut self, delta: Delta, out: &mut Out<'_>, streamed: bool) {
+        if let Some(content) = delta.content {
+            if content.thinking && streamed {
+                out.heartbeat();
+            }
+            out.text(content.text);
         }
         for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
             self.tool_call(call, position, out);
@@ -475,13 +483,69 @@ impl OpenAiDecoder {
     }
 }
 
-fn finish_reason(reason: &str) -> StopReason {
-    match reason {
-        "length" => StopReason::Length,
-        "tool_calls" | "function_call" => StopReason::ToolUse,
-        // "stop", "content_filter", and anything new: the model finished.
-        _ => StopReason::Stop,
+impl OpenAiDecoder {
+    /// Reads choice 0's `finish_reason`, when it has one: an end is kept for the call's last event;
+    /// a filter's or the server's failure ends the call with its error (`true`: nothing more of the
+    /// chunk is read); a reason this wire does not know is an answer it cannot read.
+    fn finish_with(&mut self, reason: Option<String>, out: &mut Out<'_>) -> Result<bool, DecodeError> {
+        let Some(reason) = reason.filter(|reason| !reason.is_empty()) else { return Ok(false) };
+        match finish_reason(&reason) {
+            Some(Finish::Ends(stop)) => {
+                self.finish = Some(stop);
+                Ok(false)
+            }
+            Some(Finish::Filtered) => {
+                out.error(finish::filtered(&format!("`finish_reason` {reason:?}")));
+                Ok(true)
+            }
+            Some(Finish::Failed) => {
+                out.error(finish::server_failed(&format!("`finish_reason` {reason:?}")));
+                Ok(true)
+            }
+            None => Err(finish::unknown("finish_reason", &reason)),
+        }
     }
+}
+
+/// What a `finish_reason` says of the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Finish {
+    /// It is complete, cut by the token limit, or asks for tools.
+    Ends(StopReason),
+    /// A content filter stopped it: permanent.
+    Filtered,
+    /// The server says it failed: transient.
+    Failed,
+}
+
+/// The `finish_reason`s of OpenAI and of the servers that speak its wire, in any case; `None`
+/// for one none of them sends, which is no answer: "stop" means stopped, "eos" too, but a reason
+/// nobody documents could as well mean cut or refused.
+fn finish_reason(reason: &str) -> Option<Finish> {
+    const ENDS: &[(&str, Finish)] = &[
+        ("stop", Finish::Ends(StopReason::Stop)),
+        ("length", Finish::Ends(StopReason::Length)),
+        ("tool_calls", Finish::Ends(StopReason::ToolUse)),
+        ("function_call", Finish::Ends(StopReason::ToolUse)),
+        ("content_filter", Finish::Filtered),
+        // OpenRouter and Mistral: the model behind them broke off.
+        ("error", Finish::Failed),
+        // Mistral: the model's context window, not `max_tokens`, cut the answer.
+        ("model_length", Finish::Ends(StopReason::Length)),
+        // Text Generation Inference and llama.cpp's older builds.
+        ("eos", Finish::Ends(StopReason::Stop)),
+        ("eos_token", Finish::Ends(StopReason::Stop)),
+        ("stop_sequence", Finish::Ends(StopReason::Stop)),
+        // Gateways that pass Anthropic's reasons through.
+        ("end_turn", Finish::Ends(StopReason::Stop)),
+        ("max_tokens", Finish::Ends(StopReason::Length)),
+        ("tool_use", Finish::Ends(StopReason::ToolUse)),
+        ("refusal", Finish::Filtered),
+        // DeepSeek: its inference system ran out of resources mid-answer; vLLM: the request was aborted.
+        ("insufficient_system_resource", Finish::Failed),
+        ("abort", Finish::Failed),
+    ];
+    ENDS.iter().find(|(name, _)| name.eq_ignore_ascii_case(reason)).map(|(_, finish)| *finish)
 }
 
 #[cfg(test)]
@@ -709,9 +773,98 @@ mod tests {
 
     #[test]
     fn finish_reasons() {
-        assert_eq!(finish_reason("stop"), StopReason::Stop);
-        assert_eq!(finish_reason("content_filter"), StopReason::Stop);
-        assert_eq!(finish_reason("length"), StopReason::Length);
-        assert_eq!(finish_reason("tool_calls"), StopReason::ToolUse);
+        assert_eq!(finish_reason("stop"), Some(Finish::Ends(StopReason::Stop)));
+        assert_eq!(finish_reason("STOP"), Some(Finish::Ends(StopReason::Stop)));
+        assert_eq!(finish_reason("length"), Some(Finish::Ends(StopReason::Length)));
+        assert_eq!(finish_reason("tool_calls"), Some(Finish::Ends(StopReason::ToolUse)));
+        assert_eq!(finish_reason("content_filter"), Some(Finish::Filtered));
+        assert_eq!(finish_reason("error"), Some(Finish::Failed));
+        assert_eq!(finish_reason("sleepy"), None);
+    }
+
+    /// `content_filter` is the filter's stop, not the model's: a permanent error that says so,
+    /// whatever text came before it (the Responses wire fails it alike).
+    #[test]
+    fn a_content_filter_finish_is_a_permanent_error() {
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Here is how to\"}}]}\n\n\
+                    data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\n\
+                    data: [DONE]\n\n";
+        let events = replay(body);
+        let [Ok(StreamEvent::TextDelta(_)), Ok(StreamEvent::Error { message, error: Some(error) })] = &events[..]
+        else {
+            panic!("{events:?}")
+        };
+        assert_eq!(
+            (error.kind(), error.status(), error.code()),
+            ("ContentFilterError", Some(400), Some("content_filter"))
+        );
+        assert_eq!(
+            message,
+            "the answer was stopped by the content filter (`finish_reason` \"content_filter\"): the same request \
+             would be stopped again; change the prompt"
+        );
+        let verdict = crate::classify::exec_verdict(&format!("{}: {message}", error.kind()), Some(error));
+        assert_eq!(verdict.action, crate::classify::ExecAction::FailPermanently);
+        // Not streamed: the same.
+        let whole = json!({"choices": [{"index": 0, "message": {"content": "Here"}, "finish_reason": "content_filter"}]});
+        let events = http::replay(OpenAiDecoder::default(), &[whole.to_string().as_bytes()], true, None);
+        assert!(
+            matches!(events.last(), Some(Ok(StreamEvent::Error { error: Some(error), .. })) if error.kind() == "ContentFilterError"),
+            "{events:?}"
+        );
+    }
+
+    /// OpenRouter's `finish_reason: "error"` is the server's failure (transient); a reason no server
+    /// documents is no answer: a shape this client does not read, naming it.
+    #[test]
+    fn an_error_or_unknown_finish_is_not_an_answer() {
+        let finish = |reason: &str| {
+            format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"Hi\"}}}}]}}\n\n\
+                 data: {{\"choices\":[{{\"index\":0,\"delta\":{{}},\"finish_reason\":\"{reason}\"}}]}}\n\ndata: [DONE]\n\n"
+            )
+        };
+        let events = replay(&finish("error"));
+        let Some(Ok(StreamEvent::Error { error: Some(error), .. })) = events.last() else { panic!("{events:?}") };
+        assert_eq!((error.kind(), error.status()), ("BadGatewayError", Some(502)));
+        let events = replay(&finish("sleepy"));
+        let Some(Err(error)) = events.last() else { panic!("{events:?}") };
+        assert_eq!(error.transport_kind(), Some(crate::error::TransportKind::Corrupted));
+        assert_eq!(error.code(), Some("unreadable_answer"));
+        assert!(
+            error.message().starts_with(
+                "malformed chunk: `finish_reason` \"sleepy\" is not a finish reason this client knows: \"{"
+            ),
+            "{error}"
+        );
+    }
+
+    /// Mistral's reasoning models stream `content` as a list of parts: the text parts are the
+    /// answer, a thinking part a sign of life; not streamed, the same message reads the same.
+    #[test]
+    fn mistrals_content_parts_are_read() {
+        let body = [
+            r#"data: {"model":"magistral-medium-2509","choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"The user wants"}]}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"Par"}]}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"content":"is"},"finish_reason":"stop"}]}"#,
+            "data: [DONE]",
+        ]
+        .join("\n\n")
+            + "\n\n";
+        assert_eq!(
+            replay(&body),
+            [
+                Ok(StreamEvent::Model("magistral-medium-2509".into())),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::TextDelta("Par".into())),
+                Ok(StreamEvent::TextDelta("is".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+        let whole = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": [{"type": "text", "text": "Hmm"}]}, {"type": "text", "text": "Paris"}]},
+            "finish_reason": "stop"}]});
+        let events = http::replay(OpenAiDecoder::default(), &[whole.to_string().as_bytes()], true, None);
+        assert_eq!(events, [Ok(StreamEvent::TextDelta("Paris".into())), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]);
     }
 }

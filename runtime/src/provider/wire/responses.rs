@@ -7,10 +7,11 @@ use serde_json::{Value, json};
 
 use super::super::http::errors::shared_type;
 use super::super::http::{
-    self, Auth, ConfigError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
 };
 use super::super::sse::SseEvent;
 use super::super::{Request, ResponseSchema};
+use super::finish;
 use super::openai::{self, OpenAiProvider};
 use crate::error::ModelError;
 use crate::message::{ContentBlock, Message, StopReason};
@@ -510,30 +511,22 @@ fn error_event(event: &Event<'_>) -> ErrorFacts {
     error_facts(&json!({"code": event.code, "message": event.message}))
 }
 
-/// A response the content filter stopped: permanent (the same request is filtered again), saying so.
+/// A response the content filter stopped: permanent (the same request is filtered again), saying
+/// so, as every wire says it.
 fn content_filtered() -> ErrorFacts {
-    ErrorFacts {
-        message: Some(
-            "the answer was stopped by the content filter (`response.incomplete`, reason `content_filter`): \
-             the same request would be stopped again; change the prompt"
-                .to_owned(),
-        ),
-        code: Some("content_filter".to_owned()),
-        typed: Some(("ContentFilterError", 400)),
-        ..ErrorFacts::default()
-    }
+    finish::filtered("`response.incomplete`, reason `content_filter`")
 }
 
 impl Decoder for ResponsesDecoder {
     const ANSWER: &'static str = "a response (an object with `\"object\": \"response\"` and `output`)";
 
-    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
+    fn event(&mut self, event: &SseEvent, out: &mut Out<'_>) -> Result<(), DecodeError> {
         let data = event.data.trim();
         // No `[DONE]` on this wire; a server that adds one ends nothing by it.
         if data.is_empty() || data == "[DONE]" {
             return Ok(());
         }
-        let parsed: Event = serde_json::from_str(data)?;
+        let parsed: Event = http::parse(data)?;
         let kind = parsed.kind.get().unwrap_or(&event.event);
         let index = parsed.output_index.unwrap_or(0);
         match kind {
@@ -569,8 +562,8 @@ impl Decoder for ResponsesDecoder {
         Ok(())
     }
 
-    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), serde_json::Error> {
-        let response = ResponseBody::deserialize(answer)?;
+    fn whole(&mut self, answer: &Value, out: &mut Out<'_>) -> Result<(), DecodeError> {
+        let response: ResponseBody = http::read(answer)?;
         out.model(response.model.get().unwrap_or_default());
         for (index, item) in (0u32..).zip(answer.get("output").and_then(Value::as_array).into_iter().flatten()) {
             let field = |key| item.get(key).and_then(Value::as_str);
