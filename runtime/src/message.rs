@@ -50,6 +50,7 @@ pub(crate) fn minted_call_id(index: u32) -> String {
 }
 
 /// Whether `id` is one [`minted_call_id`] makes.
+#[cfg(feature = "providers")]
 pub(crate) fn is_minted_call_id(id: &str) -> bool {
     id.strip_prefix(MINTED_PREFIX).is_some_and(|index| index.parse::<u32>().is_ok_and(|n| n.to_string() == index))
 }

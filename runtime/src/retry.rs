@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use crate::backoff::{Rng, Schedule};
 use crate::budget::{BreakerState, Budget, Governor, Refusal};
-use crate::classify::{ExecAction, Markers, Scan, exec_verdict_of, failure_scan, retry_hint};
+use crate::classify::{ExecAction, ExecVerdict, Markers, Reason, Scan, exec_verdict_of, failure_scan, retry_hint};
 use crate::error::model_error::split_kind;
+use crate::error::unreadable::unreadable_what;
 use crate::error::{ModelError, PolicyError};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
@@ -60,6 +61,10 @@ pub(crate) struct RetryState<'a> {
     /// The model tokens of the exec's calls so far. Boxed, at the first call that reports usage:
     /// every exec's future holds this state, and tokio boxes a future over 2 KiB in debug builds.
     pub(crate) usage: Option<Box<UsageTotals>>,
+    /// What the last call that failed to decode on a shape could not read ([`unreadable_what`]):
+    /// the memory that tells a format this client does not read (the same shape twice) from a
+    /// corrupted stream. Set and read on the failure path only; boxed, one pointer in every exec.
+    pub(crate) unreadable: Option<Box<str>>,
 }
 
 impl<'a> RetryState<'a> {
@@ -95,8 +100,24 @@ impl<'a> RetryState<'a> {
             governor,
             judged: None,
             usage: None,
+            unreadable: None,
             span: Span::none(),
         }
+    }
+
+    /// Whether the failed call whose typed error is `error` failed to decode on the shape the last
+    /// one did: the second sight of a format this client does not read. Any other failure forgets
+    /// the shape (what fails twice in a row is what counts); a success touches nothing.
+    pub(crate) fn unreadable_again(&mut self, error: Option<&ModelError>) -> bool {
+        let Some(what) = error.and_then(unreadable_what) else {
+            self.unreadable = None;
+            return false;
+        };
+        if self.unreadable.as_deref() == Some(what) {
+            return true;
+        }
+        self.unreadable = Some(what.into());
+        false
     }
 
     /// Whether a retry may be made, and after how long: the budget's caps and deadlines over
@@ -305,6 +326,11 @@ impl Failed {
         let typed = message.error.as_ref();
         let text = message.error_text();
         let (verdict, hint) = match judged {
+            // Layer 1 saw the same shape fail twice: the target's answers are in a format this
+            // client does not read, whatever the text's markers say.
+            Some(judged) if judged.unreadable => {
+                (ExecVerdict { action: ExecAction::FailPermanently, reason: Reason::Unreadable }, judged.hint)
+            }
             Some(judged) => (exec_verdict_of(&failure_scan(&error, text, judged.markers), typed), judged.hint),
             None => (exec_verdict_of(&Scan::new(&error), typed), retry_hint(text, typed)),
         };
@@ -333,11 +359,13 @@ impl Failed {
     }
 }
 
-/// What layer 1 found in a failed call's text: its markers and the wait it states.
+/// What layer 1 found in a failed call's text: its markers and the wait it states, and whether it
+/// was the second call to fail to decode on the same shape ([`RetryState::unreadable_again`]).
 #[derive(Debug)]
 pub(crate) struct Judged {
     pub(crate) markers: Markers,
     pub(crate) hint: Option<Duration>,
+    pub(crate) unreadable: bool,
 }
 
 impl RetryState<'_> {
@@ -417,7 +445,11 @@ mod tests {
     /// What layer 1 hands up, as `session::retry_after_failed_call` makes it.
     fn judged_by_layer_1(message: &AssistantMessage) -> Box<Judged> {
         let scan = Scan::new(message.error_text());
-        Box::new(Judged { markers: scan.markers(), hint: retry_hint_of(&scan, message.error.as_ref()) })
+        Box::new(Judged {
+            markers: scan.markers(),
+            hint: retry_hint_of(&scan, message.error.as_ref()),
+            unreadable: false,
+        })
     }
 
     /// Layer 2 judges a failure the same with layer 1's scan as with a scan of its own, over the

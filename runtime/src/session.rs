@@ -8,8 +8,9 @@ use crate::backoff::Schedule;
 use std::time::Duration;
 
 use crate::budget::{CallOutcome, Refusal};
-use crate::classify::{Scan, retry_hint_of, session_verdict_of};
+use crate::classify::{Reason, Scan, SessionVerdict, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
+use crate::error::unreadable::unreadable_again;
 use crate::fallback::{Position, is_target_permanent};
 use crate::message::{AssistantMessage, Message};
 use crate::pace::{self, Demand, Paced};
@@ -144,10 +145,17 @@ async fn retry_after_failed_call(
     schedule: &mut Schedule,
     retry: u32,
 ) -> Option<AssistantMessage> {
+    // The second call of the exec to fail to decode on the same shape: a format this client does
+    // not read, said so, and not asked again (docs/design.md §4).
+    let unreadable = run.state.unreadable_again(message.error.as_ref());
+    let message = if unreadable { unreadable_message(message) } else { message };
     // One scan of the text for the verdict and the hint, kept for layer 2 when this call is the
     // layer's last.
     let scan = Scan::new(message.error_text());
-    let verdict = session_verdict_of(&scan, message.error.as_ref());
+    let mut verdict = session_verdict_of(&scan, message.error.as_ref());
+    if unreadable {
+        verdict = SessionVerdict { retryable: false, reason: Reason::Unreadable };
+    }
     let hint = retry_hint_of(&scan, message.error.as_ref());
     let markers = scan.markers();
     drop(scan);
@@ -164,8 +172,15 @@ async fn retry_after_failed_call(
     {
         return None;
     }
-    run.state.judged = Some(Box::new(Judged { markers, hint }));
+    run.state.judged = Some(Box::new(Judged { markers, hint, unreadable }));
     Some(message)
+}
+
+/// A failed call's message once its shape failed to decode twice: its error says so.
+#[cold]
+fn unreadable_message(message: AssistantMessage) -> AssistantMessage {
+    let Some(error) = message.error.as_ref().map(unreadable_again) else { return message };
+    AssistantMessage { error_message: Some(error.to_string()), error: Some(error), ..message }
 }
 
 /// A failed call as layer 1 judges it: its `"<Kind>: <text>"`, the tokens it used, whether it is

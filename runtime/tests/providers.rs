@@ -14,3 +14,4 @@ mod secret_fragments;
 mod tools_wire;
 mod trust_boundary_answers;
 mod trust_boundary_http;
+mod unreadable_wire;

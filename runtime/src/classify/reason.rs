@@ -48,6 +48,10 @@ pub enum Reason {
     /// nor JSON (a proxy's login page), or JSON that is not the wire's answer (a health check, a
     /// models list): a wrong base URL, and the same request gets the same body.
     NotAStream,
+    /// Two calls of the exec failed to decode on the same shape (a field of a type the wire does
+    /// not read, a finish reason it does not know): a format this client does not read, not a
+    /// corrupted stream, so asking again gets the same.
+    Unreadable,
 }
 
 impl fmt::Display for Reason {
@@ -81,6 +85,9 @@ impl fmt::Display for Reason {
             Reason::Truncated => f.write_str("the JSON answer was cut by the token limit"),
             Reason::NotAStream => f.write_str(
                 "the server's 2xx is not a model's answer (a page, or JSON of another API): the same request gets the same body",
+            ),
+            Reason::Unreadable => f.write_str(
+                "the answer failed to decode the same way on two calls: a format this client does not read, not a corrupted stream",
             ),
         }
     }

@@ -3,6 +3,7 @@
 
 pub(crate) mod model_error;
 mod policy_error;
+pub(crate) mod unreadable;
 
 pub use model_error::{ModelError, TransportKind};
 pub use policy_error::PolicyError;

@@ -65,7 +65,7 @@ impl Judging {
         let scan = Scan::new(message.error_text());
         let verdict = session_verdict_of(&scan, message.error.as_ref());
         let hint = retry_hint_of(&scan, message.error.as_ref());
-        let judged = Box::new(Judged { markers: scan.markers(), hint });
+        let judged = Box::new(Judged { markers: scan.markers(), hint, unreadable: false });
         drop(scan);
         Self::Model { message, retryable: verdict.retryable, rule: Rule::Classifier(verdict.reason), judged }
     }

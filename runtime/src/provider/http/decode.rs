@@ -124,7 +124,7 @@ mod tests {
         let value: Value = serde_json::from_str(long).unwrap();
         assert_eq!(unreadable(read::<Chunk>(&value)), expected);
         // At the root: no path.
-        assert_eq!(unreadable(parse::<Chunk>("[1]")), "invalid type: sequence, expected struct Chunk");
+        assert_eq!(unreadable(parse::<Chunk>("7")), "invalid type: integer `7`, expected struct Chunk");
     }
 
     /// Data that is not JSON, or JSON cut short, is a corrupted stream.
@@ -136,6 +136,8 @@ mod tests {
         let syntax = serde_json::from_str::<Value>("{").unwrap_err();
         assert!(matches!(DecodeError::from(syntax), DecodeError::Corrupted(_)));
         let data = serde_json::from_str::<u32>(r#""x""#).unwrap_err();
-        assert!(matches!(DecodeError::from(data), DecodeError::Unreadable(what) if what == "invalid type: string \"x\", expected u32"));
+        assert!(
+            matches!(DecodeError::from(data), DecodeError::Unreadable(what) if what == "invalid type: string \"x\", expected u32")
+        );
     }
 }

@@ -12,6 +12,7 @@ use super::super::google_rpc::{Details, status_kind};
 use super::super::secret::{Secret, redact};
 use super::decode::DecodeError;
 use crate::error::model_error::NOT_A_STREAM;
+use crate::error::unreadable::{MALFORMED, UNREADABLE};
 use crate::error::{ModelError, TransportKind};
 
 /// The most bytes of an error response body read and kept (16 KiB); the rest is cut.
@@ -298,9 +299,6 @@ pub(crate) fn malformed(data: &str, error: &dyn std::fmt::Display, secret: Optio
     ModelError::transport(TransportKind::Corrupted, format!("{MALFORMED}{error}: {}", excerpt(data, secret)))
 }
 
-/// The code of an answer in a shape the wire does not read (see [`unreadable`]).
-pub(crate) const UNREADABLE: &str = "unreadable_answer";
-
 /// What a server sent that a decoder could not read: a corrupted stream ([`malformed`]), or a
 /// shape the wire does not read ([`unreadable`]).
 #[cold]
@@ -313,43 +311,15 @@ pub(crate) fn undecodable(data: &str, error: DecodeError, secret: Option<&Secret
 
 /// JSON of a shape the wire does not read, `what` naming it: typed as a corrupted stream, so that
 /// one call is made again (a proxy may have mangled one answer), and coded [`UNREADABLE`], so that
-/// layer 1 knows the second call that fails on the same `what` ([`unreadable_what`]) for a format
-/// this client does not read and stops. The text: `malformed chunk: {what}: {excerpt}`.
+/// layer 1 knows the second call that fails on the same `what`
+/// ([`unreadable_what`](crate::error::unreadable::unreadable_what)) for a format this client does
+/// not read and stops. The text: `malformed chunk: {what}: {excerpt}`.
 #[cold]
 pub(crate) fn unreadable(what: &str, data: &str, secret: Option<&Secret>) -> ModelError {
     let what = redact(what, secret);
     ModelError::transport(TransportKind::Corrupted, format!("{MALFORMED}{what}: {}", excerpt(data, secret)))
         .with_code(UNREADABLE)
 }
-
-/// What an [`unreadable`] answer's error says could not be read: its text between the prefix and
-/// the excerpt, the same on every call that fails on the same shape. `None` for any other error.
-pub(crate) fn unreadable_what(error: &ModelError) -> Option<&str> {
-    if error.code() != Some(UNREADABLE) {
-        return None;
-    }
-    let text = error.message().strip_prefix(MALFORMED)?;
-    // The excerpt is quoted with its own quotes escaped: its opening `: "` is the last one.
-    text.rsplit_once(": \"").map(|(what, _)| what)
-}
-
-/// An [`unreadable`] answer's error after the second call that failed on it: permanent for this
-/// target, saying so.
-#[cold]
-pub(crate) fn unreadable_again(error: &ModelError, calls: u32) -> ModelError {
-    let text = error.message().strip_prefix(MALFORMED).unwrap_or(error.message());
-    ModelError::transport(
-        TransportKind::Corrupted,
-        format!(
-            "{MALFORMED}an answer in a format this client does not read, the same on {calls} calls (not a \
-             corrupted stream: not asked again): {text}"
-        ),
-    )
-    .with_code(UNREADABLE)
-}
-
-/// How every undecodable chunk's text begins.
-const MALFORMED: &str = "malformed chunk: ";
 
 /// A short excerpt of what a server sent, for a message: the key redacted first (so that no cut can
 /// leave a piece of it), then at most 120 characters, quoted, with control characters escaped.

@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 
 use super::super::Request;
 use super::super::http::{
-    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, Out, Wire,
-    impl_http_provider,
+    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, Out, Wire, impl_http_provider,
 };
 use super::super::sse::SseEvent;
 use super::finish;
@@ -681,7 +680,10 @@ mod tests {
         assert_eq!(usages(&events).last(), Some(&Usage::new(5, 3)));
         let events = with("sleepy");
         let Some(Err(error)) = events.last() else { panic!("{events:?}") };
-        assert!(error.message().contains("`stop_reason` \"sleepy\" is not a finish reason this client knows"), "{error}");
+        assert!(
+            error.message().contains("`stop_reason` \"sleepy\" is not a finish reason this client knows"),
+            "{error}"
+        );
         let whole = json!({"type": "message", "content": [{"type": "text", "text": "no"}], "stop_reason": "refusal"});
         let events = http::replay(AnthropicDecoder::default(), &[whole.to_string().as_bytes()], true, None);
         assert!(

@@ -468,7 +468,8 @@ fn blocked(what: &str, field: &str, reason: &str, detail: Option<&str>) -> Error
 /// (a corrupted stream, asked again: another sample may do better).
 #[cold]
 fn unreadable(what: &str, reason: &str) -> DecodeError {
-    let error = serde::de::Error::custom(format_args!("Gemini's answer cannot be used: {what} (finishReason {reason})"));
+    let error =
+        serde::de::Error::custom(format_args!("Gemini's answer cannot be used: {what} (finishReason {reason})"));
     DecodeError::Corrupted(error)
 }
 
@@ -783,7 +784,8 @@ mod tests {
             ContentBlock::ToolUse { id: "a1b2c3d4".into(), name: "search".into(), input: json!({"q": 1}) },
             ContentBlock::ToolUse { id: "call_1".into(), name: "get".into(), input: json!({}) },
         ];
-        let result = |id: &str| ContentBlock::ToolResult { tool_use_id: id.into(), content: "ok".into(), is_error: false };
+        let result =
+            |id: &str| ContentBlock::ToolResult { tool_use_id: id.into(), content: "ok".into(), is_error: false };
         let history = [
             Message::user("go"),
             Message::Assistant(turn),
@@ -968,10 +970,14 @@ mod tests {
         let stop = replay(&[r#"{"candidates":[{"content":{"parts":[{"text":"ok"}]},"finishReason":"Stop"}]}"#]);
         assert_eq!(stop, [text("ok"), done(StopReason::Stop)]);
         for reason in ["OTHER", "SLEEPY"] {
-            let line = format!(r#"{{"candidates":[{{"content":{{"parts":[{{"text":"Hi"}}]}},"finishReason":"{reason}"}}]}}"#);
+            let line =
+                format!(r#"{{"candidates":[{{"content":{{"parts":[{{"text":"Hi"}}]}},"finishReason":"{reason}"}}]}}"#);
             let items = replay(&[&line]);
             let error = error_of(&items);
-            assert_eq!((error.transport_kind(), error.code()), (Some(TransportKind::Corrupted), Some("unreadable_answer")));
+            assert_eq!(
+                (error.transport_kind(), error.code()),
+                (Some(TransportKind::Corrupted), Some("unreadable_answer"))
+            );
             let what = format!("`finishReason` \"{reason}\" is not a finish reason this client knows");
             assert!(error.message().contains(&what), "{error}");
         }

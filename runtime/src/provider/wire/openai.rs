@@ -806,7 +806,8 @@ mod tests {
         let verdict = crate::classify::exec_verdict(&format!("{}: {message}", error.kind()), Some(error));
         assert_eq!(verdict.action, crate::classify::ExecAction::FailPermanently);
         // Not streamed: the same.
-        let whole = json!({"choices": [{"index": 0, "message": {"content": "Here"}, "finish_reason": "content_filter"}]});
+        let whole =
+            json!({"choices": [{"index": 0, "message": {"content": "Here"}, "finish_reason": "content_filter"}]});
         let events = http::replay(OpenAiDecoder::default(), &[whole.to_string().as_bytes()], true, None);
         assert!(
             matches!(events.last(), Some(Ok(StreamEvent::Error { error: Some(error), .. })) if error.kind() == "ContentFilterError"),
@@ -865,6 +866,9 @@ mod tests {
             {"type": "thinking", "thinking": [{"type": "text", "text": "Hmm"}]}, {"type": "text", "text": "Paris"}]},
             "finish_reason": "stop"}]});
         let events = http::replay(OpenAiDecoder::default(), &[whole.to_string().as_bytes()], true, None);
-        assert_eq!(events, [Ok(StreamEvent::TextDelta("Paris".into())), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]);
+        assert_eq!(
+            events,
+            [Ok(StreamEvent::TextDelta("Paris".into())), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
+        );
     }
 }

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use super::super::http::errors::shared_type;
 use super::super::http::{
-    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire, impl_http_provider,
+    self, Auth, ConfigError, DecodeError, Decoder, Endpoint, EnvNames, ErrorFacts, Form, ModelName, Out, Wire,
+    impl_http_provider,
 };
 use super::super::sse::SseEvent;
 use super::super::{Request, ResponseSchema};
