@@ -119,7 +119,7 @@ async fn tool_call_deltas_become_tool_use_blocks() {
 
 #[tokio::test]
 async fn a_finish_reason_without_done_completes_and_neither_is_truncated() {
-    let finished = [chunk(json!({"content": "done"}), None), chunk(json!({}), Some("content_filter"))].concat();
+    let finished = [chunk(json!({"content": "done"}), None), chunk(json!({}), Some("stop"))].concat();
     let unfinished = chunk(json!({"content": "half"}), None);
     let server = Server::start([
         Reply::sse_until_close([finished.clone()]),
