@@ -160,6 +160,39 @@ async fn tool_calls_and_their_results_go_round_the_loop() {
     assert_eq!(journal[1].messages, 3, "the prompt, the call, the result");
 }
 
+/// Gemini 3 gives each function call an `id`: the next request sends it back with the call and
+/// with the `functionResponse` that answers it (before, the call went back without it and the
+/// response was matched by name alone); a call without one goes back as before, without.
+#[tokio::test(start_paused = true)]
+async fn gemini_3s_call_ids_go_back_with_the_call_and_its_response() {
+    use crate::providers_support::{Reply, Server};
+    let tools = Toolbox::new()
+        .with_fn("get_weather", "The weather.", json!({"type": "object"}), |_| async move { Ok("sunny".to_owned()) });
+    let call = |id: Option<&str>| {
+        let mut call = json!({"name": "get_weather", "args": {"city": "Paris"}});
+        if let Some(id) = id {
+            call["id"] = json!(id);
+        }
+        let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": call}]}, "finishReason": "STOP"}]});
+        Reply::sse([format!("data: {chunk}\r\n\r\n")])
+    };
+    let answer =
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Sunny."}]}, "finishReason": "STOP"}]});
+    let answer = || Reply::sse([format!("data: {answer}\r\n\r\n")]);
+    for (id, sent) in [(Some("8kw3f0zq"), Some("8kw3f0zq")), (None, None)] {
+        let server = Server::start([call(id), answer()]).await;
+        let provider = GeminiProvider::new(format!("{}/v1beta", server.url()), None).with_model("gemini-3-pro-preview");
+        let reply = Runtime::new(provider).with_tools(tools.clone()).exec("Weather in Paris?").await.unwrap();
+        assert_eq!(reply.text(), "Sunny.");
+        let requests = server.requests();
+        let contents = &requests[1].body["contents"];
+        let call = &contents[1]["parts"][0]["functionCall"];
+        let response = &contents[2]["parts"][0]["functionResponse"];
+        assert_eq!((call["name"].as_str(), response["name"].as_str()), (Some("get_weather"), Some("get_weather")));
+        assert_eq!((call["id"].as_str(), response["id"].as_str()), (sent, sent), "{contents}");
+    }
+}
+
 #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
 struct Invoice {
     currency: String,

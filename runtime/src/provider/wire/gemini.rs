@@ -42,9 +42,10 @@ use crate::usage::Usage;
 /// `thoughtsTokenCount` as output, since thinking is billed as output, and `cachedContentTokenCount`
 /// as read from the cache; like OpenAI's, the input includes the cached tokens). There is no final
 /// event, and a `finishReason` may come before the last chunk: the call ends at the end of the body
-/// with the last one (`STOP` -> [`StopReason::Stop`], or [`StopReason::ToolUse`] after function
-/// calls; `MAX_TOKENS` -> [`StopReason::Length`]). A body that ends without any `finishReason` was
-/// cut: a truncated stream (retryable), never a short answer.
+/// with the last one, read in any case (`STOP` -> [`StopReason::Stop`], or [`StopReason::ToolUse`]
+/// after function calls; `MAX_TOKENS` -> [`StopReason::Length`]; `OTHER`, "unknown reason" in
+/// Google's documentation, and any reason it does not document are no answer). A body that ends
+/// without any `finishReason` was cut: a truncated stream (retryable), never a short answer.
 ///
 /// Every failure is a typed [`ModelError`]. Google's error body (`{"error": {"code", "message",
 /// "status", "details"}}`, also as a one-element array), over HTTP or in a `data:` line of a 200, is

@@ -25,9 +25,13 @@ use crate::usage::Usage;
 /// the call's number as `x-agentic-call`. A request with a [schema](Request::schema) asks for
 /// structured outputs (`response_format: {"type": "json_schema", "json_schema": {name, schema,
 /// "strict": true}}`); a server that refuses it (a 400 naming `response_format` or `json_schema`)
-/// is asked again at once, within the same call, in JSON mode (`{"type": "json_object"}`). It reads text deltas, tool-call deltas, the
-/// `finish_reason` (`stop` and `content_filter` -> [`StopReason::Stop`], `length` ->
-/// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]), `{"error": ..}` objects in
+/// is asked again at once, within the same call, in JSON mode (`{"type": "json_object"}`). It reads
+/// text deltas (a `content` string, or a list of parts as Mistral's reasoning models send it: the
+/// `text` parts are the answer, a `thinking` part a heartbeat), tool-call deltas, the
+/// `finish_reason` in any case (`stop`, `eos` -> [`StopReason::Stop`], `length`, `model_length` ->
+/// [`StopReason::Length`], `tool_calls` -> [`StopReason::ToolUse`]; `content_filter` fails the call
+/// as a permanent `ContentFilterError`, `error` as a transient `BadGatewayError`, and a reason no
+/// server of this wire documents is no answer), `{"error": ..}` objects in
 /// the stream, the answering `model` (its first chunk's) and the `usage` chunk the server sends
 /// before `[DONE]` (`prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`; a
 /// server that ignores `stream_options` sends none, and the call reports no usage). Every failure is a typed [`ModelError`]: the HTTP status with the error body's
