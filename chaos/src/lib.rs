@@ -76,7 +76,7 @@
 //! | `drop_stream` | headers, K chunks, then the socket closes without the chunked body's end: a body error, not a clean end | headers (full `content-length`), half the body, socket closed |
 //! | `truncate` | headers, K chunks, then a clean end of the body, without the final events or `[DONE]` | half the body, declared as the whole (invalid JSON) |
 //! | `sse_error` | K chunks, an error event (Anthropic `event: error` + `{"type":"error","error":{..}}`; OpenAI `data: {"error":{..}}`), a clean end | an HTTP error with that body, status by type, see [`SseError`] |
-//! | `malformed_chunk` | K chunks, a `data:` line that is not JSON, then the rest of the stream as usual | a 200 whose body is that text |
+//! | `malformed_chunk` | K chunks, a `data:` line that is not JSON (or, with `shape` `"unreadable"`, valid JSON of a shape no client of the wire reads), then the rest of the stream as usual | a 200 whose body is that text |
 //! | `stall` | a pause of `ms` before the headers (or after K chunks with `after_chunks`), then the answer of an `ok` step | the pause before the headers (or between headers and body) |
 //! | `hang` | silence until the client hangs up or the server stops: before the headers; with `"at": "in_headers"` after the status line and header lines but before the blank line that ends the head; with `"at": "after_headers"` after the whole head; with `"at": "after_start"` after the stream's opening event alone (OpenAI the role chunk, Anthropic `message_start`: no content block, no ping); with `after_chunks` after K chunks. See [`Hang`] | same; after the headers (with the full `content-length`) with `after_chunks`; after the chunked head and the answer object's opening with `after_start` |
 //! | `keep_alive_flood` | the headers, then `: keep-alive` SSE comments (Anthropic: `event: ping` events with `ping`) every `interval_ms`, nothing else, until the client hangs up; with `after_chunks` the stream's first events and K chunks come first. See [`KeepAliveFlood`] | a 200 `application/json` whose chunked body is a newline every interval |
@@ -160,7 +160,7 @@
 //! | `ping` | bool | `keep_alive_flood` | Anthropic requests get `event: ping` events instead of comments (false) |
 //! | `ms` | integer | `stall` (required) | the pause |
 //! | `status` | integer, 400 to 599 | `http_error` (required), `context_overflow` (400), `invalid_api_key` (401), `sse_error` (unstreamed status); for `redirect` 301, 302, 303, 307 or 308 (307) | HTTP status |
-//! | `shape` | string | `not_an_answer`: `"json_object"` (the default), `"status_ok"`, `"json_array"`, `"no_choices"`, `"models_list"`, `"done_only"`, `"empty_chunk"`; `bad_head`: `"many_headers"` (the default), `"huge_header"`, `"garbage_status"` | what the 200 carries, see [`NotAnAnswer`]; what the head is, see [`BadHead`] |
+//! | `shape` | string | `not_an_answer`: `"json_object"` (the default), `"status_ok"`, `"json_array"`, `"no_choices"`, `"models_list"`, `"done_only"`, `"empty_chunk"`; `bad_head`: `"many_headers"` (the default), `"huge_header"`, `"garbage_status"`; `malformed_chunk`: `"cut"` (the default), `"unreadable"` | what the 200 carries, see [`NotAnAnswer`]; what the head is, see [`BadHead`]; what the chunk is when no `data` is given, see [`MalformedShape`] |
 //! | `location` | string, an absolute URL | `redirect` | the `location` header (the request's own URL on this server: a redirect loop) |
 //! | `endless_body` | bool | `http_error`, `context_overflow`, `invalid_api_key` | the body, chunked, then a newline every `interval_ms` forever (false) |
 //! | `stall_body_after` | integer | same, not with `endless_body` | send the head (the whole body's `content-length`) and this many bytes of the body, then silence until the client hangs up; 0 sends the head only (the whole body at once) |
@@ -398,8 +398,8 @@ pub use silent::{MAX_SILENT_CONNECTIONS, SilentServer};
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
     BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
-    Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, NotAnAnswer, Redirect, Reply, SseError, Stall, Step,
-    StepKind, ToolUse, WrongContentType,
+    Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect, Reply, SseError,
+    Stall, Step, StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

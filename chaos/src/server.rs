@@ -630,7 +630,7 @@ impl Answer<'_> {
             },
             Step::Hang(h) => self.hang(&h).await,
             Step::MalformedChunk(m) => {
-                let data = m.data.unwrap_or_else(|| self.exchange.default_malformed().to_owned());
+                let data = m.data.unwrap_or_else(|| self.exchange.default_malformed(m.shape).to_owned());
                 self.reply(&m.reply, Fault::Malformed(m.after_chunks, data)).await
             }
             Step::ToolUse(t) => self.tool_use(&t).await,

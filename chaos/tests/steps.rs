@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
+use agentic_chaos::{ChaosServer, MalformedShape, Scenario, Step, StepKind};
 use common::{Client, End, WireFormat, model, stream_text, whole_text};
 use serde_json::{Value, json};
 
@@ -462,6 +462,38 @@ async fn malformed_chunk_sends_invalid_json_then_goes_on() {
             .count();
         assert_eq!(deltas_before, 1);
     }
+}
+
+/// The `unreadable` shape: a whole text event of each wire, valid JSON, one field of another type;
+/// a file's `"shape": "unreadable"` is the same step.
+#[tokio::test]
+async fn malformed_chunk_of_an_unreadable_shape_is_valid_json_of_another_shape() {
+    let server = serve(Step::malformed_chunk(1).shape(MalformedShape::Unreadable).text("one two")).await;
+    for wire in WireFormat::ALL {
+        let r = model(server.addr(), wire, true).await.response();
+        assert_eq!(r.end, End::Clean);
+        let events = r.events();
+        assert!(
+            events.iter().all(|e| e.data == "[DONE]" || serde_json::from_str::<Value>(&e.data).is_ok()),
+            "{events:?}"
+        );
+        let (pointer, held) = match wire {
+            WireFormat::OpenAi => ("/choices/0/delta/content", json!({"value": "Hello"})),
+            WireFormat::Gemini => ("/candidates/0/content/parts/0/text", json!({"value": "Hello"})),
+            WireFormat::Responses => ("/output_index", json!("first")),
+            _ => ("/index", json!("first")),
+        };
+        let foreign: Vec<_> =
+            events.iter().filter(|e| e.data != "[DONE]" && e.json().pointer(pointer) == Some(&held)).collect();
+        assert_eq!(foreign.len(), 1, "{wire:?}: {events:?}");
+    }
+    let file = r#"{"steps": [], "default": {"kind": "malformed_chunk", "after_chunks": 1, "shape": "unreadable"}}"#;
+    let loaded = file.parse::<Scenario>().unwrap();
+    let built = Scenario::new().otherwise(Step::malformed_chunk(1).shape(MalformedShape::Unreadable));
+    assert_eq!(loaded, built);
+    assert_eq!(built.to_json().parse::<Scenario>().unwrap(), built);
+    let error = r#"{"steps": [{"kind": "malformed_chunk", "shape": "unread"}]}"#.parse::<Scenario>().unwrap_err();
+    assert!(error.to_string().contains("expected one of `cut`, `unreadable`"), "{error}");
 }
 
 #[tokio::test]

@@ -4,34 +4,22 @@
 //! the field; a corrupted stream (not JSON) is still retried as before. And Mistral's content parts
 //! and a `finish_reason` that is not an answer, as the chaos server's OpenAI wire sends them.
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, MalformedShape, Scenario, Step};
 use agentic_runtime::classify::Reason;
 use agentic_runtime::provider::{ScriptedProvider, Step as Scripted};
 use agentic_runtime::{ExecErrorKind, ModelError, Rule, Runtime, TransportKind, Verdict, Why};
 use agentic_test_support::wires;
 
-/// A text chunk of `wire` that is valid JSON with one field of a type the wire does not read, and
-/// what the error names of it.
-fn foreign_shape(wire: &str) -> (&'static str, &'static str) {
+/// What the error names of the field the chaos server's `unreadable` chunk holds of another type
+/// on `wire` (`MalformedShape::Unreadable`).
+fn unreadable_field(wire: &str) -> &'static str {
     match wire {
-        "openai" => (
-            r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":{"value":"Hello"}}}]}"#,
-            "`choices[0].delta.content`",
-        ),
-        "anthropic" => (
-            // An event read by its `type` tag: serde loses the path inside it, not what the field held.
-            r#"{"type":"content_block_delta","index":"first","delta":{"type":"text_delta","text":"Hello"}}"#,
-            r#"invalid type: string "first", expected u32"#,
-        ),
-        "gemini" => (
-            r#"{"candidates":[{"index":0,"content":{"parts":[{"text":{"value":"Hello"}}]}}]}"#,
-            "`candidates[0].content.parts[0].text`",
-        ),
-        "responses" => (
-            r#"{"type":"response.output_text.delta","output_index":"first","content_index":0,"delta":"Hello"}"#,
-            "`output_index`",
-        ),
-        other => panic!("no foreign shape for the wire `{other}`: add one"),
+        "openai" => "`choices[0].delta.content`",
+        // An event read by its `type` tag: serde loses the path inside it, not what the field held.
+        "anthropic" => r#"invalid type: string "first", expected u32"#,
+        "gemini" => "`candidates[0].content.parts[0].text`",
+        "responses" => "`output_index`",
+        other => panic!("no unreadable field for the wire `{other}`: add one"),
     }
 }
 
@@ -40,8 +28,9 @@ fn foreign_shape(wire: &str) -> (&'static str, &'static str) {
 #[tokio::test(start_paused = true)]
 async fn a_shape_the_wire_does_not_read_stops_at_the_second_call_on_every_wire() {
     for wire in wires::all() {
-        let (data, field) = foreign_shape(wire.name());
-        let server = ChaosServer::start(Scenario::new().otherwise(Step::malformed_chunk(1).data(data))).await.unwrap();
+        let field = unreadable_field(wire.name());
+        let step = Step::malformed_chunk(1).shape(MalformedShape::Unreadable);
+        let server = ChaosServer::start(Scenario::new().otherwise(step)).await.unwrap();
         let runtime = Runtime::from_shared(wire.provider(&server)).with_jitter_seed(7);
         let error = runtime.exec("hi").await.unwrap_err();
         assert_eq!(server.journal().len(), 2, "{}: {error}", wire.name());

@@ -69,8 +69,8 @@ impl From<Checked> for Step {
             }),
             CheckedKind::Stall { ms } => Step::Stall(Stall { ms, after_chunks: spec.after_chunks, reply }),
             CheckedKind::Hang => Step::Hang(Hang { at: hang_at(&spec), reply }),
-            CheckedKind::MalformedChunk => {
-                Step::MalformedChunk(Malformed { after_chunks: after, reply, data: spec.data })
+            CheckedKind::MalformedChunk { shape } => {
+                Step::MalformedChunk(Malformed { after_chunks: after, reply, data: spec.data, shape })
             }
             CheckedKind::ToolUse => Step::ToolUse(ToolUse {
                 calls: spec.calls.into_iter().flatten().map(|call| (call.name, call.input)).collect(),

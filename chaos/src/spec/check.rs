@@ -10,7 +10,8 @@ use super::model::{HTTP, OutageSpec, RateLimitSpec, ScenarioSpec, StepSpec, kind
 use crate::outage::{MAX_OUTAGE_MS, MAX_OUTAGES};
 use crate::rate_limit::{MAX_RATE_WINDOW_MS, RateLimit};
 use crate::step::{
-    BadHead, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value,
+    BadHead, MalformedShape, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name,
+    valid_header_value,
 };
 
 use StepKind as K;
@@ -74,7 +75,10 @@ pub(super) enum CheckedKind {
         ms: u64,
     },
     Hang,
-    MalformedChunk,
+    /// A `malformed_chunk` step and its shape.
+    MalformedChunk {
+        shape: MalformedShape,
+    },
     ContextOverflow,
     InvalidApiKey,
     ToolUse,
@@ -237,7 +241,9 @@ impl CheckedKind {
             K::SseError => Self::SseError,
             K::Stall => Self::Stall { ms: required(spec.ms, at, "ms", NEEDS_MS)? },
             K::Hang => Self::Hang,
-            K::MalformedChunk => Self::MalformedChunk,
+            K::MalformedChunk => Self::MalformedChunk {
+                shape: shape(spec, at, MalformedShape::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
+            },
             K::ContextOverflow => Self::ContextOverflow,
             K::InvalidApiKey => Self::InvalidApiKey,
             K::ToolUse => Self::ToolUse,

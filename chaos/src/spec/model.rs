@@ -273,7 +273,7 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
         "location" => &[K::Redirect],
-        "shape" => &[K::NotAnAnswer, K::BadHead],
+        "shape" => &[K::NotAnAnswer, K::BadHead, K::MalformedChunk],
         _ => &[],
     }
 }

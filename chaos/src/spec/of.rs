@@ -6,8 +6,8 @@ use crate::outage::{self, Outage};
 use crate::rate_limit::{DEFAULT_RATE_WINDOW, RateLimit};
 use crate::scenario::Scenario;
 use crate::step::{
-    BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, NotAnAnswer, Redirect, Reply, SseError, Step,
-    StepKind, ToolUse, WrongContentType,
+    BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, MalformedShape, NotAnAnswer, Redirect, Reply,
+    SseError, Step, StepKind, ToolUse, WrongContentType,
 };
 use crate::usage::TokenUsage;
 
@@ -93,6 +93,7 @@ impl StepSpec {
                 spec.after_chunks = Some(m.after_chunks);
                 spec.set_reply(&m.reply);
                 spec.data.clone_from(&m.data);
+                spec.set_shape(m.shape.as_str(), MalformedShape::default().as_str());
             }
             Step::ToolUse(t) => spec.set_tool_use(t),
             Step::KeepAliveFlood(f) => {

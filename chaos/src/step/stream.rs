@@ -151,30 +151,85 @@ impl Hang {
 
 reply_setters!(Hang);
 
-/// A chunk that is not valid JSON in the middle of the stream: the `malformed_chunk` step.
+/// A chunk a client cannot read in the middle of the stream: the `malformed_chunk` step.
 ///
 /// After `after_chunks` text chunks the stream carries a text chunk cut off mid-JSON — OpenAI
 /// `data: {"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":`,
 /// Anthropic `event: content_block_delta` + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`
 /// — then goes on to its normal end. A non-streaming request gets a 200 whose body is that text.
 ///
+/// With [`shape`](Malformed::shape) [`MalformedShape::Unreadable`] the chunk is valid JSON instead,
+/// a text event with one field of a type no client of the wire reads: the same on every request,
+/// as a format a client does not read is (not a corrupted stream). See [`MalformedShape`].
+///
 /// # Examples
 ///
 /// ```
-/// use agentic_chaos::Step;
+/// use agentic_chaos::{MalformedShape, Step};
 ///
 /// let garbled = Step::malformed_chunk(1).data("{not json");
+/// let foreign = Step::malformed_chunk(1).shape(MalformedShape::Unreadable);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed {
     pub(crate) after_chunks: u32,
     pub(crate) reply: Reply,
     pub(crate) data: Option<String>,
+    pub(crate) shape: MalformedShape,
+}
+
+/// What a `malformed_chunk` sends when it gives no `data`: the scenario field `shape`.
+///
+/// | shape | JSON | the chunk |
+/// | --- | --- | --- |
+/// | [`Cut`](MalformedShape::Cut) (the default) | `"cut"` | a text event cut off mid-JSON (see [`Malformed`]) |
+/// | [`Unreadable`](MalformedShape::Unreadable) | `"unreadable"` | a whole text event, valid JSON with one field of another type: OpenAI `{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":{"value":"Hello"}}}]}` (`content` an object); Anthropic `{"type":"content_block_delta","index":"first","delta":{"type":"text_delta","text":"Hello"}}` (`index` a string); Gemini `{"candidates":[{"index":0,"content":{"parts":[{"text":{"value":"Hello"}}]}}]}` (`text` an object); Responses `{"type":"response.output_text.delta","output_index":"first","content_index":0,"delta":"Hello"}` (`output_index` a string) |
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::MalformedShape;
+///
+/// assert_eq!(MalformedShape::default(), MalformedShape::Cut);
+/// assert_eq!(MalformedShape::Unreadable.as_str(), "unreadable");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum MalformedShape {
+    /// A text event cut off mid-JSON: a corrupted stream.
+    #[default]
+    Cut,
+    /// Valid JSON of a shape no client of the wire reads.
+    Unreadable,
+}
+
+impl MalformedShape {
+    /// Every shape, in the order of the table above.
+    pub const ALL: [Self; 2] = [Self::Cut, Self::Unreadable];
+
+    /// The name used in scenario files, e.g. `"unreadable"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Cut => "cut",
+            Self::Unreadable => "unreadable",
+        }
+    }
 }
 
 impl Malformed {
     pub(super) fn new(after_chunks: u32) -> Self {
-        Self { after_chunks, reply: Reply::default(), data: None }
+        Self { after_chunks, reply: Reply::default(), data: None, shape: MalformedShape::default() }
+    }
+
+    /// What the chunk is when no [`data`](Malformed::data) is given.
+    ///
+    /// # Default
+    ///
+    /// [`MalformedShape::Cut`].
+    pub fn shape(mut self, shape: MalformedShape) -> Self {
+        self.shape = shape;
+        self
     }
 
     /// The text after `data: ` (one line).

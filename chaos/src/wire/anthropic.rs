@@ -259,6 +259,11 @@ impl Render for Anthropic {
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"#
     }
 
+    /// The block's `index` a string.
+    fn default_unreadable(&self) -> &'static str {
+        r#"{"type":"content_block_delta","index":"first","delta":{"type":"text_delta","text":"Hello"}}"#
+    }
+
     fn opening(&self, x: &Exchange) -> String {
         Self::message_start(x)
     }

@@ -327,6 +327,11 @@ impl Render for Gemini {
         r#"{"candidates":[{"content":{"parts":[{"text":"#
     }
 
+    /// The part's `text` an object.
+    fn default_unreadable(&self) -> &'static str {
+        r#"{"candidates":[{"index":0,"content":{"parts":[{"text":{"value":"Hello"}}]}}]}"#
+    }
+
     fn opening(&self, x: &Exchange) -> String {
         data(&Self::response(x, vec![Self::text("")], None, 0))
     }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::Conversation;
-use crate::step::{BareJsonError, HttpError, NotAnAnswer, Preset, SseError, ToolUse};
+use crate::step::{BareJsonError, HttpError, MalformedShape, NotAnAnswer, Preset, SseError, ToolUse};
 use crate::usage::TokenUsage;
 
 /// The API a request spoke, told by its path.
@@ -217,6 +217,10 @@ pub(crate) trait Render: Sync {
     /// The payload of a `malformed_chunk` when the step gives none: a text event cut off
     /// mid-JSON.
     fn default_malformed(&self) -> &'static str;
+
+    /// The payload of a `malformed_chunk` of shape `unreadable` when the step gives none: a text
+    /// event that is valid JSON with one field of a type no client of the wire reads.
+    fn default_unreadable(&self) -> &'static str;
 
     // Answer side.
 
@@ -499,9 +503,12 @@ impl Exchange {
         self.render.error_body(parts)
     }
 
-    /// The payload of a malformed chunk when none is given.
-    pub(crate) fn default_malformed(&self) -> &'static str {
-        self.render.default_malformed()
+    /// The payload of a malformed chunk of `shape` when none is given.
+    pub(crate) fn default_malformed(&self, shape: MalformedShape) -> &'static str {
+        match shape {
+            MalformedShape::Cut => self.render.default_malformed(),
+            MalformedShape::Unreadable => self.render.default_unreadable(),
+        }
     }
 
     /// See [`Render::opening`].

@@ -236,6 +236,11 @@ impl Render for OpenAi {
         r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"#
     }
 
+    /// The delta's `content` an object: neither a string nor a list of parts.
+    fn default_unreadable(&self) -> &'static str {
+        r#"{"id":"chatcmpl-chaos","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":{"value":"Hello"}}}]}"#
+    }
+
     fn opening(&self, x: &Exchange) -> String {
         Self::chunk_event(x, json!({"role": "assistant"}), None)
     }

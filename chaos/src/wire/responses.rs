@@ -251,6 +251,11 @@ impl Render for Responses {
         r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"#
     }
 
+    /// The event's `output_index` a string.
+    fn default_unreadable(&self) -> &'static str {
+        r#"{"type":"response.output_text.delta","output_index":"first","content_index":0,"delta":"Hello"}"#
+    }
+
     fn opening(&self, x: &Exchange) -> String {
         let [created, _] = Self::opening_events(x);
         created
