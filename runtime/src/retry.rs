@@ -11,8 +11,9 @@ use crate::error::{ModelError, PolicyError};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::message::AssistantMessage;
-use crate::pace::Demand;
+use crate::pace::{Demand, LimitKind, Pace, Reservation};
 use crate::policy::RetryPolicy;
+use crate::policy::rules::{format_ms, millis};
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
 use crate::telemetry::{self, METRICS, int};
 use crate::usage::{Usage, UsageTotals};
@@ -156,14 +157,28 @@ impl<'a> RetryState<'a> {
     /// Waits until the provider's rate limits hold what the next call needs (`demand`, reserved in
     /// arrival order with the runtime's other calls), if that fits before the deadline: a wait is
     /// a decision of layer 1 ([`Verdict::Paced`]); one that does not fit is refused, no call made.
-    pub(crate) async fn wait_for_pace(&mut self, demand: &Demand, provider: &str) -> Result<(), Refusal> {
+    /// A wait longer than `retry_after_cap_ms` is not made: the call goes at once, unreserved, and
+    /// the server's answer decides. The reservation, when one was made, for the call to settle.
+    pub(crate) async fn wait_for_pace(
+        &mut self,
+        demand: &Demand,
+        provider: &str,
+    ) -> Result<Option<Reservation>, Refusal> {
         let left = self.budget.time_left();
-        let reserved = match self.governor.pace(demand, left).await {
-            Ok(reserved) => reserved,
+        let (reserved, reservation) = match self.governor.pace(demand, left, self.policy.retry_after_cap()).await {
+            Ok(Pace::Reserved(reserved, reservation)) => (reserved, reservation),
+            Ok(Pace::Unknown) => {
+                telemetry::paced(provider, Duration::ZERO);
+                return Ok(None);
+            }
+            Ok(Pace::OverCap { wait, limit, cap }) => {
+                over_cap(provider, wait, limit, cap);
+                return Ok(None);
+            }
             Err(refused) => return Err(self.budget.refuse(Refusal::RateLimit(refused))),
         };
         telemetry::paced(provider, reserved.wait);
-        let (Some(limit), false) = (reserved.limit, reserved.wait.is_zero()) else { return Ok(()) };
+        let (Some(limit), false) = (reserved.limit, reserved.wait.is_zero()) else { return Ok(Some(reservation)) };
         // The wait counts, from here if nothing read the clock before.
         self.budget.start_clock();
         let decision = Decision {
@@ -180,7 +195,7 @@ impl<'a> RetryState<'a> {
         };
         self.record(decision);
         tokio::time::sleep(reserved.wait).await;
-        Ok(())
+        Ok(Some(reservation))
     }
 
     /// Records a decision about the latest call (failure path only) and reports it to `tracing`.
@@ -234,6 +249,16 @@ pub(crate) const COOLDOWN: &str = "Cooldown: an earlier call's server asked this
 /// The `error` of a [`Verdict::Paced`] decision: no call failed, the provider's rate limit had not
 /// refilled enough for the next one.
 pub(crate) const PACED: &str = "RateLimit: the provider's rate limit has not refilled enough for this call yet";
+
+/// A pace wait longer than `retry_after_cap_ms`, not made: said at INFO (no decision: nothing
+/// waited, nothing failed), and the call counted as admitted at once.
+#[cold]
+fn over_cap(provider: &str, wait: Duration, limit: LimitKind, cap: Duration) {
+    tracing::info!(gen_ai.provider.name = provider, agentic.limit = %limit, agentic.wait_ms = int(millis(wait)),
+        "the {limit} rate limit's wait of {} is longer than `retry_after_cap_ms` ({}): not made; the call is sent \
+         and the server's answer decides", format_ms(millis(wait)), format_ms(millis(cap)));
+    telemetry::paced(provider, Duration::ZERO);
+}
 
 /// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
 /// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §14, and counts it for the
