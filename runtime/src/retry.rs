@@ -126,32 +126,34 @@ impl<'a> RetryState<'a> {
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
     }
 
-    /// Waits while the provider is cooling down (a server asked another call to wait), at most
-    /// `retry_after_cap_ms` and never past the deadline. A wait is a decision of layer 1
-    /// ([`Verdict::CooledDown`]), so it shows in the reply's decisions and at INFO.
-    pub(crate) async fn wait_for_cooldown(&mut self) {
+    /// Waits while the provider is cooling down (a server asked another call to wait). A wait is a
+    /// decision of layer 1 ([`Verdict::CooledDown`]), so it shows in the reply's decisions and at
+    /// INFO. A cooldown longer than `retry_after_cap_ms` or the time left is not waited for part
+    /// of and then cut short, which would send the request before the server asked: it is refused
+    /// ([`Refusal::Cooldown`]), no call made, as a `Retry-After` past either would end the exec.
+    pub(crate) async fn wait_for_cooldown(&mut self) -> Result<(), Refusal> {
         let governor = self.governor;
-        if let Some(left) = governor.cooldown_remaining().await {
-            // The wait counts, from here if nothing read the clock before.
-            self.budget.start_clock();
-            let wait = self.budget.bound_wait(left);
-            if !wait.is_zero() {
-                let decision = Decision {
-                    layer: Layer::Session,
-                    attempt: self.attempt,
-                    // About the call it delays, the next one.
-                    call: self.budget.calls() + 1,
-                    error: COOLDOWN.to_owned(),
-                    usage: None,
-                    verdict: Verdict::CooledDown,
-                    reason: Why::CoolingDown { left },
-                    delay: Some(wait),
-                    at: self.budget.elapsed(),
-                };
-                self.record(decision);
-                tokio::time::sleep(wait).await;
-            }
+        let Some(left) = governor.cooldown_remaining().await else { return Ok(()) };
+        // The wait counts, from here if nothing read the clock before.
+        self.budget.start_clock();
+        if let Some(refusal) = self.budget.cooldown_refusal(left) {
+            return Err(self.budget.refuse(refusal));
         }
+        let decision = Decision {
+            layer: Layer::Session,
+            attempt: self.attempt,
+            // About the call it delays, the next one.
+            call: self.budget.calls() + 1,
+            error: COOLDOWN.to_owned(),
+            usage: None,
+            verdict: Verdict::CooledDown,
+            reason: Why::CoolingDown { left },
+            delay: Some(left),
+            at: self.budget.elapsed(),
+        };
+        self.record(decision);
+        tokio::time::sleep(left).await;
+        Ok(())
     }
 
     /// Waits until the provider's rate limits hold what the next call needs (`demand`, reserved in

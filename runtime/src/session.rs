@@ -69,13 +69,15 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
                     Err(refusal) => return Ok(every_target_open(run, refusal)),
                 }
             }
-            run.state.wait_for_cooldown().await;
+            if let Err(refusal) = run.state.wait_for_cooldown().await {
+                return Ok(no_call(run, "Cooldown", refusal));
+            }
             if run.state.governor.paces() {
                 // Boxed: out of the future of every call, which a server without limits never needs.
                 match Box::pin(pace_call(run, history)).await {
                     Ok(Some(reservation)) => meta = CallMeta::paced(reservation),
                     Ok(None) => {}
-                    Err(refusal) => return Ok(rate_limited(run, refusal)),
+                    Err(refusal) => return Ok(no_call(run, "RateLimit", refusal)),
                 }
             }
         }
@@ -272,11 +274,12 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
     governor.after_call(stated.as_ref(), call.as_ref(), usage.as_ref()).await;
 }
 
-/// Layer 1 when the wait for the provider's rate limit does not fit before the deadline: no call
-/// is made; the refusal stops the exec (kind `budget`), handed to layer 2 as a failure that names it.
+/// Layer 1 when the wait for the provider's rate limit (`kind` `"RateLimit"`) or its cooldown
+/// (`"Cooldown"`) may not be made: no call is made; the refusal stops the exec (kind `budget`),
+/// handed to layer 2 as a failure that names it.
 #[cold]
-fn rate_limited(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
-    let error = format!("RateLimit: no call was made: {refusal}");
+fn no_call(run: &mut Run<'_>, kind: &str, refusal: Refusal) -> AssistantMessage {
+    let error = format!("{kind}: no call was made: {refusal}");
     run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
     AssistantMessage::error_event(error, None)
 }
