@@ -108,3 +108,34 @@ fn a_zero_limit_and_no_pacing_with_a_limit_are_usage_errors() {
     assert_eq!(both.status.code(), Some(2));
     assert!(text(&both.stderr).contains("cannot be used with"), "{}", text(&both.stderr));
 }
+
+/// One 503 states 2 requests, none left, full again in 14 minutes: the pacer would wait 838 s for
+/// the retry, past the 60 s `--retry-after-cap-ms`. The wait is not made: the retry is sent (after
+/// the backoff) and the server answers it; no paced attempt, no refusal. Against the old rule the
+/// exec slept 838 s, or with `--budget-ms` was refused without a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stated_wait_past_the_cap_is_not_made_and_the_server_answers() {
+    for budget in [Some("30000"), None] {
+        let fourteen_minutes = Step::http_error(503)
+            .header("x-ratelimit-limit-requests", "2")
+            .header("x-ratelimit-remaining-requests", "0")
+            .header("x-ratelimit-reset-requests", "14m");
+        let scenario = Scenario::new().then(fourteen_minutes).otherwise(Step::ok("hello"));
+        let server = ChaosServer::start(scenario).await.unwrap();
+        let url = server.openai_base_url();
+        let mut args = vec!["ask", "--base-url", &url, "--json"];
+        args.extend(FAST);
+        if let Some(budget) = budget {
+            args.extend(["--budget-ms", budget]);
+        }
+        args.push("say hi");
+        let output = agentic_async(&args).await;
+        assert_eq!(output.status.code(), Some(0), "{budget:?}: {}", text(&output.stderr));
+        let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(json["answer"], "hello", "{json}");
+        let verdicts: Vec<&str> =
+            json["attempts"].as_array().unwrap().iter().map(|a| a["verdict"].as_str().unwrap()).collect();
+        assert_eq!(verdicts, ["retry"], "{budget:?}: the 503's retry only, no wait for the limit: {json}");
+        assert_eq!(server.journal().len(), 2, "{budget:?}: the 503 and the answered retry");
+    }
+}

@@ -12,7 +12,7 @@ use tokio::time::{Instant, Sleep};
 use crate::budget::CallLimit;
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
-use crate::pace::{Demand, RateLimits};
+use crate::pace::{RateLimits, Reservation};
 use crate::policy::rules::{format_ms, millis};
 use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 use crate::telemetry::{self, FirstChunk};
@@ -73,8 +73,8 @@ pub(crate) struct CallMeta {
 /// A call's business with the pacer, for after the call (docs/design.md §10, "Pacing").
 #[derive(Default)]
 pub(crate) struct CallPacing {
-    /// What the call reserved of the scope's limits.
-    pub(crate) paced: Option<Demand>,
+    /// What the call reserved of the scope's limits, and where.
+    pub(crate) paced: Option<Reservation>,
     /// The rate limits its response stated, and when it came.
     pub(crate) stated: Option<(RateLimits, Instant)>,
 }
@@ -125,9 +125,9 @@ impl CallMeta {
     /// it did, and when its first content came. `drive` puts the usage on the messages it makes;
     /// an error raised while streaming gets it here. The answer passes through unchanged (not
     /// moved again for the usage).
-    /// The meta of a call that reserved `demand` of its scope's rate limits.
-    pub(crate) fn paced(demand: Demand) -> Self {
-        Self { pacing: Some(Box::new(CallPacing { paced: Some(demand), stated: None })), ..Self::default() }
+    /// The meta of a call that reserved `reservation` of its scope's rate limits.
+    pub(crate) fn paced(reservation: Reservation) -> Self {
+        Self { pacing: Some(Box::new(CallPacing { paced: Some(reservation), stated: None })), ..Self::default() }
     }
 
     /// The call's outcome with its usage, when it first waited, when its first content came, and
@@ -261,6 +261,13 @@ where
     .await
 }
 
+/// A usage that cannot be one call's is dropped, and said at WARN: `None`.
+#[cold]
+fn implausible(usage: &crate::Usage) -> Option<crate::Usage> {
+    tracing::warn!(usage = ?usage, "the server reported more tokens than one call can use; its usage is ignored");
+    None
+}
+
 async fn drive(
     provider: &dyn Provider,
     request: &Request<'_>,
@@ -305,7 +312,9 @@ async fn drive(
                     usage: *meta_usage,
                 });
             }
-            StreamEvent::Usage(usage) => *meta_usage = Some(usage),
+            // The one place a call's usage enters, whatever the wire: a count no call can have
+            // is no usage (docs/design.md §10, "Pacing").
+            StreamEvent::Usage(usage) => *meta_usage = usage.plausible().or_else(|| implausible(&usage)),
             StreamEvent::Model(model) => telemetry::record_response_model(&model),
             StreamEvent::RateLimits(stated) => {
                 pacing.get_or_insert_with(Box::default).stated = Some((*stated, Instant::now()));

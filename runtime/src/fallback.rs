@@ -131,7 +131,7 @@ impl<'a> Position<'a> {
             if self.next().is_some() {
                 if let Some(left) = target.governor.cooldown_remaining().await {
                     state.budget.start_clock();
-                    because = state.budget.wait_refusal(left).map(MoveReason::Refused);
+                    because = state.budget.cooldown_refusal(left).map(MoveReason::Refused);
                 }
             }
             let because = match because {
@@ -200,6 +200,7 @@ impl<'a> Position<'a> {
                         Refusal::RetryAfterCap { .. }
                             | Refusal::RetryBudget { .. }
                             | Refusal::RateLimit(_)
+                            | Refusal::Cooldown { .. }
                             | Refusal::Deadline { requested_by_server: true, .. }
                     );
                     return the_targets.then(|| MoveReason::Refused(refusal.clone()));

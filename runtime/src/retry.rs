@@ -12,8 +12,9 @@ use crate::error::{ModelError, PolicyError};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::message::AssistantMessage;
-use crate::pace::Demand;
+use crate::pace::{Demand, LimitKind, Pace, Reservation};
 use crate::policy::RetryPolicy;
+use crate::policy::rules::{format_ms, millis};
 use crate::report::{Decision, Layer, Observer, Rule, Verdict, Why};
 use crate::telemetry::{self, METRICS, int};
 use crate::usage::{Usage, UsageTotals};
@@ -146,45 +147,61 @@ impl<'a> RetryState<'a> {
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
     }
 
-    /// Waits while the provider is cooling down (a server asked another call to wait), at most
-    /// `retry_after_cap_ms` and never past the deadline. A wait is a decision of layer 1
-    /// ([`Verdict::CooledDown`]), so it shows in the reply's decisions and at INFO.
-    pub(crate) async fn wait_for_cooldown(&mut self) {
+    /// Waits while the provider is cooling down (a server asked another call to wait). A wait is a
+    /// decision of layer 1 ([`Verdict::CooledDown`]), so it shows in the reply's decisions and at
+    /// INFO. A cooldown longer than `retry_after_cap_ms` or the time left is not waited for part
+    /// of and then cut short, which would send the request before the server asked: it is refused
+    /// ([`Refusal::Cooldown`]), no call made, as a `Retry-After` past either would end the exec.
+    pub(crate) async fn wait_for_cooldown(&mut self) -> Result<(), Refusal> {
         let governor = self.governor;
-        if let Some(left) = governor.cooldown_remaining().await {
-            // The wait counts, from here if nothing read the clock before.
-            self.budget.start_clock();
-            let wait = self.budget.bound_wait(left);
-            if !wait.is_zero() {
-                let decision = Decision {
-                    layer: Layer::Session,
-                    attempt: self.attempt,
-                    // About the call it delays, the next one.
-                    call: self.budget.calls() + 1,
-                    error: COOLDOWN.to_owned(),
-                    usage: None,
-                    verdict: Verdict::CooledDown,
-                    reason: Why::CoolingDown { left },
-                    delay: Some(wait),
-                    at: self.budget.elapsed(),
-                };
-                self.record(decision);
-                tokio::time::sleep(wait).await;
-            }
+        let Some(left) = governor.cooldown_remaining().await else { return Ok(()) };
+        // The wait counts, from here if nothing read the clock before.
+        self.budget.start_clock();
+        if let Some(refusal) = self.budget.cooldown_refusal(left) {
+            return Err(self.budget.refuse(refusal));
         }
+        let decision = Decision {
+            layer: Layer::Session,
+            attempt: self.attempt,
+            // About the call it delays, the next one.
+            call: self.budget.calls() + 1,
+            error: COOLDOWN.to_owned(),
+            usage: None,
+            verdict: Verdict::CooledDown,
+            reason: Why::CoolingDown { left },
+            delay: Some(left),
+            at: self.budget.elapsed(),
+        };
+        self.record(decision);
+        tokio::time::sleep(left).await;
+        Ok(())
     }
 
     /// Waits until the provider's rate limits hold what the next call needs (`demand`, reserved in
     /// arrival order with the runtime's other calls), if that fits before the deadline: a wait is
     /// a decision of layer 1 ([`Verdict::Paced`]); one that does not fit is refused, no call made.
-    pub(crate) async fn wait_for_pace(&mut self, demand: &Demand, provider: &str) -> Result<(), Refusal> {
+    /// A wait longer than `retry_after_cap_ms` is not made: the call goes at once, unreserved, and
+    /// the server's answer decides. The reservation, when one was made, for the call to settle.
+    pub(crate) async fn wait_for_pace(
+        &mut self,
+        demand: &Demand,
+        provider: &str,
+    ) -> Result<Option<Reservation>, Refusal> {
         let left = self.budget.time_left();
-        let reserved = match self.governor.pace(demand, left).await {
-            Ok(reserved) => reserved,
+        let (reserved, reservation) = match self.governor.pace(demand, left, self.policy.retry_after_cap()).await {
+            Ok(Pace::Reserved(reserved, reservation)) => (reserved, reservation),
+            Ok(Pace::Unknown) => {
+                telemetry::paced(provider, Duration::ZERO);
+                return Ok(None);
+            }
+            Ok(Pace::OverCap { wait, limit, cap }) => {
+                over_cap(provider, wait, limit, cap);
+                return Ok(None);
+            }
             Err(refused) => return Err(self.budget.refuse(Refusal::RateLimit(refused))),
         };
         telemetry::paced(provider, reserved.wait);
-        let (Some(limit), false) = (reserved.limit, reserved.wait.is_zero()) else { return Ok(()) };
+        let (Some(limit), false) = (reserved.limit, reserved.wait.is_zero()) else { return Ok(Some(reservation)) };
         // The wait counts, from here if nothing read the clock before.
         self.budget.start_clock();
         let decision = Decision {
@@ -201,7 +218,7 @@ impl<'a> RetryState<'a> {
         };
         self.record(decision);
         tokio::time::sleep(reserved.wait).await;
-        Ok(())
+        Ok(Some(reservation))
     }
 
     /// Records a decision about the latest call (failure path only) and reports it to `tracing`.
@@ -255,6 +272,16 @@ pub(crate) const COOLDOWN: &str = "Cooldown: an earlier call's server asked this
 /// The `error` of a [`Verdict::Paced`] decision: no call failed, the provider's rate limit had not
 /// refilled enough for the next one.
 pub(crate) const PACED: &str = "RateLimit: the provider's rate limit has not refilled enough for this call yet";
+
+/// A pace wait longer than `retry_after_cap_ms`, not made: said at INFO (no decision: nothing
+/// waited, nothing failed), and the call counted as admitted at once.
+#[cold]
+fn over_cap(provider: &str, wait: Duration, limit: LimitKind, cap: Duration) {
+    tracing::info!(gen_ai.provider.name = provider, agentic.limit = %limit, agentic.wait_ms = int(millis(wait)),
+        "the {limit} rate limit's wait of {} is longer than `retry_after_cap_ms` ({}): not made; the call is sent \
+         and the server's answer decides", format_ms(millis(wait)), format_ms(millis(cap)));
+    telemetry::paced(provider, Duration::ZERO);
+}
 
 /// Reports a decision to `tracing`, as an event of the current span (layer 1: the failed call's,
 /// layer 2: the exec's), with the OpenTelemetry names of docs/design.md §14, and counts it for the

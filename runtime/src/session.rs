@@ -13,7 +13,7 @@ use crate::error::ModelError;
 use crate::error::unreadable::unreadable_again;
 use crate::fallback::{Position, is_target_permanent};
 use crate::message::{AssistantMessage, Message};
-use crate::pace::{self, Demand, Paced};
+use crate::pace::{self, Demand, Paced, Reservation};
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::retry::{Judged, RetryState};
@@ -70,13 +70,15 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
                     Err(refusal) => return Ok(every_target_open(run, refusal)),
                 }
             }
-            run.state.wait_for_cooldown().await;
+            if let Err(refusal) = run.state.wait_for_cooldown().await {
+                return Ok(no_call(run, "Cooldown", refusal));
+            }
             if run.state.governor.paces() {
                 // Boxed: out of the future of every call, which a server without limits never needs.
                 match Box::pin(pace_call(run, history)).await {
-                    Ok(Some(demand)) => meta = CallMeta::paced(demand),
+                    Ok(Some(reservation)) => meta = CallMeta::paced(reservation),
                     Ok(None) => {}
-                    Err(refusal) => return Ok(rate_limited(run, refusal)),
+                    Err(refusal) => return Ok(no_call(run, "RateLimit", refusal)),
                 }
             }
         }
@@ -259,11 +261,11 @@ pub(crate) async fn session_rules(
 }
 
 /// Before a call of a scope the pacer knows limits of: reserves what it needs of them and waits
-/// for it (`Verdict::Paced`), or why it may not (the wait does not fit before the deadline).
-async fn pace_call(run: &mut Run<'_>, history: &[Message]) -> Result<Option<Demand>, Refusal> {
+/// for it (`Verdict::Paced`), or why it may not (the wait does not fit before the deadline). The
+/// reservation, if one was made (none past `retry_after_cap_ms`: the call goes unpaced).
+async fn pace_call(run: &mut Run<'_>, history: &[Message]) -> Result<Option<Reservation>, Refusal> {
     let Some(demand) = estimate(run, history) else { return Ok(None) };
-    run.state.wait_for_pace(&demand, run.provider.name()).await?;
-    Ok(Some(demand))
+    run.state.wait_for_pace(&demand, run.provider.name()).await
 }
 
 /// What the call of `history` would need of the provider's limits; `None` when pacing is off (the
@@ -281,17 +283,18 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
     let CallPacing { paced, stated } = pacing;
     let governor = run.state.governor;
     let call = match paced {
-        Some(demand) => Some(Paced::Reserved(demand)),
+        Some(reservation) => Some(Paced::Reserved(reservation)),
         None => estimate(run, history).map(Paced::Unpaced),
     };
     governor.after_call(stated.as_ref(), call.as_ref(), usage.as_ref()).await;
 }
 
-/// Layer 1 when the wait for the provider's rate limit does not fit before the deadline: no call
-/// is made; the refusal stops the exec (kind `budget`), handed to layer 2 as a failure that names it.
+/// Layer 1 when the wait for the provider's rate limit (`kind` `"RateLimit"`) or its cooldown
+/// (`"Cooldown"`) may not be made: no call is made; the refusal stops the exec (kind `budget`),
+/// handed to layer 2 as a failure that names it.
 #[cold]
-fn rate_limited(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
-    let error = format!("RateLimit: no call was made: {refusal}");
+fn no_call(run: &mut Run<'_>, kind: &str, refusal: Refusal) -> AssistantMessage {
+    let error = format!("{kind}: no call was made: {refusal}");
     run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
     AssistantMessage::error_event(error, None)
 }

@@ -26,6 +26,15 @@ pub struct Usage {
     pub cache_creation_input_tokens: u64,
 }
 
+/// The most tokens one model call can count in any of its usage's fields: a billion.
+///
+/// The longest context window a model is offered with is 10 M tokens (Llama 4 Scout; Gemini's is
+/// 2 M), and a call's input, output and cache counts each fit in its window; a count 100 times
+/// that is no call's. A server that reports more (`u64::MAX`, `1e19`, Gemini's
+/// `thoughtsTokenCount` of 2^64 - 1 added to its output) reports no usage at all
+/// ([`Usage::plausible`]): its figures would poison the pacer's buckets and the exec's sums.
+pub(crate) const MAX_CALL_TOKENS: u64 = 1_000_000_000;
+
 impl Usage {
     /// No tokens.
     pub const ZERO: Usage =
@@ -51,6 +60,24 @@ impl Usage {
     /// Input and output tokens together.
     pub const fn total_tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// This usage if it can be one model call's: `None` when a count is over a billion (100 times
+    /// the longest context window a model is offered with, 10 M tokens).
+    /// The runtime reads every call's reported usage through this, once, whatever the wire.
+    ///
+    /// ```
+    /// use agentic_runtime::Usage;
+    ///
+    /// assert_eq!(Usage::new(1_200, 300).plausible(), Some(Usage::new(1_200, 300)));
+    /// assert_eq!(Usage::new(12, u64::MAX).plausible(), None);
+    /// ```
+    pub const fn plausible(self) -> Option<Usage> {
+        let largest = max(
+            max(self.input_tokens, self.output_tokens),
+            max(self.cache_read_input_tokens, self.cache_creation_input_tokens),
+        );
+        if largest > MAX_CALL_TOKENS { None } else { Some(self) }
     }
 
     /// True when no token was counted.
@@ -81,6 +108,10 @@ impl AddAssign for Usage {
     }
 }
 
+const fn max(a: u64, b: u64) -> u64 {
+    if a > b { a } else { b }
+}
+
 fn is_zero(tokens: &u64) -> bool {
     *tokens == 0
 }
@@ -107,6 +138,24 @@ mod tests {
         assert_eq!((Usage::new(u64::MAX, 0) + Usage::new(1, 0)).input_tokens, u64::MAX);
         assert_eq!(Usage::new(2, 3).total_tokens(), 5);
         assert!(Usage::default().is_zero());
+    }
+
+    #[test]
+    fn a_count_no_call_can_have_is_no_usage() {
+        let real = Usage::new(2_000_000, 64_000).with_cache_read(1_900_000).with_cache_creation(5);
+        assert_eq!(real.plausible(), Some(real));
+        assert_eq!(
+            Usage::new(MAX_CALL_TOKENS, MAX_CALL_TOKENS).plausible().map(|u| u.input_tokens),
+            Some(MAX_CALL_TOKENS)
+        );
+        for hostile in [
+            Usage::new(10, u64::MAX),
+            Usage::new(10_000_000_000_000_000_000, 1),
+            Usage::new(1, 1).with_cache_read(u64::MAX - 1),
+            Usage::new(1, 1).with_cache_creation(MAX_CALL_TOKENS + 1),
+        ] {
+            assert_eq!(hostile.plausible(), None, "{hostile:?}");
+        }
     }
 
     #[test]

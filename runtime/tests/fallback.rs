@@ -278,7 +278,10 @@ async fn a_cooldown_the_exec_cannot_wait_moves_it_on_before_any_request() {
     let reply = runtime.exec_with(&short_cap, "second").await.unwrap();
     assert_eq!(reply.target(), Some("scripted/b"));
     assert!(
-        moves(reply.decisions())[0].contains("refused the wait (server asked to wait 49 s"),
+        moves(reply.decisions())[0].contains(
+            "refused the wait (the provider is cooling down for 49 s more (a server asked its callers to wait), \
+             longer than `retry_after_cap_ms` (10 s))"
+        ),
         "{:?}",
         reply.decisions()
     );
@@ -286,7 +289,11 @@ async fn a_cooldown_the_exec_cannot_wait_moves_it_on_before_any_request() {
     let short_budget = exact().with_budget_ms(Some(20_000));
     let reply = runtime.exec_with(&short_budget, "third").await.unwrap();
     assert_eq!(reply.target(), Some("scripted/b"));
-    assert!(moves(reply.decisions())[0].contains("`budget_ms` (20000) would run out"), "{:?}", reply.decisions());
+    assert!(
+        moves(reply.decisions())[0].contains("which does not fit in the 20 s left of `budget_ms` (20000)"),
+        "{:?}",
+        reply.decisions()
+    );
     assert_eq!(primary.calls(), 1, "neither sent the primary a request");
     // The first stayed and got its answer from the primary after the wait.
     let first = first.await.unwrap().unwrap();

@@ -171,3 +171,64 @@ async fn cached_reads_are_free_where_the_server_says_so() {
     // once the bucket is full, a minute apart.
     assert_eq!(elapsed[1], S * 180);
 }
+
+/// What one 503 stated: 2 requests, none left, full again in 14 minutes (a wait of 838 s for the
+/// next request, as the pacer reads it).
+fn fourteen_minutes() -> RateLimits {
+    RateLimits::new().with(LimitKind::Requests, Limit::new(2, 0, S * 14 * 60))
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_statement_holds_a_call_longer_than_the_retry_after_cap() {
+    // One 503 states the limit; its own exec's retry and every later exec go at once (the
+    // backoff aside): the server's answers decide, not a wait of 838 s, nor a refusal.
+    let provider = ScriptedProvider::new([Step::http(503, "overloaded").with_rate_limits(fourteen_minutes())])
+        .with_fallback(Step::ok("answer"));
+    let runtime = Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(120_000)));
+    let started = Instant::now();
+    let reply = runtime.exec("first").await.unwrap();
+    assert_eq!(reply.calls(), 2);
+    assert!(paced_waits(reply.decisions()).is_empty(), "{:?}", reply.decisions());
+    assert!(started.elapsed() < S * 5, "the backoff only: {:?}", started.elapsed());
+    for n in 0..5 {
+        let started = Instant::now();
+        let reply = runtime.exec(format!("later {n}")).await.unwrap();
+        assert_eq!((reply.calls(), started.elapsed()), (1, Duration::ZERO), "exec {n}");
+        assert!(reply.decisions().is_empty(), "exec {n}: {:?}", reply.decisions());
+    }
+    assert_eq!(provider.calls(), 7, "every exec was sent");
+    // The rule is the cap, whatever the deadline: with a cap of 5 s, a wait of 6 s is not made
+    // either; with the default (60 s) it is.
+    let stated =
+        ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(0))]).with_fallback(Step::ok("answer"));
+    let runtime = Runtime::new(stated.clone());
+    runtime.exec("warm").await.unwrap();
+    let started = Instant::now();
+    runtime.exec_with(&RetryPolicy::new().with_retry_after_cap_ms(5_000), "capped").await.unwrap();
+    assert_eq!(started.elapsed(), Duration::ZERO, "6 s is past the 5 s cap: not waited");
+    let reply = runtime.exec("waits").await.unwrap();
+    assert_eq!(paced_waits(reply.decisions()), [S * 6], "nothing was reserved by the call that went");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_usage_no_call_can_have_is_no_usage_and_leaves_the_bucket_alone() {
+    // 600 tokens a minute stated with an answer that reports u64::MAX output tokens (or 1e19, or
+    // Gemini's thoughts of 2^64 - 1 added to its output): not the call's usage, not the bucket's.
+    for hostile in [Usage::new(10, u64::MAX), Usage::new(10_000_000_000_000_000_000, 5), Usage::new(7, u64::MAX - 1)] {
+        let provider = ScriptedProvider::new([
+            Step::ok("warm").with_rate_limits(tokens(600, 600)),
+            Step::ok("hostile").with_usage(hostile),
+        ])
+        .with_fallback(Step::ok("answer").with_usage(Usage::new(4, 1)));
+        let runtime = Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(5_000)));
+        runtime.exec("warm").await.unwrap();
+        let reply = runtime.exec("hostile").await.unwrap();
+        assert_eq!(reply.usage(), None, "{hostile:?}");
+        let started = Instant::now();
+        for n in 0..5 {
+            let reply = runtime.exec(format!("later {n}")).await.unwrap();
+            assert_eq!(reply.usage(), Some(Usage::new(4, 1)));
+        }
+        assert_eq!((started.elapsed(), provider.calls()), (Duration::ZERO, 7), "{hostile:?}");
+    }
+}

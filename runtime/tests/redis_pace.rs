@@ -150,9 +150,11 @@ async fn settling_gives_back_the_tokens_a_call_did_not_use_and_takes_those_it_us
     // The first call used 200 of its 900: 700 back, 800 left, 100 short of the next: 6 s.
     a.pace_settle(SCOPE, &call, &Demand::new(100, 100)).await.unwrap();
     assert_waits(reserve(&b, &call, None).await, S * 6, LimitKind::Tokens);
-    // That one used 1 500: 600 more are taken, the level is -700; the next waits for 1 600: 96 s.
+    // That one says it used 1 500, more than the limit holds in its window (a server refuses such a
+    // request): it counts as 1 000, 100 more are taken, the level is -200; the next waits for
+    // 1 100: 66 s.
     b.pace_settle(SCOPE, &call, &Demand::new(1000, 500)).await.unwrap();
-    assert_waits(reserve(&a, &call, None).await, S * 96, LimitKind::Tokens);
+    assert_waits(reserve(&a, &call, None).await, S * 66, LimitKind::Tokens);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -266,4 +268,35 @@ async fn an_unreachable_redis_fails_the_pacer_within_the_timeout() {
     let limits = per_minute(LimitKind::Requests, 5, 5, Duration::ZERO);
     assert!(store.pace_learn(SCOPE, &limits).await.is_err());
     assert!(store.pace_settle(SCOPE, &ONE_REQUEST, &ONE_REQUEST).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_usage_costs_the_fleet_two_windows_at_most_and_a_refusal_keeps_the_expiry() {
+    let Some((a, b, url)) = two_processes("a_hostile_usage_costs_the_fleet_two_windows_at_most").await else { return };
+    // 1 000 tokens a minute; process A's calls of 100 report u64::MAX, 1e19 and Gemini's 2^64 - 1.
+    assert!(a.pace_learn(SCOPE, &per_minute(LimitKind::Tokens, 1000, 1000, Duration::ZERO)).await.unwrap());
+    let call = Demand::new(100, 0);
+    for used in [u64::MAX, 10_000_000_000_000_000_000, u64::MAX - 1] {
+        reserve(&a, &call, None).await.unwrap();
+        a.pace_settle(SCOPE, &call, &Demand::new(10, used)).await.unwrap();
+    }
+    // Each answer costs a bucket at most, and a settle stops at minus the size (the last call's own
+    // reservation of 100 waits below it): a fresh process (B) waits for 1 200 tokens, 72 s, not
+    // a day, and its refusal says so truly.
+    let refused = reserve(&b, &call, Some(S * 10)).await.expect_err("two windows owed");
+    assert_near(refused.wait, S * 72);
+    assert!(refused.resets_in.is_some_and(|reset| reset <= S * 126 && reset + SLACK > S * 126), "{refused:?}");
+    let said = refused.to_string();
+    assert!(said.starts_with("the tokens rate limit (1000) is used up: the wait of 7"), "{said}");
+    assert!(said.contains("does not fit in the 10 s left; it is full again in 12"), "{said}");
+    // A refusal writes nothing: the key's expiry is not pushed back by callers that keep being
+    // refused (before, each refusal set it again, and a fleet that kept calling never forgot).
+    let key = a.pace_key(SCOPE);
+    let _: () = redis::cmd("PEXPIRE").arg(&key).arg(30_000).query_async(&mut raw(&url).await).await.unwrap();
+    for _ in 0..5 {
+        reserve(&b, &call, Some(S)).await.expect_err("still owed");
+    }
+    assert!(pttl(&url, &key).await <= S * 30, "refusals left the expiry alone");
+    // A caller that may wait reserves behind the debt.
+    assert_waits(reserve(&b, &call, None).await, S * 72, LimitKind::Tokens);
 }

@@ -72,20 +72,57 @@ async fn a_hint_at_the_cap_is_honoured_by_the_next_exec_as_a_decision() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_cut_cooldown_wait_says_how_long_was_left_and_is_logged_at_info() {
+async fn a_cooldown_wait_says_how_long_was_left_and_is_logged_at_info() {
     let (_guard, captured) = capture();
     let runtime = runtime_after(Step::http(429, "slow down").with_retry_after(Duration::from_secs(50)));
     runtime.exec_with(&ONCE, "hears the hint").await.unwrap_err();
-    let capped = RetryPolicy::new().with_retry_after_cap_ms(5_000);
-    let reply = runtime.exec_with(&capped, "waits its cap").await.unwrap();
+    tokio::time::advance(Duration::from_secs(45)).await;
+    let reply = runtime.exec("waits the rest").await.unwrap();
     let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
     assert_eq!((decision.verdict, decision.delay), (Verdict::CooledDown, Some(Duration::from_secs(5))));
-    assert_eq!(decision.reason, "provider cooling down, 50 s left (a server's Retry-After)");
+    assert_eq!(decision.reason, "provider cooling down, 5 s left (a server's Retry-After)");
     assert_eq!(reply.elapsed(), Duration::from_secs(5));
     let log = captured.text();
     let line = log.lines().find(|line| line.contains("provider cooling down; waiting before the request"));
     let line = line.unwrap_or_else(|| panic!("no INFO line for the wait:\n{log}"));
     assert!(line.contains(" INFO ") && line.contains("agentic.delay_ms=5000"), "{line}");
+}
+
+/// A cooldown another exec noted (its cap 60 s) is longer than this exec's cap, or than its time
+/// left: it is refused, no request sent, rather than waited for in part and then sent before the
+/// time the server asked for.
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_past_the_cap_or_the_time_left_is_refused_not_cut_short() {
+    let _log = capture();
+    let provider = ScriptedProvider::new([Step::http(429, "slow down").with_retry_after(Duration::from_secs(50))])
+        .with_fallback(Step::ok("fine"));
+    let runtime = Runtime::new(provider.clone());
+    runtime.exec_with(&ONCE, "hears the hint").await.unwrap_err();
+    let cases = [
+        (
+            RetryPolicy::new().with_retry_after_cap_ms(5_000),
+            "the provider is cooling down for 50 s more (a server asked its callers to wait), longer than \
+             `retry_after_cap_ms` (5 s)",
+        ),
+        (
+            RetryPolicy::new().with_budget_ms(Some(10_000)),
+            "the provider is cooling down for 50 s more (a server asked its callers to wait), which does not fit in \
+             the 10 s left of `budget_ms` (10000)",
+        ),
+    ];
+    for (policy, said) in cases {
+        let start = Instant::now();
+        let error = runtime.exec_with(&policy, "cannot wait").await.unwrap_err();
+        assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Budget, 0), "{error}");
+        assert_eq!(error.stopped_by(), Some(said), "{error}");
+        assert_eq!(error.refusal().map(|refusal| refusal.name()), Some("cooldown"));
+        assert_eq!(start.elapsed(), Duration::ZERO, "nothing waited");
+    }
+    assert_eq!(provider.calls(), 1, "no request before the 50 s the server asked for");
+    // A caller that can wait waits all of it.
+    let start = Instant::now();
+    assert_eq!(runtime.exec("waits").await.unwrap().calls(), 1);
+    assert_eq!(start.elapsed(), Duration::from_secs(50));
 }
 
 #[tokio::test(start_paused = true)]

@@ -128,3 +128,39 @@ async fn a_tokens_limit_binds_the_same_way_with_the_first_answer_calibrating_the
         assert!(burst >= ideal && burst.as_secs_f64() <= 1.15 * ideal.as_secs_f64(), "{wire}: {burst:?} vs {ideal:?}");
     }
 }
+
+/// An answer that reports a usage no call can have, on every wire: `u64::MAX` output tokens (Chat
+/// Completions' `completion_tokens`, Responses' and Anthropic's `output_tokens`), Gemini's
+/// `thoughtsTokenCount` of 2^64 - 1 added to its output. It is no usage of the reply's, and the
+/// 10 000 tokens a minute the OpenAI wires state hold no debt of it: the next execs go at once.
+#[tokio::test(start_paused = true)]
+async fn a_usage_no_call_can_have_is_dropped_on_every_wire_and_poisons_no_bucket() {
+    use agentic_chaos::{Step, TokenUsage};
+    let tokens = |step: agentic_chaos::Reply| {
+        step.header("x-ratelimit-limit-tokens", "10000")
+            .header("x-ratelimit-remaining-tokens", "10000")
+            .header("x-ratelimit-reset-tokens", "0s")
+    };
+    for wire in wires::all() {
+        let hostile = match wire.kind {
+            WireKind::Gemini => TokenUsage::new(3, 5).with_reasoning(u64::MAX),
+            _ => TokenUsage::new(3, u64::MAX),
+        };
+        let scenario = Scenario::new()
+            .then(tokens(Step::ok("warm")))
+            .then(tokens(Step::ok("hostile").usage(hostile)))
+            .otherwise(tokens(Step::ok("fine")));
+        let server = ChaosServer::start(scenario).await.unwrap();
+        let runtime = Runtime::from_shared(wire.provider(&server));
+        runtime.exec("warm").await.unwrap();
+        let reply = runtime.exec("hostile").await.unwrap();
+        assert_eq!((reply.text(), reply.usage()), ("hostile", None), "{wire}");
+        let started = Instant::now();
+        for n in 0..5 {
+            let reply = runtime.exec(format!("later {n}")).await.unwrap();
+            assert!(reply.usage().is_some_and(|usage| usage.output_tokens < 100), "{wire}: {:?}", reply.usage());
+            assert!(reply.decisions().is_empty(), "{wire}: {:?}", reply.decisions());
+        }
+        assert_eq!((started.elapsed(), server.journal().len()), (Duration::ZERO, 7), "{wire}");
+    }
+}

@@ -210,15 +210,16 @@ async fn a_cooldown_set_by_one_call_delays_the_others() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_cooldown_wait_is_bounded_by_the_callers_deadline_and_cap() {
+async fn a_cooldown_past_the_callers_cap_is_refused_not_waited_in_part() {
     let provider = ScriptedProvider::new([Step::http(429, "slow down").with_retry_after(Duration::from_secs(50))])
         .with_fallback(Step::ok("fine"));
     let runtime = Runtime::new(provider.clone());
     let _ = runtime.exec_with(&RetryPolicy::new().with_max_retries(1).with_session_retries(0), "first").await;
     let start = tokio::time::Instant::now();
     let capped = RetryPolicy::new().with_retry_after_cap_ms(5_000);
-    runtime.exec_with(&capped, "second").await.unwrap();
-    assert_eq!(start.elapsed(), Duration::from_secs(5), "waits at most its retry_after_cap_ms");
+    let error = runtime.exec_with(&capped, "second").await.unwrap_err();
+    assert_eq!((error.calls(), start.elapsed()), (0, Duration::ZERO), "no request before the server's time");
+    assert_eq!(provider.calls(), 1);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{SharedStore, StoreFuture};
 use super::target::TargetBreaker;
-use crate::pace::{Demand, PaceRefused, Paced, Pacer, Pacing, RateLimits, Reserved};
+use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacer, Pacing, Place, RateLimits, Reservation};
 use crate::usage::Usage;
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
@@ -304,9 +304,9 @@ impl Governor {
             self.learn(limits, *received).await;
         }
         match paced {
-            Some(Paced::Reserved(demand)) => self.settle(demand, usage).await,
+            Some(Paced::Reserved(reservation)) => self.settle(reservation, usage).await,
             Some(Paced::Unpaced(demand)) => {
-                if let (Some(pacer), Some(usage)) = (self.pacer.as_ref(), usage) {
+                if let Some(pacer) = self.pacer.as_ref() {
                     pacer.calibrate(demand, usage);
                 }
             }
@@ -321,19 +321,39 @@ impl Governor {
         Some(self.pacer.as_ref()?.demand(input(), max_output))
     }
 
-    /// Reserves `demand` in the scope's limits if the wait fits in `left`: the fleet's (one store
-    /// operation) with a shared store that keeps a pacer and knows a limit, else this process's.
-    pub(crate) async fn pace(&self, demand: &Demand, left: Option<Duration>) -> Result<Reserved, PaceRefused> {
-        let Some(pacer) = self.pacer.as_ref() else { return Ok(Reserved::NOW) };
-        if self.store.is_some() {
-            if let Some(Some(answer)) = self.shared(|store, scope| store.pace_reserve(scope, demand, left)).await {
-                return answer;
-            }
+    /// Reserves `demand` in the scope's limits if the wait fits in `left` and in `cap`
+    /// (`retry_after_cap_ms`): the fleet's (one store operation) with a shared store that keeps a
+    /// pacer and knows a limit, else this process's; the reservation says which, for its settle.
+    ///
+    /// A wait longer than `cap` is not made and nothing is reserved ([`Pace::OverCap`]): no
+    /// statement of a server holds a call longer than a `Retry-After` could, and the server's own
+    /// answer to the call decides (its 429 and `Retry-After` cool the scope). A wait within the cap
+    /// that does not fit in `left` is refused, as a `Retry-After` within the cap past the deadline.
+    pub(crate) async fn pace(
+        &self,
+        demand: &Demand,
+        left: Option<Duration>,
+        cap: Duration,
+    ) -> Result<Pace, PaceRefused> {
+        let Some(pacer) = self.pacer.as_ref() else { return Ok(Pace::Unknown) };
+        // The buckets refuse a wait of `within` or longer, and take nothing then: one past the cap
+        // (a wait of the cap exactly is made), or the time left.
+        let over_cap = cap.saturating_add(Duration::from_micros(1));
+        let within = Some(left.map_or(over_cap, |left| left.min(over_cap)));
+        let shared = match self.store {
+            Some(_) => self.shared(|store, scope| store.pace_reserve(scope, demand, within)).await.flatten(),
+            None => None,
+        };
+        let (answer, place) = match shared {
+            Some(answer) => (answer, Place::Shared),
+            None if !pacer.is_active() => return Ok(Pace::Unknown),
+            None => (pacer.reserve(demand, within), Place::Local),
+        };
+        match answer {
+            Ok(reserved) => Ok(Pace::Reserved(reserved, Reservation { demand: *demand, place })),
+            Err(refused) if refused.wait > cap => Ok(Pace::OverCap { wait: refused.wait, limit: refused.limit, cap }),
+            Err(refused) => Err(refused),
         }
-        if !pacer.is_active() {
-            return Ok(Reserved::NOW);
-        }
-        pacer.reserve(demand, left)
     }
 
     /// Takes in the rate limits a response of this scope stated, received at `received`: this
@@ -347,12 +367,19 @@ impl Governor {
         }
     }
 
-    /// Reconciles a paced call's `demand` with the `usage` it reported (`None`: it failed).
-    pub(crate) async fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
+    /// Reconciles a paced call's reservation with the `usage` it reported (`None`: it failed),
+    /// where it was reserved: this process's buckets, or the fleet's (the estimates learn from it
+    /// either way). A reservation in the fleet's buckets whose settle the store does not take keeps
+    /// what it reserved there: an over-count of one call, refilled within its window.
+    pub(crate) async fn settle(&self, reservation: &Reservation, usage: Option<&Usage>) {
         let Some(pacer) = self.pacer.as_ref() else { return };
-        let used = pacer.settle(demand, usage);
-        if self.store.is_some() {
-            self.shared(|store, scope| store.pace_settle(scope, demand, &used)).await;
+        let Reservation { demand, place } = reservation;
+        match place {
+            Place::Local => pacer.settle(demand, usage),
+            Place::Shared => {
+                let used = pacer.calibrate(demand, usage);
+                self.shared(|store, scope| store.pace_settle(scope, demand, &used)).await;
+            }
         }
     }
 
@@ -462,7 +489,7 @@ mod tests {
     use super::*;
     use crate::budget::breaker::{Breaker, Opened, Recorded, SharedAdmission};
     use crate::budget::store::{StoreError, Withdrawal};
-    use crate::pace::{Demand, PaceRefused, Pacing, RateLimits, Reserved};
+    use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacing, Place, RateLimits, Reserved};
 
     #[tokio::test(start_paused = true)]
     async fn an_ended_cooldown_is_forgotten_so_the_success_path_skips_the_lock_again() {
@@ -686,6 +713,16 @@ mod tests {
         }
     }
 
+    /// What `Governor::pace` reserved: its wait, its limit, and where (panics on anything else).
+    fn reserved(pace: Result<Pace, PaceRefused>) -> (Duration, Option<crate::pace::LimitKind>, Place) {
+        match pace {
+            Ok(Pace::Reserved(reserved, reservation)) => (reserved.wait, reserved.limit, reservation.place),
+            other => panic!("not a reservation: {other:?}"),
+        }
+    }
+
+    const CAP: Duration = Duration::from_secs(60);
+
     #[tokio::test(start_paused = true)]
     async fn with_the_fleets_pacer_down_this_process_paces_by_what_it_heard() {
         use crate::pace::{Limit, LimitKind};
@@ -693,12 +730,108 @@ mod tests {
             .with_pacing(&Pacing::from_headers());
         assert!(governor.paces(), "with a store every call asks the fleet's pacer");
         let demand = governor.estimate(|| 10, None).unwrap();
-        assert_eq!(governor.pace(&demand, None).await, Ok(Reserved::NOW), "nothing known: at once");
+        assert_eq!(governor.pace(&demand, None, CAP).await, Ok(Pace::Unknown), "nothing known: at once, unreserved");
         let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, Duration::from_secs(54)));
         governor.learn(&limits, Instant::now()).await;
-        assert_eq!(governor.pace(&demand, None).await.unwrap().wait, Duration::ZERO);
-        let second = governor.pace(&demand, None).await.unwrap();
-        assert_eq!((second.wait, second.limit), (Duration::from_secs(6), Some(LimitKind::Requests)));
+        assert_eq!(reserved(governor.pace(&demand, None, CAP).await), (Duration::ZERO, None, Place::Local));
+        let second = reserved(governor.pace(&demand, None, CAP).await);
+        assert_eq!(second, (Duration::from_secs(6), Some(LimitKind::Requests), Place::Local));
+        // A wait longer than the cap is not made, and nothing is reserved: the next wait is the same.
+        let over = governor.pace(&demand, None, Duration::from_secs(5)).await;
+        assert_eq!(
+            over,
+            Ok(Pace::OverCap {
+                wait: Duration::from_secs(12),
+                limit: LimitKind::Requests,
+                cap: Duration::from_secs(5)
+            })
+        );
+        let third = reserved(governor.pace(&demand, Some(Duration::from_secs(20)), CAP).await);
+        assert_eq!(third.0, Duration::from_secs(12));
+        // Within the cap, past the deadline: refused, with the time that was left.
+        let refused = governor.pace(&demand, Some(Duration::from_secs(3)), CAP).await.unwrap_err();
+        assert_eq!((refused.wait, refused.left), (Duration::from_secs(18), Duration::from_secs(3)));
+    }
+
+    /// A fleet's pacer that knows a limit and lends at once; it can be taken down, and keeps every
+    /// settle it is sent.
+    #[derive(Default)]
+    struct FleetPacer {
+        down: AtomicBool,
+        settles: Mutex<Vec<(Demand, Demand)>>,
+    }
+
+    impl FleetPacer {
+        fn answer<T: Send + 'static>(&self, value: T) -> StoreFuture<'_, T> {
+            let down = self.down.load(Ordering::Relaxed);
+            Box::pin(async move { if down { Err(StoreError("down".to_owned())) } else { Ok(value) } })
+        }
+    }
+
+    impl SharedStore for FleetPacer {
+        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
+            BudgetOnly.deposit(scope, quota)
+        }
+        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+            BudgetOnly.try_withdraw(scope, quota)
+        }
+        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+            self.answer(None)
+        }
+        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+            self.answer(())
+        }
+        fn pace_learn<'a>(&'a self, _: &'a str, _: &'a RateLimits) -> StoreFuture<'a, bool> {
+            self.answer(true)
+        }
+        fn pace_reserve<'a>(
+            &'a self,
+            _: &'a str,
+            _: &'a Demand,
+            _: Option<Duration>,
+        ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
+            self.answer(Some(Ok(Reserved::NOW)))
+        }
+        fn pace_settle<'a>(&'a self, _: &'a str, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
+            if !self.down.load(Ordering::Relaxed) {
+                lock(&self.settles).push((*reserved, *used));
+            }
+            self.answer(())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reservation_is_settled_where_it_was_made() {
+        use crate::pace::{Limit, LimitKind};
+        let store = Arc::new(FleetPacer::default());
+        let governor =
+            Governor::new("openai:3f9a0c".to_owned(), None, Some(store.clone())).with_pacing(&Pacing::from_headers());
+        let tokens = RateLimits::new().with(LimitKind::Tokens, Limit::new(1000, 1000, Duration::ZERO).with_window(CAP));
+        governor.learn(&tokens, Instant::now()).await;
+        let demand = governor.estimate(|| 400, None).unwrap();
+        let usage = Usage::new(100, 0);
+        // The store is down: the call reserves in this process's buckets. It is back before the
+        // answer: the settle still goes to this process's buckets, not to the fleet's, which lent
+        // nothing.
+        store.down.store(true, Ordering::Relaxed);
+        let Ok(Pace::Reserved(_, offline)) = governor.pace(&demand, None, CAP).await else { panic!("reserved") };
+        assert_eq!(offline.place, Place::Local);
+        store.down.store(false, Ordering::Relaxed);
+        tokio::time::advance(DEFAULT_BACKOFF).await;
+        governor.after_call(None, Some(&Paced::Reserved(offline)), Some(&usage)).await;
+        assert!(lock(&store.settles).is_empty(), "the fleet is credited nothing: {:?}", lock(&store.settles));
+        // This process's bucket has its 300 back: a call of 700 more goes at once there.
+        store.down.store(true, Ordering::Relaxed);
+        tokio::time::advance(DEFAULT_BACKOFF).await;
+        let big = governor.estimate(|| 700, None).unwrap();
+        assert_eq!(reserved(governor.pace(&big, None, CAP).await), (Duration::ZERO, None, Place::Local));
+        // Reserved in the fleet's buckets: settled there, and this process's are left alone.
+        store.down.store(false, Ordering::Relaxed);
+        tokio::time::advance(DEFAULT_BACKOFF).await;
+        let Ok(Pace::Reserved(_, shared)) = governor.pace(&demand, None, CAP).await else { panic!("reserved") };
+        assert_eq!(shared.place, Place::Shared);
+        governor.after_call(None, Some(&Paced::Reserved(shared)), Some(&usage)).await;
+        assert_eq!(*lock(&store.settles), [(demand, Demand::new(100, 0))]);
     }
 
     /// A store of the retry budget only: no breaker methods (the trait's defaults).

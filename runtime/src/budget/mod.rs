@@ -275,14 +275,14 @@ impl<'p> Budget<'p> {
         None
     }
 
-    /// Why a server-requested wait of `wait` (a cooldown) may not be waited: it is longer than
-    /// `retry_after_cap_ms`, or the call after it would start at or past the nearest deadline.
-    pub(crate) fn wait_refusal(&self, wait: Duration) -> Option<Refusal> {
+    /// Why the scope's cooldown, `left` more, may not be waited ([`Refusal::Cooldown`]): it is
+    /// longer than `retry_after_cap_ms`, or the call after it would start at or past the nearest
+    /// deadline.
+    pub(crate) fn cooldown_refusal(&self, left: Duration) -> Option<Refusal> {
         let cap = self.policy.retry_after_cap();
-        if wait > cap {
-            return Some(Refusal::RetryAfterCap { asked: wait, cap });
-        }
-        self.deadline_refusal(wait, true)
+        let cause =
+            if left > cap { Refusal::RetryAfterCap { asked: left, cap } } else { self.deadline_refusal(left, true)? };
+        Some(Refusal::Cooldown { left, cause: Box::new(cause) })
     }
 
     /// Why a call the retries did not plan (one after a compaction, or a compactor's) may not start
@@ -308,15 +308,6 @@ impl<'p> Budget<'p> {
     pub(crate) fn time_left(&self) -> Option<Duration> {
         let (deadline, _) = self.clock_or_now().nearest_deadline()?;
         Some(deadline.saturating_duration_since(Instant::now()))
-    }
-
-    /// `wait`, cut to `retry_after_cap_ms` and to the time left before the nearest deadline.
-    pub(crate) fn bound_wait(&self, wait: Duration) -> Duration {
-        let wait = wait.min(self.policy.retry_after_cap());
-        match self.clock_or_now().nearest_deadline() {
-            Some((deadline, _)) => wait.min(deadline.saturating_duration_since(Instant::now())),
-            None => wait,
-        }
     }
 
     /// The exec moved to another target (`Runtime::with_fallback`): the default call cap (the

@@ -155,8 +155,12 @@ local function take(b, need)
   b.taken = b.taken + need
 end
 
-local function give_back(b, amount)
-  b.level = math.min(b.level + amount, b.size)
+-- `pace::Bucket::settle`: the reservation and the usage each within the size; never below minus
+-- the size (nor lower than the reservations that wait took it).
+local function settle(b, reserved, used)
+  local amount = math.min(reserved, b.size) - math.min(used, b.size)
+  local floor = math.min(b.level, -b.size)
+  b.level = math.min(math.max(b.level + amount, floor), b.size)
   b.taken = math.max(b.taken - amount, 0)
 end
 ";
@@ -177,9 +181,10 @@ return 1
 ";
 
 /// Reserves a call's needs (`ARGV[2..5]`, one per kind of `KINDS`) if the longest wait among the
-/// known limits is shorter than `ARGV[1]` (µs; -1: no deadline). Returns {0} when no limit is
+/// known limits is shorter than `ARGV[1]` (µs; -1: no bound). Returns {0} when no limit is
 /// known; {1, binding kind's index or -1, wait µs, resets in µs or -1} reserved; {2, binding kind's
-/// index, wait µs, resets in µs or -1, size} refused (nothing taken).
+/// index, wait µs, resets in µs or -1, size} refused: nothing taken and nothing written, so that
+/// refused callers neither change the buckets nor keep the key from expiring.
 const RESERVE: &str = r"
 local left = tonumber(ARGV[1])
 local buckets, known, longest, binding = {}, false, nil, nil
@@ -203,12 +208,12 @@ if longest then
     resets = math.ceil(math.min(math.max(b.size - b.level, 0) / b.rate * 1000000, MAX_WAIT_US))
   end
   answer = {1, binding - 1, math.ceil(longest), resets, b.size}
-  if left >= 0 and longest >= left then answer = {2, binding - 1, math.ceil(longest), resets, b.size} end
+  if left >= 0 and longest >= left then return {2, binding - 1, math.ceil(longest), resets, b.size} end
 end
 for i, kind in ipairs(KINDS) do
   local b = buckets[i]
   if b then
-    if answer[1] == 1 then take(b, tonumber(ARGV[i + 1])) end
+    take(b, tonumber(ARGV[i + 1]))
     save(kind, b)
   end
 end
@@ -216,13 +221,13 @@ expire()
 return answer
 ";
 
-/// Gives back what a call did not use: two per token limit, its kind and the amount (less than
-/// zero: takes more). Returns 1.
+/// Gives back what a call did not use: three per token limit, its kind, what the call reserved
+/// and what it used (as reported: the script bounds both by the bucket's size). Returns 1.
 const SETTLE: &str = r"
-for i = 1, #ARGV, 2 do
+for i = 1, #ARGV, 3 do
   local b = load(ARGV[i])
   if b then
-    give_back(b, tonumber(ARGV[i + 1]))
+    settle(b, tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]))
     save(ARGV[i], b)
   end
 end
@@ -293,7 +298,7 @@ impl PaceScripts {
     pub(super) fn settle(&self, key: String, reserved: &Demand, used: &Demand) -> ScriptInvocation<'_> {
         let mut invocation = self.settle.key(key);
         for kind in TOKEN_KINDS {
-            invocation.arg(kind.name()).arg(i128::from(reserved.of(kind)) - i128::from(used.of(kind)));
+            invocation.arg(kind.name()).arg(reserved.of(kind)).arg(used.of(kind));
         }
         invocation
     }
@@ -535,6 +540,24 @@ mod tests {
         }
         both.settle(&call, Some(Usage::new(400, 250)));
         both.reserve(&call, None).ok();
+        // Hostile usage: u64::MAX, 1e19, and Gemini's thoughts of 2^64 - 1 added to the output.
+        // Each costs a bucket at most, and a settle stops at minus the size (or the reservations
+        // waiting below it): waits of a window or two, not a day, in both.
+        both.advance(S * 600).await;
+        let tokens = RateLimits::new().with(LimitKind::Tokens, Limit::new(1000, 1000, S * 60).with_window(S * 60));
+        both.learn(&tokens);
+        let mut waits = Vec::new();
+        for usage in
+            [Usage::new(150, u64::MAX), Usage::new(10_000_000_000_000_000_000, 0), Usage::new(u64::MAX, u64::MAX)]
+        {
+            waits.push(both.reserve(&call, None).expect("no deadline").wait);
+            both.settle(&call, Some(usage));
+        }
+        assert!(waits.iter().all(|wait| *wait <= S * 120), "{waits:?}");
+        let refused = both.reserve(&call, Some(S)).expect_err("the buckets are owed");
+        assert!(refused.wait <= S * 120 && refused.resets_in <= Some(S * 180), "{refused:?}");
+        both.advance(S * 30).await;
+        both.reserve(&Demand::new(150, 30), Some(S * 90)).ok();
     }
 
     #[tokio::test(start_paused = true)]
@@ -568,7 +591,12 @@ mod tests {
                 1 | 2 => both.advance(Duration::from_millis(random(10_000))).await,
                 3 if !reserved.is_empty() => {
                     let demand = reserved.swap_remove(usize::try_from(random(reserved.len() as u64)).unwrap());
-                    let usage = (random(4) != 0).then(|| Usage::new(random(400), random(400)));
+                    let usage = match random(8) {
+                        0 | 1 => None,
+                        2 => Some(Usage::new(random(400), u64::MAX)),
+                        3 => Some(Usage::new(10_000_000_000_000_000_000, random(400))),
+                        _ => Some(Usage::new(random(400), random(400))),
+                    };
                     both.settle(&demand, usage);
                 }
                 _ if both.pacer.is_active() => {

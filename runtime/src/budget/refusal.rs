@@ -87,11 +87,22 @@ pub enum Refusal {
     /// The wait for a rate limit of the provider's scope does not fit before the deadline
     /// (`Runtime::with_pacing`): no call is made, none is refused by the server.
     RateLimit(PaceRefused),
+    /// The provider's scope is cooling down (an earlier call's server asked its callers to wait,
+    /// maybe another exec's or another process's with a larger cap) for longer than this exec may
+    /// wait: no call is made, none before the time the server asked for.
+    Cooldown {
+        /// What is left of the cooldown.
+        left: Duration,
+        /// Why it may not be waited: [`Refusal::RetryAfterCap`] (longer than
+        /// `retry_after_cap_ms`) or [`Refusal::Deadline`] (past the time left).
+        cause: Box<Refusal>,
+    },
 }
 
 impl Refusal {
     /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
-    /// `"retry_budget"`, `"circuit_open"` or `"rate_limit"` (the `agentic.refusal` attribute of the metrics).
+    /// `"retry_budget"`, `"circuit_open"`, `"rate_limit"` or `"cooldown"` (the `agentic.refusal`
+    /// attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
             Refusal::MaxCalls { .. } => "max_calls",
@@ -100,6 +111,7 @@ impl Refusal {
             Refusal::RetryBudget { .. } => "retry_budget",
             Refusal::CircuitOpen { .. } => "circuit_open",
             Refusal::RateLimit(_) => "rate_limit",
+            Refusal::Cooldown { .. } => "cooldown",
         }
     }
 }
@@ -139,6 +151,22 @@ impl fmt::Display for Refusal {
                 write!(f, "every target's circuit breaker is open: the last, `{target}`, is {state}")
             }
             Refusal::RateLimit(refused) => refused.fmt(f),
+            Refusal::Cooldown { left, cause } => {
+                let left = format_ms(millis(*left));
+                write!(f, "the provider is cooling down for {left} more (a server asked its callers to wait), ")?;
+                match cause.as_ref() {
+                    Refusal::RetryAfterCap { cap, .. } => {
+                        write!(f, "longer than `retry_after_cap_ms` ({})", format_ms(millis(*cap)))
+                    }
+                    Refusal::Deadline { bound, setting_ms, left, .. } => write!(
+                        f,
+                        "which does not fit in the {} left of `{}` ({setting_ms})",
+                        format_ms(millis(*left)),
+                        bound.key()
+                    ),
+                    other => other.fmt(f),
+                }
+            }
         }
     }
 }

@@ -107,9 +107,20 @@ impl Bucket {
         self.taken += need;
     }
 
-    /// Gives back `amount` (a call needed less than reserved; negative: more), up to the size.
-    pub(crate) fn give_back(&mut self, amount: f64) {
-        self.level = (self.level + amount).min(self.size);
+    /// Reconciles a call that reserved `reserved` of this limit with the `used` its answer
+    /// reported: what it did not use goes back (up to the size), what it used beyond is taken.
+    ///
+    /// Usage is the server's word, so both are bounded by the bucket's size: [`Bucket::take`]
+    /// never took more than that, and one call cannot have used more than its limit allows in a
+    /// whole window (a server refuses a request larger than its limit), so a reported `u64::MAX`
+    /// costs one bucket at most. And a settle never takes the level below minus the size (nor
+    /// lower than it already was, by reservations that wait): one answer delays the next calls
+    /// by two windows at most, and a bucket untouched for two windows is full again, whatever
+    /// was reported.
+    pub(crate) fn settle(&mut self, reserved: u64, used: u64) {
+        let amount = (reserved as f64).min(self.size) - (used as f64).min(self.size);
+        let floor = self.level.min(-self.size);
+        self.level = (self.level + amount).max(floor).min(self.size);
         self.taken = (self.taken - amount).max(0.0);
     }
 
@@ -255,16 +266,47 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn giving_back_refills_up_to_the_size() {
+    async fn settling_refills_up_to_the_size_and_takes_down_to_minus_the_size() {
         let now = Instant::now();
         let mut bucket = Bucket::full(1000, DEFAULT_WINDOW, now);
         bucket.take(900);
-        bucket.give_back(850.0);
+        bucket.settle(900, 50);
         assert_eq!(bucket.level(), 950.0);
-        bucket.give_back(500.0);
+        bucket.settle(500, 0);
         assert_eq!(bucket.level(), 1000.0);
-        bucket.give_back(-1100.0);
-        assert_eq!(bucket.level(), -100.0);
+        bucket.settle(0, 1100);
+        assert_eq!(bucket.level(), 0.0, "one call uses one bucket at most");
+        bucket.settle(0, 700);
+        assert_eq!(bucket.level(), -700.0);
+        bucket.settle(0, 700);
+        assert_eq!(bucket.level(), -1000.0, "never below minus the size");
         assert!(bucket.wait_for(1, now) <= MAX_WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hostile_usage_costs_two_windows_at_most() {
+        let now = Instant::now();
+        // 1 000 tokens a minute, ten calls of 100 reserved; their answers say u64::MAX, 1e19, or
+        // Gemini's thoughts of 2^64 - 1 added to the output.
+        for used in [u64::MAX, 10_000_000_000_000_000_000, u64::MAX - 1] {
+            let mut bucket = Bucket::full(1000, DEFAULT_WINDOW, now);
+            for _ in 0..10 {
+                bucket.take(100);
+            }
+            for _ in 0..10 {
+                bucket.settle(100, used);
+            }
+            assert_eq!(bucket.level(), -1000.0, "{used}");
+            // The next call of 100 waits for 1 100 (66 s), and the bucket is full in two windows.
+            assert_eq!(bucket.wait_for(100, now), S * 66, "{used}");
+            assert_eq!(bucket.resets_in(now), Some(S * 120));
+        }
+        // Reservations that wait keep their place: a settle takes nothing of theirs.
+        let mut bucket = Bucket::full(10, DEFAULT_WINDOW, now);
+        for _ in 0..30 {
+            bucket.take(1);
+        }
+        bucket.settle(1, u64::MAX);
+        assert_eq!(bucket.level(), -20.0);
     }
 }

@@ -40,14 +40,38 @@ impl Demand {
     }
 }
 
-/// What a call had of the pacer: the demand it reserved, or, for a call sent before any limit was
-/// known, what it would have needed (it calibrates the estimates, and gives nothing back).
+/// What a call had of the pacer: the demand it reserved, or, for a call sent without a
+/// reservation (before any limit was known, or past a wait it did not make), what it would have
+/// needed (it calibrates the estimates, and gives nothing back).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Paced {
-    /// The call reserved this demand.
-    Reserved(Demand),
+    /// The call reserved this.
+    Reserved(Reservation),
     /// The call was not paced; this is its estimate.
     Unpaced(Demand),
+}
+
+/// Where a reservation was taken: the buckets its settle goes back to.
+///
+/// A call reserves in the fleet's buckets (a shared store) or, when the store did not answer, in
+/// this process's; its settle must go to the same ones, whatever the store does meanwhile: the
+/// fleet never lent what a process took while it was offline, and the process's buckets never
+/// lent what the fleet did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// This process's buckets.
+    Local,
+    /// The shared store's.
+    Shared,
+}
+
+/// A demand taken from a scope's buckets, and where: what a call settles after its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reservation {
+    /// What was taken.
+    pub(crate) demand: Demand,
+    /// Where.
+    pub(crate) place: Place,
 }
 
 /// A reservation the pacer granted: wait `wait`, then send.
@@ -66,6 +90,25 @@ pub struct Reserved {
 impl Reserved {
     /// Sent at once.
     pub const NOW: Reserved = Reserved { wait: Duration::ZERO, limit: None, size: 0, resets_in: None };
+}
+
+/// What the pacer made of a call about to be sent (`Governor::pace`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pace {
+    /// Reserved: the call waits `.0.wait`, then goes, and settles `.1` after its answer.
+    Reserved(Reserved, Reservation),
+    /// Nothing reserved, the call goes at once: no limit of the scope is known.
+    Unknown,
+    /// Nothing reserved, the call goes at once: the wait its limits imply (`wait`, for `limit`)
+    /// is longer than `retry_after_cap_ms` (`cap`), which no server's statement makes a call wait.
+    OverCap {
+        /// The wait the limits imply.
+        wait: Duration,
+        /// The limit that sets it.
+        limit: LimitKind,
+        /// `retry_after_cap_ms`.
+        cap: Duration,
+    },
 }
 
 /// A call the pacer did not admit: the wait for `limit` does not fit in the time `left` before the

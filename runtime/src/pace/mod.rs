@@ -18,8 +18,8 @@ mod settings;
 
 #[cfg(feature = "redis")]
 pub(crate) use bucket::{DEFAULT_WINDOW, MAX_WAIT};
-pub(crate) use demand::Paced;
 pub use demand::{Demand, PaceRefused, Reserved};
+pub(crate) use demand::{Pace, Paced, Place, Reservation};
 pub(crate) use estimate::input_tokens;
 #[cfg(feature = "providers")]
 pub(crate) use headers::is_rate_limit_header;

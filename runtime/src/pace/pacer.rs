@@ -11,7 +11,7 @@ use super::bucket::{Bucket, DEFAULT_WINDOW};
 use super::demand::{Demand, PaceRefused, Reserved};
 use super::limits::{LimitKind, RateLimits};
 use super::settings::Pacing;
-use crate::usage::Usage;
+use crate::usage::{MAX_CALL_TOKENS, Usage};
 
 /// How much of the latest answer a scope's estimate of the next one's output (without a
 /// `max_tokens`) and its input calibration take: a fifth, so that one odd answer moves them little.
@@ -95,10 +95,11 @@ impl Pacer {
         Demand::new(input, output).estimated_from(estimated)
     }
 
-    /// Reserves `demand` in every known limit, if the wait for them fits in `left` (the time
-    /// before the exec's deadline): the reservation, or why not (nothing reserved then). Callers are
-    /// served in the order they reserve.
-    pub(crate) fn reserve(&self, demand: &Demand, left: Option<Duration>) -> Result<Reserved, PaceRefused> {
+    /// Reserves `demand` in every known limit, if the wait for them is shorter than `within` (the
+    /// longest wait the caller would make: the time before its deadline, or its cap): the
+    /// reservation, or why not (nothing reserved then, its `left` is `within`). Callers are served
+    /// in the order they reserve.
+    pub(crate) fn reserve(&self, demand: &Demand, within: Option<Duration>) -> Result<Reserved, PaceRefused> {
         let now = Instant::now();
         let mut state = self.lock();
         let mut longest: Option<(Duration, LimitKind)> = None;
@@ -115,42 +116,36 @@ impl Pacer {
         };
         let bucket = state.buckets[limit.index()].as_ref().expect("a bucket set the wait");
         let (resets_in, size) = (bucket.resets_in(now), bucket.size());
-        if let Some(left) = left.filter(|left| wait >= *left) {
+        if let Some(left) = within.filter(|within| wait >= *within) {
             return Err(PaceRefused { limit, size, wait, left, resets_in });
         }
         state.take(demand);
         Ok(Reserved { wait, limit: Some(limit), size, resets_in })
     }
 
-    /// Reconciles a call's `demand` with what it used: the tokens it did not use go back (the
-    /// cached reads too, where they are free), the ones it used beyond are taken. A call without
-    /// usage (it failed) gives its tokens back: a server counts the tokens of what it answered.
-    /// Returns what the call used, as the limits count it.
-    pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) -> Demand {
+    /// Reconciles a call's `demand`, reserved in this process's buckets, with what it used: the
+    /// tokens it did not use go back (the cached reads too, where they are free), the ones it used
+    /// beyond are taken, each within the bucket's size ([`Bucket::settle`]). A call without usage
+    /// (it failed) gives its tokens back: a server counts the tokens of what it answered.
+    pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
+        let used = self.calibrate(demand, usage);
         let mut state = self.lock();
-        let (input, output) = match usage {
-            Some(usage) => {
-                let input = state.counted_input(usage);
-                state.remember(demand, input, usage.output_tokens);
-                (input, usage.output_tokens)
-            }
-            None => (0, 0),
-        };
-        let used = Demand::new(input, output);
         for kind in [LimitKind::Tokens, LimitKind::InputTokens, LimitKind::OutputTokens] {
             if let Some(bucket) = &mut state.buckets[kind.index()] {
-                bucket.give_back(demand.of(kind) as f64 - used.of(kind) as f64);
+                bucket.settle(demand.of(kind), used.of(kind));
             }
         }
-        used
     }
 
-    /// Calibrates the estimates by what a call that reserved nothing used (it was sent before any
-    /// limit was known); `demand` is its estimate.
-    pub(crate) fn calibrate(&self, demand: &Demand, usage: &Usage) {
+    /// Calibrates the estimates by what a call of `demand` used (its `usage`, when it reported
+    /// one), and returns that as the limits count it; no bucket changes (a call that reserved
+    /// nothing here: sent before any limit was known, or reserved in the fleet's buckets).
+    pub(crate) fn calibrate(&self, demand: &Demand, usage: Option<&Usage>) -> Demand {
+        let Some(usage) = usage else { return Demand::new(0, 0) };
         let mut state = self.lock();
         let input = state.counted_input(usage);
         state.remember(demand, input, usage.output_tokens);
+        Demand::new(input, usage.output_tokens)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -178,6 +173,8 @@ impl State {
 
     /// Remembers what a call of `demand` used, as the limits count it: `input` and `output` tokens.
     fn remember(&mut self, demand: &Demand, input: u64, output: u64) {
+        // What no call can use (the usage a session reads is bounded already; a caller's may not).
+        let output = output.min(MAX_CALL_TOKENS);
         remember(&mut self.recent_output, output as f64);
         if demand.estimated() > 0 && (input > 0 || output > 0) {
             let ratio = (input as f64 / demand.estimated() as f64).clamp(CALIBRATION.0, CALIBRATION.1);

@@ -154,7 +154,9 @@ where
                         return Err(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
                     }
                 }
-                state.wait_for_cooldown().await;
+                if let Err(refusal) = state.wait_for_cooldown().await {
+                    return Err(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
+                }
             }
             let Some(request) = next.take() else { unreachable!("a call is made only with a request to send") };
             next = request.replay();
