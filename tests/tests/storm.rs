@@ -238,3 +238,42 @@ fn http_providers_are_scoped_by_a_fingerprint_of_url_and_key_never_the_key() {
     assert!(anthropic.scope().starts_with("anthropic:"));
     assert_eq!(ScriptedProvider::new([]).scope(), "scripted");
 }
+
+/// Reading the retry budget changes nothing (issue 36): two runtimes with the same history, idle
+/// for 600 s, then answering 1 000 calls and retrying one failure, end with the same budget, though
+/// one of them was read every second of its calm and just before its burst. Before, a reading
+/// placed the successes counted since the previous one: the runtime read just before its burst
+/// ended with 1 100 retries allowed, the one never read with 200.
+#[tokio::test(start_paused = true)]
+async fn reading_the_retry_budget_does_not_change_it() {
+    let history = || {
+        let mut steps = vec![Step::ok("fine"); 1_000];
+        steps.extend([Step::http(503, "Service Unavailable"), Step::ok("fine")]);
+        ScriptedProvider::new(steps)
+    };
+    let (read, unread) = (history(), history());
+    let (watched, alone) = (exact(&read), exact(&unread));
+    let mut readings = Vec::new();
+    for _ in 0..600 {
+        tokio::time::advance(Duration::from_secs(1)).await;
+        readings.push(watched.retry_budget());
+    }
+    assert!(readings.iter().all(|reading| *reading == Some(FLOOR as u64)), "nothing succeeded yet");
+    // The same calls at the same instants.
+    let burst = |runtime: Runtime| async move {
+        for _ in 0..1_000 {
+            runtime.exec("call").await.unwrap();
+        }
+        // One failure, retried: the retry is the one event that places the window's successes.
+        runtime.exec("retried").await.unwrap();
+    };
+    futures_util::future::join(burst(watched.clone()), burst(alone.clone())).await;
+    assert_eq!((read.calls(), unread.calls()), (1_002, 1_002));
+    assert_eq!(watched.retry_budget(), alone.retry_budget());
+    // At the retry (602 s) the 1 000 successes are spread over the 602 s since the runtime was
+    // built: 99.67 of them fall in the last 60 s; with the retried call's own success and the floor,
+    // 200 retries are allowed, one of them spent.
+    assert_eq!(alone.retry_budget(), Some(199));
+    tokio::time::advance(Duration::from_secs(30)).await;
+    assert_eq!(watched.retry_budget(), alone.retry_budget());
+}
