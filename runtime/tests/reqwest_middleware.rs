@@ -136,3 +136,36 @@ async fn each_attempt_runs_the_rest_of_the_chain_and_what_comes_before_runs_once
     assert_eq!(server.requests_served(), 3);
     assert_eq!((BEFORE.load(Ordering::Relaxed), AFTER.load(Ordering::Relaxed)), (1, 3));
 }
+
+/// Two `RetryMiddleware`s in one chain (issue 36): the outer one sends no more requests than the
+/// inner one alone, on an error response (handed back marked) and on a transport error (the
+/// client's own, handed back as it was, the mark in the request's extensions). Before, the outer
+/// one judged each again as transient: 16 requests where the inner one alone sent 4.
+#[tokio::test(start_paused = true)]
+async fn a_middleware_around_one_that_gave_up_sends_no_more_requests() {
+    let policy = RetryPolicy::new().with_max_retries(2).with_session_retries(1);
+    for step in [Step::from(Step::http_error(503)), Step::close_before_headers()] {
+        let alone = start(Scenario::new().otherwise(step.clone())).await;
+        let _ = post(&client(layer(policy).0.into()), &alone).body(chat_body()).send().await;
+        assert_eq!(alone.requests_served(), 4, "{step:?}: two attempts of two calls");
+
+        let nested = start(Scenario::new().otherwise(step.clone())).await;
+        let (outer, decisions) = layer(policy);
+        let both = ClientBuilder::new(reqwest_013::Client::new())
+            .with(RetryMiddleware::new(outer))
+            .with(RetryMiddleware::new(layer(policy).0))
+            .build();
+        let answer = post(&both, &nested).body(chat_body()).send().await;
+        assert_eq!(nested.requests_served(), 4, "{step:?}: the inner middleware's calls, once");
+        match answer {
+            Ok(response) => assert_eq!(response.status(), 503, "the server's response, handed back"),
+            Err(error) => {
+                assert!(matches!(error, reqwest_middleware::Error::Reqwest(_)), "the client's own: {error:?}")
+            }
+        }
+        let decisions = decisions.lock().unwrap();
+        assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]);
+        let reason = decisions[0].reason.to_string();
+        assert!(reason.starts_with("an inner retry layer gave up (kind `exhausted`)"), "{reason}");
+    }
+}

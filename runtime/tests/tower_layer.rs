@@ -113,3 +113,43 @@ async fn googles_retry_info_in_the_body_is_the_wait_when_no_header_names_one() {
     assert!(delay >= Duration::from_secs(3) && delay <= Duration::from_millis(3750), "{delay:?}");
     assert_eq!(server.requests_served(), 2);
 }
+
+/// Two layers nested (issue 36): a `RetryLayer` around one that gave up sends the server no more
+/// requests than the inner one alone, on an error response (handed back marked) and on a transport
+/// error (its `Failure`, boxed by tower's timeout between the two). Before, the outer layer judged
+/// the inner one's 503 again, and its boxed failure as an unknown error, transient: 16 requests
+/// where the inner layer alone sent 4.
+#[tokio::test(start_paused = true)]
+async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
+    let policy = RetryPolicy::new().with_max_retries(2).with_session_retries(1);
+    for step in [Step::from(Step::http_error(503)), Step::close_before_headers()] {
+        let alone = start(Scenario::new().otherwise(step.clone())).await;
+        let inner = || layer(policy).0;
+        let _ = ServiceBuilder::new().layer(inner()).service(reqwest::Client::new()).oneshot(request(&alone)).await;
+        assert_eq!(alone.requests_served(), 4, "{step:?}: two attempts of two calls");
+
+        let nested = start(Scenario::new().otherwise(step.clone())).await;
+        let (outer, decisions) = layer(policy);
+        let service = ServiceBuilder::new()
+            .layer(outer)
+            .timeout(Duration::from_secs(600))
+            .layer(inner())
+            .service(reqwest::Client::new());
+        let answer = service.oneshot(request(&nested)).await;
+        assert_eq!(nested.requests_served(), 4, "{step:?}: the inner layer's calls, once");
+        match answer {
+            Ok(response) => assert_eq!(response.status(), 503, "the server's response, handed back"),
+            Err(error) => assert_eq!(error.kind(), ExecErrorKind::Permanent, "{error}"),
+        }
+        let decisions = decisions.lock().unwrap();
+        assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]);
+        let reason = decisions[0].reason.to_string();
+        assert!(reason.starts_with("an inner retry layer gave up (kind `exhausted`)"), "{reason}");
+    }
+    // Without a layer between, the inner failure is the outer layer's service error: judged by its kind.
+    let server = start(Scenario::new().otherwise(Step::close_before_headers())).await;
+    let service = ServiceBuilder::new().layer(layer(policy).0).layer(layer(policy).0).service(reqwest::Client::new());
+    let failure = service.oneshot(request(&server)).await.unwrap_err();
+    assert_eq!((server.requests_served(), failure.kind()), (4, ExecErrorKind::Permanent));
+    assert_eq!(failure.last_error().map(Failure::kind), Some(ExecErrorKind::Exhausted));
+}

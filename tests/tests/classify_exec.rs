@@ -121,3 +121,43 @@ fn rule_3_responses_codes() {
     );
     assert_eq!(action("APIError: server_error: The server had an error"), ExecAction::Retry);
 }
+
+/// Texts read wrongly before (issue 36): Bedrock's throttling is a rate limit, not an overflow (a
+/// 429 or "please wait" says so, and a transient status outranks every overflow pattern); Groq's
+/// 498 is transient; OpenRouter's spent daily quota is final for the exec, as Google's `PerDay` is.
+#[test]
+fn rate_limits_worded_as_overflow_and_daily_quotas_are_read_as_sent() {
+    use agentic_runtime::StopReason;
+    use agentic_runtime::classify::session_verdict;
+    let bedrock = "Too many tokens, please wait before trying again.";
+    for (text, error) in [
+        (format!("RateLimitError: 429 {bedrock}"), Some(ModelError::http(429, format!("429 {bedrock}")))),
+        (format!("ModelError: 429 {bedrock}"), None),
+        (format!("ThrottlingException: {bedrock}"), None),
+    ] {
+        let verdict = exec_verdict(&text, error.as_ref());
+        assert_eq!(verdict.action, ExecAction::Retry, "{text}: {verdict}");
+        assert!(session_verdict(StopReason::Error, &text, error.as_ref()).retryable, "{text}");
+    }
+    // A transient status outranks the overflow words; a 400 with them is an overflow still.
+    let typed = ModelError::http(503, "prompt is too long");
+    assert_eq!(exec_verdict("ServiceUnavailableError: 503 prompt is too long", Some(&typed)).action, ExecAction::Retry);
+    assert_eq!(
+        action("cohere.errors.BadRequestError: status_code: 400, too many tokens: 131842"),
+        ExecAction::ContextOverflow
+    );
+    // Groq's flex tier at capacity.
+    let groq = ModelError::http(498, "498 Flex tier capacity exceeded");
+    assert_eq!(exec_verdict(&groq.to_string(), Some(&groq)).action, ExecAction::Retry);
+    let session = session_verdict(StopReason::Error, &groq.to_string(), Some(&groq));
+    assert_eq!((session.retryable, session.reason), (true, Reason::RetryableStatus(498)));
+    // OpenRouter's free models' daily quota: final, typed or not.
+    let daily = "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day";
+    let typed = ModelError::http(429, format!("429 {daily}"));
+    let verdict = exec_verdict(&format!("RateLimitError: 429 {daily}"), Some(&typed));
+    assert_eq!((verdict.action, verdict.reason), (ExecAction::FailPermanently, Reason::QuotaText("per.?day")));
+    assert!(!session_verdict(StopReason::Error, daily, Some(&typed)).retryable);
+    assert_eq!(action(daily), ExecAction::FailPermanently);
+    // Groq's tokens-per-day limit says when to come back: a rate limit, retried.
+    assert_eq!(action("Rate limit reached for tokens per day (TPD). Please try again in 2m52s."), ExecAction::Retry);
+}

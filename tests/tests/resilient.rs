@@ -387,3 +387,48 @@ async fn a_failure_gives_its_details_through_accessors() {
     assert_eq!(failure.record().calls, 3);
     assert_eq!(failure.into_last_error().map(|error| error.kind()), Some(ErrorKind::ConnectionReset));
 }
+
+/// Two layers nested (issue 36): an outer resilient call around an inner one that gives up sends no
+/// more than the inner one alone, whether it sees the inner failure itself or boxed (as a tower
+/// layer, `OpenAIError::Boxed` or a middleware's `anyhow` hand it on). Before, a boxed failure had
+/// no known type and no source: the outer call took it as transient and ran the inner one three
+/// times, nine attempts where the inner call alone made three.
+#[tokio::test(start_paused = true)]
+async fn a_call_around_one_that_gave_up_does_not_try_again() {
+    let attempts = Cell::new(0);
+    let inner = Resilient::new("inner", &POLICY);
+    let inner_call = || {
+        inner.call(|| {
+            attempts.set(attempts.get() + 1);
+            async { Err::<(), _>(Error::from(ErrorKind::ConnectionReset)) }
+        })
+    };
+    let outer = Resilient::new("outer", &POLICY);
+    let boxed = outer
+        .call(|| async {
+            inner_call().await.map_err(|failure| -> Box<dyn std::error::Error + Send + Sync> { failure.into() })
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(attempts.get(), 3, "the inner call's three attempts, once");
+    assert_eq!(boxed.kind(), ExecErrorKind::Permanent);
+    assert_eq!(boxed.calls(), 1);
+    let reason = boxed.decisions()[0].reason.to_string();
+    assert_eq!(reason, "an inner retry layer gave up (kind `exhausted`): trying again around it multiplies its calls");
+    // The inner failure itself: judged by its kind, the same way.
+    attempts.set(0);
+    let direct = outer.call(inner_call).await.unwrap_err();
+    assert_eq!((attempts.get(), direct.calls(), direct.kind()), (3, 1, ExecErrorKind::Permanent));
+    let source = std::error::Error::source(direct.last_error().unwrap()).unwrap();
+    assert_eq!(source.to_string(), "the retry layers gave up (exhausted) after the attempts their policy allows");
+    // A programming error stays one.
+    let raised = outer
+        .call(|| async {
+            Resilient::new("inner", &RetryPolicy::new().with_max_retries(0))
+                .call(|| async { Ok::<(), Error>(()) })
+                .await
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(raised.kind(), ExecErrorKind::Programming);
+}

@@ -252,10 +252,13 @@ impl Governor {
         }
     }
 
-    /// How many retries this process's window allows now (`None` without a quota).
+    /// How many retries this process's window allows now (`None` without a quota): what a retry
+    /// sent now would be allowed, and nothing is changed by asking (a scrape must not change which
+    /// retries go, [`Ledger::peek`]).
     pub(crate) fn local_allowance(&self) -> Option<u64> {
         let budget = self.budget.as_ref()?;
-        let (successes, retries) = self.read(&mut lock(&budget.ledger));
+        let unplaced = self.unplaced.load(Ordering::Relaxed);
+        let (successes, retries) = lock(&budget.ledger).peek(Instant::now(), unplaced);
         Some(budget.quota.allowance(successes, retries))
     }
 
@@ -271,7 +274,8 @@ impl Governor {
         (granted, successes, retries)
     }
 
-    /// Moves the window to now, with the successes counted since its latest reading.
+    /// Moves the window to now, with the successes counted since its latest reading: for a retry
+    /// only (a reading that places successes would change what later retries see).
     fn read(&self, ledger: &mut Ledger) -> (f64, u64) {
         ledger.read(Instant::now(), self.unplaced.swap(0, Ordering::Relaxed));
         ledger.totals()

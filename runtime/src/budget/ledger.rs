@@ -1,10 +1,15 @@
 //! The successes and retries of the retry budget's sliding window, in slots of a tenth of it.
 //!
 //! Successes are counted without reading the clock (the success path reads none): they wait in a
-//! counter until a retry, or someone asking for the budget, reads the clock. Those that came in
-//! since the last reading are then spread evenly over the time between the two readings, so a
-//! burst's successes count as recent and a long calm's as a rate (how many of them fell in the
-//! window). A retry is placed at the moment it is sent.
+//! counter until a retry reads the clock. Those that came in since the previous retry are then
+//! spread evenly over the time between the two, so a burst's successes count as recent and a long
+//! calm's as a rate (how many of them fell in the window). A retry is placed at the moment it is
+//! sent.
+//!
+//! Only a retry moves the window ([`Ledger::read`]). Someone asking for the budget (a metrics
+//! scrape, `Runtime::retry_budget`) gets what a retry sent now would see ([`Ledger::peek`]), on a
+//! copy: were a reading to place the successes, it would choose the span they are spread over, and
+//! a scrape would change which retries are sent.
 
 use std::time::Duration;
 
@@ -14,8 +19,8 @@ use tokio::time::Instant;
 /// window late.
 pub(crate) const SLOTS: usize = 10;
 
-/// One window's counts, by slot.
-#[derive(Debug)]
+/// One window's counts, by slot. Small (about 200 bytes) and plain, so that a reading copies it.
+#[derive(Debug, Clone)]
 pub(crate) struct Ledger {
     window: Duration,
     slot: Duration,
@@ -51,6 +56,15 @@ impl Ledger {
         self.advance(self.slot_of(now));
         self.place(successes, now);
         self.placed_until = now;
+    }
+
+    /// The successes and retries a [`Ledger::read`] at `now` with `successes` would leave, without
+    /// reading: the ledger is unchanged, so the answer does not depend on whether, or how often, it
+    /// was asked before.
+    pub(crate) fn peek(&self, now: Instant, successes: u64) -> (f64, u64) {
+        let mut copy = self.clone();
+        copy.read(now, successes);
+        copy.totals()
     }
 
     /// The successes and retries in the window (as of the latest reading).

@@ -76,6 +76,9 @@ pub(crate) static QUOTA: &[Pattern] = &[
     text!("insufficient credits"),
     text!("insufficient balance"),
     text!("payment required"),
+    // A quota named daily (OpenRouter's `Rate limit exceeded: free-models-per-day`, Google's
+    // `...PerDay...` quota ids): spent until tomorrow, unless the text says when to come back.
+    spellings!("per.?day", ["per-day", "per day", "perday", "per_day"]),
 ];
 
 /// Transient failures (docs/design.md §4, rule 7). Status numbers match only as whole numbers.
@@ -118,6 +121,8 @@ pub(crate) static RETRY: &[Pattern] = &[
     // OpenAI's Responses codes, as `response.failed` names its failures (`server_is_overloaded`
     // and `rate_limit_exceeded` match the patterns above).
     text!("server_error"),
+    // Bedrock's throttling (`Too many tokens, please wait before trying again.`).
+    text!("please wait"),
 ];
 
 /// Permanent markers (docs/design.md §5, rule 3), matched as substrings of lower(`"<Kind>: <text>"`).
@@ -168,6 +173,11 @@ pub(crate) const TARGET_MARKERS: &[&str] = &[
     "model_not_found",
     "unauthenticated",
 ];
+
+/// A text that says it is a rate limit whatever else it says: a whole-number 429, or "please
+/// wait". It outranks the overflow patterns (`too many tokens` is Bedrock's throttling too).
+pub(crate) static RATE_LIMITED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i)\b429\b|please wait").expect("the rate-limit pattern is a valid regex"));
 
 /// "retry in 2 s": a per-minute rate limit, even when worded as quota. Matched against the text as
 /// it is (case-insensitively), where a scan found one of [`RETRY_AFTER_TIME_ANCHORS`].

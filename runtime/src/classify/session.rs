@@ -1,7 +1,7 @@
 use std::fmt;
 
 use super::Reason;
-use super::patterns::{OVERFLOW_CODES, QUOTA_CODES};
+use super::patterns::{OVERFLOW_CODES, QUOTA_CODES, RATE_LIMITED};
 use super::scan::{Scan, Set};
 use crate::error::ModelError;
 use crate::error::model_error::split_kind;
@@ -92,7 +92,15 @@ pub(crate) fn context_overflow_in(scan: &Scan<'_>, error: Option<&ModelError>) -
             return Some(Reason::OverflowCode(known));
         }
     }
+    // A rate limit is no overflow, whatever its words: a transient status outranks every overflow
+    // pattern, and so does a text that says 429 or "please wait" (Bedrock's `429 Too many tokens,
+    // please wait before trying again.`, behind gateways too). Only an overflow found is checked.
+    let rate_limited =
+        || error.and_then(ModelError::status).is_some_and(is_transient_status) || RATE_LIMITED.is_match(scan.text());
     if let Some(pattern) = scan.first(Set::Overflow) {
+        if rate_limited() {
+            return None;
+        }
         return Some(Reason::OverflowPattern(pattern));
     }
     // The bodiless-400 pattern is anchored, so also look past a "<Kind>: " prefix (where only the
@@ -100,10 +108,12 @@ pub(crate) fn context_overflow_in(scan: &Scan<'_>, error: Option<&ModelError>) -
     let text = scan.text();
     let after_kind = split_kind(text).map(|(_, rest)| rest).filter(|rest| *rest != text);
     if let Some(pattern) = after_kind.and_then(|rest| scan.first_at_start_of(Set::Overflow, rest)) {
-        return Some(Reason::OverflowPattern(pattern));
+        return (!rate_limited()).then_some(Reason::OverflowPattern(pattern));
     }
     let typed_text = error.map(ModelError::message).filter(|message| *message != text && Some(*message) != after_kind);
-    typed_text.and_then(|typed| Scan::new(typed).first(Set::Overflow)).map(Reason::OverflowPattern)
+    let typed =
+        typed_text.and_then(|typed| Scan::new(typed).first(Set::Overflow).filter(|_| !RATE_LIMITED.is_match(typed)));
+    typed.filter(|_| !rate_limited()).map(Reason::OverflowPattern)
 }
 
 /// Quota or billing exhausted, by the provider's code.
@@ -121,10 +131,11 @@ pub(crate) fn quota_text(scan: &Scan<'_>, error: Option<&ModelError>) -> Option<
     (!come_back).then_some(Reason::QuotaText(pattern))
 }
 
-/// Whether an HTTP status is transient: 408, 409, 425, 429 and every 5xx. The one list both the
-/// layers and resilient calls judge statuses by.
+/// Whether an HTTP status is transient: 408, 409, 425, 429, Groq's 498 (its flex tier is at
+/// capacity: "try again later") and every 5xx. The one list both the layers and resilient calls
+/// judge statuses by.
 pub fn is_transient_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 425 | 429 | 500..=599)
+    matches!(status, 408 | 409 | 425 | 429 | 498 | 500..=599)
 }
 
 /// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.

@@ -5,7 +5,7 @@
 
 use std::error::Error;
 
-use super::{Classification, Classify};
+use super::{Classification, Classify, GaveUp};
 use crate::error::ModelError;
 
 impl Classify for Box<dyn Error + Send + Sync> {
@@ -29,7 +29,8 @@ fn classify_dyn(error: &(dyn Error + 'static)) -> Classification {
 
 /// The verdict on the first error in `error`'s chain (looking inside I/O errors too, whose `source`
 /// skips what they wrap) that a `Classify` here judges: `own`'s (a client's own error type, which a
-/// layer may have boxed), a [`ModelError`], a reqwest error (0.12, and 0.13 with an adapter that
+/// layer may have boxed), the [`GaveUp`] of a `Failure` (what an inner layer stopped stays stopped),
+/// a [`ModelError`], a reqwest error (0.12, and 0.13 with an adapter that
 /// brings it), an I/O error. `None` when the chain holds none: the caller says what else it is.
 pub(crate) fn by_cause(
     error: &(dyn Error + 'static),
@@ -39,6 +40,10 @@ pub(crate) fn by_cause(
     while let Some(error) = next {
         if let Some(class) = own(error) {
             return Some(class);
+        }
+        // A call this crate's layers gave up on (a `Failure`'s source): never retried around them.
+        if let Some(mark) = error.downcast_ref::<GaveUp>() {
+            return Some(mark.classification());
         }
         if let Some(error) = error.downcast_ref::<ModelError>() {
             return Some(error.classify());

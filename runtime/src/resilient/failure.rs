@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::gave_up::GaveUp;
+use super::{Classification, Classify};
 use crate::budget::Refusal;
 use crate::exec_error::ExecErrorKind;
 use crate::journal::{AttemptRecord, FailureRecord};
@@ -151,4 +153,21 @@ impl<E> fmt::Display for Failure<E> {
     }
 }
 
-impl<E: fmt::Debug> std::error::Error for Failure<E> {}
+/// Its source is the [`GaveUp`] mark of its kind: what a retry loop around these layers finds down
+/// any chain of errors that holds this failure (boxed, inside a client's error), so that it does
+/// not try again what they gave up on. (The last error is [`Failure::last_error`]: a source must
+/// be an error of a type known here, and `E` need not be one.)
+impl<E: fmt::Debug> std::error::Error for Failure<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(GaveUp::of(self.0.kind))
+    }
+}
+
+/// A failure is judged by its kind ([`GaveUp::classification`]): a layer around the one that gave
+/// up never tries again what it stopped (permanent, exhausted, out of budget, a breaker open),
+/// raises its programming error, and stops on its context overflow.
+impl<E> Classify for Failure<E> {
+    fn classify(&self) -> Classification {
+        GaveUp::of(self.0.kind).classification()
+    }
+}

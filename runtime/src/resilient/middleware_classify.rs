@@ -49,4 +49,23 @@ mod tests {
         let again = reqwest_middleware::Error::middleware(reqwest_middleware::Error::Reqwest(built()));
         assert_eq!(again.classify().action, ExecAction::Raise);
     }
+
+    /// What `RetryMiddleware` returns when it gave up with no error of the chain's: final for a
+    /// retry around the client (before, "a middleware of the client's own", transient).
+    #[test]
+    fn the_layers_failure_inside_a_middleware_error_is_final() {
+        use crate::exec_error::ExecErrorKind;
+        use crate::resilient::Failure;
+        let failure = Failure::<reqwest_middleware::Error>::of_layer(
+            ExecErrorKind::Exhausted,
+            "request",
+            Vec::new(),
+            None,
+            std::time::Duration::ZERO,
+            None,
+        );
+        let class = reqwest_middleware::Error::middleware(failure).classify();
+        assert_eq!(class.action, ExecAction::FailPermanently);
+        assert!(class.reason.to_string().starts_with("an inner retry layer gave up (kind `exhausted`)"));
+    }
 }

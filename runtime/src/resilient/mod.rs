@@ -8,6 +8,7 @@ pub(crate) mod attempt;
 mod boxed_classify;
 mod call;
 mod failure;
+mod gave_up;
 #[cfg(feature = "genai")]
 mod genai_classify;
 #[cfg(feature = "reqwest-middleware")]
@@ -38,6 +39,7 @@ use attempt::{Attempt, Limit, Outcome};
 use call::Call;
 pub use failure::Failure;
 use failure::fields;
+pub use gave_up::GaveUp;
 pub use validator::{NoValidator, Validator};
 
 /// How an error should be handled by a retry loop.

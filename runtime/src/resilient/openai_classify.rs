@@ -148,6 +148,26 @@ mod tests {
         assert!(unknown.reason.to_string().contains("a layer of the client's own"), "{}", unknown.reason);
     }
 
+    /// What the tower layer hands async-openai when it gave up with no error of the service's (a
+    /// breaker open, the deadline): `Boxed(Failure)`, final for a retry around the client. Before, it
+    /// was "an error of a layer of the client's own", transient.
+    #[test]
+    fn a_failure_of_the_layers_boxed_is_final() {
+        use crate::exec_error::ExecErrorKind;
+        use crate::resilient::Failure;
+        let failure =
+            |kind| Failure::<OpenAIError>::of_layer(kind, "request", Vec::new(), None, Default::default(), None);
+        let boxed = OpenAIError::from(failure(ExecErrorKind::Budget));
+        assert!(matches!(boxed, OpenAIError::Boxed(_)), "{boxed:?}");
+        let class = boxed.classify();
+        assert_eq!(class.action, ExecAction::FailPermanently);
+        assert_eq!(
+            class.reason.to_string(),
+            "an inner retry layer gave up (kind `budget`): trying again around it multiplies its calls"
+        );
+        assert_eq!(OpenAIError::from(failure(ExecErrorKind::Programming)).classify().action, ExecAction::Raise);
+    }
+
     #[test]
     fn bodies_that_are_not_the_answer_are_judged_as_the_providers_judge_them() {
         let undecodable = |content: &str| {

@@ -24,7 +24,7 @@ use crate::message::AssistantMessage;
 use crate::provider::{CallBounds, MAX_ERROR_BODY, Secret, redact, response_error_redacted};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::resilient::attempt::{Attempt, Limit, Outcome};
-use crate::resilient::{Classify, Failure};
+use crate::resilient::{Classify, Failure, GaveUp};
 use crate::retry::{Failed, Judged, Next, RetryState};
 use crate::session::{CallFailure, session_rules};
 
@@ -38,6 +38,14 @@ pub(crate) trait Exchange<R: Send> {
 
     /// Sends `request`.
     fn send(&mut self, request: R) -> impl Future<Output = Result<Self::Response, Self::Error>> + Send;
+
+    /// The mark an inner retry layer left, beside the error of the call just sent, when it gave up
+    /// on that call (taken: the next call starts without it). A tower service's error carries its
+    /// own ([`Failure`]'s source); a middleware chain's error is the client's, so the mark travels
+    /// in the request's extensions.
+    fn gave_up(&mut self) -> Option<GaveUp> {
+        None
+    }
 }
 
 /// What a failed call leaves to hand back when it is the last: the server's response (the caller
@@ -76,6 +84,13 @@ impl Judging {
         let class = error.classify();
         let text = redact(&error.to_string(), secret);
         Self::Service(Failed::new(text, class.action, class.reason).with_hint(class.retry_after))
+    }
+
+    /// A call an inner retry layer gave up on (`mark`), whose failure reads `text`: judged by the
+    /// mark, so that this layer does not multiply the inner one's calls.
+    fn gave_up(text: String, mark: GaveUp) -> Self {
+        let class = mark.classification();
+        Self::Service(Failed::new(text, class.action, class.reason))
     }
 
     /// The failure's `"<Kind>: <text>"`.
@@ -172,15 +187,18 @@ where
                 Some(_) => Limit::Default,
                 None => Limit::Unbounded,
             };
-            let mut attempt = std::pin::pin!(Attempt::new(exchange.send(request), limit, policy));
-            let outcome = std::future::poll_fn(|cx| {
-                let polled = attempt.as_mut().poll(cx);
-                if polled.is_ready() {
-                    limit = attempt.limit();
-                }
-                polled
-            })
-            .await;
+            let outcome = {
+                let mut attempt = std::pin::pin!(Attempt::new(exchange.send(request), limit, policy));
+                std::future::poll_fn(|cx| {
+                    let polled = attempt.as_mut().poll(cx);
+                    if polled.is_ready() {
+                        limit = attempt.limit();
+                    }
+                    polled
+                })
+                .await
+            };
+            let inner_gave_up = exchange.gave_up();
             if let Some(waited) = limit.start() {
                 state.budget.start_clock_at(waited);
             }
@@ -216,9 +234,16 @@ where
                     let (response, body) = response.read_error_body(MAX_ERROR_BODY, deadline).await;
                     let (status, headers) = (response.status(), response.headers());
                     let error = response_error_redacted(status, headers, body.bytes(), body.end(), secret);
-                    (Judging::model(error), Last::Response(response))
+                    let judging = match response.gave_up() {
+                        Some(mark) => Judging::gave_up(AssistantMessage::from_error(error).failure_text(), mark),
+                        None => Judging::model(error),
+                    };
+                    (judging, Last::Response(response))
                 }
-                Some(Err(error)) => (Judging::service(&error, secret), Last::Error(error)),
+                Some(Err(error)) => match inner_gave_up {
+                    Some(mark) => (Judging::gave_up(redact(&error.to_string(), secret), mark), Last::Error(error)),
+                    None => (Judging::service(&error, secret), Last::Error(error)),
+                },
                 None => {
                     let text = call_limit.map(|limit| limit.timed_out()).unwrap_or_default();
                     (Judging::model(ModelError::transport(TransportKind::Timeout, text)), Last::Nothing)
@@ -248,7 +273,7 @@ where
 impl Layered {
     /// The end of a request the layers gave up on: the last response, as the server sent it, or
     /// the failure with the decisions (and the service's last error, when there is one).
-    fn give_back<Res, E>(
+    fn give_back<Res: HttpResponse, E>(
         &self,
         state: RetryState<'_>,
         kind: ExecErrorKind,
@@ -256,7 +281,11 @@ impl Layered {
         refusal: Option<Refusal>,
     ) -> Result<Res, Failure<E>> {
         match last {
-            Last::Response(response) => Ok(response),
+            Last::Response(mut response) => {
+                // A layer around this one finds the mark and does not call again.
+                response.mark_gave_up(GaveUp::new(kind));
+                Ok(response)
+            }
             Last::Error(error) => Err(self.failure(state, kind, Some(error), refusal)),
             Last::Nothing => Err(self.failure(state, kind, None, refusal)),
         }

@@ -24,7 +24,7 @@ use reqwest_middleware::{Middleware, Next};
 
 use super::RetryLayer;
 use super::attempts::{self, Exchange};
-use crate::resilient::Failure;
+use crate::resilient::{Failure, GaveUp};
 
 /// A [`Middleware`] (reqwest-middleware 0.5, reqwest 0.13) that sends each request through both
 /// retry layers of a [`RetryLayer`]: its policy, hints, deadline and storm control; its observer
@@ -115,7 +115,13 @@ impl Middleware for RetryMiddleware {
     {
         Box::pin(async move {
             let mut chain = Chain { next, extensions };
-            attempts::run(&self.layer.layered, request, &mut chain).await.map_err(into_error)
+            let result = attempts::run(&self.layer.layered, request, &mut chain).await;
+            result.map_err(|failure| {
+                // The chain's error says nothing of the layers: a retrying middleware before this
+                // one finds the mark in the request's extensions, and does not call again.
+                chain.extensions.insert(GaveUp::new(failure.kind()));
+                into_error(failure)
+            })
         })
     }
 }
@@ -132,6 +138,10 @@ impl Exchange<Request> for Chain<'_, '_> {
 
     fn send(&mut self, request: Request) -> impl Future<Output = reqwest_middleware::Result<Response>> + Send {
         self.next.clone().run(request, self.extensions)
+    }
+
+    fn gave_up(&mut self) -> Option<GaveUp> {
+        self.extensions.remove::<GaveUp>()
     }
 }
 

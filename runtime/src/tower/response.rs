@@ -10,6 +10,7 @@ use http_body_util::BodyExt as _;
 use tokio::time::Instant;
 
 use crate::provider::BodyEnd;
+use crate::resilient::GaveUp;
 
 /// What was read of an error response's body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +61,19 @@ pub trait HttpResponse: Sized {
     /// Reads at most `limit` bytes of the body, until `deadline`, and gives the response back whole:
     /// its body is what was read, then the rest. Called for an error status only (400 and above).
     fn read_error_body(self, limit: usize, deadline: Instant) -> impl Future<Output = (Self, ErrorBody)> + Send;
+
+    /// The mark an inner retry layer left on this error response when it gave up on it and handed
+    /// it back ([`HttpResponse::mark_gave_up`]): a layer around it then does not call again. The
+    /// default finds none (a response type without extensions is judged as the server's alone).
+    fn gave_up(&self) -> Option<GaveUp> {
+        None
+    }
+
+    /// Marks an error response the layers gave up on, before they hand it back: kept in its
+    /// `http::Extensions` by the implementations here; the default keeps nothing.
+    fn mark_gave_up(&mut self, mark: GaveUp) {
+        let _ = mark;
+    }
 }
 
 /// Reads at most `limit` bytes of `body` until `deadline`: what was read, how the read ended, and
@@ -175,6 +189,14 @@ macro_rules! reqwest_response {
                 let response = builder.body(body).expect("the parts of a response make a response");
                 ($reqwest::Response::from(response), read)
             }
+
+            fn gave_up(&self) -> Option<GaveUp> {
+                self.extensions().get::<GaveUp>().copied()
+            }
+
+            fn mark_gave_up(&mut self, mark: GaveUp) {
+                self.extensions_mut().insert(mark);
+            }
         }
     };
 }
@@ -203,6 +225,14 @@ macro_rules! boxed_response {
                 let (read, past) = read_prefix(&mut body, limit, deadline).await;
                 let body = http_body_util::combinators::$boxed::new(put_back(read.bytes(), past, body));
                 (http::Response::from_parts(parts, body), read)
+            }
+
+            fn gave_up(&self) -> Option<GaveUp> {
+                self.extensions().get::<GaveUp>().copied()
+            }
+
+            fn mark_gave_up(&mut self, mark: GaveUp) {
+                self.extensions_mut().insert(mark);
             }
         }
     };
