@@ -5,6 +5,7 @@
 mod breaker;
 mod governor;
 mod ledger;
+mod permit;
 mod quota;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
@@ -16,9 +17,9 @@ pub mod store;
 mod refusal;
 mod target;
 
-pub(crate) use breaker::Admission;
 pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
+pub(crate) use permit::Permit;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};
 

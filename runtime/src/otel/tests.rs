@@ -202,16 +202,15 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
             let governor = &governor;
             let fail = |times| async move {
                 for _ in 0..times {
-                    governor.record_call(CallOutcome::Failed, true).await;
+                    governor.admit().await.unwrap().record(CallOutcome::Failed).await;
                 }
             };
             fail(20).await; // open
             tokio::time::advance(open_for).await;
-            governor.admit().await; // half-open: the probe
-            fail(1).await; // open again
+            fail(1).await; // half-open: the probe, and open again
             tokio::time::advance(open_for).await;
-            governor.admit().await; // half-open
-            governor.on_success(true).await; // closed
+            let probe = governor.admit().await.unwrap(); // half-open
+            governor.on_success(Some(probe)).await; // closed
             fail(20).await; // open
         });
     });
