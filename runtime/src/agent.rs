@@ -135,10 +135,7 @@ impl<'g> CallMeta<'g> {
 
     /// The call's outcome with its usage, when it first waited, when its first content came, and
     /// its business with the pacer.
-    pub(crate) fn finish(
-        self,
-        outcome: Result<AssistantMessage, ModelError>,
-    ) -> CallEnd<'g> {
+    pub(crate) fn finish(self, outcome: Result<AssistantMessage, ModelError>) -> CallEnd<'g> {
         let message = match outcome {
             Err(error) if error.is_programming() => Err(error),
             Err(error) => Ok(AssistantMessage { usage: self.usage, ..AssistantMessage::from_error(error) }),

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome};
-use super::permit::Permit;
 use super::ledger::Ledger;
+use super::permit::Permit;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{SharedStore, StoreFuture};
