@@ -257,6 +257,8 @@ impl Runtime {
     ///
     /// Past [`MAX_TARGETS`] targets in all.
     pub fn with_fallback_shared(mut self, provider: Arc<dyn Provider>) -> Self {
+        // Its breakers must hear the first failures of a burst as early as its successes.
+        crate::classify::prebuild();
         let mut targets = match self.targets.take() {
             Some(targets) => targets.to_vec(),
             None => vec![self.target(self.provider.clone())],
