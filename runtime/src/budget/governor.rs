@@ -493,11 +493,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-    use crate::budget::breaker::{Breaker, Opened, Recorded, SharedAdmission};
+    use crate::budget::breaker::Opened;
     use crate::budget::store::{StoreError, Withdrawal};
+    use crate::budget::test_store::{BudgetOnly, MemoryStore};
     use crate::pace::{Demand, PaceRefused, Pacing, RateLimits, Reserved};
 
     #[tokio::test(start_paused = true)]
@@ -647,6 +646,56 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_dropped_probe_is_given_back_here_and_in_the_fleet_so_the_next_call_probes_at_once() {
+        let store = Arc::new(MemoryStore::default());
+        let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store.clone())));
+        fail(&a, 20).await;
+        tokio::time::advance(Duration::from_secs(30)).await;
+        let probe = a.admit().await.unwrap();
+        assert!(probe.is_probe());
+        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
+        assert_eq!(ask(&b).await, half_open, "one probe in the fleet");
+        // Its call never goes (or its exec is dropped): the permit is dropped unrecorded.
+        drop(probe);
+        assert_eq!(a.breaker_state(), Some(BreakerState::Open { left: Duration::ZERO, opened: opened(20, 20) }));
+        // The store hears of it on a task of its own.
+        tokio::task::yield_now().await;
+        let probe = b.admit().await.unwrap();
+        assert!(probe.is_probe(), "B probes at once, not an open period later");
+        probe.record(CallOutcome::Answered).await;
+        assert_eq!(ask(&a).await, Admission::Call);
+
+        // In one process, the same without a store.
+        let local = with_breaker(None);
+        fail(&local, 20).await;
+        tokio::time::advance(Duration::from_secs(30)).await;
+        drop(local.admit().await.unwrap());
+        assert_eq!(ask(&local).await, Admission::Probe);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_is_counted_at_first_content_and_a_failure_after_it_counts_as_a_failure() {
+        let governor = &with_breaker(None);
+        let call = |cut: bool| async move {
+            let mut permit = governor.admit().await.unwrap();
+            permit.first_content();
+            permit.record(if cut { CallOutcome::Failed } else { CallOutcome::Answered }).await;
+        };
+        // A long answer: counted at its first content, its stream still going.
+        let mut long = governor.admit().await.unwrap();
+        long.first_content();
+        // Ten answers (each counted once, at its first content) and nine streams cut after theirs.
+        for n in 0..19 {
+            call(n % 2 == 1 && n < 18).await;
+        }
+        assert_eq!(governor.breaker_state(), Some(BreakerState::Closed), "9 failures of 20 calls");
+        // The long answer's stream is cut too: its answer becomes a failure, 10 of 20.
+        long.record(CallOutcome::Failed).await;
+        let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(10, 20) };
+        assert_eq!(governor.breaker_state(), Some(open));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_store_that_keeps_no_breakers_leaves_them_to_each_process() {
         let store: Arc<dyn SharedStore> = Arc::new(BudgetOnly);
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
@@ -755,103 +804,5 @@ mod tests {
         assert_eq!(governor.pace(&demand, None).await.unwrap().wait, Duration::ZERO);
         let second = governor.pace(&demand, None).await.unwrap();
         assert_eq!((second.wait, second.limit), (Duration::from_secs(6), Some(LimitKind::Requests)));
-    }
-
-    /// A store of the retry budget only: no breaker methods (the trait's defaults).
-    struct BudgetOnly;
-
-    impl SharedStore for BudgetOnly {
-        fn deposit<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-        fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-            Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
-        }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
-            Box::pin(async { Ok(None) })
-        }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-    }
-
-    /// A fleet's breakers in memory: each key's a [`Breaker`] on the test's clock.
-    #[derive(Default)]
-    struct MemoryStore {
-        breakers: Mutex<HashMap<String, Breaker>>,
-        down: AtomicBool,
-    }
-
-    impl MemoryStore {
-        fn keys(&self) -> Vec<String> {
-            let mut keys: Vec<String> = lock(&self.breakers).keys().cloned().collect();
-            keys.sort();
-            keys
-        }
-
-        fn with<T>(
-            &self,
-            key: &str,
-            settings: &BreakerSettings,
-            f: impl FnOnce(&mut Breaker) -> T,
-        ) -> StoreFuture<'_, T>
-        where
-            T: Send + 'static,
-        {
-            if self.down.load(Ordering::Relaxed) {
-                return Box::pin(async { Err(StoreError("down".to_owned())) });
-            }
-            let mut breakers = lock(&self.breakers);
-            let breaker = breakers.entry(key.to_owned()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
-            let answer = f(breaker);
-            Box::pin(async { Ok(answer) })
-        }
-    }
-
-    impl SharedStore for MemoryStore {
-        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
-            BudgetOnly.deposit(scope, quota)
-        }
-        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-            BudgetOnly.try_withdraw(scope, quota)
-        }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
-            Box::pin(async { Ok(None) })
-        }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-        fn breaker_admit<'a>(
-            &'a self,
-            key: &'a str,
-            settings: &'a BreakerSettings,
-        ) -> StoreFuture<'a, Option<SharedAdmission>> {
-            self.with(key, settings, |breaker| {
-                let now = Instant::now();
-                Some(match breaker.admit(now) {
-                    Admission::Call => SharedAdmission::Call,
-                    Admission::Skip(state) => SharedAdmission::Skip(state),
-                    Admission::Probe => match breaker.state(now) {
-                        BreakerState::HalfOpen { opened } => SharedAdmission::Probe(opened),
-                        other => panic!("a probe in state {other:?}"),
-                    },
-                })
-            })
-        }
-        fn breaker_record<'a>(
-            &'a self,
-            key: &'a str,
-            outcome: CallOutcome,
-            probe: bool,
-            settings: &'a BreakerSettings,
-        ) -> StoreFuture<'a, Option<Recorded>> {
-            self.with(key, settings, |breaker| Some(breaker.record(outcome, probe, Instant::now())))
-        }
-        fn breaker_release<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
-            if let Some(breaker) = lock(&self.breakers).get_mut(key) {
-                breaker.release(Instant::now());
-            }
-            Box::pin(async { Ok(()) })
-        }
     }
 }

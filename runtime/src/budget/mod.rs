@@ -16,6 +16,8 @@ pub mod store;
 
 mod refusal;
 mod target;
+#[cfg(test)]
+pub(crate) mod test_store;
 
 pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
