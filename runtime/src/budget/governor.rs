@@ -281,13 +281,6 @@ impl Governor {
         }
     }
 
-    /// Counts a successful model call, wherever the budget lives, and its answer through `permit`.
-    pub(crate) async fn on_success(&self, permit: Option<Permit<'_>>) {
-        if !self.deposit() {
-            self.deposit_shared(permit).await;
-        }
-    }
-
     /// How many retries this process's window allows now (`None` without a quota).
     pub(crate) fn local_allowance(&self) -> Option<u64> {
         let budget = self.budget.as_ref()?;
@@ -591,7 +584,7 @@ mod tests {
         assert_eq!(governor.breaker_state(), Some(open));
         assert_eq!(ask(&governor).await, Admission::Skip(open));
         assert_eq!(governor.local_allowance(), Some(101), "the floor and the success");
-        governor.on_success(None).await;
+        governor.deposit_shared(None).await;
         assert_eq!(governor.local_allowance(), Some(102));
     }
 
@@ -633,8 +626,8 @@ mod tests {
         let probe = b.admit().await.unwrap();
         assert!(probe.is_probe());
         assert_eq!(ask(&a).await, Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
-        b.on_success(Some(probe)).await;
-        a.on_success(None).await;
+        b.deposit_shared(Some(probe)).await;
+        a.deposit_shared(None).await;
         let log = captured.text();
         let lines: Vec<&str> = log.lines().filter(|line| line.contains("circuit breaker")).collect();
         assert_eq!(lines.len(), 3, "{log}");

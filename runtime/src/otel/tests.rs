@@ -210,7 +210,7 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
             fail(1).await; // half-open: the probe, and open again
             tokio::time::advance(open_for).await;
             let probe = governor.admit().await.unwrap(); // half-open
-            governor.on_success(Some(probe)).await; // closed
+            governor.deposit_shared(Some(probe)).await; // closed
             fail(20).await; // open
         });
     });

@@ -195,7 +195,9 @@ where
             let failed = match outcome {
                 Some(Ok(response)) if response.status() < 400 => {
                     // The success pays for retries (of any call of this scope).
-                    governor.on_success(permit).await;
+                    if !governor.deposit() {
+                        governor.deposit_shared(permit).await;
+                    }
                     return Ok(response);
                 }
                 failed => failed,
