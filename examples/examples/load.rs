@@ -38,6 +38,8 @@
 //!
 //! ```text
 //! cargo run --release --example load -- --fallback                 # outage at 200 and 1 000, wobble, recovery
+//! cargo run --release --example load -- --fallback --only outage   # the first run from a cold process
+//! cargo run --release --example load -- --fallback --only outage --warm   # after one exec that met a 503
 //! cargo run --release --example load -- --fallback --calls 1000 --spread-ms 500 --recovery-ms 5000 --json
 //! ```
 //!
@@ -100,7 +102,7 @@ const WOBBLE_ANSWERED: f64 = 0.999;
 
 const USAGE: &str = "usage: load [--calls N] [--errors PERCENT] [--bucket on|off] [--repeat R] [--json] [--open-files \
      LIMIT]\n       load --fallback [--only outage|wobble|recovery] [--calls N] [--spread-ms MS] \
-     [--recovery-ms MS] [--json]\n       load --rate-limit [--only requests|tokens|redis] [--window-ms MS] [--burst N] \
+     [--recovery-ms MS] [--warm] [--json]\n       load --rate-limit [--only requests|tokens|redis] [--window-ms MS] [--burst N] \
      [--wire openai|anthropic] [--redis URL] [--json]";
 
 /// When the fallback mode's recovery run ends its outage, by default.
@@ -148,7 +150,7 @@ fn on_off(flag: &str, text: &str) -> Result<bool, String> {
 
 fn parse_args() -> Result<Args, String> {
     let (mut calls, mut errors, mut bucket, mut json, mut open_files, mut repeat) = (None, None, None, false, None, 1);
-    let (mut fallback, mut recovery_ms, mut spread_ms, mut only) = (false, None, None, None);
+    let (mut fallback, mut recovery_ms, mut spread_ms, mut only, mut warm) = (false, None, None, None, false);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("`{name}` needs a value\n{USAGE}"));
@@ -196,6 +198,7 @@ fn parse_args() -> Result<Args, String> {
                         .ok_or(format!("`--only {text}`: use one of {}", kinds.join(", ")))?,
                 );
             }
+            "--warm" => warm = true,
             "--spread-ms" => spread_ms = Some(milliseconds("--spread-ms", &value("--spread-ms")?, 0)?),
             "--recovery-ms" => recovery_ms = Some(milliseconds("--recovery-ms", &value("--recovery-ms")?, 1)?),
             "-h" | "--help" => {
@@ -213,11 +216,11 @@ fn parse_args() -> Result<Args, String> {
         }
         let recovery = Duration::from_millis(recovery_ms.unwrap_or(RECOVERY_MS));
         let spread = spread_ms.map_or(fallback::SPREAD, Duration::from_millis);
-        let fallback = Some(fallback::FallbackArgs { calls, recovery, only, spread, json });
+        let fallback = Some(fallback::FallbackArgs { calls, recovery, only, spread, json, warm });
         return Ok(Args { runs: Vec::new(), repeat, json, open_files, fallback });
     }
-    if recovery_ms.is_some() || spread_ms.is_some() || only.is_some() {
-        return Err(format!("`--recovery-ms`, `--spread-ms` and `--only` need `--fallback`\n{USAGE}"));
+    if recovery_ms.is_some() || spread_ms.is_some() || only.is_some() || warm {
+        return Err(format!("`--recovery-ms`, `--spread-ms`, `--only` and `--warm` need `--fallback`\n{USAGE}"));
     }
     let full = calls.is_none() && errors.is_none() && bucket.is_none();
     let sizes = calls.map_or(vec![1_000, 10_000], |n| vec![n]);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Instant, Sleep};
 
-use crate::budget::CallLimit;
+use crate::budget::{CallLimit, Permit};
 use crate::error::{ModelError, TransportKind};
 use crate::message::{AssistantMessage, ContentBlock};
 use crate::pace::{RateLimits, Reservation};
@@ -53,7 +53,7 @@ pub(crate) fn run_within<'a>(
     provider: &'a dyn Provider,
     request: &'a Request<'a>,
     limit: Option<CallLimit>,
-    meta: &'a mut CallMeta,
+    meta: &'a mut CallMeta<'_>,
 ) -> impl Future<Output = Result<AssistantMessage, ModelError>> + 'a {
     drive(provider, request, limit.map(CallDeadline::Limit), meta)
 }
@@ -62,12 +62,15 @@ pub(crate) fn run_within<'a>(
 /// call that fails mid-stream still reports the tokens it used; when the call first waited, and
 /// when its first content came.
 #[derive(Default)]
-pub(crate) struct CallMeta {
+pub(crate) struct CallMeta<'g> {
     usage: Option<crate::Usage>,
     clock: CallClock,
     /// What the pacer reserved for the call and the rate limits its response stated (boxed: most
     /// servers state none, and every call's future holds this).
     pacing: Option<Box<CallPacing>>,
+    /// The target's admission of the call (a runtime with fallbacks): its breaker hears of the
+    /// call's first content the moment it arrives.
+    pub(crate) permit: Option<Permit<'g>>,
 }
 
 /// A call's business with the pacer, for after the call (docs/design.md §10, "Pacing").
@@ -120,7 +123,7 @@ impl CallDeadline {
     }
 }
 
-impl CallMeta {
+impl<'g> CallMeta<'g> {
     /// The call's final message, when the call first waited (its first reading of the clock), if
     /// it did, and when its first content came. `drive` puts the usage on the messages it makes;
     /// an error raised while streaming gets it here. The answer passes through unchanged (not
@@ -132,18 +135,21 @@ impl CallMeta {
 
     /// The call's outcome with its usage, when it first waited, when its first content came, and
     /// its business with the pacer.
-    pub(crate) fn finish(
-        self,
-        outcome: Result<AssistantMessage, ModelError>,
-    ) -> (Result<AssistantMessage, ModelError>, Option<Instant>, FirstChunk, Option<Box<CallPacing>>) {
+    pub(crate) fn finish(self, outcome: Result<AssistantMessage, ModelError>) -> CallEnd<'g> {
         let message = match outcome {
             Err(error) if error.is_programming() => Err(error),
             Err(error) => Ok(AssistantMessage { usage: self.usage, ..AssistantMessage::from_error(error) }),
             Ok(message) => Ok(message),
         };
-        (message, self.clock.waited, self.clock.first, self.pacing)
+        (message, self.clock.waited, self.clock.first, self.pacing, self.permit)
     }
 }
+
+/// What [`CallMeta::finish`] hands back: the outcome, when the call first waited, when its first
+/// content came, its business with the pacer, and its admission (its outcome still owed when the
+/// call failed).
+pub(crate) type CallEnd<'g> =
+    (Result<AssistantMessage, ModelError>, Option<Instant>, FirstChunk, Option<Box<CallPacing>>, Option<Permit<'g>>);
 
 /// What ends a wait for the next event: the call's own deadline, or the progress clock.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -272,9 +278,9 @@ async fn drive(
     provider: &dyn Provider,
     request: &Request<'_>,
     call: Option<CallDeadline>,
-    meta: &mut CallMeta,
+    meta: &mut CallMeta<'_>,
 ) -> Result<AssistantMessage, ModelError> {
-    let CallMeta { usage: meta_usage, clock, pacing } = meta;
+    let CallMeta { usage: meta_usage, clock, pacing, permit } = meta;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
     let mut progress =
@@ -339,6 +345,9 @@ async fn drive(
                 // A call that waited read the clock already: once more, for its first content.
                 let clock = &mut *progress.clock;
                 clock.first = if clock.waited.is_some() { FirstChunk::At(Instant::now()) } else { FirstChunk::AtOnce };
+                if let Some(permit) = permit {
+                    permit.first_content();
+                }
             }
             progress.moved = true;
             progress.started = true;

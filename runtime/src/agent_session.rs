@@ -50,11 +50,8 @@ impl AgentSession {
         self.history.push(Message::user(prompt));
         let policy = *self.runtime.policy();
         let mut run = self.runtime.start_run(&self.runtime.tools, &policy, None, None, tracing::Span::none());
+        // An answer paid for retries in layer 1, as an exec's do.
         let message = run_layer(&mut run, &self.history).await?;
-        if !message.is_error() {
-            // The answer pays for retries, as an exec's do.
-            run.state.governor.on_success(run.probing()).await;
-        }
         self.history.push(Message::Assistant(message));
         Ok(self.history.last().and_then(Message::as_assistant).expect("the message was just pushed"))
     }

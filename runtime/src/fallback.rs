@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::budget::{Admission, BreakerState, Governor, Refusal};
+use crate::budget::{BreakerState, Governor, Permit, Refusal};
 use crate::classify::{ExecAction, Reason, TARGET_MARKERS};
 use crate::error::ModelError;
 use crate::provider::Provider;
@@ -62,23 +62,16 @@ pub(crate) struct Position<'a> {
     /// A `Vec`'s address, one word: every exec's run holds a position (`None` without fallbacks).
     targets: &'a Vec<Target>,
     index: u32,
-    /// The latest call went as the current target's probe: its outcome decides the half-open breaker.
-    probing: bool,
 }
 
 impl<'a> Position<'a> {
     /// At the first target (the primary).
     pub(crate) fn new(targets: &'a Vec<Target>) -> Self {
-        Self { targets, index: 0, probing: false }
+        Self { targets, index: 0 }
     }
 
     fn current(&self) -> &'a Target {
         &self.targets[self.index as usize]
-    }
-
-    /// Whether the latest call was the current target's probe.
-    pub(crate) fn probing(&self) -> bool {
-        self.probing
     }
 
     /// The current target's name.
@@ -120,9 +113,13 @@ impl<'a> Position<'a> {
 
     /// Before a call: the target must admit it. A target whose breaker is open (or half-open with
     /// its probe out), or whose cooldown the exec cannot wait (longer than `retry_after_cap_ms` or
-    /// the time left), is left for the next one at once; `Ok(Some(provider))` when the exec moved.
-    /// `Err` when the last target's breaker refuses too: no call is made.
-    pub(crate) async fn admit(&mut self, state: &mut RetryState<'a>) -> Result<Option<&'a dyn Provider>, Refusal> {
+    /// the time left), is left for the next one at once; `Ok((Some(provider), _))` when the exec
+    /// moved, with the admission the call's outcome is recorded with. `Err` when the last target's
+    /// breaker refuses too: no call is made.
+    pub(crate) async fn admit(
+        &mut self,
+        state: &mut RetryState<'a>,
+    ) -> Result<(Option<&'a dyn Provider>, Option<Permit<'a>>), Refusal> {
         let mut moved = None;
         loop {
             let target = self.current();
@@ -137,15 +134,12 @@ impl<'a> Position<'a> {
             let because = match because {
                 Some(because) => because,
                 None => match target.governor.admit().await {
-                    admission @ (Admission::Call | Admission::Probe) => {
-                        self.probing = admission == Admission::Probe;
-                        return Ok(moved);
-                    }
-                    Admission::Skip(breaker) => MoveReason::BreakerOpen(breaker),
+                    Ok(permit) => return Ok((moved, Some(permit))),
+                    Err(breaker) => MoveReason::BreakerOpen(breaker),
                 },
             };
             if self.next().is_none() {
-                let MoveReason::BreakerOpen(breaker) = because else { return Ok(moved) };
+                let MoveReason::BreakerOpen(breaker) = because else { return Ok((moved, None)) };
                 return Err(Refusal::CircuitOpen { target: target.name.to_string(), state: breaker });
             }
             state.budget.start_clock();

@@ -257,6 +257,8 @@ impl Runtime {
     ///
     /// Past [`MAX_TARGETS`] targets in all.
     pub fn with_fallback_shared(mut self, provider: Arc<dyn Provider>) -> Self {
+        // Its breakers must hear the first failures of a burst as early as its successes.
+        crate::classify::prebuild();
         let mut targets = match self.targets.take() {
             Some(targets) => targets.to_vec(),
             None => vec![self.target(self.provider.clone())],
@@ -752,15 +754,8 @@ impl Runtime {
                 let message = run_layer(&mut run, &exec.history).await;
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
-                    Attempt::Answer(reply) => {
-                        // The success pays for retries (of any exec of this runtime). `on_success`
-                        // spelled out: awaiting that `async fn` costs every exec 35 instructions.
-                        let governor = run.state.governor;
-                        if !governor.deposit() {
-                            governor.deposit_shared(run.probing()).await;
-                        }
-                        return Ok(answered(&mut run, &exec, reply));
-                    }
+                    // The call that answered paid for retries in layer 1, as it came.
+                    Attempt::Answer(reply) => return Ok(answered(&mut run, &exec, reply)),
                     Attempt::Tools(message) => break message,
                     failed => {
                         let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
@@ -798,9 +793,8 @@ impl Runtime {
         exec.history.push(Message::Assistant(tools));
         exec.history.push(results_message(outcomes));
         // A source's list may have changed (an MCP server's `list_changed`): the next turn offers it.
+        // (The call that asked for the tools paid for retries, and told its breaker, as it came.)
         run.tools = exec.toolbox.specs();
-        // The call that asked for the tools was answered: it pays for retries.
-        run.state.governor.on_success(run.probing()).await;
         run.state.budget.start_turn();
         Ok(())
     }
@@ -848,10 +842,7 @@ impl Runtime {
         };
         // The failure's time counts from here if its attempt took none the clock could see.
         run.state.budget.start_clock();
-        if failed.rejected {
-            // The provider answered (the validator refused the answer): the call pays for retries.
-            run.state.governor.on_success(run.probing()).await;
-        }
+        // A rejected answer was an answer of the provider's: it paid for retries in layer 1.
         // With fallbacks, a failure that is the target's moves the exec to the next one at once: the
         // same attempt, no backoff (docs/design.md §10, "Fallback across targets").
         if let Some(position) = &mut run.position {

@@ -7,7 +7,7 @@ use crate::agent::{self, CallMeta, CallPacing};
 use crate::backoff::Schedule;
 use std::time::Duration;
 
-use crate::budget::{CallOutcome, Refusal};
+use crate::budget::{CallOutcome, Permit, Refusal};
 use crate::classify::{Reason, Scan, SessionVerdict, retry_hint_of, session_verdict_of};
 use crate::error::ModelError;
 use crate::error::unreadable::unreadable_again;
@@ -41,14 +41,6 @@ pub(crate) struct Run<'a> {
     pub(crate) state: RetryState<'a>,
 }
 
-impl Run<'_> {
-    /// Whether the latest call was a target's breaker probe (a runtime with fallbacks): a success
-    /// of it closes the breaker.
-    pub(crate) fn probing(&self) -> bool {
-        self.position.is_some_and(|position| position.probing())
-    }
-}
-
 /// Runs layer 1 on `history` (whose last message is the prompt): calls the model, and while the
 /// answer is a retryable error and retries and budget remain, calls again after the backoff. Returns
 /// the final message, answer or failure; `history` is left as it was (a failed call never enters it,
@@ -60,13 +52,20 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     loop {
         // The call's meta, with what it reserved of the provider's rate limits, when they are known.
         let mut meta = CallMeta::default();
+        // The target's admission: the call's outcome is owed to its breaker, and a call that stops
+        // before it goes (a pacer's refusal) drops it, giving back a probe.
+        let mut permit = None;
         // A runtime with fallbacks always comes here (its breakers make `may_cool_down` true): the
         // target admits the call, or the exec moves on; without them, nothing changes.
         if run.state.governor.may_cool_down() {
             if let Some(position) = &mut run.position {
                 match position.admit(&mut run.state).await {
-                    Ok(None) => {}
-                    Ok(Some(provider)) => run.provider = provider,
+                    Ok((moved, admitted)) => {
+                        if let Some(provider) = moved {
+                            run.provider = provider;
+                        }
+                        permit = admitted;
+                    }
                     Err(refusal) => return Ok(every_target_open(run, refusal)),
                 }
             }
@@ -82,6 +81,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
                 }
             }
         }
+        meta.permit = permit;
         let call = run.state.budget.start_call();
         let limit = run.state.budget.call_limit();
         let request = Request {
@@ -101,7 +101,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         } else {
             agent::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
-        let (outcome, waited, first, pacing) = meta.finish(outcome);
+        let (outcome, waited, first, pacing, permit) = meta.finish(outcome);
         if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
             let usage = outcome.as_ref().ok().and_then(|message| message.usage);
@@ -119,6 +119,12 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             }
             run.state.count_usage(message);
             if !message.is_error() {
+                // The provider answered: the call pays for retries (of any exec of this runtime),
+                // and its breaker hears the answer now, before any tool turn it asks for.
+                let governor = run.state.governor;
+                if !governor.deposit() {
+                    governor.deposit_shared(permit).await;
+                }
                 // Returned as it came: not moved out and back in.
                 return outcome;
             }
@@ -131,7 +137,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         // too, so that it is not kept in this future while the backoff sleeps; the decision is an
         // event of the call's span.
         let schedule = schedule.get_or_insert_with(|| Schedule::session(run.state.policy));
-        let step = retry_after_failed_call(run, message, schedule, retry).instrument(span);
+        let step = retry_after_failed_call(run, message, permit, schedule, retry).instrument(span);
         if let Some(last) = Box::pin(step).await {
             return Ok(last);
         }
@@ -141,9 +147,10 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
 
 /// Layer 1's rules after a failed call: records the decision and, when the call is to be made
 /// again, sleeps the backoff. Returns the message when it is the layer's last (no call again).
-async fn retry_after_failed_call(
-    run: &mut Run<'_>,
+async fn retry_after_failed_call<'a>(
+    run: &mut Run<'a>,
     message: AssistantMessage,
+    permit: Option<Permit<'a>>,
     schedule: &mut Schedule,
     retry: u32,
 ) -> Option<AssistantMessage> {
@@ -169,8 +176,7 @@ async fn retry_after_failed_call(
         hint,
         typed: message.error.as_ref(),
     };
-    let probe = run.probing();
-    if session_rules(&mut run.state, run.position.as_ref(), probe, run.provider.name(), failure, schedule, retry).await
+    if session_rules(&mut run.state, run.position.as_ref(), permit, run.provider.name(), failure, schedule, retry).await
     {
         return None;
     }
@@ -197,15 +203,15 @@ pub(crate) struct CallFailure<'e> {
 }
 
 /// Layer 1's rules after call `retry` (from 0) of a layer failed as `failure` says (docs/design.md
-/// §4): the server's wait becomes the scope's cooldown, the breaker hears the outcome (`probe`: the
-/// call was its probe), and the call is made again after the backoff if it is retryable and
+/// §4): the server's wait becomes the scope's cooldown, the breaker hears the outcome through the
+/// call's `permit`, and the call is made again after the backoff if it is retryable and
 /// retries, budget and breaker allow it. `true` when it is to be made again (the backoff slept);
 /// `false` when it was the layer's last (the decision recorded). Shared by the exec's session
 /// layer and the tower layer (`crate::tower`), which judge the same failures the same way.
 pub(crate) async fn session_rules(
     state: &mut RetryState<'_>,
     position: Option<&Position<'_>>,
-    probe: bool,
+    permit: Option<Permit<'_>>,
     provider: &str,
     failure: CallFailure<'_>,
     schedule: &mut Schedule,
@@ -221,13 +227,13 @@ pub(crate) async fn session_rules(
         state.governor.note_hint(hint).await;
         telemetry::cooldown(provider);
     }
-    // The target's breaker hears the outcome (a honoured server hint counts as neither: the
-    // cooldown handles it); with fallbacks, once it is no longer closed, this target is not
-    // retried: layer 2 moves the exec on at once, instead of after the backoff.
-    if honoured.is_none() {
-        let failed = retryable || is_target_permanent(&rule, typed);
-        let outcome = if failed { CallOutcome::Failed } else { CallOutcome::Answered };
-        state.governor.record_call(outcome, probe).await;
+    // The target's breaker hears the outcome; with fallbacks, once it is no longer closed, this
+    // target is not retried: layer 2 moves the exec on at once, instead of after the backoff.
+    if let Some(permit) = permit {
+        match breaker_outcome(honoured.is_some(), permit.is_probe(), retryable, &rule, typed) {
+            Some(outcome) => permit.record(outcome).await,
+            None => drop(permit),
+        }
     }
     let mut open = None;
     if let Some(position) = position {
@@ -258,6 +264,27 @@ pub(crate) async fn session_rules(
     };
     state.decide(Layer::Session, error, usage, last, why, None);
     false
+}
+
+/// What a failed call tells its target's breaker, `None` for nothing. A server that sent a wait we
+/// honour (`honoured`: a retryable failure's Retry-After within the cap) answered: its cooldown
+/// holds every call of the scope for that wait, so the window counts it as neither, and a probe
+/// that got one is an answer (the target is up and regulating its load; kept half-open, it would
+/// refuse every exec, this one's retry included, for an open period the server never asked for).
+/// Otherwise a retryable failure, or a permanent one that is the target's own, is a failure; a
+/// request's own (a 400) is an answer.
+pub(crate) fn breaker_outcome(
+    honoured: bool,
+    probe: bool,
+    retryable: bool,
+    rule: &Rule,
+    typed: Option<&ModelError>,
+) -> Option<CallOutcome> {
+    if honoured {
+        return probe.then_some(CallOutcome::Answered);
+    }
+    let failed = retryable || is_target_permanent(rule, typed);
+    Some(if failed { CallOutcome::Failed } else { CallOutcome::Answered })
 }
 
 /// Before a call of a scope the pacer knows limits of: reserves what it needs of them and waits

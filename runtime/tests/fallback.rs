@@ -541,3 +541,155 @@ async fn the_last_target_opening_ends_the_exec_at_once_instead_of_sleeping_into_
     assert_eq!(error.refusal().map(|refusal| refusal.name()), Some("circuit_open"));
     assert_eq!(error.target(), Some("scripted/b"));
 }
+
+/// Opens the primary's small breaker: four execs of one call each, its four failures.
+async fn open_the_primary(runtime: &Runtime) {
+    for _ in 0..4 {
+        let _ = runtime.exec_with(&one_call(), "hi").await;
+    }
+    assert!(
+        matches!(breaker_of(runtime, 0), agentic_runtime::BreakerState::Open { .. }),
+        "{:?}",
+        breaker_of(runtime, 0)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_answered_with_a_honoured_retry_after_closes_the_breaker_and_its_exec_stays() {
+    let primary = {
+        let steps = Step::http(503, "busy")
+            .times(4)
+            .chain([Step::http(429, "slow down").with_retry_after(Duration::from_secs(1))]);
+        target("a", steps).with_fallback(Step::ok("from a"))
+    };
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(exact());
+    open_the_primary(&runtime).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    // The probe meets a 429 asking for 1 s: the server answered. The breaker closes, the exec
+    // waits the second and is answered on the primary (before, the probe was never heard: the
+    // exec moved on and every exec skipped the primary, half-open, for 30 s).
+    let started = tokio::time::Instant::now();
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
+    assert_eq!(started.elapsed(), Duration::from_secs(1));
+    assert_eq!((primary.calls(), secondary.calls()), (6, 4));
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn on_the_last_target_a_probe_answered_with_a_honoured_retry_after_is_retried_not_refused() {
+    let primary = target("a", []).with_fallback(Step::http(503, "down"));
+    let steps =
+        Step::http(503, "busy").times(4).chain([Step::http(429, "slow down").with_retry_after(Duration::from_secs(1))]);
+    let secondary = target("b", steps).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(exact());
+    for _ in 0..4 {
+        runtime.exec_with(&one_call(), "hi").await.unwrap_err();
+    }
+    assert!(runtime.targets().iter().all(|t| matches!(t.breaker, Some(agentic_runtime::BreakerState::Open { .. }))));
+    tokio::time::advance(Duration::from_secs(30)).await;
+    // The primary's probe fails (open again); the secondary's meets a 429 asking for 1 s, and its
+    // exec's retry goes: before, its own half-open breaker refused it (`Budget`, circuit open), and
+    // every exec after it for the open period.
+    let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!((reply.text(), reply.target()), ("from b", Some("scripted/b")));
+    assert_eq!((primary.calls(), secondary.calls()), (5, 6));
+    assert_eq!(breaker_of(&runtime, 1), agentic_runtime::BreakerState::Closed);
+    assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/b"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_the_pacer_refuses_after_its_admission_is_given_back() {
+    use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
+    // The fourth failure states 10 requests a minute, none left: one more in 6 s.
+    let spent = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 0, Duration::from_secs(60)));
+    let steps = Step::http(503, "busy").times(3).chain([Step::http(503, "busy").with_rate_limits(spent)]);
+    let primary = target("a", steps).with_fallback(Step::ok("from a"));
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let breaker =
+        agentic_runtime::BreakerSettings::new(50, 4, Duration::from_secs(10), Duration::from_secs(2)).unwrap();
+    let policy = exact().with_budget_ms(Some(3_000));
+    let runtime =
+        Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_breaker(breaker).with_policy(policy);
+    open_the_primary(&runtime).await;
+    tokio::time::advance(Duration::from_secs(2)).await;
+    // The probe is admitted, then the pacer refuses it (4 s to wait, 3 s left): no call, the exec
+    // moves on, and the probe is given back.
+    let because = |reply: &agentic_runtime::Reply| moves(reply.decisions());
+    let first = runtime.exec("hi").await.unwrap();
+    assert_eq!(first.target(), Some("scripted/b"));
+    assert_eq!(primary.calls(), 4, "no call was made");
+    // The next exec probes again (and is refused again): before, the primary was half-open with a
+    // probe that never went, and this exec skipped it for the open period.
+    let second = runtime.exec("hi").await.unwrap();
+    assert_eq!(because(&first), because(&second));
+    assert!(because(&second)[0].contains("rate limit"), "{:?}", because(&second));
+    // Once the limit allows, the probe goes and its answer closes the breaker.
+    tokio::time::advance(Duration::from_secs(4)).await;
+    let reply = runtime.exec("hi").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probe_that_asks_for_tools_is_heard_when_the_model_answers_not_after_the_tools() {
+    let slow_tool = Toolbox::new().with_fn("lookup", "Looks up", json!({"type": "object"}), |_| async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok("42".to_owned())
+    });
+    let steps = Step::http(503, "busy").times(4).chain([Step::tool_call("lookup", json!({}))]);
+    let primary = target("a", steps).with_fallback(Step::ok("from a"));
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(exact())
+        .with_tools(slow_tool);
+    open_the_primary(&runtime).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let probing = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.exec("what is it?").await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // The probe's answer (a tool call) closed the breaker while its tool runs: other execs go to the
+    // primary (before, it stayed half-open for the tool's minute, and they all skipped it).
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
+    let reply = probing.await.unwrap().unwrap();
+    assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
+    assert_eq!((primary.calls(), secondary.calls()), (7, 4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_probes_first_content_closes_the_breaker_before_its_long_answer_ends() {
+    let long =
+        Step::ok("a long answer").with_latency(Duration::from_millis(200)).with_stream_time(Duration::from_secs(60));
+    let steps = Step::http(503, "busy").times(4).chain([long]);
+    let primary = target("a", steps).with_fallback(Step::ok("from a"));
+    let secondary = target("b", []).with_fallback(Step::ok("from b"));
+    let runtime = Runtime::new(primary.clone())
+        .with_fallback(secondary.clone())
+        .with_breaker(small_breaker())
+        .with_policy(exact());
+    open_the_primary(&runtime).await;
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let probing = tokio::spawn({
+        let runtime = runtime.clone();
+        async move { runtime.exec("tell me").await }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Its first content came at 200 ms: the target answered, as early as a 503 would have said it
+    // failed (before, the breaker heard of it at the end of the stream, a minute later).
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
+    assert_eq!(probing.await.unwrap().unwrap().text(), "a long answer");
+}

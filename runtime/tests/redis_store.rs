@@ -594,3 +594,24 @@ async fn a_store_without_breaker_methods_keeps_no_breakers() {
     assert_eq!(BudgetOnly.breaker_admit(BREAKER, &STANDARD).await, Ok(None));
     assert_eq!(BudgetOnly.breaker_record(BREAKER, CallOutcome::Failed, true, &STANDARD).await, Ok(None));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_given_back_lets_the_next_caller_of_the_fleet_probe_at_once() {
+    let Some((first, url)) = store("a_probe_given_back_lets_the_next_caller_of_the_fleet_probe_at_once").await else {
+        return;
+    };
+    let second = other_process(&url, &first).await;
+    assert_eq!(fail(&first, 20).await, Recorded::Opened(opened(20, 20)));
+    end_open_period(&url, &first).await;
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
+    let half_open = Some(SharedAdmission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open, "one probe in the fleet");
+    // The first's probe never went (its exec was dropped): given back, the second probes at once.
+    first.breaker_release(BREAKER).await.unwrap();
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open);
+    // Its answer closes the breaker for both.
+    let closed = second.breaker_record(BREAKER, CallOutcome::Answered, true, &STANDARD).await.unwrap();
+    assert_eq!(closed, Some(Recorded::Closed));
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+}

@@ -68,6 +68,47 @@ async fn a_request_whose_streamed_body_cannot_be_copied_is_sent_once() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_probe_sent_once_for_its_streamed_body_is_heard_by_the_breaker() {
+    use agentic_runtime::{BreakerSettings, BreakerState, OpenAiProvider, Runtime};
+    // Four 503s open the primary's breaker; its probe, a request whose body cannot be copied, gets a
+    // 400: the server answered (the request's own fault).
+    let primary = start(
+        Scenario::new()
+            .then(Step::http_error(503))
+            .then(Step::http_error(503))
+            .then(Step::http_error(503))
+            .then(Step::http_error(503))
+            .otherwise(Step::http_error(400)),
+    )
+    .await;
+    let secondary = start(Scenario::new().otherwise(Step::ok("from the fallback"))).await;
+    let provider = |server: &ChaosServer, model: &str| {
+        OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model(model)
+    };
+    let breaker = BreakerSettings::new(50, 4, Duration::from_secs(60), Duration::from_secs(30)).unwrap();
+    let runtime = Runtime::new(provider(&primary, "model-a"))
+        .with_fallback(provider(&secondary, "model-b"))
+        .with_breaker(breaker);
+    let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(3);
+    let shared = RetryLayer::sharing(&runtime, policy).unwrap().with_jitter_seed(1);
+    assert_eq!(send(shared.clone(), &primary).await.unwrap().status, 503);
+    assert!(matches!(runtime.targets()[0].breaker, Some(BreakerState::Open { .. })));
+    tokio::time::advance(Duration::from_secs(30)).await;
+    let frames =
+        futures_util::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(bytes::Bytes::from(chat_body())))]);
+    let body = reqwest_013::Body::wrap(http_body_util::StreamBody::new(frames));
+    let client = client(RetryMiddleware::from(shared));
+    let response = post(&client, &primary).body(body).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(primary.requests_served(), 5, "the probe went, once");
+    // Its answer closed the breaker (before, it was never heard: half-open for the open period,
+    // every exec skipping the primary).
+    assert_eq!(runtime.targets()[0].breaker, Some(BreakerState::Closed));
+    runtime.exec("What is the answer?").await.unwrap_err();
+    assert_eq!((primary.requests_served(), secondary.requests_served()), (6, 0), "the next exec went to the primary");
+}
+
+#[tokio::test(start_paused = true)]
 async fn when_the_layers_give_up_on_a_transport_error_the_error_is_the_clients_last() {
     let server = start(Scenario::new().otherwise(Step::close_before_headers())).await;
     let (layer, _) = layer(RetryPolicy::new().with_max_retries(2).with_session_retries(1));

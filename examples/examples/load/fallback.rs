@@ -6,7 +6,9 @@
 //! with the load example's policy. The breaker is on with its defaults
 //! ([`BreakerSettings::standard`]) or off (the same settings with a `min_calls` no run reaches, so
 //! that it never opens). The runs:
-//! - **outage**: every request to the primary a 503; N execs started evenly over 50 ms. Then, the
+//! - **outage**: every request to the primary a 503; N execs started evenly over 50 ms, the first
+//!   run from a cold process (no call made before it, as a user's first burst; `--warm` makes one
+//!   exec that meets a 503 first, as the example did before issue 36). Then, the
 //!   breaker being open (or not), the latency once open: one exec at a time through the fallback
 //!   runtime, interleaved with one through a runtime on the secondary alone.
 //! - **wobble**: 30 % of the primary's requests a 503 (the load example's seeded scenario).
@@ -53,6 +55,8 @@ pub(super) struct FallbackArgs {
     /// The outage and wobble runs start their execs evenly over this.
     pub(super) spread: Duration,
     pub(super) json: bool,
+    /// `--warm`: one exec that meets a 503 before the runs (the cold process's first burst otherwise).
+    pub(super) warm: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -177,8 +181,8 @@ fn watch(runtime: Runtime, start: Instant, stop: Arc<AtomicBool>) -> tokio::task
     })
 }
 
-/// One exec that meets a 503, before the runs: the classifier's tables are built on first use,
-/// once per process, and the first run would pay for it while its execs pile up.
+/// One exec that meets a 503, before the runs (`--warm`): what the example did before the runtime
+/// built the classifier's tables with its first runtime with fallbacks, for the figures side by side.
 async fn warm_up() -> std::io::Result<()> {
     let server = ChaosServer::start(Scenario::new().then(Step::http_error(503)).otherwise(Step::ok("fine"))).await?;
     let runtime = Runtime::new(OpenAiProvider::new(server.openai_base_url(), None)).with_policy(POLICY);
@@ -369,12 +373,17 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
     note(&format!(
         "fallback: primary {PRIMARY} (Chat Completions), secondary {SECONDARY} (Anthropic Messages); breaker on: \
          BreakerSettings::standard() ({} % of at least {} calls in {} s, open {} s); off: min_calls {NEVER}; execs \
-         started evenly over {} ms",
+         started evenly over {} ms; {}",
         standard.failure_percent(),
         standard.min_calls(),
         standard.window().as_secs(),
         standard.open_for().as_secs(),
-        args.spread.as_millis()
+        args.spread.as_millis(),
+        if args.warm {
+            "after a warm-up exec that met a 503"
+        } else {
+            "the first run from a cold process (no warm-up)"
+        }
     ));
     let sizes = args.calls.map_or(vec![200, 1_000], |n| vec![n]);
     let wobble = args.calls.unwrap_or(1_000);
@@ -382,7 +391,9 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
     plan.push((Kind::Wobble, wobble));
     plan.push((Kind::Recovery, 0));
     plan.retain(|(kind, _)| args.only.is_none_or(|only| only == kind.flag()));
-    warm_up().await?;
+    if args.warm {
+        warm_up().await?;
+    }
     let mut runs = Vec::new();
     for (kind, calls) in plan {
         for breaker_on in [true, false] {

@@ -302,6 +302,36 @@ impl Breaker {
         }
     }
 
+    /// Gives back a probe that was let through and will report nothing (its exec was dropped, or
+    /// stopped before the call went): the next call is the probe, at once. A probe is released only
+    /// while the breaker is half-open: one already decided has nothing to give back.
+    pub(crate) fn release(&mut self, now: Instant) {
+        if let Phase::HalfOpen { opened, .. } = self.phase {
+            self.phase = Phase::Open { until: now, opened };
+        }
+    }
+
+    /// A call counted as answered at its first content failed afterwards (its stream was cut): one
+    /// more failure, the same number of calls. Closed only: the probe's first content decided.
+    pub(crate) fn amend_failed(&mut self, now: Instant) -> Recorded {
+        if !matches!(self.phase, Phase::Closed) {
+            return Recorded::Unchanged;
+        }
+        let (failures, calls) = self.window.amend(now);
+        if !self.settings.trips(failures, calls) {
+            return Recorded::Unchanged;
+        }
+        let opened = Opened { failures, calls, window: self.settings.window };
+        self.open(opened, now);
+        Recorded::Opened(opened)
+    }
+
+    /// Whether calls go without asking for a probe: what the `agentic.breaker.open` gauge counts
+    /// the opposite of.
+    pub(crate) fn is_closed(&self) -> bool {
+        matches!(self.phase, Phase::Closed)
+    }
+
     /// The state at `now` (an open period that has passed reads as open with nothing left: the
     /// next call is the probe).
     pub(crate) fn state(&self, now: Instant) -> BreakerState {
@@ -404,6 +434,16 @@ impl Window {
         self.failures[index] += u64::from(failed);
         let calls = self.calls.iter().sum::<u64>().max(self.admitted.iter().sum());
         (self.failures.iter().sum(), calls)
+    }
+
+    /// Turns one answered outcome counted earlier into a failure, at `now`'s slot; returns the
+    /// window's failures and calls as [`Window::add`] does. A failure is never counted above the
+    /// calls (the answer's own slot may have left the window meanwhile).
+    fn amend(&mut self, now: Instant) -> (u64, u64) {
+        let index = self.roll(now);
+        self.failures[index] += 1;
+        let calls = self.calls.iter().sum::<u64>().max(self.admitted.iter().sum());
+        (self.failures.iter().sum::<u64>().min(calls), calls)
     }
 
     fn clear(&mut self) {

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome};
 use super::ledger::Ledger;
+use super::permit::Permit;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{SharedStore, StoreFuture};
@@ -110,27 +111,69 @@ impl Governor {
         self
     }
 
-    /// Whether a call to this target may go now: always [`Admission::Call`] without a breaker.
-    /// With a shared store that keeps breakers, the fleet's breaker answers (one store operation);
-    /// when the store fails, or keeps none, this process's.
-    pub(crate) async fn admit(&self) -> Admission {
-        let Some(breaker) = self.breaker.as_deref() else { return Admission::Call };
-        match self.shared_breaker(breaker, |store, b| store.breaker_admit(&b.key, &b.settings)).await {
+    /// Whether a call to this target may go now: a [`Permit`] the call's outcome is to be recorded
+    /// with (always, without a breaker), or the state of the breaker that skips it. With a shared
+    /// store that keeps breakers, the fleet's breaker answers (one store operation); when the store
+    /// fails, or keeps none, this process's.
+    pub(crate) async fn admit(&self) -> Result<Permit<'_>, BreakerState> {
+        let Some(breaker) = self.breaker.as_deref() else { return Ok(Permit::new(self, false)) };
+        let admission = match self.shared_breaker(breaker, |store, b| store.breaker_admit(&b.key, &b.settings)).await {
             Some(shared) => breaker.adopt_admission(shared),
             None => breaker.admit_local(),
+        };
+        match admission {
+            Admission::Call => Ok(Permit::new(self, false)),
+            Admission::Probe => Ok(Permit::new(self, true)),
+            Admission::Skip(state) => Err(state),
         }
     }
 
     /// Counts a model call's outcome in the breaker (a no-op without one); `probe` when the call
-    /// was let through as the probe ([`Admission::Probe`]), whose outcome alone decides while
-    /// half-open. A success reaches it through [`Governor::deposit_shared`]; this is for the
-    /// failure path's outcomes.
-    pub(crate) async fn record_call(&self, outcome: CallOutcome, probe: bool) {
+    /// was let through as the probe, whose outcome alone decides while half-open. Reached through
+    /// [`Permit::record`].
+    pub(super) async fn record_call(&self, outcome: CallOutcome, probe: bool) {
         let Some(breaker) = self.breaker.as_deref() else { return };
         let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(&b.key, outcome, probe, &b.settings));
         match shared.await {
             Some(recorded) => breaker.adopt_recorded(recorded),
             None => breaker.record_local(outcome, probe),
+        }
+    }
+
+    /// A call's first content arrived ([`Permit::first_content`]): counted as answered now in this
+    /// process's breaker, when this process's breaker decides; `false` when it is left for the
+    /// call's end (no breaker, or the fleet's breaker decides).
+    pub(super) fn answered_locally(&self, probe: bool) -> bool {
+        let Some(breaker) = self.breaker.as_deref().filter(|breaker| !breaker.is_shared()) else { return false };
+        breaker.record_local(CallOutcome::Answered, probe);
+        true
+    }
+
+    /// A call counted as answered at its first content failed afterwards.
+    pub(super) fn amend_failed(&self) {
+        if let Some(breaker) = self.breaker.as_deref() {
+            breaker.amend_local_failed();
+        }
+    }
+
+    /// Gives back a probe that will report nothing ([`Permit`]'s drop): this process's breaker lets
+    /// the next call probe at once, and the fleet's is told so on a task of its own (a drop cannot
+    /// wait for the store; a store that keeps no such operation, or does not answer, lets its probe
+    /// expire after the open period, as one of a process that died does).
+    pub(super) fn release_probe(&self) {
+        let Some(breaker) = self.breaker.as_deref() else { return };
+        breaker.release_local();
+        let Some(store) = self.store.clone().filter(|_| breaker.is_shared()) else { return };
+        if self.offline.load(Ordering::Acquire) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let key = breaker.key.clone();
+            runtime.spawn(async move {
+                if let Err(error) = store.breaker_release(&key).await {
+                    tracing::debug!(%error, "the shared store did not take back a probe; it expires after the open period");
+                }
+            });
         }
     }
 
@@ -212,21 +255,15 @@ impl Governor {
     }
 
     /// [`Governor::deposit`] into the shared store (into this process's window when it does not
-    /// answer), and the answer into the breaker. With a store that keeps breakers, both operations
-    /// are sent together: one round trip.
-    ///
-    /// `probe`: the call that succeeded was the breaker's probe.
-    pub(crate) async fn deposit_shared(&self, probe: bool) {
-        match self.breaker.as_deref() {
+    /// answer), and the answer into the breaker through the call's `permit` (the current target's,
+    /// when the runtime has fallbacks). With a store that keeps breakers, both operations are sent
+    /// together: one round trip.
+    pub(crate) async fn deposit_shared(&self, permit: Option<Permit<'_>>) {
+        match permit {
             None => self.deposit_budget().await,
-            Some(breaker) if !breaker.is_shared() => {
-                self.deposit_budget().await;
-                breaker.record_local(CallOutcome::Answered, probe);
-            }
             // Boxed: the two futures would otherwise grow the future of every exec.
-            Some(_) => {
-                let record = self.record_call(CallOutcome::Answered, probe);
-                let both = futures_util::future::join(self.deposit_budget(), record);
+            Some(permit) => {
+                let both = futures_util::future::join(self.deposit_budget(), permit.record(CallOutcome::Answered));
                 Box::pin(both).await;
             }
         }
@@ -241,14 +278,6 @@ impl Governor {
         };
         if !stored {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// Counts a successful model call, wherever the budget lives (`probe`: it was the breaker's
-    /// probe).
-    pub(crate) async fn on_success(&self, probe: bool) {
-        if !self.deposit() {
-            self.deposit_shared(probe).await;
         }
     }
 
@@ -488,11 +517,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
-    use crate::budget::breaker::{Breaker, Opened, Recorded, SharedAdmission};
+    use crate::budget::breaker::Opened;
     use crate::budget::store::{StoreError, Withdrawal};
+    use crate::budget::test_store::{BudgetOnly, MemoryStore};
     use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacing, Place, RateLimits, Reserved};
 
     #[tokio::test(start_paused = true)]
@@ -528,19 +556,37 @@ mod tests {
     /// Once the open period of the breaker A and B share is over: of their concurrent admissions one
     /// is the probe, the others skip; the probe's answer closes the breaker for both.
     async fn one_probe_then_closed_for_both(a: &Governor, b: &Governor) {
-        let admissions = futures_util::future::join_all([a.admit(), b.admit(), a.admit(), b.admit()]).await;
+        let admitted = futures_util::future::join_all([a.admit(), b.admit(), a.admit(), b.admit()]).await;
+        let admissions: Vec<Admission> = admitted.iter().map(kind).collect();
         let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
         assert_eq!(admissions.iter().filter(|admission| **admission == Admission::Probe).count(), 1, "{admissions:?}");
         assert_eq!(admissions.iter().filter(|admission| **admission == half_open).count(), 3);
-        let prober = if admissions[0] == Admission::Probe || admissions[2] == Admission::Probe { a } else { b };
-        prober.on_success(true).await;
-        assert_eq!((a.admit().await, b.admit().await), (Admission::Call, Admission::Call));
+        let probe = admitted.into_iter().find_map(|admitted| admitted.ok().filter(Permit::is_probe)).unwrap();
+        probe.record(CallOutcome::Answered).await;
+        assert_eq!((ask(a).await, ask(b).await), (Admission::Call, Admission::Call));
         assert_eq!((a.breaker_state(), b.breaker_state()), (Some(BreakerState::Closed), Some(BreakerState::Closed)));
     }
 
+    /// What an admission says, its permit aside.
+    fn kind(admitted: &Result<Permit<'_>, BreakerState>) -> Admission {
+        match admitted {
+            Ok(permit) if permit.is_probe() => Admission::Probe,
+            Ok(_) => Admission::Call,
+            Err(state) => Admission::Skip(*state),
+        }
+    }
+
+    /// The governor's admission, its permit dropped (a probe's given back).
+    async fn ask(governor: &Governor) -> Admission {
+        kind(&governor.admit().await)
+    }
+
+    /// `times` calls admitted and failed (those the breaker skips once open fail nothing).
     async fn fail(governor: &Governor, times: usize) {
         for _ in 0..times {
-            governor.record_call(CallOutcome::Failed, true).await;
+            if let Ok(permit) = governor.admit().await {
+                permit.record(CallOutcome::Failed).await;
+            }
         }
     }
 
@@ -548,7 +594,7 @@ mod tests {
     async fn without_a_breaker_every_call_goes_and_the_success_path_is_unchanged() {
         let governor = Governor::new("openai:3f9a0c".to_owned(), Some(RetryQuota::standard()), None);
         fail(&governor, 100).await;
-        assert_eq!(governor.admit().await, Admission::Call);
+        assert_eq!(ask(&governor).await, Admission::Call);
         assert_eq!((governor.breaker_state(), governor.breaker_settings()), (None, None));
         assert!(governor.deposit(), "counted without an await");
         assert!(!governor.may_cool_down(), "no lock, no admission");
@@ -560,15 +606,16 @@ mod tests {
         assert!(governor.may_cool_down(), "every call asks the breaker");
         assert_eq!(governor.breaker_settings(), Some(BreakerSettings::standard()));
         fail(&governor, 19).await;
-        assert_eq!(governor.admit().await, Admission::Call);
+        let permit = governor.admit().await.unwrap();
+        assert!(!permit.is_probe());
         assert!(!governor.deposit(), "the success is to be awaited");
-        governor.deposit_shared(true).await;
+        governor.deposit_shared(Some(permit)).await;
         // The answer was the window's 20th call: 19 failures of 20 open it, and the budget has it.
         let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(19, 20) };
         assert_eq!(governor.breaker_state(), Some(open));
-        assert_eq!(governor.admit().await, Admission::Skip(open));
+        assert_eq!(ask(&governor).await, Admission::Skip(open));
         assert_eq!(governor.local_allowance(), Some(101), "the floor and the success");
-        governor.on_success(true).await;
+        governor.deposit_shared(None).await;
         assert_eq!(governor.local_allowance(), Some(102));
     }
 
@@ -576,14 +623,14 @@ mod tests {
     async fn the_key_in_a_shared_store_is_the_scope_and_the_model() {
         let store = Arc::new(MemoryStore::default());
         let governor = with_breaker(Some(store.clone()));
-        governor.admit().await;
+        ask(&governor).await;
         assert_eq!(store.keys(), ["openai:3f9a0c/gpt-4o-mini"]);
         let unknown = Governor::new("anthropic:77aa".to_owned(), None, Some(store.clone())).with_breaker(
             "anthropic".to_owned(),
             "",
             BreakerSettings::standard(),
         );
-        unknown.record_call(CallOutcome::Failed, true).await;
+        fail(&unknown, 1).await;
         assert_eq!(store.keys(), ["anthropic:77aa/", "openai:3f9a0c/gpt-4o-mini"]);
     }
 
@@ -593,7 +640,7 @@ mod tests {
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 20).await;
         let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(20, 20) };
-        assert_eq!(b.admit().await, Admission::Skip(open), "B failed nothing and skips");
+        assert_eq!(ask(&b).await, Admission::Skip(open), "B failed nothing and skips");
         assert_eq!(b.breaker_state(), Some(open), "B reads the fleet's state");
         tokio::time::advance(Duration::from_secs(30)).await;
         one_probe_then_closed_for_both(&a, &b).await;
@@ -605,12 +652,13 @@ mod tests {
         let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 25).await;
-        b.admit().await;
+        ask(&b).await;
         tokio::time::advance(Duration::from_secs(30)).await;
-        assert_eq!(b.admit().await, Admission::Probe);
-        assert_eq!(a.admit().await, Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
-        b.on_success(true).await;
-        a.on_success(true).await;
+        let probe = b.admit().await.unwrap();
+        assert!(probe.is_probe());
+        assert_eq!(ask(&a).await, Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+        b.deposit_shared(Some(probe)).await;
+        a.deposit_shared(None).await;
         let log = captured.text();
         let lines: Vec<&str> = log.lines().filter(|line| line.contains("circuit breaker")).collect();
         assert_eq!(lines.len(), 3, "{log}");
@@ -622,12 +670,62 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_dropped_probe_is_given_back_here_and_in_the_fleet_so_the_next_call_probes_at_once() {
+        let store = Arc::new(MemoryStore::default());
+        let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store.clone())));
+        fail(&a, 20).await;
+        tokio::time::advance(Duration::from_secs(30)).await;
+        let probe = a.admit().await.unwrap();
+        assert!(probe.is_probe());
+        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
+        assert_eq!(ask(&b).await, half_open, "one probe in the fleet");
+        // Its call never goes (or its exec is dropped): the permit is dropped unrecorded.
+        drop(probe);
+        assert_eq!(a.breaker_state(), Some(BreakerState::Open { left: Duration::ZERO, opened: opened(20, 20) }));
+        // The store hears of it on a task of its own.
+        tokio::task::yield_now().await;
+        let probe = b.admit().await.unwrap();
+        assert!(probe.is_probe(), "B probes at once, not an open period later");
+        probe.record(CallOutcome::Answered).await;
+        assert_eq!(ask(&a).await, Admission::Call);
+
+        // In one process, the same without a store.
+        let local = with_breaker(None);
+        fail(&local, 20).await;
+        tokio::time::advance(Duration::from_secs(30)).await;
+        drop(local.admit().await.unwrap());
+        assert_eq!(ask(&local).await, Admission::Probe);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_is_counted_at_first_content_and_a_failure_after_it_counts_as_a_failure() {
+        let governor = &with_breaker(None);
+        let call = |cut: bool| async move {
+            let mut permit = governor.admit().await.unwrap();
+            permit.first_content();
+            permit.record(if cut { CallOutcome::Failed } else { CallOutcome::Answered }).await;
+        };
+        // A long answer: counted at its first content, its stream still going.
+        let mut long = governor.admit().await.unwrap();
+        long.first_content();
+        // Ten answers (each counted once, at its first content) and nine streams cut after theirs.
+        for n in 0..19 {
+            call(n % 2 == 1 && n < 18).await;
+        }
+        assert_eq!(governor.breaker_state(), Some(BreakerState::Closed), "9 failures of 20 calls");
+        // The long answer's stream is cut too: its answer becomes a failure, 10 of 20.
+        long.record(CallOutcome::Failed).await;
+        let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(10, 20) };
+        assert_eq!(governor.breaker_state(), Some(open));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_store_that_keeps_no_breakers_leaves_them_to_each_process() {
         let store: Arc<dyn SharedStore> = Arc::new(BudgetOnly);
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 20).await;
-        assert!(matches!(a.admit().await, Admission::Skip(BreakerState::Open { .. })));
-        assert_eq!(b.admit().await, Admission::Call, "not shared: B's own breaker is closed");
+        assert!(matches!(ask(&a).await, Admission::Skip(BreakerState::Open { .. })));
+        assert_eq!(ask(&b).await, Admission::Call, "not shared: B's own breaker is closed");
     }
 
     #[tokio::test(start_paused = true)]
@@ -638,11 +736,11 @@ mod tests {
         store.down.store(true, Ordering::Relaxed);
         // The store fails (and is left alone for its back-off): the local breaker counts on.
         fail(&governor, 20).await;
-        assert!(matches!(governor.admit().await, Admission::Skip(BreakerState::Open { .. })));
+        assert!(matches!(ask(&governor).await, Admission::Skip(BreakerState::Open { .. })));
         store.down.store(false, Ordering::Relaxed);
         tokio::time::advance(DEFAULT_BACKOFF).await;
         // Back: the fleet's breaker (5 failures, closed) answers again, and this one mirrors it.
-        assert_eq!(governor.admit().await, Admission::Call);
+        assert_eq!(ask(&governor).await, Admission::Call);
         assert_eq!(governor.breaker_state(), Some(BreakerState::Closed));
     }
 
@@ -669,7 +767,7 @@ mod tests {
         let (a, b) = (with_breaker(Some(store_a.clone())), with_breaker(Some(store_b)));
 
         fail(&a, 20).await;
-        let admission = b.admit().await;
+        let admission = ask(&b).await;
         assert!(
             matches!(admission, Admission::Skip(BreakerState::Open { opened: why, .. }) if why == opened(20, 20)),
             "B failed nothing and skips: {admission:?}"
@@ -836,97 +934,5 @@ mod tests {
         assert_eq!(shared.place, Place::Shared);
         governor.after_call(None, Some(&Paced::Reserved(shared)), Some(&usage)).await;
         assert_eq!(*lock(&store.settles), [(demand, Demand::new(100, 0))]);
-    }
-
-    /// A store of the retry budget only: no breaker methods (the trait's defaults).
-    struct BudgetOnly;
-
-    impl SharedStore for BudgetOnly {
-        fn deposit<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-        fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-            Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
-        }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
-            Box::pin(async { Ok(None) })
-        }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-    }
-
-    /// A fleet's breakers in memory: each key's a [`Breaker`] on the test's clock.
-    #[derive(Default)]
-    struct MemoryStore {
-        breakers: Mutex<HashMap<String, Breaker>>,
-        down: AtomicBool,
-    }
-
-    impl MemoryStore {
-        fn keys(&self) -> Vec<String> {
-            let mut keys: Vec<String> = lock(&self.breakers).keys().cloned().collect();
-            keys.sort();
-            keys
-        }
-
-        fn with<T>(
-            &self,
-            key: &str,
-            settings: &BreakerSettings,
-            f: impl FnOnce(&mut Breaker) -> T,
-        ) -> StoreFuture<'_, T>
-        where
-            T: Send + 'static,
-        {
-            if self.down.load(Ordering::Relaxed) {
-                return Box::pin(async { Err(StoreError("down".to_owned())) });
-            }
-            let mut breakers = lock(&self.breakers);
-            let breaker = breakers.entry(key.to_owned()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
-            let answer = f(breaker);
-            Box::pin(async { Ok(answer) })
-        }
-    }
-
-    impl SharedStore for MemoryStore {
-        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
-            BudgetOnly.deposit(scope, quota)
-        }
-        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-            BudgetOnly.try_withdraw(scope, quota)
-        }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
-            Box::pin(async { Ok(None) })
-        }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-        fn breaker_admit<'a>(
-            &'a self,
-            key: &'a str,
-            settings: &'a BreakerSettings,
-        ) -> StoreFuture<'a, Option<SharedAdmission>> {
-            self.with(key, settings, |breaker| {
-                let now = Instant::now();
-                Some(match breaker.admit(now) {
-                    Admission::Call => SharedAdmission::Call,
-                    Admission::Skip(state) => SharedAdmission::Skip(state),
-                    Admission::Probe => match breaker.state(now) {
-                        BreakerState::HalfOpen { opened } => SharedAdmission::Probe(opened),
-                        other => panic!("a probe in state {other:?}"),
-                    },
-                })
-            })
-        }
-        fn breaker_record<'a>(
-            &'a self,
-            key: &'a str,
-            outcome: CallOutcome,
-            probe: bool,
-            settings: &'a BreakerSettings,
-        ) -> StoreFuture<'a, Option<Recorded>> {
-            self.with(key, settings, |breaker| Some(breaker.record(outcome, probe, Instant::now())))
-        }
     }
 }

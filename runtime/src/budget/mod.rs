@@ -5,6 +5,7 @@
 mod breaker;
 mod governor;
 mod ledger;
+mod permit;
 mod quota;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
@@ -15,10 +16,12 @@ pub mod store;
 
 mod refusal;
 mod target;
+#[cfg(test)]
+pub(crate) mod test_store;
 
-pub(crate) use breaker::Admission;
 pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
+pub(crate) use permit::Permit;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};
 

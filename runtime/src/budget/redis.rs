@@ -584,6 +584,19 @@ impl SharedStore for RedisStore {
         })
     }
 
+    fn breaker_release<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
+        // The probe's key goes: the next admission while half-open takes it (`SET NX`) at once.
+        Box::pin(self.run("breaker_release", async move {
+            let mut connection = self.connection().await?;
+            let _: i64 = redis::cmd("DEL")
+                .arg(self.breaker_probe_key(key))
+                .query_async(&mut connection)
+                .await
+                .map_err(|err| self.failed("breaker_release", &err))?;
+            Ok(())
+        }))
+    }
+
     fn pace_learn<'a>(&'a self, scope: &'a str, limits: &'a RateLimits) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             if !limits.is_empty() {

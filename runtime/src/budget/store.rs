@@ -102,6 +102,18 @@ pub trait SharedStore: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(None)))
     }
 
+    /// Gives back the probe of breaker `key` that this caller took and that will report nothing
+    /// (its call was never sent, or its exec was dropped): the next caller may probe at once,
+    /// instead of after the open period.
+    ///
+    /// # Default
+    ///
+    /// Nothing: the probe is taken for lost after the open period, as one of a process that died.
+    fn breaker_release<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
+        let _ = key;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// Takes in the rate limits a response for `scope` stated, received now (each limit's `reset`
     /// counts from now on the store's clock), by the rules of the in-process pacer: a limit's size
     /// and rate are the server's, its level the lower of the store's and the server's. `false`

@@ -1,6 +1,12 @@
 //! A target's breaker as its governor holds it: the state machine on this process's clock (the
 //! fleet's state mirrored into it while a shared store keeps it), and the log lines and metric
 //! events of its transitions.
+//!
+//! The log lines and `agentic.breaker.transitions` are the transitions this process's calls
+//! caused (each logged once in a fleet). The `agentic.breaker.open` gauge is this process's view:
+//! every change of it between closed and not closed moves the gauge, adopted ones included, so that
+//! the gauge summed over one process is the number of targets it sees open or half-open, and never
+//! drifts below zero when another process opened a breaker this one saw close.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -47,7 +53,7 @@ impl TargetBreaker {
 
     /// This process's breaker's answer.
     pub(crate) fn admit_local(&self) -> Admission {
-        let admission = self.lock().admit(Instant::now());
+        let admission = self.change(|breaker| breaker.admit(Instant::now()));
         if admission == Admission::Probe {
             self.half_opened();
         }
@@ -56,8 +62,21 @@ impl TargetBreaker {
 
     /// Counts an outcome in this process's breaker (`probe`: the call was the probe).
     pub(crate) fn record_local(&self, outcome: CallOutcome, probe: bool) {
-        let recorded = self.lock().record(outcome, probe, Instant::now());
+        let recorded = self.change(|breaker| breaker.record(outcome, probe, Instant::now()));
         self.announce(recorded);
+    }
+
+    /// A call counted as answered here at its first content failed afterwards.
+    pub(crate) fn amend_local_failed(&self) {
+        let recorded = self.change(|breaker| breaker.amend_failed(Instant::now()));
+        self.announce(recorded);
+    }
+
+    /// Gives back this process's probe: the next call here is the probe, at once.
+    pub(crate) fn release_local(&self) {
+        self.change(|breaker| breaker.release(Instant::now()));
+        let target = self.target.as_str();
+        tracing::info!(target = %target, "circuit breaker of {target}: its probe call reported nothing; the next call is the probe");
     }
 
     /// The shared breaker's answer, mirrored here.
@@ -67,7 +86,7 @@ impl TargetBreaker {
             SharedAdmission::Probe(opened) => (BreakerState::HalfOpen { opened }, Admission::Probe),
             SharedAdmission::Skip(state) => (state, Admission::Skip(state)),
         };
-        self.lock().adopt(state, Instant::now());
+        self.change(|breaker| breaker.adopt(state, Instant::now()));
         if admission == Admission::Probe {
             self.half_opened();
         }
@@ -84,7 +103,7 @@ impl TargetBreaker {
             Recorded::Closed => Some(BreakerState::Closed),
         };
         if let Some(state) = state {
-            self.lock().adopt(state, Instant::now());
+            self.change(|breaker| breaker.adopt(state, Instant::now()));
         }
         self.announce(recorded);
     }
@@ -98,6 +117,22 @@ impl TargetBreaker {
         self.local.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Runs `change` on this process's breaker and moves the `agentic.breaker.open` gauge when the
+    /// view went from closed to not closed or back: the one place the local state changes, so
+    /// that no transition (a caused one, an adopted one, a released probe) escapes the gauge.
+    fn change<T>(&self, change: impl FnOnce(&mut Breaker) -> T) -> T {
+        let (was_closed, answer, is_closed) = {
+            let mut breaker = self.lock();
+            let was_closed = breaker.is_closed();
+            let answer = change(&mut breaker);
+            (was_closed, answer, breaker.is_closed())
+        };
+        if was_closed != is_closed {
+            open_gauge(&self.target, if is_closed { -1 } else { 1 });
+        }
+        answer
+    }
+
     /// Logs a transition once (in the process whose call caused it) and emits its metric events.
     fn announce(&self, recorded: Recorded) {
         let target = self.target.as_str();
@@ -106,14 +141,12 @@ impl TargetBreaker {
             Recorded::Unchanged => return,
             Recorded::Opened(opened) => {
                 tracing::warn!(target = %target, %opened, "circuit breaker of {target} open: its calls are skipped for {open_for}, after {opened}");
-                open_gauge(target, 1);
             }
             Recorded::Reopened(_) => {
                 tracing::warn!(target = %target, "circuit breaker of {target} open again: its probe call failed; skipped for {open_for}");
             }
             Recorded::Closed => {
                 tracing::info!(target = %target, "circuit breaker of {target} closed: its probe call was answered");
-                open_gauge(target, -1);
             }
         }
         let state = match recorded {
@@ -136,8 +169,9 @@ fn transition(target: &str, state: &'static str) {
         agentic.target = target, agentic.breaker.state = state);
 }
 
-/// `agentic.breaker.open`: +1 when a breaker opens from closed, -1 when it closes (summed over a
-/// fleet, the breakers open now).
+/// `agentic.breaker.open`: +1 when this process's view of a breaker leaves closed (opened here or
+/// adopted from the store), -1 when it closes again (summed over a process, the targets it sees
+/// open or half-open).
 fn open_gauge(target: &str, change: i64) {
     tracing::info!(target: METRICS, parent: None, metric = "agentic.breaker.open", value = change,
         agentic.target = target);

@@ -214,8 +214,14 @@ static TABLE: LazyLock<Table> = LazyLock::new(|| {
             })
             .collect()
     });
+    #[cfg(test)]
+    TABLE_BUILT.store(true, std::sync::atomic::Ordering::Relaxed);
     Table { dfa, start, anchors, confirm }
 });
+
+/// Set once [`TABLE`] is built: what `classify::tests` checks a fresh process for.
+#[cfg(test)]
+pub(crate) static TABLE_BUILT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A failure's text, its markers, and the text lowercased (for the regexes that confirm a marker).
 pub(crate) struct Scan<'t> {

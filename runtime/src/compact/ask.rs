@@ -53,9 +53,8 @@ async fn ask_through_layers(run: &mut Run<'_>, messages: &[Message]) -> Result<S
     let mut index = 0u32;
     loop {
         let message = run_layer(run, messages).await.map_err(|error| error.to_string())?;
+        // An answer paid for retries in layer 1, as an exec's do.
         if !message.is_error() {
-            // The provider answered: the call pays for retries, as an exec's do.
-            run.state.governor.on_success(run.probing()).await;
             if message.has_tool_calls() {
                 return Err("the model asked for tools instead of answering".to_owned());
             }

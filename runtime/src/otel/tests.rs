@@ -202,16 +202,15 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
             let governor = &governor;
             let fail = |times| async move {
                 for _ in 0..times {
-                    governor.record_call(CallOutcome::Failed, true).await;
+                    governor.admit().await.unwrap().record(CallOutcome::Failed).await;
                 }
             };
             fail(20).await; // open
             tokio::time::advance(open_for).await;
-            governor.admit().await; // half-open: the probe
-            fail(1).await; // open again
+            fail(1).await; // half-open: the probe, and open again
             tokio::time::advance(open_for).await;
-            governor.admit().await; // half-open
-            governor.on_success(true).await; // closed
+            let probe = governor.admit().await.unwrap(); // half-open
+            governor.deposit_shared(Some(probe)).await; // closed
             fail(20).await; // open
         });
     });
@@ -235,6 +234,46 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
             point("agentic.breaker.transitions", "{transition}", Some("open"), Data::Counter(3)),
         ]
     );
+}
+
+#[test]
+fn the_open_gauge_follows_every_change_this_process_sees_adopted_ones_included() {
+    use std::sync::Arc;
+
+    use crate::budget::test_store::MemoryStore;
+    use crate::budget::{BreakerSettings, CallOutcome, Governor};
+
+    // Two processes' views of one fleet breaker (one key), told apart by their target names.
+    let points = metrics_of(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        runtime.block_on(async {
+            let store: Arc<dyn crate::budget::store::SharedStore> = Arc::new(MemoryStore::default());
+            let view = |name: &str| {
+                Governor::new("openai:3f9a0c".to_owned(), None, Some(store.clone())).with_breaker(
+                    name.to_owned(),
+                    "gpt-x",
+                    BreakerSettings::standard(),
+                )
+            };
+            let (a, b) = (view("openai/gpt-x@a"), view("openai/gpt-x@b"));
+            for _ in 0..20 {
+                a.admit().await.unwrap().record(CallOutcome::Failed).await; // A opens it: A +1
+            }
+            assert!(b.admit().await.is_err(), "B adopts the open state: B +1 (before, nothing)");
+            tokio::time::advance(BreakerSettings::standard().open_for()).await;
+            let probe = b.admit().await.unwrap();
+            probe.record(CallOutcome::Answered).await; // B's probe closes it: B -1
+            assert!(a.admit().await.is_ok(), "A adopts the closed state: A -1 (before, nothing)");
+        });
+    });
+    let mut open: Vec<(String, Data)> = points
+        .into_iter()
+        .filter(|point| point.metric == "agentic.breaker.open")
+        .map(|point| (point.attributes[0].value.to_string(), point.data))
+        .collect();
+    open.sort_by(|a, b| a.0.cmp(&b.0));
+    // Each view is back to 0 (before: A stuck at +1, B at -1: a sum of 0 that hid two wrong views).
+    assert_eq!(open, [("openai/gpt-x@a".to_owned(), Data::UpDown(0)), ("openai/gpt-x@b".to_owned(), Data::UpDown(0))]);
 }
 
 #[test]

@@ -36,6 +36,8 @@ pub struct Step {
     heartbeats: (u32, Duration),
     /// The rate limits the call's response states (boxed: most steps state none).
     limits: Option<Box<RateLimits>>,
+    /// How long after its first events the last one comes (a long answer, streamed).
+    streamed: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -128,6 +130,13 @@ impl Step {
         self
     }
 
+    /// The call's events up to its last come after the latency, and the last one (an answer's end)
+    /// `streamed` later: a long answer whose first content is known long before it ends.
+    pub fn with_stream_time(mut self, streamed: Duration) -> Self {
+        self.streamed = streamed;
+        self
+    }
+
     /// Before its outcome, the call sends `count` heartbeats ([`StreamEvent::Heartbeat`]: what a wire
     /// that pings while the model thinks sends), the first after the latency, each next one `every`
     /// later; the outcome follows the last at once. `Step::hang().with_heartbeats(1, Duration::ZERO)`
@@ -174,7 +183,14 @@ impl Step {
     }
 
     fn new(outcome: Outcome) -> Self {
-        Self { outcome, latency: Duration::ZERO, usage: None, heartbeats: (0, Duration::ZERO), limits: None }
+        Self {
+            outcome,
+            latency: Duration::ZERO,
+            usage: None,
+            heartbeats: (0, Duration::ZERO),
+            limits: None,
+            streamed: Duration::ZERO,
+        }
     }
 
     fn map_error(mut self, change: impl FnOnce(ModelError) -> ModelError) -> Self {
@@ -438,7 +454,21 @@ impl Provider for ScriptedProvider {
         if step.outcome == Outcome::Hang {
             return Box::pin(stream::pending());
         }
-        let events = stream::iter(step.events(&self.shared.tool_calls));
+        let streamed = step.streamed;
+        let mut events = step.events(&self.shared.tool_calls);
+        if !streamed.is_zero() {
+            let last = events.pop();
+            let first = stream::once(async move {
+                tokio::time::sleep(latency).await;
+                stream::iter(events)
+            });
+            let last = stream::once(async move {
+                tokio::time::sleep(streamed).await;
+                stream::iter(last)
+            });
+            return Box::pin(first.flatten().chain(last.flatten()));
+        }
+        let events = stream::iter(events);
         if latency.is_zero() {
             return Box::pin(events);
         }

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::response::HttpResponse;
 use super::{Layered, Replay};
 use crate::backoff::Schedule;
-use crate::budget::{Admission, Budget, CallLimit, Refusal};
+use crate::budget::{Budget, CallLimit, Refusal};
 use crate::classify::{ExecAction, Scan, retry_hint_of, session_verdict_of};
 use crate::error::{ModelError, TransportKind};
 use crate::exec_error::ExecErrorKind;
@@ -26,7 +26,7 @@ use crate::report::{Layer, Rule, Verdict, Why};
 use crate::resilient::attempt::{Attempt, Limit, Outcome};
 use crate::resilient::{Classify, Failure, GaveUp};
 use crate::retry::{Failed, Judged, Next, RetryState};
-use crate::session::{CallFailure, session_rules};
+use crate::session::{CallFailure, breaker_outcome, session_rules};
 
 /// Sends one attempt's request: a tower service (readiness, then the call), or the rest of a
 /// reqwest-middleware chain.
@@ -158,12 +158,13 @@ where
         let mut retry = 0u32;
         let (attempt, last) = loop {
             // The scope's storm control before every call, as an exec's session layer does.
-            let mut probe = false;
+            // The breaker's admission: the call's outcome is owed to it (dropped unrecorded, it
+            // gives back a probe).
+            let mut permit = None;
             if governor.may_cool_down() {
                 match governor.admit().await {
-                    Admission::Call => {}
-                    Admission::Probe => probe = true,
-                    Admission::Skip(breaker) => {
+                    Ok(admitted) => permit = Some(admitted),
+                    Err(breaker) => {
                         let target = governor.breaker_target().unwrap_or_default().to_owned();
                         let refusal = state.budget.refuse(Refusal::CircuitOpen { target, state: breaker });
                         return Err(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
@@ -214,7 +215,9 @@ where
             let failed = match outcome {
                 Some(Ok(response)) if response.status() < 400 => {
                     // The success pays for retries (of any call of this scope).
-                    governor.on_success(probe).await;
+                    if !governor.deposit() {
+                        governor.deposit_shared(permit).await;
+                    }
                     return Ok(response);
                 }
                 failed => failed,
@@ -250,13 +253,20 @@ where
                 }
             };
             if next.is_none() {
-                // The request cannot be sent again: this call was the only one.
+                // The request cannot be sent again: this call was the only one. Its breaker hears
+                // its outcome all the same (a probe's, unheard, held the target half-open).
+                if let Some(permit) = permit {
+                    let CallFailure { retryable, rule, typed, .. } = judging.session();
+                    if let Some(outcome) = breaker_outcome(false, permit.is_probe(), retryable, &rule, typed) {
+                        permit.record(outcome).await;
+                    }
+                }
                 let why = Why::Judged(Rule::Custom("the request's body is a stream: it cannot be sent again".into()));
                 state.decide(Layer::Session, judging.error(), None, Verdict::GiveUp, why, None);
                 return layered.give_back(state, ExecErrorKind::Exhausted, last, None);
             }
             let schedule = session_schedule.get_or_insert_with(|| Schedule::session(policy));
-            if session_rules(&mut state, None, probe, layered.scope(), judging.session(), schedule, retry).await {
+            if session_rules(&mut state, None, permit, layered.scope(), judging.session(), schedule, retry).await {
                 retry += 1;
                 continue;
             }
