@@ -345,7 +345,9 @@ impl Runtime {
     /// cooldowns and, with fallbacks, its breaker.
     fn rebuild_governors(mut self) -> Self {
         let governor = |provider: &dyn Provider, name: &str, breaker: Option<BreakerSettings>| {
-            let governor = Governor::new(provider.scope(), self.quota, self.store.clone()).with_pacing(&self.pacing);
+            let governor = Governor::new(provider.scope(), self.quota, self.store.clone())
+                .with_pacing(&self.pacing)
+                .with_model(provider.model().unwrap_or(""));
             let governor = match breaker {
                 Some(settings) => governor.with_breaker(name.to_owned(), provider.model().unwrap_or(""), settings),
                 None => governor,

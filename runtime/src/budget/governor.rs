@@ -11,7 +11,7 @@ use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome};
 use super::ledger::Ledger;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
-use super::store::{SharedStore, StoreFuture};
+use super::store::{BeforeCall, SharedStore, StoreFuture, StoreKey};
 use super::target::TargetBreaker;
 use crate::pace::{Demand, PaceRefused, Paced, Pacer, Pacing, RateLimits, Reserved};
 use crate::usage::Usage;
@@ -19,6 +19,9 @@ use crate::usage::Usage;
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
     scope: String,
+    /// The target's model (`""` when unknown): a shared store keeps the cooldowns, the breaker and
+    /// the pacer's limits per model of the scope, as this process keeps them per target.
+    model: String,
     /// The retry budget: its settings, and its window (read on the failure path and by
     /// `Runtime::retry_budget`). `None` when the budget is off.
     budget: Option<RetryBudget>,
@@ -61,6 +64,9 @@ impl std::fmt::Debug for Governor {
 const COOLING: u8 = 1;
 /// [`Governor::attention`]: the pacer knows a limit of the scope.
 const PACING: u8 = 2;
+/// [`Governor::attention`]: the shared store said, at the latest call, that it knows a limit of
+/// the target (its pacer is asked then; when not, a call neither reserves nor settles there).
+const FLEET_PACING: u8 = 4;
 
 /// A retry budget's settings and its window.
 struct RetryBudget {
@@ -76,6 +82,7 @@ impl Governor {
         let slow = store.is_some();
         Self {
             scope,
+            model: String::new(),
             // Read from now: successes counted before a first retry are spread over the time since.
             budget: quota
                 .map(|quota| RetryBudget { quota, ledger: Mutex::new(Ledger::new(quota.window(), Instant::now())) }),
@@ -101,23 +108,59 @@ impl Governor {
         self
     }
 
+    /// Names the target's model (`""` when unknown): in a shared store its cooldowns, breaker and
+    /// rate limits are the model's of the scope ([`StoreKey`]).
+    pub(crate) fn with_model(mut self, model: &str) -> Self {
+        model.clone_into(&mut self.model);
+        self
+    }
+
     /// Gives this governor a breaker for target `target` (`"openai/gpt-4o-mini"`, for logs and the
-    /// metric); its key in a shared store is `"<scope>/<model>"`, `model` `""` when unknown.
+    /// metric) of model `model` (`""` when unknown): its key in a shared store is the scope and the
+    /// model.
     pub(crate) fn with_breaker(mut self, target: String, model: &str, settings: BreakerSettings) -> Self {
-        let key = format!("{}/{model}", self.scope);
-        self.breaker = Some(Box::new(TargetBreaker::new(target, key, settings, self.store.is_some())));
+        self = self.with_model(model);
+        self.breaker = Some(Box::new(TargetBreaker::new(target, settings, self.store.is_some())));
         self.slow = true;
         self
     }
 
+    /// This target's key in a shared store.
+    fn key(&self) -> StoreKey<'_> {
+        StoreKey::new(&self.scope, &self.model)
+    }
+
     /// Whether a call to this target may go now: always [`Admission::Call`] without a breaker.
-    /// With a shared store that keeps breakers, the fleet's breaker answers (one store operation);
-    /// when the store fails, or keeps none, this process's.
+    /// With a shared store that keeps breakers, the fleet's breaker answers, with the target's
+    /// cooldown and whether the fleet knows its limits (one store operation: the call asks nothing
+    /// else before it goes); when the store fails, or keeps none, this process's.
     pub(crate) async fn admit(&self) -> Admission {
         let Some(breaker) = self.breaker.as_deref() else { return Admission::Call };
-        match self.shared_breaker(breaker, |store, b| store.breaker_admit(&b.key, &b.settings)).await {
-            Some(shared) => breaker.adopt_admission(shared),
+        let before = self.shared_breaker(breaker, |store, b| {
+            Box::pin(async move {
+                let before = store.before_call(self.key(), Some(&b.settings)).await?;
+                Ok(before.admission.map(|admission| (admission, before)))
+            })
+        });
+        match before.await {
+            Some((shared, before)) => {
+                self.adopt_before(&before);
+                breaker.adopt_admission(shared)
+            }
             None => breaker.admit_local(),
+        }
+    }
+
+    /// Takes in what the store said before a call: its cooldown (mirrored into this process's, so
+    /// that the call's own wait reads it without asking again) and whether it knows a limit.
+    fn adopt_before(&self, before: &BeforeCall) {
+        if let Some(left) = before.cooldown_until.and_then(|until| until.duration_since(SystemTime::now()).ok()) {
+            self.cool_down_locally(left);
+        }
+        if before.paces {
+            self.attention.fetch_or(FLEET_PACING, Ordering::Release);
+        } else {
+            self.attention.fetch_and(!FLEET_PACING, Ordering::Release);
         }
     }
 
@@ -127,7 +170,8 @@ impl Governor {
     /// failure path's outcomes.
     pub(crate) async fn record_call(&self, outcome: CallOutcome, probe: bool) {
         let Some(breaker) = self.breaker.as_deref() else { return };
-        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(&b.key, outcome, probe, &b.settings));
+        let shared =
+            self.shared_breaker(breaker, |store, b| store.breaker_record(self.key(), outcome, probe, &b.settings));
         match shared.await {
             Some(recorded) => breaker.adopt_recorded(recorded),
             None => breaker.record_local(outcome, probe),
@@ -212,35 +256,34 @@ impl Governor {
     }
 
     /// [`Governor::deposit`] into the shared store (into this process's window when it does not
-    /// answer), and the answer into the breaker. With a store that keeps breakers, both operations
-    /// are sent together: one round trip.
+    /// answer), and the answer into the breaker: one store operation for both.
     ///
     /// `probe`: the call that succeeded was the breaker's probe.
     pub(crate) async fn deposit_shared(&self, probe: bool) {
-        match self.breaker.as_deref() {
-            None => self.deposit_budget().await,
-            Some(breaker) if !breaker.is_shared() => {
-                self.deposit_budget().await;
+        let quota = self.budget.as_ref().map(|budget| &budget.quota);
+        let breaker = self.breaker.as_deref();
+        let shared_breaker = breaker.filter(|breaker| breaker.is_shared());
+        let asked = match (quota.is_some() || shared_breaker.is_some()) && self.store.is_some() {
+            true => {
+                let with_breaker = shared_breaker.map(|breaker| (&breaker.settings, probe));
+                // Boxed: the store's future would otherwise grow the future of every exec.
+                Box::pin(self.shared(|store, _| store.after_answer(self.key(), quota, with_breaker))).await
+            }
+            false => None,
+        };
+        if asked.is_none() && quota.is_some() {
+            self.unplaced.fetch_add(1, Ordering::Relaxed);
+        }
+        let Some(breaker) = breaker else { return };
+        match asked.flatten().filter(|_| breaker.is_shared()) {
+            Some(recorded) => breaker.adopt_recorded(recorded),
+            None => {
+                if asked.is_some() && breaker.is_shared() {
+                    // The store answered and keeps no breakers: this process's decides from now on.
+                    breaker.unshare();
+                }
                 breaker.record_local(CallOutcome::Answered, probe);
             }
-            // Boxed: the two futures would otherwise grow the future of every exec.
-            Some(_) => {
-                let record = self.record_call(CallOutcome::Answered, probe);
-                let both = futures_util::future::join(self.deposit_budget(), record);
-                Box::pin(both).await;
-            }
-        }
-    }
-
-    /// The retry budget's part of [`Governor::deposit_shared`].
-    async fn deposit_budget(&self) {
-        let Some(budget) = &self.budget else { return };
-        let stored = match self.store {
-            Some(_) => self.shared(|store, scope| store.deposit(scope, &budget.quota)).await.is_some(),
-            None => false,
-        };
-        if !stored {
-            self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -285,11 +328,13 @@ impl Governor {
         self.slow || self.attention.load(Ordering::Acquire) != 0
     }
 
-    /// Whether calls are to be paced: the pacer knows a limit, or a shared store may (one load, on
-    /// the path of calls that asked [`Governor::may_cool_down`]).
+    /// Whether calls are to be paced: this process's pacer knows a limit, or the shared store said
+    /// at the call's admission or cooldown reading that it knows one (one load, on the path of
+    /// calls that asked [`Governor::may_cool_down`]). A target whose server states no limits is
+    /// never paced, in the store or here.
     #[inline]
     pub(crate) fn paces(&self) -> bool {
-        self.pacer.is_some() && (self.store.is_some() || self.attention.load(Ordering::Acquire) & PACING != 0)
+        self.pacer.is_some() && self.attention.load(Ordering::Acquire) & (PACING | FLEET_PACING) != 0
     }
 
     /// After a call: takes in the limits its response `stated` (and when it came), and reconciles
@@ -326,7 +371,7 @@ impl Governor {
     pub(crate) async fn pace(&self, demand: &Demand, left: Option<Duration>) -> Result<Reserved, PaceRefused> {
         let Some(pacer) = self.pacer.as_ref() else { return Ok(Reserved::NOW) };
         if self.store.is_some() {
-            if let Some(Some(answer)) = self.shared(|store, scope| store.pace_reserve(scope, demand, left)).await {
+            if let Some(Some(answer)) = self.shared(|store, _| store.pace_reserve(self.key(), demand, left)).await {
                 return answer;
             }
         }
@@ -343,7 +388,7 @@ impl Governor {
         pacer.learn(limits, received);
         self.attention.fetch_or(PACING, Ordering::Release);
         if self.store.is_some() {
-            self.shared(|store, scope| store.pace_learn(scope, limits)).await;
+            self.shared(|store, _| store.pace_learn(self.key(), limits)).await;
         }
     }
 
@@ -352,7 +397,7 @@ impl Governor {
         let Some(pacer) = self.pacer.as_ref() else { return };
         let used = pacer.settle(demand, usage);
         if self.store.is_some() {
-            self.shared(|store, scope| store.pace_settle(scope, demand, &used)).await;
+            self.shared(|store, _| store.pace_settle(self.key(), demand, &used)).await;
         }
     }
 
@@ -366,34 +411,40 @@ impl Governor {
     /// not last longer than a call would have waited for it.
     pub(crate) async fn note_hint(&self, wait: Duration) {
         let wait = wait.min(MAX_COOLDOWN);
-        let until = Instant::now() + wait;
-        {
-            let mut cooldown = lock(&self.cooldown);
-            if cooldown.is_none_or(|current| current < until) {
-                *cooldown = Some(until);
-            }
-            self.attention.fetch_or(COOLING, Ordering::Release);
-        }
+        self.cool_down_locally(wait);
         if self.store.is_some() {
             let until = SystemTime::now() + wait;
-            self.shared(|store, scope| store.extend_cooldown(scope, until)).await;
+            self.shared(|store, _| store.extend_cooldown(self.key(), until)).await;
         }
     }
 
-    /// How long to wait before the next request, if the scope is cooling down.
+    /// This process's cooldown lasts at least `wait` from now.
+    fn cool_down_locally(&self, wait: Duration) {
+        let until = Instant::now() + wait.min(MAX_COOLDOWN);
+        let mut cooldown = lock(&self.cooldown);
+        if cooldown.is_none_or(|current| current < until) {
+            *cooldown = Some(until);
+        }
+        self.attention.fetch_or(COOLING, Ordering::Release);
+    }
+
+    /// How long to wait before the next request, if the target is cooling down.
+    ///
+    /// With a breaker the store shares, the fleet's cooldown comes with each admission
+    /// ([`Governor::admit`]) and is read here from this process's mirror of it, without a round
+    /// trip; without one, the store is asked here (one operation, which also says whether it knows
+    /// the target's limits).
     pub(crate) async fn cooldown_remaining(&self) -> Option<Duration> {
         if !self.may_cool_down() {
             return None;
         }
-        let now = Instant::now();
-        let local = self.local_cooldown(now);
-        let shared = self
-            .shared(|store, scope| store.cooldown_until(scope))
-            .await
-            .flatten()
-            .and_then(|until| until.duration_since(SystemTime::now()).ok())
-            .filter(|d| !d.is_zero());
-        local.max(shared)
+        let mirrored = self.breaker.as_deref().is_some_and(TargetBreaker::is_shared);
+        if self.store.is_some() && !mirrored {
+            if let Some(before) = self.shared(|store, _| store.before_call(self.key(), None)).await {
+                self.adopt_before(&before);
+            }
+        }
+        self.local_cooldown(Instant::now())
     }
 
     /// What is left of this process's cooldown at `now`. One that has ended is forgotten, so that
@@ -648,7 +699,7 @@ mod tests {
         // The open period ends (on the server's clock, made to now rather than waited for).
         let mut raw = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
         let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
-        let key = store_a.breaker_key("openai:3f9a0c/gpt-4o-mini");
+        let key = store_a.breaker_key(StoreKey::new("openai:3f9a0c", "gpt-4o-mini"));
         let until = secs * 1000 + micros / 1000 - 1;
         let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
 
@@ -667,18 +718,18 @@ mod tests {
         fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
             BudgetOnly.try_withdraw(scope, quota)
         }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
             Box::pin(async { Ok(None) })
         }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
             Box::pin(async { Ok(()) })
         }
-        fn pace_learn<'a>(&'a self, _: &'a str, _: &'a RateLimits) -> StoreFuture<'a, bool> {
+        fn pace_learn<'a>(&'a self, _: StoreKey<'a>, _: &'a RateLimits) -> StoreFuture<'a, bool> {
             Box::pin(async { Err(StoreError("down".to_owned())) })
         }
         fn pace_reserve<'a>(
             &'a self,
-            _: &'a str,
+            _: StoreKey<'a>,
             _: &'a Demand,
             _: Option<Duration>,
         ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
@@ -691,7 +742,9 @@ mod tests {
         use crate::pace::{Limit, LimitKind};
         let governor = Governor::new("openai:3f9a0c".to_owned(), None, Some(Arc::new(PacerDown)))
             .with_pacing(&Pacing::from_headers());
-        assert!(governor.paces(), "with a store every call asks the fleet's pacer");
+        assert!(!governor.paces(), "nothing known yet");
+        assert_eq!(governor.cooldown_remaining().await, None);
+        assert!(governor.paces(), "a store that cannot say whether it knows a limit is asked by every call");
         let demand = governor.estimate(|| 10, None).unwrap();
         assert_eq!(governor.pace(&demand, None).await, Ok(Reserved::NOW), "nothing known: at once");
         let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, Duration::from_secs(54)));
@@ -711,10 +764,10 @@ mod tests {
         fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
             Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
         }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
             Box::pin(async { Ok(None) })
         }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
             Box::pin(async { Ok(()) })
         }
     }
@@ -735,7 +788,7 @@ mod tests {
 
         fn with<T>(
             &self,
-            key: &str,
+            key: StoreKey<'_>,
             settings: &BreakerSettings,
             f: impl FnOnce(&mut Breaker) -> T,
         ) -> StoreFuture<'_, T>
@@ -746,7 +799,7 @@ mod tests {
                 return Box::pin(async { Err(StoreError("down".to_owned())) });
             }
             let mut breakers = lock(&self.breakers);
-            let breaker = breakers.entry(key.to_owned()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
+            let breaker = breakers.entry(key.to_string()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
             let answer = f(breaker);
             Box::pin(async { Ok(answer) })
         }
@@ -759,15 +812,15 @@ mod tests {
         fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
             BudgetOnly.try_withdraw(scope, quota)
         }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
             Box::pin(async { Ok(None) })
         }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
             Box::pin(async { Ok(()) })
         }
         fn breaker_admit<'a>(
             &'a self,
-            key: &'a str,
+            key: StoreKey<'a>,
             settings: &'a BreakerSettings,
         ) -> StoreFuture<'a, Option<SharedAdmission>> {
             self.with(key, settings, |breaker| {
@@ -784,7 +837,7 @@ mod tests {
         }
         fn breaker_record<'a>(
             &'a self,
-            key: &'a str,
+            key: StoreKey<'a>,
             outcome: CallOutcome,
             probe: bool,
             settings: &'a BreakerSettings,
