@@ -641,6 +641,41 @@ mod tests {
         assert!(lines[2].contains(" INFO ") && lines[2].contains("closed: its probe call was answered"), "{log}");
     }
 
+    /// A store is input, as a server is: an open period longer than the settings' (a stored
+    /// `until` of 9e18 ms) is one open period here, not 285 million years (nor an overflow).
+    #[tokio::test(start_paused = true)]
+    async fn an_open_period_a_store_states_is_at_most_the_settings() {
+        struct Lying;
+        impl SharedStore for Lying {
+            fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
+                BudgetOnly.deposit(scope, quota)
+            }
+            fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
+                BudgetOnly.try_withdraw(scope, quota)
+            }
+            fn cooldown_until<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
+                BudgetOnly.cooldown_until(key)
+            }
+            fn extend_cooldown<'a>(&'a self, key: StoreKey<'a>, until: SystemTime) -> StoreFuture<'a, ()> {
+                BudgetOnly.extend_cooldown(key, until)
+            }
+            fn breaker_admit<'a>(
+                &'a self,
+                _: StoreKey<'a>,
+                _: &'a BreakerSettings,
+            ) -> StoreFuture<'a, Option<SharedAdmission>> {
+                let left = Duration::from_millis(9_000_000_000_000_000_000);
+                Box::pin(
+                    async move { Ok(Some(SharedAdmission::Skip(BreakerState::Open { left, opened: opened(20, 20) }))) },
+                )
+            }
+        }
+        let governor = with_breaker(Some(Arc::new(Lying)));
+        let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(20, 20) };
+        assert_eq!(governor.admit().await, Admission::Skip(open));
+        assert_eq!(governor.breaker_state(), Some(open));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_store_that_keeps_no_breakers_leaves_them_to_each_process() {
         let store: Arc<dyn SharedStore> = Arc::new(BudgetOnly);

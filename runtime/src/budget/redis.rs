@@ -260,7 +260,7 @@ impl RedisStore {
 
     /// Adds the keys and arguments of breaker `key` under `settings` to `invocation`, as the
     /// scripts' `breaker` reads them.
-    fn breaker_args(
+    pub(super) fn breaker_args(
         &self,
         invocation: &mut redis::ScriptInvocation<'_>,
         key: StoreKey<'_>,
@@ -523,7 +523,7 @@ impl SharedStore for RedisStore {
 
 /// Adds the arguments of a budget under `quota` to `invocation`, as the scripts' `budget` reads
 /// them: the slot's length, the expiry, the fewest retries and the retry percent.
-fn budget_args(invocation: &mut redis::ScriptInvocation<'_>, quota: &RetryQuota) {
+pub(super) fn budget_args(invocation: &mut redis::ScriptInvocation<'_>, quota: &RetryQuota) {
     let window_ms = millis(quota.window());
     invocation
         .arg((window_ms / SLOTS as u64).max(1))
