@@ -191,8 +191,9 @@ impl Runtime {
         self.rebuild_governors()
     }
 
-    /// Keeps the retry budget and the cooldowns in `store`, shared with every process that uses the
-    /// same store and provider scope (e.g. `RedisStore`, with the `redis` feature). When the store
+    /// Keeps the retry budget (per provider scope), the cooldowns, the breakers and the pacer's
+    /// limits (per target: a model of a scope) in `store`, shared with every process that uses the
+    /// same store (e.g. `RedisStore`, with the `redis` feature). When the store
     /// does not answer, calls go on with this process's state, asking the store again once per
     /// [`SharedStore::offline_backoff`], with a warning when it fails and one when it answers again.
     pub fn with_shared_store(mut self, store: Arc<dyn SharedStore>) -> Self {
@@ -293,12 +294,12 @@ impl Runtime {
 
     /// Paces every target's calls under its server's rate limits as `pacing` says (docs/design.md
     /// §10, "Pacing"): the limits are learnt from every response's rate-limit headers (OpenAI's
-    /// `x-ratelimit-*`, Anthropic's `anthropic-ratelimit-*`), successes included, per scope
-    /// (endpoint × key, as the cooldowns); a call waits, in arrival order, until the requests and
+    /// `x-ratelimit-*`, Anthropic's `anthropic-ratelimit-*`), successes included, per target
+    /// (a model of an endpoint × key, as the cooldowns); a call waits, in arrival order, until the requests and
     /// tokens it needs are there, when that fits before its deadline, and is refused (kind
     /// `budget`, [`Refusal::RateLimit`]) when it does not. A
     /// wait is a decision ([`Verdict::Paced`]). With a shared store that
-    /// keeps a pacer (`RedisStore`), the fleet shares one pacer per key. Set it before cloning.
+    /// keeps a pacer (`RedisStore`), the fleet shares one pacer per target. Set it before cloning.
     ///
     /// # Default
     /// [`Pacing::from_headers`]: on wherever a server states its limits; nothing changes on the
@@ -347,7 +348,9 @@ impl Runtime {
     /// cooldowns and, with fallbacks, its breaker.
     fn rebuild_governors(mut self) -> Self {
         let governor = |provider: &dyn Provider, name: &str, breaker: Option<BreakerSettings>| {
-            let governor = Governor::new(provider.scope(), self.quota, self.store.clone()).with_pacing(&self.pacing);
+            let governor = Governor::new(provider.scope(), self.quota, self.store.clone())
+                .with_pacing(&self.pacing)
+                .with_model(provider.model().unwrap_or(""));
             let governor = match breaker {
                 Some(settings) => governor.with_breaker(name.to_owned(), provider.model().unwrap_or(""), settings),
                 None => governor,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use agentic_chaos::SilentServer;
 use agentic_runtime::budget::RetryQuota;
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::{SharedStore, StoreFuture, Withdrawal};
+use agentic_runtime::budget::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::{
     BreakerSettings, BreakerState, ExecErrorKind, Jitter, MoveReason, RetryPolicy, Runtime, ScriptedProvider, Step,
     Verdict, Why,
@@ -113,7 +113,7 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(0);
     first.exec_with(&policy, "learns the wait").await.unwrap_err();
     // The key lives as long as the cooldown, no longer.
-    let ttl_ms = pttl(&url, &store_key.cooldown_key("scripted")).await;
+    let ttl_ms = pttl(&url, &store_key.cooldown_key(StoreKey::new("scripted", ""))).await;
     assert!(ttl_ms > 0 && ttl_ms <= 400, "PTTL {ttl_ms}");
     let start = Instant::now();
     let reply = second.exec("waits").await.unwrap();
@@ -144,7 +144,7 @@ async fn one_huge_hint_leaves_another_runtime_unslowed() {
     ] {
         let store = shared_store(&url, "huge").await;
         let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
-        let key = store.cooldown_key("scripted");
+        let key = store.cooldown_key(StoreKey::new("scripted", ""));
         let first =
             Runtime::new(ScriptedProvider::new([first]).with_fallback(Step::ok("fine"))).with_shared_store(store);
         let second = Runtime::new(ScriptedProvider::new([]).with_fallback(Step::ok("fine"))).with_shared_store(other);
@@ -219,12 +219,12 @@ impl SharedStore for Counting {
         }
     }
 
-    fn cooldown_until<'a>(&'a self, scope: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
-        if self.ask() { Box::pin(async { Ok(None) }) } else { self.silent.cooldown_until(scope) }
+    fn cooldown_until<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
+        if self.ask() { Box::pin(async { Ok(None) }) } else { self.silent.cooldown_until(key) }
     }
 
-    fn extend_cooldown<'a>(&'a self, scope: &'a str, until: SystemTime) -> StoreFuture<'a, ()> {
-        if self.ask() { Box::pin(async { Ok(()) }) } else { self.silent.extend_cooldown(scope, until) }
+    fn extend_cooldown<'a>(&'a self, key: StoreKey<'a>, until: SystemTime) -> StoreFuture<'a, ()> {
+        if self.ask() { Box::pin(async { Ok(()) }) } else { self.silent.extend_cooldown(key, until) }
     }
 
     fn offline_backoff(&self) -> Duration {

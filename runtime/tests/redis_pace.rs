@@ -12,14 +12,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::SharedStore;
+use agentic_runtime::budget::store::{SharedStore, StoreKey};
 use agentic_runtime::pace::{Demand, Limit, LimitKind, PaceRefused, RateLimits, Reserved};
 
 const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
      and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \
      AGENTIC_SKIP_REDIS=1 to skip the tests that need it";
 
-const SCOPE: &str = "openai:3f9a0c";
+const TARGET: StoreKey<'static> = StoreKey::new("openai:3f9a0c", "gpt-4o");
 const S: Duration = Duration::from_secs(1);
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -76,7 +76,7 @@ fn per_minute(kind: LimitKind, size: u64, remaining: u64, reset: Duration) -> Ra
 }
 
 async fn reserve(store: &RedisStore, demand: &Demand, left: Option<Duration>) -> Result<Reserved, PaceRefused> {
-    store.pace_reserve(SCOPE, demand, left).await.unwrap().expect("the store knows the scope's limits")
+    store.pace_reserve(TARGET, demand, left).await.unwrap().expect("the store knows the scope's limits")
 }
 
 /// A reservation granted after a wait of at most `most`, and less than `SLACK` shorter.
@@ -93,7 +93,7 @@ fn assert_near(wait: Duration, most: Duration) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_share_one_limit_in_arrival_order_and_a_refusal_takes_nothing() {
     let Some((a, b, _)) = two_processes("two_processes_share_one_limit_in_arrival_order").await else { return };
-    assert!(a.pace_learn(SCOPE, &per_minute(LimitKind::Requests, 5, 5, Duration::ZERO)).await.unwrap());
+    assert!(a.pace_learn(TARGET, &per_minute(LimitKind::Requests, 5, 5, Duration::ZERO)).await.unwrap());
     // Alternately: the five the limit holds at once, then one every 12 s, in arrival order across both.
     let stores = [&a, &b];
     for call in 0..5 {
@@ -116,7 +116,7 @@ async fn two_processes_share_one_limit_in_arrival_order_and_a_refusal_takes_noth
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_reservations_of_two_processes_each_get_their_own_place() {
     let Some((a, b, _)) = two_processes("concurrent_reservations_of_two_processes").await else { return };
-    assert!(b.pace_learn(SCOPE, &per_minute(LimitKind::Requests, 5, 5, Duration::ZERO)).await.unwrap());
+    assert!(b.pace_learn(TARGET, &per_minute(LimitKind::Requests, 5, 5, Duration::ZERO)).await.unwrap());
     let (a, b) = (Arc::new(a), Arc::new(b));
     let calls: Vec<_> = (0..20)
         .map(|call| {
@@ -140,7 +140,7 @@ async fn concurrent_reservations_of_two_processes_each_get_their_own_place() {
 async fn settling_gives_back_the_tokens_a_call_did_not_use_and_takes_those_it_used_beyond() {
     let Some((a, b, _)) = two_processes("settling_gives_back_the_tokens").await else { return };
     // 1 000 tokens a minute: 16.7 a second.
-    assert!(a.pace_learn(SCOPE, &per_minute(LimitKind::Tokens, 1000, 1000, Duration::ZERO)).await.unwrap());
+    assert!(a.pace_learn(TARGET, &per_minute(LimitKind::Tokens, 1000, 1000, Duration::ZERO)).await.unwrap());
     let call = Demand::new(600, 300);
     assert_eq!(reserve(&a, &call, None).await, Ok(Reserved::NOW));
     // 100 left: 800 short, 48 s.
@@ -148,24 +148,24 @@ async fn settling_gives_back_the_tokens_a_call_did_not_use_and_takes_those_it_us
     assert_eq!((refused.limit, refused.size), (LimitKind::Tokens, 1000));
     assert_near(refused.wait, S * 48);
     // The first call used 200 of its 900: 700 back, 800 left, 100 short of the next: 6 s.
-    a.pace_settle(SCOPE, &call, &Demand::new(100, 100)).await.unwrap();
+    a.pace_settle(TARGET, &call, &Demand::new(100, 100)).await.unwrap();
     assert_waits(reserve(&b, &call, None).await, S * 6, LimitKind::Tokens);
     // That one says it used 1 500, more than the limit holds in its window (a server refuses such a
     // request): it counts as 1 000, 100 more are taken, the level is -200; the next waits for
     // 1 100: 66 s.
-    b.pace_settle(SCOPE, &call, &Demand::new(1000, 500)).await.unwrap();
+    b.pace_settle(TARGET, &call, &Demand::new(1000, 500)).await.unwrap();
     assert_waits(reserve(&a, &call, None).await, S * 66, LimitKind::Tokens);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lower_level_wins_and_a_limit_that_shrinks_is_the_new_size() {
     let Some((a, b, _)) = two_processes("the_lower_level_wins_and_a_limit_that_shrinks").await else { return };
-    assert!(a.pace_learn(SCOPE, &per_minute(LimitKind::Requests, 10, 10, Duration::ZERO)).await.unwrap());
+    assert!(a.pace_learn(TARGET, &per_minute(LimitKind::Requests, 10, 10, Duration::ZERO)).await.unwrap());
     for _ in 0..3 {
         assert_eq!(reserve(&a, &ONE_REQUEST, None).await, Ok(Reserved::NOW));
     }
     // The server has seen one of the three: the fleet's 7 stay, not the server's 9.
-    assert!(b.pace_learn(SCOPE, &per_minute(LimitKind::Requests, 10, 9, S * 6)).await.unwrap());
+    assert!(b.pace_learn(TARGET, &per_minute(LimitKind::Requests, 10, 9, S * 6)).await.unwrap());
     for _ in 0..7 {
         assert_eq!(reserve(&b, &ONE_REQUEST, None).await, Ok(Reserved::NOW));
     }
@@ -173,7 +173,7 @@ async fn the_lower_level_wins_and_a_limit_that_shrinks_is_the_new_size() {
     assert_eq!(next.limit, Some(LimitKind::Requests));
     assert!(next.wait <= S * 6 && next.resets_in.is_some_and(|reset| reset <= S * 60), "{next:?}");
     // The limit shrinks to 4 a minute: one owed, the next waits for two at 4 a minute, 30 s.
-    assert!(b.pace_learn(SCOPE, &per_minute(LimitKind::Requests, 4, 4, Duration::ZERO)).await.unwrap());
+    assert!(b.pace_learn(TARGET, &per_minute(LimitKind::Requests, 4, 4, Duration::ZERO)).await.unwrap());
     let refused = reserve(&b, &ONE_REQUEST, Some(S * 10)).await.expect_err("30 s does not fit in 10 s");
     assert_eq!((refused.limit, refused.size), (LimitKind::Requests, 4));
     // Full again at its rate: 1 owed and 4 to refill at 4 a minute.
@@ -184,17 +184,21 @@ async fn the_lower_level_wins_and_a_limit_that_shrinks_is_the_new_size() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_holds_each_limit_expires_when_untouched_and_is_refreshed_on_use() {
     let Some((a, b, url)) = two_processes("the_key_holds_each_limit_expires_when_untouched").await else { return };
-    let key = a.pace_key(SCOPE);
-    assert!(key.ends_with(":pace:openai:3f9a0c") && key.starts_with(a.prefix()), "{key}");
-    assert_eq!(a.pace_reserve(SCOPE, &ONE_REQUEST, None).await.unwrap(), None, "never learnt: the process paces alone");
-    assert!(a.pace_learn(SCOPE, &RateLimits::new()).await.unwrap(), "nothing stated, nothing learnt");
+    let key = a.pace_key(TARGET);
+    assert!(key.ends_with(":{openai:3f9a0c}:pace:gpt-4o") && key.starts_with(a.prefix()), "{key}");
+    assert_eq!(
+        a.pace_reserve(TARGET, &ONE_REQUEST, None).await.unwrap(),
+        None,
+        "never learnt: the process paces alone"
+    );
+    assert!(a.pace_learn(TARGET, &RateLimits::new()).await.unwrap(), "nothing stated, nothing learnt");
     let mut raw = raw(&url).await;
     assert!(!exists(&url, &key).await);
 
     let limits = RateLimits::new()
         .with(LimitKind::Requests, Limit::new(50, 49, S * 2))
         .with(LimitKind::Tokens, Limit::new(10_000, 10_000, Duration::ZERO).with_window(MINUTE));
-    assert!(a.pace_learn(SCOPE, &limits).await.unwrap());
+    assert!(a.pace_learn(TARGET, &limits).await.unwrap());
     let mut fields: Vec<String> = redis::cmd("HKEYS").arg(&key).query_async(&mut raw).await.unwrap();
     fields.sort();
     let expected = [
@@ -219,20 +223,20 @@ async fn the_key_holds_each_limit_expires_when_untouched_and_is_refreshed_on_use
     assert_eq!(reserve(&b, &Demand::new(10, 10), None).await, Ok(Reserved::NOW));
     assert!(pttl(&url, &key).await > S * 290, "a reservation refreshes the expiry");
     let _: i64 = redis::cmd("PEXPIRE").arg(&key).arg(10_000).query_async(&mut raw).await.unwrap();
-    b.pace_settle(SCOPE, &Demand::new(10, 10), &Demand::new(5, 5)).await.unwrap();
+    b.pace_settle(TARGET, &Demand::new(10, 10), &Demand::new(5, 5)).await.unwrap();
     assert!(pttl(&url, &key).await > S * 290, "a settlement refreshes the expiry");
 
     // A limit that takes 10 minutes to refill (all of it used, full in 10 minutes: a window of at
     // most 606 s, as a rounded-down remaining allows) keeps the key twice that.
     let slow = RateLimits::new().with(LimitKind::InputTokens, Limit::new(100, 0, S * 600));
-    assert!(b.pace_learn(SCOPE, &slow).await.unwrap());
+    assert!(b.pace_learn(TARGET, &slow).await.unwrap());
     let ttl = pttl(&url, &key).await;
     assert!(ttl <= S * 1213 && ttl > S * 1200, "{ttl:?}");
 
     // Expired (as Redis deletes it): the fleet knows no limit, and a late settlement writes none.
     let _: i64 = redis::cmd("DEL").arg(&key).query_async(&mut raw).await.unwrap();
-    assert_eq!(b.pace_reserve(SCOPE, &ONE_REQUEST, None).await.unwrap(), None);
-    a.pace_settle(SCOPE, &Demand::new(10, 10), &Demand::new(0, 0)).await.unwrap();
+    assert_eq!(b.pace_reserve(TARGET, &ONE_REQUEST, None).await.unwrap(), None);
+    a.pace_settle(TARGET, &Demand::new(10, 10), &Demand::new(0, 0)).await.unwrap();
     assert!(!exists(&url, &key).await, "a settlement on a forgotten key leaves it forgotten");
 }
 
@@ -240,9 +244,9 @@ async fn the_key_holds_each_limit_expires_when_untouched_and_is_refreshed_on_use
 async fn a_bucket_that_cannot_be_read_is_unknown_until_learnt_again() {
     let Some((a, b, url)) = two_processes("a_bucket_that_cannot_be_read_is_unknown").await else { return };
     let limits = per_minute(LimitKind::Requests, 1, 1, Duration::ZERO);
-    assert!(a.pace_learn(SCOPE, &limits).await.unwrap());
+    assert!(a.pace_learn(TARGET, &limits).await.unwrap());
     assert_eq!(reserve(&a, &ONE_REQUEST, None).await, Ok(Reserved::NOW));
-    let key = a.pace_key(SCOPE);
+    let key = a.pace_key(TARGET);
     let _: i64 = redis::cmd("HSET")
         .arg(&key)
         .arg("requests:level")
@@ -250,8 +254,8 @@ async fn a_bucket_that_cannot_be_read_is_unknown_until_learnt_again() {
         .query_async(&mut raw(&url).await)
         .await
         .unwrap();
-    assert_eq!(b.pace_reserve(SCOPE, &ONE_REQUEST, None).await.unwrap(), None, "no bucket it can read");
-    assert!(b.pace_learn(SCOPE, &limits).await.unwrap());
+    assert_eq!(b.pace_reserve(TARGET, &ONE_REQUEST, None).await.unwrap(), None, "no bucket it can read");
+    assert!(b.pace_learn(TARGET, &limits).await.unwrap());
     assert_eq!(reserve(&a, &ONE_REQUEST, None).await, Ok(Reserved::NOW), "learnt afresh: full");
     assert_waits(reserve(&b, &ONE_REQUEST, None).await, S * 60, LimitKind::Requests);
 }
@@ -263,22 +267,22 @@ async fn an_unreachable_redis_fails_the_pacer_within_the_timeout() {
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let store = RedisStore::lazy(&format!("redis://:secret@127.0.0.1:{port}")).unwrap().with_timeout(S * 2);
-    let err = store.pace_reserve(SCOPE, &ONE_REQUEST, None).await.expect_err("nothing listens");
+    let err = store.pace_reserve(TARGET, &ONE_REQUEST, None).await.expect_err("nothing listens");
     assert!(err.0.contains("connect") && !err.0.contains("secret"), "{err}");
     let limits = per_minute(LimitKind::Requests, 5, 5, Duration::ZERO);
-    assert!(store.pace_learn(SCOPE, &limits).await.is_err());
-    assert!(store.pace_settle(SCOPE, &ONE_REQUEST, &ONE_REQUEST).await.is_err());
+    assert!(store.pace_learn(TARGET, &limits).await.is_err());
+    assert!(store.pace_settle(TARGET, &ONE_REQUEST, &ONE_REQUEST).await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_usage_costs_the_fleet_two_windows_at_most_and_a_refusal_keeps_the_expiry() {
     let Some((a, b, url)) = two_processes("a_hostile_usage_costs_the_fleet_two_windows_at_most").await else { return };
     // 1 000 tokens a minute; process A's calls of 100 report u64::MAX, 1e19 and Gemini's 2^64 - 1.
-    assert!(a.pace_learn(SCOPE, &per_minute(LimitKind::Tokens, 1000, 1000, Duration::ZERO)).await.unwrap());
+    assert!(a.pace_learn(TARGET, &per_minute(LimitKind::Tokens, 1000, 1000, Duration::ZERO)).await.unwrap());
     let call = Demand::new(100, 0);
     for used in [u64::MAX, 10_000_000_000_000_000_000, u64::MAX - 1] {
         reserve(&a, &call, None).await.unwrap();
-        a.pace_settle(SCOPE, &call, &Demand::new(10, used)).await.unwrap();
+        a.pace_settle(TARGET, &call, &Demand::new(10, used)).await.unwrap();
     }
     // Each answer costs a bucket at most, and a settle stops at minus the size (the last call's own
     // reservation of 100 waits below it): a fresh process (B) waits for 1 200 tokens, 72 s, not
@@ -291,7 +295,7 @@ async fn a_hostile_usage_costs_the_fleet_two_windows_at_most_and_a_refusal_keeps
     assert!(said.contains("does not fit in the 10 s left; it is full again in 12"), "{said}");
     // A refusal writes nothing: the key's expiry is not pushed back by callers that keep being
     // refused (before, each refusal set it again, and a fleet that kept calling never forgot).
-    let key = a.pace_key(SCOPE);
+    let key = a.pace_key(TARGET);
     let _: () = redis::cmd("PEXPIRE").arg(&key).arg(30_000).query_async(&mut raw(&url).await).await.unwrap();
     for _ in 0..5 {
         reserve(&b, &call, Some(S)).await.expect_err("still owed");

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::{SharedStore, StoreFuture, Withdrawal};
+use agentic_runtime::budget::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::budget::{
     BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, RetryQuota, SharedAdmission,
 };
@@ -67,6 +67,8 @@ fn closed_port() -> u16 {
 }
 
 const SCOPE: &str = "openai:3f9a0c";
+/// A target of [`SCOPE`]: its cooldown.
+const TARGET: StoreKey<'static> = StoreKey::new(SCOPE, "gpt-4o");
 
 /// Only what successes pay for: no floor.
 const NO_FLOOR: RetryQuota = RetryQuota::standard().with_min_retries(0);
@@ -171,11 +173,11 @@ async fn two_processes_share_the_budget_and_the_cooldown() {
         Withdrawal { granted: false, successes: 3, retries: 3 }
     );
 
-    assert_eq!(second.cooldown_until(SCOPE).await.unwrap(), None);
+    assert_eq!(second.cooldown_until(TARGET).await.unwrap(), None);
     let until = at_ms(now_ms() + 60_000);
-    first.extend_cooldown(SCOPE, until).await.unwrap();
-    assert_eq!(second.cooldown_until(SCOPE).await.unwrap(), Some(until));
-    assert_eq!(first.cooldown_until(SCOPE).await.unwrap(), Some(until));
+    first.extend_cooldown(TARGET, until).await.unwrap();
+    assert_eq!(second.cooldown_until(TARGET).await.unwrap(), Some(until));
+    assert_eq!(first.cooldown_until(TARGET).await.unwrap(), Some(until));
 }
 
 #[tokio::test]
@@ -185,27 +187,27 @@ async fn extend_cooldown_never_shortens() {
     };
     let now = now_ms();
     let long = at_ms(now + 60_000);
-    store.extend_cooldown(SCOPE, long).await.unwrap();
-    store.extend_cooldown(SCOPE, at_ms(now + 10_000)).await.unwrap();
-    assert_eq!(store.cooldown_until(SCOPE).await.unwrap(), Some(long), "kept");
+    store.extend_cooldown(TARGET, long).await.unwrap();
+    store.extend_cooldown(TARGET, at_ms(now + 10_000)).await.unwrap();
+    assert_eq!(store.cooldown_until(TARGET).await.unwrap(), Some(long), "kept");
 
     let longer = at_ms(now + 120_000);
-    store.extend_cooldown(SCOPE, longer).await.unwrap();
-    assert_eq!(store.cooldown_until(SCOPE).await.unwrap(), Some(longer), "extended");
+    store.extend_cooldown(TARGET, longer).await.unwrap();
+    assert_eq!(store.cooldown_until(TARGET).await.unwrap(), Some(longer), "extended");
 
     // The key expires when the cooldown ends.
     let mut raw = raw(&url).await;
-    let ttl_ms: i64 = redis::cmd("PTTL").arg(store.cooldown_key(SCOPE)).query_async(&mut raw).await.unwrap();
+    let ttl_ms: i64 = redis::cmd("PTTL").arg(store.cooldown_key(TARGET)).query_async(&mut raw).await.unwrap();
     assert!(ttl_ms > 100_000 && ttl_ms <= 120_000, "cooldown expiry in {ttl_ms} ms, not at its end");
 
     // A sub-millisecond end is rounded up, never down.
-    let other = "anthropic:77aa";
+    let other = StoreKey::new("anthropic:77aa", "claude");
     let odd = at_ms(now + 30_000) + Duration::from_micros(300);
     store.extend_cooldown(other, odd).await.unwrap();
     assert_eq!(store.cooldown_until(other).await.unwrap(), Some(at_ms(now + 30_001)));
 
     // An end in the past sets nothing.
-    let past = "gemini:0001";
+    let past = StoreKey::new("gemini:0001", "gemini-2.5-flash");
     store.extend_cooldown(past, at_ms(now - 1_000)).await.unwrap();
     assert_eq!(store.cooldown_until(past).await.unwrap(), None);
 }
@@ -247,9 +249,12 @@ async fn scopes_and_prefixes_are_independent() {
     assert!(!store.try_withdraw("anthropic:aaaa", &one).await.unwrap().granted, "another provider");
     assert!(!other_fleet.try_withdraw("openai:aaaa", &one).await.unwrap().granted, "another prefix");
 
-    store.extend_cooldown("openai:aaaa", at_ms(now_ms() + 60_000)).await.unwrap();
-    assert_eq!(store.cooldown_until("openai:bbbb").await.unwrap(), None);
-    assert_eq!(other_fleet.cooldown_until("openai:aaaa").await.unwrap(), None);
+    let (mini, big) = (StoreKey::new("openai:aaaa", "gpt-4o-mini"), StoreKey::new("openai:aaaa", "gpt-4o"));
+    store.extend_cooldown(mini, at_ms(now_ms() + 60_000)).await.unwrap();
+    assert!(store.cooldown_until(mini).await.unwrap().is_some());
+    assert_eq!(store.cooldown_until(big).await.unwrap(), None, "another model of the key");
+    assert_eq!(store.cooldown_until(StoreKey::new("openai:bbbb", "gpt-4o-mini")).await.unwrap(), None);
+    assert_eq!(other_fleet.cooldown_until(mini).await.unwrap(), None);
 }
 
 #[tokio::test]
@@ -267,16 +272,16 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
     assert!(take.is_err(), "{take:?}");
     let deposit = tokio::time::timeout(guard, store.deposit(SCOPE, &quota)).await.expect("deposit hung");
     assert!(deposit.is_err(), "{deposit:?}");
-    let cooldown = tokio::time::timeout(guard, store.cooldown_until(SCOPE)).await.expect("cooldown_until hung");
+    let cooldown = tokio::time::timeout(guard, store.cooldown_until(TARGET)).await.expect("cooldown_until hung");
     assert!(cooldown.is_err(), "{cooldown:?}");
-    let extend = tokio::time::timeout(guard, store.extend_cooldown(SCOPE, at_ms(now_ms() + 60_000)))
+    let extend = tokio::time::timeout(guard, store.extend_cooldown(TARGET, at_ms(now_ms() + 60_000)))
         .await
         .expect("extend_cooldown hung");
     assert!(extend.is_err(), "{extend:?}");
     let settings = BreakerSettings::standard();
-    let admit = tokio::time::timeout(guard, store.breaker_admit(SCOPE, &settings)).await.expect("breaker_admit hung");
+    let admit = tokio::time::timeout(guard, store.breaker_admit(BREAKER, &settings)).await.expect("breaker_admit hung");
     assert!(admit.is_err(), "{admit:?}");
-    let record = tokio::time::timeout(guard, store.breaker_record(SCOPE, CallOutcome::Failed, true, &settings))
+    let record = tokio::time::timeout(guard, store.breaker_record(BREAKER, CallOutcome::Failed, true, &settings))
         .await
         .expect("breaker_record hung");
     assert!(record.is_err(), "{record:?}");
@@ -350,11 +355,13 @@ fn defaults() {
     let store = RedisStore::lazy("redis://127.0.0.1:6379").unwrap();
     assert_eq!(store.prefix(), "agentic");
     assert_eq!(store.timeout(), Duration::from_millis(250));
-    assert_eq!(store.budget_key(SCOPE), "agentic:budget:openai:3f9a0c");
-    assert_eq!(store.cooldown_key(SCOPE), "agentic:cooldown:openai:3f9a0c");
-    assert_eq!(store.breaker_key("openai:3f9a0c/gpt-4o"), "agentic:breaker:openai:3f9a0c/gpt-4o");
-    assert_eq!(store.breaker_window_key("openai:3f9a0c/gpt-4o"), "agentic:breaker-window:openai:3f9a0c/gpt-4o");
-    assert_eq!(store.breaker_probe_key("openai:3f9a0c/gpt-4o"), "agentic:breaker-probe:openai:3f9a0c/gpt-4o");
+    // Every key of a scope shares its hash tag, `{<scope>}`: one slot in Redis Cluster.
+    assert_eq!(store.budget_key(SCOPE), "agentic:{openai:3f9a0c}:budget");
+    assert_eq!(store.cooldown_key(TARGET), "agentic:{openai:3f9a0c}:cooldown:gpt-4o");
+    assert_eq!(store.breaker_key(TARGET), "agentic:{openai:3f9a0c}:breaker:gpt-4o");
+    assert_eq!(store.breaker_window_key(TARGET), "agentic:{openai:3f9a0c}:breaker-window:gpt-4o");
+    assert_eq!(store.breaker_probe_key(TARGET), "agentic:{openai:3f9a0c}:breaker-probe:gpt-4o");
+    assert_eq!(store.pace_key(TARGET), "agentic:{openai:3f9a0c}:pace:gpt-4o");
 }
 
 #[tokio::test]
@@ -400,7 +407,7 @@ async fn a_dropped_connection_is_made_again() {
 }
 
 /// The breaker of one target, under the standard settings.
-const BREAKER: &str = "openai:3f9a0c/gpt-4o-mini";
+const BREAKER: StoreKey<'static> = StoreKey::new("openai:3f9a0c", "gpt-4o-mini");
 const STANDARD: BreakerSettings = BreakerSettings::standard();
 
 fn opened(failures: u64, calls: u64) -> Opened {
@@ -584,10 +591,10 @@ async fn a_store_without_breaker_methods_keeps_no_breakers() {
         fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
             Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
         }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
             Box::pin(async { Ok(None) })
         }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
             Box::pin(async { Ok(()) })
         }
     }

@@ -12,7 +12,7 @@ use super::ledger::Ledger;
 use super::permit::Permit;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
-use super::store::{SharedStore, StoreFuture};
+use super::store::{BeforeCall, SharedStore, StoreFuture, StoreKey};
 use super::target::TargetBreaker;
 use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacer, Pacing, Place, RateLimits, Reservation};
 use crate::usage::Usage;
@@ -20,6 +20,9 @@ use crate::usage::Usage;
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {
     scope: String,
+    /// The target's model (`""` when unknown): a shared store keeps the cooldowns, the breaker and
+    /// the pacer's limits per model of the scope, as this process keeps them per target.
+    model: String,
     /// The retry budget: its settings, and its window (read on the failure path and by
     /// `Runtime::retry_budget`). `None` when the budget is off.
     budget: Option<RetryBudget>,
@@ -63,6 +66,10 @@ const COOLING: u8 = 1;
 /// [`Governor::attention`]: the pacer knows a limit of the scope.
 const PACING: u8 = 2;
 
+/// [`Governor::attention`]: the shared store said, at the latest call, that it knows a limit of
+/// the target (its pacer is asked then; when not, a call neither reserves nor settles there).
+const FLEET_PACING: u8 = 4;
+
 /// A retry budget's settings and its window.
 struct RetryBudget {
     quota: RetryQuota,
@@ -77,6 +84,7 @@ impl Governor {
         let slow = store.is_some();
         Self {
             scope,
+            model: String::new(),
             // Read from now: successes counted before a first retry are spread over the time since.
             budget: quota
                 .map(|quota| RetryBudget { quota, ledger: Mutex::new(Ledger::new(quota.window(), Instant::now())) }),
@@ -102,23 +110,46 @@ impl Governor {
         self
     }
 
+    /// Names the target's model (`""` when unknown): in a shared store its cooldowns, breaker and
+    /// rate limits are the model's of the scope ([`StoreKey`]).
+    pub(crate) fn with_model(mut self, model: &str) -> Self {
+        model.clone_into(&mut self.model);
+        self
+    }
+
     /// Gives this governor a breaker for target `target` (`"openai/gpt-4o-mini"`, for logs and the
-    /// metric); its key in a shared store is `"<scope>/<model>"`, `model` `""` when unknown.
+    /// metric) of model `model` (`""` when unknown): its key in a shared store is the scope and the
+    /// model.
     pub(crate) fn with_breaker(mut self, target: String, model: &str, settings: BreakerSettings) -> Self {
-        let key = format!("{}/{model}", self.scope);
-        self.breaker = Some(Box::new(TargetBreaker::new(target, key, settings, self.store.is_some())));
+        self = self.with_model(model);
+        self.breaker = Some(Box::new(TargetBreaker::new(target, settings, self.store.is_some())));
         self.slow = true;
         self
     }
 
+    /// This target's key in a shared store.
+    fn key(&self) -> StoreKey<'_> {
+        StoreKey::new(&self.scope, &self.model)
+    }
+
     /// Whether a call to this target may go now: a [`Permit`] the call's outcome is to be recorded
     /// with (always, without a breaker), or the state of the breaker that skips it. With a shared
-    /// store that keeps breakers, the fleet's breaker answers (one store operation); when the store
-    /// fails, or keeps none, this process's.
+    /// store that keeps breakers, the fleet's breaker answers, with the target's cooldown and
+    /// whether the fleet knows its limits (one store operation: the call asks nothing else before
+    /// it goes); when the store fails, or keeps none, this process's.
     pub(crate) async fn admit(&self) -> Result<Permit<'_>, BreakerState> {
         let Some(breaker) = self.breaker.as_deref() else { return Ok(Permit::new(self, false)) };
-        let admission = match self.shared_breaker(breaker, |store, b| store.breaker_admit(&b.key, &b.settings)).await {
-            Some(shared) => breaker.adopt_admission(shared),
+        let before = self.shared_breaker(breaker, |store, b| {
+            Box::pin(async move {
+                let before = store.before_call(self.key(), Some(&b.settings)).await?;
+                Ok(before.admission.map(|admission| (admission, before)))
+            })
+        });
+        let admission = match before.await {
+            Some((shared, before)) => {
+                self.adopt_before(&before);
+                breaker.adopt_admission(shared)
+            }
             None => breaker.admit_local(),
         };
         match admission {
@@ -128,12 +159,25 @@ impl Governor {
         }
     }
 
+    /// Takes in what the store said before a call: its cooldown (mirrored into this process's, so
+    /// that the call's own wait reads it without asking again) and whether it knows a limit.
+    fn adopt_before(&self, before: &BeforeCall) {
+        if let Some(left) = before.cooldown_until.and_then(|until| until.duration_since(SystemTime::now()).ok()) {
+            self.cool_down_locally(left);
+        }
+        if before.paces {
+            self.attention.fetch_or(FLEET_PACING, Ordering::Release);
+        } else {
+            self.attention.fetch_and(!FLEET_PACING, Ordering::Release);
+        }
+    }
+
     /// Counts a model call's outcome in the breaker (a no-op without one); `probe` when the call
     /// was let through as the probe, whose outcome alone decides while half-open. Reached through
     /// [`Permit::record`].
     pub(super) async fn record_call(&self, outcome: CallOutcome, probe: bool) {
         let Some(breaker) = self.breaker.as_deref() else { return };
-        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(&b.key, outcome, probe, &b.settings));
+        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(self.key(), outcome, probe, &b.settings));
         match shared.await {
             Some(recorded) => breaker.adopt_recorded(recorded),
             None => breaker.record_local(outcome, probe),
@@ -168,9 +212,9 @@ impl Governor {
             return;
         }
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let key = breaker.key.clone();
+            let (scope, model) = (self.scope.clone(), self.model.clone());
             runtime.spawn(async move {
-                if let Err(error) = store.breaker_release(&key).await {
+                if let Err(error) = store.breaker_release(StoreKey::new(&scope, &model)).await {
                     tracing::debug!(%error, "the shared store did not take back a probe; it expires after the open period");
                 }
             });
@@ -256,28 +300,35 @@ impl Governor {
 
     /// [`Governor::deposit`] into the shared store (into this process's window when it does not
     /// answer), and the answer into the breaker through the call's `permit` (the current target's,
-    /// when the runtime has fallbacks). With a store that keeps breakers, both operations are sent
-    /// together: one round trip.
+    /// when the runtime has fallbacks). With a store, one operation for both: one round trip.
     pub(crate) async fn deposit_shared(&self, permit: Option<Permit<'_>>) {
-        match permit {
-            None => self.deposit_budget().await,
-            // Boxed: the two futures would otherwise grow the future of every exec.
-            Some(permit) => {
-                let both = futures_util::future::join(self.deposit_budget(), permit.record(CallOutcome::Answered));
-                Box::pin(both).await;
+        let quota = self.budget.as_ref().map(|budget| &budget.quota);
+        let shared_breaker = self.breaker.as_deref().filter(|breaker| breaker.is_shared() && permit.is_some());
+        let asked = match (quota.is_some() || shared_breaker.is_some()) && self.store.is_some() {
+            true => {
+                let probe = permit.as_ref().is_some_and(Permit::is_probe);
+                let with_breaker = shared_breaker.map(|breaker| (&breaker.settings, probe));
+                // Boxed: the store's future would otherwise grow the future of every exec.
+                Box::pin(self.shared(|store, _| store.after_answer(self.key(), quota, with_breaker))).await
             }
-        }
-    }
-
-    /// The retry budget's part of [`Governor::deposit_shared`].
-    async fn deposit_budget(&self) {
-        let Some(budget) = &self.budget else { return };
-        let stored = match self.store {
-            Some(_) => self.shared(|store, scope| store.deposit(scope, &budget.quota)).await.is_some(),
-            None => false,
+            false => None,
         };
-        if !stored {
+        if asked.is_none() && quota.is_some() {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
+        }
+        let Some(permit) = permit else { return };
+        match (shared_breaker, asked) {
+            (Some(breaker), Some(Some(recorded))) => {
+                breaker.adopt_recorded(recorded);
+                permit.recorded();
+            }
+            (Some(breaker), Some(None)) => {
+                // The store answered and keeps no breakers: this process's decides from now on.
+                breaker.unshare();
+                Box::pin(permit.record(CallOutcome::Answered)).await;
+            }
+            // No breaker, this process's, or a store that failed: the permit records it here.
+            _ => Box::pin(permit.record(CallOutcome::Answered)).await,
         }
     }
 
@@ -318,11 +369,13 @@ impl Governor {
         self.slow || self.attention.load(Ordering::Acquire) != 0
     }
 
-    /// Whether calls are to be paced: the pacer knows a limit, or a shared store may (one load, on
-    /// the path of calls that asked [`Governor::may_cool_down`]).
+    /// Whether calls are to be paced: this process's pacer knows a limit, or the shared store said
+    /// at the call's admission or cooldown reading that it knows one (one load, on the path of
+    /// calls that asked [`Governor::may_cool_down`]). A target whose server states no limits is
+    /// never paced, in the store or here.
     #[inline]
     pub(crate) fn paces(&self) -> bool {
-        self.pacer.is_some() && (self.store.is_some() || self.attention.load(Ordering::Acquire) & PACING != 0)
+        self.pacer.is_some() && self.attention.load(Ordering::Acquire) & (PACING | FLEET_PACING) != 0
     }
 
     /// After a call: takes in the limits its response `stated` (and when it came), and reconciles
@@ -374,7 +427,7 @@ impl Governor {
         let over_cap = cap.saturating_add(Duration::from_micros(1));
         let within = Some(left.map_or(over_cap, |left| left.min(over_cap)));
         let shared = match self.store {
-            Some(_) => self.shared(|store, scope| store.pace_reserve(scope, demand, within)).await.flatten(),
+            Some(_) => self.shared(|store, _| store.pace_reserve(self.key(), demand, within)).await.flatten(),
             None => None,
         };
         let (answer, place) = match shared {
@@ -396,7 +449,7 @@ impl Governor {
         pacer.learn(limits, received);
         self.attention.fetch_or(PACING, Ordering::Release);
         if self.store.is_some() {
-            self.shared(|store, scope| store.pace_learn(scope, limits)).await;
+            self.shared(|store, _| store.pace_learn(self.key(), limits)).await;
         }
     }
 
@@ -411,12 +464,12 @@ impl Governor {
             Place::Local => pacer.settle(demand, usage),
             Place::Shared => {
                 let used = pacer.calibrate(demand, usage);
-                self.shared(|store, scope| store.pace_settle(scope, demand, &used)).await;
+                self.shared(|store, _| store.pace_settle(self.key(), demand, &used)).await;
             }
         }
     }
 
-    /// Records a server hint: nobody sends a request for this scope before `now + wait`.
+    /// Records a server hint: nobody sends a request for this target before `now + wait`.
     ///
     /// A wait longer than [`MAX_COOLDOWN`] (a server can send `Retry-After: 1e19`) counts as that:
     /// the clocks cannot represent `now + wait` much further out.
@@ -426,34 +479,40 @@ impl Governor {
     /// not last longer than a call would have waited for it.
     pub(crate) async fn note_hint(&self, wait: Duration) {
         let wait = wait.min(MAX_COOLDOWN);
-        let until = Instant::now() + wait;
-        {
-            let mut cooldown = lock(&self.cooldown);
-            if cooldown.is_none_or(|current| current < until) {
-                *cooldown = Some(until);
-            }
-            self.attention.fetch_or(COOLING, Ordering::Release);
-        }
+        self.cool_down_locally(wait);
         if self.store.is_some() {
             let until = SystemTime::now() + wait;
-            self.shared(|store, scope| store.extend_cooldown(scope, until)).await;
+            self.shared(|store, _| store.extend_cooldown(self.key(), until)).await;
         }
     }
 
-    /// How long to wait before the next request, if the scope is cooling down.
+    /// This process's cooldown lasts at least `wait` from now.
+    fn cool_down_locally(&self, wait: Duration) {
+        let until = Instant::now() + wait.min(MAX_COOLDOWN);
+        let mut cooldown = lock(&self.cooldown);
+        if cooldown.is_none_or(|current| current < until) {
+            *cooldown = Some(until);
+        }
+        self.attention.fetch_or(COOLING, Ordering::Release);
+    }
+
+    /// How long to wait before the next request, if the target is cooling down.
+    ///
+    /// With a breaker the store shares, the fleet's cooldown comes with each admission
+    /// ([`Governor::admit`]) and is read here from this process's mirror of it, without a round
+    /// trip; without one, the store is asked here (one operation, which also says whether it knows
+    /// the target's limits).
     pub(crate) async fn cooldown_remaining(&self) -> Option<Duration> {
         if !self.may_cool_down() {
             return None;
         }
-        let now = Instant::now();
-        let local = self.local_cooldown(now);
-        let shared = self
-            .shared(|store, scope| store.cooldown_until(scope))
-            .await
-            .flatten()
-            .and_then(|until| until.duration_since(SystemTime::now()).ok())
-            .filter(|d| !d.is_zero());
-        local.max(shared)
+        let mirrored = self.breaker.as_deref().is_some_and(TargetBreaker::is_shared);
+        if self.store.is_some() && !mirrored {
+            if let Some(before) = self.shared(|store, _| store.before_call(self.key(), None)).await {
+                self.adopt_before(&before);
+            }
+        }
+        self.local_cooldown(Instant::now())
     }
 
     /// What is left of this process's cooldown at `now`. One that has ended is forgotten, so that
@@ -634,6 +693,8 @@ mod tests {
         assert_eq!(store.keys(), ["anthropic:77aa/", "openai:3f9a0c/gpt-4o-mini"]);
     }
 
+    /// A store is input, as a server is: an open period longer than the settings' (a stored
+    /// `until` of 9e18 ms) is one open period here, not 285 million years (nor an overflow).
     #[tokio::test(start_paused = true)]
     async fn two_governors_share_one_breaker_through_a_store() {
         let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
@@ -777,7 +838,7 @@ mod tests {
         // The open period ends (on the server's clock, made to now rather than waited for).
         let mut raw = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
         let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
-        let key = store_a.breaker_key("openai:3f9a0c/gpt-4o-mini");
+        let key = store_a.breaker_key(StoreKey::new("openai:3f9a0c", "gpt-4o-mini"));
         let until = secs * 1000 + micros / 1000 - 1;
         let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
 
@@ -796,18 +857,18 @@ mod tests {
         fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
             BudgetOnly.try_withdraw(scope, quota)
         }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
             Box::pin(async { Ok(None) })
         }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
             Box::pin(async { Ok(()) })
         }
-        fn pace_learn<'a>(&'a self, _: &'a str, _: &'a RateLimits) -> StoreFuture<'a, bool> {
+        fn pace_learn<'a>(&'a self, _: StoreKey<'a>, _: &'a RateLimits) -> StoreFuture<'a, bool> {
             Box::pin(async { Err(StoreError("down".to_owned())) })
         }
         fn pace_reserve<'a>(
             &'a self,
-            _: &'a str,
+            _: StoreKey<'a>,
             _: &'a Demand,
             _: Option<Duration>,
         ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
@@ -877,24 +938,24 @@ mod tests {
         fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
             BudgetOnly.try_withdraw(scope, quota)
         }
-        fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
             self.answer(None)
         }
-        fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
             self.answer(())
         }
-        fn pace_learn<'a>(&'a self, _: &'a str, _: &'a RateLimits) -> StoreFuture<'a, bool> {
+        fn pace_learn<'a>(&'a self, _: StoreKey<'a>, _: &'a RateLimits) -> StoreFuture<'a, bool> {
             self.answer(true)
         }
         fn pace_reserve<'a>(
             &'a self,
-            _: &'a str,
+            _: StoreKey<'a>,
             _: &'a Demand,
             _: Option<Duration>,
         ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
             self.answer(Some(Ok(Reserved::NOW)))
         }
-        fn pace_settle<'a>(&'a self, _: &'a str, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
+        fn pace_settle<'a>(&'a self, _: StoreKey<'a>, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
             if !self.down.load(Ordering::Relaxed) {
                 lock(&self.settles).push((*reserved, *used));
             }

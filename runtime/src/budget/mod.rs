@@ -1,6 +1,6 @@
 //! One deadline and one call counter shared by both layers of one `exec`, the retry budget, the
-//! targets' circuit breakers, and the stores a fleet can share its retry budget, cooldowns and
-//! breakers through.
+//! targets' circuit breakers, and the stores a fleet can share its retry budget, cooldowns,
+//! breakers and rate limits through.
 
 mod breaker;
 mod governor;
@@ -12,6 +12,10 @@ mod quota;
 pub mod redis;
 #[cfg(feature = "redis")]
 mod redis_pace;
+#[cfg(feature = "redis")]
+mod redis_scripts;
+#[cfg(all(test, feature = "redis"))]
+mod redis_twins;
 pub mod store;
 
 mod refusal;

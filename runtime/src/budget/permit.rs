@@ -63,6 +63,15 @@ impl<'g> Permit<'g> {
     }
 }
 
+impl Permit<'_> {
+    /// The outcome was recorded by the caller, in the fleet's breaker, with the retry budget's
+    /// deposit (one store operation): nothing is owed any more.
+    pub(super) fn recorded(mut self) {
+        self.state = Owed::FailureOnly;
+        self.probe = false;
+    }
+}
+
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         if self.probe && self.state == Owed::Outcome {

@@ -1,29 +1,36 @@
-//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget,
-//! one cooldown and one pacer per provider and API key, and one circuit breaker per target (cargo
-//! feature `redis`).
+//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget
+//! per provider and API key (scope), and one cooldown, one pacer and one circuit breaker per target
+//! (a model of a scope) (cargo feature `redis`).
 //!
-//! Keys are `{prefix}:budget:{scope}` (a hash: the successes and retries of each slot of the
-//! window, fields `s:{slot}` and `r:{slot}`) and `{prefix}:cooldown:{scope}` (the end of the
-//! cooldown, in milliseconds since the UNIX epoch). Every update is one Lua script, so concurrent
-//! processes never lose a count. The budget's slots are cut on the Redis server's clock, one
-//! clock for the whole fleet; slots that leave the window are deleted, and a budget left untouched
-//! for two windows expires (an empty window). A cooldown expires when it ends, and lasts no longer
-//! than the runtime that set it would wait (`retry_after_cap_ms`: a hint past it is not stored).
+//! Every key of a scope starts `{prefix}:{<scope>}:`, whose braces are a Redis Cluster hash tag: a
+//! scope's keys live in one slot, so a script may touch several of them (the budget and a breaker,
+//! in one round trip) on a single node, behind Sentinel and in Cluster alike. The keys:
 //!
-//! A breaker (key `"<scope>/<model>"`) is three keys: `{prefix}:breaker:{key}` (a hash: `state`
-//! `open` or `half_open`, absent when closed; `until`, the end of the open period in ms on the
-//! server's clock; `failures` and `calls`, why it opened), `{prefix}:breaker-window:{key}` (a hash:
-//! the answered and failed calls of each slot of the window, fields `s:{slot}` and `f:{slot}`, as
-//! the budget's, and the calls let through, `a:{slot}`) and `{prefix}:breaker-probe:{key}` (set, if absent, by the caller that takes the
-//! probe; it expires after the open period, so a probe that never reports lets another go). Each
-//! admission and each outcome is one Lua script on the server's clock; a breaker untouched for two
-//! windows and two open periods expires (closed).
+//! - `{prefix}:{<scope>}:budget`: a hash, the successes and retries of each slot of the window,
+//!   fields `s:{slot}` and `r:{slot}`; slots that leave the window are deleted, and a budget left
+//!   untouched for two windows expires (an empty window).
+//! - `{prefix}:{<scope>}:cooldown:<model>`: the end of the cooldown, in ms since the UNIX epoch. It
+//!   expires when it ends, and lasts no longer than the runtime that set it would wait
+//!   (`retry_after_cap_ms`: a hint past it is not stored).
+//! - `{prefix}:{<scope>}:breaker:<model>`: a hash, `state` `open` or `half_open` (absent when
+//!   closed), `until` (the end of the open period, ms on the server's clock), `failures` and
+//!   `calls` (why it opened); `…:breaker-window:<model>`: the answered, failed and let-through
+//!   calls of each slot of the window (`s:`, `f:`, `a:`); `…:breaker-probe:<model>`: set, if
+//!   absent, by the caller that takes the probe, expiring after the open period, so a probe that
+//!   never reports lets another go. A breaker untouched for two windows and two open periods
+//!   expires (closed).
+//! - `{prefix}:{<scope>}:pace:<model>`: the pacer's buckets (see `budget/redis_pace.rs`); it
+//!   expires after twice the longest time one of its limits takes to refill, 5 minutes at least
+//!   and 2 days at most.
 //!
-//! The pacer's buckets of a scope are one hash, `{prefix}:pace:{scope}` (six fields per limit: its
-//! size, level, rate, the level's instant, the server's reset and what was taken since), kept on
-//! the server's clock by three Lua scripts that run the in-process pacer's rules (see
-//! `budget/redis_pace.rs`); it expires after twice the longest time one of its limits takes to
-//! refill, 5 minutes at least and 2 days at most.
+//! Every update is one Lua script (`budget/redis_scripts.rs`), so concurrent processes never lose
+//! a count; windows and open periods run on the Redis server's clock, one clock for the fleet.
+//! What a script reads is checked as input: a malformed value is read as absent and repaired, an
+//! open period never lasts longer than the settings' from now, and every key has an expiry.
+//!
+//! A call asks Redis once before it goes (the cooldown, the breaker's admission and whether a limit
+//! is known, one script) and once after its answer (the deposit and the breaker's record, one
+//! script); it reserves and settles pace only for a target whose server stated limits.
 //!
 //! Cooldowns are wall-clock instants of the processes: machines that share them should keep their
 //! clocks in sync (NTP), or a fast clock ends a cooldown early.
@@ -41,144 +48,10 @@ use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorde
 use super::ledger::SLOTS;
 use super::quota::RetryQuota;
 use super::redis_pace::{PaceScripts, reserved_of};
-use super::store::{DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, Withdrawal};
+use super::redis_scripts::Scripts as StoreScripts;
+use super::store::{BeforeCall, DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, StoreKey, Withdrawal};
 use crate::pace::{Demand, PaceRefused, RateLimits, Reserved};
 use crate::policy::rules::millis;
-
-/// The slot of now on the server's clock (`ARGV[1]`: a slot's length in ms), and a function that
-/// deletes the slots older than the window (`ARGV[2]`: the slots in a window) and sums the rest.
-/// `redis.replicate_commands` lets a script write after reading the clock on Redis before 5.
-const WINDOW: &str = r"
-if redis.replicate_commands then redis.replicate_commands() end
-local time = redis.call('TIME')
-local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-local slot = math.floor(now_ms / tonumber(ARGV[1]))
-local oldest = slot - tonumber(ARGV[2]) + 1
-local function counts()
-  local fields = redis.call('HGETALL', KEYS[1])
-  local successes, retries = 0, 0
-  for i = 1, #fields, 2 do
-    local name, count = fields[i], tonumber(fields[i + 1])
-    if tonumber(string.sub(name, 3)) < oldest then
-      redis.call('HDEL', KEYS[1], name)
-    elseif string.sub(name, 1, 1) == 's' then
-      successes = successes + count
-    else
-      retries = retries + count
-    end
-  end
-  return successes, retries
-end
-";
-
-/// Counts one success in the slot of now; the first of a slot also forgets the slots that left
-/// the window. `ARGV[3]`: how long an untouched budget is kept, in ms.
-const DEPOSIT: &str = r"
-if redis.call('HINCRBY', KEYS[1], 's:' .. slot, 1) == 1 then counts() end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1
-";
-
-/// Counts one retry in the slot of now when the window allows one: `ARGV[4]` retries whatever
-/// succeeded, plus `ARGV[5]` per 100 successes. Returns {granted, successes, retries}, the counts
-/// before the retry.
-const TRY_WITHDRAW: &str = r"
-local successes, retries = counts()
-local allowed = math.floor(tonumber(ARGV[4]) + successes * tonumber(ARGV[5]) / 100)
-if allowed - retries < 1 then return {0, successes, retries} end
-redis.call('HINCRBY', KEYS[1], 'r:' .. slot, 1)
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return {1, successes, retries}
-";
-
-/// The window's successes and retries now: {successes, retries}.
-const COUNTS: &str = r"
-local successes, retries = counts()
-return {successes, retries}
-";
-
-/// Whether a call may go (after [`WINDOW`]; `KEYS`: the window, the state, the probe; `ARGV[3]`:
-/// the open period in ms, `ARGV[4]`: how long an untouched breaker is kept). Closed, it counts the
-/// call let through in now's `a:` slot (a call still out counts as not failed). Returns {0} closed,
-/// {1, failures, calls} the caller's probe, {2, failures, calls} half-open with another's probe,
-/// {3, failures, calls, left_ms} open.
-const BREAKER_ADMIT: &str = r"
-local state = redis.call('HMGET', KEYS[2], 'state', 'until', 'failures', 'calls')
-if not state[1] then
-  redis.call('HINCRBY', KEYS[1], 'a:' .. slot, 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-  return {0}
-end
-local failures, calls = tonumber(state[3]), tonumber(state[4])
-if state[1] == 'open' then
-  local left = tonumber(state[2]) - now_ms
-  if left > 0 then return {3, failures, calls, left} end
-  redis.call('HSET', KEYS[2], 'state', 'half_open')
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
-end
-if redis.call('SET', KEYS[3], '1', 'NX', 'PX', ARGV[3]) then return {1, failures, calls} end
-return {2, failures, calls}
-";
-
-/// Counts a call's outcome (after [`WINDOW`]; `KEYS` and `ARGV[3..4]` as [`BREAKER_ADMIT`]'s;
-/// `ARGV[5]`: 1 when it failed, `ARGV[6]`: the failure percent, `ARGV[7]`: the fewest calls,
-/// `ARGV[8]`: 1 when the call was the probe, the only one whose outcome decides while half-open).
-/// Returns {0} unchanged, {1, failures, calls} opened, {2, failures, calls} opened again (the
-/// probe failed), {3} closed.
-const BREAKER_RECORD: &str = r"
-local failed = ARGV[5] == '1'
-local state = redis.call('HMGET', KEYS[2], 'state', 'failures', 'calls')
-local function open(failures, calls)
-  redis.call('DEL', KEYS[1], KEYS[3])
-  local until_ms = string.format('%.0f', now_ms + tonumber(ARGV[3]))
-  redis.call('HSET', KEYS[2], 'state', 'open', 'until', until_ms, 'failures', failures, 'calls', calls)
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
-end
-if state[1] == 'half_open' then
-  if ARGV[8] ~= '1' then return {0} end
-  if failed then
-    open(state[2], state[3])
-    return {2, tonumber(state[2]), tonumber(state[3])}
-  end
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  return {3}
-end
-if state[1] then return {0} end
-redis.call('HINCRBY', KEYS[1], (failed and 'f:' or 's:') .. slot, 1)
-local answered, failures, admitted = 0, 0, 0
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  local name, count = fields[i], tonumber(fields[i + 1])
-  local kind = string.sub(name, 1, 1)
-  if tonumber(string.sub(name, 3)) < oldest then
-    redis.call('HDEL', KEYS[1], name)
-  elseif kind == 's' then
-    answered = answered + count
-  elseif kind == 'f' then
-    failures = failures + count
-  else
-    admitted = admitted + count
-  end
-end
-local calls = math.max(answered + failures, admitted)
-if calls >= tonumber(ARGV[7]) and failures * 100 >= tonumber(ARGV[6]) * calls then
-  open(failures, calls)
-  return {1, failures, calls}
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return {0}
-";
-
-/// Moves the cooldown `KEYS[1]` to `ARGV[1]` (ms since the UNIX epoch) unless it ends later, and
-/// lets it expire then. Returns the end in force.
-const EXTEND_COOLDOWN: &str = r"
-local current = tonumber(redis.call('GET', KEYS[1]))
-local until_ms = tonumber(ARGV[1])
-if current ~= nil and current >= until_ms then return current end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('PEXPIREAT', KEYS[1], ARGV[1])
-return until_ms
-";
 
 /// The retry budgets and cooldowns of a fleet, in Redis.
 ///
@@ -225,13 +98,9 @@ pub struct RedisStore {
     offline_backoff: Duration,
 }
 
+/// The store's scripts: the budget's, the cooldowns' and the breakers', and the pacer's.
 struct Scripts {
-    deposit: Script,
-    try_withdraw: Script,
-    counts: Script,
-    extend_cooldown: Script,
-    breaker_admit: Script,
-    breaker_record: Script,
+    store: StoreScripts,
     pace: PaceScripts,
 }
 
@@ -290,15 +159,7 @@ impl RedisStore {
         Ok(Self {
             client,
             connection: Arc::new(OnceCell::new()),
-            scripts: Arc::new(Scripts {
-                deposit: Script::new(&format!("{WINDOW}{DEPOSIT}")),
-                try_withdraw: Script::new(&format!("{WINDOW}{TRY_WITHDRAW}")),
-                counts: Script::new(&format!("{WINDOW}{COUNTS}")),
-                extend_cooldown: Script::new(EXTEND_COOLDOWN),
-                breaker_admit: Script::new(&format!("{WINDOW}{BREAKER_ADMIT}")),
-                breaker_record: Script::new(&format!("{WINDOW}{BREAKER_RECORD}")),
-                pace: PaceScripts::new(),
-            }),
+            scripts: Arc::new(Scripts { store: StoreScripts::new(), pace: PaceScripts::new() }),
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
             timeout: Self::DEFAULT_TIMEOUT,
@@ -353,48 +214,80 @@ impl RedisStore {
         self.timeout
     }
 
-    /// The key of the retry budget of `scope`: `{prefix}:budget:{scope}`.
+    /// What every key of `scope` starts with: `{prefix}:{<scope>}:`, the scope a Redis Cluster
+    /// hash tag, so that one script may touch all of them.
+    fn scope_prefix(&self, scope: &str) -> String {
+        format!("{}:{{{scope}}}:", self.prefix)
+    }
+
+    /// The key of the retry budget of `scope`: `{prefix}:{<scope>}:budget`.
     pub fn budget_key(&self, scope: &str) -> String {
-        format!("{}:budget:{scope}", self.prefix)
+        format!("{}budget", self.scope_prefix(scope))
     }
 
-    /// The key of the cooldown of `scope`: `{prefix}:cooldown:{scope}`.
-    pub fn cooldown_key(&self, scope: &str) -> String {
-        format!("{}:cooldown:{scope}", self.prefix)
+    /// The key of a target's `kind` of state: `{prefix}:{<scope>}:<kind>:<model>`.
+    fn target_key(&self, kind: &str, key: StoreKey<'_>) -> String {
+        format!("{}{kind}:{}", self.scope_prefix(key.scope), key.model)
     }
 
-    /// The key of the state of breaker `key` (`"<scope>/<model>"`): `{prefix}:breaker:{key}`.
-    pub fn breaker_key(&self, key: &str) -> String {
-        format!("{}:breaker:{key}", self.prefix)
+    /// The key of the cooldown of the target `key`: `{prefix}:{<scope>}:cooldown:<model>`.
+    pub fn cooldown_key(&self, key: StoreKey<'_>) -> String {
+        self.target_key("cooldown", key)
     }
 
-    /// The key of the window of breaker `key`: `{prefix}:breaker-window:{key}`.
-    pub fn breaker_window_key(&self, key: &str) -> String {
-        format!("{}:breaker-window:{key}", self.prefix)
+    /// The key of the state of the breaker of the target `key`: `{prefix}:{<scope>}:breaker:<model>`.
+    pub fn breaker_key(&self, key: StoreKey<'_>) -> String {
+        self.target_key("breaker", key)
     }
 
-    /// The key of the probe of breaker `key`: `{prefix}:breaker-probe:{key}`.
-    pub fn breaker_probe_key(&self, key: &str) -> String {
-        format!("{}:breaker-probe:{key}", self.prefix)
+    /// The key of the window of the breaker of the target `key`:
+    /// `{prefix}:{<scope>}:breaker-window:<model>`.
+    pub fn breaker_window_key(&self, key: StoreKey<'_>) -> String {
+        self.target_key("breaker-window", key)
     }
 
-    /// The key of the pacer's buckets of `scope`: `{prefix}:pace:{scope}` (see the module's docs).
-    pub fn pace_key(&self, scope: &str) -> String {
-        format!("{}:pace:{scope}", self.prefix)
+    /// The key of the probe of the breaker of the target `key`:
+    /// `{prefix}:{<scope>}:breaker-probe:<model>`.
+    pub fn breaker_probe_key(&self, key: StoreKey<'_>) -> String {
+        self.target_key("breaker-probe", key)
     }
 
-    /// An invocation of one of the breaker's scripts for breaker `key` under `settings`.
-    fn breaker<'s>(&self, script: &'s Script, key: &str, settings: &BreakerSettings) -> redis::ScriptInvocation<'s> {
+    /// The key of the pacer's buckets of the target `key`: `{prefix}:{<scope>}:pace:<model>` (see
+    /// the module's docs).
+    pub fn pace_key(&self, key: StoreKey<'_>) -> String {
+        self.target_key("pace", key)
+    }
+
+    /// Adds the keys and arguments of breaker `key` under `settings` to `invocation`, as the
+    /// scripts' `breaker` reads them.
+    pub(super) fn breaker_args(
+        &self,
+        invocation: &mut redis::ScriptInvocation<'_>,
+        key: StoreKey<'_>,
+        settings: &BreakerSettings,
+    ) {
         let window_ms = millis(settings.window());
         let open_ms = millis(settings.open_for());
-        let mut invocation = script.key(self.breaker_window_key(key));
         invocation
+            .key(self.breaker_window_key(key))
             .key(self.breaker_key(key))
             .key(self.breaker_probe_key(key))
             .arg((window_ms / SLOTS as u64).max(1))
-            .arg(SLOTS)
             .arg(open_ms)
-            .arg(window_ms.saturating_add(open_ms).saturating_mul(2));
+            .arg(window_ms.saturating_add(open_ms).saturating_mul(2))
+            .arg(settings.failure_percent())
+            .arg(settings.min_calls());
+    }
+
+    /// An invocation of one of the breaker's scripts for breaker `key` under `settings`.
+    fn breaker<'s>(
+        &self,
+        script: &'s Script,
+        key: StoreKey<'_>,
+        settings: &BreakerSettings,
+    ) -> redis::ScriptInvocation<'s> {
+        let mut invocation = script.prepare_invoke();
+        self.breaker_args(&mut invocation, key, settings);
         invocation
     }
 
@@ -406,21 +299,15 @@ impl RedisStore {
     /// A [`StoreError`] when Redis cannot answer within the timeout.
     pub async fn counts(&self, scope: &str, quota: &RetryQuota) -> Result<Withdrawal, StoreError> {
         let (successes, retries): (u64, u64) =
-            self.invoke("counts", self.window(&self.scripts.counts, scope, quota)).await?;
+            self.invoke("counts", self.window(&self.scripts.store.counts, scope, quota)).await?;
         let granted = quota.allowance(successes as f64, retries) > 0;
         Ok(Withdrawal { granted, successes, retries })
     }
 
-    /// An invocation of one of the window's scripts for `scope` under `quota`.
+    /// An invocation of one of the budget's scripts for `scope` under `quota`.
     fn window<'s>(&self, script: &'s Script, scope: &str, quota: &RetryQuota) -> redis::ScriptInvocation<'s> {
-        let window_ms = u64::try_from(quota.window().as_millis()).unwrap_or(u64::MAX);
         let mut invocation = script.key(self.budget_key(scope));
-        invocation
-            .arg((window_ms / SLOTS as u64).max(1))
-            .arg(SLOTS)
-            .arg(window_ms.saturating_mul(2))
-            .arg(quota.min_retries())
-            .arg(quota.retry_percent());
+        budget_args(&mut invocation, quota);
         invocation
     }
 
@@ -489,7 +376,7 @@ impl RedisStore {
 impl SharedStore for RedisStore {
     fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let _: i64 = self.invoke("deposit", self.window(&self.scripts.deposit, scope, quota)).await?;
+            let _: i64 = self.invoke("deposit", self.window(&self.scripts.store.deposit, scope, quota)).await?;
             Ok(())
         })
     }
@@ -497,34 +384,27 @@ impl SharedStore for RedisStore {
     fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
         Box::pin(async move {
             let (granted, successes, retries): (i64, u64, u64) =
-                self.invoke("try_withdraw", self.window(&self.scripts.try_withdraw, scope, quota)).await?;
+                self.invoke("try_withdraw", self.window(&self.scripts.store.try_withdraw, scope, quota)).await?;
             Ok(Withdrawal { granted: granted == 1, successes, retries })
         })
     }
 
-    fn cooldown_until<'a>(&'a self, scope: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
-        Box::pin(self.run("cooldown_until", async move {
-            let mut connection = self.connection().await?;
-            let until_ms: Option<u64> = redis::cmd("GET")
-                .arg(self.cooldown_key(scope))
-                .query_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("cooldown_until", &err))?;
-            let now_ms = millis_since_epoch(SystemTime::now());
-            Ok(until_ms
-                .filter(|&until_ms| until_ms > now_ms)
-                .map(|until_ms| UNIX_EPOCH + Duration::from_millis(until_ms)))
-        }))
+    fn cooldown_until<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
+        Box::pin(async move {
+            let until_ms: i64 =
+                self.invoke("cooldown_until", self.scripts.store.cooldown.key(self.cooldown_key(key))).await?;
+            Ok(cooldown_of(until_ms))
+        })
     }
 
-    fn extend_cooldown<'a>(&'a self, scope: &'a str, until: SystemTime) -> StoreFuture<'a, ()> {
+    fn extend_cooldown<'a>(&'a self, key: StoreKey<'a>, until: SystemTime) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             // Rounded up, so a cooldown is never shorter than asked for.
             let until_ms = millis_since_epoch(until);
             if until_ms <= millis_since_epoch(SystemTime::now()) {
                 return Ok(());
             }
-            let mut invocation = self.scripts.extend_cooldown.key(self.cooldown_key(scope));
+            let mut invocation = self.scripts.store.extend_cooldown.key(self.cooldown_key(key));
             invocation.arg(until_ms);
             let _until_ms: i64 = self.invoke("extend_cooldown", invocation).await?;
             Ok(())
@@ -537,54 +417,32 @@ impl SharedStore for RedisStore {
 
     fn breaker_admit<'a>(
         &'a self,
-        key: &'a str,
+        key: StoreKey<'a>,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<SharedAdmission>> {
         Box::pin(async move {
             let answer: Vec<i64> =
-                self.invoke("breaker_admit", self.breaker(&self.scripts.breaker_admit, key, settings)).await?;
-            let opened = |at: usize| opened_of(&answer, at, settings);
-            let admission = match answer.first() {
-                Some(0) => Some(SharedAdmission::Call),
-                Some(1) => opened(1).map(SharedAdmission::Probe),
-                Some(2) => opened(1).map(|opened| SharedAdmission::Skip(BreakerState::HalfOpen { opened })),
-                Some(3) => opened(1).zip(answer.get(3)).map(|(opened, &left)| {
-                    let left = Duration::from_millis(u64::try_from(left).unwrap_or(0));
-                    SharedAdmission::Skip(BreakerState::Open { left, opened })
-                }),
-                _ => None,
-            };
-            admission.map(Some).ok_or_else(|| self.unexpected("breaker_admit", &answer))
+                self.invoke("breaker_admit", self.breaker(&self.scripts.store.breaker_admit, key, settings)).await?;
+            admission_of(&answer, settings).map(Some).ok_or_else(|| self.unexpected("breaker_admit", &answer))
         })
     }
 
     fn breaker_record<'a>(
         &'a self,
-        key: &'a str,
+        key: StoreKey<'a>,
         outcome: CallOutcome,
         probe: bool,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<Recorded>> {
         Box::pin(async move {
-            let mut invocation = self.breaker(&self.scripts.breaker_record, key, settings);
-            invocation
-                .arg(u8::from(outcome == CallOutcome::Failed))
-                .arg(settings.failure_percent())
-                .arg(settings.min_calls())
-                .arg(u8::from(probe));
+            let mut invocation = self.breaker(&self.scripts.store.breaker_record, key, settings);
+            invocation.arg(u8::from(outcome == CallOutcome::Failed)).arg(u8::from(probe));
             let answer: Vec<i64> = self.invoke("breaker_record", invocation).await?;
-            let recorded = match answer.first() {
-                Some(0) => Some(Recorded::Unchanged),
-                Some(1) => opened_of(&answer, 1, settings).map(Recorded::Opened),
-                Some(2) => opened_of(&answer, 1, settings).map(Recorded::Reopened),
-                Some(3) => Some(Recorded::Closed),
-                _ => None,
-            };
-            recorded.map(Some).ok_or_else(|| self.unexpected("breaker_record", &answer))
+            recorded_of(&answer, settings).map(Some).ok_or_else(|| self.unexpected("breaker_record", &answer))
         })
     }
 
-    fn breaker_release<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
+    fn breaker_release<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, ()> {
         // The probe's key goes: the next admission while half-open takes it (`SET NX`) at once.
         Box::pin(self.run("breaker_release", async move {
             let mut connection = self.connection().await?;
@@ -597,10 +455,58 @@ impl SharedStore for RedisStore {
         }))
     }
 
-    fn pace_learn<'a>(&'a self, scope: &'a str, limits: &'a RateLimits) -> StoreFuture<'a, bool> {
+    fn before_call<'a>(
+        &'a self,
+        key: StoreKey<'a>,
+        breaker: Option<&'a BreakerSettings>,
+    ) -> StoreFuture<'a, BeforeCall> {
+        Box::pin(async move {
+            let mut invocation = self.scripts.store.before_call.key(self.cooldown_key(key));
+            invocation.key(self.pace_key(key)).arg(u8::from(breaker.is_some()));
+            if let Some(settings) = breaker {
+                self.breaker_args(&mut invocation, key, settings);
+            }
+            let answer: Vec<i64> = self.invoke("before_call", invocation).await?;
+            let unexpected = || self.unexpected("before_call", &answer);
+            let (&until_ms, &paces) = answer.first().zip(answer.get(1)).ok_or_else(unexpected)?;
+            let admission = match breaker {
+                Some(settings) => Some(admission_of(&answer[2..], settings).ok_or_else(unexpected)?),
+                None => None,
+            };
+            Ok(BeforeCall::new(cooldown_of(until_ms), admission, paces == 1))
+        })
+    }
+
+    fn after_answer<'a>(
+        &'a self,
+        key: StoreKey<'a>,
+        quota: Option<&'a RetryQuota>,
+        breaker: Option<(&'a BreakerSettings, bool)>,
+    ) -> StoreFuture<'a, Option<Recorded>> {
+        Box::pin(async move {
+            let mut invocation = self.scripts.store.after_answer.key(self.budget_key(key.scope));
+            invocation.arg(u8::from(quota.is_some()));
+            // The budget's arguments are there either way, so that the breaker's have fixed places.
+            budget_args(&mut invocation, &quota.copied().unwrap_or_else(RetryQuota::standard));
+            invocation.arg(u8::from(breaker.is_some()));
+            let settings = breaker.map(|(settings, _)| settings);
+            let standard = BreakerSettings::standard();
+            self.breaker_args(&mut invocation, key, settings.unwrap_or(&standard));
+            invocation.arg(u8::from(breaker.is_some_and(|(_, probe)| probe)));
+            let answer: Vec<i64> = self.invoke("after_answer", invocation).await?;
+            match settings {
+                Some(settings) => {
+                    recorded_of(&answer, settings).map(Some).ok_or_else(|| self.unexpected("after_answer", &answer))
+                }
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn pace_learn<'a>(&'a self, key: StoreKey<'a>, limits: &'a RateLimits) -> StoreFuture<'a, bool> {
         Box::pin(async move {
             if !limits.is_empty() {
-                let _: i64 = self.invoke("pace_learn", self.scripts.pace.learn(self.pace_key(scope), limits)).await?;
+                let _: i64 = self.invoke("pace_learn", self.scripts.pace.learn(self.pace_key(key), limits)).await?;
             }
             Ok(true)
         })
@@ -608,23 +514,67 @@ impl SharedStore for RedisStore {
 
     fn pace_reserve<'a>(
         &'a self,
-        scope: &'a str,
+        key: StoreKey<'a>,
         demand: &'a Demand,
         left: Option<Duration>,
     ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
         Box::pin(async move {
-            let invocation = self.scripts.pace.reserve(self.pace_key(scope), demand, left);
+            let invocation = self.scripts.pace.reserve(self.pace_key(key), demand, left);
             let answer: Vec<i64> = self.invoke("pace_reserve", invocation).await?;
             reserved_of(&answer, left).ok_or_else(|| self.unexpected("pace_reserve", &answer))
         })
     }
 
-    fn pace_settle<'a>(&'a self, scope: &'a str, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
+    fn pace_settle<'a>(&'a self, key: StoreKey<'a>, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let _: i64 =
-                self.invoke("pace_settle", self.scripts.pace.settle(self.pace_key(scope), reserved, used)).await?;
+                self.invoke("pace_settle", self.scripts.pace.settle(self.pace_key(key), reserved, used)).await?;
             Ok(())
         })
+    }
+}
+
+/// Adds the arguments of a budget under `quota` to `invocation`, as the scripts' `budget` reads
+/// them: the slot's length, the expiry, the fewest retries and the retry percent.
+pub(super) fn budget_args(invocation: &mut redis::ScriptInvocation<'_>, quota: &RetryQuota) {
+    let window_ms = millis(quota.window());
+    invocation
+        .arg((window_ms / SLOTS as u64).max(1))
+        .arg(window_ms.saturating_mul(2))
+        .arg(quota.min_retries())
+        .arg(quota.retry_percent());
+}
+
+/// The cooldown the scripts' `cooldown` answered (`-1`: none), if it is not past.
+fn cooldown_of(until_ms: i64) -> Option<SystemTime> {
+    let until_ms = u64::try_from(until_ms).ok()?;
+    (until_ms > millis_since_epoch(SystemTime::now())).then(|| UNIX_EPOCH + Duration::from_millis(until_ms))
+}
+
+/// What the scripts' `admit` answered, under `settings`. An open period is never longer than the
+/// settings' (a store is input, as a server is); `None` when it is no answer of `admit`.
+pub(super) fn admission_of(answer: &[i64], settings: &BreakerSettings) -> Option<SharedAdmission> {
+    let opened = |at: usize| opened_of(answer, at, settings);
+    match answer.first()? {
+        0 => Some(SharedAdmission::Call),
+        1 => opened(1).map(SharedAdmission::Probe),
+        2 => opened(1).map(|opened| SharedAdmission::Skip(BreakerState::HalfOpen { opened })),
+        3 => opened(1).zip(answer.get(3)).map(|(opened, &left)| {
+            let left = Duration::from_millis(u64::try_from(left).unwrap_or(0)).min(settings.open_for());
+            SharedAdmission::Skip(BreakerState::Open { left, opened })
+        }),
+        _ => None,
+    }
+}
+
+/// What the scripts' `record` answered, under `settings`; `None` when it is no answer of `record`.
+pub(super) fn recorded_of(answer: &[i64], settings: &BreakerSettings) -> Option<Recorded> {
+    match answer.first()? {
+        0 => Some(Recorded::Unchanged),
+        1 => opened_of(answer, 1, settings).map(Recorded::Opened),
+        2 => opened_of(answer, 1, settings).map(Recorded::Reopened),
+        3 => Some(Recorded::Closed),
+        _ => None,
     }
 }
 

@@ -26,8 +26,6 @@ const METRICS: &str = "agentic::metrics";
 pub(crate) struct TargetBreaker {
     /// `"openai/gpt-4o-mini"`: what logs and the metric name it by.
     pub(crate) target: String,
-    /// `"<scope>/<model>"`: its key in a shared store.
-    pub(crate) key: String,
     pub(crate) settings: BreakerSettings,
     local: Mutex<Breaker>,
     /// Whether the shared store is asked: set with a store, cleared once it says it keeps no
@@ -36,9 +34,9 @@ pub(crate) struct TargetBreaker {
 }
 
 impl TargetBreaker {
-    pub(crate) fn new(target: String, key: String, settings: BreakerSettings, shared: bool) -> Self {
+    pub(crate) fn new(target: String, settings: BreakerSettings, shared: bool) -> Self {
         let local = Mutex::new(Breaker::new(settings, Instant::now()));
-        Self { target, key, settings, local, shared: AtomicBool::new(shared) }
+        Self { target, settings, local, shared: AtomicBool::new(shared) }
     }
 
     /// Whether the shared store is to be asked.
@@ -79,11 +77,17 @@ impl TargetBreaker {
         tracing::info!(target = %target, "circuit breaker of {target}: its probe call reported nothing; the next call is the probe");
     }
 
-    /// The shared breaker's answer, mirrored here.
+    /// The shared breaker's answer, mirrored here. An open period is never taken as longer than
+    /// the settings' (a store is input, as a server is: a stored `until` of 9e18 must not skip
+    /// the target for ever).
     pub(crate) fn adopt_admission(&self, shared: SharedAdmission) -> Admission {
         let (state, admission) = match shared {
             SharedAdmission::Call => (BreakerState::Closed, Admission::Call),
             SharedAdmission::Probe(opened) => (BreakerState::HalfOpen { opened }, Admission::Probe),
+            SharedAdmission::Skip(BreakerState::Open { left, opened }) => {
+                let state = BreakerState::Open { left: left.min(self.settings.open_for()), opened };
+                (state, Admission::Skip(state))
+            }
             SharedAdmission::Skip(state) => (state, Admission::Skip(state)),
         };
         self.change(|breaker| breaker.adopt(state, Instant::now()));

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::breaker::{Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, Recorded, SharedAdmission};
 use super::quota::RetryQuota;
-use super::store::{SharedStore, StoreError, StoreFuture, Withdrawal};
+use super::store::{SharedStore, StoreError, StoreFuture, StoreKey, Withdrawal};
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -26,10 +26,10 @@ impl SharedStore for BudgetOnly {
     fn try_withdraw<'a>(&'a self, _: &'a str, _: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
         Box::pin(async { Ok(Withdrawal { granted: true, successes: 0, retries: 0 }) })
     }
-    fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+    fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
         Box::pin(async { Ok(None) })
     }
-    fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+    fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
         Box::pin(async { Ok(()) })
     }
 }
@@ -49,7 +49,7 @@ impl MemoryStore {
         keys
     }
 
-    fn with<T>(&self, key: &str, settings: &BreakerSettings, f: impl FnOnce(&mut Breaker) -> T) -> StoreFuture<'_, T>
+    fn with<T>(&self, key: StoreKey<'_>, settings: &BreakerSettings, f: impl FnOnce(&mut Breaker) -> T) -> StoreFuture<'_, T>
     where
         T: Send + 'static,
     {
@@ -57,7 +57,7 @@ impl MemoryStore {
             return Box::pin(async { Err(StoreError("down".to_owned())) });
         }
         let mut breakers = lock(&self.breakers);
-        let breaker = breakers.entry(key.to_owned()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
+        let breaker = breakers.entry(key.to_string()).or_insert_with(|| Breaker::new(*settings, Instant::now()));
         let answer = f(breaker);
         Box::pin(async { Ok(answer) })
     }
@@ -70,15 +70,15 @@ impl SharedStore for MemoryStore {
     fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
         BudgetOnly.try_withdraw(scope, quota)
     }
-    fn cooldown_until<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<SystemTime>> {
+    fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
         Box::pin(async { Ok(None) })
     }
-    fn extend_cooldown<'a>(&'a self, _: &'a str, _: SystemTime) -> StoreFuture<'a, ()> {
+    fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
         Box::pin(async { Ok(()) })
     }
     fn breaker_admit<'a>(
         &'a self,
-        key: &'a str,
+        key: StoreKey<'a>,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<SharedAdmission>> {
         self.with(key, settings, |breaker| {
@@ -95,15 +95,15 @@ impl SharedStore for MemoryStore {
     }
     fn breaker_record<'a>(
         &'a self,
-        key: &'a str,
+        key: StoreKey<'a>,
         outcome: CallOutcome,
         probe: bool,
         settings: &'a BreakerSettings,
     ) -> StoreFuture<'a, Option<Recorded>> {
         self.with(key, settings, |breaker| Some(breaker.record(outcome, probe, Instant::now())))
     }
-    fn breaker_release<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
-        if let Some(breaker) = lock(&self.breakers).get_mut(key) {
+    fn breaker_release<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, ()> {
+        if let Some(breaker) = lock(&self.breakers).get_mut(&key.to_string()) {
             breaker.release(Instant::now());
         }
         Box::pin(async { Ok(()) })
