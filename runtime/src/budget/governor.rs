@@ -891,7 +891,9 @@ mod tests {
         use crate::pace::{Limit, LimitKind};
         let governor = Governor::new("openai:3f9a0c".to_owned(), None, Some(Arc::new(PacerDown)))
             .with_pacing(&Pacing::from_headers());
-        assert!(governor.paces(), "with a store every call asks the fleet's pacer");
+        assert!(!governor.paces(), "nothing known yet");
+        assert_eq!(governor.cooldown_remaining().await, None);
+        assert!(governor.paces(), "a store that cannot say whether it knows a limit is asked by every call");
         let demand = governor.estimate(|| 10, None).unwrap();
         assert_eq!(governor.pace(&demand, None, CAP).await, Ok(Pace::Unknown), "nothing known: at once, unreserved");
         let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, Duration::from_secs(54)));
