@@ -130,8 +130,11 @@ fn a_status_makes_a_typed_error_and_the_text_stays_as_given() {
     assert_eq!(verdicts(&output), (false, permanent, "fail_permanently", permanent));
     // Without a status the same text matches no pattern.
     assert_eq!(message("upstream said no").1, "matched no retry pattern");
-    // Overflow is checked before the status.
+    // A rate limit's status outranks an overflow pattern (Bedrock's 429 "Too many tokens"); a
+    // permanent status does not.
     let output = classify(json!({"error_message": "prompt is too long", "status": 429}));
+    assert_eq!(verdicts(&output).2, "retry");
+    let output = classify(json!({"error_message": "prompt is too long", "status": 400}));
     assert_eq!(verdicts(&output).2, "context_overflow");
     // null is the same as leaving a field out.
     let output = classify(json!({"error_message": "overloaded", "status": null, "stop_reason": null}));
