@@ -177,7 +177,8 @@ impl Governor {
     /// [`Permit::record`].
     pub(super) async fn record_call(&self, outcome: CallOutcome, probe: bool) {
         let Some(breaker) = self.breaker.as_deref() else { return };
-        let shared = self.shared_breaker(breaker, |store, b| store.breaker_record(self.key(), outcome, probe, &b.settings));
+        let shared =
+            self.shared_breaker(breaker, |store, b| store.breaker_record(self.key(), outcome, probe, &b.settings));
         match shared.await {
             Some(recorded) => breaker.adopt_recorded(recorded),
             None => breaker.record_local(outcome, probe),

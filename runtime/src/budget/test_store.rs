@@ -49,7 +49,12 @@ impl MemoryStore {
         keys
     }
 
-    fn with<T>(&self, key: StoreKey<'_>, settings: &BreakerSettings, f: impl FnOnce(&mut Breaker) -> T) -> StoreFuture<'_, T>
+    fn with<T>(
+        &self,
+        key: StoreKey<'_>,
+        settings: &BreakerSettings,
+        f: impl FnOnce(&mut Breaker) -> T,
+    ) -> StoreFuture<'_, T>
     where
         T: Send + 'static,
     {
