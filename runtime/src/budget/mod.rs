@@ -5,7 +5,6 @@
 mod breaker;
 mod governor;
 mod ledger;
-mod permit;
 mod quota;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
@@ -25,7 +24,7 @@ pub(crate) mod test_store;
 
 pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
-pub(crate) use permit::Permit;
+pub(crate) use governor::Permit;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};
 

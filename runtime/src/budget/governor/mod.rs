@@ -1,6 +1,8 @@
 //! Storm control shared by every call of a `Runtime`: the retry budget, the cooldown a
 //! server's Retry-After sets for everyone, and (with fallbacks) the target's circuit breaker.
 
+mod permit;
+
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -9,13 +11,13 @@ use tokio::time::Instant;
 
 use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome};
 use super::ledger::Ledger;
-use super::permit::Permit;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
 use super::store::{BeforeCall, SharedStore, StoreFuture, StoreKey};
 use super::target::TargetBreaker;
 use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacer, Pacing, Place, RateLimits, Reservation};
 use crate::usage::Usage;
+pub(crate) use permit::Permit;
 
 /// The shared state of one `Runtime` (and its clones) for one provider scope.
 pub(crate) struct Governor {

@@ -7,8 +7,8 @@
 //! back at once. A lost probe, which held a target half-open for a whole open period, cannot be
 //! written: every path out of a call either records or drops.
 
-use super::breaker::CallOutcome;
-use super::governor::Governor;
+use super::Governor;
+use crate::budget::breaker::CallOutcome;
 
 /// One call's admission by its target's breaker. Recording the call's outcome consumes it;
 /// dropping it unrecorded releases the probe it may be, so that the next call probes at once.
