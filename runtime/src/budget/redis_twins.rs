@@ -39,19 +39,7 @@ struct Fleet {
 
 impl Fleet {
     fn new(test: &str) -> Option<Self> {
-        if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-            println!("skipping {test}: AGENTIC_SKIP_REDIS=1");
-            return None;
-        }
-        let url = std::env::var("AGENTIC_REDIS_URL")
-            .ok()
-            .filter(|url| !url.is_empty())
-            .unwrap_or_else(|| panic!("{test} needs AGENTIC_REDIS_URL (or AGENTIC_SKIP_REDIS=1 to skip)"));
-        let connection = redis::Client::open(url.as_str())
-            .and_then(|client| client.get_connection())
-            .unwrap_or_else(|err| panic!("{test} cannot reach Redis at {url}: {err}"));
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-        let prefix = format!("agentic-test:{test}:{}:{nanos}", std::process::id());
+        let (url, connection, prefix) = super::redis::test_redis(test)?;
         let store = RedisStore::lazy(&url).unwrap().with_prefix(prefix.clone());
         let mut fleet = Self {
             scripts: Rc::new(Scripts::on_test_clock()),
