@@ -6,6 +6,7 @@
 //! - `captured_log` (with `log`): a `tracing` writer that keeps what it is given, and a
 //!   subscriber for one thread that writes into it.
 //! - `counting_alloc` (with `alloc`): a global allocator that counts this thread's allocations.
+//! - `peak_alloc` (with `alloc`): a global allocator that keeps the live heap bytes and their peak.
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
 //! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
@@ -32,6 +33,8 @@ pub mod counting_alloc;
 pub mod fuzz;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "alloc")]
+pub mod peak_alloc;
 pub mod temp_file;
 #[cfg(all(feature = "providers", feature = "chaos"))]
 pub mod wires;
