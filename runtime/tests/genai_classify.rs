@@ -19,9 +19,6 @@ use genai::{Client, ModelIden, ServiceTarget};
 /// A genai client whose every model goes to the chaos server's OpenAI-compatible endpoint (plain
 /// http), with the test key.
 fn client(server: &agentic_chaos::ChaosServer) -> Client {
-    // With `mcp` in the build, genai's reqwest 0.13 has rustls without a provider (`mcp` docs).
-    #[cfg(feature = "mcp")]
-    agentic_runtime::mcp::install_ring_crypto_provider();
     // genai appends `chat/completions` to the endpoint: the base ends with a slash.
     let base = format!("{}/", server.openai_base_url());
     let resolver = ServiceTargetResolver::from_resolver_fn(
