@@ -23,6 +23,7 @@ mod policy_flags;
 mod progress;
 mod schema;
 mod simulate;
+mod target_key;
 mod terminal;
 mod tool_flags;
 mod wire_flags;

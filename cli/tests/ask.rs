@@ -149,8 +149,8 @@ fn says_which_key_to_set() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         text(&output.stderr),
-        "error: no API key for openai: pass --api-key or set OPENAI_API_KEY (a server of your own needs none: \
-         pass --base-url or set OPENAI_BASE_URL)\n"
+        "error: no API key for openai: pass --api-key-env VAR or --api-key, or set OPENAI_API_KEY (a server of \
+         your own needs none: pass --base-url or set OPENAI_BASE_URL)\n"
     );
     let output = agentic(&["ask", "--provider", "anthropic", "hi"]);
     assert!(text(&output.stderr).contains("set ANTHROPIC_API_KEY"));

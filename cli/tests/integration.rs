@@ -5,6 +5,7 @@
 
 mod ask;
 mod ask_fallback;
+mod ask_keys;
 mod ask_pacing;
 mod ask_progress;
 mod bounds;
