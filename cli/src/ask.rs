@@ -36,7 +36,8 @@ variable, or the provider's own API when that is unset. A --base-url on another 
 from them, so a local server or a gateway never receives your provider's key unasked. A server of \
 your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
 
-Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --json prints one line \
+Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1); a --trace or --journal \
+record that could not be written is exit 1 too, its path and cause on stderr, after the answer. --json prints one line \
 {\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \"attempts\": [..]} (on failure: \
 \"error\" and \"error_kind\" instead of \"answer\"), usage being the tokens of every call the server \
 reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
@@ -202,15 +203,24 @@ fn ask(args: &Args) -> ExitCode {
     if let Some(iterations) = args.tools.max_iterations() {
         runtime = runtime.with_max_iterations(iterations);
     }
+    // Each record's flush, asked at the end: a line the runtime could not write is not the exec's
+    // failure, but the run's record is not whole.
+    let mut records: Vec<(String, Box<dyn Fn() -> std::io::Result<()>>)> = Vec::new();
     if let Some(path) = &args.trace {
         match TraceSink::to_file(path) {
-            Ok(sink) => runtime = runtime.with_trace(sink),
+            Ok(sink) => {
+                runtime = runtime.with_trace(sink.clone());
+                records.push((format!("--trace {}", path.display()), Box::new(move || sink.flush())));
+            }
             Err(error) => return usage_error(format!("--trace {}: {error}", path.display())),
         }
     }
     if let Some(path) = &args.journal {
         match Journal::open(path) {
-            Ok(journal) => runtime = runtime.with_journal(journal.with_retries(true)),
+            Ok(journal) => {
+                runtime = runtime.with_journal(journal.clone().with_retries(true));
+                records.push((format!("--journal {}", path.display()), Box::new(move || journal.flush())));
+            }
             Err(error) => return usage_error(format!("--journal {}: {error}", path.display())),
         }
     }
@@ -249,7 +259,7 @@ fn ask(args: &Args) -> ExitCode {
     if args.json {
         println!("{}", serde_json::to_string(&JsonOutcome::of(&result)).expect("plain data serializes"));
     }
-    match result {
+    let mut code = match result {
         Ok(reply) => {
             if !args.json {
                 println!("{}", shown(&reply));
@@ -263,7 +273,14 @@ fn ask(args: &Args) -> ExitCode {
             }
             ExitCode::from(1)
         }
+    };
+    for (flag, flush) in &records {
+        if let Err(error) = flush() {
+            eprintln!("error: {}", shown(format!("{flag}: {error}")));
+            code = ExitCode::from(1);
+        }
     }
+    code
 }
 
 /// What `--verbose` says the exec cost: "tokens: 240 in, 43 out (120 in, 3 out on failed attempts)".

@@ -6,7 +6,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | done |
-//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line); `ask`: the exec failed; `grade`: graded, but malformed lines were skipped |
+//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line); `ask`: the exec failed, or a `--trace` / `--journal` record could not be written; `grade`: graded, but malformed lines were skipped |
 //! | 2 | usage error: bad arguments, bad input JSON, an invalid policy, input that cannot be read (a line with no end within 64 MiB, as `/dev/zero` gives) (message on stderr) |
 
 mod ask;
@@ -40,8 +40,8 @@ use clap::{Parser, Subcommand};
     about = "Resilient LLM model calls: classify errors, simulate the retry layers, ask a model, serve chaos, grade traces, count failures",
     long_about = "Resilient LLM model calls: classify errors, simulate the two retry layers, ask a model \
         through them, serve a fault-injecting server (chaos), grade agent traces and count journaled failures.\n\n\
-        Exit codes: 0 done; 1 `classify` met a malformed input line, `ask`'s exec failed, or `grade` \
-        skipped malformed lines; 2 usage error \
+        Exit codes: 0 done; 1 `classify` met a malformed input line, `ask`'s exec failed or its --trace / \
+        --journal record could not be written, or `grade` skipped malformed lines; 2 usage error \
         (bad arguments, bad input, an invalid policy, input that cannot be read or never ends a line; \
         the message is on stderr).",
     propagate_version = true

@@ -8,6 +8,7 @@ mod ask_fallback;
 mod ask_keys;
 mod ask_pacing;
 mod ask_progress;
+mod ask_records;
 mod bounds;
 mod classify;
 mod common;
