@@ -63,7 +63,8 @@ enum Command {
     /// Send one prompt to a model through both retry layers.
     #[command(long_about = ask::LONG_ABOUT, after_long_help = otel::HELP)]
     Ask(Box<ask::Args>),
-    /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
+    /// Serve a fault-injecting server of the four model wires (Chat Completions, Anthropic Messages,
+    /// Gemini, OpenAI Responses) until stopped.
     #[command(long_about = chaos::LONG_ABOUT)]
     Chaos(chaos::Args),
     /// Grade JSONL agent traces: unreadable, incomplete, tool_error_unrecovered, tool_error_recovered, clean.
