@@ -203,24 +203,17 @@ fn ask(args: &Args) -> ExitCode {
     if let Some(iterations) = args.tools.max_iterations() {
         runtime = runtime.with_max_iterations(iterations);
     }
-    // Each record's flush, asked at the end: a line the runtime could not write is not the exec's
-    // failure, but the run's record is not whole.
-    let mut records: Vec<(String, Box<dyn Fn() -> std::io::Result<()>>)> = Vec::new();
+    // Kept to be asked at the end whether every line was written.
+    let (mut trace, mut journal) = (None, None);
     if let Some(path) = &args.trace {
         match TraceSink::to_file(path) {
-            Ok(sink) => {
-                runtime = runtime.with_trace(sink.clone());
-                records.push((format!("--trace {}", path.display()), Box::new(move || sink.flush())));
-            }
+            Ok(sink) => runtime = runtime.with_trace(trace.insert(sink).clone()),
             Err(error) => return usage_error(format!("--trace {}: {error}", path.display())),
         }
     }
     if let Some(path) = &args.journal {
         match Journal::open(path) {
-            Ok(journal) => {
-                runtime = runtime.with_journal(journal.clone().with_retries(true));
-                records.push((format!("--journal {}", path.display()), Box::new(move || journal.flush())));
-            }
+            Ok(opened) => runtime = runtime.with_journal(journal.insert(opened).clone().with_retries(true)),
             Err(error) => return usage_error(format!("--journal {}: {error}", path.display())),
         }
     }
@@ -274,13 +267,28 @@ fn ask(args: &Args) -> ExitCode {
             ExitCode::from(1)
         }
     };
-    for (flag, flush) in &records {
-        if let Err(error) = flush() {
-            eprintln!("error: {}", shown(format!("{flag}: {error}")));
-            code = ExitCode::from(1);
-        }
+    if !records_whole(args, trace.as_ref(), journal.as_ref()) {
+        code = ExitCode::from(1);
     }
     code
+}
+
+/// Whether every line of the run's `--trace` and `--journal` was written; each that was not is
+/// said on stderr, its flag, path and cause. A line the runtime could not write never failed the
+/// exec, but the run's record is not whole.
+fn records_whole(args: &Args, trace: Option<&TraceSink>, journal: Option<&Journal>) -> bool {
+    let flushed = [
+        trace.zip(args.trace.as_ref()).map(|(sink, path)| ("--trace", path, sink.flush())),
+        journal.zip(args.journal.as_ref()).map(|(journal, path)| ("--journal", path, journal.flush())),
+    ];
+    let mut whole = true;
+    for (flag, path, flushed) in flushed.into_iter().flatten() {
+        if let Err(error) = flushed {
+            eprintln!("error: {}", shown(format!("{flag} {}: {error}", path.display())));
+            whole = false;
+        }
+    }
+    whole
 }
 
 /// What `--verbose` says the exec cost: "tokens: 240 in, 43 out (120 in, 3 out on failed attempts)".
