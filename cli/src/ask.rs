@@ -37,10 +37,10 @@ from them, so a local server or a gateway never receives your provider's key una
 your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
 
 Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1); a --trace or --journal \
-record that could not be written is exit 1 too, its path and cause on stderr, after the answer. --json prints one line \
-{\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \"attempts\": [..]} (on failure: \
-\"error\" and \"error_kind\" instead of \"answer\"), usage being the tokens of every call the server \
-reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
+record that could not be written is exit 1 too, its path and cause on stderr, after the answer. \
+--json prints one line {\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \
+\"attempts\": [..]} (on failure: \"error\" and \"error_kind\" instead of \"answer\"), usage being the \
+tokens of every call the server reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
 cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
 either layer with its layer, call, error, verdict, reason and delay_ms. On a terminal, one line on \
 stderr says what the exec is waiting for and why (\"ServiceUnavailableError: 503 ...; retrying in \
