@@ -53,7 +53,7 @@ pub use api_key::ApiKey;
 pub use google_rpc::quoted_retry_delay;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use http::endpoint::ConfigError;
+pub use http::env::ConfigError;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
