@@ -399,7 +399,7 @@ pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
     BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
     Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect, Reply, SseError,
-    Stall, Step, StepKind, ToolUse, WrongContentType,
+    Stall, StatedLimit, Step, StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

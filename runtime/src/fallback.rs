@@ -235,7 +235,11 @@ pub(crate) fn is_target_permanent(rule: &Rule, error: Option<&ModelError>) -> bo
     }
     match rule {
         Rule::Classifier(reason) => match *reason {
-            Reason::QuotaCode(_) | Reason::QuotaText(_) | Reason::NotAStream | Reason::Unreadable => true,
+            Reason::QuotaCode(_)
+            | Reason::QuotaText(_)
+            | Reason::QuotaUntilReset
+            | Reason::NotAStream
+            | Reason::Unreadable => true,
             Reason::PermanentStatus(status) => target_status(status),
             Reason::Transport(kind) => kind.is_permanent(),
             Reason::PermanentMarker(marker) => TARGET_MARKERS.contains(&marker),
