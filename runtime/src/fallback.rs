@@ -96,6 +96,9 @@ impl<'a> Position<'a> {
         let to = self.current();
         state.governor = &to.governor;
         state.budget.start_target();
+        // What the last target's answers could not be read says nothing of this one's format: its
+        // own shape must fail twice before it is taken for one this client does not read.
+        state.unreadable = None;
         let fallback = Fallback { from, to: to.name.to_string(), because };
         state.record(Decision {
             layer: Layer::Exec,
