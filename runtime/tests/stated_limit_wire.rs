@@ -69,8 +69,9 @@ async fn a_reset_within_the_cap_is_the_servers_wait() {
     let reply = openai(&server).exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
     let waited = reply.decisions()[0].delay.unwrap();
-    // The reset was 40 s after the server's answer, read a few milliseconds of wall clock later.
-    assert!(waited > Duration::from_secs(39) && waited <= Duration::from_secs(50), "{waited:?}");
+    // The reset was 40 s after the server's answer, read a few milliseconds of wall clock later
+    // (the jitter waits at most a quarter more); before, the retry went after 2 s.
+    assert!(waited > Duration::from_secs(30) && waited <= Duration::from_secs(50), "{waited:?}");
     assert!(started.elapsed() >= waited, "{:?}", started.elapsed());
 }
 
