@@ -153,3 +153,37 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
     assert_eq!((server.requests_served(), failure.kind()), (4, ExecErrorKind::Permanent));
     assert_eq!(failure.last_error().map(Failure::kind), Some(ExecErrorKind::Exhausted));
 }
+
+/// A cooldown longer than the layer's `retry_after_cap_ms` refuses the request in the layer, none
+/// sent: a runtime that shares the layer's storm control, with a cap of 10 minutes, honoured a
+/// server's `Retry-After: 120` (its scope cools down for 2 minutes); the layer's cap is the default
+/// minute. Before, the layer slept a minute of it and then sent the request anyway, a minute
+/// earlier than the server asked.
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_longer_than_the_cap_refuses_in_the_layer_and_no_request_is_sent() {
+    use agentic_runtime::{Runtime, ScriptedProvider, Step as Scripted};
+    let asked = Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(120));
+    let runtime = Runtime::new(ScriptedProvider::new([asked]));
+    // One call, no retry: the exec ends at once, the cooldown it honoured stays.
+    let patient = RetryPolicy::new().with_retry_after_cap_ms(600_000).with_session_retries(0).with_max_retries(1);
+    runtime.exec_with(&patient, "hi").await.unwrap_err();
+
+    let server = start(Scenario::new().otherwise(Step::ok("42"))).await;
+    let layer = RetryLayer::sharing(&runtime, RetryPolicy::new()).unwrap();
+    let started = tokio::time::Instant::now();
+    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let failure = service.oneshot(request(&server)).await.unwrap_err();
+    assert_eq!(server.requests_served(), 0, "no request went");
+    assert_eq!(started.elapsed(), Duration::ZERO, "nothing was waited for");
+    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.refusal().map(|refusal| refusal.name()), Some("cooldown"));
+    assert!(failure.last_error().is_none(), "{failure}");
+    let text = failure.to_string();
+    assert!(
+        text.starts_with(
+            "request stopped after 0 attempts: the provider is cooling down for 120 s more (a server asked its \
+             callers to wait), longer than `retry_after_cap_ms` (60 s)"
+        ),
+        "{text}"
+    );
+}

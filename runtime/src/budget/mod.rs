@@ -22,7 +22,7 @@ mod target;
 #[cfg(test)]
 pub(crate) mod test_store;
 
-pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
+pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
 pub(crate) use governor::Permit;
 pub use quota::RetryQuota;

@@ -1,7 +1,7 @@
 use std::fmt;
 
 use super::Reason;
-use super::patterns::{OVERFLOW_CODES, QUOTA_CODES, RATE_LIMITED};
+use super::patterns::{OVERFLOW_CODES, QUOTA_CODES, QUOTA_UNTIL_RESET, RATE_LIMITED};
 use super::scan::{Scan, Set};
 use crate::error::ModelError;
 use crate::error::model_error::split_kind;
@@ -64,7 +64,7 @@ pub(crate) fn session_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) ->
     if let Some(error) = error {
         if let Some(reason) = typed_verdict(error) {
             let retryable = match reason {
-                Reason::RetryableStatus(_) => true,
+                Reason::RetryableStatus(_) | Reason::FlexTierCapacity => true,
                 Reason::Transport(kind) => !kind.is_permanent(),
                 _ => false,
             };
@@ -116,9 +116,13 @@ pub(crate) fn context_overflow_in(scan: &Scan<'_>, error: Option<&ModelError>) -
     typed.filter(|_| !rate_limited()).map(Reason::OverflowPattern)
 }
 
-/// Quota or billing exhausted, by the provider's code.
+/// Quota or billing exhausted, by the provider's code, or by the limit its body states spent until
+/// a reset an hour or more away.
 pub(crate) fn quota_code(error: Option<&ModelError>) -> Option<Reason> {
     let code = error.and_then(ModelError::code)?;
+    if code == QUOTA_UNTIL_RESET {
+        return Some(Reason::QuotaUntilReset);
+    }
     QUOTA_CODES.iter().find(|known| **known == code).map(|known| Reason::QuotaCode(known))
 }
 
@@ -131,11 +135,14 @@ pub(crate) fn quota_text(scan: &Scan<'_>, error: Option<&ModelError>) -> Option<
     (!come_back).then_some(Reason::QuotaText(pattern))
 }
 
+/// Groq's status for a request its flex tier has no capacity for now ("try again later").
+const FLEX_TIER_AT_CAPACITY: u16 = 498;
+
 /// Whether an HTTP status is transient: 408, 409, 425, 429, Groq's 498 (its flex tier is at
 /// capacity: "try again later") and every 5xx. The one list both the layers and resilient calls
 /// judge statuses by.
 pub fn is_transient_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 425 | 429 | 498 | 500..=599)
+    matches!(status, 408 | 409 | 425 | 429 | FLEX_TIER_AT_CAPACITY | 500..=599)
 }
 
 /// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.
@@ -146,6 +153,7 @@ pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
         return Some(Reason::NotAStream);
     }
     match error.status() {
+        Some(FLEX_TIER_AT_CAPACITY) => return Some(Reason::FlexTierCapacity),
         Some(status) if is_transient_status(status) => return Some(Reason::RetryableStatus(status)),
         Some(status @ 300..=499) => return Some(Reason::PermanentStatus(status)),
         _ => {}

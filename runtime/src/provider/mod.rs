@@ -33,6 +33,8 @@ mod scripted;
 mod secret;
 pub mod sse;
 #[cfg(feature = "providers")]
+mod stated_limit;
+#[cfg(feature = "providers")]
 mod wire;
 
 use std::pin::Pin;
