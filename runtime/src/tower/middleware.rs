@@ -115,7 +115,7 @@ impl Middleware for RetryMiddleware {
     {
         Box::pin(async move {
             let mut chain = Chain { next, extensions };
-            let result = attempts::run(&self.layer.layered, request, &mut chain).await;
+            let result = attempts::run(&self.layer.layered, request, &mut chain).await.into_result();
             result.map_err(|failure| {
                 // The chain's error says nothing of the layers: a retrying middleware before this
                 // one finds the mark in the request's extensions, and does not call again.

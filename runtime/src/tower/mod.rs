@@ -37,6 +37,7 @@
 //! need: this one, async-openai's (`tower/openai.rs`) and `RetryMiddleware`'s.
 
 mod attempts;
+mod bounded;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
 #[cfg(feature = "async-openai")]
@@ -52,9 +53,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use self::attempts::Exchange;
+pub use self::bounded::{BodyBounds, Bounded};
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 pub use self::middleware::RetryMiddleware;
+#[cfg(feature = "async-openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
+pub use self::openai::last_openai_error;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
 use crate::backoff::Rng;
@@ -272,7 +277,7 @@ where
     fn call(&mut self, request: R) -> Self::Future {
         let mut exchange = Tower(self.inner.clone());
         let layered = self.layered.clone();
-        Box::pin(async move { attempts::run(&layered, request, &mut exchange).await })
+        Box::pin(async move { attempts::run(&layered, request, &mut exchange).await.into_result() })
     }
 }
 
