@@ -1,8 +1,9 @@
 //! `tower::RetryLayer` as async-openai's HTTP service (`Client::with_http_service`) against the
 //! chaos server: the adapters' shared checks through async-openai's own door (its
 //! `HttpRequestFactory`, sent again for each call, and `ReqwestService`), then async-openai's client
-//! on top: streamed and whole chat completions through the hints, async-openai reading the error
-//! response the layers gave back, and a call cut at its limit boxed in `OpenAIError`.
+//! on top: streamed and whole chat completions through the hints, the layers' failure (holding the
+//! `ApiError` async-openai would have made) in place of the error response they gave up on, bounded
+//! in time and without the key, and a `Resilient` around the client that does not multiply calls.
 
 #[macro_use]
 mod adapters_support;
@@ -137,7 +138,7 @@ async fn a_429_with_retry_after_waits_the_header_streamed_and_whole() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn x_should_retry_false_is_one_request_and_async_openai_reads_the_error() {
+async fn x_should_retry_false_is_one_request_and_async_openai_gets_the_failure_holding_its_error() {
     let server = start(
         Scenario::new()
             .then(Step::http_error(503).should_retry(false).message("do not retry"))
