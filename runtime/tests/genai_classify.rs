@@ -19,21 +19,7 @@ use genai::{Client, ModelIden, ServiceTarget};
 /// A genai client whose every model goes to the chaos server's OpenAI-compatible endpoint (plain
 /// http), with the test key.
 fn client(server: &agentic_chaos::ChaosServer) -> Client {
-    // With `mcp` in the build, genai's reqwest 0.13 has rustls without a provider (`mcp` docs).
-    #[cfg(feature = "mcp")]
-    agentic_runtime::mcp::install_ring_crypto_provider();
-    // genai appends `chat/completions` to the endpoint: the base ends with a slash.
-    let base = format!("{}/", server.openai_base_url());
-    let resolver = ServiceTargetResolver::from_resolver_fn(
-        move |target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
-            Ok(ServiceTarget {
-                endpoint: Endpoint::from_owned(base.clone()),
-                auth: AuthData::from_single(KEY),
-                model: ModelIden::new(AdapterKind::OpenAI, target.model.model_name),
-            })
-        },
-    );
-    Client::builder().with_service_target_resolver(resolver).build().expect("the genai client builds")
+    client_with_key(server, KEY)
 }
 
 fn question() -> ChatRequest {
@@ -131,10 +117,12 @@ async fn streams_that_fail_get_our_providers_verdicts() {
 /// A key long enough to redact in pieces (8 bytes and more).
 const LONG_KEY: &str = "sk-genai-canary-Zq7vK2mN9xR4";
 
-/// A genai client on `server` that sends `key`.
+/// A genai client on `server`'s OpenAI-compatible endpoint that sends `key`.
 fn client_with_key(server: &agentic_chaos::ChaosServer, key: &'static str) -> Client {
+    // With `mcp` in the build, genai's reqwest 0.13 has rustls without a provider (`mcp` docs).
     #[cfg(feature = "mcp")]
     agentic_runtime::mcp::install_ring_crypto_provider();
+    // genai appends `chat/completions` to the endpoint: the base ends with a slash.
     let base = format!("{}/", server.openai_base_url());
     let resolver = ServiceTargetResolver::from_resolver_fn(
         move |target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
