@@ -309,6 +309,14 @@ impl<'p> Budget<'p> {
         refusal
     }
 
+    /// The nearest deadline (the exec's or the turn's), as it is or as it would be if the clock
+    /// started now, with the bound that sets it and that bound's setting in milliseconds.
+    #[cfg(feature = "tower")]
+    pub(crate) fn deadline(&self) -> Option<(Instant, Bound, u64)> {
+        let (at, bound) = self.clock_or_now().nearest_deadline()?;
+        Some((at, bound, self.setting_ms(bound)))
+    }
+
     /// The time left before the nearest deadline, as it is or as it would be if the clock started
     /// now (no reading is kept).
     pub(crate) fn time_left(&self) -> Option<Duration> {

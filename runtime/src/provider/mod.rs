@@ -26,8 +26,10 @@ pub(crate) use http::{BodyEnd, MAX_ERROR_BODY};
 pub(crate) use http::{empty_answer, event_error, not_a_stream};
 #[cfg(any(feature = "async-openai", feature = "genai"))]
 pub(crate) use http::{malformed, undecodable_answer};
+#[cfg(feature = "providers")]
+pub(crate) use secret::Secret;
 #[cfg(feature = "tower")]
-pub(crate) use secret::{Secret, redact};
+pub(crate) use secret::redact;
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;
