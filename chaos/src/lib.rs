@@ -69,7 +69,7 @@
 //! | kind | streamed (`"stream": true`) | not streamed |
 //! | --- | --- | --- |
 //! | `ok` | the full stream: OpenAI chunks, a `finish_reason: "stop"` chunk, (a usage chunk if `stream_options.include_usage`), `data: [DONE]`; Anthropic `message_start`, `content_block_start`, `ping`, `content_block_delta` × N, `content_block_stop`, `message_delta` (`end_turn`), `message_stop`; with `"stop": "length"` the answer ends as the token limit cuts one, `finish_reason: "length"` / `stop_reason: "max_tokens"` | the whole answer as one JSON body (`chat.completion` / `message`), with the same stop reason |
-//! | `http_error` | status, headers (`retry-after`, `retry-after-ms`, `x-should-retry`, any other) and the provider's error body, see [`HttpError`] | same |
+//! | `http_error` | status, headers (`retry-after`, `retry-after-ms`, `x-should-retry`, any other) and the provider's error body (with `stated_limit`, the rate limit in it, as OpenRouter states it), see [`HttpError`] | same |
 //! | `context_overflow` | the provider's real 400 body, see [`Step::context_overflow`] | same |
 //! | `invalid_api_key` | the provider's real 401 body, see [`Step::invalid_api_key`] | same |
 //! | `close_before_headers` | the request is read, then the socket closes without a byte | same |
@@ -133,6 +133,8 @@
 //!     {"kind": "wrong_content_type"},
 //!     {"kind": "redirect", "status": 308, "location": "http://127.0.0.1:9/v1/messages"},
 //!     {"kind": "http_error", "status": 429, "stall_body_after": 10},
+//!     {"kind": "http_error", "status": 429, "message": "Rate limit exceeded: free-models-per-day.",
+//!      "stated_limit": {"limit": 50, "remaining": 0, "reset_in_ms": 18000000}},
 //!     {"kind": "not_an_answer", "shape": "models_list"},
 //!     {"kind": "bad_head", "shape": "garbage_status"},
 //!     {"kind": "bare_json_error"},
@@ -143,7 +145,7 @@
 //!   "default": {"kind": "ok", "text": "fine"}
 //! }
 //! "#)?;
-//! assert_eq!(scenario.scripted_requests(), 35);
+//! assert_eq!(scenario.scripted_requests(), 36);
 //! # Ok::<(), agentic_chaos::ScenarioError>(())
 //! ```
 //!
@@ -164,6 +166,7 @@
 //! | `location` | string, an absolute URL | `redirect` | the `location` header (the request's own URL on this server: a redirect loop) |
 //! | `endless_body` | bool | `http_error`, `context_overflow`, `invalid_api_key` | the body, chunked, then a newline every `interval_ms` forever (false) |
 //! | `stall_body_after` | integer | same, not with `endless_body` | send the head (the whole body's `content-length`) and this many bytes of the body, then silence until the client hangs up; 0 sends the head only (the whole body at once) |
+//! | `stated_limit` | `{"limit", "remaining", "reset_in_ms"}`, integers | `http_error`, not with `body` | the rate limit stated in the error body, as OpenRouter does: the error object's `code` is the status as a number (unless `code` is set) and its `metadata.headers` hold `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (ms since the UNIX epoch, `reset_in_ms` after the answer). See [`StatedLimit`] |
 //! | `echo_key` | `"whole"`, `"first12"`, `"last12"`, `"without_prefix"` | same and `sse_error` | append this piece of the request's API key to the error message, see [`EchoKey`] |
 //! | `retry_after` | integer or string | `http_error`, `context_overflow`, `invalid_api_key` | `retry-after` header: seconds, or any text such as an HTTP-date or a number no clock can hold (`"1e300"`) |
 //! | `retry_after_ms` | integer | same | `retry-after-ms` header |
@@ -399,7 +402,7 @@ pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
     BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
     Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect, Reply, SseError,
-    Stall, Step, StepKind, ToolUse, WrongContentType,
+    Stall, StatedLimit, Step, StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

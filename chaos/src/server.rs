@@ -21,7 +21,7 @@ use crate::rate_limit::{self, Cost, Keys};
 use crate::scenario::{Cursor, Scenario};
 use crate::step::{
     DEFAULT_TEXT, EndlessText, Hang, HangAt, HttpError, KeepAliveFlood, NotAnAnswer, Pieces, Preset, Redirect, Reply,
-    Step, ToolUse, WrongContentType,
+    StatedLimit, Step, ToolUse, WrongContentType,
 };
 use crate::usage::input_tokens;
 use crate::wire::{Asked, ErrorParts, Exchange, NotAnAnswerBody, WireFormat};
@@ -576,6 +576,17 @@ fn rate_key(request: &Request, wire: WireFormat) -> Option<String> {
 }
 
 /// An answer's own headers (its request id, its rate-limit headers) as header pairs.
+/// The error object `error` of `e` with the rate limit it states, as OpenRouter sends it: the
+/// status as its numeric `code` (unless the step sets one), and the limit in `metadata.headers`.
+fn stated_limit(error: &mut serde_json::Value, e: &HttpError, limit: &StatedLimit) {
+    let Some(error) = error.as_object_mut() else { return };
+    let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| since.as_millis());
+    if e.code.is_none() {
+        error.insert("code".to_owned(), serde_json::Value::from(e.status));
+    }
+    error.insert("metadata".to_owned(), limit.metadata(u64::try_from(now_ms).unwrap_or(u64::MAX)));
+}
+
 fn id_header<'a>(id: &'a [(&'static str, String)]) -> impl Iterator<Item = (&'a str, &'a str)> {
     id.iter().map(|(name, id)| (*name, id.as_str()))
 }
@@ -768,7 +779,11 @@ impl Answer<'_> {
                 if let Some(echo) = e.echo_key {
                     parts.message = echo.append(&parts.message, key);
                 }
-                self.exchange.error_json(&parts).to_string()
+                let mut body = self.exchange.error_json(&parts);
+                if let (Some(limit), Some(error)) = (e.stated_limit, body.get_mut("error")) {
+                    stated_limit(error, e, &limit);
+                }
+                body.to_string()
             }
         };
         let id = self.request_id();

@@ -14,6 +14,7 @@ mod rate_limit;
 mod scenario;
 mod schema;
 mod server;
+mod stated_limit;
 mod steps;
 mod token_limit;
 mod tool_use;

@@ -8,7 +8,7 @@ use crate::schema::SchemaFile;
 use crate::terminal::shown;
 use agentic_runtime::journal::Journal;
 use agentic_runtime::trace::TraceSink;
-use agentic_runtime::{Decision, ExecError, Prompt, Provider, Reply, Runtime, Usage, WireKind};
+use agentic_runtime::{Decision, ExecError, Prompt, Reply, Runtime, Usage, WireKind};
 use serde::Serialize;
 
 use crate::fallback_flags::FallbackFlags;
@@ -17,6 +17,7 @@ use crate::otel::Telemetry;
 use crate::pacing_flags::PacingFlags;
 use crate::policy_flags::PolicyFlags;
 use crate::progress::Progress;
+use crate::target_key::{KeyOwner, Target, TargetKey, target_key};
 use crate::tool_flags::{self, ToolFlags};
 use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
@@ -26,14 +27,20 @@ Send one prompt through both retry layers and print the answer.
 
 The provider is --provider, or openai when --base-url, OPENAI_API_KEY or OPENAI_BASE_URL is set, \
 else anthropic when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set, else gemini when GEMINI_API_KEY, \
-GOOGLE_API_KEY or GEMINI_BASE_URL is set. The key comes from --api-key or OPENAI_API_KEY / \
-ANTHROPIC_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY); the base URL from --base-url or \
-OPENAI_BASE_URL / ANTHROPIC_BASE_URL / GEMINI_BASE_URL. A server of your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
+GOOGLE_API_KEY or GEMINI_BASE_URL is set. The base URL comes from --base-url or OPENAI_BASE_URL / \
+ANTHROPIC_BASE_URL / GEMINI_BASE_URL, else the provider's own API. The key comes from --api-key, or \
+the variable --api-key-env VAR names (the key stays off the command line), else from OPENAI_API_KEY / \
+ANTHROPIC_API_KEY / GEMINI_API_KEY (then GOOGLE_API_KEY), which goes only to the origin (scheme, host \
+and port; the path does not matter) of the base URL it is paired with: the wire's *_BASE_URL \
+variable, or the provider's own API when that is unset. A --base-url on another origin gets no key \
+from them, so a local server or a gateway never receives your provider's key unasked. A server of \
+your own (vLLM, Ollama, llama.cpp, `agentic chaos`) needs no key.
 
-Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1). --json prints one line \
-{\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \"attempts\": [..]} (on failure: \
-\"error\" and \"error_kind\" instead of \"answer\"), usage being the tokens of every call the server \
-reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
+Prints the answer on stdout (exit 0), or the exec error on stderr (exit 1); a --trace or --journal \
+record that could not be written is exit 1 too, its path and cause on stderr, after the answer. \
+--json prints one line {\"answer\": str, \"calls\": int, \"elapsed_ms\": int, \"usage\": {..}, \
+\"attempts\": [..]} (on failure: \"error\" and \"error_kind\" instead of \"answer\"), usage being the \
+tokens of every call the server reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
 cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
 either layer with its layer, call, error, verdict, reason and delay_ms. On a terminal, one line on \
 stderr says what the exec is waiting for and why (\"ServiceUnavailableError: 503 ...; retrying in \
@@ -53,9 +60,13 @@ invalid policy, a --schema file over 1 MiB).
 Fallbacks: --fallback-provider P --fallback-base-url URL [--fallback-model M], repeatable, are the \
 targets the exec moves to, in order; the n-th --fallback-base-url and --fallback-model go with the \
 n-th --fallback-provider (give a --fallback-model for each fallback, or for none: each then asks for \
-its wire's default model), and a count that does not match is a usage error. A fallback's key comes \
-from its wire's variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY), \
-never from a flag: --api-key is the primary's. The exec moves to the next target at once, without \
+its wire's default model), and a count that does not match is a usage error. A fallback's key is \
+the one held by the variable the n-th --fallback-api-key-env VAR names (one for each fallback, or \
+none; \"\" for a fallback that names none; a variable that is not set is a usage error), else its \
+wire's (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY) under the same origin \
+rule, else none: --api-key and --api-key-env are the primary's, and a key is never given to a \
+fallback on the command line. When the exec fails and a wire's variable held a key that a target \
+was not sent, a note on stderr says so. The exec moves to the next target at once, without \
 sleeping, when the target's circuit breaker is open (at least half of at least 20 calls in 10 s \
 failed; it stays open 30 s, then lets one probe through), when its cooldown or Retry-After is longer \
 than --retry-after-cap-ms or the time left, when its retry budget is empty, on its own permanent \
@@ -97,9 +108,12 @@ pub(crate) struct Args {
     /// The model name [default: the provider's].
     #[arg(long, value_name = "M")]
     model: Option<String>,
-    /// The API key [default: from the environment].
+    /// The API key [default: from the environment; see below].
     #[arg(long, value_name = "K")]
     api_key: Option<String>,
+    /// The name of the environment variable holding the API key (keeps the key off the command line).
+    #[arg(long, value_name = "VAR", conflicts_with = "api_key")]
+    api_key_env: Option<String>,
     /// A system instruction.
     #[arg(long, value_name = "TEXT")]
     system: Option<String>,
@@ -163,16 +177,21 @@ fn ask(args: &Args) -> ExitCode {
         Err(message) => return usage_error(message),
     };
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    let targets = build_provider(args, &env).and_then(|primary| Ok((primary, args.fallbacks.providers(&env)?)));
-    let (provider, fallbacks) = match targets {
+    let targets = build_provider(args, &env).and_then(|primary| Ok((primary, args.fallbacks.targets(&env)?)));
+    let (primary, fallbacks) = match targets {
         Ok(targets) => targets,
         Err(message) => return usage_error(message),
     };
+    let withheld: Vec<String> =
+        std::iter::once(&primary).chain(&fallbacks).filter_map(|target| target.withheld.clone()).collect();
     let (mcp, tool_timeout) = match args.tools.mcp_commands().and_then(|mcp| Ok((mcp, args.tools.tool_timeout()?))) {
         Ok(tools) => tools,
         Err(message) => return usage_error(message),
     };
-    let runtime = fallbacks.into_iter().fold(Runtime::from_shared(provider), Runtime::with_fallback_shared);
+    let runtime = fallbacks
+        .into_iter()
+        .map(|target| target.provider)
+        .fold(Runtime::from_shared(primary.provider), Runtime::with_fallback_shared);
     let mut runtime = runtime.with_pacing(pacing);
     let progress = Progress::on_terminal(&policy, args.quiet, args.verbose).map(std::sync::Arc::new);
     if args.verbose {
@@ -184,15 +203,17 @@ fn ask(args: &Args) -> ExitCode {
     if let Some(iterations) = args.tools.max_iterations() {
         runtime = runtime.with_max_iterations(iterations);
     }
+    // Kept to be asked at the end whether every line was written.
+    let (mut trace, mut journal) = (None, None);
     if let Some(path) = &args.trace {
         match TraceSink::to_file(path) {
-            Ok(sink) => runtime = runtime.with_trace(sink),
+            Ok(sink) => runtime = runtime.with_trace(trace.insert(sink).clone()),
             Err(error) => return usage_error(format!("--trace {}: {error}", path.display())),
         }
     }
     if let Some(path) = &args.journal {
         match Journal::open(path) {
-            Ok(journal) => runtime = runtime.with_journal(journal.with_retries(true)),
+            Ok(opened) => runtime = runtime.with_journal(journal.insert(opened).clone().with_retries(true)),
             Err(error) => return usage_error(format!("--journal {}: {error}", path.display())),
         }
     }
@@ -231,7 +252,7 @@ fn ask(args: &Args) -> ExitCode {
     if args.json {
         println!("{}", serde_json::to_string(&JsonOutcome::of(&result)).expect("plain data serializes"));
     }
-    match result {
+    let mut code = match result {
         Ok(reply) => {
             if !args.json {
                 println!("{}", shown(&reply));
@@ -240,9 +261,34 @@ fn ask(args: &Args) -> ExitCode {
         }
         Err(error) => {
             eprintln!("{}", shown(&error));
+            for note in &withheld {
+                eprintln!("{}", shown(note));
+            }
             ExitCode::from(1)
         }
+    };
+    if !records_whole(args, trace.as_ref(), journal.as_ref()) {
+        code = ExitCode::from(1);
     }
+    code
+}
+
+/// Whether every line of the run's `--trace` and `--journal` was written; each that was not is
+/// said on stderr, its flag, path and cause. A line the runtime could not write never failed the
+/// exec, but the run's record is not whole.
+fn records_whole(args: &Args, trace: Option<&TraceSink>, journal: Option<&Journal>) -> bool {
+    let flushed = [
+        trace.zip(args.trace.as_ref()).map(|(sink, path)| ("--trace", path, sink.flush())),
+        journal.zip(args.journal.as_ref()).map(|(journal, path)| ("--journal", path, journal.flush())),
+    ];
+    let mut whole = true;
+    for (flag, path, flushed) in flushed.into_iter().flatten() {
+        if let Err(error) = flushed {
+            eprintln!("error: {}", shown(format!("{flag} {}: {error}", path.display())));
+            whole = false;
+        }
+    }
+    whole
 }
 
 /// What `--verbose` says the exec cost: "tokens: 240 in, 43 out (120 in, 3 out on failed attempts)".
@@ -264,11 +310,8 @@ fn spent(result: &Result<Reply, ExecError>) -> String {
     line
 }
 
-/// The provider the flags and the environment describe, or what to set.
-pub(crate) fn build_provider(
-    args: &Args,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<std::sync::Arc<dyn Provider>, String> {
+/// The primary target the flags and the environment describe, or what to set.
+pub(crate) fn build_provider(args: &Args, env: &dyn Fn(&str) -> Option<String>) -> Result<Target, String> {
     // --base-url alone means the first wire (openai); else the first whose variables are set.
     let set = |kind: &WireKind| {
         kind.key_variables().iter().chain([&kind.base_url_variable()]).any(|name| env(name).is_some())
@@ -282,21 +325,23 @@ pub(crate) fn build_provider(
         }
     });
     let (key_var, url_var) = (kind.key_variables()[0], kind.base_url_variable());
-    let key = args
-        .api_key
-        .clone()
-        .filter(|key| !key.is_empty())
-        .or_else(|| kind.key_variables().iter().find_map(|name| env(name)));
     let base_url = args.base_url.clone().or_else(|| env(url_var)).unwrap_or_else(|| kind.default_base_url().to_owned());
     check_base_url(&base_url, kind, Whose { owner: "", flag: "--base-url" })?;
-    if key.is_none() && is_default_base_url(&base_url, kind) {
+    let key = match args.api_key.clone().filter(|key| !key.is_empty()) {
+        Some(key) => TargetKey { key: Some(key), withheld: None },
+        None => {
+            let owner = KeyOwner { target: kind.name(), flag: "--api-key-env" };
+            target_key(kind, &base_url, args.api_key_env.as_deref(), owner, env)?
+        }
+    };
+    if key.key.is_none() && is_default_base_url(&base_url, kind) {
         return Err(format!(
-            "no API key for {}: pass --api-key or set {key_var} (a server of your own needs none: \
-             pass --base-url or set {url_var})",
+            "no API key for {}: pass --api-key-env VAR or --api-key, or set {key_var} (a server of your own needs \
+             none: pass --base-url or set {url_var})",
             kind.name()
         ));
     }
-    Ok(kind.provider(base_url, key, args.model.as_deref()))
+    Ok(Target { provider: kind.provider(base_url, key.key, args.model.as_deref()), withheld: key.withheld })
 }
 
 /// The `--json` line.

@@ -1,20 +1,22 @@
-//! `agentic chaos`: serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
+//! `agentic chaos`: serve a fault-injecting server of the four model wires until stopped.
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentic_chaos::{ChaosServer, Scenario, SilentServer};
+use agentic_chaos::{ChaosServer, Scenario, SilentServer, WireFormat};
 
 use crate::input::usage_error;
 
 /// The help text of `agentic chaos`.
 pub(crate) const LONG_ABOUT: &str = "\
-Serve a fault-injecting server on 127.0.0.1 that speaks the OpenAI (POST /v1/chat/completions) and \
-Anthropic (POST /v1/messages) wire formats, failing request by request as the scenario file says. \
-Prints the base URLs (point `agentic ask --base-url`, OPENAI_BASE_URL or ANTHROPIC_BASE_URL at \
-them) and serves until interrupted (Ctrl-C). The journal of every request is at \
+Serve a fault-injecting server on 127.0.0.1 that speaks the four wires `agentic ask --provider` \
+names: OpenAI's Chat Completions (POST /v1/chat/completions), Anthropic's Messages (POST \
+/v1/messages), Google's Gemini (POST /v1beta/models/{model}:streamGenerateContent) and OpenAI's \
+Responses (POST /v1/responses), failing request by request as the scenario file says. Prints each \
+wire's base URL (point `agentic ask --provider P --base-url`, OPENAI_BASE_URL, ANTHROPIC_BASE_URL or \
+GEMINI_BASE_URL at it) and serves until interrupted (Ctrl-C). The journal of every request is at \
 GET /_chaos/journal; POST /_chaos/reset starts the scenario again.
 
 The scenario file's format is documented in the agentic-chaos crate: \
@@ -57,8 +59,9 @@ pub(crate) fn run(args: &Args) -> ExitCode {
             Ok(server) => server,
             Err(error) => return usage_error(format!("cannot listen on {addr}: {error}")),
         };
-        println!("openai base URL:    {}", server.openai_base_url());
-        println!("anthropic base URL: {}", server.anthropic_base_url());
+        for wire in WireFormat::ALL {
+            println!("{:<20}{}", format!("{} base URL:", wire.name()), server.base_url(wire));
+        }
         println!("journal:            http://{}/_chaos/journal", server.addr());
         // Kept until the end: dropping it stops it.
         let silent = match args.silent_store.then(SilentServer::start) {

@@ -6,7 +6,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | done |
-//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line); `ask`: the exec failed; `grade`: graded, but malformed lines were skipped |
+//! | 1 | `classify`: at least one input line was malformed (with `--json`, each got an `{"error": ..}` line); `ask`: the exec failed, or a `--trace` / `--journal` record could not be written; `grade`: graded, but malformed lines were skipped |
 //! | 2 | usage error: bad arguments, bad input JSON, an invalid policy, input that cannot be read (a line with no end within 64 MiB, as `/dev/zero` gives) (message on stderr) |
 
 mod ask;
@@ -23,6 +23,7 @@ mod policy_flags;
 mod progress;
 mod schema;
 mod simulate;
+mod target_key;
 mod terminal;
 mod tool_flags;
 mod wire_flags;
@@ -39,8 +40,8 @@ use clap::{Parser, Subcommand};
     about = "Resilient LLM model calls: classify errors, simulate the retry layers, ask a model, serve chaos, grade traces, count failures",
     long_about = "Resilient LLM model calls: classify errors, simulate the two retry layers, ask a model \
         through them, serve a fault-injecting server (chaos), grade agent traces and count journaled failures.\n\n\
-        Exit codes: 0 done; 1 `classify` met a malformed input line, `ask`'s exec failed, or `grade` \
-        skipped malformed lines; 2 usage error \
+        Exit codes: 0 done; 1 `classify` met a malformed input line, `ask`'s exec failed or its --trace / \
+        --journal record could not be written, or `grade` skipped malformed lines; 2 usage error \
         (bad arguments, bad input, an invalid policy, input that cannot be read or never ends a line; \
         the message is on stderr).",
     propagate_version = true
@@ -62,7 +63,8 @@ enum Command {
     /// Send one prompt to a model through both retry layers.
     #[command(long_about = ask::LONG_ABOUT, after_long_help = otel::HELP)]
     Ask(Box<ask::Args>),
-    /// Serve a fault-injecting OpenAI- and Anthropic-compatible server until stopped.
+    /// Serve a fault-injecting server of the four model wires (Chat Completions, Anthropic Messages,
+    /// Gemini, OpenAI Responses) until stopped.
     #[command(long_about = chaos::LONG_ABOUT)]
     Chaos(chaos::Args),
     /// Grade JSONL agent traces: unreadable, incomplete, tool_error_unrecovered, tool_error_recovered, clean.

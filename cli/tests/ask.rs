@@ -149,8 +149,8 @@ fn says_which_key_to_set() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         text(&output.stderr),
-        "error: no API key for openai: pass --api-key or set OPENAI_API_KEY (a server of your own needs none: \
-         pass --base-url or set OPENAI_BASE_URL)\n"
+        "error: no API key for openai: pass --api-key-env VAR or --api-key, or set OPENAI_API_KEY (a server of \
+         your own needs none: pass --base-url or set OPENAI_BASE_URL)\n"
     );
     let output = agentic(&["ask", "--provider", "anthropic", "hi"]);
     assert!(text(&output.stderr).contains("set ANTHROPIC_API_KEY"));
@@ -287,6 +287,17 @@ fn chaos_serves_a_scenario_file_until_stopped() {
     let first = lines.next().unwrap().unwrap();
     let url = first.strip_prefix("openai base URL:").unwrap().trim().to_owned();
     assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"), "{first}");
+    // Every wire it serves, with its base URL.
+    let root = url.strip_suffix("/v1").unwrap().to_owned();
+    let others: Vec<String> = (0..3).map(|_| lines.next().unwrap().unwrap()).collect();
+    assert_eq!(
+        others,
+        [
+            format!("anthropic base URL: {root}"),
+            format!("gemini base URL:    {root}/v1beta"),
+            format!("responses base URL: {root}/v1"),
+        ]
+    );
     let output = agentic(&["ask", "--base-url", &url, "--session-base-delay-ms", "1", "hi"]);
     assert_eq!(text(&output.stdout), "served\n", "{}", text(&output.stderr));
     drop(child);
@@ -318,8 +329,9 @@ fn chaos_serves_a_silent_store_that_accepts_and_never_answers() {
             .unwrap(),
     );
     let lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
-    let lines: Vec<String> = lines.take(4).map(Result::unwrap).collect();
-    let url = lines[3].strip_prefix("silent store:").unwrap_or_else(|| panic!("{lines:?}")).trim();
+    let lines: Vec<String> = lines.take(6).map(Result::unwrap).collect();
+    let silent = lines.iter().find_map(|line| line.strip_prefix("silent store:"));
+    let url = silent.unwrap_or_else(|| panic!("{lines:?}")).trim();
     let addr = url.strip_prefix("redis://").unwrap();
     assert!(addr.starts_with("127.0.0.1:"), "{url}");
     let mut socket = std::net::TcpStream::connect(addr).unwrap();

@@ -31,8 +31,13 @@ fn agentic(args: &[String], env: &[(&str, &str)]) -> Output {
 }
 
 /// [`agentic`] off the async runtime, which serves the chaos servers meanwhile.
-async fn agentic_async(args: Vec<String>, env: Vec<(&'static str, &'static str)>) -> Output {
-    tokio::task::spawn_blocking(move || agentic(&args, &env)).await.unwrap()
+async fn agentic_async(args: Vec<String>, env: Vec<(&'static str, String)>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = env.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        agentic(&args, &env)
+    })
+    .await
+    .unwrap()
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -191,8 +196,8 @@ async fn two_fallbacks_are_tried_in_order_each_with_its_own_url_and_model() {
 }
 
 /// Both targets refuse their keys: the ask fails as any failed ask does (exit 1), the JSON's target
-/// is the last one tried, and the fallback's key, read from ANTHROPIC_API_KEY, sent, and echoed by
-/// its server, is printed nowhere.
+/// is the last one tried, and the fallback's key, read from ANTHROPIC_API_KEY (sent: its server is
+/// on the origin of ANTHROPIC_BASE_URL), and echoed by its server, is printed nowhere.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_targets_failing_fail_the_ask_with_the_last_target_and_never_print_the_key() {
     let servers = Servers::start(
@@ -201,7 +206,8 @@ async fn both_targets_failing_fail_the_ask_with_the_last_target_and_never_print_
         Scenario::new().otherwise(Step::invalid_api_key().echo_key(EchoKey::Whole)),
     )
     .await;
-    let env = vec![("ANTHROPIC_API_KEY", CANARY)];
+    let env =
+        vec![("ANTHROPIC_API_KEY", CANARY.to_owned()), ("ANTHROPIC_BASE_URL", servers.fallback.anthropic_base_url())];
     for rest in [&["--json", "-v", "say hi"][..], &["-v", "say hi"]] {
         let output = agentic_async(servers.args(Some("claude-fallback"), rest), env.clone()).await;
         let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
@@ -317,8 +323,9 @@ fn an_unknown_fallback_provider_is_refused_with_the_suggestion_given_for_provide
 fn a_fallback_needs_a_key_at_its_wires_own_url_and_an_http_url() {
     assert_eq!(
         usage_error(&["--fallback-provider", "anthropic", "--fallback-base-url", "https://api.anthropic.com/"]),
-        "error: no API key for fallback 1 (anthropic): set ANTHROPIC_API_KEY (a fallback's key comes from its \
-         wire's variables, never from a flag; a server of your own needs none)\n"
+        "error: no API key for fallback 1 (anthropic) at its provider's own API: set ANTHROPIC_API_KEY (with \
+         ANTHROPIC_BASE_URL unset, or set to that API), or pass --fallback-api-key-env VAR naming a variable that \
+         holds its key (a server of your own needs none)\n"
     );
     assert_eq!(
         usage_error(&["--fallback-provider", "openai", "--fallback-base-url", "127.0.0.1:9/v1"]),
@@ -337,8 +344,11 @@ fn help_documents_the_fallback_flags_and_the_move_rules() {
         "--fallback-provider <P>",
         "--fallback-base-url <URL>",
         "--fallback-model <M>",
+        "--fallback-api-key-env <VAR>",
         "Fallbacks: --fallback-provider P --fallback-base-url URL [--fallback-model M], repeatable",
-        "never from a flag: --api-key is the primary's",
+        "--api-key and --api-key-env are the primary's, and a key is never given to a fallback on the command line",
+        "which goes only to the origin (scheme, host and port; the path does not matter) of the base URL it is \
+         paired with",
         "The exec moves to the next target at once, without sleeping, when the target's circuit breaker is open",
         "it stays on a Retry-After within the cap",
         "--json adds \"target\": \"<provider>/<model>\"",

@@ -66,3 +66,23 @@ fn the_top_level_help_names_every_command_and_the_exit_codes() {
     let long = agentic(&["--help"], "");
     assert!(long.stdout.contains("`grade` skipped malformed lines"), "{}", long.stdout);
 }
+
+/// The chaos server serves every wire `ask --provider` names, and its help says so.
+#[test]
+fn the_chaos_help_names_the_four_wires_it_serves() {
+    let top = agentic(&["--help"], "");
+    let chaos_line = top.stdout.lines().find(|line| line.trim_start().starts_with("chaos")).unwrap();
+    assert_eq!(
+        chaos_line.split_whitespace().collect::<Vec<_>>().join(" "),
+        "chaos Serve a fault-injecting server of the four model wires (Chat Completions, Anthropic Messages, \
+         Gemini, OpenAI Responses) until stopped"
+    );
+    let help = agentic(&["chaos", "--help"], "");
+    let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for path in
+        ["/v1/chat/completions", "/v1/messages", "/v1beta/models/{model}:streamGenerateContent", "/v1/responses"]
+    {
+        assert!(help.contains(&format!("(POST {path})")), "`agentic chaos --help` leaves out {path}:\n{help}");
+    }
+    assert!(!help.contains("OpenAI- and Anthropic-compatible"), "{help}");
+}

@@ -5,8 +5,10 @@
 
 mod ask;
 mod ask_fallback;
+mod ask_keys;
 mod ask_pacing;
 mod ask_progress;
+mod ask_records;
 mod bounds;
 mod classify;
 mod common;

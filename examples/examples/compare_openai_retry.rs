@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::tower::RetryLayer;
+use agentic_runtime::tower::{RetryLayer, last_openai_error};
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::ReqwestService;
@@ -37,11 +37,11 @@ async fn call(client: &async_openai::Client<OpenAIConfig>) -> String {
     match outcome.await {
         Ok(text) if text == "42" => "answered".to_owned(),
         Ok(text) => format!("answered {text:?}"),
-        Err(OpenAIError::ApiError(error)) => format!("error {}", error.status_code.as_u16()),
-        Err(error) => {
-            let text = error.to_string();
-            format!("error: {}", text.lines().next().unwrap_or_default())
-        }
+        // Our layer hands its failure back (`Boxed`), holding the `ApiError` async-openai would make.
+        Err(error) => match last_openai_error(&error) {
+            Some(OpenAIError::ApiError(error)) => format!("error {}", error.status_code.as_u16()),
+            _ => format!("error: {}", error.to_string().lines().next().unwrap_or_default()),
+        },
     }
 }
 

@@ -8,11 +8,16 @@
 //! appended meanwhile, the truncation failed) the next record starts with a newline, so that only
 //! the cut one is lost. A file that already ends mid-line when it is opened (a writer crashed) gets
 //! the same newline before its first record.
+//!
+//! A record that is lost never fails the caller's work (a trace line or a journal record is not
+//! worth an exec), but it is not forgotten either: [`Lost`] keeps the first failure and the count,
+//! for the writer's `flush` to report, as Go's `bufio.Writer` keeps its first error for `Flush`.
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _, Seek as _, SeekFrom, Write};
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 /// Where records go: a file opened for appending, or any writer.
 pub(crate) trait Append: Send {
@@ -136,6 +141,11 @@ impl<T: Append> Records<T> {
         Self { target, cut }
     }
 
+    /// Flushes the target.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        self.target.flush()
+    }
+
     /// Appends `line` (ending with `\n`) whole, or gives the error that stopped it after taking
     /// back what it wrote (or, when it cannot, marking the target cut).
     pub(crate) fn append(&mut self, line: &[u8]) -> io::Result<()> {
@@ -163,6 +173,44 @@ impl<T: Append> Records<T> {
             self.cut = true;
         }
         Err(error)
+    }
+}
+
+/// The records a writer lost: the first failure (its kind and text) and how many, kept until the
+/// writer is dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Lost(Mutex<Option<FirstLoss>>);
+
+#[derive(Debug)]
+struct FirstLoss {
+    kind: io::ErrorKind,
+    text: String,
+    count: u64,
+}
+
+impl Lost {
+    /// Counts one record lost to `error`; true when it is the first (the caller logs that one).
+    pub(crate) fn note(&self, error: &io::Error) -> bool {
+        let mut lost = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match &mut *lost {
+            Some(first) => {
+                first.count += 1;
+                false
+            }
+            None => {
+                *lost = Some(FirstLoss { kind: error.kind(), text: error.to_string(), count: 1 });
+                true
+            }
+        }
+    }
+
+    /// `Ok` when no record was lost; else an error of the first failure's kind saying what was
+    /// being written (`cannot write {what}`), why, and how many `unit`s (`line`, `record`) were lost.
+    pub(crate) fn check(&self, what: &str, unit: &str) -> io::Result<()> {
+        let lost = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(FirstLoss { kind, text, count }) = &*lost else { return Ok(()) };
+        let plural = if *count == 1 { "" } else { "s" };
+        Err(io::Error::new(*kind, format!("cannot write {what}: {text} ({count} {unit}{plural} lost)")))
     }
 }
 
@@ -284,6 +332,20 @@ pub(crate) mod tests {
             error.to_string(),
             "cannot open the test file `/no/such/dir/x.jsonl`: No such file or directory (os error 2)"
         );
+    }
+
+    #[test]
+    fn the_first_loss_is_kept_with_the_count() {
+        let lost = Lost::default();
+        lost.check("the test file", "line").unwrap();
+        assert!(lost.note(&io::Error::from_raw_os_error(28)));
+        let one = lost.check("the test file", "line").unwrap_err();
+        assert!(!lost.note(&io::Error::other("later, and not the one reported")));
+        let two = lost.check("the test file", "line").unwrap_err();
+        assert_eq!(one.kind(), io::Error::from_raw_os_error(28).kind());
+        let cause = io::Error::from_raw_os_error(28).to_string();
+        assert_eq!(one.to_string(), format!("cannot write the test file: {cause} (1 line lost)"));
+        assert_eq!(two.to_string(), format!("cannot write the test file: {cause} (2 lines lost)"));
     }
 
     fn tempfile_empty() -> File {

@@ -96,6 +96,9 @@ impl<'a> Position<'a> {
         let to = self.current();
         state.governor = &to.governor;
         state.budget.start_target();
+        // What the last target's answers could not be read says nothing of this one's format: its
+        // own shape must fail twice before it is taken for one this client does not read.
+        state.unreadable = None;
         let fallback = Fallback { from, to: to.name.to_string(), because };
         state.record(Decision {
             layer: Layer::Exec,
@@ -235,7 +238,11 @@ pub(crate) fn is_target_permanent(rule: &Rule, error: Option<&ModelError>) -> bo
     }
     match rule {
         Rule::Classifier(reason) => match *reason {
-            Reason::QuotaCode(_) | Reason::QuotaText(_) | Reason::NotAStream | Reason::Unreadable => true,
+            Reason::QuotaCode(_)
+            | Reason::QuotaText(_)
+            | Reason::QuotaUntilReset
+            | Reason::NotAStream
+            | Reason::Unreadable => true,
             Reason::PermanentStatus(status) => target_status(status),
             Reason::Transport(kind) => kind.is_permanent(),
             Reason::PermanentMarker(marker) => TARGET_MARKERS.contains(&marker),

@@ -19,18 +19,7 @@ use genai::{Client, ModelIden, ServiceTarget};
 /// A genai client whose every model goes to the chaos server's OpenAI-compatible endpoint (plain
 /// http), with the test key.
 fn client(server: &agentic_chaos::ChaosServer) -> Client {
-    // genai appends `chat/completions` to the endpoint: the base ends with a slash.
-    let base = format!("{}/", server.openai_base_url());
-    let resolver = ServiceTargetResolver::from_resolver_fn(
-        move |target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
-            Ok(ServiceTarget {
-                endpoint: Endpoint::from_owned(base.clone()),
-                auth: AuthData::from_single(KEY),
-                model: ModelIden::new(AdapterKind::OpenAI, target.model.model_name),
-            })
-        },
-    );
-    Client::builder().with_service_target_resolver(resolver).build().expect("the genai client builds")
+    client_with_key(server, KEY)
 }
 
 fn question() -> ChatRequest {
@@ -123,4 +112,79 @@ async fn streams_that_fail_get_our_providers_verdicts() {
     let dropped = || Step::from(Step::drop_stream(2));
     let (theirs, ours) = (stream_error(dropped()).await.classify(), ours(dropped()).await);
     assert_eq!((theirs.action, ours.action), (ExecAction::Retry, ExecAction::Retry));
+}
+
+/// A key long enough to redact in pieces (8 bytes and more).
+const LONG_KEY: &str = "sk-genai-canary-Zq7vK2mN9xR4";
+
+/// A genai client on `server`'s OpenAI-compatible endpoint that sends `key`.
+fn client_with_key(server: &agentic_chaos::ChaosServer, key: &'static str) -> Client {
+    // genai appends `chat/completions` to the endpoint: the base ends with a slash.
+    let base = format!("{}/", server.openai_base_url());
+    let resolver = ServiceTargetResolver::from_resolver_fn(
+        move |target: ServiceTarget| -> Result<ServiceTarget, genai::resolver::Error> {
+            Ok(ServiceTarget {
+                endpoint: Endpoint::from_owned(base.clone()),
+                auth: AuthData::from_single(key),
+                model: ModelIden::new(AdapterKind::OpenAI, target.model.model_name),
+            })
+        },
+    );
+    Client::builder().with_service_target_resolver(resolver).build().expect("the genai client builds")
+}
+
+/// Asserts that `shown` holds no 8-byte piece of [`LONG_KEY`].
+fn assert_no_piece_of_the_key(what: &str, shown: &str) {
+    for window in LONG_KEY.as_bytes().windows(8) {
+        let piece = std::str::from_utf8(window).unwrap();
+        assert!(!shown.contains(piece), "{what}: `{piece}` of the key leaked:\n{shown}");
+    }
+}
+
+/// `Resilient` told the key (`redacting`) around a genai call, whole or streamed, against a 401, 429
+/// or 503 whose message echoes it: no piece of it in the failure's Display or Debug, nor in genai's
+/// error inside it. Before, the decisions and genai's error text carried the key.
+#[tokio::test(start_paused = true)]
+async fn no_piece_of_the_key_is_in_the_failure_of_a_genai_call() {
+    use agentic_chaos::EchoKey;
+    let policy = RetryPolicy::new().with_max_retries(2);
+    for status in [401, 429, 503] {
+        for echo in [EchoKey::Whole, EchoKey::First12, EchoKey::Last12, EchoKey::WithoutPrefix] {
+            let server = serve(Step::http_error(status).echo_key(echo).header("x-echo", LONG_KEY).into()).await;
+            let client = client_with_key(&server, LONG_KEY);
+            let resilient = Resilient::new("genai chat", &policy).redacting(LONG_KEY).with_jitter_seed(7);
+            let whole = resilient.call(|| async { client.exec_chat(MODEL, question(), None).await.map(drop) });
+            let whole = whole.await.unwrap_err();
+            // Streamed: the call's error, or the stream's first.
+            let streamed = resilient.call(|| async {
+                let response = client.exec_chat_stream(MODEL, question(), None).await?;
+                let items: Vec<_> = response.stream.collect().await;
+                items.into_iter().find_map(Result::err).map_or(Ok(()), Err)
+            });
+            let streamed = streamed.await.unwrap_err();
+            for (how, failure) in [("whole", whole), ("streamed", streamed)] {
+                let last = failure.last_error().expect("genai's error");
+                let shown = format!("{failure}\n{failure:?}\n{last}\n{last:?}");
+                assert!(shown.contains("<redacted>"), "{status} {echo:?} {how}: {shown}");
+                assert_no_piece_of_the_key(&format!("{status} {echo:?} {how}"), &shown);
+                // Redacted, it is judged as before: the key is no part of the verdict.
+                assert_eq!(last.classify().action == ExecAction::Retry, status != 401, "{status} {how}");
+            }
+        }
+    }
+}
+
+/// An empty 400 or 413 is read as a context overflow, unless the server says `x-should-retry: true`:
+/// then it is worth another call, as the README says. Before, genai's `Classify` stopped on it as an
+/// overflow.
+#[tokio::test(start_paused = true)]
+async fn an_empty_400_or_413_with_x_should_retry_true_is_worth_another_call() {
+    for status in [400, 413] {
+        let empty = || Step::http_error(status).body("");
+        let overflow = chat_error(empty().into()).await.classify();
+        assert_eq!(overflow.action, ExecAction::ContextOverflow, "{status}");
+        let worth_it = chat_error(empty().should_retry(true).into()).await.classify();
+        assert_eq!(worth_it.action, ExecAction::Retry, "{status}: {:?}", worth_it.reason);
+        assert_eq!(worth_it, ours(empty().should_retry(true).into()).await, "{status}: our provider's verdict too");
+    }
 }

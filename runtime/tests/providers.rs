@@ -11,6 +11,7 @@ mod providers_rate_limits;
 mod providers_support;
 mod responses_wire;
 mod secret_fragments;
+mod stated_limit_wire;
 mod tools_wire;
 mod trust_boundary_answers;
 mod trust_boundary_http;

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use agentic_runtime::budget::redis::RedisStore;
 use agentic_runtime::budget::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::budget::{
-    BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, RetryQuota, SharedAdmission,
+    BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, RetryQuota, SharedAdmission,
 };
 
 const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
@@ -279,7 +279,9 @@ async fn an_unreachable_redis_fails_within_the_timeout() {
         .expect("extend_cooldown hung");
     assert!(extend.is_err(), "{extend:?}");
     let settings = BreakerSettings::standard();
-    let admit = tokio::time::timeout(guard, store.breaker_admit(BREAKER, &settings)).await.expect("breaker_admit hung");
+    let admit = tokio::time::timeout(guard, store.breaker_admit(BREAKER, &settings, ProbeToken::random()))
+        .await
+        .expect("breaker_admit hung");
     assert!(admit.is_err(), "{admit:?}");
     let record = tokio::time::timeout(guard, store.breaker_record(BREAKER, CallOutcome::Failed, true, &settings))
         .await
@@ -454,13 +456,16 @@ async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_clo
         return;
     };
     let second = other_process(&url, &first).await;
-    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    assert_eq!(
+        second.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Call)
+    );
 
     // 19 failures of the first: not yet 20 calls. The 20th opens the fleet's breaker.
     assert_eq!(fail(&first, 19).await, Recorded::Unchanged);
     assert_eq!(fail(&first, 1).await, Recorded::Opened(opened(20, 20)));
     let Some(SharedAdmission::Skip(BreakerState::Open { left, opened: why })) =
-        second.breaker_admit(BREAKER, &STANDARD).await.unwrap()
+        second.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap()
     else {
         panic!("the second store's calls are skipped");
     };
@@ -477,7 +482,9 @@ async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_clo
     let tasks: Vec<_> = (0..10)
         .map(|i| {
             let store = if i % 2 == 0 { first.clone() } else { second.clone() };
-            tokio::spawn(async move { (i, store.breaker_admit(BREAKER, &STANDARD).await.unwrap().unwrap()) })
+            tokio::spawn(async move {
+                (i, store.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap().unwrap())
+            })
         })
         .collect();
     let mut probes = Vec::new();
@@ -505,8 +512,14 @@ async fn two_stores_share_one_breaker_one_opens_it_the_other_skips_one_probe_clo
     for key in [first.breaker_key(BREAKER), first.breaker_window_key(BREAKER), first.breaker_probe_key(BREAKER)] {
         assert_eq!(pttl(&url, &key).await, -2, "{key} is gone: closed, with an empty window");
     }
-    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
-    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    assert_eq!(
+        first.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Call)
+    );
+    assert_eq!(
+        second.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Call)
+    );
     // Closed, each call let through is counted in the window (as not failed while it is out).
     let admitted = hget_all(&url, &first.breaker_window_key(BREAKER)).await;
     assert_eq!(admitted.iter().filter(|(field, _)| field.starts_with("a:")).map(|(_, n)| n).sum::<u64>(), 2);
@@ -521,10 +534,13 @@ async fn a_failed_probe_opens_the_shared_breaker_for_another_period() {
     };
     fail(&store, 20).await;
     end_open_period(&url, &store).await;
-    assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
+    assert_eq!(
+        store.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Probe(opened(20, 20)))
+    );
     assert_eq!(fail(&store, 1).await, Recorded::Reopened(opened(20, 20)));
     let Some(SharedAdmission::Skip(BreakerState::Open { left, opened: why })) =
-        store.breaker_admit(BREAKER, &STANDARD).await.unwrap()
+        store.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap()
     else {
         panic!("open again");
     };
@@ -541,14 +557,20 @@ async fn a_probe_that_never_reports_lets_another_go_when_its_key_expires() {
     let other = other_process(&url, &store).await;
     fail(&store, 20).await;
     end_open_period(&url, &store).await;
-    assert!(matches!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(_))));
+    assert!(matches!(
+        store.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Probe(_))
+    ));
     let half_open = Some(SharedAdmission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
-    assert_eq!(other.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open);
+    assert_eq!(other.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(), half_open);
     // Its exec was dropped: the probe's key expires (made to now, not waited for).
     let _: () =
         redis::cmd("DEL").arg(store.breaker_probe_key(BREAKER)).query_async(&mut raw(&url).await).await.unwrap();
-    assert_eq!(other.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
-    assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open);
+    assert_eq!(
+        other.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Probe(opened(20, 20)))
+    );
+    assert_eq!(store.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(), half_open);
 }
 
 #[tokio::test]
@@ -563,7 +585,10 @@ async fn a_shared_breaker_counts_on_the_servers_window_and_a_wobble_stays_closed
         let recorded = store.breaker_record(BREAKER, outcome, true, &STANDARD).await.unwrap();
         assert_eq!(recorded, Some(Recorded::Unchanged), "call {call}");
     }
-    assert_eq!(store.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    assert_eq!(
+        store.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await.unwrap(),
+        Some(SharedAdmission::Call)
+    );
 
     // Failures older than the window are forgotten (and deleted); those in it count.
     let key = store.breaker_window_key(BREAKER);
@@ -598,7 +623,7 @@ async fn a_store_without_breaker_methods_keeps_no_breakers() {
             Box::pin(async { Ok(()) })
         }
     }
-    assert_eq!(BudgetOnly.breaker_admit(BREAKER, &STANDARD).await, Ok(None));
+    assert_eq!(BudgetOnly.breaker_admit(BREAKER, &STANDARD, ProbeToken::random()).await, Ok(None));
     assert_eq!(BudgetOnly.breaker_record(BREAKER, CallOutcome::Failed, true, &STANDARD).await, Ok(None));
 }
 
@@ -608,17 +633,55 @@ async fn a_probe_given_back_lets_the_next_caller_of_the_fleet_probe_at_once() {
         return;
     };
     let second = other_process(&url, &first).await;
+    let (mine, theirs) = (ProbeToken::new(1), ProbeToken::new(2));
     assert_eq!(fail(&first, 20).await, Recorded::Opened(opened(20, 20)));
     end_open_period(&url, &first).await;
-    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
+    assert_eq!(
+        first.breaker_admit(BREAKER, &STANDARD, mine).await.unwrap(),
+        Some(SharedAdmission::Probe(opened(20, 20)))
+    );
     let half_open = Some(SharedAdmission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
-    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open, "one probe in the fleet");
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD, theirs).await.unwrap(), half_open, "one probe in the fleet");
+    // Another admission's token gives nothing back.
+    second.breaker_release(BREAKER, theirs).await.unwrap();
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD, theirs).await.unwrap(), half_open);
     // The first's probe never went (its exec was dropped): given back, the second probes at once.
-    first.breaker_release(BREAKER).await.unwrap();
-    assert_eq!(second.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Probe(opened(20, 20))));
-    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), half_open);
+    first.breaker_release(BREAKER, mine).await.unwrap();
+    assert_eq!(
+        second.breaker_admit(BREAKER, &STANDARD, theirs).await.unwrap(),
+        Some(SharedAdmission::Probe(opened(20, 20)))
+    );
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD, mine).await.unwrap(), half_open);
     // Its answer closes the breaker for both.
     let closed = second.breaker_record(BREAKER, CallOutcome::Answered, true, &STANDARD).await.unwrap();
     assert_eq!(closed, Some(Recorded::Closed));
-    assert_eq!(first.breaker_admit(BREAKER, &STANDARD).await.unwrap(), Some(SharedAdmission::Call));
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD, mine).await.unwrap(), Some(SharedAdmission::Call));
+}
+
+/// A probe taken for lost (its key expired after the open period) and taken again by another
+/// caller: the first caller's late give-back leaves the second's probe alone (compare and delete).
+/// Before, it deleted the key, and a third caller probed while the second's probe was out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_give_back_of_a_lost_probe_leaves_the_next_callers_probe_alone() {
+    let Some((first, url)) = store("a_late_give_back_of_a_lost_probe_leaves_the_next_callers_probe_alone").await else {
+        return;
+    };
+    let (second, third) = (other_process(&url, &first).await, other_process(&url, &first).await);
+    let (lost, next, late) = (ProbeToken::new(11), ProbeToken::new(12), ProbeToken::new(13));
+    assert_eq!(fail(&first, 20).await, Recorded::Opened(opened(20, 20)));
+    end_open_period(&url, &first).await;
+    let probe = Some(SharedAdmission::Probe(opened(20, 20)));
+    assert_eq!(first.breaker_admit(BREAKER, &STANDARD, lost).await.unwrap(), probe);
+    // Its key expires an open period later (made now rather than waited for).
+    let probe_key = first.breaker_probe_key(BREAKER);
+    let _: () = redis::cmd("DEL").arg(&probe_key).query_async(&mut raw(&url).await).await.unwrap();
+    assert_eq!(second.breaker_admit(BREAKER, &STANDARD, next).await.unwrap(), probe, "the lost probe is replaced");
+    first.breaker_release(BREAKER, lost).await.unwrap();
+    let held: Option<String> = redis::cmd("GET").arg(&probe_key).query_async(&mut raw(&url).await).await.unwrap();
+    assert_eq!(held.as_deref(), Some("12"), "the second's probe is still out");
+    let half_open = Some(SharedAdmission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+    assert_eq!(third.breaker_admit(BREAKER, &STANDARD, late).await.unwrap(), half_open, "one probe in the fleet");
+    // The second's own give-back frees it.
+    second.breaker_release(BREAKER, next).await.unwrap();
+    assert_eq!(third.breaker_admit(BREAKER, &STANDARD, late).await.unwrap(), probe);
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use adapters_support::{Answer, KEY, Refused, chat_body, chat_url, layer, start, verdicts};
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::resilient::Failure;
+use agentic_runtime::resilient::{Failure, GaveUp};
 use agentic_runtime::tower::{RetryLayer, RetryMiddleware};
 use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
 use http::Extensions;
@@ -36,7 +36,10 @@ async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused
     let client = client(RetryMiddleware::from(layer));
     let response = post(&client, server).body(chat_body()).send().await.map_err(refused)?;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    Ok(Answer { status, headers, body: response.text().await.map_err(Refused::client)? })
+    let gave_up = response.extensions().get::<GaveUp>().map(GaveUp::kind);
+    let debug = format!("{response:?}");
+    let body = response.text().await.map_err(Refused::client)?;
+    Ok(Answer { status, headers: Some(headers), gave_up, shown: format!("{debug}\n{body}"), body })
 }
 
 /// The middleware's error as the checks read it: the layers' failure, or the client's own error.
@@ -45,7 +48,10 @@ fn refused(error: reqwest_middleware::Error) -> Refused {
         reqwest_middleware::Error::Middleware(error) => error.downcast_ref::<Failure<reqwest_middleware::Error>>(),
         reqwest_middleware::Error::Reqwest(_) => None,
     };
-    Refused { kind: failure.map(Failure::kind), text: error.to_string() }
+    match failure {
+        Some(failure) => Refused::failure(failure),
+        None => Refused::client(error),
+    }
 }
 
 adapter_tests!(send);

@@ -8,9 +8,11 @@ mod adapters_support;
 
 use std::time::Duration;
 
-use adapters_support::{Answer, KEY, Refused, chat_body, chat_url, layer, start, streamed_text, verdicts};
+use adapters_support::{
+    Answer, KEY, Refused, chat_body, chat_url, layer, start, streamed_text, verdicts, within_a_minute,
+};
 use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
-use agentic_runtime::resilient::Failure;
+use agentic_runtime::resilient::{Failure, GaveUp};
 use agentic_runtime::tower::RetryLayer;
 use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
 use tower::{ServiceBuilder, ServiceExt as _};
@@ -29,10 +31,12 @@ fn request(server: &ChaosServer) -> reqwest::Request {
 /// One request through `layer` around reqwest's client: what came back, or the failure.
 async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused> {
     let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
-    let refused = |failure: Failure<reqwest::Error>| Refused { kind: Some(failure.kind()), text: failure.to_string() };
-    let response = service.oneshot(request(server)).await.map_err(refused)?;
+    let response = service.oneshot(request(server)).await.map_err(|failure| Refused::failure(&failure))?;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
-    Ok(Answer { status, headers, body: response.text().await.map_err(Refused::client)? })
+    let gave_up = response.extensions().get::<GaveUp>().map(GaveUp::kind);
+    let debug = format!("{response:?}");
+    let body = response.text().await.map_err(Refused::client)?;
+    Ok(Answer { status, headers: Some(headers), gave_up, shown: format!("{debug}\n{body}"), body })
 }
 
 adapter_tests!(send);
@@ -152,4 +156,73 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!((server.requests_served(), failure.kind()), (4, ExecErrorKind::Permanent));
     assert_eq!(failure.last_error().map(Failure::kind), Some(ExecErrorKind::Exhausted));
+}
+
+/// A cooldown longer than the layer's `retry_after_cap_ms` refuses the request in the layer, none
+/// sent: a runtime that shares the layer's storm control, with a cap of 10 minutes, honoured a
+/// server's `Retry-After: 120` (its scope cools down for 2 minutes); the layer's cap is the default
+/// minute. Before, the layer slept a minute of it and then sent the request anyway, a minute
+/// earlier than the server asked.
+#[tokio::test(start_paused = true)]
+async fn a_cooldown_longer_than_the_cap_refuses_in_the_layer_and_no_request_is_sent() {
+    use agentic_runtime::{Runtime, ScriptedProvider, Step as Scripted};
+    let asked = Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(120));
+    let runtime = Runtime::new(ScriptedProvider::new([asked]));
+    // One call, no retry: the exec ends at once, the cooldown it honoured stays.
+    let patient = RetryPolicy::new().with_retry_after_cap_ms(600_000).with_session_retries(0).with_max_retries(1);
+    runtime.exec_with(&patient, "hi").await.unwrap_err();
+
+    let server = start(Scenario::new().otherwise(Step::ok("42"))).await;
+    let layer = RetryLayer::sharing(&runtime, RetryPolicy::new()).unwrap();
+    let started = tokio::time::Instant::now();
+    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let failure = service.oneshot(request(&server)).await.unwrap_err();
+    assert_eq!(server.requests_served(), 0, "no request went");
+    assert_eq!(started.elapsed(), Duration::ZERO, "nothing was waited for");
+    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.refusal().map(|refusal| refusal.name()), Some("cooldown"));
+    assert!(failure.last_error().is_none(), "{failure}");
+    let text = failure.to_string();
+    assert!(
+        text.starts_with(
+            "request stopped after 0 attempts: the provider is cooling down for 120 s more (a server asked its \
+             callers to wait), longer than `retry_after_cap_ms` (60 s)"
+        ),
+        "{text}"
+    );
+}
+
+/// A request that made 3 calls in 1 attempt (layer 1 called twice more): the failure counts both,
+/// in words that agree, and lists each call once. Before: "stopped after 1 attempts", "Attempt 1"
+/// to "Attempt 4" (the last two the same call) and `calls()` 1.
+#[tokio::test(start_paused = true)]
+async fn a_failure_counts_its_calls_and_its_attempts_in_words_that_agree() {
+    let server = start(Scenario::new().otherwise(Step::close_before_headers())).await;
+    let (layer, _) = layer(RetryPolicy::new().with_max_retries(1).with_session_retries(2));
+    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let failure = service.oneshot(request(&server)).await.unwrap_err();
+    assert_eq!((server.requests_served(), failure.calls(), failure.attempts()), (3, 3, 1));
+    assert_eq!(failure.record().calls, 3);
+    let text = failure.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "request failed after 1 attempt, 3 calls (exhausted):", "{text}");
+    assert_eq!(lines.len(), 4, "{text}");
+    for (line, call) in lines[1..].iter().zip(1..) {
+        assert!(line.starts_with(&format!("Attempt 1, call {call}: ")), "{text}");
+    }
+}
+
+/// Without a deadline, a success's body that stalls ends at the idle bound (`idle_timeout_ms`),
+/// with the bound's words; one that flows is untouched.
+#[tokio::test(start_paused = true)]
+async fn a_success_whose_body_stalls_ends_at_the_idle_bound() {
+    let server = start(Scenario::new().otherwise(Step::hang().after_chunks(1).text("The answer is 42."))).await;
+    let (layer, _) = layer(RetryPolicy::new().with_idle_timeout_ms(3_000));
+    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let response = service.oneshot(request(&server)).await.unwrap();
+    let started = tokio::time::Instant::now();
+    let error = within_a_minute(response.text()).await.unwrap_err();
+    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    let text = Refused::client(error).text;
+    assert!(text.contains("the response's body stalled: nothing for 3 s (`idle_timeout_ms` = 3000)"), "{text}");
 }

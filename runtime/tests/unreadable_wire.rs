@@ -133,3 +133,26 @@ async fn a_finish_reason_that_is_no_answer_fails_the_call() {
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
     assert!(reply.decisions()[0].error.starts_with("BadGatewayError: the server ended the answer as failed"));
 }
+
+/// The memory of the shape is the target's: the primary's answers fail twice on a shape (a format
+/// this client does not read: the exec moves on), the fallback's first answer fails on the same
+/// shape, and the fallback is asked again (its own format is judged on its own two calls). Before,
+/// the primary's failure counted for the fallback, which was asked once and the exec failed.
+#[tokio::test(start_paused = true)]
+async fn a_fallback_gets_its_own_two_calls_before_its_format_is_taken_for_unreadable() {
+    let what = "`choices[0].delta.content`: invalid type: map, expected a string";
+    let primary = ScriptedProvider::new([unreadable(what, 1), unreadable(what, 2)]).with_model("a");
+    let secondary = ScriptedProvider::new([unreadable(what, 3), Scripted::ok("from b")]).with_model("b");
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_jitter_seed(7);
+    let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!((reply.text(), reply.target()), ("from b", Some("scripted/b")));
+    assert_eq!((primary.calls(), secondary.calls()), (2, 2));
+
+    // Its own shape twice stops it, as the primary's did.
+    let primary = ScriptedProvider::new([unreadable(what, 1), unreadable(what, 2)]).with_model("a");
+    let secondary = ScriptedProvider::new([unreadable(what, 3), unreadable(what, 4)]).with_model("b");
+    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_jitter_seed(7);
+    let error = runtime.exec("hi").await.unwrap_err();
+    assert_eq!((error.kind(), primary.calls(), secondary.calls()), (ExecErrorKind::Permanent, 2, 2), "{error}");
+    assert_eq!(error.target(), Some("scripted/b"));
+}

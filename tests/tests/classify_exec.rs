@@ -146,11 +146,12 @@ fn rate_limits_worded_as_overflow_and_daily_quotas_are_read_as_sent() {
         action("cohere.errors.BadRequestError: status_code: 400, too many tokens: 131842"),
         ExecAction::ContextOverflow
     );
-    // Groq's flex tier at capacity.
+    // Groq's flex tier at capacity: transient, and the decision says what 498 is.
     let groq = ModelError::http(498, "498 Flex tier capacity exceeded");
     assert_eq!(exec_verdict(&groq.to_string(), Some(&groq)).action, ExecAction::Retry);
     let session = session_verdict(StopReason::Error, &groq.to_string(), Some(&groq));
-    assert_eq!((session.retryable, session.reason), (true, Reason::RetryableStatus(498)));
+    assert_eq!((session.retryable, session.reason), (true, Reason::FlexTierCapacity));
+    assert_eq!(session.to_string(), "retryable: HTTP 498: the flex tier is at capacity (Groq), transient");
     // OpenRouter's free models' daily quota: final, typed or not.
     let daily = "Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day";
     let typed = ModelError::http(429, format!("429 {daily}"));

@@ -141,6 +141,7 @@ fn http_error(spec: StepSpec, preset: Preset, status: u16, headers: Vec<(String,
         endless: (spec.endless_body == Some(true)).then_some(spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS)),
         echo_key: spec.echo_key,
         stall_body_after: spec.stall_body_after,
+        stated_limit: spec.stated_limit,
     }
 }
 

@@ -388,6 +388,13 @@ impl StepSpec {
                 "`interval_ms` paces an endless body: add `\"endless_body\": true`, or remove `interval_ms`",
             ));
         }
+        if self.stated_limit.is_some() && self.body.is_some() {
+            return Err(invalid(
+                field("stated_limit"),
+                "`stated_limit` is written into the provider-shaped body, and `body` replaces that body: \
+                 keep one (write the `metadata` into your `body` yourself)",
+            ));
+        }
         if self.stall_body_after.is_some() && self.endless_body == Some(true) {
             return Err(invalid(
                 field("stall_body_after"),

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::step::{EchoKey, StepKind, valid_header_value};
+use crate::step::{EchoKey, StatedLimit, StepKind, valid_header_value};
 use crate::usage::TokenUsage;
 
 /// A scenario file: `{"context_window": 2000, "outages": [...], "rate_limit": {...}, "steps": [...],
@@ -119,6 +119,7 @@ step_spec! {
     location: String,
     stall_body_after: u64,
     shape: String,
+    stated_limit: StatedLimit,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -273,6 +274,7 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "stop" => &[K::Ok, K::Stall, K::MalformedChunk],
         "content_type" => &[K::WrongContentType],
         "location" => &[K::Redirect],
+        "stated_limit" => &[K::HttpError],
         "shape" => &[K::NotAnAnswer, K::BadHead, K::MalformedChunk],
         _ => &[],
     }

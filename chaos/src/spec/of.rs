@@ -154,6 +154,7 @@ impl StepSpec {
         self.interval_ms = e.endless.filter(|ms| *ms != DEFAULT_INTERVAL_MS);
         self.echo_key = e.echo_key;
         self.stall_body_after = e.stall_body_after;
+        self.stated_limit = e.stated_limit;
     }
 
     fn set_sse_error(&mut self, s: &SseError) {

@@ -43,6 +43,7 @@ pub struct HttpError {
     pub(crate) endless: Option<u64>,
     pub(crate) echo_key: Option<EchoKey>,
     pub(crate) stall_body_after: Option<u64>,
+    pub(crate) stated_limit: Option<StatedLimit>,
 }
 
 impl HttpError {
@@ -62,6 +63,7 @@ impl HttpError {
             endless: None,
             echo_key: None,
             stall_body_after: None,
+            stated_limit: None,
         }
     }
 
@@ -186,6 +188,30 @@ impl HttpError {
         self
     }
 
+    /// State the rate limit in the error body, as OpenRouter does (see [`StatedLimit`]): the error
+    /// object gets `"code": <status>` (a number, unless [`code`](HttpError::code) is set) and
+    /// `"metadata": {"headers": {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"},
+    /// "provider_name": null}`. A custom [`body`](HttpError::body) is sent as it is, without it.
+    ///
+    /// # Default
+    ///
+    /// No statement in the body.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::{StatedLimit, Step};
+    ///
+    /// // OpenRouter's free models, their daily quota spent, five hours before it refills.
+    /// let spent = Step::http_error(429)
+    ///     .message("Rate limit exceeded: free-models-per-day. Add 10 credits to unlock 1000 free model requests per day")
+    ///     .stated_limit(StatedLimit::new(50, 0, 5 * 3_600_000));
+    /// ```
+    pub fn stated_limit(mut self, limit: StatedLimit) -> Self {
+        self.stated_limit = Some(limit);
+        self
+    }
+
     /// Echo a fragment of the request's API key in the error message (or after a custom
     /// [`body`](HttpError::body)), as some servers and proxies do: a canary for a client that
     /// must never log or show any piece of its key. See [`EchoKey`].
@@ -201,6 +227,54 @@ impl HttpError {
 
 error_setters!(HttpError, type: "By status and provider, see the table above.", message: "By status and provider.",
     code: "By status, see the table above; `null` where none is given.");
+
+/// A rate limit an [`HttpError`] states in its body rather than in its headers, as OpenRouter
+/// does: `stated_limit` of `http_error` in a scenario file, `{"limit": 50, "remaining": 0,
+/// "reset_in_ms": 18000000}`.
+///
+/// The error object carries `"metadata": {"headers": {"X-RateLimit-Limit": "50",
+/// "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "<ms since the UNIX epoch>"},
+/// "provider_name": null}`, the reset `reset_in_ms` after the server's clock when it answers, each
+/// value a string as OpenRouter writes them.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_chaos::StatedLimit;
+///
+/// let per_minute = StatedLimit::new(20, 0, 40_000);
+/// assert_eq!((per_minute.limit, per_minute.remaining, per_minute.reset_in_ms), (20, 0, 40_000));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatedLimit {
+    /// `X-RateLimit-Limit`: the requests the period allows.
+    pub limit: u64,
+    /// `X-RateLimit-Remaining`: the requests left (0: spent).
+    pub remaining: u64,
+    /// How long after the answer `X-RateLimit-Reset` is.
+    pub reset_in_ms: u64,
+}
+
+impl StatedLimit {
+    /// A limit of `limit` requests with `remaining` left, refilled `reset_in_ms` after the answer.
+    pub const fn new(limit: u64, remaining: u64, reset_in_ms: u64) -> Self {
+        Self { limit, remaining, reset_in_ms }
+    }
+
+    /// The `metadata` of an error object that states this limit, `now_ms` the server's clock in
+    /// ms since the UNIX epoch.
+    pub(crate) fn metadata(&self, now_ms: u64) -> serde_json::Value {
+        serde_json::json!({
+            "headers": {
+                "X-RateLimit-Limit": self.limit.to_string(),
+                "X-RateLimit-Remaining": self.remaining.to_string(),
+                "X-RateLimit-Reset": now_ms.saturating_add(self.reset_in_ms).to_string(),
+            },
+            "provider_name": null,
+        })
+    }
+}
 
 /// Which piece of the request's API key an error echoes: the `echo_key` field of `http_error`,
 /// `context_overflow`, `invalid_api_key` and `sse_error`.

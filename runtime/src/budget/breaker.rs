@@ -177,6 +177,40 @@ impl fmt::Display for BreakerState {
     }
 }
 
+/// The mark of one admission, which the probe it may become keeps: only the admission that took a
+/// breaker's probe gives it back ([`SharedStore::breaker_release`]), so that a late give-back of a
+/// probe taken for lost never frees the probe another caller took since (docs/design.md §10).
+///
+/// [`SharedStore::breaker_release`]: crate::budget::store::SharedStore::breaker_release
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::budget::ProbeToken;
+///
+/// assert_eq!(ProbeToken::new(7).get(), 7);
+/// assert_ne!(ProbeToken::random(), ProbeToken::random());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProbeToken(u64);
+
+impl ProbeToken {
+    /// The token `value`, as a store reads it back from what it wrote.
+    pub const fn new(value: u64) -> Self {
+        Self(value)
+    }
+
+    /// A token drawn at random: two admissions of a fleet draw the same one once in 2^64.
+    pub fn random() -> Self {
+        Self(fastrand::u64(..))
+    }
+
+    /// Its value, as a store writes it.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
 /// What a breaker says to a call about to be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Admission {
@@ -241,10 +275,12 @@ enum Phase {
         until: Instant,
         opened: Opened,
     },
-    /// `probe_until`: when the probe is taken for lost, and another one goes.
+    /// `probe_until`: when the probe is taken for lost, and another one goes; `probe`: the token
+    /// of the admission that took it (`None`: another process's, seen in the store).
     HalfOpen {
         opened: Opened,
         probe_until: Instant,
+        probe: Option<ProbeToken>,
     },
 }
 
@@ -254,8 +290,9 @@ impl Breaker {
         Self { settings, window: Window::new(settings.window, now), phase: Phase::Closed }
     }
 
-    /// Whether a call may go at `now`; the first after the open period is the probe.
-    pub(crate) fn admit(&mut self, now: Instant) -> Admission {
+    /// Whether a call may go at `now`; the first after the open period is the probe, which keeps
+    /// the admission's `token`.
+    pub(crate) fn admit(&mut self, now: Instant, token: ProbeToken) -> Admission {
         match self.phase {
             Phase::Closed => {
                 self.window.admit(now);
@@ -264,11 +301,11 @@ impl Breaker {
             Phase::Open { until, opened } if now < until => {
                 Admission::Skip(BreakerState::Open { left: until - now, opened })
             }
-            Phase::HalfOpen { opened, probe_until } if now < probe_until => {
+            Phase::HalfOpen { opened, probe_until, .. } if now < probe_until => {
                 Admission::Skip(BreakerState::HalfOpen { opened })
             }
             Phase::Open { opened, .. } | Phase::HalfOpen { opened, .. } => {
-                self.phase = Phase::HalfOpen { opened, probe_until: self.after_open(now) };
+                self.phase = Phase::HalfOpen { opened, probe_until: self.after_open(now), probe: Some(token) };
                 Admission::Probe
             }
         }
@@ -302,12 +339,18 @@ impl Breaker {
         }
     }
 
-    /// Gives back a probe that was let through and will report nothing (its exec was dropped, or
-    /// stopped before the call went): the next call is the probe, at once. A probe is released only
-    /// while the breaker is half-open: one already decided has nothing to give back.
-    pub(crate) fn release(&mut self, now: Instant) {
-        if let Phase::HalfOpen { opened, .. } = self.phase {
-            self.phase = Phase::Open { until: now, opened };
+    /// Gives back the probe the admission of `token` took, which will report nothing (its exec was
+    /// dropped, or stopped before the call went): the next call is the probe, at once. Only while
+    /// half-open with that probe still out: one already decided has nothing to give back, one
+    /// taken for lost is gone (the next call probes anyway), and one replaced by another
+    /// admission's is not its to give. Whether it was given back.
+    pub(crate) fn release(&mut self, now: Instant, token: ProbeToken) -> bool {
+        match self.phase {
+            Phase::HalfOpen { opened, probe_until, probe: Some(probe) } if probe == token && now < probe_until => {
+                self.phase = Phase::Open { until: now, opened };
+                true
+            }
+            _ => false,
         }
     }
 
@@ -357,9 +400,20 @@ impl Breaker {
             }
             BreakerState::HalfOpen { opened } => {
                 self.window.clear();
-                self.phase = Phase::HalfOpen { opened, probe_until: self.after_open(now) };
+                // Half-open already with a probe of this process: it is still this process's.
+                let probe = match self.phase {
+                    Phase::HalfOpen { probe, .. } => probe,
+                    _ => None,
+                };
+                self.phase = Phase::HalfOpen { opened, probe_until: self.after_open(now), probe };
             }
         }
+    }
+
+    /// Takes on the shared breaker's answer that the admission of `token` took its probe at `now`.
+    pub(crate) fn adopt_probe(&mut self, opened: Opened, token: ProbeToken, now: Instant) {
+        self.window.clear();
+        self.phase = Phase::HalfOpen { opened, probe_until: self.after_open(now), probe: Some(token) };
     }
 
     fn open(&mut self, opened: Opened, now: Instant) {
@@ -459,6 +513,9 @@ mod tests {
 
     const SECOND: Duration = Duration::from_secs(1);
 
+    /// The admissions' token, where which admission took the probe does not matter.
+    const TOKEN: ProbeToken = ProbeToken::new(1);
+
     fn breaker() -> Breaker {
         Breaker::new(BreakerSettings::standard(), Instant::now())
     }
@@ -492,7 +549,7 @@ mod tests {
         // A burst of 40 calls into a 30 % wobble: its 503s come back first, the answers later.
         let mut wobble = breaker();
         for _ in 0..40 {
-            assert_eq!(wobble.admit(now), Admission::Call);
+            assert_eq!(wobble.admit(now, TOKEN), Admission::Call);
         }
         for _ in 0..12 {
             assert_eq!(wobble.record(CallOutcome::Failed, false, now), Recorded::Unchanged, "12 of 40 calls");
@@ -502,7 +559,7 @@ mod tests {
         // A burst of 40 into an outage: it opens once half the calls let through have failed.
         let mut outage = breaker();
         for _ in 0..40 {
-            outage.admit(now);
+            outage.admit(now, TOKEN);
         }
         for _ in 0..19 {
             assert_eq!(outage.record(CallOutcome::Failed, false, now), Recorded::Unchanged);
@@ -517,7 +574,7 @@ mod tests {
             assert_eq!(record_many(&mut breaker, 3, 7), [], "10 calls a second, 3 of them failing");
             tokio::time::advance(SECOND).await;
         }
-        assert_eq!(breaker.admit(Instant::now()), Admission::Call);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Call);
         assert_eq!(breaker.state(Instant::now()), BreakerState::Closed);
     }
 
@@ -528,7 +585,7 @@ mod tests {
         for _ in 0..19 {
             assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Unchanged);
         }
-        assert_eq!(breaker.admit(Instant::now()), Admission::Call);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Call);
         assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Opened(opened(20, 20)));
 
         // Half of 20 opens; 9 of 20 does not, and the 21st call's failure (10 of 21, under 50 %)
@@ -548,14 +605,14 @@ mod tests {
         tokio::time::advance(Duration::from_millis(17_700)).await;
         let left = Duration::from_millis(12_300);
         let skipped = BreakerState::Open { left, opened: opened(20, 20) };
-        assert_eq!(breaker.admit(Instant::now()), Admission::Skip(skipped));
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Skip(skipped));
         assert_eq!(breaker.state(Instant::now()), skipped);
         assert_eq!(skipped.to_string(), "open for 12.3 s more, after 20 failures of 20 calls in 10 s");
         assert_eq!(skipped.name(), "open");
         // Outcomes of calls let through before it opened change nothing.
         assert_eq!(breaker.record(CallOutcome::Answered, true, Instant::now()), Recorded::Unchanged);
         assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Unchanged);
-        assert_eq!(breaker.admit(Instant::now()), Admission::Skip(skipped));
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Skip(skipped));
     }
 
     #[tokio::test(start_paused = true)]
@@ -567,7 +624,7 @@ mod tests {
             .map(|_| {
                 let breaker = breaker.clone();
                 let now = Instant::now();
-                std::thread::spawn(move || breaker.lock().unwrap().admit(now))
+                std::thread::spawn(move || breaker.lock().unwrap().admit(now, TOKEN))
             })
             .collect();
         let admissions: Vec<Admission> = threads.into_iter().map(|thread| thread.join().unwrap()).collect();
@@ -587,14 +644,14 @@ mod tests {
         let mut breaker = breaker();
         open(&mut breaker);
         tokio::time::advance(Duration::from_secs(30)).await;
-        assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Probe);
         // Calls let through before it opened may answer (or fail) while the probe is out: only the
         // probe's outcome decides.
         assert_eq!(breaker.record(CallOutcome::Answered, false, Instant::now()), Recorded::Unchanged);
         assert_eq!(breaker.record(CallOutcome::Failed, false, Instant::now()), Recorded::Unchanged);
         assert_eq!(breaker.state(Instant::now()), BreakerState::HalfOpen { opened: opened(20, 20) });
         assert_eq!(breaker.record(CallOutcome::Answered, true, Instant::now()), Recorded::Closed);
-        assert_eq!(breaker.admit(Instant::now()), Admission::Call);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Call);
         assert_eq!(breaker.state(Instant::now()), BreakerState::Closed);
         // The 20 failures that opened it are gone: 19 more do not open it again.
         assert_eq!(record_many(&mut breaker, 19, 0), []);
@@ -606,15 +663,15 @@ mod tests {
         let mut breaker = breaker();
         open(&mut breaker);
         tokio::time::advance(Duration::from_secs(30)).await;
-        assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Probe);
         tokio::time::advance(Duration::from_secs(2)).await;
         assert_eq!(breaker.record(CallOutcome::Failed, true, Instant::now()), Recorded::Reopened(opened(20, 20)));
         let again = BreakerState::Open { left: Duration::from_secs(30), opened: opened(20, 20) };
-        assert_eq!(breaker.admit(Instant::now()), Admission::Skip(again));
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Skip(again));
         tokio::time::advance(Duration::from_secs(29)).await;
-        assert!(matches!(breaker.admit(Instant::now()), Admission::Skip(BreakerState::Open { .. })));
+        assert!(matches!(breaker.admit(Instant::now(), TOKEN), Admission::Skip(BreakerState::Open { .. })));
         tokio::time::advance(SECOND).await;
-        assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Probe);
     }
 
     #[tokio::test(start_paused = true)]
@@ -622,13 +679,43 @@ mod tests {
         let mut breaker = breaker();
         open(&mut breaker);
         tokio::time::advance(Duration::from_secs(30)).await;
-        assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Probe);
         // Its exec was dropped: no outcome ever comes.
         tokio::time::advance(Duration::from_millis(29_999)).await;
-        assert_eq!(breaker.admit(Instant::now()), Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+        assert_eq!(
+            breaker.admit(Instant::now(), TOKEN),
+            Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) })
+        );
         tokio::time::advance(Duration::from_millis(1)).await;
-        assert_eq!(breaker.admit(Instant::now()), Admission::Probe);
-        assert_eq!(breaker.admit(Instant::now()), Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) }));
+        assert_eq!(breaker.admit(Instant::now(), TOKEN), Admission::Probe);
+        assert_eq!(
+            breaker.admit(Instant::now(), TOKEN),
+            Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) })
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_the_admission_that_took_the_probe_gives_it_back() {
+        let mut breaker = breaker();
+        open(&mut breaker);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        let (first, second, third) = (ProbeToken::new(1), ProbeToken::new(2), ProbeToken::new(3));
+        assert_eq!(breaker.admit(Instant::now(), first), Admission::Probe);
+        // Taken for lost after the open period: another admission's probe goes.
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(breaker.admit(Instant::now(), second), Admission::Probe);
+        // The first's give-back comes late: it does not free the second's probe (before, it did,
+        // and a third probe went while the second was out).
+        assert!(!breaker.release(Instant::now(), first));
+        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
+        assert_eq!(breaker.admit(Instant::now(), third), half_open);
+        // The second's own give-back does.
+        assert!(breaker.release(Instant::now(), second));
+        assert_eq!(breaker.admit(Instant::now(), third), Admission::Probe);
+        // A decided breaker has nothing to give back.
+        assert_eq!(breaker.record(CallOutcome::Answered, true, Instant::now()), Recorded::Closed);
+        assert!(!breaker.release(Instant::now(), third));
+        assert_eq!(breaker.state(Instant::now()), BreakerState::Closed);
     }
 
     #[tokio::test(start_paused = true)]

@@ -22,7 +22,7 @@ mod target;
 #[cfg(test)]
 pub(crate) mod test_store;
 
-pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
+pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
 pub(crate) use governor::Permit;
 pub use quota::RetryQuota;
@@ -307,6 +307,14 @@ impl<'p> Budget<'p> {
     pub(crate) fn refuse(&mut self, refusal: Refusal) -> Refusal {
         self.stopped_by = Some(Box::new(refusal.clone()));
         refusal
+    }
+
+    /// The nearest deadline (the exec's or the turn's), as it is or as it would be if the clock
+    /// started now, with the bound that sets it and that bound's setting in milliseconds.
+    #[cfg(feature = "tower")]
+    pub(crate) fn deadline(&self) -> Option<(Instant, Bound, u64)> {
+        let (at, bound) = self.clock_or_now().nearest_deadline()?;
+        Some((at, bound, self.setting_ms(bound)))
     }
 
     /// The time left before the nearest deadline, as it is or as it would be if the clock started

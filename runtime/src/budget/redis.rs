@@ -16,8 +16,9 @@
 //!   closed), `until` (the end of the open period, ms on the server's clock), `failures` and
 //!   `calls` (why it opened); `…:breaker-window:<model>`: the answered, failed and let-through
 //!   calls of each slot of the window (`s:`, `f:`, `a:`); `…:breaker-probe:<model>`: set, if
-//!   absent, by the caller that takes the probe, expiring after the open period, so a probe that
-//!   never reports lets another go. A breaker untouched for two windows and two open periods
+//!   absent, by the caller that takes the probe, to its admission's token, expiring after the open
+//!   period, so a probe that never reports lets another go; a probe given back is deleted only
+//!   while it holds the token of the admission that gives it back. A breaker untouched for two windows and two open periods
 //!   expires (closed).
 //! - `{prefix}:{<scope>}:pace:<model>`: the pacer's buckets (see `budget/redis_pace.rs`); it
 //!   expires after twice the longest time one of its limits takes to refill, 5 minutes at least
@@ -44,7 +45,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use tokio::sync::OnceCell;
 
-use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, Recorded, SharedAdmission};
+use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, SharedAdmission};
 use super::ledger::SLOTS;
 use super::quota::RetryQuota;
 use super::redis_pace::{PaceScripts, reserved_of};
@@ -419,10 +420,12 @@ impl SharedStore for RedisStore {
         &'a self,
         key: StoreKey<'a>,
         settings: &'a BreakerSettings,
+        token: ProbeToken,
     ) -> StoreFuture<'a, Option<SharedAdmission>> {
         Box::pin(async move {
-            let answer: Vec<i64> =
-                self.invoke("breaker_admit", self.breaker(&self.scripts.store.breaker_admit, key, settings)).await?;
+            let mut invocation = self.breaker(&self.scripts.store.breaker_admit, key, settings);
+            invocation.arg(token.get());
+            let answer: Vec<i64> = self.invoke("breaker_admit", invocation).await?;
             admission_of(&answer, settings).map(Some).ok_or_else(|| self.unexpected("breaker_admit", &answer))
         })
     }
@@ -442,35 +445,34 @@ impl SharedStore for RedisStore {
         })
     }
 
-    fn breaker_release<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, ()> {
-        // The probe's key goes: the next admission while half-open takes it (`SET NX`) at once.
-        Box::pin(self.run("breaker_release", async move {
-            let mut connection = self.connection().await?;
-            let _: i64 = redis::cmd("DEL")
-                .arg(self.breaker_probe_key(key))
-                .query_async(&mut connection)
-                .await
-                .map_err(|err| self.failed("breaker_release", &err))?;
+    fn breaker_release<'a>(&'a self, key: StoreKey<'a>, token: ProbeToken) -> StoreFuture<'a, ()> {
+        // The probe's key goes if it is still this admission's: the next admission while half-open
+        // takes it (`SET NX`) at once.
+        Box::pin(async move {
+            let mut invocation = self.scripts.store.breaker_release.key(self.breaker_probe_key(key));
+            invocation.arg(token.get());
+            let _released: i64 = self.invoke("breaker_release", invocation).await?;
             Ok(())
-        }))
+        })
     }
 
     fn before_call<'a>(
         &'a self,
         key: StoreKey<'a>,
-        breaker: Option<&'a BreakerSettings>,
+        breaker: Option<(&'a BreakerSettings, ProbeToken)>,
     ) -> StoreFuture<'a, BeforeCall> {
         Box::pin(async move {
             let mut invocation = self.scripts.store.before_call.key(self.cooldown_key(key));
             invocation.key(self.pace_key(key)).arg(u8::from(breaker.is_some()));
-            if let Some(settings) = breaker {
+            if let Some((settings, token)) = breaker {
                 self.breaker_args(&mut invocation, key, settings);
+                invocation.arg(token.get());
             }
             let answer: Vec<i64> = self.invoke("before_call", invocation).await?;
             let unexpected = || self.unexpected("before_call", &answer);
             let (&until_ms, &paces) = answer.first().zip(answer.get(1)).ok_or_else(unexpected)?;
             let admission = match breaker {
-                Some(settings) => Some(admission_of(&answer[2..], settings).ok_or_else(unexpected)?),
+                Some((settings, _)) => Some(admission_of(&answer[2..], settings).ok_or_else(unexpected)?),
                 None => None,
             };
             Ok(BeforeCall::new(cooldown_of(until_ms), admission, paces == 1))

@@ -125,9 +125,10 @@ local function open(b, failures, calls)
 end
 
 -- Whether a call may go. Closed, it counts the call let through in now's `a:` slot (a call still
--- out counts as not failed). {0} closed, {1, failures, calls} the caller's probe, {2, failures,
--- calls} half-open with another's probe, {3, failures, calls, left_ms} open.
-local function admit(b)
+-- out counts as not failed). {0} closed, {1, failures, calls} the caller's probe (its key holds the
+-- caller's `token`, which alone gives it back), {2, failures, calls} half-open with another's
+-- probe, {3, failures, calls, left_ms} open.
+local function admit(b, token)
   local s = load(b)
   if not s then
     bump(b.window, 'a', b.slot_ms, b.ttl_ms)
@@ -139,7 +140,7 @@ local function admit(b)
     redis.call('HSET', b.state, 'state', 'half_open')
     redis.call('PEXPIRE', b.state, b.ttl_ms)
   end
-  if redis.call('SET', b.probe, '1', 'NX', 'PX', b.open_ms) then return {1, s.failures, s.calls} end
+  if redis.call('SET', b.probe, token, 'NX', 'PX', b.open_ms) then return {1, s.failures, s.calls} end
   -- A probe key this runtime did not write (no expiry) must not hold the breaker half-open for ever.
   bounded(b.probe, b.open_ms)
   return {2, s.failures, s.calls}
@@ -229,9 +230,18 @@ const COOLDOWN: &str = r"
 return cooldown(KEYS[1])
 ";
 
-/// Whether a call may go (`KEYS[1..3]`, `ARGV[1..5]` as `breaker`'s): `admit`'s answer.
+/// Whether a call may go (`KEYS[1..3]`, `ARGV[1..5]` as `breaker`'s; `ARGV[6]` the caller's probe
+/// token): `admit`'s answer.
 const BREAKER_ADMIT: &str = r"
-return admit(breaker(1, 1))
+return admit(breaker(1, 1), ARGV[6])
+";
+
+/// Gives back the probe `KEYS[1]` if the admission of token `ARGV[1]` holds it (compare and
+/// delete: a probe taken for lost, its key expired, may have been taken again by another caller
+/// since, whose key a late give-back must leave). Returns 1 when given back, else 0.
+const BREAKER_RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 ";
 
 /// Counts a call's outcome (`KEYS[1..3]`, `ARGV[1..5]` as `breaker`'s; `ARGV[6]` 1 when it failed,
@@ -242,12 +252,12 @@ return record(breaker(1, 1), ARGV[6] == '1', ARGV[7] == '1')
 
 /// Everything a call asks before it goes, in one round trip: the cooldown (`KEYS[1]`), whether the
 /// pacer knows a limit (`KEYS[2]` exists) and, when `ARGV[1]` is 1, the breaker's admission
-/// (`KEYS[3..5]`, `ARGV[2..6]`). Returns {cooldown end or -1, 1 when a limit is known or 0, then
-/// `admit`'s answer when asked}.
+/// (`KEYS[3..5]`, `ARGV[2..6]`, the probe token `ARGV[7]`). Returns {cooldown end or -1, 1 when a
+/// limit is known or 0, then `admit`'s answer when asked}.
 const BEFORE_CALL: &str = r"
 local answer = {cooldown(KEYS[1]), redis.call('EXISTS', KEYS[2])}
 if ARGV[1] == '1' then
-  for _, n in ipairs(admit(breaker(3, 2))) do table.insert(answer, n) end
+  for _, n in ipairs(admit(breaker(3, 2), ARGV[7])) do table.insert(answer, n) end
 end
 return answer
 ";
@@ -274,6 +284,7 @@ pub(super) struct Scripts {
     pub(super) extend_cooldown: Script,
     pub(super) cooldown: Script,
     pub(super) breaker_admit: Script,
+    pub(super) breaker_release: Script,
     pub(super) breaker_record: Script,
     pub(super) before_call: Script,
     pub(super) after_answer: Script,
@@ -302,6 +313,7 @@ impl Scripts {
             extend_cooldown: script(EXTEND_COOLDOWN),
             cooldown: script(COOLDOWN),
             breaker_admit: script(BREAKER_ADMIT),
+            breaker_release: script(BREAKER_RELEASE),
             breaker_record: script(BREAKER_RECORD),
             before_call: script(BEFORE_CALL),
             after_answer: script(AFTER_ANSWER),

@@ -15,7 +15,9 @@ use std::time::Duration;
 use redis::ScriptInvocation;
 use tokio::time::Instant;
 
-use super::breaker::{Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, Recorded, SharedAdmission};
+use super::breaker::{
+    Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, ProbeToken, Recorded, SharedAdmission,
+};
 use super::ledger::Ledger;
 use super::quota::RetryQuota;
 use super::redis::{RedisStore, admission_of, budget_args, recorded_of};
@@ -120,12 +122,13 @@ impl Breakers {
         invocation
     }
 
-    /// Asks both; they must agree. This process's answer.
-    fn admit(&mut self) -> Admission {
+    /// Asks both for the admission of `token`; they must agree. This process's answer.
+    fn admit_as(&mut self, token: ProbeToken) -> Admission {
         self.steps += 1;
-        let ours = self.ours.admit(Instant::now());
+        let ours = self.ours.admit(Instant::now(), token);
         let scripts = Rc::clone(&self.fleet.scripts);
-        let invocation = self.invocation(&scripts.breaker_admit);
+        let mut invocation = self.invocation(&scripts.breaker_admit);
+        invocation.arg(token.get());
         let answer: Vec<i64> = self.fleet.run(invocation);
         let fleets = admission_of(&answer, &self.settings).unwrap_or_else(|| panic!("not an admission: {answer:?}"));
         let expected = match ours {
@@ -139,6 +142,28 @@ impl Breakers {
         assert_eq!(expected, fleets, "step {}: admit at +{} ms", self.steps, self.fleet.now_ms - START_MS);
         if matches!(fleets, SharedAdmission::Probe(_)) {
             self.probe_set_ms = Some(self.fleet.now_ms);
+        }
+        ours
+    }
+
+    /// Asks both, for an admission whose token does not matter.
+    fn admit(&mut self) -> Admission {
+        self.admit_as(ProbeToken::new(u64::MAX))
+    }
+
+    /// Gives back the probe of the admission of `token` in both; they must agree on whether it was
+    /// given back (the fleet deletes the key only while it holds the token).
+    fn release(&mut self, token: ProbeToken) -> bool {
+        self.steps += 1;
+        let ours = self.ours.release(Instant::now(), token);
+        let scripts = Rc::clone(&self.fleet.scripts);
+        let mut invocation = scripts.breaker_release.key(self.fleet.store.breaker_probe_key(TARGET));
+        invocation.arg(token.get());
+        let fleets: i64 = self.fleet.run(invocation);
+        let context = format!("step {}: release {token:?} at +{} ms", self.steps, self.fleet.now_ms - START_MS);
+        assert_eq!(ours, fleets == 1, "{context}");
+        if ours {
+            self.probe_set_ms = None;
         }
         ours
     }
@@ -199,14 +224,22 @@ async fn the_breakers_scripts_answer_as_the_breaker_on_a_scripted_sequence() {
     both.record(CallOutcome::Answered, false);
     both.record(CallOutcome::Failed, true);
     both.admit();
-    // Again; this probe is lost: another goes an open period later, and its answer closes it.
+    // Again; this probe is lost: another goes an open period later. The lost one's give-back
+    // comes late and frees nothing; the other's own frees it, and the next probe's answer closes it.
+    let (lost, next, last) = (ProbeToken::new(1), ProbeToken::new(2), ProbeToken::new(3));
     both.advance(second * 30).await;
-    assert_eq!(both.admit(), Admission::Probe);
+    assert_eq!(both.admit_as(lost), Admission::Probe);
     both.advance(second * 29).await;
     both.admit();
     both.advance(second).await;
-    assert_eq!(both.admit(), Admission::Probe);
+    assert!(!both.release(lost), "taken for lost: nothing to give back");
+    assert_eq!(both.admit_as(next), Admission::Probe);
+    assert!(!both.release(lost), "another admission's probe");
+    assert!(matches!(both.admit(), Admission::Skip(BreakerState::HalfOpen { .. })));
+    assert!(both.release(next));
+    assert_eq!(both.admit_as(last), Admission::Probe);
     assert_eq!(both.record(CallOutcome::Answered, true), Recorded::Closed);
+    assert!(!both.release(last), "decided: nothing to give back");
     both.admit();
     both.record(CallOutcome::Failed, false);
 }
@@ -218,19 +251,27 @@ async fn the_breakers_scripts_answer_as_the_breaker_on_a_seeded_random_sequence(
     let settings = BreakerSettings::new(50, 5, Duration::from_secs(2), Duration::from_secs(3)).unwrap();
     let Some(mut both) = Breakers::new(test, settings) else { return };
     let mut random = random(0x9e37_79b9_7f4a_7c15);
-    // Calls let through and not yet reported: whether each is the probe.
-    let mut out: Vec<bool> = Vec::new();
-    let mut transitions = 0;
-    for _ in 0..600 {
-        match random(10) {
+    // Calls let through and not yet reported: whether each is the probe, and its admission's token.
+    let mut out: Vec<(bool, ProbeToken)> = Vec::new();
+    let (mut transitions, mut given_back) = (0, 0);
+    for admission in 0..600 {
+        match random(11) {
             0 | 1 => both.advance(Duration::from_millis(random(1_500))).await,
-            2..=5 => match both.admit() {
-                Admission::Call => out.push(false),
-                Admission::Probe => out.push(true),
-                Admission::Skip(_) => {}
-            },
+            2..=5 => {
+                let token = ProbeToken::new(admission);
+                match both.admit_as(token) {
+                    Admission::Call => out.push((false, token)),
+                    Admission::Probe => out.push((true, token)),
+                    Admission::Skip(_) => {}
+                }
+            }
+            // A call dropped unrecorded: its permit gives back the probe it may be, late or not.
+            10 if !out.is_empty() => {
+                let (_, token) = out.swap_remove(usize::try_from(random(out.len() as u64)).unwrap());
+                given_back += usize::from(both.release(token));
+            }
             _ if !out.is_empty() => {
-                let probe = out.swap_remove(usize::try_from(random(out.len() as u64)).unwrap());
+                let (probe, _) = out.swap_remove(usize::try_from(random(out.len() as u64)).unwrap());
                 // Failures more often than not, so that it opens; a lost outcome now and then.
                 let outcome = if random(10) < 6 { CallOutcome::Failed } else { CallOutcome::Answered };
                 if random(20) != 0 && both.record(outcome, probe) != Recorded::Unchanged {
@@ -242,6 +283,7 @@ async fn the_breakers_scripts_answer_as_the_breaker_on_a_seeded_random_sequence(
     }
     assert!(both.steps > 300, "{} steps compared", both.steps);
     assert!(transitions > 10, "{transitions} transitions: the sequence must open and close it");
+    assert!(given_back > 0, "the sequence must give a probe back");
 }
 
 /// One retry window in this process and in the fleet, moved and asked together. A success is

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
-use super::breaker::{BreakerSettings, CallOutcome, Recorded, SharedAdmission};
+use super::breaker::{BreakerSettings, CallOutcome, ProbeToken, Recorded, SharedAdmission};
 use super::quota::RetryQuota;
 use crate::pace::{Demand, PaceRefused, RateLimits, Reserved};
 
@@ -69,8 +69,9 @@ pub trait SharedStore: Send + Sync + 'static {
     }
 
     /// Whether a call to the target `key` may go now, under `settings`: at most one caller in the
-    /// fleet gets [`SharedAdmission::Probe`] per open period. `None` when this store keeps no
-    /// breakers: each process then keeps its own.
+    /// fleet gets [`SharedAdmission::Probe`] per open period, and the probe keeps the caller's
+    /// `token` (the one [`breaker_release`](Self::breaker_release) names). `None` when this store
+    /// keeps no breakers: each process then keeps its own.
     ///
     /// # Default
     ///
@@ -79,8 +80,9 @@ pub trait SharedStore: Send + Sync + 'static {
         &'a self,
         key: StoreKey<'a>,
         settings: &'a BreakerSettings,
+        token: ProbeToken,
     ) -> StoreFuture<'a, Option<SharedAdmission>> {
-        let _ = (key, settings);
+        let _ = (key, settings, token);
         Box::pin(std::future::ready(Ok(None)))
     }
 
@@ -102,21 +104,23 @@ pub trait SharedStore: Send + Sync + 'static {
         Box::pin(std::future::ready(Ok(None)))
     }
 
-    /// Gives back the probe of breaker `key` that this caller took and that will report nothing
-    /// (its call was never sent, or its exec was dropped): the next caller may probe at once,
-    /// instead of after the open period.
+    /// Gives back the probe of breaker `key` that the admission of `token` took and that will report
+    /// nothing (its call was never sent, or its exec was dropped): the next caller may probe at
+    /// once, instead of after the open period. Only that probe: one taken for lost meanwhile, and
+    /// replaced by another caller's, is left to the other (compare and delete).
     ///
     /// # Default
     ///
     /// Nothing: the probe is taken for lost after the open period, as one of a process that died.
-    fn breaker_release<'a>(&'a self, key: StoreKey<'a>) -> StoreFuture<'a, ()> {
-        let _ = key;
+    fn breaker_release<'a>(&'a self, key: StoreKey<'a>, token: ProbeToken) -> StoreFuture<'a, ()> {
+        let _ = (key, token);
         Box::pin(std::future::ready(Ok(())))
     }
 
     /// Everything a call to the target `key` asks before it goes: its cooldown, its breaker's
-    /// admission under `breaker` (when the runtime has one for it), and whether the store's pacer
-    /// knows a limit of it (when not, the call neither reserves nor settles in the store).
+    /// admission under `breaker`'s settings for the caller's token (when the runtime has a breaker
+    /// for it), and whether the store's pacer knows a limit of it (when not, the call neither
+    /// reserves nor settles in the store).
     ///
     /// # Default
     ///
@@ -125,12 +129,12 @@ pub trait SharedStore: Send + Sync + 'static {
     fn before_call<'a>(
         &'a self,
         key: StoreKey<'a>,
-        breaker: Option<&'a BreakerSettings>,
+        breaker: Option<(&'a BreakerSettings, ProbeToken)>,
     ) -> StoreFuture<'a, BeforeCall> {
         Box::pin(async move {
             let cooldown_until = self.cooldown_until(key).await?;
             let admission = match breaker {
-                Some(settings) => self.breaker_admit(key, settings).await?,
+                Some((settings, token)) => self.breaker_admit(key, settings, token).await?,
                 None => None,
             };
             Ok(BeforeCall { cooldown_until, admission, paces: true })

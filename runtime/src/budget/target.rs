@@ -13,7 +13,9 @@ use std::sync::{Mutex, PoisonError};
 
 use tokio::time::Instant;
 
-use super::breaker::{Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, Recorded, SharedAdmission};
+use super::breaker::{
+    Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, ProbeToken, Recorded, SharedAdmission,
+};
 use crate::policy::rules::{format_ms, millis};
 
 /// The metric events' target, `crate::telemetry::METRICS` spelled out: the budget sits below
@@ -49,9 +51,9 @@ impl TargetBreaker {
         self.shared.store(false, Ordering::Relaxed);
     }
 
-    /// This process's breaker's answer.
-    pub(crate) fn admit_local(&self) -> Admission {
-        let admission = self.change(|breaker| breaker.admit(Instant::now()));
+    /// This process's breaker's answer to the admission of `token`.
+    pub(crate) fn admit_local(&self, token: ProbeToken) -> Admission {
+        let admission = self.change(|breaker| breaker.admit(Instant::now(), token));
         if admission == Admission::Probe {
             self.half_opened();
         }
@@ -70,20 +72,26 @@ impl TargetBreaker {
         self.announce(recorded);
     }
 
-    /// Gives back this process's probe: the next call here is the probe, at once.
-    pub(crate) fn release_local(&self) {
-        self.change(|breaker| breaker.release(Instant::now()));
-        let target = self.target.as_str();
-        tracing::info!(target = %target, "circuit breaker of {target}: its probe call reported nothing; the next call is the probe");
+    /// Gives back the probe the admission of `token` took, if it is still out: the next call here
+    /// is the probe, at once.
+    pub(crate) fn release_local(&self, token: ProbeToken) {
+        if self.change(|breaker| breaker.release(Instant::now(), token)) {
+            let target = self.target.as_str();
+            tracing::info!(target = %target, "circuit breaker of {target}: its probe call reported nothing; the next call is the probe");
+        }
     }
 
-    /// The shared breaker's answer, mirrored here. An open period is never taken as longer than
-    /// the settings' (a store is input, as a server is: a stored `until` of 9e18 must not skip
-    /// the target for ever).
-    pub(crate) fn adopt_admission(&self, shared: SharedAdmission) -> Admission {
+    /// The shared breaker's answer to the admission of `token`, mirrored here (a probe it took
+    /// keeps the token here too). An open period is never taken as longer than the settings' (a
+    /// store is input, as a server is: a stored `until` of 9e18 must not skip the target for ever).
+    pub(crate) fn adopt_admission(&self, shared: SharedAdmission, token: ProbeToken) -> Admission {
         let (state, admission) = match shared {
+            SharedAdmission::Probe(opened) => {
+                self.change(|breaker| breaker.adopt_probe(opened, token, Instant::now()));
+                self.half_opened();
+                return Admission::Probe;
+            }
             SharedAdmission::Call => (BreakerState::Closed, Admission::Call),
-            SharedAdmission::Probe(opened) => (BreakerState::HalfOpen { opened }, Admission::Probe),
             SharedAdmission::Skip(BreakerState::Open { left, opened }) => {
                 let state = BreakerState::Open { left: left.min(self.settings.open_for()), opened };
                 (state, Admission::Skip(state))
@@ -91,9 +99,6 @@ impl TargetBreaker {
             SharedAdmission::Skip(state) => (state, Admission::Skip(state)),
         };
         self.change(|breaker| breaker.adopt(state, Instant::now()));
-        if admission == Admission::Probe {
-            self.half_opened();
-        }
         admission
     }
 

@@ -202,5 +202,9 @@ pub(crate) const QUOTA_CODES: [&str; 4] =
 /// until tomorrow, as Google's own gemini-cli treats it.
 pub(crate) const DAILY_QUOTA: &str = "daily_quota_exhausted";
 
+/// The code of an error whose body states its limit spent until a reset an hour or more away
+/// (OpenRouter's `metadata.headers`: `X-RateLimit-Remaining: 0`, `X-RateLimit-Reset` hours away).
+pub(crate) const QUOTA_UNTIL_RESET: &str = "quota_spent_until_reset";
+
 /// The code of an error whose Google `ErrorInfo.reason` is `QUOTA_EXHAUSTED`.
 pub(crate) const QUOTA_EXHAUSTED: &str = "quota_exhausted";

@@ -19,8 +19,14 @@ pub enum Reason {
     QuotaCode(&'static str),
     /// Quota or billing exhausted, by a quota text.
     QuotaText(&'static str),
+    /// A quota spent, by what the error body states of its limit: none remaining until a reset an
+    /// hour or more away (OpenRouter's `metadata.headers`, its free models' daily quota).
+    QuotaUntilReset,
     /// A transient HTTP status (408, 409, 425, 429, 5xx).
     RetryableStatus(u16),
+    /// HTTP 498, Groq's flex tier at capacity: transient ("try again later"), a status of its own
+    /// that no other server gives this meaning.
+    FlexTierCapacity,
     /// A 4xx status other than 408, 409, 425, 429, or a 3xx (a redirect, not followed).
     PermanentStatus(u16),
     /// A transport failure (connect, timeout, reset, a broken stream: transient; a refused
@@ -63,7 +69,11 @@ impl fmt::Display for Reason {
             Reason::ShouldRetry(value) => write!(f, "server sent x-should-retry: {value}"),
             Reason::QuotaCode(code) => write!(f, "quota exhausted: provider code \"{code}\""),
             Reason::QuotaText(pattern) => write!(f, "quota exhausted: matched \"{pattern}\""),
+            Reason::QuotaUntilReset => {
+                f.write_str("quota exhausted: the body states none remaining until a reset an hour or more away")
+            }
             Reason::RetryableStatus(status) => write!(f, "HTTP {status} is transient"),
+            Reason::FlexTierCapacity => f.write_str("HTTP 498: the flex tier is at capacity (Groq), transient"),
             Reason::PermanentStatus(status @ 300..=399) => {
                 write!(f, "HTTP {status} is permanent (a redirect of a POST is never followed)")
             }

@@ -1,7 +1,7 @@
 use std::fmt;
 
 use super::Reason;
-use super::patterns::{OVERFLOW_CODES, QUOTA_CODES, RATE_LIMITED};
+use super::patterns::{OVERFLOW_CODES, QUOTA_CODES, QUOTA_UNTIL_RESET, RATE_LIMITED};
 use super::scan::{Scan, Set};
 use crate::error::ModelError;
 use crate::error::model_error::split_kind;
@@ -64,7 +64,7 @@ pub(crate) fn session_verdict_of(scan: &Scan<'_>, error: Option<&ModelError>) ->
     if let Some(error) = error {
         if let Some(reason) = typed_verdict(error) {
             let retryable = match reason {
-                Reason::RetryableStatus(_) => true,
+                Reason::RetryableStatus(_) | Reason::FlexTierCapacity => true,
                 Reason::Transport(kind) => !kind.is_permanent(),
                 _ => false,
             };
@@ -97,8 +97,11 @@ pub(crate) fn context_overflow_in(scan: &Scan<'_>, error: Option<&ModelError>) -
     // please wait before trying again.`, behind gateways too). Only an overflow found is checked.
     let rate_limited =
         || error.and_then(ModelError::status).is_some_and(is_transient_status) || RATE_LIMITED.is_match(scan.text());
+    // A bodiless 400 or 413 is an overflow by guess (the OpenAI SDKs' reading of an empty body): the
+    // server's own `x-should-retry: true` says the call is worth making again, and outranks it.
+    let said_otherwise = |pattern: &str| pattern == BODILESS && error.and_then(ModelError::should_retry) == Some(true);
     if let Some(pattern) = scan.first(Set::Overflow) {
-        if rate_limited() {
+        if rate_limited() || said_otherwise(pattern) {
             return None;
         }
         return Some(Reason::OverflowPattern(pattern));
@@ -108,17 +111,24 @@ pub(crate) fn context_overflow_in(scan: &Scan<'_>, error: Option<&ModelError>) -
     let text = scan.text();
     let after_kind = split_kind(text).map(|(_, rest)| rest).filter(|rest| *rest != text);
     if let Some(pattern) = after_kind.and_then(|rest| scan.first_at_start_of(Set::Overflow, rest)) {
-        return (!rate_limited()).then_some(Reason::OverflowPattern(pattern));
+        return (!rate_limited() && !said_otherwise(pattern)).then_some(Reason::OverflowPattern(pattern));
     }
     let typed_text = error.map(ModelError::message).filter(|message| *message != text && Some(*message) != after_kind);
     let typed =
         typed_text.and_then(|typed| Scan::new(typed).first(Set::Overflow).filter(|_| !RATE_LIMITED.is_match(typed)));
-    typed.filter(|_| !rate_limited()).map(Reason::OverflowPattern)
+    typed.filter(|pattern| !rate_limited() && !said_otherwise(pattern)).map(Reason::OverflowPattern)
 }
 
-/// Quota or billing exhausted, by the provider's code.
+/// The label of the bodiless-400/413 overflow pattern (the last of `patterns::OVERFLOW`).
+const BODILESS: &str = "4xx (no body)";
+
+/// Quota or billing exhausted, by the provider's code, or by the limit its body states spent until
+/// a reset an hour or more away.
 pub(crate) fn quota_code(error: Option<&ModelError>) -> Option<Reason> {
     let code = error.and_then(ModelError::code)?;
+    if code == QUOTA_UNTIL_RESET {
+        return Some(Reason::QuotaUntilReset);
+    }
     QUOTA_CODES.iter().find(|known| **known == code).map(|known| Reason::QuotaCode(known))
 }
 
@@ -131,11 +141,14 @@ pub(crate) fn quota_text(scan: &Scan<'_>, error: Option<&ModelError>) -> Option<
     (!come_back).then_some(Reason::QuotaText(pattern))
 }
 
+/// Groq's status for a request its flex tier has no capacity for now ("try again later").
+const FLEX_TIER_AT_CAPACITY: u16 = 498;
+
 /// Whether an HTTP status is transient: 408, 409, 425, 429, Groq's 498 (its flex tier is at
 /// capacity: "try again later") and every 5xx. The one list both the layers and resilient calls
 /// judge statuses by.
 pub fn is_transient_status(status: u16) -> bool {
-    matches!(status, 408 | 409 | 425 | 429 | 498 | 500..=599)
+    matches!(status, 408 | 409 | 425 | 429 | FLEX_TIER_AT_CAPACITY | 500..=599)
 }
 
 /// The typed verdict: a successful response that is no answer, then HTTP status, then transport kind.
@@ -146,6 +159,7 @@ pub(crate) fn typed_verdict(error: &ModelError) -> Option<Reason> {
         return Some(Reason::NotAStream);
     }
     match error.status() {
+        Some(FLEX_TIER_AT_CAPACITY) => return Some(Reason::FlexTierCapacity),
         Some(status) if is_transient_status(status) => return Some(Reason::RetryableStatus(status)),
         Some(status @ 300..=499) => return Some(Reason::PermanentStatus(status)),
         _ => {}
@@ -169,6 +183,30 @@ mod tests {
             assert_eq!(session.reason, exec.reason, "{error}");
         }
         (session.retryable, exec.action, session.reason)
+    }
+
+    /// A bodiless 400 or 413 reads as an overflow, unless the server said `x-should-retry: true`:
+    /// then it is worth another call, in both layers (before, layer 2 and `Classify` stopped on it
+    /// as an overflow).
+    #[test]
+    fn x_should_retry_true_outranks_the_bodiless_overflow_guess_only() {
+        for status in [400, 413] {
+            // What the providers make of an empty body (`provider::http::errors`).
+            let text = format!("{status} status code (no body)");
+            let bodiless = ModelError::http(status, "status code (no body)");
+            let overflow = Reason::OverflowPattern(BODILESS);
+            assert_eq!(session_verdict(StopReason::Error, &bodiless.to_string(), Some(&bodiless)).reason, overflow);
+            assert_eq!(exec_verdict(&bodiless.to_string(), Some(&bodiless)).action, ExecAction::ContextOverflow);
+            let worth_it = bodiless.clone().with_should_retry(true);
+            let session = session_verdict(StopReason::Error, &worth_it.to_string(), Some(&worth_it));
+            assert_eq!((session.retryable, session.reason), (true, Reason::ShouldRetry(true)), "{status}");
+            assert_eq!(exec_verdict(&worth_it.to_string(), Some(&worth_it)).action, ExecAction::Retry, "{status}");
+            assert_eq!(is_context_overflow(&text, Some(&worth_it)), None);
+        }
+        // An overflow the server put in words stays one.
+        let said = ModelError::http(400, "prompt is too long: 250000 tokens > 200000").with_should_retry(true);
+        assert_eq!(exec_verdict(&said.to_string(), Some(&said)).action, ExecAction::ContextOverflow);
+        assert_eq!(super::super::patterns::OVERFLOW.last().map(|pattern| pattern.label), Some(BODILESS));
     }
 
     #[test]

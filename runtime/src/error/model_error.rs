@@ -192,6 +192,14 @@ impl ModelError {
         self
     }
 
+    /// The same error, its message passed through `change` (which takes a key out of it).
+    pub(crate) fn map_message(mut self, change: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        if let Cow::Owned(shown) = change(&self.inner.message) {
+            self.inner.message = shown;
+        }
+        self
+    }
+
     /// The kind, e.g. `"RateLimitError"`.
     pub fn kind(&self) -> &str {
         &self.inner.kind

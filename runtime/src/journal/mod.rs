@@ -2,7 +2,8 @@
 //! file, and the query that turns it into "summarize: 429 rate limited x5 today".
 //!
 //! - [`Journal`] appends [`FailureRecord`]s to a file, one line each, whole even when many threads
-//!   or processes write at once. A write that fails is logged once and never fails the call.
+//!   or processes write at once. A write that fails is logged once and never fails the call;
+//!   [`Journal::flush`] reports it afterwards.
 //! - [`read_journal`] reads them back into [`JournalContents`], reporting each corrupt line with its
 //!   number and skipping it.
 //! - [`JournalContents::counts_since`] counts failures by name, kind and [label](failure_label).
@@ -45,10 +46,9 @@ pub use record::{AttemptRecord, Event, FailureRecord, now_ms};
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::append::{self, Append, Records};
+use crate::append::{self, Append, Lost, Records};
 use crate::exec_error::ExecError;
 use crate::report::Decision;
 
@@ -62,6 +62,10 @@ use crate::report::Decision;
 /// same for a file that ends mid-line when it is opened (a writer crashed). A line cut short is
 /// reported and skipped by [`read_journal`].
 ///
+/// A record that cannot be written is never an exec's failure (the runtime ignores
+/// [`record`](Journal::record)'s result), but it is kept: [`Journal::flush`] reports the first
+/// failure and how many records were lost, for every clone (`agentic ask --journal` exits 1).
+///
 /// Writing is a blocking call of a few microseconds (no flush to disk is forced), fine to make
 /// from async code after a call failed.
 #[derive(Debug, Clone)]
@@ -74,8 +78,8 @@ pub struct Journal {
 struct Shared {
     path: PathBuf,
     file: Mutex<Records<Box<dyn Append>>>,
-    /// Whether a failed write was logged already.
-    warned: AtomicBool,
+    /// The records that could not be written.
+    lost: Lost,
 }
 
 impl Journal {
@@ -95,10 +99,7 @@ impl Journal {
     /// A journal that appends `records`, named `path`.
     pub(crate) fn with_records(path: &Path, records: Records<Box<dyn Append>>) -> Self {
         let file = Mutex::new(records);
-        Self {
-            shared: Arc::new(Shared { path: path.to_owned(), file, warned: AtomicBool::new(false) }),
-            retries: false,
-        }
+        Self { shared: Arc::new(Shared { path: path.to_owned(), file, lost: Lost::default() }), retries: false }
     }
 
     /// Whether retry records ([`Event::Retry`]) are written too; when not, [`record`](Journal::record)
@@ -128,8 +129,8 @@ impl Journal {
     ///
     /// The write's error (the record was then not written, or only its start, on a line of its
     /// own). The first failed write of a journal (and its clones) is also logged with
-    /// `tracing::warn!`; later ones only return their error. It never panics, so callers may ignore
-    /// the result.
+    /// `tracing::warn!`; later ones only return their error. Every failure is kept for
+    /// [`Journal::flush`], so callers may ignore the result; it never panics.
     pub fn record(&self, record: &FailureRecord) -> io::Result<()> {
         if record.event == Event::Retry && !self.retries {
             return Ok(());
@@ -140,7 +141,7 @@ impl Journal {
             file.append(&line)
         });
         if let Err(error) = &result {
-            if !self.shared.warned.swap(true, Ordering::Relaxed) {
+            if self.shared.lost.note(error) {
                 tracing::warn!(
                     path = %self.shared.path.display(),
                     %error,
@@ -150,6 +151,23 @@ impl Journal {
             }
         }
         result
+    }
+
+    /// Flushes the file, and reports whether every record since the journal was opened was
+    /// written, by this handle or a clone (the runtime's included): `Err` with the first failure's
+    /// kind, naming the file, the cause and how many records were lost (``cannot write to the
+    /// failure journal `j.jsonl`: No space left on device (os error 28) (2 records lost)``), else
+    /// the flush's own result. A lost record stays lost: every later call reports it. Call it when
+    /// the journal's work is done (the end of a program), where a record that is missing must be
+    /// known.
+    ///
+    /// # Errors
+    ///
+    /// As above.
+    pub fn flush(&self) -> io::Result<()> {
+        let what = format!("to the failure journal `{}`", self.shared.path.display());
+        self.shared.lost.check(&what, "record")?;
+        self.shared.file.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).flush()
     }
 
     /// Records a failed `exec`: [`FailureRecord::from_exec_error`], made now.
@@ -198,6 +216,41 @@ mod tests {
         disk.make_room(usize::MAX);
         journal.record(&record("c")).unwrap();
         (disk, error)
+    }
+
+    /// The runtime ignores `record`'s result (a journal never fails an exec): `flush` still says a
+    /// record was lost, on every clone.
+    #[tokio::test(start_paused = true)]
+    async fn a_record_the_runtime_could_not_write_is_reported_by_flush() {
+        use crate::provider::{ScriptedProvider, Step};
+        let disk = FullDisk::new(0, true);
+        let journal = Journal::with_records(Path::new("j.jsonl"), Records::new(Box::new(disk.clone()), false));
+        let runtime = crate::Runtime::new(ScriptedProvider::new([Step::http(401, "invalid api key")]))
+            .with_journal(journal.clone().with_retries(true));
+        assert!(runtime.exec("hello").await.is_err(), "the exec fails as it would without a journal");
+        let error = journal.flush().unwrap_err();
+        assert_eq!(error.raw_os_error(), None, "a new error, of the first failure's kind");
+        assert_eq!(error.kind(), io::Error::from_raw_os_error(28).kind());
+        let cause = io::Error::from_raw_os_error(28).to_string();
+        assert_eq!(
+            error.to_string(),
+            format!("cannot write to the failure journal `j.jsonl`: {cause} (1 record lost)")
+        );
+        let fine = Journal::with_records(Path::new("k.jsonl"), Records::new(Box::new(Vec::new()), false));
+        fine.record(&record("a")).unwrap();
+        fine.flush().unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_device_is_reported_by_flush() {
+        let journal = Journal::open("/dev/full").unwrap();
+        assert!(journal.record(&record("a")).is_err());
+        let _ = journal.record(&record("b"));
+        assert_eq!(
+            journal.clone().flush().unwrap_err().to_string(),
+            "cannot write to the failure journal `/dev/full`: No space left on device (os error 28) (2 records lost)"
+        );
     }
 
     #[test]

@@ -240,14 +240,14 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
 fn the_open_gauge_follows_every_change_this_process_sees_adopted_ones_included() {
     use std::sync::Arc;
 
-    use crate::budget::test_store::MemoryStore;
+    use crate::budget::test_store::TestStore;
     use crate::budget::{BreakerSettings, CallOutcome, Governor};
 
     // Two processes' views of one fleet breaker (one key), told apart by their target names.
     let points = metrics_of(|| {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
         runtime.block_on(async {
-            let store: Arc<dyn crate::budget::store::SharedStore> = Arc::new(MemoryStore::default());
+            let store: Arc<dyn crate::budget::store::SharedStore> = Arc::new(TestStore::with_breakers());
             let view = |name: &str| {
                 Governor::new("openai:3f9a0c".to_owned(), None, Some(store.clone())).with_breaker(
                     name.to_owned(),

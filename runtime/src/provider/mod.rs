@@ -26,12 +26,16 @@ pub(crate) use http::{BodyEnd, MAX_ERROR_BODY};
 pub(crate) use http::{empty_answer, event_error, not_a_stream};
 #[cfg(any(feature = "async-openai", feature = "genai"))]
 pub(crate) use http::{malformed, undecodable_answer};
+#[cfg(feature = "providers")]
+pub(crate) use secret::Secret;
 #[cfg(feature = "tower")]
-pub(crate) use secret::{Secret, redact};
+pub(crate) use secret::redact;
 mod scripted;
 #[cfg(feature = "providers")]
 mod secret;
 pub mod sse;
+#[cfg(feature = "providers")]
+mod stated_limit;
 #[cfg(feature = "providers")]
 mod wire;
 
@@ -53,7 +57,7 @@ pub use api_key::ApiKey;
 pub use google_rpc::quoted_retry_delay;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use http::endpoint::ConfigError;
+pub use http::env::ConfigError;
 pub use scripted::{RecordedRequest, ScriptedProvider, Step};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]

@@ -1,6 +1,7 @@
 //! The structured failure of a resilient call (docs/design.md §16): why it gave up, with every
 //! attempt, behind one box.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use super::{Classification, Classify};
 use crate::budget::Refusal;
 use crate::exec_error::ExecErrorKind;
 use crate::journal::{AttemptRecord, FailureRecord};
-use crate::report::{Decision, Layer};
+use crate::report::{Decision, Verdict};
 
 /// Why a resilient call gave up, with every attempt: the structured failure of docs/design.md §16.
 ///
@@ -28,6 +29,8 @@ pub(super) mod fields {
         pub(in crate::resilient) name: String,
         pub(in crate::resilient) decisions: Vec<Decision>,
         pub(in crate::resilient) last_error: Option<E>,
+        /// The calls made (a tower request's layer 1 makes several in one attempt).
+        pub(in crate::resilient) calls: u32,
         pub(in crate::resilient) elapsed: Duration,
         pub(in crate::resilient) stopped_by: Option<String>,
         pub(in crate::resilient) refusal: Option<Refusal>,
@@ -41,13 +44,14 @@ impl<E> Failure<E> {
     }
 
     /// The failure of a request the tower layer (`crate::tower`) gave up on: `kind`, after
-    /// `decisions`, with the service's last error and the cap that stopped it, if any.
+    /// `decisions` over `calls` calls, with the service's last error and the cap that stopped it, if
+    /// any.
     #[cfg(feature = "tower")]
     pub(crate) fn of_layer(
         kind: ExecErrorKind,
         name: &str,
         decisions: Vec<Decision>,
-        last_error: Option<E>,
+        (last_error, calls): (Option<E>, u32),
         elapsed: Duration,
         refusal: Option<Refusal>,
     ) -> Self {
@@ -57,10 +61,19 @@ impl<E> Failure<E> {
             name: name.to_owned(),
             decisions,
             last_error,
+            calls,
             elapsed,
             stopped_by,
             refusal,
         })
+    }
+
+    /// The same failure with `error` as its last error (what a client makes of the response the
+    /// layers gave up on).
+    #[cfg(feature = "async-openai")]
+    pub(crate) fn with_last_error(mut self, error: E) -> Self {
+        self.0.last_error = Some(error);
+        self
     }
 }
 
@@ -110,10 +123,21 @@ impl<E> Failure<E> {
         self.0.refusal.as_ref()
     }
 
-    /// How many attempts ran (each ended in a failure).
+    /// How many calls were made (each ended in a failure): one per attempt for a [`Resilient`](super::Resilient)
+    /// call; through the tower layer, whose layer 1 calls again within an attempt, all of them.
     pub fn calls(&self) -> u32 {
-        let tried = self.0.decisions.iter().filter(|decision| decision.layer == Layer::Exec).count();
-        u32::try_from(tried).unwrap_or(u32::MAX)
+        self.0.calls
+    }
+
+    /// How many attempts (of layer 2) made a call.
+    pub fn attempts(&self) -> u32 {
+        self.failed_calls().map(|decision| decision.attempt).max().unwrap_or(0)
+    }
+
+    /// The decisions about a call that failed: not a wait before a call ([`Verdict::CooledDown`],
+    /// [`Verdict::Paced`]), which no failure made.
+    fn failed_calls(&self) -> impl Iterator<Item = &Decision> {
+        self.0.decisions.iter().filter(|decision| !matches!(decision.verdict, Verdict::CooledDown | Verdict::Paced))
     }
 
     /// The failure as a journal record (`op: "call"`).
@@ -137,17 +161,38 @@ impl<E: fmt::Debug> fmt::Debug for Failure<E> {
 }
 
 impl<E> fmt::Display for Failure<E> {
+    /// A header that says why it stopped, after how many attempts and calls, then one line per
+    /// failed call with its error (`Attempt 2: ...`; `Attempt 1, call 3: ...` where an attempt made
+    /// several calls).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let details = &*self.0;
-        let (name, tried) = (&details.name, self.calls());
+        let name = &details.name;
+        let (attempts, calls) = (self.attempts(), details.calls);
+        let plural = |count: u32| if count == 1 { "" } else { "s" };
+        // Both counts when they differ: through the tower layer, one attempt holds layer 1's calls.
+        let tried = if calls == attempts {
+            format!("{attempts} attempt{}", plural(attempts))
+        } else {
+            format!("{attempts} attempt{}, {calls} call{}", plural(attempts), plural(calls))
+        };
         match (details.kind, &details.stopped_by) {
             (ExecErrorKind::Permanent, _) => write!(f, "{name} failed permanently:")?,
             (ExecErrorKind::Programming, Some(why)) => return write!(f, "{name}: {why}"),
-            (ExecErrorKind::Budget, Some(why)) => write!(f, "{name} stopped after {tried} attempts: {why}:")?,
-            (kind, _) => write!(f, "{name} failed after {tried} attempts ({kind}):")?,
+            (ExecErrorKind::Budget, Some(why)) => write!(f, "{name} stopped after {tried}: {why}:")?,
+            (kind, _) => write!(f, "{name} failed after {tried} ({kind}):")?,
         }
-        for (index, decision) in details.decisions.iter().enumerate() {
-            write!(f, "\nAttempt {}: {}", index + 1, decision.error)?;
+        // One line per call: layer 2's decision after layer 1's, and a retry refused after its
+        // backoff, are about the same call's failure.
+        let mut shown = None;
+        for decision in self.failed_calls() {
+            if shown == Some((decision.attempt, decision.call)) {
+                continue;
+            }
+            shown = Some((decision.attempt, decision.call));
+            match calls == attempts {
+                true => write!(f, "\nAttempt {}: {}", decision.attempt, decision.error)?,
+                false => write!(f, "\nAttempt {}, call {}: {}", decision.attempt, decision.call, decision.error)?,
+            }
         }
         Ok(())
     }
@@ -169,5 +214,46 @@ impl<E: fmt::Debug> std::error::Error for Failure<E> {
 impl<E> Classify for Failure<E> {
     fn classify(&self) -> Classification {
         GaveUp::of(self.0.kind).classification()
+    }
+
+    /// Its decisions' texts without the key (a layer around one that was not told the key; its
+    /// last error is the service's, redacted by the layer that holds it when it knows the key).
+    fn redact(mut self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        for decision in &mut self.0.decisions {
+            if let Cow::Owned(shown) = redact(&decision.error) {
+                decision.error = shown;
+            }
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Error, ErrorKind};
+
+    use crate::policy::RetryPolicy;
+    use crate::resilient::Resilient;
+
+    async fn reset() -> Result<(), Error> {
+        Err(Error::from(ErrorKind::ConnectionReset))
+    }
+
+    /// A resilient call makes one call per attempt: the header counts attempts, in the right
+    /// number, and each line is one. Before, one attempt read "after 1 attempts".
+    #[tokio::test(start_paused = true)]
+    async fn a_resilient_failure_counts_its_attempts_in_words_that_agree() {
+        for (attempts, header) in
+            [(1, "failed after 1 attempt (exhausted):"), (2, "failed after 2 attempts (exhausted):")]
+        {
+            let policy = RetryPolicy::new().with_max_retries(attempts);
+            let failure = Resilient::new("read", &policy).with_jitter_seed(1).call(reset).await.unwrap_err();
+            assert_eq!((failure.calls(), failure.attempts()), (attempts, attempts));
+            let text = failure.to_string();
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines[0], format!("read {header}"));
+            assert_eq!(lines.len() as u32, attempts + 1, "{text}");
+            assert!(lines[1..].iter().zip(1..).all(|(line, n)| line.starts_with(&format!("Attempt {n}: "))), "{text}");
+        }
     }
 }

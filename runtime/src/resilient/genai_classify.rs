@@ -64,6 +64,12 @@ impl Classify for genai::Error {
             E::SerdeJson(error) => malformed("", error, None).classify(),
         }
     }
+
+    /// Every text the server sent without the key: a body, a header's value, a stream's cause, the
+    /// JSON genai could not read, a URL.
+    fn redact(self, redact: &dyn Fn(&str) -> std::borrow::Cow<'_, str>) -> Self {
+        super::genai_redact::genai(self, redact)
+    }
 }
 
 /// The error our providers make of an HTTP error response, from what genai kept of it.

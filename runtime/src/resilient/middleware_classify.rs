@@ -1,6 +1,8 @@
 //! [`Classify`] for reqwest-middleware's errors (feature `reqwest-middleware`): the client's own
 //! errors by reqwest 0.13's rules, a middleware's by what it wraps.
 
+use std::borrow::Cow;
+
 use super::boxed_classify::by_cause;
 use super::{Classification, Classify};
 
@@ -15,6 +17,15 @@ impl Classify for reqwest_middleware::Error {
             reqwest_middleware::Error::Reqwest(error) => error.classify(),
             reqwest_middleware::Error::Middleware(error) => by_cause(&**error, own)
                 .unwrap_or_else(|| Classification::retry("an error of a middleware of the client's own: transient")),
+        }
+    }
+
+    /// The client's error without a URL that shows the key; a middleware's error is its own (the
+    /// tower layer's `Failure` is redacted already).
+    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        match self {
+            reqwest_middleware::Error::Reqwest(error) => reqwest_middleware::Error::Reqwest(error.redact(redact)),
+            middleware => middleware,
         }
     }
 }
@@ -58,7 +69,7 @@ mod tests {
             ExecErrorKind::Exhausted,
             "request",
             Vec::new(),
-            None,
+            (None, 0),
             std::time::Duration::ZERO,
             None,
         );

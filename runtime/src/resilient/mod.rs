@@ -11,10 +11,14 @@ mod failure;
 mod gave_up;
 #[cfg(feature = "genai")]
 mod genai_classify;
+#[cfg(feature = "genai")]
+mod genai_redact;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware_classify;
 #[cfg(feature = "async-openai")]
 mod openai_classify;
+#[cfg(any(feature = "tower", feature = "genai"))]
+pub(crate) mod redact;
 #[cfg(feature = "providers")]
 mod reqwest_classify;
 mod validator;
@@ -33,6 +37,8 @@ use crate::error::{ModelError, PolicyError, TransportKind};
 use crate::exec_error::ExecErrorKind;
 use crate::journal::Journal;
 use crate::policy::RetryPolicy;
+#[cfg(feature = "providers")]
+use crate::provider::Secret;
 use crate::report::Rule;
 use crate::retry::{Failed, Next, RetryState};
 use attempt::{Attempt, Limit, Outcome};
@@ -124,6 +130,24 @@ impl Classification {
 pub trait Classify {
     /// How to handle this error.
     fn classify(&self) -> Classification;
+
+    /// This error with no piece of an API key in what it shows (its Display and Debug): `redact`
+    /// gives a text back with every piece of the key replaced by `<redacted>` (borrowed when there
+    /// was none). A retry loop that was told the key ([`Resilient::redacting`],
+    /// `tower::RetryLayer::redacting`) hands its last error back through this: a server may echo the
+    /// key in an error body, and whoever logs the error would leak it.
+    ///
+    /// The default gives the error back unchanged: implement it for an error of your own that
+    /// carries a server's text. The errors this crate classifies take the key out of every text
+    /// they hold from the server (a body, a message, a URL); an error boxed by another layer
+    /// (`OpenAIError::Boxed`, `reqwest_middleware::Error::Middleware`) is not opened.
+    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self
+    where
+        Self: Sized,
+    {
+        let _ = redact;
+        self
+    }
 }
 
 impl Classify for ModelError {
@@ -136,6 +160,11 @@ impl Classify for ModelError {
             retry_after: retry_hint(self.message(), Some(self)),
             timeout: self.transport_kind() == Some(TransportKind::Timeout),
         }
+    }
+
+    /// Its message without the key (the kind, status, code and hints are the server's facts).
+    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        self.map_message(redact)
     }
 }
 
@@ -155,6 +184,15 @@ impl Classify for std::io::Error {
                 Classification::permanent(format!("I/O error `{kind}` will not go away by retrying"))
             }
             _ => Classification::retry(format!("I/O error `{kind}` is transient")),
+        }
+    }
+
+    /// The same kind, its text without the key (what it wrapped is dropped when that showed it).
+    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        let text = self.to_string();
+        match redact(&text) {
+            Cow::Borrowed(_) => self,
+            Cow::Owned(shown) => std::io::Error::new(self.kind(), shown),
         }
     }
 }
@@ -236,6 +274,9 @@ pub struct Resilient<'p, T, V = NoValidator> {
     /// Drawn on the first failure unless given: the success path needs no RNG.
     seed: Option<u64>,
     journal: Option<&'p Journal>,
+    /// The key kept out of the failure ([`Resilient::redacting`]).
+    #[cfg(feature = "providers")]
+    secret: Option<Secret>,
     value: PhantomData<fn() -> T>,
 }
 
@@ -255,7 +296,16 @@ impl<'p, T> Resilient<'p, T> {
     /// A resilient call named `name` (for errors, logs and the journal) under `policy`.
     pub fn new(name: impl Into<Cow<'p, str>>, policy: &'p RetryPolicy) -> Self {
         let name = name.into();
-        Self { name, policy, validate: NoValidator, seed: None, journal: None, value: PhantomData }
+        Self {
+            name,
+            policy,
+            validate: NoValidator,
+            seed: None,
+            journal: None,
+            #[cfg(feature = "providers")]
+            secret: None,
+            value: PhantomData,
+        }
     }
 }
 
@@ -272,14 +322,50 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
     /// [`Resilient::validate`] with any [`Validator`]: a type of your own, with state (a closure
     /// is accepted too, but `validate` infers its argument's type).
     pub fn with_validator<C: Validator<T>>(self, validator: C) -> Resilient<'p, T, C> {
-        let Self { name, policy, validate: _, seed, journal, value } = self;
-        Resilient { name, policy, validate: validator, seed, journal, value }
+        #[rustfmt::skip]
+        let Self { name, policy, validate: _, seed, journal, #[cfg(feature = "providers")] secret, value } = self;
+        #[rustfmt::skip]
+        let resilient = Resilient {
+            name, policy, validate: validator, seed, journal, #[cfg(feature = "providers")] secret, value,
+        };
+        resilient
     }
 
     /// Seeds the jitter RNG so that delays replay exactly.
     pub fn with_jitter_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
+    }
+
+    /// Keeps `key` and every piece of it (8 bytes or more in a row, percent-encoded too) out of the
+    /// failure: its decisions, its Display and Debug, and its last error ([`Classify::redact`]),
+    /// when a server echoes the key in an error. An empty key is no key. (Feature `providers`, on by
+    /// default.)
+    #[cfg(feature = "providers")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+    pub fn redacting(mut self, key: impl Into<String>) -> Self {
+        self.secret = Secret::new(Some(key.into()));
+        self
+    }
+
+    /// `error` as the failure shows it: without the key, when one was named.
+    fn shown<E: Classify>(&self, error: E) -> E {
+        #[cfg(feature = "providers")]
+        if let Some(secret) = &self.secret {
+            return error.redact(&|text| secret.redact(text));
+        }
+        error
+    }
+
+    /// `text` (an error's) as a decision shows it: without the key, when one was named.
+    fn shown_text(&self, text: String) -> String {
+        #[cfg(feature = "providers")]
+        if let Some(secret) = &self.secret {
+            if let Cow::Owned(shown) = secret.redact(&text) {
+                return shown;
+            }
+        }
+        text
     }
 
     /// Records the final failure (and retries, if the journal keeps them) in `journal`, as
@@ -352,7 +438,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
     }
 
     /// The call's failure after its attempts.
-    fn failure<E>(
+    fn failure<E: Classify>(
         &self,
         kind: ExecErrorKind,
         state: RetryState<'_>,
@@ -363,8 +449,9 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
             kind,
             name: self.name.as_ref().to_owned(),
             elapsed: state.budget.elapsed(),
+            calls: state.budget.calls(),
             decisions: state.decisions,
-            last_error,
+            last_error: last_error.map(|error| self.shown(error)),
             stopped_by: refusal.as_ref().map(ToString::to_string),
             refusal,
         })
@@ -388,9 +475,16 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
                 Ok(()) => Ok(value),
                 Err(why) => Err((rejected(&why), None)),
             },
-            Outcome::Finished(Err(error)) => Err((classified(&error), Some(error))),
+            Outcome::Finished(Err(error)) => Err((self.classified(&error), Some(error))),
             Outcome::TimedOut(limit) => Err((timed_out(limit), None)),
         }
+    }
+
+    /// An error, as its `Classify` implementation judges it, its text without the key.
+    #[cold]
+    fn classified<E: Classify + fmt::Display>(&self, error: &E) -> Failed {
+        let class = error.classify();
+        Failed::new(self.shown_text(error.to_string()), class.action, class.reason).with_hint(class.retry_after)
     }
 
     /// The failure for a policy that breaks a rule: a programming error, before any attempt.
@@ -401,6 +495,7 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
             name: self.name.as_ref().to_owned(),
             decisions: Vec::new(),
             last_error: None,
+            calls: 0,
             elapsed: Duration::ZERO,
             stopped_by: Some(format!("invalid retry policy: {error}")),
             refusal: None,
@@ -414,13 +509,6 @@ impl<'p, T, V: Validator<T>> Resilient<'p, T, V> {
 #[cold]
 fn rejected(why: &str) -> Failed {
     Failed::rejected(why, "the validator rejected the value")
-}
-
-/// An error, as its `Classify` implementation judges it.
-#[cold]
-fn classified<E: Classify + fmt::Display>(error: &E) -> Failed {
-    let class = error.classify();
-    Failed::new(error.to_string(), class.action, class.reason).with_hint(class.retry_after)
 }
 
 /// An attempt cut at its time limit.

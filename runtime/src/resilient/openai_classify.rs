@@ -6,6 +6,7 @@
 use async_openai::error::{ApiErrorResponse, OpenAIError, StreamError};
 
 use super::boxed_classify::by_cause;
+use super::redact::{self as redacted, Redact};
 use super::{Classification, Classify};
 use crate::error::{ModelError, TransportKind};
 use crate::provider::{BodyEnd, MAX_ERROR_BODY, malformed, response_error, undecodable_answer};
@@ -36,6 +37,36 @@ impl Classify for OpenAIError {
             OpenAIError::InvalidArgument(_) => {
                 Classification::raise("async-openai refused the request's arguments: fix the code")
             }
+        }
+    }
+
+    /// Every text the server sent without the key: an API error's fields, a body that could not be
+    /// read, a stream's event, a URL. A local error holds nothing of the server's, and a boxed one
+    /// is another layer's (the tower layer's `Failure` is redacted already).
+    fn redact(self, redact: Redact<'_>) -> Self {
+        match self {
+            OpenAIError::Reqwest(error) => OpenAIError::Reqwest(error.redact(redact)),
+            OpenAIError::ApiError(mut response) => {
+                let error = &mut response.api_error;
+                error.message = redacted::text(std::mem::take(&mut error.message), redact);
+                error.r#type = redacted::optional(error.r#type.take(), redact);
+                error.param = redacted::optional(error.param.take(), redact);
+                error.code = redacted::optional(error.code.take(), redact);
+                OpenAIError::ApiError(response)
+            }
+            OpenAIError::JSONDeserialize(error, content) => {
+                OpenAIError::JSONDeserialize(redacted::serde(error, redact), redacted::text(content, redact))
+            }
+            OpenAIError::StreamError(error) => OpenAIError::StreamError(Box::new(match *error {
+                StreamError::EventStream(text) => StreamError::EventStream(redacted::text(text, redact)),
+                StreamError::UnknownEvent(mut event) => {
+                    event.event = redacted::text(event.event, redact);
+                    event.data = redacted::text(event.data, redact);
+                    event.id = redacted::text(event.id, redact);
+                    StreamError::UnknownEvent(event)
+                }
+            })),
+            local => local,
         }
     }
 }
@@ -156,7 +187,7 @@ mod tests {
         use crate::exec_error::ExecErrorKind;
         use crate::resilient::Failure;
         let failure =
-            |kind| Failure::<OpenAIError>::of_layer(kind, "request", Vec::new(), None, Default::default(), None);
+            |kind| Failure::<OpenAIError>::of_layer(kind, "request", Vec::new(), (None, 0), Default::default(), None);
         let boxed = OpenAIError::from(failure(ExecErrorKind::Budget));
         assert!(matches!(boxed, OpenAIError::Boxed(_)), "{boxed:?}");
         let class = boxed.classify();

@@ -6,6 +6,8 @@
 //! (the one async-openai, reqwest-middleware and genai are on), whose errors say the same things and
 //! wrap the same rustls 0.23 and hyper 1.
 
+use std::borrow::Cow;
+
 use super::{Classification, Classify, HttpStatus};
 
 /// What a reqwest error says of itself, in the words both reqwests use.
@@ -32,6 +34,16 @@ macro_rules! facts {
             redirect: error.is_redirect(),
             connect: error.is_connect(),
         }
+    }};
+}
+
+/// A reqwest error of either version without its URL, when the URL shows a piece of the key: the
+/// rest of what it says (its kind, its cause) holds nothing the server sent.
+macro_rules! redacted {
+    ($error:expr, $redact:expr) => {{
+        let error = $error;
+        let shows_key = error.url().is_some_and(|url| matches!($redact(url.as_str()), Cow::Owned(_)));
+        if shows_key { error.without_url() } else { error }
     }};
 }
 
@@ -64,6 +76,11 @@ impl Classify for reqwest::Error {
     fn classify(&self) -> Classification {
         judge(facts!(self))
     }
+
+    /// Without its URL when the URL shows a piece of the key (`?key=...`).
+    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        redacted!(self, redact)
+    }
 }
 
 /// reqwest 0.13's errors, by the same rules as 0.12's (the `async-openai`, `reqwest-middleware` and
@@ -74,6 +91,11 @@ impl Classify for reqwest::Error {
 impl Classify for reqwest_013::Error {
     fn classify(&self) -> Classification {
         judge(facts!(self))
+    }
+
+    /// Without its URL when the URL shows a piece of the key (`?key=...`).
+    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
+        redacted!(self, redact)
     }
 }
 

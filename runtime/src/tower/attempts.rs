@@ -8,12 +8,15 @@
 //! judge it exactly as they judge an exec's call; a service error is judged by its [`Classify`].
 //! Around every call: the scope's breaker and cooldown, one deadline and the call's own limit.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 
+use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::response::HttpResponse;
+use super::bounded::BodyBounds;
+use super::response::{ErrorBody, HttpResponse};
 use super::{Layered, Replay};
 use crate::backoff::Schedule;
 use crate::budget::{Budget, CallLimit, Refusal};
@@ -24,6 +27,7 @@ use crate::message::AssistantMessage;
 use crate::provider::{CallBounds, MAX_ERROR_BODY, Secret, redact, response_error_redacted};
 use crate::report::{Layer, Rule, Verdict, Why};
 use crate::resilient::attempt::{Attempt, Limit, Outcome};
+use crate::resilient::redact as redacted;
 use crate::resilient::{Classify, Failure, GaveUp};
 use crate::retry::{Failed, Judged, Next, RetryState};
 use crate::session::{CallFailure, breaker_outcome, session_rules};
@@ -48,13 +52,39 @@ pub(crate) trait Exchange<R: Send> {
     }
 }
 
-/// What a failed call leaves to hand back when it is the last: the server's response (the caller
-/// reads its error as it would without the layer), the service's error, or nothing (the call was
-/// cut at its limit).
+/// What a failed call leaves to hand back when it is the last: the server's response with what
+/// was read of its body (the caller reads its error as it would without the layer), the service's
+/// error, or nothing (the call was cut at its limit).
 enum Last<Res, E> {
-    Response(Res),
+    Response(Res, ErrorBody),
     Error(E),
     Nothing,
+}
+
+/// How a request through the layers ended.
+pub(crate) enum Ended<Res, E> {
+    /// A status below 400: the response, its body bounded in time ([`BodyBounds`]).
+    Answered(Res),
+    /// The layers gave up on an error response: the response, marked ([`GaveUp`]), whose whole body
+    /// is `body`, what the layer read of it (at most 16 KiB) without the key; and the failure, with
+    /// the decisions and no last error (the response is the server's answer).
+    // The body and the failure are async-openai's service's (it hands back an error made of
+    // them); a tower service and a middleware hand back the response.
+    #[cfg_attr(not(feature = "async-openai"), allow(dead_code))]
+    GaveUpOn { response: Res, body: Bytes, failure: Failure<E> },
+    /// The layers gave up with no response to hand back: the failure, with the service's last
+    /// error when there was one (without the key).
+    Failed(Failure<E>),
+}
+
+impl<Res, E> Ended<Res, E> {
+    /// As a tower service or a middleware hands it back: the response, or the failure.
+    pub(crate) fn into_result(self) -> Result<Res, Failure<E>> {
+        match self {
+            Ended::Answered(response) | Ended::GaveUpOn { response, .. } => Ok(response),
+            Ended::Failed(failure) => Err(failure),
+        }
+    }
 }
 
 /// A failed call, as both layers judge it.
@@ -133,9 +163,9 @@ impl Judging {
 }
 
 /// `request` through both layers under `layered`'s policy, sent by `exchange`: the first success,
-/// or the last failure's response or error once the layers give up; `Err` with the decisions when
-/// there is none of the service's to hand back, or the service's error.
-pub(crate) async fn run<R, X>(layered: &Layered, request: R, exchange: &mut X) -> Result<X::Response, Failure<X::Error>>
+/// its body bounded; or, once the layers give up, the last failure's response (its body what was
+/// read of it) or the failure, with the service's error when there is one.
+pub(crate) async fn run<R, X>(layered: &Layered, request: R, exchange: &mut X) -> Ended<X::Response, X::Error>
 where
     R: Replay + Send,
     X: Exchange<R>,
@@ -156,7 +186,7 @@ where
     loop {
         state.attempt = index + 1;
         let mut retry = 0u32;
-        let (attempt, last) = loop {
+        let (attempt, last, secret) = loop {
             // The scope's storm control before every call, as an exec's session layer does.
             // The breaker's admission: the call's outcome is owed to it (dropped unrecorded, it
             // gives back a probe).
@@ -167,11 +197,11 @@ where
                     Err(breaker) => {
                         let target = governor.breaker_target().unwrap_or_default().to_owned();
                         let refusal = state.budget.refuse(Refusal::CircuitOpen { target, state: breaker });
-                        return Err(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
+                        return Ended::Failed(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
                     }
                 }
                 if let Err(refusal) = state.wait_for_cooldown().await {
-                    return Err(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
+                    return Ended::Failed(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
                 }
             }
             let Some(request) = next.take() else { unreachable!("a call is made only with a request to send") };
@@ -218,7 +248,8 @@ where
                     if !governor.deposit() {
                         governor.deposit_shared(permit).await;
                     }
-                    return Ok(response);
+                    // The request's deadline bounds the body the caller reads too.
+                    return Ended::Answered(response.bounded(BodyBounds::new(policy, state.budget.deadline())));
                 }
                 failed => failed,
             };
@@ -241,7 +272,7 @@ where
                         Some(mark) => Judging::gave_up(AssistantMessage::from_error(error).failure_text(), mark),
                         None => Judging::model(error),
                     };
-                    (judging, Last::Response(response))
+                    (judging, Last::Response(response, body))
                 }
                 Some(Err(error)) => match inner_gave_up {
                     Some(mark) => (Judging::gave_up(redact(&error.to_string(), secret), mark), Last::Error(error)),
@@ -263,41 +294,58 @@ where
                 }
                 let why = Why::Judged(Rule::Custom("the request's body is a stream: it cannot be sent again".into()));
                 state.decide(Layer::Session, judging.error(), None, Verdict::GiveUp, why, None);
-                return layered.give_back(state, ExecErrorKind::Exhausted, last, None);
+                return layered.give_back(state, ExecErrorKind::Exhausted, last, None, secret);
             }
             let schedule = session_schedule.get_or_insert_with(|| Schedule::session(policy));
             if session_rules(&mut state, None, permit, layered.scope(), judging.session(), schedule, retry).await {
                 retry += 1;
                 continue;
             }
-            break (judging.attempt(), last);
+            break (judging.attempt(), last, secret.cloned());
         };
         match state.after_failed_attempt(&mut exec_schedule, index, attempt).await {
             Next::Retry => {}
-            Next::Stop(kind, refusal) => return layered.give_back(state, kind, last, refusal),
+            Next::Stop(kind, refusal) => return layered.give_back(state, kind, last, refusal, secret.as_ref()),
         }
         index += 1;
     }
 }
 
 impl Layered {
-    /// The end of a request the layers gave up on: the last response, as the server sent it, or
-    /// the failure with the decisions (and the service's last error, when there is one).
-    fn give_back<Res: HttpResponse, E>(
+    /// The end of a request the layers gave up on: the last response, with what was read of its
+    /// body and the key out of it, or the failure with the decisions (and the service's last
+    /// error, without the key, when there is one).
+    fn give_back<Res: HttpResponse, E: Classify>(
         &self,
         state: RetryState<'_>,
         kind: ExecErrorKind,
         last: Last<Res, E>,
         refusal: Option<Refusal>,
-    ) -> Result<Res, Failure<E>> {
+        secret: Option<&Secret>,
+    ) -> Ended<Res, E> {
         match last {
-            Last::Response(mut response) => {
+            Last::Response(mut response, read) => {
+                let mut body = Bytes::copy_from_slice(read.bytes());
+                if let Some(secret) = secret {
+                    if let Cow::Owned(shown) = secret.redact(&String::from_utf8_lossy(read.bytes())) {
+                        body = Bytes::from(shown);
+                        response = response.with_body(body.clone());
+                    }
+                    redacted::headers(response.headers_mut(), &|text| secret.redact(text));
+                }
                 // A layer around this one finds the mark and does not call again.
                 response.mark_gave_up(GaveUp::new(kind));
-                Ok(response)
+                let failure = self.failure(state, kind, None, refusal);
+                Ended::GaveUpOn { response, body, failure }
             }
-            Last::Error(error) => Err(self.failure(state, kind, Some(error), refusal)),
-            Last::Nothing => Err(self.failure(state, kind, None, refusal)),
+            Last::Error(error) => {
+                let error = match secret {
+                    Some(secret) => error.redact(&|text| secret.redact(text)),
+                    None => error,
+                };
+                Ended::Failed(self.failure(state, kind, Some(error), refusal))
+            }
+            Last::Nothing => Ended::Failed(self.failure(state, kind, None, refusal)),
         }
     }
 
@@ -313,7 +361,7 @@ impl Layered {
             kind,
             self.name.unwrap_or("request"),
             state.decisions,
-            last_error,
+            (last_error, state.budget.calls()),
             state.budget.elapsed(),
             refusal,
         )

@@ -36,21 +36,26 @@ use crate::resilient::{Failure, GaveUp};
 ///   same `ModelError` our HTTP providers make of it, its JSON error's code and message too (a 429
 ///   for a spent quota is permanent, an overflowing context is no rate limit);
 /// - no piece of the request's API key (found in its headers or query, or named with
-///   [`RetryLayer::redacting`]) reaches a decision or a failure when a server echoes it;
+///   [`RetryLayer::redacting`]) reaches a decision, a failure, an error, or the body and headers
+///   of an error response handed back, when a server echoes it (name it to the layer when a
+///   middleware after this one adds it);
 /// - it runs both layers of an exec: calls again while the failure is transient
 ///   (`session_retries`), then judges the last failure for another attempt (`max_retries`);
-/// - one deadline (`budget_ms`) bounds the whole request, waits included, and a per-call limit
-///   (`timeout_ms`) each call;
+/// - one deadline (`budget_ms`) bounds the whole request, waits included, up to the last byte of
+///   the body the caller reads (what the caller then does with the bytes is its own), and a
+///   per-call limit (`timeout_ms`) each call until its head (and an error response's body);
 /// - its retries spend a retry budget, and with [`RetryLayer::sharing`] the runtime's: a team's
 ///   client and our providers spend one budget per scope, wait out one cooldown and count in one
 ///   breaker.
 ///
 /// Each attempt runs the rest of the chain (the middleware after this one, then the client) on a
 /// copy of the request made before it is sent; a request whose body is a stream cannot be copied
-/// (`try_clone` is `None`) and gets one attempt. A success is handed back untouched (a streamed
-/// body stays a stream); when the layers give up on an error response, that response is handed
-/// back as the server sent it, for the caller to read its error as it would without the
-/// middleware. An error is the chain's last one when there is one; else (the last call was cut at
+/// (`try_clone` is `None`) and gets one attempt. A success is handed back as it streams, its body
+/// bounded in time ([`BodyBounds`](super::BodyBounds): the first bytes, the gaps, the end by the
+/// deadline); when the layers give up on an error response, that response is handed back with
+/// what the layer read of its body (at most 16 KiB), then the end, for the caller to read its
+/// error as it would without the middleware. An error is the chain's last one when there is one
+/// (without the key); else (the last call was cut at
 /// its limit, or a breaker or the deadline refused it) a [`reqwest_middleware::Error::Middleware`]
 /// whose `anyhow::Error` downcasts to the [`Failure<reqwest_middleware::Error>`](Failure), with the
 /// decisions.
@@ -114,7 +119,7 @@ impl Middleware for RetryMiddleware {
     {
         Box::pin(async move {
             let mut chain = Chain { next, extensions };
-            let result = attempts::run(&self.layer.layered, request, &mut chain).await;
+            let result = attempts::run(&self.layer.layered, request, &mut chain).await.into_result();
             result.map_err(|failure| {
                 // The chain's error says nothing of the layers: a retrying middleware before this
                 // one finds the mark in the request's extensions, and does not call again.

@@ -8,15 +8,28 @@
 //! good on a permanent failure, or returns a programming error at once. A response with an error
 //! status (400 and above) is judged as our HTTP providers judge the same response: its body (at most
 //! 16 KiB) and headers make the same `ModelError`, so the verdicts and the server's hints
-//! (`retry-after-ms`, `Retry-After`, `x-should-retry`, Google's `RetryInfo`) are the same. A
-//! success, or any status below 400, is handed back untouched: a streamed body stays a stream. When
-//! the layers give up on an error response, that response is handed back as the server sent it
-//! (its body put back whole), for the client to read its error as it would without the layer.
+//! (`retry-after-ms`, `Retry-After`, `x-should-retry`, Google's `RetryInfo`) are the same.
 //!
-//! Each call is cut at its limit (`timeout_ms`, within the `budget_ms` deadline that counts from the
-//! request's start) until the response's head, and an error response's body: a success's body is
-//! the client's to read, under its own bounds. A request whose body cannot be sent again (a
-//! stream) gets its one call.
+//! What it hands back is bounded as the request is (docs/design.md §16, "Adapters"):
+//! - a success (any status below 400): its bytes as the server sends them (a stream stays a
+//!   stream), its body bounded in time ([`BodyBounds`]): the first bytes within
+//!   `first_token_timeout_ms`, no gap longer than `idle_timeout_ms`, the end by the request's
+//!   deadline (`budget_ms`, else `turn_timeout_ms`, from the request's start); past a bound the
+//!   body ends with an error that names it;
+//! - an error response the layers gave up on: its status and headers, and as its body what the
+//!   layer read of it (at most 16 KiB, within the call's limit), then the end (`content-length`
+//!   says so): a body that stalled or was longer comes back cut where the layer stopped reading;
+//! - the service's last error, or a [`Failure`] when there is none ([`Retry`]);
+//! - through async-openai, an error in place of the response (`tower/openai.rs`).
+//!
+//! No piece of the API key (found in the request, or named with [`RetryLayer::redacting`]) is in
+//! any of them: not in the body or headers of an error response handed back, nor in the text of
+//! an error ([`Classify::redact`]). The layer's bound stops at the last byte of the body: what the
+//! client does with the bytes (decoding them, calling tools) is its own.
+//!
+//! Each call is cut at its limit (`timeout_ms`, within the deadline) until the response's head,
+//! and an error response's body. A request whose body cannot be sent again (a stream) gets its
+//! one call.
 //!
 //! The layer's storm control is its own scope's unless it shares a [`Runtime`]'s
 //! ([`RetryLayer::sharing`]): then its requests and the runtime's execs spend one retry budget,
@@ -37,6 +50,7 @@
 //! need: this one, async-openai's (`tower/openai.rs`) and `RetryMiddleware`'s.
 
 mod attempts;
+mod bounded;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
 #[cfg(feature = "async-openai")]
@@ -52,9 +66,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use self::attempts::Exchange;
+pub use self::bounded::{BodyBounds, Bounded};
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 pub use self::middleware::RetryMiddleware;
+#[cfg(feature = "async-openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "async-openai")))]
+pub use self::openai::last_openai_error;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
 use crate::backoff::Rng;
@@ -168,8 +186,9 @@ impl RetryLayer {
         self.map(|layered| layered.name = Some(name))
     }
 
-    /// Keeps `key` and every piece of it out of the decisions, logs and failures, when a server
-    /// echoes it in an error. The layer finds a key in each request's headers itself
+    /// Keeps `key` and every piece of it out of the decisions, logs and failures, and out of what
+    /// the layer hands back (an error response's body and headers, the service's last error), when
+    /// a server echoes it in an error. The layer finds a key in each request's headers itself
     /// ([`Replay::api_key`]); name it here for a client that builds its requests after the layer
     /// (async-openai's `HttpRequestFactory`). An empty key is no key.
     pub fn redacting(self, key: impl Into<String>) -> Self {
@@ -222,8 +241,12 @@ impl<S> tower_layer::Layer<S> for RetryLayer {
 
 /// A service whose requests go through both retry layers ([`RetryLayer`]). Its error is the
 /// [`Failure`] of a request the layers gave up on without a response to hand back: the service's
-/// last error ([`Failure::last_error`]), or none when the last call was cut at its limit or a
-/// breaker or the deadline refused it; with the decisions that led there.
+/// last error ([`Failure::last_error`], without the key), or none when the last call was cut at its
+/// limit or a breaker or the deadline refused it; with the decisions that led there. As
+/// async-openai's HTTP service (its `HttpRequestFactory`), it hands back the [`Failure`] whenever
+/// the layers gave up, its last error the `ApiError` async-openai would have made of the response
+/// (`tower/openai.rs`): the [`GaveUp`](crate::resilient::GaveUp) mark then reaches a retry around
+/// the client.
 #[derive(Clone)]
 pub struct Retry<S> {
     inner: S,
@@ -272,7 +295,7 @@ where
     fn call(&mut self, request: R) -> Self::Future {
         let mut exchange = Tower(self.inner.clone());
         let layered = self.layered.clone();
-        Box::pin(async move { attempts::run(&layered, request, &mut exchange).await })
+        Box::pin(async move { attempts::run(&layered, request, &mut exchange).await.into_result() })
     }
 }
 

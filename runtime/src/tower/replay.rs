@@ -2,9 +2,11 @@
 
 /// A request the retry layer can send more than once.
 ///
-/// Implemented for `http::Request<B>` with a body that clones (`Bytes`, `String`, `Full<Bytes>`),
-/// `reqwest::Request` (a body that is a stream cannot be sent again), and with the feature
-/// `async-openai` for its `HttpRequestFactory` (which builds each attempt's request anew).
+/// Implemented for `http::Request<B>` with a body that clones (`Bytes`, `String`, `Full<Bytes>`) and
+/// `reqwest::Request` (a body that is a stream cannot be sent again). async-openai's
+/// `HttpRequestFactory` (which builds each attempt's request anew) has a service of its own
+/// (feature `async-openai`): [`Retry`](super::Retry) hands async-openai an error, not a response,
+/// when it gives up.
 pub trait Replay: Sized {
     /// A copy to send on the next attempt, made before this one is sent; `None` when this request
     /// cannot be sent twice: the layer then makes this one attempt and hands back what it got.
@@ -62,13 +64,6 @@ macro_rules! reqwest_request {
 reqwest_request!(reqwest);
 #[cfg(any(feature = "async-openai", feature = "reqwest-middleware"))]
 reqwest_request!(reqwest_013);
-
-#[cfg(feature = "async-openai")]
-impl Replay for async_openai::middleware::HttpRequestFactory {
-    fn replay(&self) -> Option<Self> {
-        Some(self.clone())
-    }
-}
 
 #[cfg(test)]
 mod tests {

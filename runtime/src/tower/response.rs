@@ -1,6 +1,6 @@
-//! Responses the layer can judge: the status and headers of every response, and the body of an
-//! error response, read (bounded) and put back in front of the rest, so that the response handed
-//! back is the one the server sent. A success's body is never touched: a stream stays a stream.
+//! Responses the layer can judge and hand back: the status and headers of every response; the body
+//! of an error response, read (bounded), which is all of it that is handed back; a success's body
+//! bounded in time ([`BodyBounds`]), its bytes as the server sent them.
 
 use std::future::Future;
 
@@ -9,6 +9,7 @@ use http_body::Body;
 use http_body_util::BodyExt as _;
 use tokio::time::Instant;
 
+use super::bounded::BodyBounds;
 use crate::provider::BodyEnd;
 use crate::resilient::GaveUp;
 
@@ -45,7 +46,7 @@ impl ErrorBody {
     }
 }
 
-/// A response the retry layer can judge.
+/// A response the retry layer can judge, and hand back bounded.
 ///
 /// Implemented for `reqwest::Response` (0.12, and 0.13 with the features `async-openai` or
 /// `reqwest-middleware`) and for `http::Response` of a boxed body
@@ -58,9 +59,26 @@ pub trait HttpResponse: Sized {
     /// The response's headers (the server's hints are read from them).
     fn headers(&self) -> &http::HeaderMap;
 
-    /// Reads at most `limit` bytes of the body, until `deadline`, and gives the response back whole:
-    /// its body is what was read, then the rest. Called for an error status only (400 and above).
+    /// The response's headers, to take a key a server echoed out of them before the response is
+    /// handed back.
+    fn headers_mut(&mut self) -> &mut http::HeaderMap;
+
+    /// Reads at most `limit` bytes of the body, until `deadline`, and gives the response back with
+    /// what was read as its whole body (the rest is not read: dropped with the connection). Called
+    /// for an error status only (400 and above).
     fn read_error_body(self, limit: usize, deadline: Instant) -> impl Future<Output = (Self, ErrorBody)> + Send;
+
+    /// The response with `body` as its whole body, its `content-length` saying so: an error response
+    /// the layers gave up on is handed back with what the layer read of it, the key taken out.
+    fn with_body(self, body: Bytes) -> Self;
+
+    /// The response of a success, its body bounded in time by `bounds` ([`BodyBounds::around`]):
+    /// what the layer hands back for a status below 400. The default leaves it as it is: for a
+    /// response type of your own, the body is the client's to bound.
+    fn bounded(self, bounds: BodyBounds) -> Self {
+        let _ = bounds;
+        self
+    }
 
     /// The mark an inner retry layer left on this error response when it gave up on it and handed
     /// it back ([`HttpResponse::mark_gave_up`]): a layer around it then does not call again. The
@@ -76,9 +94,8 @@ pub trait HttpResponse: Sized {
     }
 }
 
-/// Reads at most `limit` bytes of `body` until `deadline`: what was read, how the read ended, and
-/// the first frame's bytes past the limit (the rest stays in `body`).
-pub(crate) async fn read_prefix<B>(body: &mut B, limit: usize, deadline: Instant) -> (ErrorBody, Bytes)
+/// Reads at most `limit` bytes of `body` until `deadline`: what was read, and how the read ended.
+pub(crate) async fn read_prefix<B>(body: &mut B, limit: usize, deadline: Instant) -> ErrorBody
 where
     B: Body + Unpin,
     B::Data: Buf,
@@ -87,81 +104,29 @@ where
     loop {
         let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
             Ok(frame) => frame,
-            Err(_) => return (ErrorBody::stalled(read), Bytes::new()),
+            Err(_) => return ErrorBody::stalled(read),
         };
-        // The end, or a failure mid-way: what arrived is kept, the caller reads the rest (and its error).
-        let Some(Ok(frame)) = frame else { return (ErrorBody::whole(read), Bytes::new()) };
+        // The end, or a failure mid-way: what arrived is kept.
+        let Some(Ok(frame)) = frame else { return ErrorBody::whole(read) };
         let Ok(mut data) = frame.into_data() else { continue };
-        let mut chunk = data.copy_to_bytes(data.remaining());
         let room = limit - read.len();
-        if chunk.len() > room {
-            let past = chunk.split_off(room);
-            read.extend_from_slice(&chunk);
-            return (ErrorBody::cut(read), past);
+        if data.remaining() > room {
+            read.extend_from_slice(&data.copy_to_bytes(room));
+            return ErrorBody::cut(read);
         }
-        read.extend_from_slice(&chunk);
+        read.extend_from_slice(&data.copy_to_bytes(data.remaining()));
     }
 }
 
-/// `read` and `past` (what [`read_prefix`] took) in front of the rest of `body`.
-pub(crate) fn put_back<B>(read: &[u8], past: Bytes, body: B) -> Prefixed<B> {
-    let mut front = Bytes::copy_from_slice(read);
-    if !past.is_empty() {
-        let mut both = Vec::with_capacity(front.len() + past.len());
-        both.extend_from_slice(&front);
-        both.extend_from_slice(&past);
-        front = Bytes::from(both);
-    }
-    Prefixed { front: Some(front).filter(|front| !front.is_empty()), rest: body }
+/// `headers` saying that the body is `length` bytes, whole: what the layer hands back is no longer
+/// chunked, nor as long as the server said.
+fn set_length(headers: &mut http::HeaderMap, length: usize) {
+    headers.remove(http::header::TRANSFER_ENCODING);
+    headers.insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(length));
 }
 
-pin_project_lite::pin_project! {
-    /// A body whose first bytes were already read: those, then the rest.
-    pub(crate) struct Prefixed<B> {
-        front: Option<Bytes>,
-        #[pin]
-        rest: B,
-    }
-}
-
-impl<B> Body for Prefixed<B>
-where
-    B: Body,
-    B::Data: Buf,
-{
-    type Data = Bytes;
-    type Error = B::Error;
-
-    fn poll_frame(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        let this = self.project();
-        if let Some(front) = this.front.take() {
-            return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(front))));
-        }
-        this.rest.poll_frame(cx).map(|frame| {
-            frame.map(|frame| frame.map(|frame| frame.map_data(|mut data| data.copy_to_bytes(data.remaining()))))
-        })
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.front.is_none() && self.rest.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        let mut hint = self.rest.size_hint();
-        let front = self.front.as_ref().map_or(0, |front| front.len() as u64);
-        hint.set_lower(hint.lower().saturating_add(front));
-        if let Some(upper) = hint.upper() {
-            hint.set_upper(upper.saturating_add(front));
-        }
-        hint
-    }
-}
-
-/// [`HttpResponse`] for a reqwest's `Response`: its body is read through the `http::Response` it
-/// converts into, and the response rebuilt with its URL.
+/// [`HttpResponse`] for a reqwest's `Response`: its body is read and replaced through the
+/// `http::Response` it converts into, and the response rebuilt with its URL.
 macro_rules! reqwest_response {
     ($reqwest:ident) => {
         impl HttpResponse for $reqwest::Response {
@@ -173,21 +138,30 @@ macro_rules! reqwest_response {
                 self.headers()
             }
 
+            fn headers_mut(&mut self) -> &mut http::HeaderMap {
+                self.headers_mut()
+            }
+
             async fn read_error_body(self, limit: usize, deadline: Instant) -> (Self, ErrorBody) {
-                use $reqwest::ResponseBuilderExt as _;
                 let url = self.url().clone();
-                let (parts, mut body) = http::Response::<$reqwest::Body>::from(self).into_parts();
-                let (read, past) = read_prefix(&mut body, limit, deadline).await;
-                let body = $reqwest::Body::wrap(put_back(read.bytes(), past, body));
-                let mut builder = http::Response::builder().status(parts.status).version(parts.version).url(url);
-                if let Some(headers) = builder.headers_mut() {
-                    *headers = parts.headers;
-                }
-                if let Some(extensions) = builder.extensions_mut() {
-                    extensions.extend(parts.extensions);
-                }
-                let response = builder.body(body).expect("the parts of a response make a response");
-                ($reqwest::Response::from(response), read)
+                let (mut parts, mut body) = http::Response::<$reqwest::Body>::from(self).into_parts();
+                let read = read_prefix(&mut body, limit, deadline).await;
+                set_length(&mut parts.headers, read.bytes().len());
+                let body = $reqwest::Body::from(Bytes::copy_from_slice(read.bytes()));
+                (reqwest_response!(@join $reqwest, url, parts, body), read)
+            }
+
+            fn with_body(self, body: Bytes) -> Self {
+                let url = self.url().clone();
+                let (mut parts, _) = http::Response::<$reqwest::Body>::from(self).into_parts();
+                set_length(&mut parts.headers, body.len());
+                reqwest_response!(@join $reqwest, url, parts, $reqwest::Body::from(body))
+            }
+
+            fn bounded(self, bounds: BodyBounds) -> Self {
+                let url = self.url().clone();
+                let (parts, body) = http::Response::<$reqwest::Body>::from(self).into_parts();
+                reqwest_response!(@join $reqwest, url, parts, $reqwest::Body::wrap(bounds.around(body)))
             }
 
             fn gave_up(&self) -> Option<GaveUp> {
@@ -199,13 +173,27 @@ macro_rules! reqwest_response {
             }
         }
     };
+    // The response of `parts` and `body`, with its URL (which `http::Response` does not carry).
+    (@join $reqwest:ident, $url:expr, $parts:expr, $body:expr) => {{
+        use $reqwest::ResponseBuilderExt as _;
+        let parts: http::response::Parts = $parts;
+        let mut builder = http::Response::builder().status(parts.status).version(parts.version).url($url);
+        if let Some(headers) = builder.headers_mut() {
+            *headers = parts.headers;
+        }
+        if let Some(extensions) = builder.extensions_mut() {
+            extensions.extend(parts.extensions);
+        }
+        $reqwest::Response::from(builder.body($body).expect("the parts of a response make a response"))
+    }};
 }
 
 reqwest_response!(reqwest);
 #[cfg(any(feature = "async-openai", feature = "reqwest-middleware"))]
 reqwest_response!(reqwest_013);
 
-/// [`HttpResponse`] for an `http::Response` of a boxed body type.
+/// [`HttpResponse`] for an `http::Response` of a boxed body type. Its success's body is left as it
+/// is: its error type is the service's, which a bound could not make.
 macro_rules! boxed_response {
     ($boxed:ident, $($bound:tt)+) => {
         impl<E> HttpResponse for http::Response<http_body_util::combinators::$boxed<Bytes, E>>
@@ -220,11 +208,22 @@ macro_rules! boxed_response {
                 self.headers()
             }
 
+            fn headers_mut(&mut self) -> &mut http::HeaderMap {
+                self.headers_mut()
+            }
+
             async fn read_error_body(self, limit: usize, deadline: Instant) -> (Self, ErrorBody) {
                 let (parts, mut body) = self.into_parts();
-                let (read, past) = read_prefix(&mut body, limit, deadline).await;
-                let body = http_body_util::combinators::$boxed::new(put_back(read.bytes(), past, body));
-                (http::Response::from_parts(parts, body), read)
+                let read = read_prefix(&mut body, limit, deadline).await;
+                let response = http::Response::from_parts(parts, body).with_body(Bytes::copy_from_slice(read.bytes()));
+                (response, read)
+            }
+
+            fn with_body(self, body: Bytes) -> Self {
+                let (mut parts, _) = self.into_parts();
+                set_length(&mut parts.headers, body.len());
+                let whole = http_body_util::Full::new(body).map_err(|never| match never {});
+                http::Response::from_parts(parts, http_body_util::combinators::$boxed::new(whole))
             }
 
             fn gave_up(&self) -> Option<GaveUp> {

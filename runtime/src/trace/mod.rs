@@ -46,14 +46,13 @@ pub mod grade;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::append::{self, Append, Records, Writer};
+use crate::append::{self, Append, Lost, Records, Writer};
 use crate::lines::MAX_LINE_BYTES;
 
 /// One line of a trace.
@@ -177,7 +176,9 @@ impl TraceEvent {
 /// lands whole or not at all: one that a full disk cuts is taken back, or, when it cannot be, the
 /// next line starts on a line of its own, so only the cut one is lost (the same for a file that
 /// ends mid-line when it is opened). A failed write never fails the run: the first failure is logged with
-/// `tracing::warn!`, later ones are dropped silently (at `debug` level).
+/// `tracing::warn!`, later ones only at `debug` level; and the sink keeps the first failure and the
+/// count of lines lost, which [`TraceSink::flush`] reports, so that a caller whose trace must be
+/// whole can tell it is not (`agentic ask --trace` exits 1).
 ///
 /// # Timestamps
 ///
@@ -194,9 +195,10 @@ pub struct TraceSink {
 
 struct Inner {
     target: Mutex<Target>,
-    /// What the sink writes to, for the warning.
+    /// What the sink writes to, for the warning and the error.
     describe: String,
-    warned: AtomicBool,
+    /// The lines that could not be written.
+    lost: Lost,
 }
 
 enum Target {
@@ -241,7 +243,7 @@ impl fmt::Debug for TraceSink {
 impl TraceSink {
     fn new(target: Target, describe: String) -> Self {
         Self {
-            inner: Arc::new(Inner { target: Mutex::new(target), describe, warned: AtomicBool::new(false) }),
+            inner: Arc::new(Inner { target: Mutex::new(target), describe, lost: Lost::default() }),
             clock: Clock::tokio(),
         }
     }
@@ -314,11 +316,11 @@ impl TraceSink {
     /// Writes `event` as one line, of at most [`MAX_LINE_BYTES`] (what the readers read): an event
     /// that would be longer has its longest texts cut (a result's content, a call's arguments, a
     /// final text), each ending with a note saying how much was cut, JSON escapes counted. A
-    /// failure is logged (once per sink), never returned.
+    /// failure is logged (once per sink) and kept for [`TraceSink::flush`], never returned here.
     pub fn write(&self, event: &TraceEvent) {
         let mut line = match fit::line(event, MAX_LINE_BYTES) {
             Ok(line) => line,
-            Err(error) => return self.failed(&error),
+            Err(error) => return self.failed(&io::Error::other(error)),
         };
         line.push('\n');
         let result = match &mut *self.lock() {
@@ -333,12 +335,32 @@ impl TraceSink {
         }
     }
 
-    fn failed(&self, error: &dyn fmt::Display) {
-        if self.inner.warned.swap(true, Ordering::Relaxed) {
-            tracing::debug!(sink = %self.inner.describe, %error, "trace line dropped");
-        } else {
+    /// Flushes what was written, and reports whether every line since the sink was made was
+    /// written: `Err` with the first failure's kind, naming the target, the cause and how many
+    /// lines were lost (``cannot write the trace to the file `t.jsonl`: No space left on device
+    /// (os error 28) (3 lines lost)``), else the flush's own result. The failure is kept, for every
+    /// clone and every later call, as Go's `bufio.Writer` keeps its first error for `Flush`: a
+    /// lost line stays lost. Call it when the run's record is done (the end of a program, a
+    /// batch), where a trace that is not whole must be known.
+    ///
+    /// # Errors
+    ///
+    /// As above.
+    pub fn flush(&self) -> io::Result<()> {
+        self.inner.lost.check(&format!("the trace to {}", self.inner.describe), "line")?;
+        match &mut *self.lock() {
+            Target::Records(records) => records.flush(),
+            Target::Memory(_) => Ok(()),
+        }
+    }
+
+    fn failed(&self, error: &io::Error) {
+        if self.inner.lost.note(error) {
             tracing::warn!(sink = %self.inner.describe, %error,
-                "cannot write the trace; the run goes on, and further trace lines that fail are dropped");
+                "cannot write the trace; the run goes on, and further trace lines that fail are dropped \
+                 (`TraceSink::flush` reports them)");
+        } else {
+            tracing::debug!(sink = %self.inner.describe, %error, "trace line dropped");
         }
     }
 
@@ -482,12 +504,19 @@ mod tests {
     }
 
     #[test]
-    fn a_failing_writer_never_fails_the_caller() {
+    fn a_failing_writer_never_fails_the_caller_and_flush_reports_it() {
         let sink = TraceSink::to_writer(Broken);
         let run = sink.start_run(None);
         run.agent_finish("still fine", 1);
-        assert!(sink.inner.warned.load(Ordering::Relaxed));
         assert_eq!(sink.contents(), None);
+        let error = sink.clone().flush().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::Other);
+        assert_eq!(error.to_string(), "cannot write the trace to a writer: disk full (2 lines lost)");
+        assert_eq!(sink.flush().unwrap_err().to_string(), error.to_string(), "a lost line stays lost");
+        let whole = TraceSink::to_writer(Vec::new());
+        whole.start_run(None).agent_finish("kept", 1);
+        whole.flush().unwrap();
+        TraceSink::in_memory().flush().unwrap();
     }
 
     #[test]
@@ -498,7 +527,7 @@ mod tests {
             let sink = TraceSink::to_records(records, "a full disk".to_owned()).with_clock(|| 7);
             let run = sink.start_run_with_id("r", None);
             run.tool_result("c1", "t", true, &"x".repeat(200));
-            assert!(sink.inner.warned.load(Ordering::Relaxed));
+            assert!(sink.flush().unwrap_err().to_string().ends_with("(1 line lost)"));
             disk.make_room(usize::MAX);
             run.agent_finish("done", 1);
             let text = disk.text();
@@ -516,7 +545,12 @@ mod tests {
     fn a_full_device_and_a_bad_path_fail_clearly() {
         let sink = TraceSink::to_file("/dev/full").unwrap();
         sink.start_run(None).agent_finish("lost", 1);
-        assert!(sink.inner.warned.load(Ordering::Relaxed));
+        let error = sink.flush().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(
+            error.to_string(),
+            "cannot write the trace to the file `/dev/full`: No space left on device (os error 28) (2 lines lost)"
+        );
         let error = TraceSink::to_file("/no/such/dir/trace.jsonl").unwrap_err();
         assert_eq!(
             error.to_string(),

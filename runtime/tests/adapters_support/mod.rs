@@ -22,7 +22,11 @@ macro_rules! adapter_tests {
             a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait,
             the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_the_fallback,
             no_piece_of_the_key_a_server_echoes_reaches_a_decision,
-            the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_responses
+            the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_responses,
+            an_error_body_that_stalls_comes_back_cut_by_the_deadline,
+            a_success_whose_body_stalls_ends_by_the_deadline,
+            an_error_body_of_50_mib_comes_back_as_the_16_kib_the_layer_read,
+            no_piece_of_the_key_is_in_what_the_client_gets_back
         );
     };
     ($send:ident; $($check:ident),+) => {
@@ -35,11 +39,13 @@ macro_rules! adapter_tests {
     };
 }
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step};
 use agentic_runtime::budget::RetryQuota;
+use agentic_runtime::resilient::Failure;
 use agentic_runtime::tower::RetryLayer;
 use agentic_runtime::{BreakerSettings, Decision, ExecErrorKind, Layer, OpenAiProvider, RetryPolicy, Runtime, Verdict};
 
@@ -61,25 +67,59 @@ pub fn chat_url(server: &ChaosServer) -> String {
     format!("{}/chat/completions", server.openai_base_url())
 }
 
-/// What a client got back: the response's status, headers and whole body.
+/// What a client got back: the response's status, headers (`None`: the client keeps none, as
+/// async-openai's `ApiError`) and whole body; the kind of the layers' failure when they gave up on
+/// it (the response's mark, or the failure async-openai gets); and everything a log of it would
+/// show (the response's Debug and body, or the error's Display and Debug).
 pub struct Answer {
     pub status: u16,
-    pub headers: http::HeaderMap,
+    pub headers: Option<http::HeaderMap>,
     pub body: String,
+    pub gave_up: Option<ExecErrorKind>,
+    pub shown: String,
 }
 
 /// Why a client got no response: the kind of the layers' failure when that is what came back (not
-/// the client's own error), and the error's text.
+/// the client's own error), the error's text with its sources, and its Display and Debug.
 #[derive(Debug)]
 pub struct Refused {
     pub kind: Option<ExecErrorKind>,
     pub text: String,
+    pub shown: String,
 }
 
 impl Refused {
-    /// The client's own error (of the call, or of reading the body).
-    pub fn client(error: impl std::fmt::Display) -> Self {
-        Self { kind: None, text: error.to_string() }
+    /// The client's own error (of the call, or of reading the body): its text, then its sources'.
+    pub fn client(error: impl std::error::Error) -> Self {
+        let mut text = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        Self { kind: None, shown: format!("{text}\n{error:?}"), text }
+    }
+
+    /// The layers' failure.
+    pub fn failure<E: std::fmt::Debug>(failure: &Failure<E>) -> Self {
+        Self { kind: Some(failure.kind()), text: failure.to_string(), shown: format!("{failure}\n{failure:?}") }
+    }
+}
+
+/// `work`, or a panic that says the client was still waiting after a minute (of the paused clock):
+/// the layers' deadlines are all shorter.
+pub async fn within_a_minute<T>(work: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(60), work).await {
+        Ok(done) => done,
+        Err(_) => panic!("the client was still waiting after 60 s"),
+    }
+}
+
+/// Asserts that `shown` holds no 8-byte piece of [`KEY`] (`what` names it in the message).
+pub fn assert_no_piece_of_the_key(what: &str, shown: &str) {
+    for window in KEY.as_bytes().windows(8) {
+        let piece = std::str::from_utf8(window).unwrap();
+        assert!(!shown.contains(piece), "{what}: `{piece}` of the key leaked:\n{shown}");
     }
 }
 
@@ -123,7 +163,8 @@ pub async fn a_429_with_retry_after_waits_the_header_then_streams_the_answer_unt
     let answer = send(layer, &server).await.unwrap();
     let waited = started.elapsed();
     assert_eq!(answer.status, 200);
-    assert!(answer.headers["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let headers = answer.headers.expect("a success's headers");
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/event-stream"));
     assert_eq!(streamed_text(&answer.body), "42");
     assert_eq!(server.requests_served(), 2);
     let decisions = decisions.lock().unwrap();
@@ -174,8 +215,10 @@ pub async fn x_should_retry_false_is_one_request_and_the_error_response_comes_ba
     .await;
     let (layer, decisions) = layer(RetryPolicy::new());
     let answer = send(layer, &server).await.unwrap();
-    assert_eq!(answer.status, 503);
-    assert_eq!(answer.headers["x-should-retry"], "false");
+    assert_eq!((answer.status, answer.gave_up), (503, Some(ExecErrorKind::Permanent)));
+    if let Some(headers) = &answer.headers {
+        assert_eq!(headers["x-should-retry"], "false");
+    }
     let body: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
     assert_eq!(body["error"]["message"], "upstream refuses");
     assert_eq!(server.requests_served(), 1);
@@ -362,5 +405,86 @@ pub async fn the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_
         let ours = verdicts(&decisions.lock().unwrap());
         assert!(!ours.is_empty(), "{name}");
         assert_eq!(ours, exec_verdicts(scenario(), &policy).await, "{name}");
+    }
+}
+
+/// A 500 whose body stalls after 28 bytes, with `timeout_ms` 2 s and `budget_ms` 5 s: the layers
+/// give up at the deadline and the client has the 28 bytes, then the end, at once. Before, the
+/// response came back with its body still stalled: a client reading it waited for ever.
+pub async fn an_error_body_that_stalls_comes_back_cut_by_the_deadline(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
+) {
+    let body = r#"{"error":{"message":"The server had an error while processing your request."}}"#;
+    let server = start(Scenario::new().otherwise(Step::http_error(500).body(body).stall_body_after(28))).await;
+    let (layer, decisions) = layer(RetryPolicy::new().with_timeout_ms(Some(2_000)).with_budget_ms(Some(5_000)));
+    let started = tokio::time::Instant::now();
+    let answer = within_a_minute(send(layer, &server)).await.unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(5), "the deadline bounds the whole call");
+    assert_eq!((answer.status, answer.body.as_str()), (500, &body[..28]));
+    assert_eq!(answer.gave_up, Some(ExecErrorKind::Budget));
+    if let Some(headers) = &answer.headers {
+        assert_eq!(headers["content-length"], "28", "what is handed back, not what the server announced");
+    }
+    let decisions = decisions.lock().unwrap();
+    assert!(decisions.iter().all(|decision| decision.error.contains("error body stalled after 28 bytes")));
+}
+
+/// A 200 whose stream stalls after its first chunk, with `budget_ms` 5 s: the body the client reads
+/// ends at the deadline, with an error that says so.
+pub async fn a_success_whose_body_stalls_ends_by_the_deadline(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
+) {
+    let server = start(Scenario::new().otherwise(Step::hang().after_chunks(1).text("The answer is 42."))).await;
+    let (layer, decisions) = layer(RetryPolicy::new().with_budget_ms(Some(5_000)));
+    let started = tokio::time::Instant::now();
+    let refused = within_a_minute(send(layer, &server)).await.err().expect("the body cannot end well");
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert_eq!(refused.kind, None, "the client's error, reading the body: {}", refused.text);
+    let said = "the response's body did not end by the request's deadline (`budget_ms` = 5000)";
+    assert!(refused.text.contains(said), "{}", refused.text);
+    assert_eq!(server.requests_served(), 1);
+    assert!(decisions.lock().unwrap().is_empty(), "the call succeeded: no decision");
+}
+
+/// A 500 of 50 MiB: the client gets the first 16 KiB the layer read, not the rest. Before, the whole
+/// body came back (async-openai then held it three times over).
+pub async fn an_error_body_of_50_mib_comes_back_as_the_16_kib_the_layer_read(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
+) {
+    let body = format!("{{\"error\":{{\"message\":\"{}\"}}}}", "x".repeat(50 << 20));
+    let server = start(Scenario::new().otherwise(Step::http_error(500).body(body.clone()).should_retry(false))).await;
+    let (layer, _) = layer(RetryPolicy::new());
+    let answer = within_a_minute(send(layer, &server)).await.unwrap();
+    assert_eq!((answer.status, answer.gave_up), (500, Some(ExecErrorKind::Permanent)));
+    assert_eq!(answer.body, body[..16 * 1024]);
+    if let Some(headers) = &answer.headers {
+        assert_eq!(headers["content-length"], "16384");
+    }
+    assert_eq!(server.requests_served(), 1);
+}
+
+/// A 401, 429 or 503 whose message echoes the request's key (whole, or a piece of it): no piece of
+/// it in what the client gets back (the body it reads, the response's or the error's Display and
+/// Debug), as none is in a decision.
+pub async fn no_piece_of_the_key_is_in_what_the_client_gets_back(
+    send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
+) {
+    for status in [401, 429, 503] {
+        for echo in [EchoKey::Whole, EchoKey::First12, EchoKey::Last12, EchoKey::WithoutPrefix] {
+            let step = Step::http_error(status).echo_key(echo).header("x-echo", KEY);
+            let server = start(Scenario::new().otherwise(step)).await;
+            let (layer, decisions) = layer(RetryPolicy::new().with_max_retries(1).with_session_retries(0));
+            let shown = match within_a_minute(send(layer, &server)).await {
+                Ok(answer) => {
+                    assert_eq!((answer.status, answer.gave_up.is_some()), (status, true), "{status} {echo:?}");
+                    assert!(answer.body.contains("<redacted>"), "{status} {echo:?}: {}", answer.body);
+                    answer.shown
+                }
+                Err(refused) => panic!("{status} {echo:?}: the response was not handed back: {}", refused.text),
+            };
+            assert_no_piece_of_the_key(&format!("{status} {echo:?}"), &shown);
+            let decisions = format!("{:?}", decisions.lock().unwrap());
+            assert_no_piece_of_the_key(&format!("{status} {echo:?}: decisions"), &decisions);
+        }
     }
 }

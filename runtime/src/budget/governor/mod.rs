@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
 
-use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome};
+use super::breaker::{Admission, BreakerSettings, BreakerState, CallOutcome, ProbeToken};
 use super::ledger::Ledger;
 use super::quota::RetryQuota;
 use super::refusal::Refusal;
@@ -140,23 +140,26 @@ impl Governor {
     /// whether the fleet knows its limits (one store operation: the call asks nothing else before
     /// it goes); when the store fails, or keeps none, this process's.
     pub(crate) async fn admit(&self) -> Result<Permit<'_>, BreakerState> {
-        let Some(breaker) = self.breaker.as_deref() else { return Ok(Permit::new(self, false)) };
+        let Some(breaker) = self.breaker.as_deref() else { return Ok(Permit::new(self, None)) };
+        // The mark of this admission, which the probe keeps if it becomes it: only this admission
+        // gives that probe back.
+        let token = ProbeToken::random();
         let before = self.shared_breaker(breaker, |store, b| {
             Box::pin(async move {
-                let before = store.before_call(self.key(), Some(&b.settings)).await?;
+                let before = store.before_call(self.key(), Some((&b.settings, token))).await?;
                 Ok(before.admission.map(|admission| (admission, before)))
             })
         });
         let admission = match before.await {
             Some((shared, before)) => {
                 self.adopt_before(&before);
-                breaker.adopt_admission(shared)
+                breaker.adopt_admission(shared, token)
             }
-            None => breaker.admit_local(),
+            None => breaker.admit_local(token),
         };
         match admission {
-            Admission::Call => Ok(Permit::new(self, false)),
-            Admission::Probe => Ok(Permit::new(self, true)),
+            Admission::Call => Ok(Permit::new(self, None)),
+            Admission::Probe => Ok(Permit::new(self, Some(token))),
             Admission::Skip(state) => Err(state),
         }
     }
@@ -203,13 +206,14 @@ impl Governor {
         }
     }
 
-    /// Gives back a probe that will report nothing ([`Permit`]'s drop): this process's breaker lets
-    /// the next call probe at once, and the fleet's is told so on a task of its own (a drop cannot
+    /// Gives back the probe the admission of `token` took, which will report nothing ([`Permit`]'s
+    /// drop): this process's breaker lets the next call probe at once, and the fleet's is told so,
+    /// by the token, on a task of its own (a drop cannot
     /// wait for the store; a store that keeps no such operation, or does not answer, lets its probe
     /// expire after the open period, as one of a process that died does).
-    pub(super) fn release_probe(&self) {
+    pub(super) fn release_probe(&self, token: ProbeToken) {
         let Some(breaker) = self.breaker.as_deref() else { return };
-        breaker.release_local();
+        breaker.release_local(token);
         let Some(store) = self.store.clone().filter(|_| breaker.is_shared()) else { return };
         if self.offline.load(Ordering::Acquire) {
             return;
@@ -217,7 +221,7 @@ impl Governor {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (scope, model) = (self.scope.clone(), self.model.clone());
             runtime.spawn(async move {
-                if let Err(error) = store.breaker_release(StoreKey::new(&scope, &model)).await {
+                if let Err(error) = store.breaker_release(StoreKey::new(&scope, &model), token).await {
                     tracing::debug!(%error, "the shared store did not take back a probe; it expires after the open period");
                 }
             });
@@ -581,9 +585,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 mod tests {
     use super::*;
     use crate::budget::breaker::Opened;
-    use crate::budget::store::{StoreError, Withdrawal};
-    use crate::budget::test_store::{BudgetOnly, MemoryStore};
-    use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacing, Place, RateLimits, Reserved};
+    use crate::budget::test_store::TestStore;
+    use crate::pace::{Demand, Pace, PaceRefused, Paced, Pacing, Place, RateLimits};
 
     #[tokio::test(start_paused = true)]
     async fn an_ended_cooldown_is_forgotten_so_the_success_path_skips_the_lock_again() {
@@ -683,7 +686,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_key_in_a_shared_store_is_the_scope_and_the_model() {
-        let store = Arc::new(MemoryStore::default());
+        let store = Arc::new(TestStore::with_breakers());
         let governor = with_breaker(Some(store.clone()));
         ask(&governor).await;
         assert_eq!(store.keys(), ["openai:3f9a0c/gpt-4o-mini"]);
@@ -700,7 +703,7 @@ mod tests {
     /// `until` of 9e18 ms) is one open period here, not 285 million years (nor an overflow).
     #[tokio::test(start_paused = true)]
     async fn two_governors_share_one_breaker_through_a_store() {
-        let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
+        let store: Arc<dyn SharedStore> = Arc::new(TestStore::with_breakers());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 20).await;
         let open = BreakerState::Open { left: Duration::from_secs(30), opened: opened(20, 20) };
@@ -713,7 +716,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn each_transition_is_logged_once_by_the_process_whose_call_caused_it() {
         let (_guard, captured) = agentic_test_support::captured_log::capture(tracing::Level::INFO);
-        let store: Arc<dyn SharedStore> = Arc::new(MemoryStore::default());
+        let store: Arc<dyn SharedStore> = Arc::new(TestStore::with_breakers());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 25).await;
         ask(&b).await;
@@ -735,7 +738,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_dropped_probe_is_given_back_here_and_in_the_fleet_so_the_next_call_probes_at_once() {
-        let store = Arc::new(MemoryStore::default());
+        let store = Arc::new(TestStore::with_breakers());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store.clone())));
         fail(&a, 20).await;
         tokio::time::advance(Duration::from_secs(30)).await;
@@ -759,6 +762,31 @@ mod tests {
         tokio::time::advance(Duration::from_secs(30)).await;
         drop(local.admit().await.unwrap());
         assert_eq!(ask(&local).await, Admission::Probe);
+    }
+
+    /// A probe taken for lost (its exec held it past the open period) and replaced: its permit,
+    /// dropped late, gives back nothing, here or in the fleet, and the next probe stays the only
+    /// one out. Before, the late drop freed the second probe, and a third went beside it.
+    #[tokio::test(start_paused = true)]
+    async fn a_late_drop_of_a_probe_taken_for_lost_leaves_the_next_probe_out() {
+        let half_open = Admission::Skip(BreakerState::HalfOpen { opened: opened(20, 20) });
+        for store in [None, Some(Arc::new(TestStore::with_breakers()) as Arc<dyn SharedStore>)] {
+            let shared = store.is_some();
+            let governor = with_breaker(store);
+            fail(&governor, 20).await;
+            tokio::time::advance(Duration::from_secs(30)).await;
+            let lost = governor.admit().await.unwrap();
+            assert!(lost.is_probe());
+            tokio::time::advance(Duration::from_secs(30)).await;
+            let next = governor.admit().await.unwrap();
+            assert!(next.is_probe(), "shared {shared}: the lost probe is replaced");
+            drop(lost);
+            tokio::task::yield_now().await;
+            assert_eq!(ask(&governor).await, half_open, "shared {shared}: the next probe is still out");
+            drop(next);
+            tokio::task::yield_now().await;
+            assert_eq!(ask(&governor).await, Admission::Probe, "shared {shared}: given back by its own admission");
+        }
     }
 
     #[tokio::test(start_paused = true)]
@@ -785,7 +813,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_store_that_keeps_no_breakers_leaves_them_to_each_process() {
-        let store: Arc<dyn SharedStore> = Arc::new(BudgetOnly);
+        let store: Arc<dyn SharedStore> = Arc::new(TestStore::budget_only());
         let (a, b) = (with_breaker(Some(store.clone())), with_breaker(Some(store)));
         fail(&a, 20).await;
         assert!(matches!(ask(&a).await, Admission::Skip(BreakerState::Open { .. })));
@@ -794,7 +822,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_store_that_fails_leaves_the_breaker_to_this_process_for_its_back_off() {
-        let store = Arc::new(MemoryStore::default());
+        let store = Arc::new(TestStore::with_breakers());
         let governor = with_breaker(Some(store.clone()));
         fail(&governor, 5).await;
         store.down.store(true, Ordering::Relaxed);
@@ -850,35 +878,6 @@ mod tests {
 
     const DEFAULT_BACKOFF: Duration = crate::budget::store::DEFAULT_OFFLINE_BACKOFF;
 
-    /// A store whose pacer never answers (Redis down).
-    struct PacerDown;
-
-    impl SharedStore for PacerDown {
-        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
-            BudgetOnly.deposit(scope, quota)
-        }
-        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-            BudgetOnly.try_withdraw(scope, quota)
-        }
-        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
-            Box::pin(async { Ok(None) })
-        }
-        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
-            Box::pin(async { Ok(()) })
-        }
-        fn pace_learn<'a>(&'a self, _: StoreKey<'a>, _: &'a RateLimits) -> StoreFuture<'a, bool> {
-            Box::pin(async { Err(StoreError("down".to_owned())) })
-        }
-        fn pace_reserve<'a>(
-            &'a self,
-            _: StoreKey<'a>,
-            _: &'a Demand,
-            _: Option<Duration>,
-        ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
-            Box::pin(async { Err(StoreError("down".to_owned())) })
-        }
-    }
-
     /// What `Governor::pace` reserved: its wait, its limit, and where (panics on anything else).
     fn reserved(pace: Result<Pace, PaceRefused>) -> (Duration, Option<crate::pace::LimitKind>, Place) {
         match pace {
@@ -892,7 +891,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn with_the_fleets_pacer_down_this_process_paces_by_what_it_heard() {
         use crate::pace::{Limit, LimitKind};
-        let governor = Governor::new("openai:3f9a0c".to_owned(), None, Some(Arc::new(PacerDown)))
+        let governor = Governor::new("openai:3f9a0c".to_owned(), None, Some(Arc::new(TestStore::pacer_down())))
             .with_pacing(&Pacing::from_headers());
         assert!(!governor.paces(), "nothing known yet");
         assert_eq!(governor.cooldown_remaining().await, None);
@@ -921,57 +920,10 @@ mod tests {
         assert_eq!((refused.wait, refused.left), (Duration::from_secs(18), Duration::from_secs(3)));
     }
 
-    /// A fleet's pacer that knows a limit and lends at once; it can be taken down, and keeps every
-    /// settle it is sent.
-    #[derive(Default)]
-    struct FleetPacer {
-        down: AtomicBool,
-        settles: Mutex<Vec<(Demand, Demand)>>,
-    }
-
-    impl FleetPacer {
-        fn answer<T: Send + 'static>(&self, value: T) -> StoreFuture<'_, T> {
-            let down = self.down.load(Ordering::Relaxed);
-            Box::pin(async move { if down { Err(StoreError("down".to_owned())) } else { Ok(value) } })
-        }
-    }
-
-    impl SharedStore for FleetPacer {
-        fn deposit<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, ()> {
-            BudgetOnly.deposit(scope, quota)
-        }
-        fn try_withdraw<'a>(&'a self, scope: &'a str, quota: &'a RetryQuota) -> StoreFuture<'a, Withdrawal> {
-            BudgetOnly.try_withdraw(scope, quota)
-        }
-        fn cooldown_until<'a>(&'a self, _: StoreKey<'a>) -> StoreFuture<'a, Option<SystemTime>> {
-            self.answer(None)
-        }
-        fn extend_cooldown<'a>(&'a self, _: StoreKey<'a>, _: SystemTime) -> StoreFuture<'a, ()> {
-            self.answer(())
-        }
-        fn pace_learn<'a>(&'a self, _: StoreKey<'a>, _: &'a RateLimits) -> StoreFuture<'a, bool> {
-            self.answer(true)
-        }
-        fn pace_reserve<'a>(
-            &'a self,
-            _: StoreKey<'a>,
-            _: &'a Demand,
-            _: Option<Duration>,
-        ) -> StoreFuture<'a, Option<Result<Reserved, PaceRefused>>> {
-            self.answer(Some(Ok(Reserved::NOW)))
-        }
-        fn pace_settle<'a>(&'a self, _: StoreKey<'a>, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
-            if !self.down.load(Ordering::Relaxed) {
-                lock(&self.settles).push((*reserved, *used));
-            }
-            self.answer(())
-        }
-    }
-
     #[tokio::test(start_paused = true)]
     async fn a_reservation_is_settled_where_it_was_made() {
         use crate::pace::{Limit, LimitKind};
-        let store = Arc::new(FleetPacer::default());
+        let store = Arc::new(TestStore::lending_pacer());
         let governor =
             Governor::new("openai:3f9a0c".to_owned(), None, Some(store.clone())).with_pacing(&Pacing::from_headers());
         let tokens = RateLimits::new().with(LimitKind::Tokens, Limit::new(1000, 1000, Duration::ZERO).with_window(CAP));
@@ -987,7 +939,7 @@ mod tests {
         store.down.store(false, Ordering::Relaxed);
         tokio::time::advance(DEFAULT_BACKOFF).await;
         governor.after_call(None, Some(&Paced::Reserved(offline)), Some(&usage)).await;
-        assert!(lock(&store.settles).is_empty(), "the fleet is credited nothing: {:?}", lock(&store.settles));
+        assert!(store.settles().is_empty(), "the fleet is credited nothing: {:?}", store.settles());
         // This process's bucket has its 300 back: a call of 700 more goes at once there.
         store.down.store(true, Ordering::Relaxed);
         tokio::time::advance(DEFAULT_BACKOFF).await;
@@ -999,6 +951,6 @@ mod tests {
         let Ok(Pace::Reserved(_, shared)) = governor.pace(&demand, None, CAP).await else { panic!("reserved") };
         assert_eq!(shared.place, Place::Shared);
         governor.after_call(None, Some(&Paced::Reserved(shared)), Some(&usage)).await;
-        assert_eq!(*lock(&store.settles), [(demand, Demand::new(100, 0))]);
+        assert_eq!(store.settles(), [(demand, Demand::new(100, 0))]);
     }
 }

@@ -8,14 +8,15 @@
 //! written: every path out of a call either records or drops.
 
 use super::Governor;
-use crate::budget::breaker::CallOutcome;
+use crate::budget::breaker::{CallOutcome, ProbeToken};
 
 /// One call's admission by its target's breaker. Recording the call's outcome consumes it;
 /// dropping it unrecorded releases the probe it may be, so that the next call probes at once.
 #[must_use = "a call let through owes its breaker an outcome: record it, or drop the permit to give back a probe"]
 pub(crate) struct Permit<'g> {
     governor: &'g Governor,
-    probe: bool,
+    /// The token of the admission when it took the breaker's probe: the one a give-back names.
+    probe: Option<ProbeToken>,
     state: Owed,
 }
 
@@ -30,13 +31,13 @@ enum Owed {
 }
 
 impl<'g> Permit<'g> {
-    pub(super) fn new(governor: &'g Governor, probe: bool) -> Self {
+    pub(super) fn new(governor: &'g Governor, probe: Option<ProbeToken>) -> Self {
         Self { governor, probe, state: Owed::Outcome }
     }
 
     /// Whether the call is the breaker's probe, whose outcome alone decides while half-open.
     pub(crate) fn is_probe(&self) -> bool {
-        self.probe
+        self.probe.is_some()
     }
 
     /// The call's first content arrived: the target answered. Counted now in this process's
@@ -44,7 +45,7 @@ impl<'g> Permit<'g> {
     /// moment), synchronously: the stream is not held up. A breaker kept in a shared store hears
     /// the answer when the call ends, with the retry budget's deposit, in one round trip.
     pub(crate) fn first_content(&mut self) {
-        if self.state == Owed::Outcome && self.governor.answered_locally(self.probe) {
+        if self.state == Owed::Outcome && self.governor.answered_locally(self.is_probe()) {
             self.state = Owed::FailureOnly;
         }
     }
@@ -53,13 +54,13 @@ impl<'g> Permit<'g> {
     /// again; a failure after it turns that answer into a failure.
     pub(crate) async fn record(mut self, outcome: CallOutcome) {
         match self.state {
-            Owed::Outcome => self.governor.record_call(outcome, self.probe).await,
+            Owed::Outcome => self.governor.record_call(outcome, self.is_probe()).await,
             Owed::FailureOnly if outcome == CallOutcome::Failed => self.governor.amend_failed(),
             Owed::FailureOnly => {}
         }
         // Disarmed only once recorded: a record dropped while it awaits the store releases.
         self.state = Owed::FailureOnly;
-        self.probe = false;
+        self.probe = None;
     }
 }
 
@@ -68,20 +69,20 @@ impl Permit<'_> {
     /// deposit (one store operation): nothing is owed any more.
     pub(super) fn recorded(mut self) {
         self.state = Owed::FailureOnly;
-        self.probe = false;
+        self.probe = None;
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        if self.probe && self.state == Owed::Outcome {
-            self.governor.release_probe();
+        if let (Some(token), Owed::Outcome) = (self.probe, self.state) {
+            self.governor.release_probe(token);
         }
     }
 }
 
 impl std::fmt::Debug for Permit<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Permit").field("probe", &self.probe).finish_non_exhaustive()
+        f.debug_struct("Permit").field("probe", &self.is_probe()).finish_non_exhaustive()
     }
 }

@@ -1,6 +1,6 @@
 //! Where a call goes and with what: the base URL checked and joined with a wire's path, the key
 //! kept as a [`Secret`], the model and temperature, the HTTP clients (one per connect bound), the
-//! scope fingerprint, and a provider's configuration from the environment.
+//! scope fingerprint.
 
 use std::fmt;
 use std::time::Duration;
@@ -8,80 +8,6 @@ use std::time::Duration;
 use super::super::secret::{Secret, display_url, redact};
 use super::send::describe;
 use crate::error::ModelError;
-
-/// A provider's configuration from the environment is incomplete or invalid (see
-/// [`OpenAiProvider::from_env`] and [`AnthropicProvider::from_env`]). Its text names the
-/// environment variable to set.
-///
-/// [`OpenAiProvider::from_env`]: crate::provider::OpenAiProvider::from_env
-/// [`AnthropicProvider::from_env`]: crate::provider::AnthropicProvider::from_env
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// No API key, and the base URL is the provider's own (a local server needs none).
-    #[error(
-        "{provider}: no API key: set {key_variable} to your API key \
-         (or set {base_url_variable} to a server that needs none)"
-    )]
-    MissingApiKey {
-        /// The provider, e.g. `"openai"`.
-        provider: &'static str,
-        /// The variable that holds the key, e.g. `OPENAI_API_KEY`.
-        key_variable: &'static str,
-        /// The variable that holds the base URL, e.g. `OPENAI_BASE_URL`.
-        base_url_variable: &'static str,
-    },
-    /// The base URL is not an absolute `http` or `https` URL.
-    #[error("{variable} is not a valid base URL ({reason}): set it to e.g. {example}")]
-    InvalidBaseUrl {
-        /// The variable that holds it, e.g. `OPENAI_BASE_URL`.
-        variable: &'static str,
-        /// What is wrong with it.
-        reason: String,
-        /// A valid value.
-        example: &'static str,
-    },
-}
-
-/// The environment variables and defaults of one provider.
-pub(crate) struct EnvNames {
-    /// e.g. `"openai"`.
-    pub(crate) provider: &'static str,
-    /// The variables that may hold the key, read in this order, e.g. `["OPENAI_API_KEY"]` (Gemini's
-    /// SDKs read `GEMINI_API_KEY`, then `GOOGLE_API_KEY`). The first is the one errors name; never empty.
-    pub(crate) keys: &'static [&'static str],
-    /// e.g. `OPENAI_BASE_URL`.
-    pub(crate) base_url: &'static str,
-    /// The provider's own base URL (a key is required there).
-    pub(crate) default_base_url: &'static str,
-}
-
-impl EnvNames {
-    /// The base URL and key from `lookup`, checked: a valid URL, and a key unless the URL is a
-    /// server of the user's own.
-    pub(crate) fn read(
-        &self,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<(String, Option<String>), ConfigError> {
-        let api_key = self.keys.iter().find_map(|key| non_empty(&lookup, key));
-        let base_url = match non_empty(&lookup, self.base_url) {
-            Some(url) => check_base_url(&url).map_err(|reason| ConfigError::InvalidBaseUrl {
-                variable: self.base_url,
-                reason,
-                example: self.default_base_url,
-            })?,
-            None => self.default_base_url.to_owned(),
-        };
-        if api_key.is_none() && base_url == self.default_base_url {
-            return Err(ConfigError::MissingApiKey {
-                provider: self.provider,
-                key_variable: self.keys.first().copied().unwrap_or_default(),
-                base_url_variable: self.base_url,
-            });
-        }
-        Ok((base_url, api_key))
-    }
-}
 
 /// What both HTTP providers hold: the client, where to send, the key, the model and the sampling
 /// temperature.
@@ -121,7 +47,8 @@ impl Endpoint {
     /// The URL to post to: `path` (e.g. `/chat/completions`) after the base URL's path and before its
     /// query, which is kept (Azure's `?api-version=...`). A base URL with a fragment is refused as a
     /// programming error: a fragment is never sent, so `/v1#x` would post to `/v1` (from the
-    /// environment, [`EnvNames::read`] refuses it first, as a [`ConfigError`]).
+    /// environment, [`EnvNames::read`](super::env::EnvNames::read) refuses it first, as a
+    /// [`ConfigError`](super::env::ConfigError)).
     pub(crate) fn url(&self, path: &str) -> Result<String, ModelError> {
         join_path(&self.base_url, path).map_err(|reason| {
             let text = format!("the base URL `{}` {reason}", display_url(&self.base_url));
@@ -247,11 +174,6 @@ fn server_of(base_url: &str) -> Option<(String, u16)> {
     Some((host.to_owned(), url.port_or_known_default()?))
 }
 
-/// Reads a configuration variable through `lookup`; an empty value counts as unset.
-pub(crate) fn non_empty(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Option<String> {
-    lookup(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,28 +199,6 @@ mod tests {
         for fragment in ["http://127.0.0.1:8080/v1#frag", "http://127.0.0.1:8080/v1#", "https://h/v1?a=b#c"] {
             assert!(check_base_url(fragment).unwrap_err().starts_with("it has a fragment (`#...`)"), "{fragment}");
         }
-    }
-
-    #[test]
-    fn a_base_url_with_a_fragment_from_the_environment_is_a_config_error() {
-        let names = EnvNames {
-            provider: "anthropic",
-            keys: &["ANTHROPIC_API_KEY"],
-            base_url: "ANTHROPIC_BASE_URL",
-            default_base_url: "https://api.anthropic.com",
-        };
-        let lookup = |name: &str| (name == "ANTHROPIC_BASE_URL").then(|| "http://127.0.0.1:9/#sk-secret".to_owned());
-        let error = names.read(lookup).unwrap_err();
-        assert!(matches!(error, ConfigError::InvalidBaseUrl { variable: "ANTHROPIC_BASE_URL", .. }), "{error:?}");
-        let text = error.to_string();
-        assert!(text.starts_with("ANTHROPIC_BASE_URL is not a valid base URL (it has a fragment (`#...`)"), "{text}");
-        assert!(
-            text.ends_with(
-                "remove it, and put what it holds in the path or the query): set it to e.g. https://api.anthropic.com"
-            ),
-            "{text}"
-        );
-        assert!(!text.contains("sk-secret"), "{text}");
     }
 
     #[test]

@@ -5,12 +5,14 @@
 //! [`Out::error`](super::seam::Out::error), which calls [`error_event`]): no wire sees the key.
 
 use std::borrow::Cow;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use super::super::StreamEvent;
 use super::super::google_rpc::{Details, status_kind};
 use super::super::secret::{Secret, redact};
+use super::super::stated_limit::BodyLimit;
 use super::decode::DecodeError;
+use crate::classify::patterns::QUOTA_UNTIL_RESET;
 use crate::error::model_error::NOT_A_STREAM;
 use crate::error::unreadable::{MALFORMED, UNREADABLE};
 use crate::error::{ModelError, TransportKind};
@@ -48,6 +50,9 @@ pub(crate) struct ErrorFacts {
     pub(crate) retry_after: Option<Duration>,
     /// Whether the body says to retry (a header's `x-should-retry` wins).
     pub(crate) should_retry: Option<bool>,
+    /// A limit the body states spent (OpenRouter's `metadata.headers`), judged when the error is
+    /// built ([`ErrorFacts::judged_at`]): the server's wait, or a quota spent until its reset.
+    pub(crate) stated: Option<BodyLimit>,
     /// The SDK-style kind and equivalent HTTP status the wire's own vocabulary gives this error
     /// ([`ErrorFacts::typed_by`]); without, the shared spellings ([`shared_type`]) are consulted.
     pub(crate) typed: Option<(&'static str, u16)>,
@@ -85,6 +90,7 @@ impl ErrorFacts {
                         .and_then(serde_json::Value::as_u64)
                         .and_then(|code| u16::try_from(code).ok()),
                     retry_after: details.retry_delay,
+                    stated: BodyLimit::read(error.get("metadata")),
                     ..Self::default()
                 })
             }
@@ -104,6 +110,19 @@ impl ErrorFacts {
             // `invalid_api_key`).
             self.code.as_deref().and_then(vocabulary).or_else(|| self.kind.as_deref().and_then(vocabulary))
         });
+        self
+    }
+
+    /// These facts with the body's statement of a spent limit judged at `now`: its wait is the
+    /// server's when the body names no other, and a reset an hour or more away is a quota spent
+    /// until then ([`QUOTA_UNTIL_RESET`], which says more than the code beside it, as Google's
+    /// daily quota does). A reset that has passed says nothing.
+    pub(crate) fn judged_at(mut self, now: SystemTime) -> Self {
+        let Some(spent) = self.stated.take().and_then(|limit| limit.at(now)) else { return self };
+        self.retry_after = self.retry_after.or(Some(spent.wait));
+        if spent.quota {
+            self.code = Some(QUOTA_UNTIL_RESET.to_owned());
+        }
         self
     }
 
@@ -157,6 +176,14 @@ pub(crate) fn error_event(facts: &ErrorFacts, secret: Option<&Secret>) -> Stream
 
 /// The typed error of [`error_event`], whose message is the event's text.
 fn typed_error(facts: &ErrorFacts, secret: Option<&Secret>) -> ModelError {
+    let judged;
+    let facts = match facts.stated {
+        Some(_) => {
+            judged = facts.clone().judged_at(SystemTime::now());
+            &judged
+        }
+        None => facts,
+    };
     let message = redact(facts.message.as_deref().unwrap_or(""), secret);
     // The type becomes the kind: redacted too, in case the server echoes the key there.
     let written = facts.kind.as_deref().map(|kind| redact(kind, secret));
@@ -226,6 +253,7 @@ pub(crate) fn http_error_of(
     let text = String::from_utf8_lossy(body);
     let text = if end == BodyEnd::Whole { &text } else { text.trim_end_matches('\u{fffd}') };
     let parsed = if cut { None } else { serde_json::from_str::<serde_json::Value>(text).ok().as_ref().and_then(read) };
+    let parsed = parsed.map(|parsed| parsed.judged_at(SystemTime::now()));
     let retry_after = parsed.as_ref().and_then(|parsed| parsed.retry_after);
     let should_retry = parsed.as_ref().and_then(|parsed| parsed.should_retry);
     let (mut message, code) = match parsed {
@@ -475,6 +503,55 @@ mod tests {
         assert!(!everything.contains("SECRET123"), "{everything}");
         assert!(error.message().contains("bad key <redacted>"));
         assert!(Secret::new(Some(String::new())).is_none());
+    }
+
+    /// OpenRouter's body, its limit stated in `metadata.headers` with the reset `from_now` later.
+    fn openrouter(message: &str, remaining: u32, from_now: Duration) -> String {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap();
+        openrouter_reset_at(message, remaining, (now + from_now).as_millis())
+    }
+
+    /// OpenRouter's body, its limit's reset at `reset` ms since the UNIX epoch.
+    fn openrouter_reset_at(message: &str, remaining: u32, reset: u128) -> String {
+        format!(
+            r#"{{"error":{{"message":"{message}","code":429,"metadata":{{"headers":{{"X-RateLimit-Limit":"50","X-RateLimit-Remaining":"{remaining}","X-RateLimit-Reset":"{reset}"}},"provider_name":null}}}},"user_id":"user_2mBd"}}"#
+        )
+    }
+
+    /// A limit the body states spent: hours away, a quota (its code says so, and the reset is the
+    /// wait); within the hour, the server's wait; with requests left, or a reset passed, nothing.
+    #[test]
+    fn openrouters_stated_limit_is_the_wait_or_a_spent_quota() {
+        let daily = openrouter("Rate limit exceeded: free-models-per-day.", 0, Duration::from_secs(5 * 3600));
+        let error = http_error(429, daily.as_bytes(), false, None);
+        assert_eq!(error.code(), Some(QUOTA_UNTIL_RESET));
+        assert_eq!(error.message(), "429 Rate limit exceeded: free-models-per-day. (quota_spent_until_reset)");
+        let wait = error.retry_after().unwrap();
+        assert!(wait > Duration::from_secs(4 * 3600) && wait <= Duration::from_secs(5 * 3600), "{wait:?}");
+
+        let per_minute = openrouter("Rate limit exceeded: free-models-per-min.", 0, Duration::from_secs(40));
+        let error = http_error(429, per_minute.as_bytes(), false, None);
+        assert_eq!(error.code(), None);
+        let wait = error.retry_after().unwrap();
+        assert!(wait > Duration::from_secs(30) && wait <= Duration::from_secs(40), "{wait:?}");
+
+        let left = openrouter("Rate limit exceeded", 3, Duration::from_secs(5 * 3600));
+        let past = openrouter_reset_at("Rate limit exceeded", 0, 1_741_305_600_000);
+        for body in [left, past] {
+            let error = http_error(429, body.as_bytes(), false, None);
+            assert_eq!((error.code(), error.retry_after()), (None, None), "{body}");
+        }
+        // Inside a stream (an error event of a 200), the same reading.
+        let value: serde_json::Value = serde_json::from_str(&daily).unwrap();
+        let StreamEvent::Error { error: Some(error), .. } = error_event(&ErrorFacts::parse(&value).unwrap(), None)
+        else {
+            panic!("an error event")
+        };
+        assert_eq!((error.status(), error.code()), (Some(429), Some(QUOTA_UNTIL_RESET)));
+        // A header's wait wins over the body's, as it does over Google's `RetryInfo`.
+        let headers = super::super::hints::Hints { retry_after: Some(Duration::from_secs(2)), should_retry: None };
+        let error = headers.apply(http_error(429, per_minute.as_bytes(), false, None));
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(2)));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! What every HTTP wire shares, naming none: where a call goes ([`endpoint`]), sending it
+//! What every HTTP wire shares, naming none: where a call goes ([`endpoint`]), the configuration
+//! from the environment and which server its key may go to ([`env`]), sending it
 //! ([`send`]), the server's hints ([`hints`]), errors typed and redacted ([`errors`]), the stream
 //! loop ([`driver`]), borrowed-parse helpers ([`json`]), what a decoder could not read ([`decode`]), and the seam a wire plugs into ([`seam`]:
 //! [`Wire`], [`Decoder`], [`Out`]; its module docs are the manual for writing a wire).
@@ -10,6 +11,7 @@
 pub(crate) mod decode;
 pub(crate) mod driver;
 pub(crate) mod endpoint;
+pub(crate) mod env;
 pub(crate) mod errors;
 pub(crate) mod hints;
 pub(crate) mod json;
@@ -20,7 +22,8 @@ use reqwest::header::{HeaderMap, HeaderName};
 
 pub(crate) use self::decode::{DecodeError, parse, read};
 pub(crate) use self::driver::{Item, replay};
-pub(crate) use self::endpoint::{ConfigError, Endpoint, EnvNames};
+pub(crate) use self::endpoint::Endpoint;
+pub(crate) use self::env::{ConfigError, EnvNames};
 #[cfg(any(feature = "tower", feature = "genai"))]
 pub(crate) use self::errors::{BodyEnd, MAX_ERROR_BODY};
 pub(crate) use self::errors::{ErrorFacts, http_error};

@@ -100,6 +100,12 @@ impl GeminiProvider {
     /// A provider configured from `GEMINI_API_KEY` (else `GOOGLE_API_KEY`) and `GEMINI_BASE_URL`
     /// (default [`Self::DEFAULT_BASE_URL`]). Fails when the base URL is invalid, or when there is no
     /// key and the base URL is Google's own; the error names the variable to set.
+    ///
+    /// The key is the one paired with that base URL, and goes to its origin alone: for a server
+    /// elsewhere, pass its own key to [`Self::new`] ([`WireKind::env_key_for`] gives the
+    /// variables' key only to a base URL of their origin).
+    ///
+    /// [`WireKind::env_key_for`]: super::WireKind::env_key_for
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::from_lookup(|name| std::env::var(name).ok())
     }

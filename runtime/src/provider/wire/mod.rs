@@ -159,6 +159,34 @@ impl WireKind {
         Ok(self.provider(base_url, api_key, None))
     }
 
+    /// The key this wire's variables give a target at `base_url`, read through `lookup` (e.g.
+    /// `|name| std::env::var(name).ok()`): the first of [`WireKind::key_variables`] that is set,
+    /// when `base_url` has the origin of the base URL that key goes with, the
+    /// [`WireKind::base_url_variable`]'s or, when that is unset, [`WireKind::default_base_url`];
+    /// otherwise `None`. The origin is the scheme, host and port (the scheme's default port written
+    /// or not): a trailing `/` or another path on the same origin is the same server, `http://` for
+    /// an `https://` one or another port is not. A base URL variable that is not a valid URL goes
+    /// with no server.
+    ///
+    /// This is the rule `from_env` follows (its base URL is always the variables' own) and
+    /// `agentic ask` follows for every target: a local server, a gateway or a fallback on another
+    /// host never receives the key meant for the provider's API; give it a key of its own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::WireKind;
+    ///
+    /// let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-real".to_owned());
+    /// let openai = WireKind::OpenAi;
+    /// assert_eq!(openai.env_key_for("https://api.openai.com/v1/", env).as_deref(), Some("sk-real"));
+    /// assert_eq!(openai.env_key_for("http://127.0.0.1:11434/v1", env), None); // a local Ollama
+    /// assert_eq!(openai.env_key_for("http://api.openai.com/v1", env), None); // not over plain HTTP
+    /// ```
+    pub fn env_key_for(self, base_url: &str, lookup: impl Fn(&str) -> Option<String>) -> Option<String> {
+        dispatch!(self, W => <W as Wire>::ENV.key_for(base_url, &lookup))
+    }
+
     /// What a call of this wire yields for a body that arrives in `reads` (or, with `whole`, as one
     /// JSON answer), without a connection: for the fuzz targets.
     pub(crate) fn replay(self, reads: &[&[u8]], whole: bool, secret: Option<Secret>) -> Vec<Item> {
@@ -196,6 +224,33 @@ mod tests {
             (WireKind::Gemini.provider_name(), WireKind::Gemini.key_variables()),
             ("gcp.gemini", &["GEMINI_API_KEY", "GOOGLE_API_KEY"][..])
         );
+    }
+
+    /// On every wire the variables' key goes to the origin of the base URL they go with and to no
+    /// other, and `from_env` keeps it paired with that base URL.
+    #[test]
+    fn each_wires_key_goes_only_to_its_base_urls_origin() {
+        let local = "http://127.0.0.1:11434/v1";
+        for &kind in WireKind::ALL {
+            let key_var = kind.key_variables()[kind.key_variables().len() - 1];
+            let only_key = |name: &str| (name == key_var).then(|| "sk-real".to_owned());
+            let real = Some("sk-real".to_owned());
+            assert_eq!(kind.env_key_for(kind.default_base_url(), only_key), real, "{kind:?}");
+            assert_eq!(kind.env_key_for(&format!("{}/", kind.default_base_url()), only_key), real, "{kind:?}");
+            assert_eq!(kind.env_key_for(local, only_key), None, "{kind:?}");
+            let plain_http = kind.default_base_url().replacen("https://", "http://", 1);
+            assert_eq!(kind.env_key_for(&plain_http, only_key), None, "{kind:?}");
+            let url_var = kind.base_url_variable();
+            let at_local = |name: &str| match name {
+                _ if name == key_var => Some("sk-real".to_owned()),
+                _ if name == url_var => Some(local.to_owned()),
+                _ => None,
+            };
+            assert_eq!(kind.env_key_for(local, at_local), real, "{kind:?}");
+            assert_eq!(kind.env_key_for(kind.default_base_url(), at_local), None, "{kind:?}");
+            let read = dispatch!(kind, W => <W as Wire>::ENV.read(at_local)).unwrap();
+            assert_eq!(read, (local.to_owned(), real), "{kind:?}");
+        }
     }
 
     /// Each wire declares the token limit its body asks for, and only that one.
