@@ -9,6 +9,7 @@
 //! - `peak_alloc` (with `alloc`): a global allocator that keeps the live heap bytes and their peak.
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
+//! - `tls_server` (with `tls`): a TLS server with a self-signed certificate on 127.0.0.1.
 //! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
 //!   `agentic-mcp-test-server`) and over streamable HTTP on 127.0.0.1.
 //! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
@@ -36,5 +37,7 @@ pub mod mcp;
 #[cfg(feature = "alloc")]
 pub mod peak_alloc;
 pub mod temp_file;
+#[cfg(feature = "tls")]
+pub mod tls_server;
 #[cfg(all(feature = "providers", feature = "chaos"))]
 pub mod wires;

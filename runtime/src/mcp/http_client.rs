@@ -25,7 +25,6 @@ use rmcp::transport::common::http_header::{
 };
 use rmcp::transport::streamable_http_client::{
     HttpStatusError, SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 
@@ -192,6 +191,8 @@ impl McpHttp {
     }
 }
 
+// rmcp's `*_with_response_limits` and `*_with_max_sse_event_size` fall back on these: our bounds
+// are kept in `post` and `events`, not passed in.
 impl StreamableHttpClient for McpHttp {
     type Error = HttpError;
 
@@ -202,19 +203,6 @@ impl StreamableHttpClient for McpHttp {
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<StreamableHttpPostResponse, Failed> {
-        self.post(message, session_id, auth_header, custom_headers).await
-    }
-
-    // rmcp's limits are its defaults (16 MiB an event or a body); ours are kept by `post`.
-    async fn post_message_with_response_limits(
-        &self,
-        _uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        _limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Failed> {
         self.post(message, session_id, auth_header, custom_headers).await
     }
