@@ -27,6 +27,14 @@ async fn an_answer_over_the_bound_is_named_to_the_model(server: Connected) {
     assert_eq!(server.call("echo", json!({"text": "still here"}), GENEROUS).await, Ok("still here".to_owned()));
 }
 
+// Answers as JSON bodies, not events: the bound is kept on the body.
+#[tokio::test]
+async fn an_answer_over_the_bound_in_a_json_body_is_named_to_the_model() {
+    let server = Connected::http(Options { json_answers: true, ..Options::default() }).await;
+    assert_eq!(server.call("echo", json!({"text": "as json"}), GENEROUS).await, Ok("as json".to_owned()));
+    an_answer_over_the_bound_is_named_to_the_model(server).await;
+}
+
 fn too_large_listing(error: &McpError) {
     assert!(matches!(error, McpError::List { .. }), "{error:?}");
     assert_eq!(

@@ -68,9 +68,13 @@ pub async fn serve_http(options: Options) -> HttpServer {
         move || stop.cancel()
     });
     let redirect = options.redirect.clone();
+    let json = options.json_answers;
     let server = TestServer::new(options, record.clone(), on_exit);
     let sessions = Arc::new(LocalSessionManager::default());
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_legacy_session_mode(!json)
+        .with_json_response(json);
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions.clone(), config);
     let requests = Arc::new(Mutex::new(Vec::new()));
     let front = Front { mcp: TowerToHyperService::new(service), redirect, requests: requests.clone() };

@@ -41,6 +41,9 @@ pub struct Options {
     pub wordy_description: usize,
     /// Over HTTP: the requests this server answers with a redirect instead (see [`Redirect`]).
     pub redirect: Option<Redirect>,
+    /// Over HTTP: no sessions, and each answer a JSON body rather than an event stream (rmcp's
+    /// stateless mode with `json_response`).
+    pub json_answers: bool,
 }
 
 /// A redirect the HTTP server answers with: `status` and `Location: location`, to every request,
