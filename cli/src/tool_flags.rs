@@ -131,13 +131,18 @@ pub(crate) fn toolbox(sources: Vec<Arc<dyn ToolSource>>, timeout: Option<Duratio
 }
 
 /// Starts the `--mcp` servers, in order, and lists their tools: the first that fails is the
-/// error, naming it (the servers started before it are stopped as their toolboxes drop).
+/// error, naming it (the servers started before it are stopped as their toolboxes drop). A tool a
+/// server lists that the model is not offered (a schema too large, none, a name refused) is a
+/// warning on stderr.
 #[cfg(feature = "mcp")]
 pub(crate) async fn connect(commands: Vec<McpCommand>) -> Result<Vec<Arc<dyn ToolSource>>, String> {
     let mut sources: Vec<Arc<dyn ToolSource>> = Vec::new();
     for McpCommand { program, args } in commands {
         let server = agentic_runtime::mcp::McpServer::stdio(program).args(args);
         let toolbox = server.connect().await.map_err(|error| format!("--mcp: {error}"))?;
+        for skipped in toolbox.skipped().iter() {
+            eprintln!("warning: {}", shown(skipped));
+        }
         sources.push(Arc::new(toolbox));
     }
     Ok(sources)

@@ -71,6 +71,43 @@ async fn the_models_tool_calls_run_on_the_mcp_server_and_the_trace_grades() {
     assert!(journaled.stdout.contains("503"), "the retry of the 503 is in the journal: {}", journaled.stdout);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_the_model_is_not_offered_is_a_warning_and_the_others_are_offered() {
+    let chaos = ChaosServer::start(Scenario::new().otherwise(Step::ok("done"))).await.unwrap();
+    let record = TempFile::new("record");
+    let (url, record_path) = (chaos.openai_base_url(), record.path().to_owned());
+    let run = tokio::task::spawn_blocking(move || {
+        let server = format!("{} --bad-tools --record {}", server_binary().display(), record_path.display());
+        let mut args = vec!["ask", "--base-url", &url, "--mcp", &server];
+        args.extend(FAST);
+        args.push("use the tools");
+        common::agentic(&args, "")
+    })
+    .await
+    .unwrap();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "done\n");
+    let huge = json!({"type": "object", "description": "s".repeat(70 * 1024)}).to_string().len();
+    let server = "of MCP server `agentic-mcp-test-server`";
+    for line in [
+        format!(
+            "warning: skipping the tool `huge_schema` {server}: its input schema is {huge} bytes, more than 65536 (`MCP_MAX_SCHEMA_BYTES`)"
+        ),
+        format!("warning: skipping the tool `no_schema` {server}: it has no `inputSchema`"),
+        format!("warning: skipping the tool `string_schema` {server}: its `inputSchema` is a string, not an object"),
+        format!(
+            "warning: skipping the tool `bad name!` {server}: its name is not 1 to 64 ASCII letters, digits, `_` or `-`"
+        ),
+    ] {
+        assert!(run.stderr.contains(&line), "{line:?} not in:\n{}", run.stderr);
+    }
+    let offered = &chaos.journal()[0].tools;
+    assert!(offered.iter().any(|tool| tool == "echo"), "{offered:?}");
+    for skipped in ["huge_schema", "no_schema", "string_schema", "bad name!"] {
+        assert!(!offered.iter().any(|tool| tool == skipped), "{skipped} offered: {offered:?}");
+    }
+}
+
 #[test]
 fn a_bad_mcp_command_line_or_tool_flag_is_a_usage_error_naming_it() {
     let url = "http://127.0.0.1:9/v1"; // never called: the flags are refused first

@@ -58,8 +58,6 @@ fn peak_of<T>(work: impl FnOnce() -> T) -> (i64, T) {
 
 #[test]
 fn a_50_mib_error_body_costs_async_openai_no_more_than_what_the_layer_read() {
-    #[cfg(feature = "mcp")]
-    agentic_runtime::mcp::install_ring_crypto_provider();
     let body = format!("{{\"error\":{{\"message\":\"{}\"}}}}", "x".repeat(50 << 20));
     let step = Step::http_error(500).body(body).should_retry(false);
     let (address, stop) = (std::sync::mpsc::channel(), tokio::sync::oneshot::channel::<()>());

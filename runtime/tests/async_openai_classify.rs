@@ -22,9 +22,6 @@ use classify_support::{Case, KEY, MODEL, cases, each_case, failing_streams, ours
 use futures_util::StreamExt as _;
 
 fn client(server: &ChaosServer) -> Client<OpenAIConfig> {
-    // With `mcp` in the build, reqwest 0.13 has rustls without a provider (`mcp` module docs).
-    #[cfg(feature = "mcp")]
-    agentic_runtime::mcp::install_ring_crypto_provider();
     let config = OpenAIConfig::new().with_api_base(server.openai_base_url()).with_api_key(KEY);
     Client::with_config(config).with_http_service(ReqwestService::new(reqwest_013::Client::new()))
 }

@@ -119,9 +119,6 @@ const LONG_KEY: &str = "sk-genai-canary-Zq7vK2mN9xR4";
 
 /// A genai client on `server`'s OpenAI-compatible endpoint that sends `key`.
 fn client_with_key(server: &agentic_chaos::ChaosServer, key: &'static str) -> Client {
-    // With `mcp` in the build, genai's reqwest 0.13 has rustls without a provider (`mcp` docs).
-    #[cfg(feature = "mcp")]
-    agentic_runtime::mcp::install_ring_crypto_provider();
     // genai appends `chat/completions` to the endpoint: the base ends with a slash.
     let base = format!("{}/", server.openai_base_url());
     let resolver = ServiceTargetResolver::from_resolver_fn(

@@ -8,16 +8,14 @@
 use crate::providers_support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentic_chaos::{BadHead, ChaosServer, Scenario, Step};
 use agentic_runtime::provider::Provider;
 use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime, TransportKind};
+use agentic_test_support::tls_server::TlsServer;
 use agentic_test_support::wires::{self, Wire, named};
 use providers_support::{Reply, Server};
-use tokio::io::AsyncWriteExt;
-use tokio::net::TcpListener;
 use tokio::time::Instant;
 
 /// A gateway-style canary key: `/`, `+` and `=` are percent-encoded in a URL or a form.
@@ -119,61 +117,13 @@ async fn a_401_whose_body_stalls_keeps_its_status_and_stops_after_the_idle_bound
     }
 }
 
-/// A TLS server on 127.0.0.1 port 0 with the self-signed certificate of `tests/fixtures`: it counts
-/// the connections it accepts and completes no handshake with a client that refuses it.
-struct TlsServer {
-    port: u16,
-    accepted: Arc<AtomicUsize>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl TlsServer {
-    async fn start() -> Self {
-        use tokio_rustls::rustls;
-        use tokio_rustls::rustls::pki_types::pem::PemObject;
-        use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-        let cert = CertificateDer::from_pem_slice(include_bytes!("fixtures/self_signed.crt")).unwrap();
-        let key = PrivateKeyDer::from_pem_slice(include_bytes!("fixtures/self_signed.key")).unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert], key)
-            .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let count = Arc::clone(&accepted);
-        let task = tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                count.fetch_add(1, Ordering::SeqCst);
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    // A client that trusted the certificate would get an answer it could not read.
-                    if let Ok(mut stream) = acceptor.accept(socket).await {
-                        stream.write_all(b"HTTP/1.1 500 Trusted\r\ncontent-length: 0\r\n\r\n").await.ok();
-                    }
-                });
-            }
-        });
-        Self { port, accepted, task }
-    }
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_self_signed_certificate_is_permanent_at_once() {
     for wire in wires::all() {
         // By address and by name: neither makes the certificate trusted.
         for host in ["127.0.0.1", "localhost"] {
             let server = TlsServer::start().await;
-            let base = format!("https://{host}:{}{}", server.port, wire.format.base_path());
+            let base = format!("https://{host}:{}{}", server.port(), wire.format.base_path());
             let error = exec_error(wire, &base).await;
             let text = shown(wire, &error);
             assert_eq!(error.kind(), ExecErrorKind::Permanent, "{wire}: {text}");
@@ -184,7 +134,7 @@ async fn a_self_signed_certificate_is_permanent_at_once() {
             assert!(text.contains("retrying cannot help"), "{wire} {host}: {text}");
             let typed = error.model_error().and_then(|error| error.transport_kind());
             assert_eq!(typed, Some(TransportKind::Certificate), "{wire} {host}");
-            assert_eq!(server.accepted.load(Ordering::SeqCst), 1, "{wire} {host}: one connection, no retry");
+            assert_eq!(server.accepted(), 1, "{wire} {host}: one connection, no retry");
         }
     }
 }
@@ -305,14 +255,14 @@ async fn a_users_reqwest_call_through_resilient_judges_a_certificate_and_a_bad_h
     let policy = RetryPolicy::new();
 
     let server = TlsServer::start().await;
-    let url = format!("https://127.0.0.1:{}/", server.port);
+    let url = format!("https://127.0.0.1:{}/", server.port());
     let failure = Resilient::new("fetch", &policy).call(|| client.get(&url).send()).await.unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Permanent, "{failure}");
     assert!(
         failure.decisions()[0].reason.to_string().starts_with("the server's TLS certificate is not trusted"),
         "{failure}"
     );
-    assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    assert_eq!(server.accepted(), 1);
 
     for shape in BadHead::ALL {
         let chaos = ChaosServer::start(Scenario::new().otherwise(Step::bad_head(shape))).await.unwrap();

@@ -6,8 +6,10 @@
 //! - `captured_log` (with `log`): a `tracing` writer that keeps what it is given, and a
 //!   subscriber for one thread that writes into it.
 //! - `counting_alloc` (with `alloc`): a global allocator that counts this thread's allocations.
+//! - `peak_alloc` (with `alloc`): a global allocator that keeps the live heap bytes and their peak.
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
+//! - `tls_server` (with `tls`): a TLS server with a self-signed certificate on 127.0.0.1.
 //! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
 //!   `agentic-mcp-test-server`) and over streamable HTTP on 127.0.0.1.
 //! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
@@ -32,6 +34,10 @@ pub mod counting_alloc;
 pub mod fuzz;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+#[cfg(feature = "alloc")]
+pub mod peak_alloc;
 pub mod temp_file;
+#[cfg(feature = "tls")]
+pub mod tls_server;
 #[cfg(all(feature = "providers", feature = "chaos"))]
 pub mod wires;

@@ -11,6 +11,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::Value;
 
+use super::bound::Dropped;
 use super::error::{describe_status, seconds, transport_words};
 use super::http::Endpoint;
 use crate::lines::shorten;
@@ -88,7 +89,14 @@ impl Target<'_> {
     fn failure(&self, error: ServiceError, exit: Option<ExitStatus>) -> ToolError {
         let Self { server, tool, .. } = self;
         let message = match error {
-            ServiceError::McpError(error) => self.refused(&error),
+            ServiceError::McpError(error) => match Dropped::of(&error) {
+                Some(dropped) => format!(
+                    "the tool `{tool}` on MCP server `{server}` answered, but {}, so it was dropped; ask for less at \
+                     a time",
+                    dropped.words()
+                ),
+                None => self.refused(&error),
+            },
             ServiceError::Timeout { timeout } => {
                 format!(
                     "the tool `{tool}` on MCP server `{server}` did not answer within {}; the call was cancelled",
@@ -107,7 +115,12 @@ impl Target<'_> {
             ServiceError::TransportSend(error) => {
                 let words = transport_words(&error);
                 let text = shorten(&self.redact(&words.text), MAX_REFUSAL_CHARS).into_owned();
-                if words.unreached {
+                if let Some((status, target)) = words.redirect {
+                    format!(
+                        "the MCP server `{server}` answered the call of `{tool}` with {status}, a redirect to {target}, \
+                         which is not followed: the call was not sent there; if the server moved, connect to its new URL"
+                    )
+                } else if words.unreached {
                     format!("the MCP server `{server}` could not be reached ({text}), so `{tool}` was not called")
                 } else {
                     format!(

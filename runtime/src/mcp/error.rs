@@ -8,10 +8,11 @@ use std::time::Duration;
 use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
+use super::http_error::HttpError;
 use crate::policy::rules::format_ms;
 
 /// Why [`McpServer::connect`](super::McpServer::connect) failed. Each message names the server and
-/// says what to do; a URL in it has no credentials and no query.
+/// says what to do; a URL in it has no credentials, no query and no fragment.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum McpError {
@@ -61,6 +62,23 @@ pub enum McpError {
         url: String,
         /// What the HTTP stack said (the URL in it redacted).
         reason: String,
+    },
+    /// The server answered with a redirect (3xx), which is never followed: the request went
+    /// nowhere else.
+    #[error(
+        "the MCP server `{server}` at {url} answered {status}, a redirect to {target}, which is not followed: an MCP \
+         server answers at its own URL, and following would send the session and the tools' arguments to another \
+         server; give the URL that answers, if you trust that server"
+    )]
+    Redirected {
+        /// The server's name.
+        server: String,
+        /// The URL, without credentials or query.
+        url: String,
+        /// The status, 301 to 308.
+        status: u16,
+        /// The origin the redirect pointed to (`scheme://host:port`: never its path or query).
+        target: String,
     },
     /// The server answered `initialize` with an error, or the exchange failed.
     #[error("the MCP server `{server}` refused to initialize: {reason}")]
@@ -144,6 +162,7 @@ impl McpError {
             | Self::InitTimeout { server, .. }
             | Self::Closed { server, .. }
             | Self::Unreachable { server, .. }
+            | Self::Redirected { server, .. }
             | Self::Initialize { server, .. }
             | Self::List { server, .. } => server,
             Self::Url { .. } => return None,
@@ -158,24 +177,26 @@ pub(crate) fn seconds(duration: Duration) -> String {
 }
 
 /// What a transport error says, in words a person reads: the error and its causes joined by
-/// `: ` (rmcp's wrapper and its type names left out), and whether the server was never reached
-/// (a refused or failed connection: nothing was sent).
+/// `: ` (rmcp's wrapper and its type names left out), whether the server was never reached (a
+/// refused or failed connection: nothing was sent), and the redirect it answered, if it did.
 pub(crate) struct TransportWords {
     pub text: String,
     pub unreached: bool,
+    /// The status and the origin of a redirect, not followed.
+    pub redirect: Option<(u16, String)>,
 }
 
 /// The words of `error`, a transport's error inside rmcp's [`DynamicTransportError`].
 pub(crate) fn transport_words(error: &DynamicTransportError) -> TransportWords {
     let inner: &(dyn std::error::Error + 'static) = error.error.as_ref();
-    let mut unreached = false;
-    let mut text = inner.to_string();
-    // rmcp's HTTP error keeps reqwest's error as a field, not as its source.
-    if let Some(StreamableHttpError::Client(client)) = inner.downcast_ref::<StreamableHttpError<reqwest_013::Error>>() {
-        unreached = client.is_connect();
-        text = describe(client);
-    } else {
-        text = with_causes(text, inner.source());
+    // rmcp's HTTP error keeps our client's error as a field, not as its source.
+    match inner.downcast_ref::<StreamableHttpError<HttpError>>() {
+        Some(StreamableHttpError::Client(HttpError::Redirect { status, target })) => {
+            TransportWords { text: inner.to_string(), unreached: false, redirect: Some((*status, target.clone())) }
+        }
+        Some(StreamableHttpError::Client(client)) => {
+            TransportWords { text: describe(client), unreached: client.is_connect(), redirect: None }
+        }
+        _ => TransportWords { text: with_causes(inner.to_string(), inner.source()), unreached: false, redirect: None },
     }
-    TransportWords { text, unreached }
 }

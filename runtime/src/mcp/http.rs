@@ -1,5 +1,6 @@
-//! A server over streamable HTTP: its URL (and the same URL without its secrets, for messages),
-//! and rmcp's transport on a reqwest 0.13 client with rustls on ring and the Mozilla roots.
+//! A server over streamable HTTP: its URL (and the same URL without its secrets, for rmcp and for
+//! messages), and rmcp's transport on our client ([`McpHttp`]), which alone sends to the URL as
+//! given.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,20 +10,29 @@ use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use super::error::McpError;
+use super::http_client::McpHttp;
 
 /// How many times the client reconnects a server's event stream that broke, before it gives the
 /// pending calls up: 2, after 0.5 s and 1 s. rmcp's default retries forever, which turns a dead
 /// server into a call that waits for its timeout; two tries ride out a proxy's hiccup.
 pub const MCP_SSE_RECONNECTS: usize = 2;
 
-/// An MCP server's URL, kept whole to connect and shown without its userinfo and query.
-#[derive(Debug, Clone)]
+/// An MCP server's URL, kept whole to connect and shown without its userinfo, query and fragment.
+#[derive(Clone)]
 pub(crate) struct Endpoint {
-    url: String,
+    url: reqwest::Url,
     shown: String,
     host: String,
-    /// The pieces of `url` that must not appear in a message (`user:password@`, `?query`).
+    /// The pieces of the URL that must not appear in a message (`user:password@`, the password,
+    /// the query), as given and as a URL encoder writes them. (The fragment is never sent: a
+    /// server cannot echo it.)
     secrets: Vec<String>,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint").field("url", &self.shown).finish_non_exhaustive()
+    }
 }
 
 impl Endpoint {
@@ -40,7 +50,7 @@ impl Endpoint {
         };
         let path_end = after.find(['?', '#']).unwrap_or(after.len());
         let (path, tail) = after.split_at(path_end);
-        let query = tail.split('#').next().filter(|query| query.len() > 1);
+        let query = tail.split('#').next().unwrap_or_default();
         let shown = format!("{scheme}://{host_port}{path}");
         if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
             return Err(invalid(&shown, &format!("the scheme `{scheme}` is not `http` or `https`")));
@@ -49,13 +59,31 @@ impl Endpoint {
         if host.is_empty() {
             return Err(invalid(&shown, "it has no host"));
         }
+        let mut parsed = reqwest::Url::parse(url).map_err(|error| invalid(&shown, &error.to_string()))?;
+        // Never sent, and never shown: not kept either.
+        parsed.set_fragment(None);
         let mut secrets = Vec::new();
         if let Some(userinfo) = userinfo {
             secrets.push(format!("{userinfo}@"));
-            secrets.extend(userinfo.split_once(':').map(|(_, password)| password.to_owned()).filter(|p| !p.is_empty()));
         }
-        secrets.extend(query.map(str::to_owned));
-        Ok(Self { url: url.to_owned(), shown, host: host.to_owned(), secrets })
+        let query = query.strip_prefix('?').filter(|query| !query.is_empty());
+        secrets.extend([query, parsed.query()].into_iter().flatten().map(str::to_owned));
+        // A server may echo a piece alone: the password, a parameter's value, as given or encoded.
+        // A piece shorter than 4 characters is no secret worth garbling every message for.
+        let passwords =
+            [userinfo.and_then(|userinfo| userinfo.split_once(':')).map(|(_, password)| password), parsed.password()];
+        let values = [query, parsed.query()]
+            .into_iter()
+            .flatten()
+            .flat_map(|query| query.split('&'))
+            .filter_map(|pair| pair.split_once('='))
+            .map(|(_, value)| value);
+        secrets
+            .extend(passwords.into_iter().flatten().chain(values).filter(|piece| piece.len() >= 4).map(str::to_owned));
+        // The longest first: a piece inside another is gone with it.
+        secrets.sort_by(|one, other| other.len().cmp(&one.len()).then_with(|| one.cmp(other)));
+        secrets.dedup();
+        Ok(Self { url: parsed, shown, host: host.to_owned(), secrets })
     }
 
     /// The URL without its userinfo, query or fragment.
@@ -68,51 +96,32 @@ impl Endpoint {
         &self.host
     }
 
-    /// `text` (an error of the HTTP stack, which may quote the URL) without the URL's secrets.
+    /// `text` (an error of the HTTP stack, or a server's words, which may quote the URL) without
+    /// the URL's secrets, as given or encoded.
     pub(crate) fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for secret in &self.secrets {
-            let replacement = match secret.as_bytes() {
-                [.., b'@'] => "",
-                [b'?', ..] => "?***",
-                _ => "***",
-            };
+            let replacement = if secret.ends_with('@') { "" } else { "***" };
             text = text.replace(secret.as_str(), replacement);
         }
         text
     }
 
-    /// rmcp's streamable HTTP transport to this URL, re-initialising an expired session once
-    /// (rmcp's `reinit_on_expired_session`, on here whatever its default becomes).
-    pub(crate) fn transport(
-        &self,
-        server: &str,
-    ) -> Result<StreamableHttpClientTransport<reqwest_013::Client>, McpError> {
-        let client = client().map_err(|reason| McpError::Initialize { server: server.to_owned(), reason })?;
+    /// rmcp's streamable HTTP transport to this server, re-initialising an expired session once
+    /// (rmcp's `reinit_on_expired_session`, on here whatever its default becomes). rmcp is given
+    /// the URL without its secrets ([`Endpoint::shown`]), which it may log; our client sends to the
+    /// URL as given.
+    pub(crate) fn transport(&self, server: &str) -> Result<StreamableHttpClientTransport<McpHttp>, McpError> {
+        let client = McpHttp::new(self.url.clone(), server)
+            .map_err(|reason| McpError::Initialize { server: server.to_owned(), reason })?;
         let mut reconnect = ExponentialBackoff::default();
         reconnect.max_times = Some(MCP_SSE_RECONNECTS);
         reconnect.base_duration = Duration::from_millis(500);
         let mut config =
-            StreamableHttpClientTransportConfig::with_uri(self.url.as_str()).reinit_on_expired_session(true);
+            StreamableHttpClientTransportConfig::with_uri(self.shown.as_str()).reinit_on_expired_session(true);
         config.retry_config = Arc::new(reconnect);
         Ok(StreamableHttpClientTransport::with_client(client, config))
     }
-}
-
-/// A reqwest 0.13 client whose TLS is rustls on ring with the Mozilla roots, as the HTTP
-/// providers' reqwest 0.12 (no aws-lc, no process-wide crypto provider needed).
-fn client() -> Result<reqwest_013::Client, String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|error| format!("TLS setup failed: {error}"))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    reqwest_013::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .build()
-        .map_err(|error| format!("the HTTP client could not be built: {error}"))
 }
 
 /// The host of `host[:port]` or `[v6]:port`.
@@ -132,26 +141,6 @@ fn shorten_url(url: &str) -> String {
     }
 }
 
-/// Installs rustls's ring provider as the process's default, unless one is installed already;
-/// true when this call installed it.
-///
-/// The `mcp` feature turns on reqwest 0.13's `rustls-no-provider` (its own client is given a TLS
-/// configuration on ring, so no C build of aws-lc is needed). Cargo unifies features, so every
-/// reqwest 0.13 client of the build gets rustls without a provider: one built without a TLS
-/// configuration of its own (`reqwest::Client::new()` in async-openai or reqwest-middleware code,
-/// say) panics with "No rustls crypto provider is configured" unless a default is installed. Call
-/// this once at start, before building such clients.
-///
-/// # Examples
-///
-/// ```
-/// agentic_runtime::mcp::install_ring_crypto_provider();
-/// assert!(!agentic_runtime::mcp::install_ring_crypto_provider(), "installed once");
-/// ```
-pub fn install_ring_crypto_provider() -> bool {
-    rustls::crypto::ring::default_provider().install_default().is_ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,12 +150,17 @@ mod tests {
         let endpoint = Endpoint::parse("https://ann:s3cret@mcp.example.com:8443/v1/mcp?token=abc#x").unwrap();
         assert_eq!(endpoint.shown(), "https://mcp.example.com:8443/v1/mcp");
         assert_eq!(endpoint.host(), "mcp.example.com");
-        let error = "error sending request for url (https://ann:s3cret@mcp.example.com:8443/v1/mcp?token=abc)";
-        let redacted = endpoint.redact(error);
-        assert!(
-            !redacted.contains("s3cret") && !redacted.contains("token=abc") && !redacted.contains("ann"),
-            "{redacted}"
-        );
+        let error = "error sending request for url (https://ann:s3cret@mcp.example.com:8443/v1/mcp?token=abc#x)";
+        assert_eq!(endpoint.redact(error), "error sending request for url (https://mcp.example.com:8443/v1/mcp?***#x)");
+    }
+
+    #[test]
+    fn secrets_are_redacted_as_given_and_encoded() {
+        let endpoint = Endpoint::parse("http://ann:p@ss word@127.0.0.1:9/mcp?token=Q TOKEN|SECRET#frag ment").unwrap();
+        assert_eq!(endpoint.shown(), "http://127.0.0.1:9/mcp");
+        let echoed = "p@ss word p%40ss%20word Q TOKEN|SECRET Q%20TOKEN|SECRET";
+        assert_eq!(endpoint.redact(echoed), "*** *** *** ***");
+        assert!(!format!("{endpoint:?}").contains("TOKEN"), "{endpoint:?}");
     }
 
     #[test]

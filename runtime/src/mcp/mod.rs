@@ -19,6 +19,9 @@
 //! - A call past its timeout (the toolbox's tool timeout, the request's timeout here): rmcp sends
 //!   the server `notifications/cancelled` and the model reads ``the tool `x` on MCP server `files`
 //!   did not answer within 30 s; the call was cancelled``.
+//! - An answer over [`MCP_MAX_MESSAGE_BYTES`] (16 MiB): ``the tool `x` on MCP server `files`
+//!   answered, but the server's answer was larger than 16 MiB, the limit for one message, so it
+//!   was dropped; ask for less at a time``, as soon as it is seen (not at the timeout).
 //! - A connection that closed after the call was sent: the call is not sent again (it may have
 //!   acted); the model reads ``the connection to MCP server `files` closed while `x` was running:
 //!   it may or may not have taken effect; check before calling it again``.
@@ -32,21 +35,30 @@
 //!
 //! None of this is retried by the runtime's retry layers: tool errors are the model's business.
 //!
-//! # reqwest 0.13 and TLS
+//! # Over HTTP
 //!
-//! The feature turns on reqwest 0.13's `rustls-no-provider` for the whole build (features unify):
-//! our client brings its own TLS configuration on ring, but another reqwest 0.13 client built
-//! without one (async-openai's, reqwest-middleware's `Client::new()`) then needs a process-wide
-//! rustls provider: call [`install_ring_crypto_provider`] once at start.
+//! - No redirect is followed: a 3xx to `initialize` is [`McpError::Redirected`], naming the status
+//!   and the origin it pointed to; to a call, the model reads the same. The session, the tools'
+//!   arguments and the idempotency keys go to the URL given and nowhere else.
+//! - A URL's secrets (its userinfo, sent as Basic auth, and its query) are sent to that URL only,
+//!   and shown nowhere, in any encoding: rmcp, which logs URLs, is given the URL without them; the
+//!   client that sends (ours) keeps them, and its errors carry no URL. The fragment is never sent.
+//! - TLS: rustls on ring with the Mozilla roots, through the HTTP providers' reqwest 0.12. The
+//!   feature sets no process-wide crypto provider and turns on no TLS feature of another reqwest:
+//!   the program's own clients start as they would without it.
 //!
 //! # Bounds
 //!
-//! Initialising and listing: [`DEFAULT_MCP_INIT_TIMEOUT`]. One message: rmcp's 16 MiB (a stdio
-//! line, an HTTP response body). A tool's description: [`MCP_MAX_DESCRIPTION_CHARS`]; its schema:
-//! [`MCP_MAX_SCHEMA_BYTES`] (a larger one skips the tool, with a warning, as a name the toolbox
-//! refuses does). A stdio server's stderr: the last [`MCP_STDERR_TAIL_LINES`] lines, kept for its
-//! errors; its process: stopped [`MCP_CHILD_EXIT_GRACE`] after the last toolbox clone is dropped,
-//! and reaped.
+//! Initialising and listing: [`DEFAULT_MCP_INIT_TIMEOUT`]. One message: [`MCP_MAX_MESSAGE_BYTES`]
+//! (a stdio line, an HTTP response body, an SSE event), kept where its bytes arrive; a larger
+//! answer ends its request with the reason at once. A listing: [`MCP_MAX_TOOLS`] tools (a page
+//! listing more is refused before it is parsed: its tools are counted, not kept) and
+//! [`MCP_MAX_LIST_PAGES`] pages. A tool's description: [`MCP_MAX_DESCRIPTION_CHARS`]; a tool with
+//! a schema over [`MCP_MAX_SCHEMA_BYTES`], with no `inputSchema` or one that is not an object, or
+//! with a name the toolbox refuses is skipped with a warning ([`SkippedTool`],
+//! [`McpToolbox::skipped`]), and the server's other tools are offered. A stdio server's stderr: the
+//! last [`MCP_STDERR_TAIL_LINES`] lines, kept for its errors; its process: stopped
+//! [`MCP_CHILD_EXIT_GRACE`] after the last toolbox clone is dropped, and reaped.
 //!
 //! # Examples
 //!
@@ -74,22 +86,30 @@
 //! # }
 //! ```
 
+mod bound;
 mod call;
+mod cancel;
 mod changes;
 mod child;
 mod client;
 mod error;
 mod http;
+mod http_client;
+mod http_error;
 mod list;
+mod scan;
 mod server;
+mod sse;
+mod stdio;
 mod toolbox;
 
+pub use bound::{MCP_MAX_MESSAGE_BYTES, MCP_MAX_TOOLS};
 pub use call::IDEMPOTENCY_KEY_META;
 pub use child::{
     ChildProcess, MCP_CHILD_EXIT_GRACE, MCP_EXIT_REPORT_WAIT, MCP_STDERR_LINE_BYTES, MCP_STDERR_TAIL_LINES,
 };
 pub use error::McpError;
-pub use http::{MCP_SSE_RECONNECTS, install_ring_crypto_provider};
-pub use list::{MCP_MAX_DESCRIPTION_CHARS, MCP_MAX_LIST_PAGES, MCP_MAX_SCHEMA_BYTES, MCP_MAX_TOOLS};
+pub use http::MCP_SSE_RECONNECTS;
+pub use list::{MCP_MAX_DESCRIPTION_CHARS, MCP_MAX_LIST_PAGES, MCP_MAX_SCHEMA_BYTES, SkippedTool};
 pub use server::{DEFAULT_MCP_INIT_TIMEOUT, McpServer};
 pub use toolbox::McpToolbox;

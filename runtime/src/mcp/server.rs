@@ -17,9 +17,9 @@ use super::child::{self, ChildProcess, Launch, StopOnDrop};
 use super::client::Client;
 use super::error::{McpError, transport_words};
 use super::http::Endpoint;
-use super::list::list_tools;
+use super::list::{Listing, list_tools};
+use super::stdio::{MAX_LINE_BYTES, screened};
 use super::toolbox::{McpToolbox, Parts};
-use crate::tool::ToolSpec;
 
 /// How long a server has to answer `initialize` and list its tools, unless
 /// [`McpServer::init_timeout`] says otherwise: 30 s. Also the bound of each later re-listing.
@@ -71,7 +71,8 @@ impl McpServer {
     }
 
     /// A server at the streamable HTTP endpoint `url` (`http://` or `https://`; TLS with the
-    /// Mozilla roots). Credentials in the URL are sent, and never shown in errors or logs.
+    /// Mozilla roots). Credentials in the URL (its userinfo, as Basic auth, and its query) are
+    /// sent, to this URL only, and never shown in errors or logs; a redirect is never followed.
     pub fn http(url: impl Into<String>) -> Self {
         Self { place: Place::Http(url.into()), name: None, init_timeout: DEFAULT_MCP_INIT_TIMEOUT }
     }
@@ -169,7 +170,9 @@ impl McpServer {
         match &self.place {
             Place::Stdio(launch) => {
                 let started = child::start(&setup.server, launch)?;
-                let transport = AsyncRwTransport::new_client(started.stdout, started.stdin);
+                let output = screened(started.stdout, setup.server.clone());
+                let transport =
+                    AsyncRwTransport::new_client(output, started.stdin).with_max_line_length(MAX_LINE_BYTES);
                 setup.run(transport, Some((started.process, started.stop))).await
             }
             Place::Http(url) => {
@@ -205,12 +208,13 @@ impl Setup {
             Ok(Ok(running)) => running,
             Ok(Err(error)) => return Err(self.init_failed(error, process.as_ref().map(|(process, _)| process)).await),
         };
-        let tools = self.list(&running).await?;
+        let listing = self.list(&running).await?;
+        listing.warn(&[]);
         let Self { server, bound: refresh_bound, endpoint, .. } = self;
-        Ok(McpToolbox::new(Parts { server, running, tools, changes, refresh_bound, endpoint, process }))
+        Ok(McpToolbox::new(Parts { server, running, listing, changes, refresh_bound, endpoint, process }))
     }
 
-    async fn list(&self, running: &RunningService<RoleClient, Client>) -> Result<Vec<ToolSpec>, McpError> {
+    async fn list(&self, running: &RunningService<RoleClient, Client>) -> Result<Listing, McpError> {
         // Our list is the cache: rmcp's would answer a re-listing with the page it had.
         running.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
         let left = self.deadline.saturating_duration_since(Instant::now());
@@ -232,8 +236,11 @@ impl Setup {
         let server = self.server.clone();
         if let (ClientInitializeError::TransportError { error, .. }, Some(endpoint)) = (&error, &self.endpoint) {
             let words = transport_words(error);
+            let url = endpoint.shown().to_owned();
+            if let Some((status, target)) = words.redirect {
+                return McpError::Redirected { server, url, status, target };
+            }
             if words.unreached {
-                let url = endpoint.shown().to_owned();
                 return McpError::Unreachable { server, url, reason: endpoint.redact(&words.text) };
             }
         }

@@ -5,17 +5,17 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{CancelledNotificationParam, RequestId};
 use rmcp::service::{Peer, RunningService, ServiceError};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::call::{self, Target};
+use super::cancel::CancelOnDrop;
 use super::child::{ChildProcess, StopOnDrop};
 use super::client::Client;
 use super::http::Endpoint;
-use super::list::list_tools;
+use super::list::{Listing, SkippedTool, list_tools};
 use crate::tool::{ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
 
 /// A connected MCP server's tools, for a [`Toolbox`] ([`Toolbox::with_mcp`]). Made by
@@ -41,7 +41,7 @@ struct Connection {
     source_name: String,
     server: String,
     running: RunningService<RoleClient, Client>,
-    tools: Arc<RwLock<Arc<[ToolSpec]>>>,
+    listed_tools: Arc<RwLock<Listed>>,
     /// How many `tools/list_changed` the transport has seen.
     changes: watch::Receiver<u64>,
     /// The count of changes the current list reflects.
@@ -59,11 +59,23 @@ impl Drop for Connection {
     }
 }
 
+/// The last listing: the tools offered, the tools skipped.
+struct Listed {
+    tools: Arc<[ToolSpec]>,
+    skipped: Arc<[SkippedTool]>,
+}
+
+impl From<Listing> for Listed {
+    fn from(listing: Listing) -> Self {
+        Self { tools: Arc::from(listing.specs), skipped: Arc::from(listing.skipped) }
+    }
+}
+
 /// What [`McpToolbox::new`] is made of.
 pub(crate) struct Parts {
     pub server: String,
     pub running: RunningService<RoleClient, Client>,
-    pub tools: Vec<ToolSpec>,
+    pub listing: Listing,
     pub changes: watch::Receiver<u64>,
     pub refresh_bound: Duration,
     pub endpoint: Option<Endpoint>,
@@ -73,13 +85,13 @@ pub(crate) struct Parts {
 impl McpToolbox {
     /// The toolbox of a connection that is initialised and listed; starts the refresher.
     pub(crate) fn new(parts: Parts) -> Self {
-        let Parts { server, running, tools, changes, refresh_bound, endpoint, process } = parts;
-        let tools = Arc::new(RwLock::new(Arc::from(tools)));
+        let Parts { server, running, listing, changes, refresh_bound, endpoint, process } = parts;
+        let listed_tools = Arc::new(RwLock::new(Listed::from(listing)));
         let (listed_tx, listed) = watch::channel(*changes.borrow());
         let refresher = tokio::spawn(refresh(
             running.peer().clone(),
             server.clone(),
-            tools.clone(),
+            listed_tools.clone(),
             changes.clone(),
             listed_tx,
             refresh_bound,
@@ -89,7 +101,7 @@ impl McpToolbox {
             source_name: format!("MCP server `{server}`"),
             server,
             running,
-            tools,
+            listed_tools,
             changes,
             listed,
             refresher,
@@ -108,7 +120,18 @@ impl McpToolbox {
 
     /// The tools the server offers now (a shared snapshot).
     pub fn tools(&self) -> Arc<[ToolSpec]> {
-        self.connection.tools.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        self.listed().tools.clone()
+    }
+
+    /// The tools the server lists that are not offered, and why (a shared snapshot of the last
+    /// listing): each was logged as a warning when first seen; a program that shows its own
+    /// warnings (the `agentic` CLI does) shows these.
+    pub fn skipped(&self) -> Arc<[SkippedTool]> {
+        self.listed().skipped.clone()
+    }
+
+    fn listed(&self) -> std::sync::RwLockReadGuard<'_, Listed> {
+        self.connection.listed_tools.read().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A stdio server's process: its id, its exit status, its stderr's last lines; `None` for a
@@ -147,7 +170,7 @@ impl McpToolbox {
             Err(_not_sent) => return Err(target.gone(self.exit_status().await)),
         };
         // Dropped by the toolbox past its grace, the call still tells the server it is cancelled.
-        let guard = CancelOnDrop { peer: Some(peer.clone()), id: handle.id.clone() };
+        let guard = CancelOnDrop::new(peer.clone(), handle.id.clone());
         let answer = handle.await_response().await;
         guard.disarm();
         let exit = match &answer {
@@ -213,7 +236,7 @@ impl Toolbox {
 async fn refresh(
     peer: Peer<RoleClient>,
     server: String,
-    tools: Arc<RwLock<Arc<[ToolSpec]>>>,
+    listed_tools: Arc<RwLock<Listed>>,
     mut changes: watch::Receiver<u64>,
     listed: watch::Sender<u64>,
     bound: Duration,
@@ -221,7 +244,11 @@ async fn refresh(
     while changes.changed().await.is_ok() {
         let wanted = *changes.borrow_and_update();
         match list_tools(&peer, &server, bound).await {
-            Ok(specs) => *tools.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::from(specs),
+            Ok(listing) => {
+                let mut listed_tools = listed_tools.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+                listing.warn(&listed_tools.skipped);
+                *listed_tools = Listed::from(listing);
+            }
             Err(reason) => tracing::warn!(
                 target: "agentic_runtime::mcp",
                 server = %server,
@@ -229,28 +256,5 @@ async fn refresh(
             ),
         }
         listed.send_replace(wanted);
-    }
-}
-
-/// Sends `notifications/cancelled` for a call whose future is dropped before its answer.
-struct CancelOnDrop {
-    peer: Option<Peer<RoleClient>>,
-    id: RequestId,
-}
-
-impl CancelOnDrop {
-    fn disarm(mut self) {
-        self.peer = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(peer) = self.peer.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let params = CancelledNotificationParam::new(Some(self.id.clone()), Some("the call was dropped".to_owned()));
-        runtime.spawn(async move {
-            let _ = peer.notify_cancelled(params).await;
-        });
     }
 }

@@ -53,8 +53,6 @@ mod tests {
         assert_eq!(unknown.classify().action, ExecAction::Retry);
         assert!(unknown.classify().reason.to_string().contains("a middleware of the client's own"));
         // The client's own error, by reqwest's rules; wrapped again by a middleware, the same.
-        #[cfg(feature = "mcp")]
-        crate::mcp::install_ring_crypto_provider();
         let built = || reqwest_013::Client::new().get("http://[::1").build().expect_err("not a URL");
         assert_eq!(reqwest_middleware::Error::Reqwest(built()).classify().action, ExecAction::Raise);
         let again = reqwest_middleware::Error::middleware(reqwest_middleware::Error::Reqwest(built()));

@@ -135,8 +135,6 @@ mod tests {
     fn both_reqwests_get_the_same_verdicts() {
         // A URL that cannot be parsed: a builder error in both, raised (a programming error).
         let old = reqwest::Client::new().get("http://[::1").build().expect_err("not a URL");
-        #[cfg(feature = "mcp")]
-        crate::mcp::install_ring_crypto_provider();
         let new = reqwest_013::Client::new().get("http://[::1").build().expect_err("not a URL");
         assert_eq!(new.classify(), old.classify());
         assert_eq!(new.classify().action, ExecAction::Raise);

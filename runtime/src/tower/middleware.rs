@@ -5,7 +5,6 @@
 //! ```
 //! use agentic_runtime::tower::RetryMiddleware;
 //!
-//! # #[cfg(feature = "mcp")] agentic_runtime::mcp::install_ring_crypto_provider();
 //! let client = reqwest_middleware::ClientBuilder::new(reqwest_013::Client::new()) // reqwest 0.13
 //!     .with(RetryMiddleware::default())
 //!     .build();

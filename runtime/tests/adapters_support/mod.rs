@@ -135,7 +135,6 @@ pub fn streamed_text(body: &str) -> String {
 
 /// A layer on `policy` (seeded) whose decisions land in the returned list.
 pub fn layer(policy: RetryPolicy) -> (RetryLayer, Arc<Mutex<Vec<Decision>>>) {
-    install_tls();
     let decisions = Arc::new(Mutex::new(Vec::new()));
     let seen = decisions.clone();
     let layer = RetryLayer::new(policy)
@@ -146,7 +145,6 @@ pub fn layer(policy: RetryPolicy) -> (RetryLayer, Arc<Mutex<Vec<Decision>>>) {
 }
 
 pub async fn start(scenario: Scenario) -> ChaosServer {
-    install_tls();
     ChaosServer::start(scenario).await.expect("the chaos server starts")
 }
 
@@ -408,13 +406,6 @@ pub async fn the_layer_decides_as_an_exec_over_our_provider_decides_on_the_same_
         assert!(!ours.is_empty(), "{name}");
         assert_eq!(ours, exec_verdicts(scenario(), &policy).await, "{name}");
     }
-}
-
-/// With `mcp` in the build, reqwest 0.13 has rustls without a provider: its `Client::new()` needs a
-/// process-wide one (`agentic_runtime::mcp` docs, "reqwest 0.13 and TLS").
-pub fn install_tls() {
-    #[cfg(feature = "mcp")]
-    agentic_runtime::mcp::install_ring_crypto_provider();
 }
 
 /// A 500 whose body stalls after 28 bytes, with `timeout_ms` 2 s and `budget_ms` 5 s: the layers

@@ -15,6 +15,27 @@ pub const GENEROUS: Duration = Duration::from_secs(30);
 /// full on the wall clock (paused time cannot drive a real process or socket).
 pub const SHORT: Duration = Duration::from_millis(200);
 
+/// The test server's tools the toolbox keeps (`bad name!` is refused), in the server's order.
+pub const TOOLS: [&str; 12] = [
+    "echo",
+    "fail",
+    "hang",
+    "cancelled",
+    "exit",
+    "add_tool",
+    "side_effect",
+    "strict",
+    "ghost",
+    "picture",
+    "structured",
+    "big",
+];
+
+/// The names of the tools `server`'s toolbox offers, in order.
+pub fn names(server: &Connected) -> Vec<String> {
+    server.toolbox.specs().iter().map(|spec| spec.name.clone()).collect()
+}
+
 /// A connected test server, over stdio or HTTP, and a way to read what it saw.
 pub struct Connected {
     pub toolbox: McpToolbox,

@@ -7,26 +7,7 @@ use agentic_runtime::mcp::{MCP_MAX_LIST_PAGES, McpError, McpServer};
 use agentic_runtime::tool::ToolSource as _;
 use agentic_test_support::mcp::{Options, serve_http};
 
-use crate::common::{Connected, stdio_server};
-
-/// The test server's tools the toolbox keeps (`bad name!` is refused), in the server's order.
-const TOOLS: [&str; 11] = [
-    "echo",
-    "fail",
-    "hang",
-    "cancelled",
-    "exit",
-    "add_tool",
-    "side_effect",
-    "strict",
-    "ghost",
-    "picture",
-    "structured",
-];
-
-fn names(server: &Connected) -> Vec<String> {
-    server.toolbox.specs().iter().map(|spec| spec.name.clone()).collect()
-}
+use crate::common::{Connected, TOOLS, names, stdio_server};
 
 #[tokio::test]
 async fn the_listing_follows_every_page_over_stdio() {
@@ -120,6 +101,10 @@ async fn credentials_in_an_http_url_never_show_in_errors() {
     let message = error.to_string();
     assert!(!message.contains("s3cret") && !message.contains("token=abc") && !message.contains("ann:"), "{message}");
     assert!(matches!(error, McpError::Unreachable { .. }), "{error:?}");
-    assert!(message.starts_with("could not reach MCP server `127.0.0.1` at http://127.0.0.1:9/mcp (error sending request for url (http://127.0.0.1:9/mcp?***): "), "{message}");
+    assert!(
+        message
+            .starts_with("could not reach MCP server `127.0.0.1` at http://127.0.0.1:9/mcp (error sending request: "),
+        "{message}"
+    );
     assert!(message.ends_with("; check the URL and that the server is running"), "{message}");
 }

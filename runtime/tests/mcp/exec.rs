@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agentic_runtime::mcp::McpToolbox;
+use agentic_runtime::mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
 use agentic_runtime::tool::Toolbox;
 use agentic_runtime::trace::grade::{Category, RunGrade, grade_lines};
 use agentic_runtime::trace::{TraceEvent, TraceSink};
@@ -61,6 +61,7 @@ both_transports!(
     a_hung_call_is_cut_by_the_toolbox_timeout_and_cancelled,
     a_new_tool_is_offered_from_the_next_turn,
     the_idempotency_key_is_the_runs,
+    an_answer_over_the_message_bound_reads_as_too_large,
 );
 
 async fn a_working_call_is_a_clean_run(server: Connected) {
@@ -124,6 +125,14 @@ async fn the_idempotency_key_is_the_runs(server: Connected) {
     let key = format!("{}/1/call_1", run.grade.run_id);
     assert_eq!(run.results, [result("side_effect", false, &key)]);
     assert_eq!(server.count(&format!("key {key}")), 1);
+}
+
+async fn an_answer_over_the_message_bound_reads_as_too_large(server: Connected) {
+    let steps = vec![Step::tool_call("big", json!({"bytes": MCP_MAX_MESSAGE_BYTES})), Step::ok("too much")];
+    let run = run(&server.toolbox, Duration::from_secs(10), steps).await;
+    let too_large = "the tool `big` on MCP server `files` answered, but the server's answer was larger than 16 MiB, the \
+                     limit for one message, so it was dropped; ask for less at a time";
+    assert_eq!(run.results, [result("big", true, too_large)]);
 }
 
 #[tokio::test]

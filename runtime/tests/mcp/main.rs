@@ -6,9 +6,14 @@
 //! record, a process's end), each with a bound; the one timeout a test needs to expire is short
 //! (200 ms) and stated where it is used.
 
+mod bounds;
 mod calls;
 mod common;
 mod connect;
 mod exec;
 mod http;
+mod redirects;
+mod secrets;
 mod stdio;
+mod tls;
+mod tools;

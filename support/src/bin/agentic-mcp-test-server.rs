@@ -1,7 +1,8 @@
 //! The test MCP server over stdio (`agentic_test_support::mcp`), for the runtime's MCP tests.
 //!
 //! Arguments: `--page-size N`, `--endless-pages`, `--never-initialize`, `--ignore-eof` (keep
-//! running after stdin closes), `--record PATH`,
+//! running after stdin closes), `--bad-tools`, `--many-tools N`, `--wordy-description BYTES` (see
+//! `Options`), `--record PATH`,
 //! `--stderr TEXT` (a line written to stderr at start, for the tests of the client's report of a
 //! dying server), `--exit-at-start N` (exit with status N before reading anything).
 
@@ -22,6 +23,9 @@ fn main() {
             "--endless-pages" => options.endless_pages = true,
             "--never-initialize" => options.never_initialize = true,
             "--ignore-eof" => options.ignore_eof = true,
+            "--bad-tools" => options.bad_tools = true,
+            "--many-tools" => options.many_tools = number(&value(), "--many-tools"),
+            "--wordy-description" => options.wordy_description = number(&value(), "--wordy-description"),
             "--record" => record = Some(PathBuf::from(value())),
             "--stderr" => eprintln!("{}", value()),
             "--exit-at-start" => {
@@ -35,10 +39,14 @@ fn main() {
     runtime.block_on(serve_stdio(options, record));
 }
 
+fn number(value: &str, flag: &str) -> usize {
+    value.parse().unwrap_or_else(|_| usage(&format!("`{flag}` takes a number")))
+}
+
 fn usage(problem: &str) -> ! {
     eprintln!("agentic-mcp-test-server: {problem}");
     eprintln!(
-        "usage: agentic-mcp-test-server [--page-size N] [--endless-pages] [--never-initialize] [--ignore-eof] [--record PATH] [--stderr TEXT] [--exit-at-start N]"
+        "usage: agentic-mcp-test-server [--page-size N] [--endless-pages] [--never-initialize] [--ignore-eof] [--bad-tools] [--many-tools N] [--wordy-description BYTES] [--record PATH] [--stderr TEXT] [--exit-at-start N]"
     );
     std::process::exit(2)
 }

@@ -31,6 +31,31 @@ pub struct Options {
     pub never_initialize: bool,
     /// Over stdio: the process keeps running after its stdin closes (a server that must be killed).
     pub ignore_eof: bool,
+    /// Lists the malformed tools too: `no_schema` (no `inputSchema`), `string_schema` (a string
+    /// for one) and `huge_schema` (a schema over the client's 64 KiB), after the others.
+    pub bad_tools: bool,
+    /// Lists this many more tools (`tool_0`, `tool_1`, ...) after the others.
+    pub many_tools: usize,
+    /// Lists one more tool, `wordy`, whose description is this many bytes (0: none): a listing
+    /// past the client's bound for one message.
+    pub wordy_description: usize,
+    /// Over HTTP: the requests this server answers with a redirect instead (see [`Redirect`]).
+    pub redirect: Option<Redirect>,
+    /// Over HTTP: no sessions, and each answer a JSON body rather than an event stream (rmcp's
+    /// stateless mode with `json_response`).
+    pub json_answers: bool,
+}
+
+/// A redirect the HTTP server answers with: `status` and `Location: location`, to every request,
+/// or to those whose JSON-RPC method is `only` (`tools/call`).
+#[derive(Debug, Clone)]
+pub struct Redirect {
+    /// The status: 301, 302, 303, 307 or 308.
+    pub status: u16,
+    /// The `Location` header.
+    pub location: String,
+    /// The JSON-RPC method redirected; `None`: every request.
+    pub only: Option<String>,
 }
 
 /// The server: the same tools and record for every session (an HTTP server makes one per session).
@@ -48,7 +73,9 @@ pub struct Options {
 /// - `ghost`: listed, but the server answers its calls as an unknown tool (-32602);
 /// - `picture`: an image (PNG, 12 KiB), a resource link and a text;
 /// - `structured`: no text, only `structuredContent`;
-/// - `bad name!`: a name the runtime's toolbox refuses.
+/// - `bad name!`: a name the runtime's toolbox refuses;
+/// - `big {bytes}`: a text of `bytes` bytes (a tool result past the client's bound for one message);
+/// - with [`Options`]: malformed tools, many tools, a tool with a long description.
 ///
 /// Every call is recorded as `call NAME` before it runs, every session's start as `initialize`.
 #[derive(Clone)]
@@ -63,7 +90,8 @@ impl TestServer {
     /// A server with `options` that notes what it sees in `record`; the tool `exit` runs `on_exit`
     /// (the binary exits the process, the HTTP server stops).
     pub fn new(options: Options, record: Arc<Record>, on_exit: Arc<dyn Fn() + Send + Sync>) -> Self {
-        Self { options: Arc::new(options), tools: Arc::new(Mutex::new(initial_tools())), record, on_exit }
+        let tools = initial_tools().into_iter().chain(optional_tools(&options)).collect();
+        Self { options: Arc::new(options), tools: Arc::new(Mutex::new(tools)), record, on_exit }
     }
 
     /// What the server saw.
@@ -130,6 +158,10 @@ impl TestServer {
                 ContentBlock::image("A".repeat(16 * 1024), "image/png"),
                 ContentBlock::text("a red square"),
             ])),
+            "big" => {
+                let bytes = arguments.get("bytes").and_then(Value::as_u64).unwrap_or_default();
+                Ok(text(&"x".repeat(usize::try_from(bytes).unwrap_or(usize::MAX))))
+            }
             "structured" => {
                 let mut result = CallToolResult::success(Vec::new());
                 result.structured_content = Some(json!({"temperature": 21}));
@@ -235,5 +267,42 @@ fn initial_tools() -> Vec<Tool> {
         tool("picture", "An image and a caption.", no_arguments()),
         tool("structured", "Structured content only.", no_arguments()),
         tool("bad name!", "A name the client refuses.", no_arguments()),
+        tool(
+            "big",
+            "A text of `bytes` bytes.",
+            json!({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]}),
+        ),
     ]
+}
+
+/// The schema of `no_schema`, which [`malformed`] removes from the wire.
+const NO_SCHEMA_MARK: &str = r#","inputSchema":{"agentic-test":"no inputSchema"}"#;
+/// The schema of `string_schema`, which [`malformed`] makes a string on the wire.
+const STRING_SCHEMA_MARK: &str = r#"{"agentic-test":"a string"}"#;
+
+/// The tools [`Options`] adds after the others.
+fn optional_tools(options: &Options) -> Vec<Tool> {
+    let mut tools = Vec::new();
+    if options.bad_tools {
+        tools.push(tool("no_schema", "No input schema.", json!({"agentic-test": "no inputSchema"})));
+        tools.push(tool("string_schema", "A string for a schema.", json!({"agentic-test": "a string"})));
+        let huge = json!({"type": "object", "description": "s".repeat(70 * 1024)});
+        tools.push(tool("huge_schema", "A schema over 64 KiB.", huge));
+    }
+    tools.extend((0..options.many_tools).map(|index| tool(&format!("tool_{index}"), "One of many.", no_arguments())));
+    if options.wordy_description > 0 {
+        tools.push(tool("wordy", &"w".repeat(options.wordy_description), no_arguments()));
+    }
+    tools
+}
+
+/// `text`, a message the server sends, with the malformed tools' marks made what they stand for: no
+/// `inputSchema` for `no_schema`, a string for `string_schema`. rmcp's server types cannot list
+/// such tools, so the wire is patched; the marks are our own JSON, written as serde_json writes
+/// it (no spaces), and never split: each message is one line, one SSE event.
+pub fn malformed(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("agentic-test") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.replace(NO_SCHEMA_MARK, "").replace(STRING_SCHEMA_MARK, r#""object""#))
 }
