@@ -1,6 +1,6 @@
 //! What the benchmarks (`benches/`) share.
 
-use agentic_runtime::StopReason;
+use agentic_runtime::message::StopReason;
 use agentic_runtime::provider::{EventStream, Provider, Request, StreamEvent};
 use futures_util::stream;
 

@@ -11,7 +11,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 use agentic_runtime::classify::{exec_verdict, session_verdict, verdicts};
-use agentic_runtime::{AssistantMessage, StopReason};
+use agentic_runtime::message::{AssistantMessage, StopReason};
 
 const CORPUS: &str = include_str!("../../runtime/corpus/errors.txt");
 

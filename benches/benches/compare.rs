@@ -1,7 +1,7 @@
 //! The retry machinery alone on the success path, side by side in one group: the same in-memory
 //! operation called directly, through `Resilient::call`, through backon and through tokio-retry2, each
 //! with the default exec schedule (3 attempts, 1.5 s then 3 s); and `Runtime::exec` on an
-//! in-memory provider against one bare model call on it (`agent::run`). Before the timings it prints the heap allocations of one call of each
+//! in-memory provider against one bare model call on it (`exec::call_once`). Before the timings it prints the heap allocations of one call of each
 //! and the size of its future. Run with `cargo bench --manifest-path benches/Cargo.toml --bench compare`;
 //! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
 
@@ -14,9 +14,11 @@ use tokio_retry2::strategy::ExponentialFactorBackoff;
 use tokio_retry2::{Retry, RetryError};
 
 use agentic_benches::Instant;
+use agentic_runtime::message::{AssistantMessage, Message};
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::Request;
 use agentic_runtime::resilient::Resilient;
-use agentic_runtime::{AssistantMessage, Jitter, Message, RetryPolicy, Runtime, agent};
+use agentic_runtime::{RetryPolicy, Runtime, exec};
 use agentic_test_support::counting_alloc::{self, Counting};
 
 // Counts this thread's allocations, for the one-off figures printed before the timings. It costs a
@@ -78,7 +80,7 @@ async fn tokio_retry2() -> u64 {
 /// One model call on the same in-memory provider, with no retry layer: what `exec` is measured against.
 async fn bare_call() -> AssistantMessage {
     let history = vec![Message::user("the question")];
-    agent::run(&Instant, &Request::new(&history), None).await.unwrap()
+    exec::call_once(&Instant, &Request::new(&history), None).await.unwrap()
 }
 
 /// Allocations of one call of `work` on this thread (after a warm-up call).

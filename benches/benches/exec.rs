@@ -4,8 +4,9 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 
 use agentic_benches::Instant;
+use agentic_runtime::message::Message;
 use agentic_runtime::provider::Request;
-use agentic_runtime::{Message, Runtime, agent};
+use agentic_runtime::{Runtime, exec};
 
 fn success_path(c: &mut Criterion) {
     let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
@@ -17,7 +18,7 @@ fn success_path(c: &mut Criterion) {
     group.bench_function("bare_call", |b| {
         b.to_async(&tokio).iter(|| async {
             let history = vec![Message::user("the question")];
-            agent::run(&Instant, &Request::new(&history), None).await.unwrap()
+            exec::call_once(&Instant, &Request::new(&history), None).await.unwrap()
         })
     });
     group.finish();

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
-use agentic_runtime::{Runtime, WireKind};
+use agentic_runtime::Runtime;
+use agentic_runtime::provider::WireKind;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 /// One request body every wire of the chaos server reads (each takes its own fields and ignores the

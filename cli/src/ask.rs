@@ -6,9 +6,12 @@ use agentic_runtime::policy::rules::millis;
 
 use crate::schema::SchemaFile;
 use crate::terminal::shown;
-use agentic_runtime::journal::Journal;
-use agentic_runtime::trace::TraceSink;
-use agentic_runtime::{Decision, ExecError, Prompt, Reply, Runtime, Usage, WireKind};
+use agentic_runtime::exec::Prompt;
+use agentic_runtime::message::Usage;
+use agentic_runtime::observe::journal::Journal;
+use agentic_runtime::observe::trace::TraceSink;
+use agentic_runtime::provider::WireKind;
+use agentic_runtime::{Decision, ExecError, Reply, Runtime};
 use serde::Serialize;
 
 use crate::fallback_flags::FallbackFlags;

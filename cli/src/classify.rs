@@ -8,11 +8,12 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use agentic_runtime::StopReason;
 use agentic_runtime::classify::{ExecVerdict, SessionVerdict, exec_verdict, retry_hint, session_verdict};
+use agentic_runtime::message::AssistantMessage;
+use agentic_runtime::message::StopReason;
 use agentic_runtime::policy::rules::{format_ms, millis};
+use agentic_runtime::provider::ModelError;
 use agentic_runtime::provider::quoted_retry_delay;
-use agentic_runtime::{AssistantMessage, ModelError};
 use serde::Serialize;
 use serde_json::Value;
 

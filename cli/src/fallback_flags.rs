@@ -7,8 +7,9 @@
 //! is a usage error naming the fallback left without its flag, rather than a guess at which one was
 //! meant.
 
+use agentic_runtime::exec::MAX_TARGETS;
+use agentic_runtime::provider::WireKind;
 use agentic_runtime::provider::display_url;
-use agentic_runtime::{MAX_TARGETS, WireKind};
 
 use crate::target_key::{KeyOwner, Target, shown_name, target_key};
 use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentic_runtime::lines::shorten;
-use agentic_runtime::trace::grade::{Category, GradeReport, Grader, RunGrade};
+use agentic_runtime::observe::trace::grade::{Category, GradeReport, Grader, RunGrade};
 use serde::Serialize;
 
 use crate::input::{emit, emit_text, usage_error};
@@ -133,7 +133,7 @@ impl<'a> From<&'a RunGrade> for RunJson<'a> {
 
 #[derive(Serialize)]
 struct TotalsJson {
-    totals: agentic_runtime::trace::grade::GradeTotals,
+    totals: agentic_runtime::observe::trace::grade::GradeTotals,
 }
 
 fn print_json(out: &mut impl io::Write, report: &GradeReport) {

@@ -1,6 +1,6 @@
 //! `agentic journal`: how often each cause made calls fail, from a failure journal file.
 //!
-//! The journal is written by `agentic_runtime::journal::Journal`; this command reads it with
+//! The journal is written by `agentic_runtime::observe::journal::Journal`; this command reads it with
 //! `count_journal` (one line at a time, keeping only the counts) and prints them as a table or as
 //! JSON lines.
 
@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::journal::{Count, count_journal, now_ms};
 use agentic_runtime::lines::shorten;
+use agentic_runtime::observe::journal::{Count, count_journal, now_ms};
 use serde::Serialize;
 
 use crate::input::{emit, emit_text, usage_error};
@@ -20,7 +20,7 @@ use crate::terminal::shown;
 pub(crate) const LONG_ABOUT: &str = "\
 Count the failures in a failure journal by cause: which function failed, why, and how often.
 
-FILE is a journal written by agentic_runtime::journal::Journal: one JSON record per line, with \
+FILE is a journal written by agentic_runtime::observe::journal::Journal: one JSON record per line, with \
 time_ms (milliseconds since the Unix epoch), event (\"failure\", or \"retry\" when retries are \
 journaled too), op (\"exec\"), name (the agent function, or \"exec\"), kind (permanent, exhausted, \
 programming, context_overflow, budget, invalid_result; \"retry\" for a retry), attempts (each \

@@ -1,8 +1,8 @@
 //! `agentic ask`'s pacing flags: the limits a user knows before any response states them, or no
 //! pacing at all (`Runtime::with_pacing`).
 
-use agentic_runtime::PolicyError;
-use agentic_runtime::pace::Pacing;
+use agentic_runtime::policy::PolicyError;
+use agentic_runtime::storm::pace::Pacing;
 
 /// How `agentic ask` paces its calls under the server's rate limits.
 #[derive(Debug, clap::Args)]

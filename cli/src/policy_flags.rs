@@ -1,8 +1,9 @@
 //! The attribute's keys as command-line flags (`--max-retries`, ...), shared by the commands that
 //! run an exec.
 
+use agentic_runtime::RetryPolicy;
 use agentic_runtime::policy::rules::{Key, PolicyValues};
-use agentic_runtime::{Jitter, Preset, RetryPolicy};
+use agentic_runtime::policy::{Jitter, Preset};
 
 /// One flag per key of `#[agentic_function]`, kebab-case. Each left out keeps the default.
 #[derive(Debug, Default, clap::Args)]

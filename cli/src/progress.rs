@@ -7,7 +7,8 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Mutex;
 
-use agentic_runtime::{Decision, Layer, RetryPolicy, Verdict};
+use agentic_runtime::decision::{Layer, Verdict};
+use agentic_runtime::{Decision, RetryPolicy};
 
 use crate::terminal::shown;
 

@@ -3,7 +3,7 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use agentic_runtime::ResponseSchema;
+use agentic_runtime::provider::ResponseSchema;
 use serde_json::Value;
 
 /// The most a schema file may hold: real schemas are a few KiB.

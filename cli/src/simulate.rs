@@ -5,8 +5,10 @@ use std::io;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::policy::rules::{Key, PolicyValues, format_ms, millis};
-use agentic_runtime::{Decision, ExecError, Jitter, ModelError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::provider::ModelError;
+use agentic_runtime::{Decision, ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
 use serde::Serialize;
 use serde_json::Value;
 

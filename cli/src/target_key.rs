@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use agentic_runtime::provider::display_url;
-use agentic_runtime::{Provider, WireKind};
+use agentic_runtime::provider::{Provider, WireKind};
 
 /// A target of the exec, and the note about a key its wire's variables hold that it does not get.
 pub(crate) struct Target {

@@ -2,7 +2,7 @@
 //! fallback's (`--fallback-provider`, `--fallback-base-url`): the wire's name parsed against the
 //! registry, and a base URL checked before any request is made.
 
-use agentic_runtime::WireKind;
+use agentic_runtime::provider::WireKind;
 use agentic_runtime::provider::display_url;
 
 /// The values of a flag that names a wire: every wire of the registry, by name, with its summary as

@@ -5,7 +5,7 @@
 use std::process::{Command, Output, Stdio};
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step, WireFormat};
-use agentic_runtime::WireKind;
+use agentic_runtime::provider::WireKind;
 use serde_json::Value;
 
 const CANARY: &str = "sk-ant-canary-SECRET-9c2e";
@@ -290,7 +290,7 @@ fn a_fallback_flag_without_its_fallback_provider_is_a_usage_error() {
 fn thirty_one_fallbacks_run_and_one_more_is_a_usage_error() {
     let one = ["--fallback-provider", "openai", "--fallback-base-url", "http://127.0.0.1:9/v1"];
     assert_eq!(
-        usage_error(&one.repeat(agentic_runtime::MAX_TARGETS)),
+        usage_error(&one.repeat(agentic_runtime::exec::MAX_TARGETS)),
         "error: --fallback-provider is given 32 times, and a runtime has at most 31 fallbacks (its targets \
          are at most 32, the primary included)\n"
     );
@@ -298,7 +298,7 @@ fn thirty_one_fallbacks_run_and_one_more_is_a_usage_error() {
     // targets of one wire and model are told apart by their position.
     let mut args = strings(&["ask", "--base-url", "http://127.0.0.1:9/v1", "--max-retries", "1", "--session-retries"]);
     args.extend(strings(&["0", "--json"]));
-    args.extend(strings(&one.repeat(agentic_runtime::MAX_TARGETS - 1)));
+    args.extend(strings(&one.repeat(agentic_runtime::exec::MAX_TARGETS - 1)));
     args.push("hi".to_owned());
     let output = agentic(&args, &[]);
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));

@@ -7,7 +7,7 @@ use crate::common;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use agentic_runtime::journal::FailureRecord;
+use agentic_runtime::observe::journal::FailureRecord;
 use agentic_test_support::temp_file::TempFile;
 use common::{Run, agentic};
 use serde_json::{Value, json};

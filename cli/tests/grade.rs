@@ -7,8 +7,8 @@ use crate::common;
 use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
+use agentic_runtime::observe::trace::TraceSink;
 use agentic_runtime::tool::{ToolError, Toolbox};
-use agentic_runtime::trace::TraceSink;
 use common::agentic;
 use serde_json::{Value, json};
 

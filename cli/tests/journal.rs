@@ -4,7 +4,7 @@ use crate::common;
 
 use agentic_test_support::temp_file::TempFile;
 
-use agentic_runtime::journal::{Event, FailureRecord, Journal, now_ms};
+use agentic_runtime::observe::journal::{Event, FailureRecord, Journal, now_ms};
 use common::agentic;
 use serde_json::json;
 

@@ -7,7 +7,7 @@
 //! cargo run --example amplification
 //! ```
 
-use agentic_runtime::budget::RetryQuota;
+use agentic_runtime::storm::RetryQuota;
 use agentic_runtime::{Runtime, ScriptedProvider, Step};
 
 const CALLS: usize = 200;

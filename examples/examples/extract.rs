@@ -11,7 +11,8 @@
 //! ```
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::{AnthropicProvider, Decision, ExecError, OpenAiProvider, Reply, Runtime, agentic_function};
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider};
+use agentic_runtime::{Decision, ExecError, Reply, Runtime, agentic_function};
 
 /// An invoice, as the model reads it.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

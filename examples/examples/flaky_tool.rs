@@ -10,10 +10,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use agentic_runtime::trace::grade::grade_lines;
-use agentic_runtime::{
-    ExecError, Reply, Runtime, ScriptedProvider, Step, ToolError, Toolbox, TraceSink, agentic_function,
-};
+use agentic_runtime::observe::trace::TraceSink;
+use agentic_runtime::observe::trace::grade::grade_lines;
+use agentic_runtime::{ExecError, Reply, Runtime, ScriptedProvider, Step, ToolError, Toolbox, agentic_function};
 use serde_json::json;
 
 /// Answer questions about the weather, using the `get_weather` tool.

@@ -63,8 +63,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, Scenario, Step, StepKind};
-use agentic_runtime::budget::RetryQuota;
-use agentic_runtime::{ExecError, OpenAiProvider, Reply, RetryPolicy, Runtime};
+use agentic_runtime::provider::OpenAiProvider;
+use agentic_runtime::storm::RetryQuota;
+use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime};
 use serde_json::{Value, json};
 
 #[path = "load/fallback.rs"]

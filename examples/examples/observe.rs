@@ -13,7 +13,8 @@
 use std::collections::HashMap;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::{AnthropicProvider, ExecError, Reply, Runtime, Toolbox, agentic_function};
+use agentic_runtime::provider::AnthropicProvider;
+use agentic_runtime::{ExecError, Reply, Runtime, Toolbox, agentic_function};
 use opentelemetry::trace::{SpanId, Status, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use tracing::Level;

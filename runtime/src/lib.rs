@@ -1,6 +1,6 @@
 //! Resilient model calls for LLM agents.
 //!
-//! `agentic-runtime` runs every model call through two retry layers: [`AgentSession`] (layer 1)
+//! `agentic-runtime` runs every model call through two retry layers: [`AgentSession`](exec::AgentSession) (layer 1)
 //! retries transient model errors — rate limits, overloaded servers, dropped streams — after 2 s,
 //! 4 s and 8 s; [`Runtime::exec`] (layer 2) retries failed attempts after 1.5 s and 3 s and fails
 //! fast on permanent errors (a bad key, a 4xx, an exhausted quota), programming errors and context
@@ -34,7 +34,7 @@
 //!   with rustls), and [`Classify`](resilient::Classify) for reqwest's errors and statuses. Without
 //!   it (`default-features = false`) the crate is the core: the policy, both layers, the
 //!   classifiers, `Resilient` around any operation, the tool loop, traces, the journal, the
-//!   [`Provider`] trait with its request and event types, the SSE decoder ([`provider::sse`]), the
+//!   [`Provider`](provider::Provider) trait with its request and event types, the SSE decoder ([`provider::sse`]), the
 //!   [`ScriptedProvider`] and the attribute.
 //! - `redis`: fleet mode, the retry budget and the cooldowns shared through Redis
 //!   (`budget::redis::RedisStore`).
@@ -52,82 +52,48 @@
 #![deny(unsafe_code)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
-pub mod agent;
-mod agent_fn;
-mod agent_session;
-mod append;
-pub mod backoff;
-pub mod budget;
-#[cfg(any(feature = "providers", feature = "mcp"))]
-mod causes;
+mod answer;
 pub mod classify;
 pub mod compact;
-mod cut;
-pub mod error;
-mod exec_error;
-mod fallback;
-pub mod journal;
-pub mod lines;
+pub mod decision;
+mod error;
+pub mod exec;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 pub mod message;
+pub mod observe;
 #[cfg(feature = "otel")]
 #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
 pub mod otel;
-pub mod pace;
 pub mod policy;
-mod prompt;
 pub mod provider;
-mod reply;
-pub mod report;
 pub mod resilient;
 mod retry;
-mod runtime;
-pub mod semconv;
-mod session;
-mod telemetry;
+pub mod storm;
 pub mod tool;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
-pub mod trace;
-mod typed;
-mod typed_answer;
-mod typed_reply;
-mod usage;
+mod util;
 
-pub use agent_fn::{AgentFn, Validator};
-pub use agent_session::AgentSession;
-pub use budget::{BreakerSettings, BreakerState, Opened};
-pub use error::{ModelError, PolicyError, TransportKind};
-pub use exec_error::{ExecError, ExecErrorKind};
-pub use fallback::{MAX_TARGETS, TargetStatus};
-pub use journal::{FailureRecord, Journal};
-pub use message::{AssistantMessage, ContentBlock, Message, Role, StopReason};
-pub use policy::{Jitter, Preset, RetryPolicy};
-pub use prompt::Prompt;
-#[cfg(feature = "providers")]
-#[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use provider::{AnthropicProvider, ConfigError, GeminiProvider, OpenAiProvider, ResponsesProvider, WireKind};
-pub use provider::{Provider, ResponseSchema, ScriptedProvider, Step};
-pub use reply::Reply;
-pub use report::{Decision, Fallback, Layer, MoveReason, Observer, Rule, Verdict, Why};
-pub use runtime::{DEFAULT_MAX_ITERATIONS, Runtime};
-pub use tool::{Tool, ToolError, ToolOutcome, ToolSpec, Toolbox};
-pub use trace::grade::{GradeReport, grade_lines};
-pub use trace::{RunTrace, TraceEvent, TraceSink};
-pub use typed_answer::TypedAnswer;
-pub use typed_reply::TypedReply;
-pub use usage::Usage;
+/// The bounded line reader of the trace grader and the journal reader, for the CLI until they move
+/// there. Not an API.
+#[doc(hidden)]
+pub use util::lines;
+
+pub use answer::{ExecError, ExecErrorKind, Reply};
+pub use decision::Decision;
+pub use exec::Runtime;
+pub use policy::RetryPolicy;
+pub use provider::{ScriptedProvider, Step};
+pub use resilient::Resilient;
+pub use tool::{ToolError, Toolbox};
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
-
-/// The retry policy, under the attribute's name for it.
-pub type Policy = RetryPolicy;
 
 // The attribute's docs live here rather than in `agentic-macros`: their examples need this
 // crate, and as doc tests of a proc-macro crate they would build a second copy of it.
@@ -150,12 +116,12 @@ pub mod __fuzz {
 /// What the code `#[agentic_function]` generates refers to. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::agent_fn::{AgentFn, ToolsOf, Validator};
+    pub use crate::answer::reply::Reply;
     pub use crate::compact::Compactor;
+    pub use crate::exec::Runtime;
+    pub use crate::exec::agent_fn::{AgentFn, ToolsOf, Validator};
+    pub use crate::exec::prompt::Prompt;
     pub use crate::policy::rules::is_valid;
     pub use crate::policy::{Jitter, Preset, RetryPolicy};
-    pub use crate::prompt::Prompt;
-    pub use crate::reply::Reply;
-    pub use crate::runtime::Runtime;
     pub use crate::tool::Toolbox;
 }

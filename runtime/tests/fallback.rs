@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use agentic_runtime::compact::DropOldest;
-use agentic_runtime::{
-    ExecErrorKind, Jitter, Layer, MoveReason, RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox, Verdict, Why,
-};
+use agentic_runtime::decision::{Layer, MoveReason, Verdict, Why};
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox};
 use serde_json::json;
 
 /// A scripted target named `scripted/<model>`.
@@ -311,8 +311,8 @@ async fn two_targets_of_one_model_are_told_apart_by_their_position() {
 }
 
 /// A breaker that opens after 4 calls in 10 s at 50 % failures, for 30 s.
-fn small_breaker() -> agentic_runtime::BreakerSettings {
-    agentic_runtime::BreakerSettings::new(50, 4, Duration::from_secs(10), Duration::from_secs(30)).unwrap()
+fn small_breaker() -> agentic_runtime::storm::BreakerSettings {
+    agentic_runtime::storm::BreakerSettings::new(50, 4, Duration::from_secs(10), Duration::from_secs(30)).unwrap()
 }
 
 /// One call an attempt, one attempt: each exec tries a target once.
@@ -320,7 +320,7 @@ fn one_call() -> RetryPolicy {
     exact().with_session_retries(0).with_max_retries(1)
 }
 
-fn breaker_of(runtime: &Runtime, index: usize) -> agentic_runtime::BreakerState {
+fn breaker_of(runtime: &Runtime, index: usize) -> agentic_runtime::storm::BreakerState {
     runtime.targets()[index].breaker.expect("a runtime with fallbacks has breakers")
 }
 
@@ -338,11 +338,11 @@ async fn the_breaker_opens_skips_the_primary_at_no_cost_probes_and_closes() {
         assert_eq!(reply.target(), Some("scripted/b"), "exec {n}");
     }
     assert_eq!(primary.calls(), 4);
-    let agentic_runtime::BreakerState::Open { opened, .. } = breaker_of(&runtime, 0) else {
+    let agentic_runtime::storm::BreakerState::Open { opened, .. } = breaker_of(&runtime, 0) else {
         panic!("{:?}", breaker_of(&runtime, 0))
     };
     assert_eq!((opened.failures, opened.calls), (4, 4));
-    assert_eq!(breaker_of(&runtime, 1), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 1), agentic_runtime::storm::BreakerState::Closed);
     // Open: the primary is skipped, no request, no sleep.
     let started = tokio::time::Instant::now();
     let reply = runtime.exec("hi").await.unwrap();
@@ -357,7 +357,7 @@ async fn the_breaker_opens_skips_the_primary_at_no_cost_probes_and_closes() {
     tokio::time::advance(Duration::from_secs(30)).await;
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((primary.calls(), reply.target()), (5, Some("scripted/b")));
-    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Open { .. }));
+    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Open { .. }));
     runtime.exec("hi").await.unwrap();
     assert_eq!(primary.calls(), 5, "open again: skipped");
     // The primary recovers; the next probe's answer closes the breaker and traffic is back on it.
@@ -366,7 +366,7 @@ async fn the_breaker_opens_skips_the_primary_at_no_cost_probes_and_closes() {
     for _ in 0..3 {
         assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
     }
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed);
     assert_eq!(primary.calls(), 8);
 }
 
@@ -397,7 +397,7 @@ async fn only_one_probe_goes_while_the_breaker_is_half_open() {
     assert_eq!(primary.calls(), 5, "one probe");
     assert_eq!(targets.iter().filter(|target| *target == "scripted/a").count(), 1);
     assert_eq!(targets.iter().filter(|target| *target == "scripted/b").count(), 9);
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed, "the probe's answer closed it");
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed, "the probe's answer closed it");
 }
 
 #[tokio::test(start_paused = true)]
@@ -414,7 +414,11 @@ async fn a_honoured_retry_after_does_not_open_the_breaker() {
         assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
     }
     assert_eq!((primary.calls(), secondary.calls()), (16, 0));
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed, "the cooldown handles a brief 429");
+    assert_eq!(
+        breaker_of(&runtime, 0),
+        agentic_runtime::storm::BreakerState::Closed,
+        "the cooldown handles a brief 429"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -428,7 +432,9 @@ async fn every_target_open_stops_the_exec_at_once_with_no_call() {
     for _ in 0..4 {
         runtime.exec("hi").await.unwrap_err();
     }
-    assert!(runtime.targets().iter().all(|t| matches!(t.breaker, Some(agentic_runtime::BreakerState::Open { .. }))));
+    assert!(
+        runtime.targets().iter().all(|t| matches!(t.breaker, Some(agentic_runtime::storm::BreakerState::Open { .. })))
+    );
     let (before_a, before_b) = (primary.calls(), secondary.calls());
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Budget);
@@ -455,7 +461,7 @@ async fn a_thirty_percent_wobble_keeps_the_standard_breaker_closed_and_calls_on_
         }
     }
     assert_eq!(secondary.calls(), 0, "no flapping to the secondary");
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed);
     assert!(on_primary >= 270, "{on_primary}");
 }
 
@@ -502,7 +508,7 @@ async fn a_call_let_through_before_the_breaker_opened_does_not_close_it_while_th
     for _ in 0..3 {
         runtime.exec("hi").await.unwrap();
     }
-    let agentic_runtime::BreakerState::Open { opened, .. } = breaker_of(&runtime, 0) else {
+    let agentic_runtime::storm::BreakerState::Open { opened, .. } = breaker_of(&runtime, 0) else {
         panic!("{:?}", breaker_of(&runtime, 0))
     };
     assert_eq!((opened.failures, opened.calls), (3, 4));
@@ -512,14 +518,14 @@ async fn a_call_let_through_before_the_breaker_opened_does_not_close_it_while_th
     // The stale call answered at 40 s, while the probe (sent at 30 s) is still out.
     assert_eq!(stale.await.unwrap().as_deref(), Some("scripted/a"));
     assert!(
-        matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::HalfOpen { .. }),
+        matches!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::HalfOpen { .. }),
         "{:?}",
         breaker_of(&runtime, 0)
     );
     assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/b"), "skipped: the probe is out");
     // The probe fails at 50 s: open again, and its exec is answered by the secondary.
     assert_eq!(probe.await.unwrap().as_deref(), Some("scripted/b"));
-    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Open { .. }));
+    assert!(matches!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Open { .. }));
     assert_eq!(primary.calls(), 5);
 }
 
@@ -528,7 +534,7 @@ async fn the_last_target_opening_ends_the_exec_at_once_instead_of_sleeping_into_
     let primary = target("a", []).with_fallback(Step::http(503, "busy"));
     let secondary = target("b", []).with_fallback(Step::http(503, "busy"));
     let breaker =
-        agentic_runtime::BreakerSettings::new(50, 2, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
+        agentic_runtime::storm::BreakerSettings::new(50, 2, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
     let runtime =
         Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_breaker(breaker).with_policy(exact());
     let started = tokio::time::Instant::now();
@@ -548,7 +554,7 @@ async fn open_the_primary(runtime: &Runtime) {
         let _ = runtime.exec_with(&one_call(), "hi").await;
     }
     assert!(
-        matches!(breaker_of(runtime, 0), agentic_runtime::BreakerState::Open { .. }),
+        matches!(breaker_of(runtime, 0), agentic_runtime::storm::BreakerState::Open { .. }),
         "{:?}",
         breaker_of(runtime, 0)
     );
@@ -577,7 +583,7 @@ async fn a_probe_answered_with_a_honoured_retry_after_closes_the_breaker_and_its
     assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
     assert_eq!(started.elapsed(), Duration::from_secs(1));
     assert_eq!((primary.calls(), secondary.calls()), (6, 4));
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed);
     assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
 }
 
@@ -594,7 +600,9 @@ async fn on_the_last_target_a_probe_answered_with_a_honoured_retry_after_is_retr
     for _ in 0..4 {
         runtime.exec_with(&one_call(), "hi").await.unwrap_err();
     }
-    assert!(runtime.targets().iter().all(|t| matches!(t.breaker, Some(agentic_runtime::BreakerState::Open { .. }))));
+    assert!(
+        runtime.targets().iter().all(|t| matches!(t.breaker, Some(agentic_runtime::storm::BreakerState::Open { .. })))
+    );
     tokio::time::advance(Duration::from_secs(30)).await;
     // The primary's probe fails (open again); the secondary's meets a 429 asking for 1 s, and its
     // exec's retry goes: before, its own half-open breaker refused it (`Budget`, circuit open), and
@@ -602,20 +610,20 @@ async fn on_the_last_target_a_probe_answered_with_a_honoured_retry_after_is_retr
     let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{error}"));
     assert_eq!((reply.text(), reply.target()), ("from b", Some("scripted/b")));
     assert_eq!((primary.calls(), secondary.calls()), (5, 6));
-    assert_eq!(breaker_of(&runtime, 1), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 1), agentic_runtime::storm::BreakerState::Closed);
     assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/b"));
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_probe_the_pacer_refuses_after_its_admission_is_given_back() {
-    use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
+    use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
     // The fourth failure states 10 requests a minute, none left: one more in 6 s.
     let spent = RateLimits::new().with(LimitKind::Requests, Limit::new(10, 0, Duration::from_secs(60)));
     let steps = Step::http(503, "busy").times(3).chain([Step::http(503, "busy").with_rate_limits(spent)]);
     let primary = target("a", steps).with_fallback(Step::ok("from a"));
     let secondary = target("b", []).with_fallback(Step::ok("from b"));
     let breaker =
-        agentic_runtime::BreakerSettings::new(50, 4, Duration::from_secs(10), Duration::from_secs(2)).unwrap();
+        agentic_runtime::storm::BreakerSettings::new(50, 4, Duration::from_secs(10), Duration::from_secs(2)).unwrap();
     let policy = exact().with_budget_ms(Some(3_000));
     let runtime =
         Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_breaker(breaker).with_policy(policy);
@@ -636,7 +644,7 @@ async fn a_probe_the_pacer_refuses_after_its_admission_is_given_back() {
     tokio::time::advance(Duration::from_secs(4)).await;
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed);
 }
 
 #[tokio::test(start_paused = true)]
@@ -662,7 +670,7 @@ async fn a_probe_that_asks_for_tools_is_heard_when_the_model_answers_not_after_t
     tokio::time::sleep(Duration::from_secs(1)).await;
     // The probe's answer (a tool call) closed the breaker while its tool runs: other execs go to the
     // primary (before, it stayed half-open for the tool's minute, and they all skipped it).
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed);
     assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
     let reply = probing.await.unwrap().unwrap();
     assert_eq!((reply.text(), reply.target()), ("from a", Some("scripted/a")));
@@ -689,7 +697,7 @@ async fn a_probes_first_content_closes_the_breaker_before_its_long_answer_ends()
     tokio::time::sleep(Duration::from_secs(1)).await;
     // Its first content came at 200 ms: the target answered, as early as a 503 would have said it
     // failed (before, the breaker heard of it at the end of the stream, a minute later).
-    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Closed);
+    assert_eq!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Closed);
     assert_eq!(runtime.exec("hi").await.unwrap().target(), Some("scripted/a"));
     assert_eq!(probing.await.unwrap().unwrap().text(), "a long answer");
 }
@@ -707,7 +715,7 @@ async fn burst(runtime: &Runtime, execs: u32) -> (Vec<Result<String, String>>, b
         async move {
             let mut left_closed = false;
             while watching.load(std::sync::atomic::Ordering::Relaxed) {
-                left_closed |= breaker_of(&runtime, 0) != agentic_runtime::BreakerState::Closed;
+                left_closed |= breaker_of(&runtime, 0) != agentic_runtime::storm::BreakerState::Closed;
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             left_closed
@@ -759,7 +767,7 @@ async fn a_cold_burst_into_an_outage_sends_the_primary_at_most_60_requests_and_e
     assert!(primary.calls() <= 60, "{} requests to the primary", primary.calls());
     assert!(ended.iter().all(|exec| exec.as_deref() == Ok("scripted/b")), "{ended:?}");
     assert_eq!(secondary.calls(), 200);
-    assert!(opened && matches!(breaker_of(&runtime, 0), agentic_runtime::BreakerState::Open { .. }));
+    assert!(opened && matches!(breaker_of(&runtime, 0), agentic_runtime::storm::BreakerState::Open { .. }));
 }
 
 /// A 30 % wobble (three failures in every ten calls) in a burst of answers that take a second to

@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::Verdict;
 use agentic_runtime::provider::OpenAiProvider;
-use agentic_runtime::{ExecErrorKind, Runtime, Verdict};
+use agentic_runtime::{ExecErrorKind, Runtime};
 
 fn gemini_429(quota_id: &str, retry_delay: &str) -> String {
     gemini_429_saying(

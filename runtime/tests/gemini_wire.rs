@@ -6,8 +6,10 @@
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage, WireFormat};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::message::Usage;
 use agentic_runtime::provider::GeminiProvider;
-use agentic_runtime::{ExecErrorKind, Runtime, Toolbox, Usage, Verdict};
+use agentic_runtime::{ExecErrorKind, Runtime, Toolbox};
 use serde_json::json;
 
 const KEY: &str = "AIza-chaos-SECRET-7f3a";

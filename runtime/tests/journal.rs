@@ -9,13 +9,12 @@ use std::time::Duration;
 use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::classify::Reason;
-use agentic_runtime::journal::{
+use agentic_runtime::decision::{Layer, Verdict, Why};
+use agentic_runtime::observe::journal::{
     AttemptRecord, CorruptLine, Event, FailureRecord, Journal, JournalContents, read_journal,
 };
-use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, Layer, Reply, Runtime, ScriptedProvider, Step, TransportKind, Verdict, Why,
-    agentic_function,
-};
+use agentic_runtime::provider::TransportKind;
+use agentic_runtime::{Decision, ExecError, ExecErrorKind, Reply, Runtime, ScriptedProvider, Step, agentic_function};
 
 #[agentic_function(max_retries = 2, session_retries = 1)]
 async fn summarize(runtime: &Runtime) -> Result<Reply, ExecError> {
@@ -293,7 +292,9 @@ impl tracing::Subscriber for CountWarnings {
     fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
     fn event(&self, event: &tracing::Event<'_>) {
         let metadata = event.metadata();
-        if *metadata.level() == tracing::Level::WARN && metadata.target().starts_with("agentic_runtime::journal") {
+        if *metadata.level() == tracing::Level::WARN
+            && metadata.target().starts_with("agentic_runtime::observe::journal")
+        {
             self.0.fetch_add(1, Ordering::Relaxed);
         }
     }

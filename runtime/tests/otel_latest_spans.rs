@@ -10,7 +10,8 @@ use std::sync::Once;
 use std::time::Duration;
 
 use agentic_runtime::compact::DropOldest;
-use agentic_runtime::{Runtime, ScriptedProvider, Step, Toolbox, Usage};
+use agentic_runtime::message::Usage;
+use agentic_runtime::{Runtime, ScriptedProvider, Step, Toolbox};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 /// Sets the opt-in, once, before any test of this binary reads it.

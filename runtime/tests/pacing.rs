@@ -3,9 +3,11 @@
 
 use std::time::Duration;
 
-use agentic_runtime::budget::Refusal;
-use agentic_runtime::pace::{Limit, LimitKind, Pacing, RateLimits};
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step, Usage, Verdict, Why};
+use agentic_runtime::decision::{Verdict, Why};
+use agentic_runtime::message::Usage;
+use agentic_runtime::storm::Refusal;
+use agentic_runtime::storm::pace::{Limit, LimitKind, Pacing, RateLimits};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 use tokio::time::Instant;
 
 const S: Duration = Duration::from_secs(1);

@@ -6,8 +6,10 @@ use crate::providers_support;
 use std::time::{Duration, SystemTime};
 
 use agentic_runtime::classify::{ExecAction, exec_verdict, is_retryable_error};
+use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason, Usage};
+use agentic_runtime::provider::TransportKind;
 use agentic_runtime::provider::{OpenAiProvider, Provider, ResponseSchema, StreamEvent};
-use agentic_runtime::{AssistantMessage, ContentBlock, RetryPolicy, Runtime, StopReason, TransportKind, Usage};
+use agentic_runtime::{RetryPolicy, Runtime};
 use providers_support::{CANARY, Reply, Server, assert_no_canary, call, events, model_of, schema_call};
 use serde_json::json;
 

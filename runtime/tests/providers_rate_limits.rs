@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::ModelError;
 use agentic_runtime::message::Message;
-use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
+use agentic_runtime::provider::ModelError;
 use agentic_runtime::provider::{Request, ResponseSchema, StreamEvent};
+use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
 use agentic_test_support::wires::{self, Wire, named};
 use futures_util::StreamExt as _;
 

@@ -9,13 +9,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use agentic_chaos::SilentServer;
-use agentic_runtime::budget::RetryQuota;
-use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
-use agentic_runtime::{
-    BreakerSettings, BreakerState, ExecErrorKind, Jitter, MoveReason, RetryPolicy, Runtime, ScriptedProvider, Step,
-    Verdict, Why,
-};
+use agentic_runtime::decision::{MoveReason, Verdict, Why};
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::storm::RetryQuota;
+use agentic_runtime::storm::redis::RedisStore;
+use agentic_runtime::storm::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
+use agentic_runtime::storm::{BreakerSettings, BreakerState};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 use agentic_test_support::captured_log::capture;
 
 fn redis_url(test: &str) -> Option<String> {
@@ -339,7 +339,7 @@ async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_withou
 /// wait: the Redis server's clock cannot be paused): one call each half second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_runtimes_stated_limits_pace_the_others_calls() {
-    use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
+    use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
     let Some(url) = redis_url("one_runtimes_stated_limits_pace_the_others_calls") else { return };
     let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(20, 0, Duration::from_secs(10)));
     let a = ScriptedProvider::new([Step::ok("first").with_rate_limits(limits)]).with_fallback(Step::ok("a"));

@@ -11,9 +11,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::{SharedStore, StoreKey};
-use agentic_runtime::pace::{Demand, Limit, LimitKind, PaceRefused, RateLimits, Reserved};
+use agentic_runtime::storm::pace::{Demand, Limit, LimitKind, PaceRefused, RateLimits, Reserved};
+use agentic_runtime::storm::redis::RedisStore;
+use agentic_runtime::storm::store::{SharedStore, StoreKey};
 
 const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
      and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \

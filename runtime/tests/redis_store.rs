@@ -6,9 +6,9 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::budget::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
-use agentic_runtime::budget::{
+use agentic_runtime::storm::redis::RedisStore;
+use agentic_runtime::storm::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
+use agentic_runtime::storm::{
     BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, RetryQuota, SharedAdmission,
 };
 

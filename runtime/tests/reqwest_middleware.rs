@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use adapters_support::{Answer, KEY, Refused, chat_body, chat_url, layer, start, verdicts};
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::{Layer, Verdict};
 use agentic_runtime::resilient::{Failure, GaveUp};
 use agentic_runtime::tower::{RetryLayer, RetryMiddleware};
-use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
+use agentic_runtime::{ExecErrorKind, RetryPolicy};
 use http::Extensions;
 use reqwest_013::{Request, Response};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Next, RequestBuilder};
@@ -75,7 +76,9 @@ async fn a_request_whose_streamed_body_cannot_be_copied_is_sent_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_probe_sent_once_for_its_streamed_body_is_heard_by_the_breaker() {
-    use agentic_runtime::{BreakerSettings, BreakerState, OpenAiProvider, Runtime};
+    use agentic_runtime::Runtime;
+    use agentic_runtime::provider::OpenAiProvider;
+    use agentic_runtime::storm::{BreakerSettings, BreakerState};
     // Four 503s open the primary's breaker; its probe, a request whose body cannot be copied, gets a
     // 400: the server answered (the request's own fault).
     let primary = start(

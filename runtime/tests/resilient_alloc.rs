@@ -19,7 +19,7 @@ const DEFAULTS: RetryPolicy = RetryPolicy::new();
 /// Every cap on: a deadline, a per-attempt timeout (a `tokio::time::timeout_at` around the attempt),
 /// a call cap and jitter.
 const CAPPED: RetryPolicy = RetryPolicy::new()
-    .with_jitter(agentic_runtime::Jitter::Full)
+    .with_jitter(agentic_runtime::policy::Jitter::Full)
     .with_max_delay_ms(Some(10_000))
     .with_max_calls(Some(3))
     .with_timeout_ms(Some(5_000))

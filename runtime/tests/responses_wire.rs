@@ -6,8 +6,10 @@
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage, WireFormat};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::message::{StopReason, Usage};
 use agentic_runtime::provider::ResponsesProvider;
-use agentic_runtime::{ExecErrorKind, Runtime, StopReason, Toolbox, Usage, Verdict};
+use agentic_runtime::{ExecErrorKind, Runtime, Toolbox};
 use serde_json::json;
 
 async fn runtime(scenario: Scenario) -> (ChaosServer, Runtime) {

@@ -10,8 +10,12 @@ use crate::providers_support;
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::observe::journal::Journal;
+use agentic_runtime::observe::trace::TraceSink;
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider, display_url};
-use agentic_runtime::{ExecError, ExecErrorKind, Jitter, Journal, RetryPolicy, Runtime, TraceSink, Verdict};
+use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime};
 use agentic_test_support::captured_log::capture;
 use agentic_test_support::temp_file::TempFile;
 use providers_support::{Reply, Server};

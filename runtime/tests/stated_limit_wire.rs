@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, StatedLimit, Step};
 use agentic_runtime::classify::Reason;
-use agentic_runtime::{ExecErrorKind, Layer, MoveReason, Rule, Runtime, Verdict, Why};
+use agentic_runtime::decision::{Layer, MoveReason, Rule, Verdict, Why};
+use agentic_runtime::{ExecErrorKind, Runtime};
 use agentic_test_support::wires;
 
 /// OpenRouter's answer when a model's requests per day are spent: its text names no day.

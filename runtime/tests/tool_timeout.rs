@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use agentic_runtime::message::{ContentBlock, Message};
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::provider::{ScriptedProvider, Step};
 use agentic_runtime::tool::{DEFAULT_TOOL_TIMEOUT, ToolError, Toolbox};
-use agentic_runtime::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{Reply, Runtime};
 use serde_json::{Value, json};
 use tokio::time::Instant;

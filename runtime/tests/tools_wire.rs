@@ -3,12 +3,12 @@
 //! the trace the toolbox writes graded.
 
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
-use agentic_runtime::agent;
+use agentic_runtime::exec;
 use agentic_runtime::message::{ContentBlock, Message, StopReason};
+use agentic_runtime::observe::trace::grade::{Category, grade_lines};
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::provider::{Provider, Request, ScriptedProvider, Step};
 use agentic_runtime::tool::{ToolError, Toolbox, results_message};
-use agentic_runtime::trace::grade::{Category, grade_lines};
-use agentic_runtime::trace::{TraceEvent, TraceSink};
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
 use std::sync::Arc;
@@ -40,12 +40,12 @@ async fn turn(
     provider: &dyn Provider,
     toolbox: &Toolbox,
     history: &mut Vec<Message>,
-    trace: &agentic_runtime::trace::RunTrace,
+    trace: &agentic_runtime::observe::trace::RunTrace,
 ) -> bool {
     let specs = toolbox.specs();
     let mut request = Request::new(history);
     request.tools = &specs;
-    let message = agent::run(provider, &request, None)
+    let message = exec::call_once(provider, &request, None)
         .await
         .unwrap_or_else(|error| panic!("{}: not a programming error, got {error}", provider.name()));
     assert!(!message.is_error(), "{}: {message:?}", provider.name());

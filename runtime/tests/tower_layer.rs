@@ -12,9 +12,10 @@ use adapters_support::{
     Answer, KEY, Refused, chat_body, chat_url, layer, start, streamed_text, verdicts, within_a_minute,
 };
 use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
+use agentic_runtime::decision::{Layer, Verdict};
 use agentic_runtime::resilient::{Failure, GaveUp};
 use agentic_runtime::tower::RetryLayer;
-use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Verdict};
+use agentic_runtime::{ExecErrorKind, RetryPolicy};
 use tower::{ServiceBuilder, ServiceExt as _};
 
 /// A streamed chat completion request to `server`.

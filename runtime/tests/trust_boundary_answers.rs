@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, NotAnAnswer, Scenario, Step};
 use agentic_runtime::message::Message;
+use agentic_runtime::message::{ContentBlock, StopReason};
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::Request;
-use agentic_runtime::{ContentBlock, ExecError, ExecErrorKind, Jitter, Reply, RetryPolicy, Runtime, StopReason, agent};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, exec};
 use agentic_test_support::wires::{self, Wire, named};
 
 /// The canary key: it must never appear in any error or text.
@@ -188,11 +190,11 @@ fn excerpt(data: &str) -> String {
     }
 }
 
-/// One call through `agent::run`, as the session layer makes it.
-async fn call(wire: Wire, step: impl Into<Step>) -> agentic_runtime::AssistantMessage {
+/// One call through `exec::call_once`, as the session layer makes it.
+async fn call(wire: Wire, step: impl Into<Step>) -> agentic_runtime::message::AssistantMessage {
     let server = ChaosServer::start(Scenario::new().otherwise(step)).await.expect("the chaos server starts");
     let history = [Message::user("What is the answer?")];
-    agent::run(&*wire.provider_at(&wire.base_url(&server), Some(CANARY), None), &Request::new(&history), None)
+    exec::call_once(&*wire.provider_at(&wire.base_url(&server), Some(CANARY), None), &Request::new(&history), None)
         .await
         .unwrap_or_else(|error| panic!("{wire}: not a programming error, got {error}"))
 }

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use agentic_chaos::{BadHead, ChaosServer, Scenario, Step};
 use agentic_runtime::provider::Provider;
-use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime, TransportKind};
+use agentic_runtime::provider::TransportKind;
+use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime};
 use agentic_test_support::tls_server::TlsServer;
 use agentic_test_support::wires::{self, Wire, named};
 use providers_support::{Reply, Server};

@@ -6,8 +6,10 @@
 
 use agentic_chaos::{ChaosServer, MalformedShape, Scenario, Step};
 use agentic_runtime::classify::Reason;
+use agentic_runtime::decision::{Rule, Verdict, Why};
+use agentic_runtime::provider::{ModelError, TransportKind};
 use agentic_runtime::provider::{ScriptedProvider, Step as Scripted};
-use agentic_runtime::{ExecErrorKind, ModelError, Rule, Runtime, TransportKind, Verdict, Why};
+use agentic_runtime::{ExecErrorKind, Runtime};
 use agentic_test_support::wires;
 
 /// What the error names of the field the chaos server's `unreadable` chunk holds of another type

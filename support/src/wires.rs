@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use agentic_chaos::{ChaosServer, WireFormat};
-use agentic_runtime::{Provider, WireKind};
+use agentic_runtime::provider::{Provider, WireKind};
 
 /// One wire: the runtime's provider side and the chaos server's side of the same API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

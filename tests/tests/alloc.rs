@@ -1,8 +1,9 @@
 //! The success path of `exec` through both layers adds no heap allocation of the retry machinery's
 //! own: it allocates exactly what one bare model call allocates.
 
+use agentic_runtime::message::{ContentBlock, Message};
 use agentic_runtime::provider::Request;
-use agentic_runtime::{ContentBlock, Message, Runtime, ScriptedProvider, Step, agent};
+use agentic_runtime::{Runtime, ScriptedProvider, Step, exec};
 
 use agentic_test_support::counting_alloc::{Counting, count};
 
@@ -25,7 +26,7 @@ fn exec_success_path_allocates_only_what_the_call_itself_does() {
         let provider = ScriptedProvider::new([Step::ok("the answer")]);
         let (bare, text) = count(&tokio, async {
             let history = vec![Message::user("the question")];
-            let message = agent::run(&provider, &Request::new(&history), None).await.unwrap();
+            let message = exec::call_once(&provider, &Request::new(&history), None).await.unwrap();
             match message.content.into_iter().next() {
                 Some(ContentBlock::Text { text }) => text,
                 other => panic!("unexpected {other:?}"),

@@ -83,7 +83,7 @@ async fn a_prompts_own_system_instruction_wins_over_the_doc_comment() {
     #[agentic_function]
     /// The doc comment.
     async fn own_system(runtime: &Runtime) -> Result<Reply, ExecError> {
-        runtime.exec(agentic_runtime::Prompt::from("hello").with_system("Mine.")).await
+        runtime.exec(agentic_runtime::exec::Prompt::from("hello").with_system("Mine.")).await
     }
     let provider = ScriptedProvider::new([Step::ok("hi")]);
     own_system(&Runtime::new(provider.clone())).await.unwrap();
@@ -289,7 +289,7 @@ async fn trait_impl_methods_work() {
 #[agentic_function(max_retries = 2, session_retries = 0)]
 async fn generic<'a, P>(runtime: &'a Runtime, prompts: impl IntoIterator<Item = P>) -> Result<Vec<String>, ExecError>
 where
-    P: Into<agentic_runtime::Prompt> + 'a,
+    P: Into<agentic_runtime::exec::Prompt> + 'a,
 {
     let mut texts = Vec::new();
     for prompt in prompts {
@@ -323,5 +323,5 @@ async fn spawned_futures_are_send_and_static() {
 fn the_attribute_knows_every_jitter_kind() {
     // `macros/src/attr.rs` lists the kinds the attribute accepts (`JITTER_KINDS`); `ui/pass/free-fn.rs`
     // uses each of them. A kind added to the runtime must be added there too.
-    assert_eq!(agentic_runtime::Jitter::NAMES, ["none", "full", "equal", "decorrelated", "proportional"]);
+    assert_eq!(agentic_runtime::policy::Jitter::NAMES, ["none", "full", "equal", "decorrelated", "proportional"]);
 }

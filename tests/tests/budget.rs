@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, TransportKind, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::provider::TransportKind;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 
 fn sleeps(decisions: &[agentic_runtime::Decision]) -> Vec<u128> {
     decisions.iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()

@@ -1,7 +1,7 @@
 //! Layer 2's decision table (docs/design.md §5), rule by rule, in order.
 
-use agentic_runtime::ModelError;
 use agentic_runtime::classify::{ExecAction, Reason, exec_verdict};
+use agentic_runtime::provider::ModelError;
 
 fn action(text: &str) -> ExecAction {
     exec_verdict(text, None).action
@@ -127,8 +127,8 @@ fn rule_3_responses_codes() {
 /// 498 is transient; OpenRouter's spent daily quota is final for the exec, as Google's `PerDay` is.
 #[test]
 fn rate_limits_worded_as_overflow_and_daily_quotas_are_read_as_sent() {
-    use agentic_runtime::StopReason;
     use agentic_runtime::classify::session_verdict;
+    use agentic_runtime::message::StopReason;
     let bedrock = "Too many tokens, please wait before trying again.";
     for (text, error) in [
         (format!("RateLimitError: 429 {bedrock}"), Some(ModelError::http(429, format!("429 {bedrock}")))),

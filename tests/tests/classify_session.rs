@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use agentic_runtime::classify::{Reason, retry_hint, session_verdict};
-use agentic_runtime::{AssistantMessage, ModelError, StopReason, TransportKind};
+use agentic_runtime::message::{AssistantMessage, StopReason};
+use agentic_runtime::provider::{ModelError, TransportKind};
 
 fn verdict(text: &str) -> (bool, String) {
     let verdict = session_verdict(StopReason::Error, text, None);

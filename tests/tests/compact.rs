@@ -4,10 +4,11 @@
 //! call through both layers, within the exec's caps.
 
 use agentic_runtime::compact::{CompactFuture, Compactor, DropOldest, Overflow, Summarize};
-use agentic_runtime::trace::{TraceEvent, TraceSink};
+use agentic_runtime::decision::{Layer, Verdict};
+use agentic_runtime::message::{AssistantMessage, ContentBlock, Message, Role};
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{
-    AssistantMessage, ContentBlock, Decision, ExecError, ExecErrorKind, Layer, Message, RetryPolicy, Role, Runtime,
-    ScriptedProvider, Step, Toolbox, Verdict, agentic_function,
+    Decision, ExecError, ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox, agentic_function,
 };
 use serde_json::json;
 

@@ -5,7 +5,8 @@
 
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
 use agentic_runtime::compact::{Compactor, DropOldest, Summarize};
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Toolbox, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Toolbox};
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
 

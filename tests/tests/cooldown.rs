@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{ExecErrorKind, Layer, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::decision::{Layer, Verdict};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 use agentic_test_support::captured_log::{self, Captured};
 use tokio::time::Instant;
 

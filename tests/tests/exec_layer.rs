@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{
-    ExecErrorKind, Jitter, Layer, ModelError, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict,
-};
+use agentic_runtime::decision::{Layer, Verdict};
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::provider::ModelError;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 
 /// Layer 2 alone, without jitter: pins the exact schedule.
 fn exec_only() -> RetryPolicy {

@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::{Layer, Verdict};
+use agentic_runtime::provider::Provider;
 use agentic_runtime::provider::{EventStream, Request};
-use agentic_runtime::{
-    ExecError, ExecErrorKind, Layer, Provider, Reply, RetryPolicy, Runtime, Verdict, agentic_function,
-};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, agentic_function};
 use agentic_test_support::wires::{self, Wire};
 
 /// The gauntlet's policy: up to 3 calls per attempt, 2 attempts, 1 ms delays, 2 s per call.

@@ -2,7 +2,7 @@
 
 use agentic_test_support::temp_file::TempFile;
 
-use agentic_runtime::journal::{Journal, read_journal};
+use agentic_runtime::observe::journal::{Journal, read_journal};
 use agentic_runtime::resilient::Resilient;
 use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, agentic_function};
 

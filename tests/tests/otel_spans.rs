@@ -4,10 +4,11 @@
 //! 127.0.0.1, millisecond policy delays, as in the gauntlet), and with the scripted provider.
 
 use agentic_chaos::{ChaosServer, Scenario, Step as Chaos};
-use agentic_runtime::{
-    AnthropicProvider, Jitter, OpenAiProvider, Provider, RetryPolicy, Runtime, ScriptedProvider, Step, Tool, Toolbox,
-    Usage,
-};
+use agentic_runtime::message::Usage;
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider};
+use agentic_runtime::tool::Tool;
+use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox};
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};

@@ -9,8 +9,10 @@
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, JournalEntry, RateLimit, Scenario};
-use agentic_runtime::pace::Pacing;
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Verdict, WireKind};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::provider::WireKind;
+use agentic_runtime::storm::pace::Pacing;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime};
 use agentic_test_support::wires::{self, Wire};
 use tokio::time::Instant;
 

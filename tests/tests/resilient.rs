@@ -9,8 +9,10 @@ use std::time::Duration;
 use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::classify::ExecAction;
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::resilient::{Classification, Classify, HttpStatus, Resilient};
-use agentic_runtime::{ExecErrorKind, Jitter, RetryPolicy, Verdict};
+use agentic_runtime::{ExecErrorKind, RetryPolicy};
 
 /// The defaults without jitter: pins the exact schedule (1.5 s, 3 s).
 const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
@@ -158,10 +160,10 @@ fn http_statuses_and_model_errors_classify_like_the_exec_layer() {
     assert_eq!(HttpStatus(503).classify().action, ExecAction::Retry);
     assert_eq!(HttpStatus(401).classify().action, ExecAction::FailPermanently);
     assert_eq!(reqwest::StatusCode::NOT_FOUND.classify().action, ExecAction::FailPermanently);
-    let error = agentic_runtime::ModelError::http(429, "slow down").with_retry_after(Duration::from_secs(3));
+    let error = agentic_runtime::provider::ModelError::http(429, "slow down").with_retry_after(Duration::from_secs(3));
     let class = error.classify();
     assert_eq!((class.action, class.retry_after), (ExecAction::Retry, Some(Duration::from_secs(3))));
-    assert_eq!(agentic_runtime::ModelError::parse("TypeError: bad").classify().action, ExecAction::Raise);
+    assert_eq!(agentic_runtime::provider::ModelError::parse("TypeError: bad").classify().action, ExecAction::Raise);
 }
 
 // Paused time: the backoff is virtual. The attempt's timer (the default `timeout_ms`) is set, but the
@@ -272,8 +274,8 @@ async fn one_resilient_serves_many_calls_each_with_its_own_attempts() {
 async fn a_call_can_be_spawned_onto_another_task() {
     static SPAWNED: RetryPolicy = RetryPolicy::new();
     let file = TempFile::new("spawned.jsonl");
-    let journal: &'static agentic_runtime::Journal =
-        Box::leak(Box::new(agentic_runtime::Journal::open(file.path()).unwrap()));
+    let journal: &'static agentic_runtime::observe::journal::Journal =
+        Box::leak(Box::new(agentic_runtime::observe::journal::Journal::open(file.path()).unwrap()));
     let resilient = std::sync::Arc::new(
         Resilient::new(String::from("spawned"), &SPAWNED)
             .validate(|value: &u32| if *value > 0 { Ok(()) } else { Err("zero".into()) })

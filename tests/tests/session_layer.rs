@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{Jitter, Message, RetryPolicy, Runtime, ScriptedProvider, Step, StopReason, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::message::{Message, StopReason};
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Step};
 use tokio::time::Instant;
 
 /// The defaults without jitter: pins the exact schedule.

@@ -17,8 +17,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{EventStream, Request, StreamEvent};
-use agentic_runtime::{ExecError, ExecErrorKind, Jitter, ModelError, Provider, Reply, RetryPolicy, Runtime, Verdict};
+use agentic_runtime::provider::{ModelError, Provider};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime};
 use agentic_test_support::wires::{self, Wire};
 use futures_core::Stream;
 use tokio::time::Instant;

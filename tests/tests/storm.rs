@@ -3,8 +3,11 @@
 
 use std::time::Duration;
 
-use agentic_runtime::budget::RetryQuota;
-use agentic_runtime::{AgentSession, ExecErrorKind, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::exec::AgentSession;
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::storm::RetryQuota;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 
 /// Runs `count` concurrent execs and returns (requests made, successes).
 async fn storm(runtime: &Runtime, provider: &ScriptedProvider, count: usize) -> (usize, usize) {
@@ -232,7 +235,7 @@ async fn a_cooldown_past_the_callers_cap_is_refused_not_waited_in_part() {
 
 #[test]
 fn http_providers_are_scoped_by_a_fingerprint_of_url_and_key_never_the_key() {
-    use agentic_runtime::{AnthropicProvider, OpenAiProvider, Provider};
+    use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider};
     let key = "sk-canary-SECRET-scope";
     let a = OpenAiProvider::new("https://api.openai.com/v1", Some(key.to_owned()));
     let b = OpenAiProvider::new("https://api.openai.com/v1/", Some(key.to_owned())).with_model("other");

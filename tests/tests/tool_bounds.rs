@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use agentic_runtime::lines::MAX_LINE_BYTES;
 use agentic_runtime::message::ContentBlock;
-use agentic_runtime::trace::TraceSink;
-use agentic_runtime::trace::grade::{Category, grade_lines};
-use agentic_runtime::{Message, Runtime, ScriptedProvider, Step, ToolError, Toolbox};
+use agentic_runtime::message::Message;
+use agentic_runtime::observe::trace::TraceSink;
+use agentic_runtime::observe::trace::grade::{Category, grade_lines};
+use agentic_runtime::{Runtime, ScriptedProvider, Step, ToolError, Toolbox};
 use serde_json::json;
 
 /// How many calls are running, the most that ever ran at once, and how many ran in all.

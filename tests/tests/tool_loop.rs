@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
 use agentic_runtime::message::ContentBlock;
-use agentic_runtime::trace::grade::{Category, grade_lines};
-use agentic_runtime::trace::{TraceEvent, TraceSink};
+use agentic_runtime::message::Message;
+use agentic_runtime::observe::trace::grade::{Category, grade_lines};
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::{
-    ExecError, ExecErrorKind, Jitter, Message, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, ToolError, Toolbox,
-    agentic_function,
+    ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, ToolError, Toolbox, agentic_function,
 };
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;

@@ -6,8 +6,8 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Duration;
 
 use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::tool::{SOURCE_TIMEOUT_GRACE, Tool, ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
-use agentic_runtime::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, ScriptedProvider, Step, agentic_function};
 use serde_json::{Value, json};
 
@@ -82,11 +82,11 @@ impl Tool for Charge {
     }
 }
 
-fn results(reply_history: &[agentic_runtime::Message]) -> Vec<(String, bool)> {
+fn results(reply_history: &[agentic_runtime::message::Message]) -> Vec<(String, bool)> {
     reply_history
         .iter()
         .flat_map(|message| match message {
-            agentic_runtime::Message::User { content } => content.clone(),
+            agentic_runtime::message::Message::User { content } => content.clone(),
             _ => Vec::new(),
         })
         .filter_map(|block| match block {

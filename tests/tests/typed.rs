@@ -2,7 +2,10 @@
 //! limit cut, is a rejected attempt whose reason goes back to the model; the schema reaches every
 //! request.
 
-use agentic_runtime::{ExecErrorKind, Jitter, Message, RetryPolicy, Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::message::Message;
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
 
 #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
 struct Invoice {
@@ -94,7 +97,7 @@ async fn every_rule_of_the_policy_bounds_the_retries() {
 async fn read_invoice(
     runtime: &Runtime,
     text: &str,
-) -> Result<agentic_runtime::TypedReply<Invoice>, agentic_runtime::ExecError> {
+) -> Result<agentic_runtime::exec::TypedReply<Invoice>, agentic_runtime::ExecError> {
     runtime.exec_json_reply::<Invoice>(text).await
 }
 

@@ -6,8 +6,10 @@
 use std::sync::{Arc, Mutex};
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::message::{Message, Role};
+use agentic_runtime::provider::Provider;
 use agentic_runtime::provider::{EventStream, Request};
-use agentic_runtime::{Message, Provider, RetryPolicy, Role, Runtime};
+use agentic_runtime::{RetryPolicy, Runtime};
 use agentic_test_support::wires;
 
 #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]

@@ -1,7 +1,8 @@
 //! Token usage through both layers: the answer's call, every call summed, and the part spent on
 //! attempts that failed (failed calls that reported usage, answers the validator rejected).
 
-use agentic_runtime::{ExecError, Reply, Runtime, ScriptedProvider, Step, Usage, agentic_function};
+use agentic_runtime::message::Usage;
+use agentic_runtime::{ExecError, Reply, Runtime, ScriptedProvider, Step, agentic_function};
 
 #[tokio::test(start_paused = true)]
 async fn usage_sums_a_failed_and_a_successful_call() {
@@ -52,7 +53,7 @@ async fn a_rejected_answer_counts_as_spent_on_a_failed_attempt() {
 
 #[tokio::test(start_paused = true)]
 async fn journal_records_and_decisions_carry_the_tokens() {
-    use agentic_runtime::journal::FailureRecord;
+    use agentic_runtime::observe::journal::FailureRecord;
     let provider = ScriptedProvider::new([
         Step::error("503 overloaded").with_usage(Usage::new(50, 2)),
         Step::http(401, "invalid api key").with_usage(Usage::new(50, 0)),

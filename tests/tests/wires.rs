@@ -3,7 +3,7 @@
 //! `agentic_test_support::wires::all`, without a server (or a provider) for it.
 
 use agentic_chaos::WireFormat;
-use agentic_runtime::WireKind;
+use agentic_runtime::provider::WireKind;
 use agentic_test_support::wires;
 
 #[test]

@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, TransportKind};
+use agentic_runtime::provider::TransportKind;
+use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
 use tokio::time::Instant;
 
 /// Random cases per property: a few hundred execs on the paused clock take well under a second.

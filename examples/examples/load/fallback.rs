@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
-use agentic_runtime::{AnthropicProvider, BreakerSettings, BreakerState, ExecError, OpenAiProvider, Reply, Runtime};
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider};
+use agentic_runtime::storm::{BreakerSettings, BreakerState};
+use agentic_runtime::{ExecError, Reply, Runtime};
 use serde_json::{Value, json};
 
 use super::{Config, POLICY, percentile, scenario};

@@ -24,9 +24,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentic_chaos::{ChaosServer, JournalEntry, RateLimit, Scenario, Step, TokenUsage};
-use agentic_runtime::budget::store::SharedStore;
-use agentic_runtime::pace::Pacing;
-use agentic_runtime::{AnthropicProvider, ExecError, OpenAiProvider, Reply, Runtime, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider};
+use agentic_runtime::storm::pace::Pacing;
+use agentic_runtime::storm::store::SharedStore;
+use agentic_runtime::{ExecError, Reply, Runtime};
 use serde_json::{Value, json};
 
 use super::{milliseconds, on_off};
@@ -506,7 +508,7 @@ async fn child(args: ChildArgs) -> Result<(), String> {
 /// The Redis at `url`, its keys under `prefix`.
 #[cfg(feature = "redis")]
 async fn redis_store(url: &str, prefix: String) -> Result<Arc<dyn SharedStore>, String> {
-    let store = agentic_runtime::budget::redis::RedisStore::connect(url).await.map_err(|error| error.to_string())?;
+    let store = agentic_runtime::storm::redis::RedisStore::connect(url).await.map_err(|error| error.to_string())?;
     Ok(Arc::new(store.with_prefix(prefix)))
 }
 

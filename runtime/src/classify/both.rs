@@ -13,7 +13,7 @@ use crate::message::AssistantMessage;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::AssistantMessage;
+/// use agentic_runtime::message::AssistantMessage;
 /// use agentic_runtime::classify::{ExecAction, verdicts};
 ///
 /// let (session, exec) = verdicts(&AssistantMessage::error_event("Rate limit reached", None));

@@ -28,7 +28,8 @@ impl fmt::Display for SessionVerdict {
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{AssistantMessage, classify::is_retryable_error};
+/// use agentic_runtime::classify::is_retryable_error;
+/// use agentic_runtime::message::AssistantMessage;
 ///
 /// let verdict = is_retryable_error(&AssistantMessage::error_event("Rate limit reached", None));
 /// assert!(verdict.retryable);

@@ -2,7 +2,7 @@
 
 use crate::compact::{Compactor, Overflow};
 use crate::message::Message;
-use crate::session::Run;
+use crate::retry::session::Run;
 
 /// The conversation `compactor` makes of `messages`, which overflowed with `error`; or why there
 /// is none (the compactor's words, or what is wrong with its answer).

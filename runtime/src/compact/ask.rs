@@ -3,12 +3,12 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::backoff::Schedule;
 use crate::compact::AskModel;
 use crate::message::Message;
+use crate::policy::backoff::Schedule;
 use crate::provider::ResponseSchema;
+use crate::retry::session::{Run, run_layer};
 use crate::retry::{Failed, Next};
-use crate::session::{Run, run_layer};
 use crate::tool::ToolSpec;
 
 impl AskModel for Run<'_> {

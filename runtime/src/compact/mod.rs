@@ -59,7 +59,7 @@ pub type CompactFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Message>, St
 /// A compactor that keeps only the prompt and the last turn:
 ///
 /// ```
-/// use agentic_runtime::Message;
+/// use agentic_runtime::message::Message;
 /// use agentic_runtime::compact::{CompactFuture, Compactor, Overflow};
 ///
 /// struct LastTurnOnly;

@@ -76,7 +76,7 @@ impl TransportKind {
 ///
 /// ```
 /// use std::time::Duration;
-/// use agentic_runtime::ModelError;
+/// use agentic_runtime::provider::ModelError;
 ///
 /// let err = ModelError::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(2));
 /// assert_eq!(err.to_string(), "RateLimitError: 429 Too Many Requests");

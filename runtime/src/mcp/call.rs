@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::bound::Dropped;
 use super::error::{describe_status, seconds, transport_words};
 use super::http::Endpoint;
-use crate::lines::shorten;
 use crate::tool::{ToolContext, ToolError};
+use crate::util::lines::shorten;
 
 /// The key of a `tools/call` request's `_meta` that carries the call's idempotency key
 /// ([`ToolContext::idempotency_key`]): `io.agentic/idempotency_key`. A server with side effects

@@ -1,6 +1,6 @@
 //! What can go wrong connecting to an MCP server: [`McpError`].
 
-use crate::causes::{describe, with_causes};
+use crate::util::causes::{describe, with_causes};
 use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;

@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 use super::bound::{Dropped, MCP_MAX_TOOLS};
 use super::cancel::CancelOnDrop;
 use super::error::seconds;
-use crate::lines::shorten;
 use crate::tool::ToolSpec;
+use crate::util::lines::shorten;
 
 /// The most `tools/list` pages read from one server: 128; a server that pages past it is an
 /// error, not a hang. Enough for [`MCP_MAX_TOOLS`] at 8 a page.

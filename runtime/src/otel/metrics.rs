@@ -20,10 +20,10 @@ use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
 use super::scope::scope;
-use crate::semconv::Semconv;
+use crate::observe::semconv::Semconv;
 
 /// The `tracing` target of the core's metric events.
-pub const METRICS_TARGET: &str = crate::telemetry::METRICS;
+pub const METRICS_TARGET: &str = crate::observe::telemetry::METRICS;
 
 /// The duration of each model call, in seconds (a histogram).
 pub const OPERATION_DURATION: &str = "gen_ai.client.operation.duration";

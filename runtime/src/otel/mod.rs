@@ -75,7 +75,7 @@ mod scope;
 #[cfg(test)]
 mod tests;
 
-pub use crate::semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
+pub use crate::observe::semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
 pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
 pub use metrics::{

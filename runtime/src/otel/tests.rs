@@ -191,7 +191,7 @@ fn the_counters_add_up_by_their_attributes() {
 
 #[test]
 fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
-    use crate::budget::{BreakerSettings, CallOutcome, Governor};
+    use crate::storm::{BreakerSettings, CallOutcome, Governor};
 
     let mut points = metrics_of(|| {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
@@ -240,14 +240,14 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
 fn the_open_gauge_follows_every_change_this_process_sees_adopted_ones_included() {
     use std::sync::Arc;
 
-    use crate::budget::test_store::TestStore;
-    use crate::budget::{BreakerSettings, CallOutcome, Governor};
+    use crate::storm::test_store::TestStore;
+    use crate::storm::{BreakerSettings, CallOutcome, Governor};
 
     // Two processes' views of one fleet breaker (one key), told apart by their target names.
     let points = metrics_of(|| {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
         runtime.block_on(async {
-            let store: Arc<dyn crate::budget::store::SharedStore> = Arc::new(TestStore::with_breakers());
+            let store: Arc<dyn crate::storm::store::SharedStore> = Arc::new(TestStore::with_breakers());
             let view = |name: &str| {
                 Governor::new("openai:3f9a0c".to_owned(), None, Some(store.clone())).with_breaker(
                     name.to_owned(),
@@ -278,7 +278,7 @@ fn the_open_gauge_follows_every_change_this_process_sees_adopted_ones_included()
 
 #[test]
 fn the_pacer_counts_the_calls_it_admitted_and_times_the_waits() {
-    use crate::pace::{Limit, LimitKind, RateLimits};
+    use crate::storm::pace::{Limit, LimitKind, RateLimits};
     use crate::{Runtime, ScriptedProvider, Step};
 
     let mut points = metrics_of(|| {
@@ -466,7 +466,7 @@ fn the_latest_conventions_time_each_exec_and_tool_call_from_its_span() {
 /// A scripted provider that names itself as Gemini's does: the name reaches spans and metrics as is.
 struct NamedGemini(crate::ScriptedProvider);
 
-impl crate::Provider for NamedGemini {
+impl crate::provider::Provider for NamedGemini {
     fn name(&self) -> &str {
         "gcp.gemini"
     }
@@ -482,8 +482,9 @@ async fn the_providers_name_is_the_genai_provider_name_on_spans_and_metrics() {
     let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
     let (meter_provider, metrics) = meter_provider();
     let subscriber = tracing_subscriber::registry().with(layer(&tracer_provider, &meter_provider));
-    let provider =
-        NamedGemini(crate::ScriptedProvider::new([crate::Step::ok("hello").with_usage(crate::Usage::new(12, 5))]));
+    let provider = NamedGemini(crate::ScriptedProvider::new([
+        crate::Step::ok("hello").with_usage(crate::message::Usage::new(12, 5))
+    ]));
     let runtime = crate::Runtime::new(provider);
     {
         let _default = tracing::subscriber::set_default(subscriber);
@@ -508,7 +509,7 @@ async fn the_providers_name_is_the_genai_provider_name_on_spans_and_metrics() {
 /// A provider whose content comes late: the first text after 250 ms, the rest 500 ms later.
 struct Paced;
 
-impl crate::Provider for Paced {
+impl crate::provider::Provider for Paced {
     fn name(&self) -> &str {
         "gcp.gemini"
     }

@@ -1,13 +1,16 @@
 //! The retry policy of one `exec`: both layers' settings, caps and the one validation function.
 
+pub mod backoff;
+
 /// The policy's plain values, keys, rules and worst case: the `agentic-policy` crate, which the
 /// attribute judges with too.
 pub use agentic_policy as rules;
 
 use std::time::Duration;
 
-use crate::error::PolicyError;
+pub use crate::error::PolicyError;
 use rules::PolicyValues;
+
 pub use rules::{Jitter, Preset};
 
 /// The policy of one `exec`: how both retry layers behave and what bounds them.
@@ -117,7 +120,8 @@ impl RetryPolicy {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{Preset, RetryPolicy};
+    /// use agentic_runtime::RetryPolicy;
+    /// use agentic_runtime::policy::Preset;
     ///
     /// const GEMINI: RetryPolicy = RetryPolicy::preset(Preset::GeminiFreeTier).with_budget_ms(Some(300_000));
     /// assert!(GEMINI.validate().is_ok());

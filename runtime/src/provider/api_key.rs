@@ -9,7 +9,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::OpenAiProvider;
+/// use agentic_runtime::provider::OpenAiProvider;
 ///
 /// let local = OpenAiProvider::new("http://127.0.0.1:8080/v1", None);
 /// let keyed = OpenAiProvider::new("https://api.openai.com/v1", "sk-example");

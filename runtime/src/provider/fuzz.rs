@@ -24,10 +24,10 @@ pub fn sse(reads: &[&[u8]]) -> (Vec<(String, String)>, bool, Option<ModelError>)
 }
 
 /// What the storm control makes of a server's requested `wait`: the cooldown it sets for every
-/// call of the runtime, as [`AgentSession`](crate::AgentSession) notes it after a failed call.
+/// call of the runtime, as [`AgentSession`](crate::exec::AgentSession) notes it after a failed call.
 pub fn cooldown(wait: Duration) -> Option<Duration> {
     use futures_util::FutureExt as _;
-    let governor = crate::budget::Governor::new("fuzz".to_owned(), None, None);
+    let governor = crate::storm::Governor::new("fuzz".to_owned(), None, None);
     governor.note_hint(wait).now_or_never().expect("no shared store: nothing to wait for");
     governor.cooldown_remaining().now_or_never().expect("no shared store: nothing to wait for")
 }
@@ -36,8 +36,8 @@ pub fn cooldown(wait: Duration) -> Option<Duration> {
 /// `(input, output, used input, used output)` tokens: the wait each call was given (none refused:
 /// no deadline), after learning, reserving and settling as a runtime does. Outside a runtime:
 /// tokio's clock is the system's then, and no wait is slept.
-pub fn pace(steps: &[(crate::pace::RateLimits, [u64; 4])]) -> Vec<Duration> {
-    use crate::pace::{Pacer, Pacing};
+pub fn pace(steps: &[(crate::storm::pace::RateLimits, [u64; 4])]) -> Vec<Duration> {
+    use crate::storm::pace::{Pacer, Pacing};
     let pacer = Pacer::new(&Pacing::from_headers()).expect("on by default");
     let mut waits = Vec::with_capacity(steps.len());
     for (limits, [input, output, used_input, used_output]) in steps {
@@ -45,7 +45,7 @@ pub fn pace(steps: &[(crate::pace::RateLimits, [u64; 4])]) -> Vec<Duration> {
         let demand = pacer.demand(*input, Some(*output));
         let reserved = pacer.reserve(&demand, None).expect("no deadline: never refused");
         waits.push(reserved.wait);
-        pacer.settle(&demand, Some(&crate::Usage::new(*used_input, *used_output)));
+        pacer.settle(&demand, Some(&crate::message::Usage::new(*used_input, *used_output)));
     }
     waits
 }

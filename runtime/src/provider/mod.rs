@@ -44,13 +44,13 @@ use std::time::Duration;
 
 use futures_core::Stream;
 
-use crate::error::ModelError;
 use crate::message::{Message, StopReason};
 use crate::policy::RetryPolicy;
 use crate::tool::ToolSpec;
 
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
+pub use crate::error::{ModelError, TransportKind};
 pub use api_key::ApiKey;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
@@ -208,7 +208,7 @@ pub enum StreamEvent {
     },
     /// The tokens the call has used so far, as the server reported them: each `Usage` event replaces
     /// the one before (a provider whose server reports usage in parts sends the parts merged).
-    Usage(crate::Usage),
+    Usage(crate::message::Usage),
     /// The model that answers, as the server named it (`gen_ai.response.model` in traces).
     Model(String),
     /// The server showed the call is alive without sending content: an event that carries none
@@ -226,7 +226,7 @@ pub enum StreamEvent {
     /// failures alike: the runtime paces the scope's later calls by them (`Runtime::with_pacing`).
     /// HTTP providers send it first, before any other event, when the response carries any.
     /// Boxed: every event of every call is moved through the stream, and most carry no limits.
-    RateLimits(Box<crate::pace::RateLimits>),
+    RateLimits(Box<crate::storm::pace::RateLimits>),
     /// The provider sent an error event; it becomes the final message as it is.
     Error {
         /// The event's text, as sent (possibly empty).

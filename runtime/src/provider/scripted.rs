@@ -8,9 +8,9 @@ use futures_util::stream;
 
 use super::{EventStream, Provider, Request, ResponseSchema, StreamEvent};
 use crate::error::{ModelError, TransportKind};
+use crate::message::usage::Usage;
 use crate::message::{Message, StopReason};
-use crate::pace::RateLimits;
-use crate::usage::Usage;
+use crate::storm::pace::RateLimits;
 
 /// One scripted model call: what the [`ScriptedProvider`] answers the next time it is called.
 ///
@@ -540,7 +540,7 @@ mod tests {
         let tools = [ToolSpec::new("get_weather", "", serde_json::Value::Null)];
         let mut request = Request::new(&history);
         request.tools = &tools;
-        let first = crate::agent::run(&provider, &request, None).await.unwrap();
+        let first = crate::retry::call::run(&provider, &request, None).await.unwrap();
         assert_eq!(first.stop_reason, StopReason::ToolUse);
         assert_eq!(
             first.content,
@@ -553,9 +553,9 @@ mod tests {
                 ContentBlock::ToolUse { id: "call_2".into(), name: "get_time".into(), input: json!({}) },
             ]
         );
-        let second = crate::agent::run(&provider, &Request::new(&history), None).await.unwrap();
+        let second = crate::retry::call::run(&provider, &Request::new(&history), None).await.unwrap();
         assert!(matches!(&second.content[0], ContentBlock::ToolUse { id, .. } if id == "call_3"));
-        let third = crate::agent::run(&provider, &Request::new(&history), None).await.unwrap();
+        let third = crate::retry::call::run(&provider, &Request::new(&history), None).await.unwrap();
         assert!(
             matches!(&third.content[0], ContentBlock::ToolUse { input, .. } if *input == json!("{\"city\": ")),
             "{third:?}"

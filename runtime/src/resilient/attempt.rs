@@ -8,8 +8,8 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::budget;
 use crate::policy::RetryPolicy;
+use crate::retry::budget;
 
 /// How one attempt ended.
 pub(crate) enum Outcome<T, E> {

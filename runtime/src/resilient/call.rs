@@ -12,8 +12,8 @@ use tokio::time::{Instant, Sleep};
 
 use super::attempt::{Limit, Outcome, Timer, poll_within};
 use super::{Classify, Failure, Resilient, Validator};
-use crate::budget;
 use crate::policy::RetryPolicy;
+use crate::retry::budget;
 use crate::retry::{Failed, validate_call_policy};
 
 pin_project! {

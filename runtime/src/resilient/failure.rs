@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use super::gave_up::GaveUp;
 use super::{Classification, Classify};
-use crate::budget::Refusal;
-use crate::exec_error::ExecErrorKind;
-use crate::journal::{AttemptRecord, FailureRecord};
-use crate::report::{Decision, Verdict};
+use crate::answer::exec_error::ExecErrorKind;
+use crate::decision::{Decision, Verdict};
+use crate::observe::journal::{AttemptRecord, FailureRecord};
+use crate::storm::Refusal;
 
 /// Why a resilient call gave up, with every attempt: the structured failure of docs/design.md §16.
 ///

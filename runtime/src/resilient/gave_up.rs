@@ -8,8 +8,8 @@
 use std::fmt;
 
 use super::Classification;
+use crate::answer::exec_error::ExecErrorKind;
 use crate::classify::ExecAction;
-use crate::exec_error::ExecErrorKind;
 
 /// The retry layers gave up on this call, for the reason `kind`: the source of every
 /// [`Failure`](super::Failure), and a response extension (`http::Extensions`) on an error response

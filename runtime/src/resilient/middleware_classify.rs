@@ -8,7 +8,7 @@ use super::{Classification, Classify};
 
 /// reqwest-middleware's errors: `Reqwest` by the same rules as the providers' reqwest errors; a
 /// middleware's (`anyhow`) by the first error in its chain a `Classify` here judges (an I/O error,
-/// a reqwest error, a [`ModelError`](crate::ModelError)), else transient, as an error of the
+/// a reqwest error, a [`ModelError`](crate::provider::ModelError)), else transient, as an error of the
 /// client's own stack.
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 impl Classify for reqwest_middleware::Error {
@@ -38,7 +38,7 @@ fn own(error: &(dyn std::error::Error + 'static)) -> Option<Classification> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ModelError;
+    use crate::provider::ModelError;
     use crate::classify::ExecAction;
 
     #[test]
@@ -63,7 +63,7 @@ mod tests {
     /// retry around the client (before, "a middleware of the client's own", transient).
     #[test]
     fn the_layers_failure_inside_a_middleware_error_is_final() {
-        use crate::exec_error::ExecErrorKind;
+        use crate::answer::exec_error::ExecErrorKind;
         use crate::resilient::Failure;
         let failure = Failure::<reqwest_middleware::Error>::of_layer(
             ExecErrorKind::Exhausted,

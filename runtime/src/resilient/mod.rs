@@ -30,17 +30,18 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::backoff::{Rng, Schedule};
-use crate::budget::{Budget, CallLimit, Governor, Refusal};
+use crate::answer::exec_error::ExecErrorKind;
 use crate::classify::{ExecAction, exec_verdict, retry_hint};
+use crate::decision::Rule;
 use crate::error::{ModelError, PolicyError, TransportKind};
-use crate::exec_error::ExecErrorKind;
-use crate::journal::Journal;
+use crate::observe::journal::Journal;
 use crate::policy::RetryPolicy;
+use crate::policy::backoff::{Rng, Schedule};
 #[cfg(feature = "providers")]
 use crate::provider::Secret;
-use crate::report::Rule;
+use crate::retry::budget::{Budget, CallLimit};
 use crate::retry::{Failed, Next, RetryState};
+use crate::storm::{Governor, Refusal};
 use attempt::{Attempt, Limit, Outcome};
 use call::Call;
 pub use failure::Failure;

@@ -184,7 +184,7 @@ mod tests {
     /// was "an error of a layer of the client's own", transient.
     #[test]
     fn a_failure_of_the_layers_boxed_is_final() {
-        use crate::exec_error::ExecErrorKind;
+        use crate::answer::exec_error::ExecErrorKind;
         use crate::resilient::Failure;
         let failure =
             |kind| Failure::<OpenAIError>::of_layer(kind, "request", Vec::new(), (None, 0), Default::default(), None);

@@ -148,7 +148,7 @@ mod tests {
         let class = by_cause(&Layer(Box::new(io)), none).unwrap();
         assert_eq!(class.action, ExecAction::FailPermanently);
         // Inside an I/O error: what it wraps, not its kind.
-        let model = crate::ModelError::http(401, "401 bad key");
+        let model = crate::provider::ModelError::http(401, "401 bad key");
         let wrapped = std::io::Error::other(model.clone());
         assert_eq!(by_cause(&wrapped, none), Some(model.classify()));
         // A chain of nothing known.

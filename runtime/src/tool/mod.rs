@@ -70,7 +70,6 @@
 mod schema;
 mod source;
 mod toolbox;
-mod turn;
 
 use std::fmt;
 use std::future::Future;
@@ -275,6 +274,11 @@ impl ToolError {
     /// An error with `message` (any displayable value: a string, an `io::Error`, ...).
     pub fn new(message: impl fmt::Display) -> Self {
         Self { message: message.to_string() }
+    }
+
+    /// The message, which the model reads as the tool's result.
+    pub(crate) fn into_message(self) -> String {
+        self.message
     }
 
     /// The text the model gets.

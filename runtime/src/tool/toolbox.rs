@@ -16,9 +16,9 @@ use super::{
     DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOL_TIMEOUT,
     SOURCE_TIMEOUT_GRACE, Tool, ToolContext, ToolError, ToolFuture, ToolSource, ToolSpec,
 };
-use crate::lines::shorten;
 use crate::message::{ContentBlock, Message};
 use crate::policy::rules::format_ms;
+use crate::util::lines::shorten;
 
 /// The tools offered to the model, by name. Cloning is cheap: clones share the tools.
 ///

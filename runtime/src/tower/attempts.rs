@@ -18,19 +18,20 @@ use tokio::time::Instant;
 use super::bounded::BodyBounds;
 use super::response::{ErrorBody, HttpResponse};
 use super::{Layered, Replay};
-use crate::backoff::Schedule;
-use crate::budget::{Budget, CallLimit, Refusal};
+use crate::answer::exec_error::ExecErrorKind;
 use crate::classify::{ExecAction, Scan, retry_hint_of, session_verdict_of};
+use crate::decision::{Layer, Rule, Verdict, Why};
 use crate::error::{ModelError, TransportKind};
-use crate::exec_error::ExecErrorKind;
 use crate::message::AssistantMessage;
+use crate::policy::backoff::Schedule;
 use crate::provider::{CallBounds, MAX_ERROR_BODY, Secret, redact, response_error_redacted};
-use crate::report::{Layer, Rule, Verdict, Why};
 use crate::resilient::attempt::{Attempt, Limit, Outcome};
 use crate::resilient::redact as redacted;
 use crate::resilient::{Classify, Failure, GaveUp};
+use crate::retry::budget::{Budget, CallLimit};
+use crate::retry::session::{CallFailure, breaker_outcome, session_rules};
 use crate::retry::{Failed, Judged, Next, RetryState};
-use crate::session::{CallFailure, breaker_outcome, session_rules};
+use crate::storm::Refusal;
 
 /// Sends one attempt's request: a tower service (readiness, then the call), or the rest of a
 /// reqwest-middleware chain.

@@ -11,10 +11,10 @@ use bytes::{Buf, Bytes};
 use http_body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use crate::budget::Bound;
 use crate::error::{ModelError, TransportKind};
 use crate::policy::RetryPolicy;
 use crate::policy::rules::{format_ms, millis};
+use crate::storm::Bound;
 
 /// The time bounds of a success's body, from the policy and the request's deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -75,16 +75,16 @@ pub use self::middleware::RetryMiddleware;
 pub use self::openai::last_openai_error;
 pub use self::replay::Replay;
 pub use self::response::{ErrorBody, HttpResponse};
-use crate::backoff::Rng;
-use crate::budget::{Governor, RetryQuota};
+use crate::decision::{Decision, Observer};
 use crate::error::PolicyError;
-use crate::pace::Pacing;
+use crate::exec::Runtime;
 use crate::policy::RetryPolicy;
+use crate::policy::backoff::Rng;
 use crate::provider::Secret;
-use crate::report::{Decision, Observer};
 use crate::resilient::{Classify, Failure};
 use crate::retry::validate_policy;
-use crate::runtime::Runtime;
+use crate::storm::pace::Pacing;
+use crate::storm::{Governor, RetryQuota};
 
 /// A tower [`Layer`](tower_layer::Layer) that wraps a service in [`Retry`]: both retry layers of an
 /// exec, under one [`RetryPolicy`], for every request the service sends.

@@ -4,8 +4,8 @@
 #![allow(dead_code)] // each test file uses part of it
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_runtime::ModelError;
 use agentic_runtime::message::Message;
+use agentic_runtime::provider::ModelError;
 use agentic_runtime::provider::{OpenAiProvider, Provider, Request, StreamEvent};
 use agentic_runtime::resilient::{Classification, Classify};
 use futures_util::StreamExt as _;

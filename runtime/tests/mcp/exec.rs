@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use agentic_runtime::mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
+use agentic_runtime::observe::trace::grade::{Category, RunGrade, grade_lines};
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::tool::Toolbox;
-use agentic_runtime::trace::grade::{Category, RunGrade, grade_lines};
-use agentic_runtime::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{Reply, Runtime, ScriptedProvider, Step};
 use serde_json::json;
 

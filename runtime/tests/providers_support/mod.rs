@@ -7,10 +7,10 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentic_runtime::AssistantMessage;
-use agentic_runtime::ModelError;
-use agentic_runtime::agent;
+use agentic_runtime::exec;
+use agentic_runtime::message::AssistantMessage;
 use agentic_runtime::message::Message;
+use agentic_runtime::provider::ModelError;
 use agentic_runtime::provider::{Provider, Request, ResponseSchema, StreamEvent};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -233,17 +233,17 @@ async fn read_request(socket: &mut TcpStream) -> Option<Recorded> {
     Some(Recorded { method, path, headers, body, raw: String::from_utf8_lossy(&raw).into_owned() })
 }
 
-/// One call through `agent::run` (as the session layer makes it), with the request's timeout.
+/// One call through `exec::call_once` (as the session layer makes it), with the request's timeout.
 pub async fn call(provider: &dyn Provider, timeout: Option<Duration>) -> AssistantMessage {
     let history = [Message::user("What is the answer?")];
     let mut request = Request::new(&history);
     request.system = Some("Answer briefly.");
     request.timeout = timeout;
     request.call = 3;
-    agent::run(provider, &request, None).await.expect("not a programming error")
+    exec::call_once(provider, &request, None).await.expect("not a programming error")
 }
 
-/// The events of one call, straight from the provider (what `agent::run` reads).
+/// The events of one call, straight from the provider (what `exec::call_once` reads).
 pub async fn events(provider: &dyn Provider) -> Vec<Result<StreamEvent, ModelError>> {
     use futures_util::StreamExt as _;
     let history = [Message::user("What is the answer?")];
@@ -251,12 +251,12 @@ pub async fn events(provider: &dyn Provider) -> Vec<Result<StreamEvent, ModelErr
     provider.stream(&request).collect().await
 }
 
-/// One call through `agent::run` whose answer must follow `schema`.
+/// One call through `exec::call_once` whose answer must follow `schema`.
 pub async fn schema_call(provider: &dyn Provider, schema: &ResponseSchema) -> AssistantMessage {
     let history = [Message::user("What is the answer? Answer in JSON.")];
     let mut request = Request::new(&history);
     request.schema = Some(schema);
-    agent::run(provider, &request, None).await.expect("not a programming error")
+    exec::call_once(provider, &request, None).await.expect("not a programming error")
 }
 
 /// The answering model a call's events named, if any.

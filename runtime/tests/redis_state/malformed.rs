@@ -3,8 +3,9 @@
 //! settings'), repaired in Redis, and given an expiry, so that one bad key costs the fleet nothing
 //! it would not have paid without it, and never outlives its expiry.
 
-use agentic_runtime::budget::store::StoreKey;
-use agentic_runtime::{BreakerState, Verdict};
+use agentic_runtime::decision::Verdict;
+use agentic_runtime::storm::BreakerState;
+use agentic_runtime::storm::store::StoreKey;
 use agentic_test_support::captured_log::capture;
 
 use crate::support::{FAST, hgetall, hset, pttl, raw, redis_url, server_ms, store, two_targets, with_fallback};
@@ -163,8 +164,9 @@ async fn malformed_window_fields_are_deleted_and_count_nothing() {
 /// expiry, including one a person wrote without it that the runtime then read.
 #[tokio::test]
 async fn every_key_the_runtime_touches_expires() {
-    use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
-    use agentic_runtime::{BreakerSettings, Runtime, ScriptedProvider, Step};
+    use agentic_runtime::storm::BreakerSettings;
+    use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
+    use agentic_runtime::{Runtime, ScriptedProvider, Step};
     let Some(url) = redis_url("every_key_the_runtime_touches_expires") else { return };
     let prefix = crate::support::prefix("ttl");
     let store = store(&url, &prefix).await;

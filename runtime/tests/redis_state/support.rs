@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::budget::redis::RedisStore;
-use agentic_runtime::{BreakerSettings, Jitter, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::policy::Jitter;
+use agentic_runtime::storm::BreakerSettings;
+use agentic_runtime::storm::redis::RedisStore;
+use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Step};
 
 /// The URL of the test server, or `None` (after saying so) when the tests are to skip.
 pub(crate) fn redis_url(test: &str) -> Option<String> {

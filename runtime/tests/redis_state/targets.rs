@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use agentic_runtime::budget::store::{SharedStore, StoreKey};
-use agentic_runtime::pace::{Limit, LimitKind, RateLimits};
+use agentic_runtime::decision::Verdict;
 use agentic_runtime::provider::{EventStream, Provider, Request};
-use agentic_runtime::{Runtime, ScriptedProvider, Step, Verdict};
+use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
+use agentic_runtime::storm::store::{SharedStore, StoreKey};
+use agentic_runtime::{Runtime, ScriptedProvider, Step};
 
 use crate::support::{FAST, pttl, redis_url, store};
 

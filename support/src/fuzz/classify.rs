@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use agentic_runtime::classify::{exec_verdict, is_context_overflow, retry_hint, session_verdict, verdicts};
-use agentic_runtime::{AssistantMessage, ModelError, StopReason, TransportKind};
+use agentic_runtime::message::{AssistantMessage, StopReason};
+use agentic_runtime::provider::{ModelError, TransportKind};
 
 /// Kinds the classifiers know by name, and one they do not.
 const KINDS: [&str; 8] = [

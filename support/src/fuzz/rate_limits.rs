@@ -10,7 +10,7 @@
 use std::time::{Duration, SystemTime};
 
 use agentic_runtime::__fuzz;
-use agentic_runtime::pace::{LimitKind, RateLimits};
+use agentic_runtime::storm::pace::{LimitKind, RateLimits};
 
 /// Every header the parser reads: OpenAI's two limits, then Anthropic's four, each its limit,
 /// remaining and reset.

@@ -8,8 +8,8 @@
 use std::time::{Duration, SystemTime};
 
 use agentic_runtime::__fuzz;
-use agentic_runtime::ModelError;
 use agentic_runtime::classify::{exec_verdict, retry_hint};
+use agentic_runtime::provider::ModelError;
 
 /// Never panics; a wait is what the typed error carries, and the runtime can note it as a cooldown.
 pub fn check(data: &[u8]) {

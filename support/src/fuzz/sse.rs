@@ -74,7 +74,7 @@ fn split_reads(body: &[u8], split: u8) -> Vec<&[u8]> {
 }
 
 /// At most one final item (`Done`, an error event or an `Err`), and last; no key in an error.
-fn check_items(items: &[Result<StreamEvent, agentic_runtime::ModelError>]) {
+fn check_items(items: &[Result<StreamEvent, agentic_runtime::provider::ModelError>]) {
     let finals = items
         .iter()
         .filter(|item| matches!(item, Err(_) | Ok(StreamEvent::Done { .. } | StreamEvent::Error { .. })))

@@ -23,8 +23,8 @@ use super::send::{
     BodyKind, Fallback, Phase, body_kind, error_body_deadline, read_bounded, read_capped, transport_error,
 };
 use crate::error::{ModelError, TransportKind};
-use crate::pace::{RateLimits, is_rate_limit_header};
 use crate::policy::rules::{format_ms, millis};
+use crate::storm::pace::{RateLimits, is_rate_limit_header};
 
 /// Sends `request` and streams the response through `decoder`, within `bounds.connect` (the
 /// client's) and `bounds.headers`; `fallback`, if the first response calls for it.

@@ -1,5 +1,5 @@
 //! What every HTTP wire shares, naming none: where a call goes ([`endpoint`]), the configuration
-//! from the environment and which server its key may go to ([`env`]), sending it
+//! from the environment and which server its key may go to ([`env`](mod@env)), sending it
 //! ([`send`]), the server's hints ([`hints`]), errors typed and redacted ([`errors`]), the stream
 //! loop ([`driver`]), borrowed-parse helpers ([`json`]), what a decoder could not read ([`decode`]), and the seam a wire plugs into ([`seam`]:
 //! [`Wire`], [`Decoder`], [`Out`]; its module docs are the manual for writing a wire).

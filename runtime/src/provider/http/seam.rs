@@ -47,7 +47,7 @@ use super::env::EnvNames;
 use super::errors::{ErrorFacts, error_event};
 use crate::error::ModelError;
 use crate::message::StopReason;
-use crate::usage::Usage;
+use crate::message::usage::Usage;
 
 /// What a wire sends: implemented by the public provider type itself (`OpenAiProvider`), so that
 /// [`stream_call`](super::stream_call)`::<Self>` is one monomorphic copy per wire.

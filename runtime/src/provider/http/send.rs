@@ -111,7 +111,7 @@ pub(super) fn body_kind(response: &reqwest::Response) -> BodyKind {
     }
 }
 
-pub(crate) use crate::causes::describe;
+pub(crate) use crate::util::causes::describe;
 
 /// A streamed JSON `POST` to `url` with `headers`, the `x-agentic-call` header and the call's timeout.
 /// A request that cannot be built (an invalid base URL) is a programming error.

@@ -12,8 +12,8 @@ use super::super::http::{
 use super::super::sse::SseEvent;
 use super::finish;
 use crate::error::ModelError;
+use crate::message::usage::Usage;
 use crate::message::{ContentBlock, Message, StopReason};
-use crate::usage::Usage;
 
 /// A provider for Anthropic's `POST {base}/v1/messages`, streamed (SSE).
 ///

@@ -13,8 +13,8 @@ use super::super::sse::SseEvent;
 use super::anthropic::tool_input;
 use super::finish;
 use crate::error::ModelError;
+use crate::message::usage::Usage;
 use crate::message::{ContentBlock, Message, StopReason};
-use crate::usage::Usage;
 
 /// A provider for Google's Gemini API (`generativelanguage.googleapis.com`), streamed (SSE).
 ///

@@ -30,7 +30,7 @@ use super::http::{self, ConfigError, Endpoint, Item, Secret, Wire};
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::WireKind;
+/// use agentic_runtime::provider::WireKind;
 ///
 /// let kind = WireKind::from_name("anthropic").unwrap();
 /// assert_eq!(kind.base_url_variable(), "ANTHROPIC_BASE_URL");
@@ -175,7 +175,7 @@ impl WireKind {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::WireKind;
+    /// use agentic_runtime::provider::WireKind;
     ///
     /// let env = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-real".to_owned());
     /// let openai = WireKind::OpenAi;

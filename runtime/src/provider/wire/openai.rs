@@ -13,8 +13,8 @@ use super::super::sse::SseEvent;
 use super::finish;
 use super::parts::Content;
 use crate::error::ModelError;
+use crate::message::usage::Usage;
 use crate::message::{ContentBlock, Message, StopReason};
-use crate::usage::Usage;
 
 /// A provider for any OpenAI-compatible `POST {base}/chat/completions` server, streamed (SSE).
 ///

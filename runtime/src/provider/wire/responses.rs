@@ -15,8 +15,8 @@ use super::super::{Request, ResponseSchema};
 use super::finish;
 use super::openai::{self, OpenAiProvider};
 use crate::error::ModelError;
+use crate::message::usage::Usage;
 use crate::message::{ContentBlock, Message, StopReason};
-use crate::usage::Usage;
 
 /// A provider for OpenAI's Responses API, `POST {base}/responses`, streamed (SSE): the API OpenAI's
 /// own models and tools moved to, also served by compatible servers (Azure, vLLM, Ollama,

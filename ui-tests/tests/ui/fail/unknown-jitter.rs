@@ -10,7 +10,7 @@ async fn unquoted(runtime: &Runtime) -> Result<Reply, ExecError> {
     runtime.exec("hello").await
 }
 
-#[agentic_function(jitter = agentic_runtime::Jitter::Equal)]
+#[agentic_function(jitter = agentic_runtime::policy::Jitter::Equal)]
 async fn variant(runtime: &Runtime) -> Result<Reply, ExecError> {
     runtime.exec("hello").await
 }

@@ -4,7 +4,8 @@
 
 use std::fmt::Display;
 
-use agentic_runtime::{ExecError, Prompt, Reply, Runtime, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
+use agentic_runtime::exec::Prompt;
 
 #[agentic_function(max_retries = 2)]
 async fn generic<P: Into<Prompt>>(runtime: &Runtime, prompt: P) -> Result<Reply, ExecError> {

@@ -4,7 +4,8 @@
 
 use std::fmt::Display;
 
-use agentic_runtime::{ExecError, Prompt, Runtime, agentic_function};
+use agentic_runtime::{ExecError, Runtime, agentic_function};
+use agentic_runtime::exec::Prompt;
 
 #[agentic_function(session_retries = 1)]
 async fn impl_argument(runtime: &Runtime, prompt: impl Into<Prompt>) -> Result<String, ExecError> {

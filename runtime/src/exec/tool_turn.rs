@@ -1,0 +1,159 @@
+//! Running the calls of one model turn: at most so many, so many at once, each result bounded.
+
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
+use serde_json::Value;
+use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
+
+use crate::message::{AssistantMessage, ContentBlock};
+use crate::observe::trace::RunTrace;
+use crate::tool::{ToolError, ToolOutcome, Toolbox};
+use crate::util::cut::cut;
+use crate::util::lines::shorten;
+
+/// One tool call of the turn: its id, the tool named and the arguments.
+type Call<'a> = (&'a str, &'a str, &'a Value);
+
+impl Toolbox {
+    /// Runs every tool call ([`ContentBlock::ToolUse`]) of one assistant turn and returns their
+    /// outcomes in call order, one per call (other blocks are skipped; no calls, no outcomes).
+    ///
+    /// The calls run **concurrently** (the model asked for them in one turn, so none depends on
+    /// another's result), at most [`max_concurrent_calls`](Toolbox::max_concurrent_calls) at a
+    /// time, each further one starting in call order as one finishes; each outcome is still in
+    /// the position of its call. Only the first [`max_calls_per_turn`](Toolbox::max_calls_per_turn)
+    /// calls run: each one past them is answered with an error saying so. Every failure is an
+    /// outcome with `is_error: true`, never an `Err` and never a retry: see [`Toolbox::call`] for
+    /// the texts. Every text is cut to [`max_result_bytes`](Toolbox::max_result_bytes). No call
+    /// waits longer than its timeout ([`Toolbox::timeout_of`]), so a turn waits at most that
+    /// times the rounds of concurrent calls it takes.
+    pub async fn run_calls(&self, message: &AssistantMessage) -> Vec<ToolOutcome> {
+        self.run_calls_traced(message, None).await
+    }
+
+    /// [`Toolbox::run_calls`], writing to `trace` (when there is one) a `tool_call` event for
+    /// every call, in call order, before any runs, then a `tool_result` event for each as soon as
+    /// it finishes (for the calls that do not run, at once).
+    ///
+    /// Each call's idempotency key ([`ToolContext`](crate::tool::ToolContext)) is this turn's (fresh on
+    /// every call of this method) and the call's id: use [`Toolbox::run_calls_keyed`] to run a
+    /// turn again with the same keys.
+    pub async fn run_calls_traced(&self, message: &AssistantMessage, trace: Option<&RunTrace>) -> Vec<ToolOutcome> {
+        let turn = format!("turn-{:016x}", fastrand::u64(..));
+        self.run_calls_keyed(message, trace, &turn).await
+    }
+
+    /// [`Toolbox::run_calls_traced`] with the idempotency keys of `turn`: each call's key is
+    /// `{turn}/{call id}` (a call id longer than 64 bytes, or with other characters than ASCII
+    /// letters, digits, `_` and `-`, is written as `h` and a 64-bit hash of it). The exec names
+    /// its turns `{run id}/{tool turn number}`: the keys are the same every time that turn's calls
+    /// are run, and differ from every other turn's.
+    pub async fn run_calls_keyed(
+        &self,
+        message: &AssistantMessage,
+        trace: Option<&RunTrace>,
+        turn: &str,
+    ) -> Vec<ToolOutcome> {
+        let calls: Vec<Call<'_>> = message
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::ToolUse { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+                _ => None,
+            })
+            .collect();
+        if let Some(trace) = trace {
+            for (id, name, input) in &calls {
+                trace.tool_call(id, name, input);
+            }
+        }
+        let ran = calls.len().min(self.max_calls_per_turn());
+        let mut runs = calls[..ran].iter().enumerate().map(|(index, &call)| async move {
+            let span = tool_span(call.1, call.0);
+            let key = idempotency_key(turn, call.0);
+            let result = self.call_with_key(call.1, call.2.clone(), call.0, &key).instrument(span.clone()).await;
+            if result.is_err() {
+                record_tool_error(&span);
+            }
+            (index, self.outcome(call, result, trace))
+        });
+        let mut outcomes = Vec::with_capacity(calls.len());
+        let mut running: FuturesUnordered<_> = runs.by_ref().take(self.max_concurrent_calls()).collect();
+        while let Some(done) = running.next().await {
+            outcomes.push(done);
+            running.extend(runs.next());
+        }
+        outcomes.sort_unstable_by_key(|&(index, _)| index);
+        let mut outcomes: Vec<ToolOutcome> = outcomes.into_iter().map(|(_, outcome)| outcome).collect();
+        let refused = ToolError::new(format!(
+            "not run: this turn asked for {} tool calls and a turn runs at most {ran}, the first {ran}; \
+             ask for at most {ran} calls per turn, the most useful first",
+            calls.len()
+        ));
+        for &call in &calls[ran..] {
+            outcomes.push(self.outcome(call, Err(refused.clone()), trace));
+        }
+        outcomes
+    }
+
+    /// The outcome of `call`: its result cut to the bound, traced.
+    fn outcome(
+        &self,
+        (id, name, input): Call<'_>,
+        result: Result<String, ToolError>,
+        trace: Option<&RunTrace>,
+    ) -> ToolOutcome {
+        let (content, is_error) = match result {
+            Ok(text) => (text, false),
+            Err(error) => (error.into_message(), true),
+        };
+        let total = content.len();
+        let content = cut(content, self.max_result_bytes(), total, char::len_utf8, |cut, total| {
+            format!("\n[the tool result was cut here: {cut} of its {total} bytes are not shown]")
+        });
+        if let Some(trace) = trace {
+            trace.tool_result(id, name, is_error, &content);
+        }
+        ToolOutcome { call_id: id.to_owned(), tool: name.to_owned(), input: input.clone(), content, is_error }
+    }
+}
+
+/// The idempotency key of the call `call_id` in `turn`: the id as it is when it is short and
+/// plain, else its hash (a model's ids are its own: a hostile one must not make a key unbounded).
+fn idempotency_key(turn: &str, call_id: &str) -> String {
+    let plain =
+        call_id.len() <= 64 && call_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
+    if plain && !call_id.is_empty() {
+        format!("{turn}/{call_id}")
+    } else {
+        // FNV-1a: stable across processes and Rust versions, as a key kept by a tool must be.
+        let hash = call_id
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
+        format!("{turn}/h{hash:016x}")
+    }
+}
+
+/// The span of one tool call, `execute_tool {name}`, in the OpenTelemetry GenAI conventions'
+/// terms (docs/design.md §14). The arguments and the result are not recorded; a name longer than
+/// a tool's 64 characters (a model's runaway) is shortened.
+fn tool_span(name: &str, call_id: &str) -> Span {
+    let name = shorten(name, 64);
+    tracing::info_span!(
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {name}"),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.call.id = call_id,
+        error.type = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Marks a tool call's span as failed (the tool's error, its timeout or its panic: the model gets
+/// the text, the span the kind).
+fn record_tool_error(span: &Span) {
+    span.record("error.type", "tool_error");
+    span.record("otel.status_code", "ERROR");
+}

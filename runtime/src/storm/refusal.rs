@@ -1,0 +1,172 @@
+//! Why a cap refused a retry, as data a caller can match, with the words a user reads.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::BreakerState;
+use crate::policy::rules::{format_ms, millis};
+use crate::storm::pace::PaceRefused;
+
+/// A time bound on model calls, named by the policy key that sets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Bound {
+    /// One call's time, `timeout_ms`.
+    Call,
+    /// The exec's deadline, `budget_ms`.
+    Budget,
+    /// The model turn's deadline, `turn_timeout_ms`.
+    Turn,
+}
+
+impl Bound {
+    /// The policy key that sets this bound, e.g. `"turn_timeout_ms"`.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Bound::Call => "timeout_ms",
+            Bound::Budget => "budget_ms",
+            Bound::Turn => "turn_timeout_ms",
+        }
+    }
+}
+
+/// Why a cap refused a retry that the layers' rules allowed: the exec stops with kind `budget`
+/// (docs/design.md §7). Its `Display` is what `ExecError::stopped_by` and the journal say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The policy's call cap is reached: "`max_calls` (5) reached after 5 model calls".
+    MaxCalls {
+        /// `max_calls`, or the calls the policy can make when it is not set.
+        cap: u64,
+        /// Model calls made.
+        calls: u32,
+    },
+    /// The server asked for a longer wait than `retry_after_cap_ms` allows.
+    RetryAfterCap {
+        /// The server's requested wait.
+        asked: Duration,
+        /// `retry_after_cap_ms`.
+        cap: Duration,
+    },
+    /// The wait before the next call does not fit before a deadline.
+    Deadline {
+        /// The deadline: [`Bound::Budget`] or [`Bound::Turn`].
+        bound: Bound,
+        /// That bound's setting, in milliseconds.
+        setting_ms: u64,
+        /// The wait.
+        wait: Duration,
+        /// The time left before the deadline.
+        left: Duration,
+        /// The wait is the server's (its hint was at least the computed backoff).
+        requested_by_server: bool,
+    },
+    /// The runtime's retry budget allows no retry now: the retries of its window already reach
+    /// what the window's successes and its floor pay for (storm control, docs/design.md §10).
+    RetryBudget {
+        /// Successful model calls in the window.
+        successes: u64,
+        /// Retries sent in the window.
+        retries: u64,
+        /// The window (`RetryQuota::with_window`).
+        window: Duration,
+        /// Retries allowed per 100 successes (`RetryQuota::with_retry_percent`).
+        retry_percent: u32,
+        /// Retries allowed in any window whatever succeeded (`RetryQuota::with_min_retries`).
+        min_retries: u32,
+    },
+    /// Every target of a runtime with fallbacks is skipped by its open circuit breaker
+    /// (`Runtime::with_fallback`): no call is made, at no cost, until an open period ends.
+    CircuitOpen {
+        /// The last target skipped, `"<provider>/<model>"`.
+        target: String,
+        /// Its breaker's state.
+        state: BreakerState,
+    },
+    /// The wait for a rate limit of the provider's scope does not fit before the deadline
+    /// (`Runtime::with_pacing`): no call is made, none is refused by the server.
+    RateLimit(PaceRefused),
+    /// The provider's scope is cooling down (an earlier call's server asked its callers to wait,
+    /// maybe another exec's or another process's with a larger cap) for longer than this exec may
+    /// wait: no call is made, none before the time the server asked for.
+    Cooldown {
+        /// What is left of the cooldown.
+        left: Duration,
+        /// Why it may not be waited: [`Refusal::RetryAfterCap`] (longer than
+        /// `retry_after_cap_ms`) or [`Refusal::Deadline`] (past the time left).
+        cause: Box<Refusal>,
+    },
+}
+
+impl Refusal {
+    /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
+    /// `"retry_budget"`, `"circuit_open"`, `"rate_limit"` or `"cooldown"` (the `agentic.refusal`
+    /// attribute of the metrics).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Refusal::MaxCalls { .. } => "max_calls",
+            Refusal::RetryAfterCap { .. } => "retry_after_cap",
+            Refusal::Deadline { .. } => "deadline",
+            Refusal::RetryBudget { .. } => "retry_budget",
+            Refusal::CircuitOpen { .. } => "circuit_open",
+            Refusal::RateLimit(_) => "rate_limit",
+            Refusal::Cooldown { .. } => "cooldown",
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::MaxCalls { cap, calls } => write!(f, "`max_calls` ({cap}) reached after {calls} model calls"),
+            Refusal::RetryAfterCap { asked, cap } => {
+                let cap = format_ms(millis(*cap));
+                match millis(*asked) {
+                    u64::MAX => write!(f, "server asked to wait longer than a clock can count"),
+                    ms => write!(f, "server asked to wait {}", format_ms(ms)),
+                }?;
+                write!(f, "; cap is {cap} (`retry_after_cap_ms`)")
+            }
+            Refusal::Deadline { bound, setting_ms, wait, left, requested_by_server } => {
+                let asked = if *requested_by_server { "the server's requested" } else { "the" };
+                write!(
+                    f,
+                    "`{}` ({setting_ms}) would run out: {asked} wait of {} does not fit in the {} left",
+                    bound.key(),
+                    format_ms(millis(*wait)),
+                    format_ms(millis(*left))
+                )
+            }
+            Refusal::RetryBudget { successes, retries, window, retry_percent, min_retries } => {
+                let window = format_ms(millis(*window));
+                write!(
+                    f,
+                    "the retry budget is empty: {retries} retries against {successes} successful calls in the last \
+                     {window} (the Runtime's retry quota allows {retry_percent} retries per 100 successes, plus \
+                     {min_retries} in any {window}); it refills as calls succeed"
+                )
+            }
+            Refusal::CircuitOpen { target, state } => {
+                write!(f, "every target's circuit breaker is open: the last, `{target}`, is {state}")
+            }
+            Refusal::RateLimit(refused) => refused.fmt(f),
+            Refusal::Cooldown { left, cause } => {
+                let left = format_ms(millis(*left));
+                write!(f, "the provider is cooling down for {left} more (a server asked its callers to wait), ")?;
+                match cause.as_ref() {
+                    Refusal::RetryAfterCap { cap, .. } => {
+                        write!(f, "longer than `retry_after_cap_ms` ({})", format_ms(millis(*cap)))
+                    }
+                    Refusal::Deadline { bound, setting_ms, left, .. } => write!(
+                        f,
+                        "which does not fit in the {} left of `{}` ({setting_ms})",
+                        format_ms(millis(*left)),
+                        bound.key()
+                    ),
+                    other => other.fmt(f),
+                }
+            }
+        }
+    }
+}
