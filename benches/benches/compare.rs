@@ -40,7 +40,7 @@ const CAPPED: RetryPolicy = RetryPolicy::new()
     .with_jitter(Jitter::Full)
     .with_max_delay_ms(Some(10_000))
     .with_max_calls(Some(3))
-    .with_timeout_ms(Some(5_000))
+    .with_timeout_ms(5_000)
     .with_budget_ms(Some(60_000));
 /// backon's equivalent: 2 retries, 1.5 s doubling, no cap, no jitter.
 const BACKON: ExponentialBuilder = ExponentialBuilder::new()

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
-use agentic_runtime::Runtime;
+use agentic_runtime::exec::RuntimeBuilder;
 use agentic_runtime::provider::WireKind;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -25,7 +25,7 @@ fn over_loopback(c: &mut Criterion) {
     let mut group = c.benchmark_group("loopback");
     for kind in WireKind::ALL {
         let wire = WireFormat::from_name(kind.name()).expect("the chaos server speaks every wire");
-        let runtime = Runtime::from_shared(kind.provider(server.base_url(wire), None, None));
+        let runtime = RuntimeBuilder::from_shared(kind.provider(server.base_url(wire), None, None)).build().unwrap();
         let endpoint = format!("http://{}{}", server.addr(), wire.request_path(kind.default_model(), true));
         group.bench_function(BenchmarkId::new("exec_both_layers", kind.name()), |b| {
             b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
@@ -45,7 +45,10 @@ fn over_loopback(c: &mut Criterion) {
     }
     group.finish();
 
-    let runtime = Runtime::from_shared(WireKind::OpenAi.provider(server.base_url(WireFormat::OpenAi), None, None));
+    let runtime =
+        RuntimeBuilder::from_shared(WireKind::OpenAi.provider(server.base_url(WireFormat::OpenAi), None, None))
+            .build()
+            .unwrap();
     let mut group = c.benchmark_group("throughput");
     const CONCURRENT: usize = 64;
     group.throughput(Throughput::Elements(CONCURRENT as u64));

@@ -1,5 +1,6 @@
 //! `agentic ask`: one exec against a real provider (or any compatible server), through both layers.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::process::ExitCode;
 
 use agentic_runtime::policy::rules::millis;
@@ -11,7 +12,7 @@ use agentic_runtime::message::Usage;
 use agentic_runtime::observe::journal::Journal;
 use agentic_runtime::observe::trace::TraceSink;
 use agentic_runtime::provider::WireKind;
-use agentic_runtime::{Decision, ExecError, Reply, Runtime};
+use agentic_runtime::{Decision, ExecError, Reply};
 use serde::Serialize;
 
 use crate::fallback_flags::FallbackFlags;
@@ -55,7 +56,7 @@ limit (verdict paced).
 
 Rate limits: the calls are paced by the limits the server's rate-limit headers state (OpenAI's \
 x-ratelimit-*, Anthropic's anthropic-ratelimit-*): a call waits until the requests and tokens it \
-needs are there, when that fits before --budget-ms, and fails with kind budget, naming the limit and \
+needs are there, when that fits before --budget-ms, and fails with kind refused, naming the limit and \
 when it is full again, when it does not. --rpm and --tpm give the limits before any header is seen; \
 --no-pacing sends every call at once. Exit 2 for bad input (a missing key, an \
 invalid policy, a --schema file over 1 MiB).
@@ -72,7 +73,7 @@ fallback on the command line. When the exec fails and a wire's variable held a k
 was not sent, a note on stderr says so. The exec moves to the next target at once, without \
 sleeping, when the target's circuit breaker is open (at least half of at least 20 calls in 10 s \
 failed; it stays open 30 s, then lets one probe through), when its cooldown or Retry-After is longer \
-than --retry-after-cap-ms or the time left, when its retry budget is empty, on its own permanent \
+than --retry-after-cap-ms or the time left, when its retry quota is empty, on its own permanent \
 errors (its key refused, its quota spent, its model not found, a redirect, a refused certificate, a \
 200 that is not an answer), and when layer 1 has used its --session-retries on a transient failure; \
 it stays on a Retry-After within the cap and the time left, and on a transient failure with retries \
@@ -191,11 +192,12 @@ fn ask(args: &Args) -> ExitCode {
         Ok(tools) => tools,
         Err(message) => return usage_error(message),
     };
-    let runtime = fallbacks
+    let mut runtime = fallbacks
         .into_iter()
         .map(|target| target.provider)
-        .fold(Runtime::from_shared(primary.provider), Runtime::with_fallback_shared);
-    let mut runtime = runtime.with_pacing(pacing);
+        .fold(RuntimeBuilder::from_shared(primary.provider), RuntimeBuilder::with_fallback_shared)
+        .with_policy(policy)
+        .with_pacing(pacing);
     let progress = Progress::on_terminal(&policy, args.quiet, args.verbose).map(std::sync::Arc::new);
     if args.verbose {
         runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
@@ -234,17 +236,18 @@ fn ask(args: &Args) -> ExitCode {
             Err(message) => return usage_error(message),
         }
     }
+    let runtime = match runtime.build() {
+        Ok(runtime) => runtime,
+        Err(error) => return usage_error(error.to_string()),
+    };
     if let Some(progress) = &progress {
         progress.start(runtime.provider().name());
     }
     let result = match &schema {
-        None => tokio.block_on(runtime.exec_with(&policy, prompt)),
-        Some(file) => tokio.block_on(runtime.exec_json_schema_with(
-            &policy,
-            file.schema.clone(),
-            |answer| file.check(answer),
-            prompt,
-        )),
+        None => tokio.block_on(runtime.exec(prompt)),
+        Some(file) => {
+            tokio.block_on(runtime.request(prompt).schema(file.schema.clone(), |answer| file.check(answer)).send())
+        }
     };
     if let Some(progress) = &progress {
         progress.finish();
@@ -398,13 +401,13 @@ impl<'a> JsonOutcome<'a> {
 impl<'a> JsonAttempt<'a> {
     fn of(decision: &'a Decision) -> Self {
         Self {
-            layer: decision.layer.name(),
-            attempt: decision.attempt,
-            call: decision.call,
-            error: &decision.error,
-            verdict: decision.verdict.name(),
-            reason: decision.reason.to_string(),
-            delay_ms: decision.delay.map_or(0, millis),
+            layer: decision.layer().name(),
+            attempt: decision.attempt(),
+            call: decision.call(),
+            error: decision.error(),
+            verdict: decision.verdict().name(),
+            reason: decision.reason().to_string(),
+            delay_ms: decision.delay().map_or(0, millis),
         }
     }
 }

@@ -46,27 +46,27 @@ impl Progress {
 
     /// Shows what `decision` makes the exec wait for.
     pub(crate) fn decided(&self, decision: &Decision) {
-        let Some(delay) = decision.delay else {
+        let Some(delay) = decision.delay() else {
             return;
         };
         let wait = format!("{:.1} s", delay.as_secs_f64());
-        let line = match decision.verdict {
+        let line = match decision.verdict() {
             Verdict::Retry => {
-                let (layer, retry, of) = match decision.layer {
+                let (layer, retry, of) = match decision.layer() {
                     Layer::Session => {
                         let mut session = self.session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                        if session.0 != decision.attempt {
-                            *session = (decision.attempt, 0);
+                        if session.0 != decision.attempt() {
+                            *session = (decision.attempt(), 0);
                         }
                         session.1 += 1;
                         ("session", session.1, self.session_retries)
                     }
                     // Exec attempt `attempt` failed: the next is retry `attempt` of `max_retries - 1`.
-                    layer => (layer.name(), decision.attempt, self.max_retries.saturating_sub(1)),
+                    layer => (layer.name(), decision.attempt(), self.max_retries.saturating_sub(1)),
                 };
-                format!("{}; retrying in {wait} ({layer} layer, retry {retry} of {of})", excerpt(&decision.error))
+                format!("{}; retrying in {wait} ({layer} layer, retry {retry} of {of})", excerpt(decision.error()))
             }
-            _ => format!("waiting {wait}: {}", excerpt(&decision.reason.to_string())),
+            _ => format!("waiting {wait}: {}", excerpt(&decision.reason().to_string())),
         };
         self.show(&line);
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::policy::rules::{Key, PolicyValues, format_ms, millis};
 use agentic_runtime::provider::ModelError;
-use agentic_runtime::{Decision, ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{Decision, ExecError, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -74,7 +74,7 @@ pub(crate) struct Args {
 struct Simulation {
     policy: RetryPolicy,
     seed: u64,
-    steps: Vec<Step>,
+    steps: Vec<Scripted>,
 }
 
 /// Why a simulation cannot run.
@@ -140,14 +140,14 @@ fn play(simulation: Simulation) -> Result<Result<Reply, ExecError>, String> {
         .start_paused(true)
         .build()
         .map_err(|error| format!("cannot start the virtual clock: {error}"))?;
-    let provider = ScriptedProvider::new(simulation.steps).with_fallback(Step::ok("ok"));
-    let runtime = Runtime::new(provider).with_jitter_seed(simulation.seed);
-    Ok(clock.block_on(runtime.exec_with(&simulation.policy, "simulate")))
+    let provider = ScriptedProvider::new(simulation.steps).otherwise(Scripted::ok("ok"));
+    let runtime = Runtime::builder(provider).with_jitter_seed(simulation.seed).build().unwrap();
+    Ok(clock.block_on(runtime.request("simulate").policy(&simulation.policy).send()))
 }
 
 fn report(result: &Result<Reply, ExecError>) -> Report {
     let (calls, decisions, elapsed) = facts(result);
-    let sleeps_ms = decisions.iter().filter_map(|decision| decision.delay).map(millis).collect();
+    let sleeps_ms = decisions.iter().filter_map(|decision| decision.delay()).map(millis).collect();
     let (outcome, error_kind, error) = match result {
         Ok(_) => ("ok", None, None),
         Err(error) => ("error", Some(error.kind().name()), Some(error.to_string())),
@@ -168,7 +168,7 @@ fn readable(policy: &RetryPolicy, result: &Result<Reply, ExecError>) -> String {
     let mut lines = vec![format!("policy: {}", policy.describe_worst_case())];
     lines.extend(decisions.iter().map(Decision::to_string));
     let sleeps: Vec<String> =
-        decisions.iter().filter_map(|decision| decision.delay).map(|delay| millis(delay).to_string()).collect();
+        decisions.iter().filter_map(|decision| decision.delay()).map(|delay| millis(delay).to_string()).collect();
     let slept = if sleeps.is_empty() { "no sleeps".to_owned() } else { format!("sleeps {} ms", sleeps.join(", ")) };
     let cost = format!(
         "{calls} model call{}, {slept}, {} elapsed",
@@ -264,10 +264,10 @@ const OUTCOME_SHAPES: &str =
     "\"ok\", {\"error_message\": str, ..}, {\"raise\": str, ..}, {\"hang\": true} or {\"latency_ms\": int}";
 
 /// One outcome as a scripted step.
-fn parse_outcome(index: usize, value: &Value) -> Result<Step, String> {
+fn parse_outcome(index: usize, value: &Value) -> Result<Scripted, String> {
     let place = format!("outcomes[{index}]");
     let object = match value {
-        Value::String(text) if text == "ok" => return Ok(Step::ok("ok")),
+        Value::String(text) if text == "ok" => return Ok(Scripted::ok("ok")),
         Value::Object(_) => value,
         other => {
             return Err(format!("\"{place}\" must be one of {OUTCOME_SHAPES}; found {}", describe(other)));
@@ -281,8 +281,8 @@ fn parse_outcome(index: usize, value: &Value) -> Result<Step, String> {
     let step = match chosen.as_slice() {
         [] => return answering_outcome(&fields, &place, latency),
         ["hang"] => return hang_outcome(&fields),
-        ["error_message"] => Step::error(fields.required_str("error_message")?),
-        [_raise] => Step::raise(ModelError::parse(fields.required_str("raise")?)),
+        ["error_message"] => Scripted::error(fields.required_str("error_message")?),
+        [_raise] => Scripted::raise(ModelError::parse(fields.required_str("raise")?)),
         [first, second, ..] => {
             return Err(format!(
                 "\"{place}\" has both {} and {}; an outcome is one of {OUTCOME_SHAPES}",
@@ -295,7 +295,7 @@ fn parse_outcome(index: usize, value: &Value) -> Result<Step, String> {
 }
 
 /// An outcome object without a shape: an answer after `latency_ms`, which must be there.
-fn answering_outcome(fields: &Fields<'_>, place: &str, latency: Option<Duration>) -> Result<Step, String> {
+fn answering_outcome(fields: &Fields<'_>, place: &str, latency: Option<Duration>) -> Result<Scripted, String> {
     if let Some(typed) = TYPED.iter().find(|key| fields.has(key)) {
         return Err(format!(
             "{} applies to a failure; add \"error_message\" or \"raise\" to \"{place}\"",
@@ -303,25 +303,25 @@ fn answering_outcome(fields: &Fields<'_>, place: &str, latency: Option<Duration>
         ));
     }
     match latency {
-        Some(latency) => Ok(Step::ok("ok").with_latency(latency)),
+        Some(latency) => Ok(Scripted::ok("ok").with_latency(latency)),
         None => Err(format!("\"{place}\" must be one of {OUTCOME_SHAPES}; found an empty object")),
     }
 }
 
 /// `{"hang": true}`, alone: a hang never answers or fails, so nothing else applies.
-fn hang_outcome(fields: &Fields<'_>) -> Result<Step, String> {
+fn hang_outcome(fields: &Fields<'_>) -> Result<Scripted, String> {
     if fields.bool("hang")? != Some(true) {
         return Err(format!("{} must be true (leave the outcome out for a call that answers)", fields.name("hang")));
     }
     if let Some(other) = OUTCOME_FIELDS.iter().find(|key| **key != "hang" && fields.has(key)) {
         return Err(format!("{} does not go with a hang, which never answers or fails", fields.name(other)));
     }
-    Ok(Step::hang())
+    Ok(Scripted::hang())
 }
 
 /// A failing step with the typed facts the outcome gives (status, retry-after, should-retry, code)
 /// and its latency.
-fn with_failure_facts(mut step: Step, fields: &Fields<'_>, latency: Option<Duration>) -> Result<Step, String> {
+fn with_failure_facts(mut step: Scripted, fields: &Fields<'_>, latency: Option<Duration>) -> Result<Scripted, String> {
     if let Some(status) = fields.status("status")? {
         step = step.with_status(status);
     }

@@ -43,9 +43,9 @@ fn prints_one_row_per_cause_most_frequent_first() {
         &[
             rate_limited("summarize", NOV_30 - 5 * MINUTE),
             rate_limited("summarize", NOV_30 - 4 * MINUTE),
-            failure("exec", "budget", "ModelError", NOV_30 - 5 * HOUR),
+            failure("exec", "refused", "ModelError", NOV_30 - 5 * HOUR),
             rate_limited("summarize", NOV_30),
-            failure("exec", "budget", "StreamDroppedError: connection closed", NOV_30 - DAY),
+            failure("exec", "refused", "StreamDroppedError: connection closed", NOV_30 - DAY),
             failure("extract", "permanent", "AuthenticationError: 401 invalid api key", NOV_30 - 2 * DAY),
             retry,
         ],

@@ -132,7 +132,7 @@ fn a_hang_under_a_budget_ends_at_the_deadline() {
     let output = result(json!({"policy": {"budget_ms": 60_000}, "outcomes": [{"hang": true}]}));
     assert_eq!(output["calls"], 1);
     assert_eq!(output["elapsed_ms"], 60_000);
-    assert_eq!(output["error_kind"], "budget");
+    assert_eq!(output["error_kind"], "refused");
     assert!(output["error"].as_str().unwrap().contains("`budget_ms` (60000) would run out"), "{output}");
 }
 
@@ -152,7 +152,7 @@ fn a_hang_is_ended_by_the_default_bounds() {
             "calls": 3,
             "sleeps_ms": [2000, 4000],
             "outcome": "error",
-            "error_kind": "budget",
+            "error_kind": "refused",
             "error": "exec() stopped after 1 attempt: `turn_timeout_ms` (900000) would run out: \
                       the wait of 8 s does not fit in the 0 s left:\n\
                       Attempt 1: TimeoutError: model call timed out after 294 s, \
@@ -183,7 +183,7 @@ fn limits_near_u64_max_answer_at_once() {
             "calls": 1,
             "sleeps_ms": [],
             "outcome": "error",
-            "error_kind": "budget",
+            "error_kind": "refused",
             "error": "exec() stopped after 1 attempt: `budget_ms` (31536000000) would run out: \
                       the wait of 2 s does not fit in the 0 s left:\n\
                       Attempt 1: TimeoutError: model call timed out after 31536000 s (`timeout_ms` = 31536000000)",
@@ -235,14 +235,14 @@ fn retry_after_is_the_wait_on_both_layers() {
 fn retry_after_above_the_cap_stops_with_budget() {
     let output = result(json!({"outcomes": [{"error_message": "overloaded", "retry_after_ms": 120_000}]}));
     assert_eq!(output["calls"], 1);
-    assert_eq!(output["error_kind"], "budget");
+    assert_eq!(output["error_kind"], "refused");
     assert!(output["error"].as_str().unwrap().contains("server asked to wait 120 s; cap is 60 s"), "{output}");
 
     let output = result(json!({
         "policy": {"retry_after_cap_ms": 3000},
         "outcomes": [{"error_message": "overloaded", "retry_after_ms": 5000}]
     }));
-    assert_eq!((output["calls"].as_u64(), output["error_kind"].as_str()), (Some(1), Some("budget")));
+    assert_eq!((output["calls"].as_u64(), output["error_kind"].as_str()), (Some(1), Some("refused")));
 }
 
 #[test]
@@ -250,7 +250,7 @@ fn max_calls_caps_both_layers() {
     let output = result(json!({"policy": {"jitter": "none", "max_calls": 5}, "outcomes": vec![transient(); 12]}));
     assert_eq!(output["calls"], 5);
     assert_eq!(sleeps(&output), [2000, 4000, 8000, 1500]);
-    assert_eq!(output["error_kind"], "budget");
+    assert_eq!(output["error_kind"], "refused");
     assert!(output["error"].as_str().unwrap().contains("`max_calls` (5)"), "{output}");
 }
 

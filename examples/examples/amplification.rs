@@ -1,4 +1,4 @@
-//! How many requests one logical call costs the provider, with and without the retry budget, at
+//! How many requests one logical call costs the provider, with and without the retry quota, at
 //! 200 concurrent calls: during a full outage, during a 30 % transient error rate, and healthy.
 //! Runs the real layers against the scripted provider on a paused clock (instant on the wall clock,
 //! and the same figures every run: the error sequences and the jitter are seeded).
@@ -8,22 +8,28 @@
 //! ```
 
 use agentic_runtime::storm::RetryQuota;
-use agentic_runtime::{Runtime, ScriptedProvider, Step};
+use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 
 const CALLS: usize = 200;
 
 fn provider(error_percent: u8) -> ScriptedProvider {
     let mut rng = fastrand::Rng::with_seed(u64::from(error_percent));
-    let steps: Vec<Step> = (0..CALLS * 12)
-        .map(|_| if rng.u8(0..100) < error_percent { Step::http(503, "Service Unavailable") } else { Step::ok("fine") })
+    let steps: Vec<Scripted> = (0..CALLS * 12)
+        .map(|_| {
+            if rng.u8(0..100) < error_percent {
+                Scripted::http(503, "Service Unavailable")
+            } else {
+                Scripted::ok("fine")
+            }
+        })
         .collect();
-    ScriptedProvider::new(steps).with_fallback(Step::ok("fine"))
+    ScriptedProvider::new(steps).otherwise(Scripted::ok("fine"))
 }
 
 /// Requests per logical call, and how many calls were answered.
 async fn run(error_percent: u8, quota: Option<RetryQuota>) -> (f64, usize) {
     let provider = provider(error_percent);
-    let runtime = Runtime::new(provider.clone()).with_retry_quota(quota).with_jitter_seed(7);
+    let runtime = Runtime::builder(provider.clone()).with_retry_quota(quota).with_jitter_seed(7).build().unwrap();
     let calls: Vec<_> = (0..CALLS)
         .map(|index| {
             let runtime = runtime.clone();
@@ -40,7 +46,7 @@ async fn run(error_percent: u8, quota: Option<RetryQuota>) -> (f64, usize) {
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     println!("{CALLS} concurrent execs, default policy (up to 12 requests each)");
-    println!("retry budget: RetryQuota::standard (one retry per success over a 60 s window, plus 100)\n");
+    println!("retry quota: RetryQuota::standard (one retry per success over a 60 s window, plus 100)\n");
     println!("{:<22} {:>26} {:>26}", "provider", "requests/call, budget", "requests/call, no budget");
     for (label, percent) in [("full outage", 100), ("30 % transient errors", 30), ("healthy", 0)] {
         let (with, ok_with) = run(percent, Some(RetryQuota::standard())).await;

@@ -56,11 +56,11 @@ const TEXT: &str = "Invoice 2026-117. Hosting, November: 40.00 EUR. Support: 2.5
 fn print(decision: &Decision) {
     println!(
         "  {} attempt {}: {} -> {} ({})",
-        decision.layer.name(),
-        decision.attempt,
-        decision.error,
-        decision.verdict,
-        decision.reason
+        decision.layer().name(),
+        decision.attempt(),
+        decision.error(),
+        decision.verdict(),
+        decision.reason()
     );
 }
 
@@ -75,10 +75,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for wire in ["openai", "anthropic"] {
         let server = ChaosServer::start(scenario.clone()).await?;
         let runtime = match wire {
-            "openai" => Runtime::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos")),
-            _ => Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos")),
+            "openai" => Runtime::builder(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos")),
+            _ => Runtime::builder(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos")),
         }
-        .with_observer(print);
+        .with_observer(print)
+        .build()?;
         println!("{wire}:");
         let invoice = read_invoice(&runtime, TEXT).await?;
         println!("  => {invoice:#?}\n");

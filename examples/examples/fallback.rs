@@ -4,7 +4,7 @@
 //!
 //! Two embedded chaos servers on 127.0.0.1: the primary speaks Chat Completions and has a scripted
 //! outage (every request a 503 from 0.6 s to 2.6 s after the start), the secondary speaks
-//! Anthropic Messages and is healthy. One runtime, `Runtime::new(primary).with_fallback(secondary)`,
+//! Anthropic Messages and is healthy. One runtime, `Runtime::builder(primary).with_fallback(secondary).build().unwrap()`,
 //! with a short breaker for the demo (opens at 50 % failures of at least 4 calls in 10 s, open for
 //! 1 s; the defaults are 20 calls, 10 s and 30 s), runs small concurrent waves of execs over the
 //! outage and after it. The example prints each event as it happens: every decision of the layers
@@ -24,7 +24,7 @@
 use std::fmt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
@@ -52,7 +52,7 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 /// Short delays, so that the demo runs in seconds: 4 session calls (20, 40, 80 ms apart) per
 /// attempt, and a timeout per call so that nothing can hang the demo.
 const POLICY: RetryPolicy =
-    RetryPolicy::new().with_session_base_delay_ms(20).with_exec_base_delay_ms(30).with_timeout_ms(Some(5_000));
+    RetryPolicy::new().with_session_base_delay_ms(20).with_exec_base_delay_ms(30).with_timeout_ms(5_000);
 
 const PRIMARY: &str = "openai/gpt-demo";
 const SECONDARY: &str = "anthropic/claude-demo";
@@ -69,30 +69,40 @@ struct Ended {
     failed: bool,
 }
 
-/// One line per decision, as the layers make it (before the sleep they announce).
-fn print_decision(start: Instant, exec: usize, decision: &Decision) {
-    let what = if decision.verdict == Verdict::Fallback {
-        decision.reason.to_string()
-    } else {
-        let delay = decision.delay.map_or_else(String::new, |delay| format!(", sleeping {} ms", delay.as_millis()));
-        // The error's type and status ("ServiceUnavailableError: 503"), not the provider's sentence.
-        let error = decision.error.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
-        format!("{} call {}: {error} -> {}{delay}", decision.layer.name(), decision.call, decision.verdict)
-    };
-    println!("{:6.3} s  exec {exec:>2}  {what}", at(start));
+/// When the run began: the timeline's zero, set once before the first exec.
+static START: OnceLock<Instant> = OnceLock::new();
+
+/// Seconds since the run began.
+fn since_start() -> f64 {
+    START.get().map_or(0.0, |start| at(*start))
 }
 
-/// Runs one exec on a clone of `runtime` whose observer labels its decisions with `exec`.
-async fn run_exec(runtime: Runtime, start: Instant, exec: usize) -> Ended {
+/// One line per decision, as the layers make it (before the sleep they announce), labelled with
+/// the exec it belongs to: one observer hears every exec, and `Decision::exec_id` tells them apart.
+fn print_decision(decision: &Decision) {
+    let exec = decision.exec_id();
+    let what = if decision.verdict() == Verdict::Fallback {
+        decision.reason().to_string()
+    } else {
+        let delay = decision.delay().map_or_else(String::new, |delay| format!(", sleeping {} ms", delay.as_millis()));
+        // The error's type and status ("ServiceUnavailableError: 503"), not the provider's sentence.
+        let error = decision.error().split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+        format!("{} call {}: {error} -> {}{delay}", decision.layer().name(), decision.call(), decision.verdict())
+    };
+    println!("{:6.3} s  exec {exec:>2}  {what}", since_start());
+}
+
+/// Runs one exec (question `n`) on a clone of `runtime`.
+async fn run_exec(runtime: Runtime, start: Instant, n: usize) -> Ended {
     let started = start.elapsed();
-    let runtime = runtime.with_observer(move |decision| print_decision(start, exec, decision));
-    match runtime.exec(format!("question {exec}")).await {
+    match runtime.exec(format!("question {n}")).await {
         Ok(reply) => {
-            let target = reply.target().unwrap_or("?").to_owned();
+            let (exec, target) = (reply.exec_id(), reply.target().unwrap_or("?").to_owned());
             println!("{:6.3} s  exec {exec:>2}  answered by {target} after {} calls", at(start), reply.calls());
             Ended { started, target: Some(target), failed: false }
         }
         Err(error) => {
+            let exec = error.exec_id().unwrap_or_default();
             println!("{:6.3} s  exec {exec:>2}  FAILED: {error}", at(start));
             Ended { started, target: error.target().map(str::to_owned), failed: true }
         }
@@ -196,11 +206,14 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let runtime = Runtime::new(OpenAiProvider::new(primary_server.openai_base_url(), None).with_model("gpt-demo"))
+    let runtime = Runtime::builder(OpenAiProvider::new(primary_server.openai_base_url(), None).with_model("gpt-demo"))
         .with_fallback(AnthropicProvider::new(secondary_server.anthropic_base_url(), None).with_model("claude-demo"))
         .with_breaker(breaker)
         .with_policy(POLICY)
-        .with_jitter_seed(25);
+        .with_jitter_seed(25)
+        .with_observer(print_decision)
+        .build()
+        .expect("the demo's settings are valid");
     println!(
         "primary {PRIMARY} (Chat Completions): a 503 for every request from {:.1} s to {:.1} s; secondary {SECONDARY} \
          (Anthropic Messages): healthy",
@@ -220,7 +233,7 @@ async fn main() -> ExitCode {
     // Both scenario clocks (the outage's) start now.
     primary_server.reset();
     secondary_server.reset();
-    let start = Instant::now();
+    let start = *START.get_or_init(Instant::now);
     let transitions = Arc::new(Mutex::new(Vec::new()));
     let layer = Transitions { start, seen: transitions.clone() };
     if let Err(error) = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer)) {

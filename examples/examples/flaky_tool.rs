@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use agentic_runtime::observe::trace::TraceSink;
 use agentic_runtime::observe::trace::grade::grade_lines;
-use agentic_runtime::{ExecError, Reply, Runtime, ScriptedProvider, Step, ToolError, Toolbox, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, Scripted, ScriptedProvider, ToolError, Toolbox, agentic_function};
 use serde_json::json;
 
 /// Answer questions about the weather, using the `get_weather` tool.
@@ -41,14 +41,14 @@ async fn main() -> std::io::Result<()> {
     );
     // The model: asks for the weather, asks again after each error, then answers.
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::ok("It is 18 °C and sunny in Paris."),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::ok("It is 18 °C and sunny in Paris."),
     ]);
     let path = std::env::temp_dir().join(format!("agentic-flaky-tool-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    let runtime = Runtime::new(provider).with_tools(tools).with_trace(TraceSink::to_file(&path)?);
+    let runtime = Runtime::builder(provider).with_tools(tools).with_trace(TraceSink::to_file(&path)?).build().unwrap();
 
     match weather(&runtime, "What is the weather in Paris?").await {
         Ok(reply) => println!(

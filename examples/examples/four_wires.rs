@@ -12,6 +12,7 @@
 //! cargo run --example four_wires
 //! ```
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::process::ExitCode;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
@@ -33,13 +34,13 @@ fn scenario() -> Scenario {
 }
 
 fn print_decision(decision: &Decision) {
-    let delay = decision.delay.map_or_else(|| "stop".to_owned(), |delay| format!("wait {} ms", delay.as_millis()));
+    let delay = decision.delay().map_or_else(|| "stop".to_owned(), |delay| format!("wait {} ms", delay.as_millis()));
     println!(
         "    {} call {}: {} -> {}, {delay}",
-        decision.layer.name(),
-        decision.call,
-        decision.error,
-        decision.verdict
+        decision.layer().name(),
+        decision.call(),
+        decision.error(),
+        decision.verdict()
     );
 }
 
@@ -51,7 +52,7 @@ async fn run_wire(kind: WireKind) -> Result<(), String> {
     let server = ChaosServer::start(scenario()).await.map_err(|error| format!("the chaos server: {error}"))?;
     let provider = kind.provider(server.base_url(format), None, None);
     println!("{} ({}), {}", kind.name(), provider.name(), kind.summary());
-    let runtime = Runtime::from_shared(provider).with_observer(print_decision);
+    let runtime = RuntimeBuilder::from_shared(provider).with_observer(print_decision).build().unwrap();
     let outcome = answer(&runtime, "Which wire is this?").await;
 
     println!("    journal:");

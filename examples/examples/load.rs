@@ -3,7 +3,7 @@
 //!
 //! Each run starts a chaos server on 127.0.0.1 whose scenario is a seeded random sequence of
 //! `503` and `ok` steps (calls x 12 of them, then `ok`), and one `Runtime` on an `OpenAiProvider`
-//! pointed at it (one reqwest client, one retry budget for all calls). It spawns N
+//! pointed at it (one reqwest client, one retry quota for all calls). It spawns N
 //! `exec_with` calls at once and reports: how they ended (answered, typed error by kind), the
 //! requests the server journaled and requests per logical call, latency per logical call
 //! (p50/p99/max from submission, and the difference to the 0 % run at the same N), the peak
@@ -82,7 +82,7 @@ const POLICY_TIMEOUT_MS: u64 = 10_000;
 const POLICY: RetryPolicy = RetryPolicy::new()
     .with_session_base_delay_ms(POLICY_SESSION_MS)
     .with_exec_base_delay_ms(POLICY_EXEC_MS)
-    .with_timeout_ms(Some(POLICY_TIMEOUT_MS));
+    .with_timeout_ms(POLICY_TIMEOUT_MS);
 
 /// Calls still running this long after the start of a run count as lost (a hang).
 const RUN_LIMIT: Duration = Duration::from_secs(90);
@@ -297,18 +297,18 @@ impl Outcome {
         let (mut injected, mut uninjected, mut last_call, mut uninjected_text) = (0, 0, 0, None);
         for decision in decisions {
             // Both layers may decide about the same failed call: count each call once.
-            if decision.call == last_call {
+            if decision.call() == last_call {
                 continue;
             }
-            last_call = decision.call;
-            if decision.error.starts_with(INJECTED) {
+            last_call = decision.call();
+            if decision.error().starts_with(INJECTED) {
                 injected += 1;
             } else {
                 uninjected += 1;
-                uninjected_text.get_or_insert_with(|| decision.error.clone());
+                uninjected_text.get_or_insert_with(|| decision.error().to_owned());
             }
         }
-        let backoff = decisions.iter().filter_map(|decision| decision.delay).sum();
+        let backoff = decisions.iter().filter_map(|decision| decision.delay()).sum();
         Self { latency, calls, error, injected, uninjected, uninjected_text, backoff }
     }
 }
@@ -463,7 +463,8 @@ async fn run(config: Config) -> std::io::Result<Report> {
     let server = ChaosServer::start(scenario(config)).await?;
     let provider = OpenAiProvider::new(server.openai_base_url(), None);
     let quota = (!config.bucket_off).then(RetryQuota::standard);
-    let runtime = Runtime::new(provider).with_policy(POLICY).with_jitter_seed(7).with_retry_quota(quota);
+    let runtime =
+        Runtime::builder(provider).with_policy(POLICY).with_jitter_seed(7).with_retry_quota(quota).build().unwrap();
 
     let started = Instant::now();
     let mut handles = Vec::with_capacity(config.calls);
@@ -471,7 +472,7 @@ async fn run(config: Config) -> std::io::Result<Report> {
         let runtime = runtime.clone();
         let submitted = Instant::now();
         handles.push(tokio::spawn(async move {
-            let result = runtime.exec_with(&POLICY, format!("load call {index}")).await;
+            let result = runtime.request(format!("load call {index}")).policy(&POLICY).send().await;
             Outcome::new(&result, submitted.elapsed())
         }));
     }
@@ -491,7 +492,7 @@ async fn run(config: Config) -> std::io::Result<Report> {
     let wall = started.elapsed();
     let hwm_peak_kib = status_kib("VmHWM:");
     let kernel = Kernel::read().since(kernel_before);
-    let tokens_left = runtime.retry_budget();
+    let tokens_left = runtime.retry_quota_left();
     let journal = server.journal();
     drop(runtime);
     server.shutdown().await;
@@ -631,7 +632,7 @@ fn drained_check(report: &Report) -> Option<bool> {
 /// layers would make, so at least [`WOBBLE_ANSWERED`] of the calls are answered (all but those
 /// whose 12 calls all failed). `None` when it does not apply.
 fn wobble_check(report: &Report) -> Option<bool> {
-    let refused = report.errors.get("budget").copied().unwrap_or(0);
+    let refused = report.errors.get("refused").copied().unwrap_or(0);
     let share = report.answered as f64 / report.config.calls as f64;
     (report.config.errors > 0 && report.config.errors <= 30 && !report.config.bucket_off)
         .then_some(refused == 0 && share >= WOBBLE_ANSWERED)
@@ -875,10 +876,10 @@ async fn main() -> std::io::Result<()> {
         }
         if let Some(passed) = wobble_check(report) {
             println!(
-                "{run}: {:.2} % answered, {} refused by the retry budget (none refused, and at least {:.1} % \
+                "{run}: {:.2} % answered, {} refused by the retry quota (none refused, and at least {:.1} % \
                  answered): {}",
                 100.0 * report.answered as f64 / config.calls as f64,
-                report.errors.get("budget").copied().unwrap_or(0),
+                report.errors.get("refused").copied().unwrap_or(0),
                 100.0 * WOBBLE_ANSWERED,
                 if passed { "PASS" } else { "FAIL" },
             );

@@ -55,7 +55,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Toolbox::new().with_fn("weather", "The weather in a city.", serde_json::json!({"type": "object"}), |_| async {
             Ok("sunny, 21 C".to_owned())
         });
-    let runtime = Runtime::new(provider).with_tools(tools);
+    let runtime = Runtime::builder(provider).with_tools(tools).build().unwrap();
 
     let exporter = InMemorySpanExporter::default();
     let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();

@@ -13,6 +13,7 @@
 //! cargo run --example quickstart
 //! ```
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::sync::Arc;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
@@ -36,17 +37,17 @@ const TEXT: &str = "Retries are for transient failures: a rate limit, an overloa
                     stream. A bad key or a prompt that is too long fails the same way every time.";
 
 fn print_decision(decision: &Decision) {
-    let delay = decision.delay.map_or_else(|| "stop".to_owned(), |delay| format!("wait {} ms", delay.as_millis()));
-    match decision.layer {
+    let delay = decision.delay().map_or_else(|| "stop".to_owned(), |delay| format!("wait {} ms", delay.as_millis()));
+    match decision.layer() {
         // Layer 2 judges the failure layer 1 just printed: its verdict only, not the error again.
-        Layer::Exec => println!("             exec:    -> {} ({}), {delay}", decision.verdict, decision.reason),
+        Layer::Exec => println!("             exec:    -> {} ({}), {delay}", decision.verdict(), decision.reason()),
         _ => println!(
             "  {:>6.3} s  call {}  {}\n             session: -> {} ({}), {delay}",
-            decision.at.as_secs_f64(),
-            decision.call,
-            decision.error,
-            decision.verdict,
-            decision.reason,
+            decision.at().as_secs_f64(),
+            decision.call(),
+            decision.error(),
+            decision.verdict(),
+            decision.reason(),
         ),
     }
 }
@@ -110,7 +111,7 @@ async fn main() -> std::io::Result<()> {
             provider
         }
     };
-    let runtime = Runtime::from_shared(provider).with_observer(print_decision);
+    let runtime = RuntimeBuilder::from_shared(provider).with_observer(print_decision).build().unwrap();
 
     println!(
         "Two layers judge each failed model call: `session` (layer 1) retries the call itself on a \

@@ -12,7 +12,7 @@
 //! cargo run --example two_policies
 //! ```
 
-use agentic_runtime::{ExecError, Reply, Runtime, ScriptedProvider, Step, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 
 /// Summarize the user's text in one sentence.
 #[agentic_function(max_retries = 3, session_retries = 2, budget_ms = 60_000)]
@@ -67,20 +67,20 @@ fn timeline(reply: &Reply) -> String {
 async fn main() {
     let provider = ScriptedProvider::new([
         // 1. summarize through a short outage: layer 1 retries after about 2 s and 4 s.
-        Step::error("503 Service Unavailable"),
-        Step::http(429, "Too Many Requests"),
-        Step::ok("Retries belong to infrastructure; tool errors belong to the model."),
+        Scripted::error("503 Service Unavailable"),
+        Scripted::http(429, "Too Many Requests"),
+        Scripted::ok("Retries belong to infrastructure; tool errors belong to the model."),
         // 2. label: a chatty reply is rejected, the model is told why, the next reply is a label.
-        Step::ok("This looks like a billing problem to me."),
-        Step::ok("billing"),
+        Scripted::ok("This looks like a billing problem to me."),
+        Scripted::ok("billing"),
         // 3. label during an outage: two calls, then it gives up.
-        Step::error("503 Service Unavailable"),
-        Step::error("503 Service Unavailable"),
+        Scripted::error("503 Service Unavailable"),
+        Scripted::error("503 Service Unavailable"),
         // 4. summarize during the same outage: it waits it out.
-        Step::error("503 Service Unavailable"),
-        Step::error("503 Service Unavailable"),
-        Step::error("503 Service Unavailable"),
-        Step::ok("Layered retries multiply; bound them with a budget."),
+        Scripted::error("503 Service Unavailable"),
+        Scripted::error("503 Service Unavailable"),
+        Scripted::error("503 Service Unavailable"),
+        Scripted::ok("Layered retries multiply; bound them with a budget."),
     ]);
     let runtime = Runtime::new(provider.clone());
     let text = "A long article about retry layers...";

@@ -83,7 +83,7 @@ fn not_a_function(item: &Item) -> Error {
     )
 }
 
-/// How the runtime parameter is taken, which decides how it is passed to `__agentic_exec`.
+/// How the runtime parameter is taken, which decides how it is passed to the call it rewrites.
 enum Taken {
     Owned,
     Borrowed,
@@ -305,7 +305,7 @@ fn policy_expr(base: TokenStream, args: &Args, private: &TokenStream) -> TokenSt
             Key::ExecBaseDelayMs => ("with_exec_base_delay_ms", quote!(#n)),
             Key::MaxDelayMs => ("with_max_delay_ms", quote!(::core::option::Option::Some(#n))),
             Key::MaxCalls => ("with_max_calls", quote!(::core::option::Option::Some(#n))),
-            Key::TimeoutMs => ("with_timeout_ms", quote!(::core::option::Option::Some(#n))),
+            Key::TimeoutMs => ("with_timeout_ms", quote!(#n)),
             Key::BudgetMs => ("with_budget_ms", quote!(::core::option::Option::Some(#n))),
             Key::RetryAfterCapMs => ("with_retry_after_cap_ms", quote!(#n)),
             Key::ConnectTimeoutMs => ("with_connect_timeout_ms", quote!(#n)),
@@ -348,11 +348,9 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
-/// Rewrites `<runtime>.exec(prompt)` into `Runtime::__agentic_exec(<runtime>, <AgentFn>, prompt)`
-/// (`<runtime>.exec_json(prompt)` and `exec_json_reply`, with or without a turbofish, into the same
-/// method with `Prompt::__agentic_in(prompt, <AgentFn>)`, and `<runtime>.exec_with_tools(tools,
-/// prompt)` into `__agentic_exec_with_tools`)
-/// wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
+/// Rewrites `<runtime>.exec(prompt)`, `<runtime>.exec_json(prompt)` (with or without a turbofish)
+/// and `<runtime>.request(prompt)` (and so every chain on it) into the same call with the prompt
+/// `Prompt::__agentic_in(prompt, <AgentFn>)`, which hands the exec the function, wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
 /// not in nested items (they cannot see it). Macro arguments are rewritten when they parse as
 /// comma-separated expressions (`assert!`, `tokio::join!`, `format!`, ...).
 struct Rewriter<'a> {
@@ -426,40 +424,25 @@ impl Rewriter<'_> {
         }
         let function =
             if fields.is_empty() { quote!(#constant) } else { quote!(#private::AgentFn { #(#fields,)* ..#constant }) };
-        let args = &call.args;
-        if call.method == "exec_json" || call.method == "exec_json_reply" {
-            // The public method itself, the function handed over in the prompt: the compile
-            // errors about the answer's type name `Runtime::exec_json`, as outside the attribute.
-            let mut typed = call.clone();
-            typed.receiver = Box::new(syn::parse_quote_spanned!(span=> (#runtime)));
-            let prompt = &call.args[0];
-            typed.args = syn::parse_quote_spanned! {span=>
-                #private::Prompt::__agentic_in(::core::convert::Into::into(#prompt), #function)
-            };
-            return Expr::MethodCall(typed);
-        }
-        // The callee carries the span of `exec`, so that errors about the call point at the user's call.
-        let callee = if call.method == "exec_with_tools" {
-            respan(quote!(#private::Runtime::__agentic_exec_with_tools), span)
-        } else {
-            respan(quote!(#private::Runtime::__agentic_exec), span)
+        // The public method itself, the function handed over in the prompt: the call stays what the
+        // user wrote (its compile errors name `Runtime::exec_json`, `Runtime::request`, ...), and
+        // the exec runs as the function.
+        let mut rewritten = call.clone();
+        rewritten.receiver = Box::new(syn::parse_quote_spanned!(span=> (#runtime)));
+        let prompt = &call.args[0];
+        rewritten.args = syn::parse_quote_spanned! {span=>
+            #private::Prompt::__agentic_in(::core::convert::Into::into(#prompt), #function)
         };
-        let mut rewritten: syn::ExprCall = syn::parse_quote_spanned! {span=>
-            #callee(#runtime, #function, #args)
-        };
-        rewritten.attrs.clone_from(&call.attrs);
-        Expr::Call(rewritten)
+        Expr::MethodCall(rewritten)
     }
 
     fn is_runtime_exec(&self, call: &ExprMethodCall) -> bool {
-        // `exec` takes no generics; `exec_json` may name its type (`exec_json::<Invoice>`);
-        // `exec_with_tools` takes the toolbox before the prompt.
-        let arguments = match (call.method.to_string().as_str(), &call.turbofish) {
-            ("exec", None) | ("exec_json" | "exec_json_reply", _) => 1,
-            ("exec_with_tools", None) => 2,
-            _ => return false,
-        };
-        if self.shadowed || call.args.len() != arguments {
+        // Each takes the prompt alone; `exec_json` may name its type (`exec_json::<Invoice>`).
+        let named = matches!(
+            (call.method.to_string().as_str(), &call.turbofish),
+            ("exec" | "request", None) | ("exec_json", _)
+        );
+        if !named || self.shadowed || call.args.len() != 1 {
             return false;
         }
         let mut receiver = &*call.receiver;
@@ -587,22 +570,6 @@ impl VisitMut for Rewriter<'_> {
             mac.tokens = exprs.into_token_stream();
         }
     }
-}
-
-/// `tokens` with every span set to `span`.
-fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tree| {
-            if let proc_macro2::TokenTree::Group(group) = &tree {
-                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
-                tree = proc_macro2::TokenTree::Group(inner);
-            }
-            tree.set_span(span);
-            tree
-        })
-        .collect()
 }
 
 /// Whether `pat` binds `name`.

@@ -153,7 +153,7 @@ pub(crate) const fn uncapped_calls(values: &PolicyValues) -> u64 {
 /// Every rule a policy must satisfy, in a fixed order. Empty when the policy is valid.
 ///
 /// A `budget_ms` shorter than the nominal backoff is valid: it means "retry what fits", and the
-/// first retry that does not fit ends the exec with kind `budget`. Only a budget that cannot hold
+/// first retry that does not fit ends the exec with kind `refused`. Only a budget that cannot hold
 /// one call (`timeout_ms` above it) is refused.
 pub fn violations(values: &PolicyValues) -> Vec<Violation> {
     let broken = broken(values);

@@ -1,6 +1,6 @@
 //! Resilient model calls for LLM agents.
 //!
-//! `agentic-runtime` runs every model call through two retry layers: [`AgentSession`](exec::AgentSession) (layer 1)
+//! `agentic-runtime` runs every model call through two retry layers: the session retry (layer 1)
 //! retries transient model errors — rate limits, overloaded servers, dropped streams — after 2 s,
 //! 4 s and 8 s; [`Runtime::exec`] (layer 2) retries failed attempts after 1.5 s and 3 s and fails
 //! fast on permanent errors (a bad key, a 4xx, an exhausted quota), programming errors and context
@@ -8,14 +8,14 @@
 //! Every decision carries the rule that made it.
 //!
 //! ```
-//! use agentic_runtime::{Runtime, ScriptedProvider, Step};
+//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), agentic_runtime::ExecError> {
 //! let provider = ScriptedProvider::new([
-//!     Step::http(429, "Too Many Requests"),
-//!     Step::error(""), // a dropped stream
-//!     Step::ok("The answer is 42."),
+//!     Scripted::http(429, "Too Many Requests"),
+//!     Scripted::error(""), // a dropped stream
+//!     Scripted::ok("The answer is 42."),
 //! ]);
 //! let runtime = Runtime::new(provider.clone());
 //! let reply = runtime.exec("What is the answer?").await?;
@@ -36,7 +36,7 @@
 //!   classifiers, `Resilient` around any operation, the tool loop, traces, the journal, the
 //!   [`Provider`](provider::Provider) trait with its request and event types, the SSE decoder ([`provider::sse`]), the
 //!   [`ScriptedProvider`] and the attribute.
-//! - `redis`: fleet mode, the retry budget and the cooldowns shared through Redis
+//! - `redis`: fleet mode, the retry quota and the cooldowns shared through Redis
 //!   (`budget::redis::RedisStore`).
 //! - `otel`: OpenTelemetry export of the spans and metrics over OTLP/HTTP (`otel`).
 //! - `tower`: `tower::RetryLayer`, both retry layers around any tower `Service` of HTTP requests
@@ -86,7 +86,7 @@ pub use answer::{ExecError, ExecErrorKind, Reply};
 pub use decision::Decision;
 pub use exec::Runtime;
 pub use policy::RetryPolicy;
-pub use provider::{ScriptedProvider, Step};
+pub use provider::{Scripted, ScriptedProvider};
 pub use resilient::Resilient;
 pub use tool::{ToolError, Toolbox};
 
@@ -119,7 +119,7 @@ pub mod __private {
     pub use crate::answer::reply::Reply;
     pub use crate::compact::Compactor;
     pub use crate::exec::Runtime;
-    pub use crate::exec::agent_fn::{AgentFn, ToolsOf, Validator};
+    pub use crate::exec::agent_fn::{AgentFn, ReplyCheck, ToolsOf};
     pub use crate::exec::prompt::Prompt;
     pub use crate::policy::rules::is_valid;
     pub use crate::policy::{Jitter, Preset, RetryPolicy};

@@ -132,7 +132,7 @@ async fn a_429_with_retry_after_waits_the_header_streamed_and_whole() {
         assert_eq!(text.unwrap(), "42", "streamed: {streamed}");
         assert!(started.elapsed() >= Duration::from_secs(2));
         assert_eq!(server.requests_served(), 2);
-        let delay = decisions.lock().unwrap()[0].delay.unwrap();
+        let delay = decisions.lock().unwrap()[0].delay().unwrap();
         assert!(delay >= Duration::from_secs(2) && delay <= Duration::from_millis(2500), "{delay:?}");
     }
 }
@@ -155,7 +155,7 @@ async fn x_should_retry_false_is_one_request_and_async_openai_gets_the_failure_h
 #[tokio::test(start_paused = true)]
 async fn a_call_cut_at_the_policys_limit_is_a_failure_async_openai_boxes() {
     let server = start(Scenario::new().otherwise(Step::hang())).await;
-    let policy = RetryPolicy::new().with_timeout_ms(Some(1000)).with_max_retries(1).with_session_retries(0);
+    let policy = RetryPolicy::new().with_timeout_ms(1000).with_max_retries(1).with_session_retries(0);
     let (layer, _) = layer(policy);
     let error = create(&client(&server, &layer)).await.unwrap_err();
     let OpenAIError::Boxed(boxed) = error else { panic!("not boxed: {error}") };
@@ -179,13 +179,13 @@ async fn a_stalled_error_body_ends_create_and_create_stream_at_the_deadline() {
     let body = r#"{"error":{"message":"The server had an error while processing your request."}}"#;
     for streamed in [false, true] {
         let server = start(Scenario::new().otherwise(Step::http_error(500).body(body).stall_body_after(28))).await;
-        let (layer, _) = layer(RetryPolicy::new().with_timeout_ms(Some(2_000)).with_budget_ms(Some(5_000)));
+        let (layer, _) = layer(RetryPolicy::new().with_timeout_ms(2_000).with_budget_ms(Some(5_000)));
         let client = client(&server, &layer);
         let started = tokio::time::Instant::now();
         let call = async { if streamed { create_stream(&client).await } else { create(&client).await } };
         let error = within_a_minute(call).await.unwrap_err();
         assert_eq!(started.elapsed(), Duration::from_secs(5), "streamed: {streamed}");
-        assert_eq!(failure_in(&error).kind(), ExecErrorKind::Budget);
+        assert_eq!(failure_in(&error).kind(), ExecErrorKind::Refused);
         let Some(OpenAIError::ApiError(response)) = last_openai_error(&error) else { panic!("{error:?}") };
         assert_eq!((response.status_code.as_u16(), response.api_error.message.as_str()), (500, &body[..28]));
         assert_eq!(error.classify().action, ExecAction::FailPermanently, "a retry around it stops too");
@@ -254,7 +254,7 @@ async fn resilient_around_a_client_on_our_layer_sends_no_more_requests_than_the_
         let failure = Resilient::new("chat", &outer).with_jitter_seed(2).call(|| create(&client)).await.unwrap_err();
         assert_eq!(nested.requests_served(), 4, "{step:?}: the inner layer's calls, once");
         assert_eq!((failure.kind(), failure.calls()), (ExecErrorKind::Permanent, 1), "{failure}");
-        let reason = failure.decisions()[0].reason.to_string();
+        let reason = failure.decisions()[0].reason().to_string();
         assert!(reason.starts_with("an inner retry layer gave up (kind `exhausted`)"), "{reason}");
         let last = failure.last_error().expect("async-openai's error");
         assert_eq!(failure_in(last).kind(), ExecErrorKind::Exhausted);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agentic_runtime::{Runtime, ScriptedProvider, Step};
+use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 
 /// `retry_after`: `Retry-After: 1e19` parsed to 10^19 s, and noting it as the scope's cooldown
 /// overflowed the clock (`Instant + wait` panicked). Such a wait now cools the scope for 100 years.
@@ -22,7 +22,7 @@ fn a_retry_after_beyond_the_clock_does_not_panic() {
 
 #[tokio::test(start_paused = true)]
 async fn an_exec_told_to_wait_forever_gives_up_instead_of_panicking() {
-    let provider = ScriptedProvider::new([Step::http(429, "Too Many Requests").with_retry_after(Duration::MAX)]);
+    let provider = ScriptedProvider::new([Scripted::http(429, "Too Many Requests").with_retry_after(Duration::MAX)]);
     let error = Runtime::new(provider).exec("hi").await.expect_err("the wait is beyond the cap");
     assert!(error.to_string().contains("retry_after_cap_ms"), "{error}");
 }

@@ -27,7 +27,7 @@ fn gemini_429_saying(message: &str, quota_id: &str, retry_delay: &str) -> String
 async fn runtime(scenario: Scenario) -> (ChaosServer, Runtime) {
     let server = ChaosServer::start(scenario).await.unwrap();
     let provider = OpenAiProvider::new(server.openai_base_url(), Some("gm-test-key".to_owned()));
-    (server, Runtime::new(provider).with_jitter_seed(7))
+    (server, Runtime::builder(provider).with_jitter_seed(7).build().unwrap())
 }
 
 /// A per-minute limit worded as quota ("You exceeded your current quota"): no `Retry-After` header and
@@ -40,9 +40,9 @@ async fn retry_info_is_the_servers_hint() {
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
     let decision = &reply.decisions()[0];
-    assert_eq!(decision.verdict, Verdict::Retry);
-    assert!(decision.delay.unwrap() >= Duration::from_secs(34), "{decision:?}");
-    assert!(decision.error.contains("(RESOURCE_EXHAUSTED)"), "{}", decision.error);
+    assert_eq!(decision.verdict(), Verdict::Retry);
+    assert!(decision.delay().unwrap() >= Duration::from_secs(34), "{decision:?}");
+    assert!(decision.error().contains("(RESOURCE_EXHAUSTED)"), "{}", decision.error());
 }
 
 /// A daily quota is spent until tomorrow: permanent at once, one request, whatever `RetryInfo` says.
@@ -53,7 +53,7 @@ async fn a_daily_quota_is_permanent_at_once() {
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Permanent, 1), "{error}");
     assert_eq!(error.model_error().and_then(|error| error.code()), Some("daily_quota_exhausted"));
-    assert!(error.attempts()[0].contains("(daily_quota_exhausted)"), "{error}");
+    assert!(error.attempt_errors()[0].contains("(daily_quota_exhausted)"), "{error}");
 }
 
 /// A `RetryInfo` longer than `retry_after_cap_ms` (60 s) ends the exec at once, as a Retry-After
@@ -63,7 +63,7 @@ async fn a_retry_info_past_the_cap_ends_the_exec_at_once() {
     let long = Step::http_error(429).body(gemini_429("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "900s"));
     let (server, runtime) = runtime(Scenario::new().otherwise(long)).await;
     let error = runtime.exec("hi").await.unwrap_err();
-    assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Budget, 1), "{error}");
+    assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Refused, 1), "{error}");
     assert!(error.to_string().contains("server asked to wait 900 s"), "{error}");
 }
 
@@ -76,5 +76,5 @@ async fn a_per_minute_limit_that_says_retry_in_is_retried() {
         runtime(Scenario::new().then(Step::http_error(429).body(body)).otherwise(Step::ok("the answer"))).await;
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
-    assert!(reply.decisions()[0].delay.unwrap() >= Duration::from_secs(12), "{:?}", reply.decisions());
+    assert!(reply.decisions()[0].delay().unwrap() >= Duration::from_secs(12), "{:?}", reply.decisions());
 }

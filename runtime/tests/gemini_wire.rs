@@ -18,7 +18,7 @@ async fn runtime(scenario: Scenario) -> (ChaosServer, Runtime) {
     let server = ChaosServer::start(scenario).await.unwrap();
     let provider =
         GeminiProvider::new(server.base_url(WireFormat::Gemini), Some(KEY.to_owned())).with_model("gemini-test");
-    (server, Runtime::new(provider).with_jitter_seed(7))
+    (server, Runtime::builder(provider).with_jitter_seed(7).build().unwrap())
 }
 
 /// Google's 429 body: a per-minute (or daily) `QuotaFailure` and a `RetryInfo`.
@@ -57,9 +57,9 @@ async fn retry_info_is_the_servers_hint() {
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
     let decision = &reply.decisions()[0];
-    assert_eq!(decision.verdict, Verdict::Retry);
-    assert!(decision.delay.unwrap() >= Duration::from_secs(34), "{decision:?}");
-    assert!(decision.error.contains("(RESOURCE_EXHAUSTED)"), "{}", decision.error);
+    assert_eq!(decision.verdict(), Verdict::Retry);
+    assert!(decision.delay().unwrap() >= Duration::from_secs(34), "{decision:?}");
+    assert!(decision.error().contains("(RESOURCE_EXHAUSTED)"), "{}", decision.error());
 }
 
 #[tokio::test(start_paused = true)]
@@ -72,8 +72,12 @@ async fn the_transient_statuses_are_retried_with_googles_own_bodies() {
         let reply = runtime.exec("hi").await.unwrap();
         assert_eq!((reply.text(), server.journal().len()), ("the answer", 2), "{status}");
         let decision = &reply.decisions()[0];
-        assert_eq!(decision.verdict, Verdict::Retry, "{status}");
-        assert!(decision.error.contains(&format!("{status} ")) && decision.error.contains(name), "{}", decision.error);
+        assert_eq!(decision.verdict(), Verdict::Retry, "{status}");
+        assert!(
+            decision.error().contains(&format!("{status} ")) && decision.error().contains(name),
+            "{}",
+            decision.error()
+        );
     }
 }
 
@@ -86,7 +90,7 @@ async fn retry_after_and_retry_after_ms_headers_are_floors_on_this_wire_too() {
         let (server, runtime) = runtime(Scenario::new().then(step).otherwise(Step::ok("the answer"))).await;
         let reply = runtime.exec("hi").await.unwrap();
         assert_eq!(server.journal().len(), 2);
-        assert!(reply.decisions()[0].delay.unwrap() >= floor, "{:?}", reply.decisions());
+        assert!(reply.decisions()[0].delay().unwrap() >= floor, "{:?}", reply.decisions());
     }
 }
 
@@ -103,7 +107,7 @@ async fn the_permanent_errors_stop_at_the_first_request() {
         let (server, runtime) = runtime(Scenario::new().otherwise(step)).await;
         let error = runtime.exec("hi").await.unwrap_err();
         assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Permanent, 1), "{expected}: {error}");
-        assert!(error.attempts()[0].contains(expected), "{expected}: {error}");
+        assert!(error.attempt_errors()[0].contains(expected), "{expected}: {error}");
         assert!(!format!("{error} {error:?}").contains("SECRET"), "{error}");
     }
 }
@@ -118,8 +122,8 @@ async fn an_error_inside_the_stream_is_retried_and_its_text_dropped() {
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
     let decision = &reply.decisions()[0];
     // `UNAVAILABLE`, typed as the 503 the API answers the same failure with.
-    assert_eq!(decision.error, "ServiceUnavailableError: The model is overloaded. Please try again later.");
-    assert_eq!(decision.verdict, Verdict::Retry);
+    assert_eq!(decision.error(), "ServiceUnavailableError: The model is overloaded. Please try again later.");
+    assert_eq!(decision.verdict(), Verdict::Retry);
 }
 
 /// Gemini has no end marker: a body that ends before the chunk with `finishReason` was cut.
@@ -129,7 +133,7 @@ async fn a_stream_without_its_finish_reason_is_retried() {
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
     let decision = &reply.decisions()[0];
-    assert!(decision.error.contains("stream ended") || decision.error.contains("truncated"), "{decision:?}");
+    assert!(decision.error().contains("stream ended") || decision.error().contains("truncated"), "{decision:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -138,7 +142,7 @@ async fn a_safety_block_is_permanent_at_once() {
     let (server, runtime) = runtime(Scenario::new().otherwise(blocked)).await;
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Permanent, 1), "{error}");
-    assert!(error.attempts()[0].contains("ContentBlockedError"), "{error}");
+    assert!(error.attempt_errors()[0].contains("ContentBlockedError"), "{error}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -154,7 +158,7 @@ async fn tool_calls_and_their_results_go_round_the_loop() {
         .otherwise(Step::ok("It is sunny in Paris."));
     let server = ChaosServer::start(scenario).await.unwrap();
     let provider = GeminiProvider::new(server.base_url(WireFormat::Gemini), None).with_model("gemini-test");
-    let reply = Runtime::new(provider).with_tools(tools).exec("Weather in Paris?").await.unwrap();
+    let reply = Runtime::builder(provider).with_tools(tools).build().unwrap().exec("Weather in Paris?").await.unwrap();
     assert_eq!((reply.text(), reply.iterations()), ("It is sunny in Paris.", 1));
     let journal = server.journal();
     assert_eq!(journal.len(), 2);
@@ -184,7 +188,13 @@ async fn gemini_3s_call_ids_go_back_with_the_call_and_its_response() {
     for (id, sent) in [(Some("8kw3f0zq"), Some("8kw3f0zq")), (None, None)] {
         let server = Server::start([call(id), answer()]).await;
         let provider = GeminiProvider::new(format!("{}/v1beta", server.url()), None).with_model("gemini-3-pro-preview");
-        let reply = Runtime::new(provider).with_tools(tools.clone()).exec("Weather in Paris?").await.unwrap();
+        let reply = Runtime::builder(provider)
+            .with_tools(tools.clone())
+            .build()
+            .unwrap()
+            .exec("Weather in Paris?")
+            .await
+            .unwrap();
         assert_eq!(reply.text(), "Sunny.");
         let requests = server.requests();
         let contents = &requests[1].body["contents"];
@@ -224,7 +234,7 @@ async fn a_conversation_too_large_for_the_window_is_compacted_and_fits() {
     }
     let server = ChaosServer::start(scenario.then(Step::ok("The pages say x."))).await.unwrap();
     let provider = GeminiProvider::new(server.base_url(WireFormat::Gemini), None).with_model("gemini-test");
-    let runtime = Runtime::new(provider).with_tools(pages).with_compactor(DropOldest::keeping(2));
+    let runtime = Runtime::builder(provider).with_tools(pages).with_compactor(DropOldest::keeping(2)).build().unwrap();
     let reply = runtime.exec("Read the pages.").await.unwrap();
     assert_eq!(reply.text(), "The pages say x.");
     let journal = server.journal();
@@ -232,6 +242,6 @@ async fn a_conversation_too_large_for_the_window_is_compacted_and_fits() {
     assert!(journal[3].over_window && journal[3].context_bytes > 2_500, "{:?}", journal[3]);
     assert_eq!(journal[3].messages, 7, "the prompt and three turns");
     assert!(!journal[4].over_window && journal[4].messages == 5, "{:?}", journal[4]);
-    let compaction = reply.decisions().iter().find(|decision| decision.verdict == Verdict::Compacted).unwrap();
-    assert_eq!(compaction.reason, "context overflow: compacted 7 → 5 messages by `drop_oldest`");
+    let compaction = reply.decisions().iter().find(|decision| decision.verdict() == Verdict::Compacted).unwrap();
+    assert_eq!(compaction.reason(), "context overflow: compacted 7 → 5 messages by `drop_oldest`");
 }

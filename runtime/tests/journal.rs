@@ -14,7 +14,9 @@ use agentic_runtime::observe::journal::{
     AttemptRecord, CorruptLine, Event, FailureRecord, Journal, JournalContents, read_journal,
 };
 use agentic_runtime::provider::TransportKind;
-use agentic_runtime::{Decision, ExecError, ExecErrorKind, Reply, Runtime, ScriptedProvider, Step, agentic_function};
+use agentic_runtime::{
+    Decision, ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function,
+};
 
 #[agentic_function(max_retries = 2, session_retries = 1)]
 async fn summarize(runtime: &Runtime) -> Result<Reply, ExecError> {
@@ -22,23 +24,15 @@ async fn summarize(runtime: &Runtime) -> Result<Reply, ExecError> {
 }
 
 fn retry_decision(call: u32, error: &str) -> Decision {
-    Decision {
-        layer: Layer::Session,
-        attempt: 1,
-        call,
-        error: error.to_owned(),
-        usage: None,
-        verdict: Verdict::Retry,
-        reason: Why::Judged(Reason::RetryableStatus(429).into()),
-        delay: Some(Duration::from_millis(2000)),
-        at: Duration::from_millis(1234),
-    }
+    let why = Why::Judged(Reason::RetryableStatus(429).into());
+    Decision::new(Layer::Session, 1, call, error, Verdict::Retry, why, Duration::from_millis(1234))
+        .with_delay(Duration::from_millis(2000))
 }
 
 /// A failed exec of `summarize` during a full 429 outage.
 async fn rate_limited_exec() -> ExecError {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::http(429, "Too Many Requests"));
-    let runtime = Runtime::new(provider).with_jitter_seed(7);
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::http(429, "Too Many Requests"));
+    let runtime = Runtime::builder(provider).with_jitter_seed(7).build().unwrap();
     summarize(&runtime).await.expect_err("every call is rate limited")
 }
 
@@ -55,10 +49,10 @@ async fn an_exec_error_becomes_a_record_with_every_decision() {
     assert_eq!(record.elapsed_ms, u64::try_from(error.elapsed().as_millis()).unwrap());
     assert_eq!(record.attempts.len(), error.decisions().len());
     for (attempt, decision) in record.attempts.iter().zip(error.decisions()) {
-        assert_eq!(attempt.layer, decision.layer.name());
-        assert_eq!(attempt.verdict, decision.verdict.name());
-        assert_eq!(attempt.delay_ms, decision.delay.map(|delay| u64::try_from(delay.as_millis()).unwrap()));
-        assert_eq!((attempt.attempt, attempt.call), (decision.attempt, decision.call));
+        assert_eq!(attempt.layer, decision.layer().name());
+        assert_eq!(attempt.verdict, decision.verdict().name());
+        assert_eq!(attempt.delay_ms, decision.delay().map(|delay| u64::try_from(delay.as_millis()).unwrap()));
+        assert_eq!((attempt.attempt, attempt.call), (decision.attempt(), decision.call()));
     }
     assert!(record.attempts.iter().any(|attempt| attempt.verdict == "retry" && attempt.delay_ms.is_some()));
     assert_eq!(record.label(), "429 rate limited");
@@ -66,17 +60,18 @@ async fn an_exec_error_becomes_a_record_with_every_decision() {
 
 #[tokio::test(start_paused = true)]
 async fn unnamed_execs_permanent_failures_and_transport_failures() {
-    let permanent = Runtime::new(ScriptedProvider::new([Step::http(401, "invalid api key").with_code("invalid_key")]))
-        .exec("hello")
-        .await
-        .unwrap_err();
+    let permanent =
+        Runtime::new(ScriptedProvider::new([Scripted::http(401, "invalid api key").with_code("invalid_key")]))
+            .exec("hello")
+            .await
+            .unwrap_err();
     let record = FailureRecord::from_exec_error(&permanent);
     assert_eq!((record.name.as_str(), record.kind.as_str()), ("exec", "permanent"));
     assert_eq!((record.status, record.code.as_deref()), (Some(401), Some("invalid_key")));
     assert_eq!(record.label(), "401 unauthorized");
     assert_eq!(record.attempts.last().map(|attempt| attempt.verdict.as_str()), Some("fail_permanently"));
 
-    let provider = ScriptedProvider::new([]).with_fallback(Step::transport(TransportKind::Timeout, "no reply in 30 s"));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::transport(TransportKind::Timeout, "no reply in 30 s"));
     let timeout = Runtime::new(provider).exec("hello").await.unwrap_err();
     let record = FailureRecord::from_exec_error(&timeout);
     assert_eq!(record.status, None);
@@ -87,11 +82,11 @@ async fn unnamed_execs_permanent_failures_and_transport_failures() {
 async fn records_round_trip_through_the_file() {
     let file = TempFile::new("round-trip");
     let journal = Journal::open(file.path()).unwrap().with_retries(true);
-    let mut handmade = FailureRecord::new("llm", "budget", "ModelError: line one\nline \"two\" é").with_time_ms(42);
+    let mut handmade = FailureRecord::new("llm", "refused", "ModelError: line one\nline \"two\" é").with_time_ms(42);
     handmade.op = "call".to_owned();
     handmade.status = Some(503);
     handmade.code = Some("overloaded".to_owned());
-    handmade.stopped_by = Some("the retry budget is empty".to_owned());
+    handmade.stopped_by = Some("the retry quota is empty".to_owned());
     handmade.calls = 3;
     handmade.elapsed_ms = 4500;
     let written = vec![
@@ -221,8 +216,8 @@ fn retries_are_written_only_when_asked_for() {
     let loud = quiet.clone().with_retries(true);
     assert!(!quiet.retries(), "the setting belongs to the clone");
     loud.record_decision(Some("f"), &decision).unwrap();
-    let mut given_up = decision.clone();
-    given_up.verdict = Verdict::GiveUp;
+    let why = Why::Judged(Reason::RetryableStatus(429).into());
+    let given_up = Decision::new(Layer::Session, 1, 1, decision.error(), Verdict::GiveUp, why, decision.at());
     loud.record_decision(Some("f"), &given_up).unwrap();
     let records = read_journal(file.path()).unwrap().records;
     assert_eq!(records.len(), 1, "only the retry: {records:?}");
@@ -239,15 +234,18 @@ async fn an_observer_and_the_exec_error_fill_the_journal() {
     let file = TempFile::new("observer");
     let journal = Journal::open(file.path()).unwrap().with_retries(true);
     let observer = journal.clone();
-    let provider = ScriptedProvider::new([]).with_fallback(Step::http(503, ""));
-    let runtime = Runtime::new(provider).with_observer(move |decision| {
-        let _ = observer.record_decision(None, decision);
-    });
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::http(503, ""));
+    let runtime = Runtime::builder(provider)
+        .with_observer(move |decision| {
+            let _ = observer.record_decision(None, decision);
+        })
+        .build()
+        .unwrap();
     let error = runtime.exec("hello").await.unwrap_err();
     journal.record_exec_error(&error).unwrap();
 
     let contents = read_journal(file.path()).unwrap();
-    let retries = error.decisions().iter().filter(|decision| decision.verdict == Verdict::Retry).count();
+    let retries = error.decisions().iter().filter(|decision| decision.verdict() == Verdict::Retry).count();
     assert!(retries > 0);
     let counts = contents.counts_since(0);
     let summary: Vec<(Event, &str, &str, usize)> =
@@ -324,6 +322,6 @@ fn a_failed_write_is_returned_and_logged_once() {
 fn rate_limited_error_sync() -> ExecError {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
     let error = runtime.block_on(rate_limited_exec());
-    assert!(matches!(error.kind(), ExecErrorKind::Exhausted | ExecErrorKind::Budget));
+    assert!(matches!(error.kind(), ExecErrorKind::Exhausted | ExecErrorKind::Refused));
     error
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agentic_runtime::compact::DropOldest;
 use agentic_runtime::message::Usage;
-use agentic_runtime::{Runtime, ScriptedProvider, Step, Toolbox};
+use agentic_runtime::{Runtime, Scripted, ScriptedProvider, Toolbox};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 /// Sets the opt-in, once, before any test of this binary reads it.
@@ -45,7 +45,8 @@ async fn a_retried_call_counts_its_resends_and_cached_tokens_are_named_as_the_la
     opt_in();
     let mut cached = Usage::new(12, 5);
     cached.cache_read_input_tokens = 8;
-    let provider = ScriptedProvider::new([Step::http(503, "unavailable"), Step::ok("hello").with_usage(cached)]);
+    let provider =
+        ScriptedProvider::new([Scripted::http(503, "unavailable"), Scripted::ok("hello").with_usage(cached)]);
     let runtime = Runtime::new(provider);
     let spans = spans_of_exec(&runtime, "hi").await;
     let calls: Vec<&SpanData> = spans.iter().filter(|span| span.name.starts_with("chat")).collect();
@@ -64,12 +65,12 @@ async fn the_calls_after_a_compaction_say_so_and_each_call_with_content_times_it
         Ok("a long page ...".to_owned())
     });
     let provider = ScriptedProvider::new([
-        Step::tool_call("read", serde_json::json!({})),
-        Step::tool_call("read", serde_json::json!({})),
-        Step::http(400, "This model's maximum context length is 8192 tokens"),
-        Step::ok("The pages say ...").with_latency(Duration::from_millis(250)),
+        Scripted::tool_call("read", serde_json::json!({})),
+        Scripted::tool_call("read", serde_json::json!({})),
+        Scripted::http(400, "This model's maximum context length is 8192 tokens"),
+        Scripted::ok("The pages say ...").with_latency(Duration::from_millis(250)),
     ]);
-    let runtime = Runtime::new(provider).with_tools(tools).with_compactor(DropOldest::keeping(1));
+    let runtime = Runtime::builder(provider).with_tools(tools).with_compactor(DropOldest::keeping(1)).build().unwrap();
     let spans = spans_of_exec(&runtime, "Read the pages.").await;
     let calls: Vec<&SpanData> = spans.iter().filter(|span| span.name.starts_with("chat")).collect();
     assert_eq!(calls.len(), 4, "two tool turns, the overflow, the turn again: {spans:?}");

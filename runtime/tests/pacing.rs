@@ -7,7 +7,7 @@ use agentic_runtime::decision::{Verdict, Why};
 use agentic_runtime::message::Usage;
 use agentic_runtime::storm::Refusal;
 use agentic_runtime::storm::pace::{Limit, LimitKind, Pacing, RateLimits};
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use tokio::time::Instant;
 
 const S: Duration = Duration::from_secs(1);
@@ -20,14 +20,14 @@ fn requests(remaining: u64) -> RateLimits {
 }
 
 fn paced_waits(decisions: &[agentic_runtime::Decision]) -> Vec<Duration> {
-    decisions.iter().filter(|d| d.verdict == Verdict::Paced).filter_map(|d| d.delay).collect()
+    decisions.iter().filter(|d| d.verdict() == Verdict::Paced).filter_map(|d| d.delay()).collect()
 }
 
 #[tokio::test(start_paused = true)]
 async fn once_the_limit_is_known_a_burst_goes_in_arrival_order_at_the_limits_rate() {
     // The first answer states 9 of 10 left; the burst's 12 calls: 9 at once, then one each 6 s.
     let provider =
-        ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(9))]).with_fallback(Step::ok("answer"));
+        ScriptedProvider::new([Scripted::ok("first").with_rate_limits(requests(9))]).otherwise(Scripted::ok("answer"));
     let runtime = Runtime::new(provider.clone());
     runtime.exec("warm").await.unwrap();
     let started = Instant::now();
@@ -54,42 +54,43 @@ async fn once_the_limit_is_known_a_burst_goes_in_arrival_order_at_the_limits_rat
 #[tokio::test(start_paused = true)]
 async fn a_wait_past_the_deadline_is_refused_with_the_limit_and_its_reset_and_no_call() {
     let provider =
-        ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(0))]).with_fallback(Step::ok("answer"));
-    let runtime = Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(5_000)));
+        ScriptedProvider::new([Scripted::ok("first").with_rate_limits(requests(0))]).otherwise(Scripted::ok("answer"));
+    let runtime =
+        Runtime::builder(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(5_000))).build().unwrap();
     runtime.exec("warm").await.unwrap();
     let error = runtime.exec("too late").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(provider.calls(), 1, "no call was made");
     let stopped = error.stopped_by().unwrap();
     assert!(stopped.contains("the requests rate limit (10) is used up: the wait of 6 s"), "{stopped}");
     assert!(stopped.contains("does not fit in the 5 s left; it is full again in 60 s"), "{stopped}");
-    let refused = error.decisions().iter().find_map(|d| match &d.reason {
+    let refused = error.decisions().iter().find_map(|d| match &d.reason() {
         Why::Refused(Refusal::RateLimit(refused)) => Some(*refused),
         _ => None,
     });
     assert_eq!(refused.map(|r| (r.limit, r.wait)), Some((LimitKind::Requests, S * 6)));
     // A longer deadline waits instead: the decision says which limit and when it is full.
-    let patient = runtime.clone().with_policy(RetryPolicy::new().with_budget_ms(Some(60_000)));
-    let reply = patient.exec("in time").await.unwrap();
-    let paced = reply.decisions().iter().find(|d| d.verdict == Verdict::Paced).unwrap();
-    assert_eq!(paced.delay, Some(S * 6));
+    let patient = RetryPolicy::new().with_budget_ms(Some(60_000));
+    let reply = runtime.request("in time").policy(&patient).send().await.unwrap();
+    let paced = reply.decisions().iter().find(|d| d.verdict() == Verdict::Paced).unwrap();
+    assert_eq!(paced.delay(), Some(S * 6));
     assert_eq!(
-        paced.reason.to_string(),
+        paced.reason().to_string(),
         "the requests rate limit (10) is used up: waiting for it to refill; full again in 60 s"
     );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_server_that_states_no_limit_is_not_paced_and_pacing_off_ignores_them() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::ok("answer"));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::ok("answer"));
     let runtime = Runtime::new(provider.clone());
     let started = Instant::now();
     for _ in 0..50 {
         assert!(paced_waits(runtime.exec("hi").await.unwrap().decisions()).is_empty());
     }
     assert_eq!(started.elapsed(), Duration::ZERO);
-    let stated = ScriptedProvider::new([]).with_fallback(Step::ok("answer").with_rate_limits(requests(0)));
-    let off = Runtime::new(stated.clone()).with_pacing(Pacing::off());
+    let stated = ScriptedProvider::new([]).otherwise(Scripted::ok("answer").with_rate_limits(requests(0)));
+    let off = Runtime::builder(stated.clone()).with_pacing(Pacing::off()).build().unwrap();
     for _ in 0..5 {
         off.exec("hi").await.unwrap();
     }
@@ -98,9 +99,9 @@ async fn a_server_that_states_no_limit_is_not_paced_and_pacing_off_ignores_them(
 
 #[tokio::test(start_paused = true)]
 async fn a_limit_the_user_knows_paces_from_the_first_call() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::ok("answer"));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::ok("answer"));
     let pacing = Pacing::from_headers().with_requests_per_minute(2).unwrap();
-    let runtime = Runtime::new(provider.clone()).with_pacing(pacing);
+    let runtime = Runtime::builder(provider.clone()).with_pacing(pacing).build().unwrap();
     let started = Instant::now();
     for _ in 0..3 {
         runtime.exec("hi").await.unwrap();
@@ -121,8 +122,8 @@ async fn the_tokens_the_answer_did_not_use_go_back() {
     // 600 tokens a minute (10 a second). Each prompt is about 104 tokens (400 bytes and a message);
     // the answers report 4 used: what is left of each reservation goes back.
     let prompt = "x".repeat(400);
-    let provider = ScriptedProvider::new([Step::ok("first").with_rate_limits(tokens(600, 200))])
-        .with_fallback(Step::ok("answer").with_usage(Usage::new(4, 0)));
+    let provider = ScriptedProvider::new([Scripted::ok("first").with_rate_limits(tokens(600, 200))])
+        .otherwise(Scripted::ok("answer").with_usage(Usage::new(4, 0)));
     let runtime = Runtime::new(provider.clone());
     runtime.exec("warm").await.unwrap();
     let started = Instant::now();
@@ -132,8 +133,8 @@ async fn the_tokens_the_answer_did_not_use_go_back() {
     // 200 left: each call reserves 104 (at once while 104 are there), gives 100 back.
     assert_eq!(started.elapsed(), Duration::ZERO, "settled calls leave room for the next");
     // Unsettled (a failure reports no usage and gives all back; an answer that used all keeps it).
-    let heavy = ScriptedProvider::new([Step::ok("first").with_rate_limits(tokens(600, 200))])
-        .with_fallback(Step::ok("answer").with_usage(Usage::new(104, 0)));
+    let heavy = ScriptedProvider::new([Scripted::ok("first").with_rate_limits(tokens(600, 200))])
+        .otherwise(Scripted::ok("answer").with_usage(Usage::new(104, 0)));
     let runtime = Runtime::new(heavy);
     runtime.exec("warm").await.unwrap();
     let started = Instant::now();
@@ -158,8 +159,8 @@ async fn cached_reads_are_free_where_the_server_says_so() {
     let anthropic_usage = Usage::new(104, 1).with_cache_read(900);
     let openai_usage = Usage::new(1004, 1).with_cache_read(900);
     for (limits, usage) in [(anthropic, anthropic_usage), (openai, openai_usage)] {
-        let provider = ScriptedProvider::new([Step::ok("first").with_rate_limits(limits)])
-            .with_fallback(Step::ok("answer").with_usage(usage));
+        let provider = ScriptedProvider::new([Scripted::ok("first").with_rate_limits(limits)])
+            .otherwise(Scripted::ok("answer").with_usage(usage));
         let runtime = Runtime::new(provider);
         runtime.exec("warm").await.unwrap();
         let started = Instant::now();
@@ -184,9 +185,12 @@ fn fourteen_minutes() -> RateLimits {
 async fn no_statement_holds_a_call_longer_than_the_retry_after_cap() {
     // One 503 states the limit; its own exec's retry and every later exec go at once (the
     // backoff aside): the server's answers decide, not a wait of 838 s, nor a refusal.
-    let provider = ScriptedProvider::new([Step::http(503, "overloaded").with_rate_limits(fourteen_minutes())])
-        .with_fallback(Step::ok("answer"));
-    let runtime = Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(120_000)));
+    let provider = ScriptedProvider::new([Scripted::http(503, "overloaded").with_rate_limits(fourteen_minutes())])
+        .otherwise(Scripted::ok("answer"));
+    let runtime = Runtime::builder(provider.clone())
+        .with_policy(RetryPolicy::new().with_budget_ms(Some(120_000)))
+        .build()
+        .unwrap();
     let started = Instant::now();
     let reply = runtime.exec("first").await.unwrap();
     assert_eq!(reply.calls(), 2);
@@ -202,11 +206,11 @@ async fn no_statement_holds_a_call_longer_than_the_retry_after_cap() {
     // The rule is the cap, whatever the deadline: with a cap of 5 s, a wait of 6 s is not made
     // either; with the default (60 s) it is.
     let stated =
-        ScriptedProvider::new([Step::ok("first").with_rate_limits(requests(0))]).with_fallback(Step::ok("answer"));
+        ScriptedProvider::new([Scripted::ok("first").with_rate_limits(requests(0))]).otherwise(Scripted::ok("answer"));
     let runtime = Runtime::new(stated.clone());
     runtime.exec("warm").await.unwrap();
     let started = Instant::now();
-    runtime.exec_with(&RetryPolicy::new().with_retry_after_cap_ms(5_000), "capped").await.unwrap();
+    runtime.request("capped").policy(&RetryPolicy::new().with_retry_after_cap_ms(5_000)).send().await.unwrap();
     assert_eq!(started.elapsed(), Duration::ZERO, "6 s is past the 5 s cap: not waited");
     let reply = runtime.exec("waits").await.unwrap();
     assert_eq!(paced_waits(reply.decisions()), [S * 6], "nothing was reserved by the call that went");
@@ -218,11 +222,14 @@ async fn a_usage_no_call_can_have_is_no_usage_and_leaves_the_bucket_alone() {
     // Gemini's thoughts of 2^64 - 1 added to its output): not the call's usage, not the bucket's.
     for hostile in [Usage::new(10, u64::MAX), Usage::new(10_000_000_000_000_000_000, 5), Usage::new(7, u64::MAX - 1)] {
         let provider = ScriptedProvider::new([
-            Step::ok("warm").with_rate_limits(tokens(600, 600)),
-            Step::ok("hostile").with_usage(hostile),
+            Scripted::ok("warm").with_rate_limits(tokens(600, 600)),
+            Scripted::ok("hostile").with_usage(hostile),
         ])
-        .with_fallback(Step::ok("answer").with_usage(Usage::new(4, 1)));
-        let runtime = Runtime::new(provider.clone()).with_policy(RetryPolicy::new().with_budget_ms(Some(5_000)));
+        .otherwise(Scripted::ok("answer").with_usage(Usage::new(4, 1)));
+        let runtime = Runtime::builder(provider.clone())
+            .with_policy(RetryPolicy::new().with_budget_ms(Some(5_000)))
+            .build()
+            .unwrap();
         runtime.exec("warm").await.unwrap();
         let reply = runtime.exec("hostile").await.unwrap();
         assert_eq!(reply.usage(), None, "{hostile:?}");

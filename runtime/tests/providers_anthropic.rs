@@ -364,9 +364,8 @@ async fn exec_survives_an_overloaded_event_and_a_529() {
         Reply::sse([text_stream(&["fine"], "end_turn")]),
     ])
     .await;
-    let policy =
-        RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_timeout_ms(Some(5_000));
-    let reply = Runtime::new(provider(&server)).with_policy(policy).exec("hi").await.unwrap();
+    let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_timeout_ms(5_000);
+    let reply = Runtime::builder(provider(&server)).with_policy(policy).build().unwrap().exec("hi").await.unwrap();
     assert_eq!((reply.text(), reply.calls()), ("fine", 3));
 }
 
@@ -483,7 +482,10 @@ async fn the_chaos_servers_usage_is_read_offline_failed_calls_included() {
         .then(Step::ok("The answer is 42.").usage(TokenUsage::default().with_cache_read(300).with_cache_creation(20)));
     let server = ChaosServer::start(scenario).await.unwrap();
     let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
-    let runtime = Runtime::new(AnthropicProvider::new(server.anthropic_base_url(), None)).with_policy(policy);
+    let runtime = Runtime::builder(AnthropicProvider::new(server.anthropic_base_url(), None))
+        .with_policy(policy)
+        .build()
+        .unwrap();
     let reply = runtime.exec("What is the answer?").await.unwrap();
     // The chaos server's rule: the prompt's 4 words in, the answer's 4 chunks out; the dropped call
     // reported its `message_start` (4 in, 1 out) before it broke.

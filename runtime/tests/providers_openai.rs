@@ -373,9 +373,8 @@ async fn exec_retries_over_the_wire_with_the_call_number_in_each_request() {
         Reply::sse([text_stream(&["The answer is 42."])]),
     ])
     .await;
-    let policy =
-        RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_timeout_ms(Some(5_000));
-    let runtime = Runtime::new(provider(&server)).with_policy(policy);
+    let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_timeout_ms(5_000);
+    let runtime = Runtime::builder(provider(&server)).with_policy(policy).build().unwrap();
     let reply = runtime.exec("What is the answer?").await.unwrap();
     assert_eq!((reply.text(), reply.calls()), ("The answer is 42.", 3));
     let calls: Vec<_> =

@@ -15,7 +15,7 @@ use agentic_runtime::storm::RetryQuota;
 use agentic_runtime::storm::redis::RedisStore;
 use agentic_runtime::storm::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::storm::{BreakerSettings, BreakerState};
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use agentic_test_support::captured_log::capture;
 
 fn redis_url(test: &str) -> Option<String> {
@@ -51,8 +51,9 @@ async fn two_runtimes(
     let store = shared_store(url, test).await;
     let other = Arc::new(RedisStore::connect(url).await.unwrap().with_prefix(store.prefix().to_owned()));
     let [first, second] = providers;
-    let first = Runtime::new(first.clone()).with_retry_quota(Some(quota)).with_shared_store(store);
-    let second = Runtime::new(second.clone()).with_retry_quota(Some(quota)).with_shared_store(other);
+    let first = Runtime::builder(first.clone()).with_retry_quota(Some(quota)).with_shared_store(store).build().unwrap();
+    let second =
+        Runtime::builder(second.clone()).with_retry_quota(Some(quota)).with_shared_store(other).build().unwrap();
     (first, second)
 }
 
@@ -60,39 +61,39 @@ async fn two_runtimes(
 #[tokio::test]
 async fn one_runtimes_successes_pay_for_the_others_retries() {
     let Some(url) = redis_url("one_runtimes_successes_pay_for_the_others_retries") else { return };
-    let healthy = ScriptedProvider::new([]).with_fallback(Step::ok("fine"));
-    let failing = ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
+    let healthy = ScriptedProvider::new([]).otherwise(Scripted::ok("fine"));
+    let failing = ScriptedProvider::new([]).otherwise(Scripted::error("overloaded"));
     let no_floor = RetryQuota::standard().with_min_retries(0);
     let (first, second) = two_runtimes(&url, "pays", no_floor, [&healthy, &failing]).await;
 
     for _ in 0..3 {
-        first.exec_with(&FAST, "answers").await.unwrap();
+        first.request("answers").policy(&FAST).send().await.unwrap();
     }
-    let error = second.exec_with(&FAST, "fails").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    let error = second.request("fails").policy(&FAST).send().await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(error.calls(), 4, "the first call and the 3 retries the other runtime's successes paid for");
     assert!(
-        error.stopped_by().unwrap().starts_with("the retry budget is empty: 3 retries against 3 successful calls"),
+        error.stopped_by().unwrap().starts_with("the retry quota is empty: 3 retries against 3 successful calls"),
         "{:?}",
         error.stopped_by()
     );
-    assert_eq!(second.retry_budget(), Some(0), "this process's own window was not used");
+    assert_eq!(second.retry_quota_left(), Some(0), "this process's own window was not used");
 }
 
 /// In an outage the fleet shares one floor: two runtimes together get the retries one would.
 #[tokio::test]
 async fn an_outage_seen_by_two_runtimes_spends_one_floor() {
     let Some(url) = redis_url("an_outage_seen_by_two_runtimes_spends_one_floor") else { return };
-    let failing = || ScriptedProvider::new([]).with_fallback(Step::error("overloaded"));
+    let failing = || ScriptedProvider::new([]).otherwise(Scripted::error("overloaded"));
     let (first_provider, second_provider) = (failing(), failing());
     // A floor of 10 retries in the window.
     let quota = RetryQuota::standard().with_min_retries(10);
     let (first, second) = two_runtimes(&url, "outage", quota, [&first_provider, &second_provider]).await;
 
-    let error = first.exec_with(&FAST, "spends the floor").await.unwrap_err();
-    assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Budget, 11), "10 retries, then refused");
-    let error = second.exec_with(&FAST, "refused").await.unwrap_err();
-    assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Budget, 1), "the floor is the fleet's");
+    let error = first.request("spends the floor").policy(&FAST).send().await.unwrap_err();
+    assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Refused, 11), "10 retries, then refused");
+    let error = second.request("refused").policy(&FAST).send().await.unwrap_err();
+    assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Refused, 1), "the floor is the fleet's");
     assert_eq!(first_provider.calls() + second_provider.calls(), 12, "24 without the budget");
 }
 
@@ -102,16 +103,18 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     let store = shared_store(&url, "cooldown").await;
     let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
     let store_key = Arc::clone(&store);
-    let first = Runtime::new(
-        ScriptedProvider::new([Step::http(429, "slow down").with_retry_after(Duration::from_millis(400))])
-            .with_fallback(Step::ok("fine")),
+    let first = Runtime::builder(
+        ScriptedProvider::new([Scripted::http(429, "slow down").with_retry_after(Duration::from_millis(400))])
+            .otherwise(Scripted::ok("fine")),
     )
-    .with_shared_store(store);
-    let second_provider = ScriptedProvider::new([Step::ok("fine")]);
-    let second = Runtime::new(second_provider.clone()).with_shared_store(other);
+    .with_shared_store(store)
+    .build()
+    .unwrap();
+    let second_provider = ScriptedProvider::new([Scripted::ok("fine")]);
+    let second = Runtime::builder(second_provider.clone()).with_shared_store(other).build().unwrap();
 
     let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(0);
-    first.exec_with(&policy, "learns the wait").await.unwrap_err();
+    first.request("learns the wait").policy(&policy).send().await.unwrap_err();
     // The key lives as long as the cooldown, no longer.
     let ttl_ms = pttl(&url, &store_key.cooldown_key(StoreKey::new("scripted", ""))).await;
     assert!(ttl_ms > 0 && ttl_ms <= 400, "PTTL {ttl_ms}");
@@ -121,7 +124,7 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     let waited = start.elapsed();
     assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
     let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
-    assert_eq!(decision.verdict, Verdict::CooledDown, "the wait is in the decisions");
+    assert_eq!(decision.verdict(), Verdict::CooledDown, "the wait is in the decisions");
 }
 
 /// The key's remaining lifetime in ms, as Redis's `PTTL` says: -2 when there is no key, -1 when it
@@ -138,16 +141,21 @@ async fn one_huge_hint_leaves_another_runtime_unslowed() {
     let Some(url) = redis_url("one_huge_hint_leaves_another_runtime_unslowed") else { return };
     let day = Duration::from_secs(86_400);
     for first in [
-        Step::http(429, "Too Many Requests").with_retry_after(day),
-        Step::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1_000_000_000_000)),
-        Step::http(400, "Bad request: try again in 86400s"),
+        Scripted::http(429, "Too Many Requests").with_retry_after(day),
+        Scripted::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1_000_000_000_000)),
+        Scripted::http(400, "Bad request: try again in 86400s"),
     ] {
         let store = shared_store(&url, "huge").await;
         let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
         let key = store.cooldown_key(StoreKey::new("scripted", ""));
-        let first =
-            Runtime::new(ScriptedProvider::new([first]).with_fallback(Step::ok("fine"))).with_shared_store(store);
-        let second = Runtime::new(ScriptedProvider::new([]).with_fallback(Step::ok("fine"))).with_shared_store(other);
+        let first = Runtime::builder(ScriptedProvider::new([first]).otherwise(Scripted::ok("fine")))
+            .with_shared_store(store)
+            .build()
+            .unwrap();
+        let second = Runtime::builder(ScriptedProvider::new([]).otherwise(Scripted::ok("fine")))
+            .with_shared_store(other)
+            .build()
+            .unwrap();
         let error = first.exec("hears the hint").await.unwrap_err();
         assert_eq!(error.calls(), 1, "stops at once");
         assert_eq!(pttl(&url, &key).await, -2, "no cooldown key");
@@ -167,22 +175,22 @@ fn redis_down_means_local_state_and_one_warning_never_a_hang() {
             // Nothing listens on port 9 of the loopback address.
             let store = Arc::new(RedisStore::lazy("redis://127.0.0.1:9").unwrap());
             let provider = ScriptedProvider::new([
-                Step::http(429, "slow").with_retry_after(Duration::from_millis(5)),
-                Step::error("overloaded"),
-                Step::ok("fine"),
+                Scripted::http(429, "slow").with_retry_after(Duration::from_millis(5)),
+                Scripted::error("overloaded"),
+                Scripted::ok("fine"),
             ])
-            .with_fallback(Step::ok("fine"));
-            let runtime = Runtime::new(provider).with_shared_store(store);
+            .otherwise(Scripted::ok("fine"));
+            let runtime = Runtime::builder(provider).with_shared_store(store).build().unwrap();
             let start = Instant::now();
             for _ in 0..3 {
-                tokio::time::timeout(Duration::from_secs(10), runtime.exec_with(&FAST, "hi"))
+                tokio::time::timeout(Duration::from_secs(10), runtime.request("hi").policy(&FAST).send())
                     .await
                     .expect("never hangs")
                     .unwrap();
             }
             assert!(start.elapsed() < Duration::from_secs(5));
             // This process's window did the work: the floor of 100, plus 3 successes, less 2 retries.
-            assert_eq!(runtime.retry_budget(), Some(101));
+            assert_eq!(runtime.retry_quota_left(), Some(101));
         });
     }
     drop(guard);
@@ -243,8 +251,10 @@ async fn a_silent_store_is_asked_once_per_backoff_and_warned_about_at_failure_an
     let silent = RedisStore::lazy(&server.url()).unwrap().with_offline_backoff(backoff);
     assert_eq!(silent.offline_backoff(), backoff);
     let store = Arc::new(Counting { silent, answering: AtomicBool::new(false), operations: AtomicUsize::new(0) });
-    let runtime = Runtime::new(ScriptedProvider::new([]).with_fallback(Step::ok("fine")))
-        .with_shared_store(Arc::clone(&store) as Arc<dyn SharedStore>);
+    let runtime = Runtime::builder(ScriptedProvider::new([]).otherwise(Scripted::ok("fine")))
+        .with_shared_store(Arc::clone(&store) as Arc<dyn SharedStore>)
+        .build()
+        .unwrap();
     let execs = |count: usize| {
         let runtime = runtime.clone();
         async move {
@@ -296,10 +306,15 @@ async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_withou
     let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
     // 30 s open: far longer than this test runs on the Redis server's clock.
     let settings = BreakerSettings::new(50, 3, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
-    let down = || ScriptedProvider::new([]).with_fallback(Step::http(503, "Service Unavailable")).with_model("primary");
-    let healthy = || ScriptedProvider::new([]).with_fallback(Step::ok("from the secondary")).with_model("secondary");
+    let down = || ScriptedProvider::new([]).otherwise(Scripted::http(503, "Service Unavailable")).with_model("primary");
+    let healthy = || ScriptedProvider::new([]).otherwise(Scripted::ok("from the secondary")).with_model("secondary");
     let runtime = |primary: &ScriptedProvider, secondary: &ScriptedProvider, store: Arc<RedisStore>| {
-        Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_breaker(settings).with_shared_store(store)
+        Runtime::builder(primary.clone())
+            .with_fallback(secondary.clone())
+            .with_breaker(settings)
+            .with_shared_store(store)
+            .build()
+            .unwrap()
     };
     let (first_primary, first_secondary, second_primary, second_secondary) = (down(), healthy(), down(), healthy());
     let first = runtime(&first_primary, &first_secondary, store);
@@ -307,21 +322,21 @@ async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_withou
 
     // Three failures of three calls open it: layer 1 stops retrying the primary, the secondary
     // answers.
-    let reply = first.exec_with(&FAST, "opens it").await.unwrap();
+    let reply = first.request("opens it").policy(&FAST).send().await.unwrap();
     assert_eq!(reply.target(), Some("scripted/secondary"));
     assert_eq!((first_primary.calls(), first_secondary.calls()), (3, 1));
     assert!(matches!(first.targets()[0].breaker, Some(BreakerState::Open { .. })), "{:?}", first.targets());
 
-    let reply = second.exec_with(&FAST, "skips it").await.unwrap();
+    let reply = second.request("skips it").policy(&FAST).send().await.unwrap();
     assert_eq!(reply.target(), Some("scripted/secondary"));
     assert_eq!(
         (second_primary.calls(), second_secondary.calls()),
         (0, 1),
         "the other runtime's primary saw no request"
     );
-    let moved: Vec<_> = reply.decisions().iter().filter(|d| d.verdict == Verdict::Fallback).collect();
+    let moved: Vec<_> = reply.decisions().iter().filter(|d| d.verdict() == Verdict::Fallback).collect();
     let [moved] = moved[..] else { panic!("{:?}", reply.decisions()) };
-    let Why::Fallback(fallback) = &moved.reason else { panic!("{:?}", moved.reason) };
+    let Why::Fallback(fallback) = &moved.reason() else { panic!("{:?}", moved.reason()) };
     let MoveReason::BreakerOpen(BreakerState::Open { opened, .. }) = fallback.because else {
         panic!("{:?}", fallback.because)
     };
@@ -342,8 +357,8 @@ async fn one_runtimes_stated_limits_pace_the_others_calls() {
     use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
     let Some(url) = redis_url("one_runtimes_stated_limits_pace_the_others_calls") else { return };
     let limits = RateLimits::new().with(LimitKind::Requests, Limit::new(20, 0, Duration::from_secs(10)));
-    let a = ScriptedProvider::new([Step::ok("first").with_rate_limits(limits)]).with_fallback(Step::ok("a"));
-    let b = ScriptedProvider::new([]).with_fallback(Step::ok("b"));
+    let a = ScriptedProvider::new([Scripted::ok("first").with_rate_limits(limits)]).otherwise(Scripted::ok("a"));
+    let b = ScriptedProvider::new([]).otherwise(Scripted::ok("b"));
     let (first, second) = two_runtimes(&url, "pace", RetryQuota::standard(), [&a, &b]).await;
     first.exec("warm").await.unwrap();
     // The bucket is empty: B's calls go one each 526 ms (20 used in 10 s may be 19 and a fraction,
@@ -352,9 +367,9 @@ async fn one_runtimes_stated_limits_pace_the_others_calls() {
     let mut waits = Vec::new();
     for _ in 0..3 {
         let reply = second.exec("hi").await.unwrap();
-        let paced: Vec<_> = reply.decisions().iter().filter(|d| d.verdict == Verdict::Paced).collect();
+        let paced: Vec<_> = reply.decisions().iter().filter(|d| d.verdict() == Verdict::Paced).collect();
         assert_eq!(paced.len(), 1, "{:?}", reply.decisions());
-        waits.push(paced[0].delay.unwrap());
+        waits.push(paced[0].delay().unwrap());
     }
     assert!(waits.iter().all(|wait| *wait <= Duration::from_millis(527)), "{waits:?}");
     assert!(waits[1..].iter().all(|wait| *wait >= Duration::from_millis(200)), "{waits:?}");

@@ -71,7 +71,7 @@ async fn a_request_whose_streamed_body_cannot_be_copied_is_sent_once() {
     assert_eq!(server.requests_served(), 1);
     let decisions = decisions.lock().unwrap();
     assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::GiveUp)]);
-    assert!(decisions[0].reason.to_string().contains("cannot be sent again"), "{}", decisions[0].reason);
+    assert!(decisions[0].reason().to_string().contains("cannot be sent again"), "{}", decisions[0].reason());
 }
 
 #[tokio::test(start_paused = true)]
@@ -95,9 +95,11 @@ async fn a_probe_sent_once_for_its_streamed_body_is_heard_by_the_breaker() {
         OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model(model)
     };
     let breaker = BreakerSettings::new(50, 4, Duration::from_secs(60), Duration::from_secs(30)).unwrap();
-    let runtime = Runtime::new(provider(&primary, "model-a"))
+    let runtime = Runtime::builder(provider(&primary, "model-a"))
         .with_fallback(provider(&secondary, "model-b"))
-        .with_breaker(breaker);
+        .with_breaker(breaker)
+        .build()
+        .unwrap();
     let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(3);
     let shared = RetryLayer::sharing(&runtime, policy).unwrap().with_jitter_seed(1);
     assert_eq!(send(shared.clone(), &primary).await.unwrap().status, 503);
@@ -131,7 +133,7 @@ async fn when_the_layers_give_up_on_a_transport_error_the_error_is_the_clients_l
 #[tokio::test(start_paused = true)]
 async fn when_no_call_leaves_an_error_the_error_is_the_failure_with_its_decisions() {
     let server = start(Scenario::new().otherwise(Step::hang())).await;
-    let policy = RetryPolicy::new().with_timeout_ms(Some(1000)).with_budget_ms(Some(5000));
+    let policy = RetryPolicy::new().with_timeout_ms(1000).with_budget_ms(Some(5000));
     let (layer, decisions) = layer(policy);
     let client = client(RetryMiddleware::new(layer));
     let started = tokio::time::Instant::now();
@@ -139,9 +141,9 @@ async fn when_no_call_leaves_an_error_the_error_is_the_failure_with_its_decision
     assert!(started.elapsed() <= Duration::from_secs(5), "{:?}", started.elapsed());
     let reqwest_middleware::Error::Middleware(error) = error else { panic!("not the middleware's error: {error:?}") };
     let failure = error.downcast_ref::<Failure<reqwest_middleware::Error>>().expect("the failure");
-    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Refused);
     assert!(failure.last_error().is_none());
-    assert!(failure.decisions().iter().any(|decision| decision.error.contains("timed out after 1 s")), "{failure}");
+    assert!(failure.decisions().iter().any(|decision| decision.error().contains("timed out after 1 s")), "{failure}");
     assert_eq!(failure.decisions().len(), decisions.lock().unwrap().len());
 }
 
@@ -215,7 +217,7 @@ async fn a_middleware_around_one_that_gave_up_sends_no_more_requests() {
         }
         let decisions = decisions.lock().unwrap();
         assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]);
-        let reason = decisions[0].reason.to_string();
+        let reason = decisions[0].reason().to_string();
         assert!(reason.starts_with("an inner retry layer gave up (kind `exhausted`)"), "{reason}");
     }
 }

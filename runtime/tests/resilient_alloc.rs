@@ -22,7 +22,7 @@ const CAPPED: RetryPolicy = RetryPolicy::new()
     .with_jitter(agentic_runtime::policy::Jitter::Full)
     .with_max_delay_ms(Some(10_000))
     .with_max_calls(Some(3))
-    .with_timeout_ms(Some(5_000))
+    .with_timeout_ms(5_000)
     .with_budget_ms(Some(60_000));
 
 #[test]

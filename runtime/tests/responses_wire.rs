@@ -15,7 +15,7 @@ use serde_json::json;
 async fn runtime(scenario: Scenario) -> (ChaosServer, Runtime) {
     let server = ChaosServer::start(scenario).await.unwrap();
     let provider = ResponsesProvider::new(server.base_url(WireFormat::Responses), Some("sk-test-key".to_owned()));
-    (server, Runtime::new(provider.with_model("chaos")).with_jitter_seed(7))
+    (server, Runtime::builder(provider.with_model("chaos")).with_jitter_seed(7).build().unwrap())
 }
 
 /// Every request reached the Responses route and was journaled as that wire.
@@ -68,8 +68,8 @@ async fn retry_after_and_retry_after_ms_are_waited() {
         let reply = runtime.exec("hi").await.unwrap();
         assert_eq!((reply.text(), all_responses(&server)), ("the answer", 2));
         let decision = &reply.decisions()[0];
-        assert_eq!(decision.verdict, Verdict::Retry);
-        assert!(decision.delay.unwrap() >= wait, "{decision:?}");
+        assert_eq!(decision.verdict(), Verdict::Retry);
+        assert!(decision.delay().unwrap() >= wait, "{decision:?}");
     }
 }
 
@@ -82,8 +82,8 @@ async fn a_failed_response_mid_stream_is_retried_like_a_500() {
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), all_responses(&server)), ("the answer", 2));
     let decision = &reply.decisions()[0];
-    assert_eq!(decision.verdict, Verdict::Retry);
-    assert!(!decision.error.contains("partial text"), "{decision:?}");
+    assert_eq!(decision.verdict(), Verdict::Retry);
+    assert!(!decision.error().contains("partial text"), "{decision:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -94,7 +94,7 @@ async fn a_rate_limited_response_waits_the_hint_in_its_message() {
     let (server, runtime) = runtime(Scenario::new().then(limited).otherwise(Step::ok("the answer"))).await;
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), all_responses(&server)), ("the answer", 2));
-    assert!(reply.decisions()[0].delay.unwrap() >= Duration::from_secs(7), "{:?}", reply.decisions());
+    assert!(reply.decisions()[0].delay().unwrap() >= Duration::from_secs(7), "{:?}", reply.decisions());
 }
 
 /// An `error` event (`server_is_overloaded`) is retried as the 503 it stands for.
@@ -105,8 +105,8 @@ async fn an_error_event_is_typed_like_the_same_http_error() {
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), all_responses(&server)), ("the answer", 2));
     let decision = &reply.decisions()[0];
-    assert_eq!(decision.verdict, Verdict::Retry);
-    assert!(decision.error.starts_with("ServiceUnavailableError: The server is overloaded."), "{decision:?}");
+    assert_eq!(decision.verdict(), Verdict::Retry);
+    assert!(decision.error().starts_with("ServiceUnavailableError: The server is overloaded."), "{decision:?}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -151,7 +151,7 @@ async fn tool_calls_and_their_results_go_through_the_tool_loop() {
         .then(Step::tool_use("get_weather", json!({"city": "Paris"})).text("Let me look."))
         .otherwise(Step::ok("It is sunny in Paris."));
     let (server, runtime) = runtime(scenario).await;
-    let reply = runtime.with_tools(tools).exec("weather in Paris?").await.unwrap();
+    let reply = runtime.request("weather in Paris?").tools(&tools).send().await.unwrap();
     assert_eq!(reply.text(), "It is sunny in Paris.");
     assert_eq!(all_responses(&server), 2);
     let journal = server.journal();

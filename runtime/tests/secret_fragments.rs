@@ -6,6 +6,7 @@
 //! query), where Debug output and errors must not show it either.
 
 use crate::providers_support;
+use agentic_runtime::exec::RuntimeBuilder;
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -83,10 +84,11 @@ async fn exec(provider: impl Provider) -> Leftovers {
     let journal_file = TempFile::new("secret-fragments.jsonl");
     let journal = Journal::open(journal_file.path()).expect("the journal opens").with_retries(true);
     let trace = TraceSink::in_memory();
-    let runtime = Runtime::new(provider).with_journal(journal).with_trace(trace.clone());
+    let runtime = Runtime::builder(provider).with_journal(journal).with_trace(trace.clone()).build().unwrap();
 
     let (default, captured) = capture(tracing::Level::TRACE);
-    let error = runtime.exec_with(&fast_policy(), "What is the answer?").await.expect_err("every call fails");
+    let error =
+        runtime.request("What is the answer?").policy(&fast_policy()).send().await.expect_err("every call fails");
     drop(default);
     let journal = std::fs::read_to_string(journal_file.path()).expect("the journal was written");
     Leftovers { error, journal, trace: trace.contents().unwrap_or_default(), log: captured.text() }
@@ -97,7 +99,7 @@ async fn exec(provider: impl Provider) -> Leftovers {
 fn assert_nothing_leaked(leftovers: &Leftovers, provider: &impl Debug) {
     let Leftovers { error, journal, trace, log } = leftovers;
     assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Permanent, 5), "{error}");
-    let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict).collect();
+    let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict()).collect();
     assert_eq!(
         verdicts,
         [
@@ -111,9 +113,9 @@ fn assert_nothing_leaked(leftovers: &Leftovers, provider: &impl Debug) {
         ]
     );
     // The server's texts did arrive, with the key redacted in place.
-    let cut = &error.decisions()[3].error;
+    let cut = &error.decisions()[3].error();
     assert!(cut.ends_with("xxxx<redacted> (error body cut at 16 KiB)"), "{}", &cut[cut.len() - 60..]);
-    let last = error.attempts().last().expect("two attempts");
+    let last = error.attempt_errors().last().expect("two attempts");
     let echoed = "key <redacted>...<redacted> rejected \
                   (also tried '<redacted>', '<redacted>' and '<redacted>' \u{2014} \u{e9}t\u{e9})";
     assert!(last.contains(echoed), "{last}");
@@ -121,9 +123,9 @@ fn assert_nothing_leaked(leftovers: &Leftovers, provider: &impl Debug) {
     assert_no_fragment(&format!("{error}"), KEY);
     assert_no_fragment(&format!("{error:?}"), KEY);
     for decision in error.decisions() {
-        assert_no_fragment(&format!("{decision} {} {}", decision.error, decision.reason), KEY);
+        assert_no_fragment(&format!("{decision} {} {}", decision.error(), decision.reason()), KEY);
     }
-    for attempt in error.attempts() {
+    for attempt in error.attempt_errors() {
         assert_no_fragment(attempt, KEY);
     }
     if let Some(model_error) = error.model_error() {
@@ -214,7 +216,14 @@ async fn a_key_in_a_base_url_that_cannot_be_used_is_not_shown() {
         (Box::new(anthropic), shown("/v1/messages")),
     ] {
         assert_no_fragment(&format!("{provider:?}"), KEY);
-        let error = Runtime::from_shared(provider.shared()).exec_with(&fast_policy(), "hi").await.unwrap_err();
+        let error = RuntimeBuilder::from_shared(provider.shared())
+            .build()
+            .unwrap()
+            .request("hi")
+            .policy(&fast_policy())
+            .send()
+            .await
+            .unwrap_err();
         assert_eq!(error.kind(), ExecErrorKind::Programming);
         let text = error.to_string();
         // The path the provider appends goes before the query, whose value is hidden with the key.

@@ -5,6 +5,7 @@
 //! judged: a daily limit whose text names no day (`limit_rpd/...`) was retried twelve times, and a
 //! per-minute one two seconds later, into the same 429.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, StatedLimit, Step};
@@ -26,7 +27,11 @@ async fn serve(scenario: Scenario) -> ChaosServer {
 }
 
 fn openai(server: &ChaosServer) -> Runtime {
-    Runtime::from_shared(wires::named("openai").provider(server)).with_jitter_seed(7)
+    openai_builder(server).build().unwrap()
+}
+
+fn openai_builder(server: &ChaosServer) -> RuntimeBuilder {
+    RuntimeBuilder::from_shared(wires::named("openai").provider(server)).with_jitter_seed(7)
 }
 
 #[tokio::test(start_paused = true)]
@@ -39,10 +44,10 @@ async fn a_limit_spent_until_a_reset_hours_away_is_a_spent_quota_final_for_the_e
         format!("exec() failed permanently:\nAttempt 1: RateLimitError: 429 {PER_DAY} (quota_spent_until_reset)")
     );
     let last = error.decisions().last().unwrap();
-    assert_eq!((last.layer, last.verdict), (Layer::Exec, Verdict::FailPermanently));
-    assert_eq!(last.reason, Why::Judged(Rule::Classifier(Reason::QuotaUntilReset)));
+    assert_eq!((last.layer(), last.verdict()), (Layer::Exec, Verdict::FailPermanently));
+    assert_eq!(last.reason(), Why::Judged(Rule::Classifier(Reason::QuotaUntilReset)));
     assert_eq!(
-        last.reason.to_string(),
+        last.reason().to_string(),
         "quota exhausted: the body states none remaining until a reset an hour or more away"
     );
 }
@@ -51,14 +56,15 @@ async fn a_limit_spent_until_a_reset_hours_away_is_a_spent_quota_final_for_the_e
 async fn with_a_fallback_a_spent_quota_moves_the_exec_on_at_once() {
     let primary = serve(Scenario::new().otherwise(spent(Duration::from_secs(5 * 3600)))).await;
     let secondary = serve(Scenario::new().otherwise(Step::ok("from the fallback"))).await;
-    let runtime = openai(&primary).with_fallback_shared(wires::named("openai").provider(&secondary));
+    let runtime =
+        openai_builder(&primary).with_fallback_shared(wires::named("openai").provider(&secondary)).build().unwrap();
     let started = tokio::time::Instant::now();
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!(reply.text(), "from the fallback");
     assert_eq!((primary.journal().len(), secondary.journal().len()), (1, 1));
     assert_eq!(started.elapsed(), Duration::ZERO, "no wait before the move");
-    let moved = reply.decisions().iter().find(|decision| decision.verdict == Verdict::Fallback).unwrap();
-    let Why::Fallback(fallback) = &moved.reason else { panic!("{:?}", moved.reason) };
+    let moved = reply.decisions().iter().find(|decision| decision.verdict() == Verdict::Fallback).unwrap();
+    let Why::Fallback(fallback) = &moved.reason() else { panic!("{:?}", moved.reason()) };
     assert_eq!(fallback.because, MoveReason::Permanent(Rule::Classifier(Reason::QuotaUntilReset)));
 }
 
@@ -69,7 +75,7 @@ async fn a_reset_within_the_cap_is_the_servers_wait() {
     let started = tokio::time::Instant::now();
     let reply = openai(&server).exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
-    let waited = reply.decisions()[0].delay.unwrap();
+    let waited = reply.decisions()[0].delay().unwrap();
     // The reset was 40 s after the server's answer, read a few milliseconds of wall clock later
     // (the jitter waits at most a quarter more); before, the retry went after 2 s.
     assert!(waited > Duration::from_secs(30) && waited <= Duration::from_secs(50), "{waited:?}");
@@ -80,6 +86,6 @@ async fn a_reset_within_the_cap_is_the_servers_wait() {
 async fn a_reset_past_the_cap_and_within_the_hour_is_a_wait_refused() {
     let server = serve(Scenario::new().otherwise(spent(Duration::from_secs(10 * 60)))).await;
     let error = openai(&server).exec("hi").await.unwrap_err();
-    assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Budget, 1), "{error}");
+    assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Refused, 1), "{error}");
     assert_eq!(error.refusal().map(|refusal| refusal.name()), Some("retry_after_cap"));
 }

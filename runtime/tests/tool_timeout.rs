@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use agentic_runtime::message::{ContentBlock, Message};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
-use agentic_runtime::provider::{ScriptedProvider, Step};
+use agentic_runtime::provider::{Scripted, ScriptedProvider};
 use agentic_runtime::tool::{DEFAULT_TOOL_TIMEOUT, ToolError, Toolbox};
 use agentic_runtime::{Reply, Runtime};
 use serde_json::{Value, json};
@@ -37,10 +37,10 @@ fn tool_results(message: &Message) -> Vec<(String, bool)> {
 /// results the model saw on its second turn, and the virtual time the exec took.
 async fn one_tool_turn(tools: Toolbox) -> (Reply, Vec<(String, bool)>, Duration) {
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::ok("The weather service did not answer."),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::ok("The weather service did not answer."),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_tools(tools);
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).build().unwrap();
     let start = Instant::now();
     let reply = runtime.exec("Weather in Paris?").await.unwrap();
     let elapsed = start.elapsed();
@@ -60,11 +60,11 @@ fn assert_no_retry(reply: &Reply) {
 async fn a_tool_that_never_returns_hits_the_default_timeout_and_the_model_goes_on() {
     let tools = Toolbox::new().with_fn("get_weather", "The weather in a city.", weather_schema(), never);
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::ok("The weather service did not answer."),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::ok("The weather service did not answer."),
     ]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider.clone()).with_tools(tools).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).with_trace(sink.clone()).build().unwrap();
     let start = Instant::now();
     let reply = runtime.exec("Weather in Paris?").await.unwrap();
 

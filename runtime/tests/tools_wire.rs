@@ -7,7 +7,7 @@ use agentic_runtime::exec;
 use agentic_runtime::message::{ContentBlock, Message, StopReason};
 use agentic_runtime::observe::trace::grade::{Category, grade_lines};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
-use agentic_runtime::provider::{Provider, Request, ScriptedProvider, Step};
+use agentic_runtime::provider::{Provider, Request, Scripted, ScriptedProvider};
 use agentic_runtime::tool::{ToolError, Toolbox, results_message};
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
@@ -139,10 +139,10 @@ async fn every_wire_sends_tools_and_reads_the_chaos_servers_tool_calls() {
 #[tokio::test(start_paused = true)]
 async fn a_flaky_tool_with_the_scripted_provider_is_fed_back_at_once() {
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::ok("It is sunny in Paris."),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::ok("It is sunny in Paris."),
     ]);
     let toolbox = toolbox(2);
     let sink = TraceSink::in_memory();

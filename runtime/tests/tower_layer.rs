@@ -69,20 +69,20 @@ async fn the_layer_composes_with_towers_timeout_and_concurrency_limit() {
     assert_eq!(streamed_text(&response.text().await.unwrap()), "42");
     let decisions = decisions.lock().unwrap();
     assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::Retry)]);
-    assert!(decisions[0].error.contains("timed out"), "{}", decisions[0].error);
+    assert!(decisions[0].error().contains("timed out"), "{}", decisions[0].error());
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_policys_per_call_timeout_cuts_a_hung_call_and_the_deadline_holds() {
     let server = start(Scenario::new().otherwise(Step::hang())).await;
-    let policy = RetryPolicy::new().with_timeout_ms(Some(1000)).with_budget_ms(Some(5000));
+    let policy = RetryPolicy::new().with_timeout_ms(1000).with_budget_ms(Some(5000));
     let (layer, _) = layer(policy);
     let started = tokio::time::Instant::now();
     let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
     let failure = service.oneshot(request(&server)).await.unwrap_err();
-    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Refused);
     assert!(failure.last_error().is_none(), "the last call was cut: no error of the service's");
-    assert!(failure.decisions().iter().any(|decision| decision.error.contains("timed out after 1 s")), "{failure}");
+    assert!(failure.decisions().iter().any(|decision| decision.error().contains("timed out after 1 s")), "{failure}");
     assert!(started.elapsed() <= Duration::from_secs(5), "{:?}", started.elapsed());
 }
 
@@ -114,7 +114,7 @@ async fn googles_retry_info_in_the_body_is_the_wait_when_no_header_names_one() {
     assert_eq!(response.status(), 200);
     assert!(response.text().await.unwrap().contains("42"));
     assert!(started.elapsed() >= Duration::from_secs(3), "{:?}", started.elapsed());
-    let delay = decisions.lock().unwrap()[0].delay.unwrap();
+    let delay = decisions.lock().unwrap()[0].delay().unwrap();
     assert!(delay >= Duration::from_secs(3) && delay <= Duration::from_millis(3750), "{delay:?}");
     assert_eq!(server.requests_served(), 2);
 }
@@ -148,7 +148,7 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
         }
         let decisions = decisions.lock().unwrap();
         assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::GiveUp), (Layer::Exec, Verdict::FailPermanently)]);
-        let reason = decisions[0].reason.to_string();
+        let reason = decisions[0].reason().to_string();
         assert!(reason.starts_with("an inner retry layer gave up (kind `exhausted`)"), "{reason}");
     }
     // Without a layer between, the inner failure is the outer layer's service error: judged by its kind.
@@ -166,12 +166,12 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
 /// earlier than the server asked.
 #[tokio::test(start_paused = true)]
 async fn a_cooldown_longer_than_the_cap_refuses_in_the_layer_and_no_request_is_sent() {
-    use agentic_runtime::{Runtime, ScriptedProvider, Step as Scripted};
+    use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     let asked = Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(120));
     let runtime = Runtime::new(ScriptedProvider::new([asked]));
     // One call, no retry: the exec ends at once, the cooldown it honoured stays.
     let patient = RetryPolicy::new().with_retry_after_cap_ms(600_000).with_session_retries(0).with_max_retries(1);
-    runtime.exec_with(&patient, "hi").await.unwrap_err();
+    runtime.request("hi").policy(&patient).send().await.unwrap_err();
 
     let server = start(Scenario::new().otherwise(Step::ok("42"))).await;
     let layer = RetryLayer::sharing(&runtime, RetryPolicy::new()).unwrap();
@@ -180,7 +180,7 @@ async fn a_cooldown_longer_than_the_cap_refuses_in_the_layer_and_no_request_is_s
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!(server.requests_served(), 0, "no request went");
     assert_eq!(started.elapsed(), Duration::ZERO, "nothing was waited for");
-    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Refused);
     assert_eq!(failure.refusal().map(|refusal| refusal.name()), Some("cooldown"));
     assert!(failure.last_error().is_none(), "{failure}");
     let text = failure.to_string();

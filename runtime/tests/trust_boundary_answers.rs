@@ -3,6 +3,7 @@
 //! an empty success; a bare JSON error line in an event stream is the error it says; and on a wire
 //! that sends heartbeats, a stream that started and then went silent ends at the idle bound.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, NotAnAnswer, Scenario, Step};
@@ -10,7 +11,7 @@ use agentic_runtime::message::Message;
 use agentic_runtime::message::{ContentBlock, StopReason};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::Request;
-use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, exec};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, exec};
 use agentic_test_support::wires::{self, Wire, named};
 
 /// The canary key: it must never appear in any error or text.
@@ -52,9 +53,11 @@ impl Run {
 
 async fn exec(wire: Wire, scenario: Scenario, policy: &RetryPolicy) -> Run {
     let server = ChaosServer::start(scenario).await.expect("the chaos server starts");
-    let runtime =
-        Runtime::from_shared(wire.provider_at(&wire.base_url(&server), Some(CANARY), None)).with_retry_quota(None);
-    let outcome = runtime.exec_with(policy, "What is the answer?").await;
+    let runtime = RuntimeBuilder::from_shared(wire.provider_at(&wire.base_url(&server), Some(CANARY), None))
+        .with_retry_quota(None)
+        .build()
+        .unwrap();
+    let outcome = runtime.request("What is the answer?").policy(policy).send().await;
     if let Err(error) = &outcome {
         let everything = format!("{error} {error:?}");
         assert!(!everything.contains("SECRET123"), "{wire}: the key leaked: {everything}");
@@ -99,10 +102,10 @@ async fn a_json_body_that_is_not_a_completion_is_a_wrong_base_url_and_permanent(
                 ": {shape:?}: check the base URL; it likely points at a health check, a models list or another API \
                  instead of the model API"
             );
-            let attempt = &error.attempts()[0];
+            let attempt = &error.attempt_errors()[0];
             assert!(attempt.starts_with(&start) && attempt.ends_with(&end), "{wire} {shape}: {attempt}");
             if let Some(answer) = answer(wire) {
-                assert_eq!(error.attempts(), [format!("{start}{answer}{end}")], "{wire} {shape}");
+                assert_eq!(error.attempt_errors(), [format!("{start}{answer}{end}")], "{wire} {shape}");
             }
         }
     }
@@ -114,7 +117,7 @@ async fn every_chaos_not_an_answer_shape_is_a_classified_error() {
         for shape in NotAnAnswer::ALL {
             let run = exec(wire, Scenario::new().otherwise(Step::not_an_answer(shape)), &POLICY).await;
             let error = run.error(wire);
-            let attempt = &error.attempts()[0];
+            let attempt = &error.attempt_errors()[0];
             let wrong_url = matches!(
                 shape,
                 NotAnAnswer::JsonObject | NotAnAnswer::StatusOk | NotAnAnswer::JsonArray | NotAnAnswer::ModelsList
@@ -153,7 +156,7 @@ async fn an_empty_answer_shaped_like_one_is_a_truncated_answer_and_retried() {
             "IncompleteStreamError: the answer ended without content, tool calls or a finish reason: the JSON \
              answer was {shape:?}"
         );
-        assert_eq!(reply.decisions()[0].error, expected, "{wire} {shape}");
+        assert_eq!(reply.decisions()[0].error(), expected, "{wire} {shape}");
 
         // Every call alike: the policy's 12 calls, then exhausted.
         let run = exec(wire, body("application/json", shape), &POLICY).await;
@@ -178,7 +181,7 @@ async fn a_stream_without_content_tool_calls_or_a_finish_reason_is_truncated() {
              ended after {events} (the first: {})",
             excerpt(&first)
         );
-        assert_eq!(reply.decisions()[0].error, expected, "{wire} {stream}");
+        assert_eq!(reply.decisions()[0].error(), expected, "{wire} {stream}");
     }
 }
 
@@ -261,7 +264,7 @@ async fn a_bare_json_error_line_in_an_event_stream_is_the_error_it_says() {
         let run = exec(wire, body("text/event-stream", &format!("{line}\n")), &POLICY).await;
         let error = run.error(wire);
         assert_eq!((error.kind(), run.requests), (ExecErrorKind::Permanent, 1), "{wire}: {error}");
-        assert_eq!(error.attempts(), [attempt], "{wire}");
+        assert_eq!(error.attempt_errors(), [attempt], "{wire}");
     }
     // Retryable by its type; pretty-printed on several lines, it is read whole at the end of the body.
     let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
@@ -273,7 +276,7 @@ async fn a_bare_json_error_line_in_an_event_stream_is_the_error_it_says() {
             assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire} {line}");
             // Typed by the error vocabulary the body speaks, OpenAI's and Anthropic's.
             if answer(wire).is_some() {
-                assert_eq!(reply.decisions()[0].error, "OverloadedError: Overloaded", "{wire} {line}");
+                assert_eq!(reply.decisions()[0].error(), "OverloadedError: Overloaded", "{wire} {line}");
             }
         }
     }
@@ -291,7 +294,7 @@ async fn the_chaos_bare_json_error_is_typed_by_its_code_then_its_type() {
             _ => None,
         };
         if let Some(attempt) = attempt {
-            assert_eq!(error.attempts(), [attempt], "{wire}");
+            assert_eq!(error.attempt_errors(), [attempt], "{wire}");
         }
 
         // A code of its own: the default one (`invalid_api_key`) would type it, being the more specific.
@@ -301,7 +304,7 @@ async fn the_chaos_bare_json_error_is_typed_by_its_code_then_its_type() {
         let reply = run.reply(wire);
         assert_eq!((reply.text(), run.requests), ("the answer", 2), "{wire}");
         if attempt.is_some() {
-            assert_eq!(reply.decisions()[0].error, "OverloadedError: Overloaded", "{wire}");
+            assert_eq!(reply.decisions()[0].error(), "OverloadedError: Overloaded", "{wire}");
         }
     }
 }
@@ -320,7 +323,7 @@ async fn silence_after_the_stream_started_ends_at_the_idle_bound_where_the_wire_
         let run = exec(named("anthropic"), Scenario::new().otherwise(hang.clone()), &ONE_CALL).await;
         let error = run.error(named("anthropic"));
         assert_eq!(
-            error.attempts(),
+            error.attempt_errors(),
             ["TimeoutError: model call timed out: the stream started, then nothing came for 5 s, not even a \
               heartbeat (`idle_timeout_ms` = 5000): this wire sends heartbeats while the model thinks, so the \
               stream is dead"],
@@ -336,7 +339,7 @@ async fn silence_after_the_stream_started_ends_at_the_idle_bound_where_the_wire_
         let run = exec(named("openai"), Scenario::new().otherwise(hang.clone()), &ONE_CALL).await;
         let error = run.error(named("openai"));
         assert_eq!(
-            error.attempts(),
+            error.attempt_errors(),
             ["TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)"],
             "{hang:?}"
         );
@@ -350,7 +353,7 @@ async fn pings_alone_still_end_at_the_first_token_bound() {
     let run = exec(named("anthropic"), pings, &ONE_CALL).await;
     let error = run.error(named("anthropic"));
     assert_eq!(
-        error.attempts(),
+        error.attempt_errors(),
         ["TimeoutError: model call timed out: no content after 30 s (`first_token_timeout_ms` = 30000)"]
     );
     assert_eq!((error.elapsed(), run.requests), (Duration::from_secs(30), 1));

@@ -6,6 +6,7 @@
 //! requests; each test counts the requests that were made.
 
 use crate::providers_support;
+use agentic_runtime::exec::RuntimeBuilder;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use agentic_chaos::{BadHead, ChaosServer, Scenario, Step};
 use agentic_runtime::provider::Provider;
 use agentic_runtime::provider::TransportKind;
-use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy, Runtime};
+use agentic_runtime::{ExecError, ExecErrorKind, RetryPolicy};
 use agentic_test_support::tls_server::TlsServer;
 use agentic_test_support::wires::{self, Wire, named};
 use providers_support::{Reply, Server};
@@ -35,7 +36,7 @@ fn raw_url(wire: Wire, server: &Server) -> String {
 /// An exec with the default policy (4 calls per attempt, 3 attempts), by a provider of `wire` with
 /// the canary key for the server at `base_url`, that must fail.
 async fn exec_error(wire: Wire, base_url: &str) -> ExecError {
-    match Runtime::from_shared(provider(wire, base_url)).exec("What is the answer?").await {
+    match RuntimeBuilder::from_shared(provider(wire, base_url)).build().unwrap().exec("What is the answer?").await {
         Ok(reply) => panic!("{wire}: the call must fail, yet it answered {:?}", reply.text()),
         Err(error) => error,
     }
@@ -43,7 +44,7 @@ async fn exec_error(wire: Wire, base_url: &str) -> ExecError {
 
 /// The error's text, its Debug output and every attempt, with no piece of the key in any form.
 fn shown(wire: Wire, error: &ExecError) -> String {
-    let text = format!("{error}\n{error:?}\n{}", error.attempts().join("\n"));
+    let text = format!("{error}\n{error:?}\n{}", error.attempt_errors().join("\n"));
     let encoded = KEY.replace('/', "%2F").replace('+', "%2B").replace('=', "%3D");
     for key in [KEY, encoded.as_str()] {
         for window in key.as_bytes().windows(8) {
@@ -238,7 +239,8 @@ async fn a_stalled_error_body_waits_the_policys_idle_bound() {
     let wire = named("openai");
     let server =
         ChaosServer::start(Scenario::new().otherwise(Step::http_error(429).stall_body_after(3))).await.unwrap();
-    let runtime = Runtime::from_shared(provider(wire, &wire.base_url(&server))).with_policy(policy);
+    let runtime =
+        RuntimeBuilder::from_shared(provider(wire, &wire.base_url(&server))).with_policy(policy).build().unwrap();
     let started = Instant::now();
     let error = runtime.exec("What is the answer?").await.unwrap_err();
     assert!(started.elapsed() >= Duration::from_secs(5) && started.elapsed() < Duration::from_secs(6));
@@ -260,7 +262,7 @@ async fn a_users_reqwest_call_through_resilient_judges_a_certificate_and_a_bad_h
     let failure = Resilient::new("fetch", &policy).call(|| client.get(&url).send()).await.unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Permanent, "{failure}");
     assert!(
-        failure.decisions()[0].reason.to_string().starts_with("the server's TLS certificate is not trusted"),
+        failure.decisions()[0].reason().to_string().starts_with("the server's TLS certificate is not trusted"),
         "{failure}"
     );
     assert_eq!(server.accepted(), 1);
@@ -270,7 +272,10 @@ async fn a_users_reqwest_call_through_resilient_judges_a_certificate_and_a_bad_h
         let url = format!("{}/chat/completions", chaos.openai_base_url());
         let failure = Resilient::new("post", &policy).call(|| client.post(&url).body("{}").send()).await.unwrap_err();
         assert_eq!(failure.kind(), ExecErrorKind::Permanent, "{shape:?}: {failure}");
-        assert!(failure.decisions()[0].reason.to_string().starts_with("the response head was"), "{shape:?}: {failure}");
+        assert!(
+            failure.decisions()[0].reason().to_string().starts_with("the response head was"),
+            "{shape:?}: {failure}"
+        );
         assert_eq!(chaos.journal().len(), 1, "{shape:?}");
     }
 }

@@ -7,8 +7,9 @@
 use agentic_chaos::{ChaosServer, MalformedShape, Scenario, Step};
 use agentic_runtime::classify::Reason;
 use agentic_runtime::decision::{Rule, Verdict, Why};
+use agentic_runtime::exec::RuntimeBuilder;
 use agentic_runtime::provider::{ModelError, TransportKind};
-use agentic_runtime::provider::{ScriptedProvider, Step as Scripted};
+use agentic_runtime::provider::{Scripted, ScriptedProvider};
 use agentic_runtime::{ExecErrorKind, Runtime};
 use agentic_test_support::wires;
 
@@ -33,7 +34,7 @@ async fn a_shape_the_wire_does_not_read_stops_at_the_second_call_on_every_wire()
         let field = unreadable_field(wire.name());
         let step = Step::malformed_chunk(1).shape(MalformedShape::Unreadable);
         let server = ChaosServer::start(Scenario::new().otherwise(step)).await.unwrap();
-        let runtime = Runtime::from_shared(wire.provider(&server)).with_jitter_seed(7);
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).with_jitter_seed(7).build().unwrap();
         let error = runtime.exec("hi").await.unwrap_err();
         assert_eq!(server.journal().len(), 2, "{}: {error}", wire.name());
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{}: {error}", wire.name());
@@ -47,9 +48,9 @@ async fn a_shape_the_wire_does_not_read_stops_at_the_second_call_on_every_wire()
             wire.name()
         );
         assert!(text.contains(field), "{}: {text}", wire.name());
-        let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict).collect();
+        let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict()).collect();
         assert_eq!(verdicts, [Verdict::Retry, Verdict::GiveUp, Verdict::FailPermanently], "{}", wire.name());
-        assert_eq!(error.decisions()[2].reason, Why::Judged(Rule::Classifier(Reason::Unreadable)));
+        assert_eq!(error.decisions()[2].reason(), Why::Judged(Rule::Classifier(Reason::Unreadable)));
     }
 }
 
@@ -59,7 +60,7 @@ async fn a_shape_the_wire_does_not_read_stops_at_the_second_call_on_every_wire()
 async fn a_chunk_that_is_not_json_is_still_retried_as_a_corrupted_stream() {
     let wire = wires::named("openai");
     let server = ChaosServer::start(Scenario::new().otherwise(Step::malformed_chunk(1))).await.unwrap();
-    let runtime = Runtime::from_shared(wire.provider(&server)).with_jitter_seed(7);
+    let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).with_jitter_seed(7).build().unwrap();
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Exhausted, 12), "{error}");
 }
@@ -77,13 +78,13 @@ fn unreadable(what: &str, id: u32) -> Scripted {
 async fn only_the_same_shape_twice_in_a_row_stops() {
     let what = "`choices[0].delta.content`: invalid type: map, expected a string";
     let provider = ScriptedProvider::new([unreadable(what, 1), unreadable(what, 2), Scripted::ok("never")]);
-    let error = Runtime::new(provider.clone()).with_jitter_seed(7).exec("hi").await.unwrap_err();
+    let error = Runtime::builder(provider.clone()).with_jitter_seed(7).build().unwrap().exec("hi").await.unwrap_err();
     assert_eq!((error.kind(), provider.calls()), (ExecErrorKind::Permanent, 2), "{error}");
     assert!(error.to_string().contains(&format!("not asked again): {what}: ")), "{error}");
 
     let other = "`choices[0].index`: invalid type: string \"0\", expected u32";
     let provider = ScriptedProvider::new([unreadable(what, 1), unreadable(other, 2), Scripted::ok("the answer")]);
-    let reply = Runtime::new(provider.clone()).with_jitter_seed(7).exec("hi").await.unwrap();
+    let reply = Runtime::builder(provider.clone()).with_jitter_seed(7).build().unwrap().exec("hi").await.unwrap();
     assert_eq!((reply.text(), provider.calls()), ("the answer", 3));
 
     let provider = ScriptedProvider::new([
@@ -92,7 +93,7 @@ async fn only_the_same_shape_twice_in_a_row_stops() {
         unreadable(what, 2),
         Scripted::ok("the answer"),
     ]);
-    let reply = Runtime::new(provider.clone()).with_jitter_seed(7).exec("hi").await.unwrap();
+    let reply = Runtime::builder(provider.clone()).with_jitter_seed(7).build().unwrap().exec("hi").await.unwrap();
     assert_eq!((reply.text(), provider.calls()), ("the answer", 4));
 }
 
@@ -103,7 +104,8 @@ async fn mistrals_content_parts_are_an_answer_at_the_first_request() {
     let parts = r#"{"id":"cmpl-1","object":"chat.completion.chunk","model":"magistral-medium-2509","choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"They greet me."}]},{"type":"text","text":"Bonjour. "}]}}]}"#;
     let step = Step::malformed_chunk(0).data(parts).text("Hello.");
     let server = ChaosServer::start(Scenario::new().otherwise(step)).await.unwrap();
-    let runtime = Runtime::from_shared(wires::named("openai").provider(&server)).with_jitter_seed(7);
+    let runtime =
+        RuntimeBuilder::from_shared(wires::named("openai").provider(&server)).with_jitter_seed(7).build().unwrap();
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("Bonjour. Hello.", 1));
 }
@@ -119,7 +121,8 @@ async fn a_finish_reason_that_is_no_answer_fails_the_call() {
     };
     let filtered = Step::malformed_chunk(1).data(finish("content_filter"));
     let server = ChaosServer::start(Scenario::new().otherwise(filtered)).await.unwrap();
-    let runtime = Runtime::from_shared(wires::named("openai").provider(&server)).with_jitter_seed(7);
+    let runtime =
+        RuntimeBuilder::from_shared(wires::named("openai").provider(&server)).with_jitter_seed(7).build().unwrap();
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!((error.kind(), server.journal().len()), (ExecErrorKind::Permanent, 1), "{error}");
     assert_eq!(
@@ -130,10 +133,11 @@ async fn a_finish_reason_that_is_no_answer_fails_the_call() {
 
     let failed = Step::malformed_chunk(1).data(finish("error"));
     let server = ChaosServer::start(Scenario::new().then(failed).otherwise(Step::ok("the answer"))).await.unwrap();
-    let runtime = Runtime::from_shared(wires::named("openai").provider(&server)).with_jitter_seed(7);
+    let runtime =
+        RuntimeBuilder::from_shared(wires::named("openai").provider(&server)).with_jitter_seed(7).build().unwrap();
     let reply = runtime.exec("hi").await.unwrap();
     assert_eq!((reply.text(), server.journal().len()), ("the answer", 2));
-    assert!(reply.decisions()[0].error.starts_with("BadGatewayError: the server ended the answer as failed"));
+    assert!(reply.decisions()[0].error().starts_with("BadGatewayError: the server ended the answer as failed"));
 }
 
 /// The memory of the shape is the target's: the primary's answers fail twice on a shape (a format
@@ -145,7 +149,8 @@ async fn a_fallback_gets_its_own_two_calls_before_its_format_is_taken_for_unread
     let what = "`choices[0].delta.content`: invalid type: map, expected a string";
     let primary = ScriptedProvider::new([unreadable(what, 1), unreadable(what, 2)]).with_model("a");
     let secondary = ScriptedProvider::new([unreadable(what, 3), Scripted::ok("from b")]).with_model("b");
-    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_jitter_seed(7);
+    let runtime =
+        Runtime::builder(primary.clone()).with_fallback(secondary.clone()).with_jitter_seed(7).build().unwrap();
     let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{error}"));
     assert_eq!((reply.text(), reply.target()), ("from b", Some("scripted/b")));
     assert_eq!((primary.calls(), secondary.calls()), (2, 2));
@@ -153,7 +158,8 @@ async fn a_fallback_gets_its_own_two_calls_before_its_format_is_taken_for_unread
     // Its own shape twice stops it, as the primary's did.
     let primary = ScriptedProvider::new([unreadable(what, 1), unreadable(what, 2)]).with_model("a");
     let secondary = ScriptedProvider::new([unreadable(what, 3), unreadable(what, 4)]).with_model("b");
-    let runtime = Runtime::new(primary.clone()).with_fallback(secondary.clone()).with_jitter_seed(7);
+    let runtime =
+        Runtime::builder(primary.clone()).with_fallback(secondary.clone()).with_jitter_seed(7).build().unwrap();
     let error = runtime.exec("hi").await.unwrap_err();
     assert_eq!((error.kind(), primary.calls(), secondary.calls()), (ExecErrorKind::Permanent, 2, 2), "{error}");
     assert_eq!(error.target(), Some("scripted/b"));

@@ -3,7 +3,7 @@
 
 use agentic_runtime::message::{ContentBlock, Message};
 use agentic_runtime::provider::Request;
-use agentic_runtime::{Runtime, ScriptedProvider, Step, exec};
+use agentic_runtime::{Runtime, Scripted, ScriptedProvider, exec};
 
 use agentic_test_support::counting_alloc::{Counting, count};
 
@@ -14,16 +14,16 @@ static ALLOCATOR: Counting = Counting;
 fn exec_success_path_allocates_only_what_the_call_itself_does() {
     let tokio = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
     // Warm up lazily initialised state (tokio's thread-locals, the pattern sets are not touched).
-    let warm = Runtime::new(ScriptedProvider::new([Step::ok("warm")]));
+    let warm = Runtime::new(ScriptedProvider::new([Scripted::ok("warm")]));
     tokio.block_on(warm.exec("warm")).unwrap();
 
     for _ in 0..3 {
-        let provider = ScriptedProvider::new([Step::ok("the answer")]);
+        let provider = ScriptedProvider::new([Scripted::ok("the answer")]);
         let runtime = Runtime::new(provider);
         let (through_layers, reply) = count(&tokio, runtime.exec("the question"));
         assert_eq!(reply.unwrap().text(), "the answer");
 
-        let provider = ScriptedProvider::new([Step::ok("the answer")]);
+        let provider = ScriptedProvider::new([Scripted::ok("the answer")]);
         let (bare, text) = count(&tokio, async {
             let history = vec![Message::user("the question")];
             let message = exec::call_once(&provider, &Request::new(&history), None).await.unwrap();

@@ -1,10 +1,10 @@
 //! `#[agentic_function]` end to end: the attribute's policy, name, doc comment and validator reach
 //! the runtime, wherever the `exec` call sits in the body.
 
-use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, ScriptedProvider, Step, agentic_function};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 
-fn failing(n: usize) -> Vec<Step> {
-    (0..n).map(|_| Step::error("503 Service Unavailable")).collect()
+fn failing(n: usize) -> Vec<Scripted> {
+    (0..n).map(|_| Scripted::error("503 Service Unavailable")).collect()
 }
 
 fn functions(provider: &ScriptedProvider) -> Vec<Option<String>> {
@@ -18,7 +18,7 @@ async fn two_calls(runtime: &Runtime) -> Result<Reply, ExecError> {
 
 #[tokio::test(start_paused = true)]
 async fn the_attributes_policy_is_the_one_applied() {
-    let provider = ScriptedProvider::new(failing(3)).with_fallback(Step::ok("late"));
+    let provider = ScriptedProvider::new(failing(3)).otherwise(Scripted::ok("late"));
     let runtime = Runtime::new(provider.clone());
     let error = two_calls(&runtime).await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Exhausted);
@@ -26,7 +26,7 @@ async fn the_attributes_policy_is_the_one_applied() {
     assert_eq!(error.function(), Some("two_calls"));
 
     // The same script through the runtime's defaults makes more calls (and gets through).
-    let provider = ScriptedProvider::new(failing(3)).with_fallback(Step::ok("late"));
+    let provider = ScriptedProvider::new(failing(3)).otherwise(Scripted::ok("late"));
     let runtime = Runtime::new(provider.clone());
     let reply = runtime.exec("hello").await.unwrap();
     assert_eq!(reply.text(), "late");
@@ -56,7 +56,7 @@ async fn max_calls_caps_both_layers() {
     let provider = ScriptedProvider::new(failing(12));
     let mut runtime = Runtime::new(provider.clone());
     let error = capped(&mut runtime).await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(provider.calls(), 3);
 }
 
@@ -70,7 +70,7 @@ async fn documented(runtime: &Runtime) -> Result<Reply, ExecError> {
 
 #[tokio::test(start_paused = true)]
 async fn the_doc_comment_is_the_system_instruction() {
-    let provider = ScriptedProvider::new([Step::ok("hi")]);
+    let provider = ScriptedProvider::new([Scripted::ok("hi")]);
     let runtime = Runtime::new(provider.clone());
     documented(&runtime).await.unwrap();
     let requests = provider.requests();
@@ -85,7 +85,7 @@ async fn a_prompts_own_system_instruction_wins_over_the_doc_comment() {
     async fn own_system(runtime: &Runtime) -> Result<Reply, ExecError> {
         runtime.exec(agentic_runtime::exec::Prompt::from("hello").with_system("Mine.")).await
     }
-    let provider = ScriptedProvider::new([Step::ok("hi")]);
+    let provider = ScriptedProvider::new([Scripted::ok("hi")]);
     own_system(&Runtime::new(provider.clone())).await.unwrap();
     assert_eq!(provider.requests()[0].system.as_deref(), Some("Mine."));
 }
@@ -97,7 +97,7 @@ async fn undocumented(runtime: &Runtime) -> Result<Reply, ExecError> {
 
 #[tokio::test(start_paused = true)]
 async fn without_a_doc_comment_no_system_instruction_is_sent() {
-    let provider = ScriptedProvider::new([Step::ok("hi")]);
+    let provider = ScriptedProvider::new([Scripted::ok("hi")]);
     undocumented(&Runtime::new(provider.clone())).await.unwrap();
     assert_eq!(provider.requests()[0].system, None);
     assert_eq!(provider.requests()[0].function.as_deref(), Some("undocumented"));
@@ -132,7 +132,7 @@ async fn nested(runtime: &Runtime) -> Result<Vec<String>, ExecError> {
 
 #[tokio::test(start_paused = true)]
 async fn nested_exec_calls_are_rewritten() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::ok("ok"));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::ok("ok"));
     let runtime = Runtime::new(provider.clone());
     let texts = nested(&runtime).await.unwrap();
     assert_eq!(texts.len(), 8);
@@ -177,7 +177,7 @@ async fn other_receivers(runtime: &Runtime, shell: &Shell) -> Result<Option<Stri
 
 #[tokio::test(start_paused = true)]
 async fn calls_on_other_receivers_are_untouched() {
-    let provider = ScriptedProvider::new([Step::ok("first"), Step::ok("second")]);
+    let provider = ScriptedProvider::new([Scripted::ok("first"), Scripted::ok("second")]);
     let runtime = Runtime::new(provider.clone());
     let shell = Shell { ran: std::cell::Cell::new(0) };
     assert_eq!(other_receivers(&runtime, &shell).await.unwrap().as_deref(), Some("first"));
@@ -196,7 +196,7 @@ async fn brief(runtime: &Runtime) -> Result<Reply, ExecError> {
 
 #[tokio::test(start_paused = true)]
 async fn validate_retries_with_the_reason_as_feedback() {
-    let provider = ScriptedProvider::new([Step::ok("far too long"), Step::ok("short")]);
+    let provider = ScriptedProvider::new([Scripted::ok("far too long"), Scripted::ok("short")]);
     let runtime = Runtime::new(provider.clone());
     let reply = brief(&runtime).await.unwrap();
     assert_eq!(reply.text(), "short");
@@ -208,7 +208,7 @@ async fn validate_retries_with_the_reason_as_feedback() {
 
 #[tokio::test(start_paused = true)]
 async fn validate_ends_in_invalid_result_when_every_reply_is_rejected() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::ok("always too long"));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::ok("always too long"));
     let runtime = Runtime::new(provider.clone());
     let error = brief(&runtime).await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::InvalidResult);
@@ -250,7 +250,7 @@ impl Agent {
 
 #[tokio::test(start_paused = true)]
 async fn methods_on_self_work_and_validate_may_name_self() {
-    let provider = ScriptedProvider::new([Step::ok("plain text"), Step::ok("{}")]);
+    let provider = ScriptedProvider::new([Scripted::ok("plain text"), Scripted::ok("{}")]);
     let runtime = Runtime::new(provider.clone());
     let mut agent = Agent { greeting: "hi" };
     assert_eq!(agent.ask(&runtime).await.unwrap().text(), "{}");
@@ -259,7 +259,7 @@ async fn methods_on_self_work_and_validate_may_name_self() {
     assert_eq!(requests[0].system.as_deref(), Some("Reply in JSON."));
     assert!(requests[1].messages.iter().any(|message| message.text().contains("the reply is not a JSON object")));
 
-    provider.push([Step::ok("done")]);
+    provider.push([Scripted::ok("done")]);
     assert_eq!(agent.ask_mut(&runtime).await.unwrap().text(), "done");
     assert_eq!(provider.requests()[2].function.as_deref(), Some("ask_mut"));
 }
@@ -300,7 +300,8 @@ where
 
 #[tokio::test(start_paused = true)]
 async fn generic_functions_with_impl_trait_arguments_work() {
-    let provider = ScriptedProvider::new([Step::ok("a"), Step::error("503 Service Unavailable"), Step::ok("b")]);
+    let provider =
+        ScriptedProvider::new([Scripted::ok("a"), Scripted::error("503 Service Unavailable"), Scripted::ok("b")]);
     let runtime = Runtime::new(provider.clone());
     let texts = generic(&runtime, ["x".to_owned(), "y".to_owned()]).await.unwrap();
     assert_eq!(texts, ["a", "b"]);
@@ -313,7 +314,7 @@ async fn spawned_futures_are_send_and_static() {
     async fn owned(runtime: Runtime, prompt: String) -> Result<Reply, ExecError> {
         runtime.exec(prompt).await
     }
-    let provider = ScriptedProvider::new([Step::ok("spawned")]);
+    let provider = ScriptedProvider::new([Scripted::ok("spawned")]);
     let handle = tokio::spawn(owned(Runtime::new(provider.clone()), "x".to_owned()));
     assert_eq!(handle.await.unwrap().unwrap().text(), "spawned");
     assert_eq!(functions(&provider), [Some("owned".to_owned())]);

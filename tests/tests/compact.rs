@@ -8,7 +8,7 @@ use agentic_runtime::decision::{Layer, Verdict};
 use agentic_runtime::message::{AssistantMessage, ContentBlock, Message, Role};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox, agentic_function,
+    Decision, ExecError, ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox, agentic_function,
 };
 use serde_json::json;
 
@@ -23,12 +23,12 @@ fn pages() -> Toolbox {
 }
 
 /// Three tool turns, then the overflow, then what `then` says.
-fn three_pages_then(then: impl IntoIterator<Item = Step>) -> ScriptedProvider {
+fn three_pages_then(then: impl IntoIterator<Item = Scripted>) -> ScriptedProvider {
     let mut steps = vec![
-        Step::tool_call("read", json!({"n": 1})),
-        Step::tool_call("read", json!({"n": 2})),
-        Step::tool_call("read", json!({"n": 3})),
-        Step::http(400, OVERFLOW),
+        Scripted::tool_call("read", json!({"n": 1})),
+        Scripted::tool_call("read", json!({"n": 2})),
+        Scripted::tool_call("read", json!({"n": 3})),
+        Scripted::http(400, OVERFLOW),
     ];
     steps.extend(then);
     ScriptedProvider::new(steps)
@@ -36,7 +36,7 @@ fn three_pages_then(then: impl IntoIterator<Item = Step>) -> ScriptedProvider {
 
 /// The verdicts of layer 2, in order.
 fn exec_verdicts(decisions: &[Decision]) -> Vec<Verdict> {
-    decisions.iter().filter(|decision| decision.layer == Layer::Exec).map(|decision| decision.verdict).collect()
+    decisions.iter().filter(|decision| decision.layer() == Layer::Exec).map(|decision| decision.verdict()).collect()
 }
 
 fn roles(messages: &[Message]) -> Vec<Role> {
@@ -45,12 +45,14 @@ fn roles(messages: &[Message]) -> Vec<Role> {
 
 #[tokio::test(start_paused = true)]
 async fn an_overflow_is_compacted_and_the_same_turn_answers() {
-    let provider = three_pages_then([Step::ok("The three pages say ...")]);
+    let provider = three_pages_then([Scripted::ok("The three pages say ...")]);
     let trace = TraceSink::in_memory().with_clock(|| 0);
-    let runtime = Runtime::new(provider.clone())
+    let runtime = Runtime::builder(provider.clone())
         .with_tools(pages())
         .with_compactor(DropOldest::keeping(1))
-        .with_trace(trace.clone());
+        .with_trace(trace.clone())
+        .build()
+        .unwrap();
     let reply = runtime.exec("Read the pages.").await.unwrap();
     assert_eq!(reply.text(), "The three pages say ...");
     assert_eq!(reply.calls(), 5);
@@ -72,12 +74,12 @@ async fn an_overflow_is_compacted_and_the_same_turn_answers() {
 
     // Layer 1 gives the overflow up (not its to retry); layer 2 compacts.
     let [give_up, decision] = reply.decisions() else { panic!("two decisions: {:?}", reply.decisions()) };
-    assert_eq!((give_up.layer, give_up.verdict, give_up.call), (Layer::Session, Verdict::GiveUp, 4));
-    assert_eq!((decision.layer, decision.verdict), (Layer::Exec, Verdict::Compacted));
-    assert_eq!(decision.call, 4);
-    assert!(decision.error.contains("maximum context length"), "{}", decision.error);
-    assert_eq!(decision.reason, "context overflow: compacted 7 → 3 messages by `drop_oldest`");
-    assert_eq!(decision.delay, None, "nothing to wait for");
+    assert_eq!((give_up.layer(), give_up.verdict(), give_up.call()), (Layer::Session, Verdict::GiveUp, 4));
+    assert_eq!((decision.layer(), decision.verdict()), (Layer::Exec, Verdict::Compacted));
+    assert_eq!(decision.call(), 4);
+    assert!(decision.error().contains("maximum context length"), "{}", decision.error());
+    assert_eq!(decision.reason(), "context overflow: compacted 7 → 3 messages by `drop_oldest`");
+    assert_eq!(decision.delay(), None, "nothing to wait for");
 
     let events = TraceEvent::parse_all(&trace.contents().unwrap()).unwrap();
     let compactions: Vec<&TraceEvent> = events.iter().filter(|event| event.name() == "compaction").collect();
@@ -89,23 +91,29 @@ async fn an_overflow_is_compacted_and_the_same_turn_answers() {
 
 #[tokio::test(start_paused = true)]
 async fn without_a_compactor_an_overflow_ends_the_exec_as_before() {
-    let provider = three_pages_then([Step::ok("never")]);
-    let error = Runtime::new(provider.clone()).with_tools(pages()).exec("Read the pages.").await.unwrap_err();
+    let provider = three_pages_then([Scripted::ok("never")]);
+    let error = Runtime::builder(provider.clone())
+        .with_tools(pages())
+        .build()
+        .unwrap()
+        .exec("Read the pages.")
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
     assert_eq!(provider.calls(), 4);
-    assert_eq!(error.attempts(), [format!("BadRequestError: 400 {OVERFLOW}")]);
+    assert_eq!(error.attempt_errors(), [format!("BadRequestError: 400 {OVERFLOW}")]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_compactor_that_cannot_shrink_the_conversation_ends_it_with_context_overflow() {
     // The prompt alone overflows: there is no turn to drop.
-    let provider = ScriptedProvider::new([Step::http(400, OVERFLOW)]).with_fallback(Step::ok("never"));
-    let runtime = Runtime::new(provider.clone()).with_compactor(DropOldest::keeping(2));
+    let provider = ScriptedProvider::new([Scripted::http(400, OVERFLOW)]).otherwise(Scripted::ok("never"));
+    let runtime = Runtime::builder(provider.clone()).with_compactor(DropOldest::keeping(2)).build().unwrap();
     let error = runtime.exec("A prompt that is far too long ...").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
     assert_eq!(provider.calls(), 1);
     assert_eq!(
-        error.attempts(),
+        error.attempt_errors(),
         [format!(
             "BadRequestError: 400 {OVERFLOW} (`drop_oldest` could not compact it: nothing to drop: the conversation is \
              the prompt and the last 2 turns (1 message))"
@@ -116,15 +124,20 @@ async fn a_compactor_that_cannot_shrink_the_conversation_ends_it_with_context_ov
 
 #[tokio::test(start_paused = true)]
 async fn an_overflow_after_the_last_compaction_allowed_ends_the_exec() {
-    let provider = three_pages_then([Step::http(400, OVERFLOW)]).with_fallback(Step::ok("never"));
-    let runtime = Runtime::new(provider.clone()).with_tools(pages()).with_compactor(DropOldest::keeping(1));
+    let provider = three_pages_then([Scripted::http(400, OVERFLOW)]).otherwise(Scripted::ok("never"));
+    let runtime =
+        Runtime::builder(provider.clone()).with_tools(pages()).with_compactor(DropOldest::keeping(1)).build().unwrap();
     let error = runtime.exec("Read the pages.").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
     assert_eq!(provider.calls(), 5);
     assert_eq!(exec_verdicts(error.decisions()), [Verdict::Compacted, Verdict::ContextOverflow]);
-    assert!(error.attempts()[0].ends_with("(compacted 7 → 3 messages by `drop_oldest`)"), "{:?}", error.attempts());
     assert!(
-        error.attempts()[1].ends_with(
+        error.attempt_errors()[0].ends_with("(compacted 7 → 3 messages by `drop_oldest`)"),
+        "{:?}",
+        error.attempt_errors()
+    );
+    assert!(
+        error.attempt_errors()[1].ends_with(
             "(not compacted again: `drop_oldest` compacted this exec's conversation once already, the most \
              `Runtime::with_max_compactions` allows)"
         ),
@@ -134,27 +147,35 @@ async fn an_overflow_after_the_last_compaction_allowed_ends_the_exec() {
 
     // Two compactions allowed: the second overflow is compacted too (to the same length: the
     // compactor cannot shrink it further) and the third ends the exec.
-    let provider = three_pages_then([Step::http(400, OVERFLOW), Step::ok("done")]);
-    let runtime = Runtime::new(provider.clone())
+    let provider = three_pages_then([Scripted::http(400, OVERFLOW), Scripted::ok("done")]);
+    let runtime = Runtime::builder(provider.clone())
         .with_tools(pages())
         .with_compactor(DropOldest::keeping(1))
-        .with_max_compactions(2);
+        .with_max_compactions(2)
+        .build()
+        .unwrap();
     let error = runtime.exec("Read the pages.").await.unwrap_err();
     assert_eq!(provider.calls(), 5);
-    assert!(error.attempts()[1].contains("could not compact it: nothing to drop"), "{:?}", error.attempts());
+    assert!(
+        error.attempt_errors()[1].contains("could not compact it: nothing to drop"),
+        "{:?}",
+        error.attempt_errors()
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_summary_whose_call_fails_transiently_is_retried_and_replaces_the_old_turns() {
     let provider = three_pages_then([
-        Step::http(429, "Too Many Requests"),
-        Step::ok("Pages 1 and 2 list the parts A and B."),
-        Step::ok("The parts are A, B and C."),
+        Scripted::http(429, "Too Many Requests"),
+        Scripted::ok("Pages 1 and 2 list the parts A and B."),
+        Scripted::ok("The parts are A, B and C."),
     ]);
-    let runtime = Runtime::new(provider.clone())
+    let runtime = Runtime::builder(provider.clone())
         .with_system("You read manuals.")
         .with_tools(pages())
-        .with_compactor(Summarize::keeping(1));
+        .with_compactor(Summarize::keeping(1))
+        .build()
+        .unwrap();
     let reply = runtime.exec("Read the pages.").await.unwrap();
     assert_eq!(reply.text(), "The parts are A, B and C.");
     assert_eq!(reply.calls(), 7);
@@ -185,7 +206,7 @@ async fn a_summary_whose_call_fails_transiently_is_retried_and_replaces_the_old_
     assert_eq!(requests[6].tools, ["read"]);
 
     let decisions: Vec<(Layer, Verdict, u32)> =
-        reply.decisions().iter().map(|decision| (decision.layer, decision.verdict, decision.call)).collect();
+        reply.decisions().iter().map(|decision| (decision.layer(), decision.verdict(), decision.call())).collect();
     assert_eq!(
         decisions,
         [
@@ -195,42 +216,47 @@ async fn a_summary_whose_call_fails_transiently_is_retried_and_replaces_the_old_
         ],
         "the overflow, the summary's retry, then the compaction"
     );
-    assert_eq!(reply.decisions()[2].reason, "context overflow: compacted 7 → 3 messages by `summarize`");
+    assert_eq!(reply.decisions()[2].reason(), "context overflow: compacted 7 → 3 messages by `summarize`");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_summary_counts_against_the_exec_max_calls() {
     // Four calls allowed: the overflow is the fourth, so no summary may be asked.
-    let provider = three_pages_then([Step::ok("never")]);
-    let runtime = Runtime::new(provider.clone())
+    let provider = three_pages_then([Scripted::ok("never")]);
+    let runtime = Runtime::builder(provider.clone())
         .with_tools(pages())
         .with_policy(RetryPolicy::new().with_max_calls(Some(4)))
-        .with_compactor(Summarize::keeping(1));
+        .with_compactor(Summarize::keeping(1))
+        .build()
+        .unwrap();
     let error = runtime.exec("Read the pages.").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(provider.calls(), 4);
     assert_eq!(error.stopped_by(), Some("`max_calls` (4) reached after 4 model calls"));
 
     // Five: the summary is the fifth call, and the turn it was for may not be made again.
-    let provider = three_pages_then([Step::ok("A summary."), Step::ok("never")]);
-    let runtime = Runtime::new(provider.clone())
+    let provider = three_pages_then([Scripted::ok("A summary."), Scripted::ok("never")]);
+    let runtime = Runtime::builder(provider.clone())
         .with_tools(pages())
         .with_policy(RetryPolicy::new().with_max_calls(Some(5)))
-        .with_compactor(Summarize::keeping(1));
+        .with_compactor(Summarize::keeping(1))
+        .build()
+        .unwrap();
     let error = runtime.exec("Read the pages.").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(provider.calls(), 5);
-    assert_eq!(exec_verdicts(error.decisions()), [Verdict::Compacted, Verdict::Budget]);
+    assert_eq!(exec_verdicts(error.decisions()), [Verdict::Compacted, Verdict::Refused]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_summary_that_fails_for_good_ends_the_exec_with_context_overflow_saying_why() {
-    let provider = three_pages_then([Step::http(401, "invalid api key")]).with_fallback(Step::ok("never"));
-    let runtime = Runtime::new(provider.clone()).with_tools(pages()).with_compactor(Summarize::keeping(1));
+    let provider = three_pages_then([Scripted::http(401, "invalid api key")]).otherwise(Scripted::ok("never"));
+    let runtime =
+        Runtime::builder(provider.clone()).with_tools(pages()).with_compactor(Summarize::keeping(1)).build().unwrap();
     let error = runtime.exec("Read the pages.").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
     assert_eq!(provider.calls(), 5);
-    let attempt = &error.attempts()[0];
+    let attempt = &error.attempt_errors()[0];
     assert!(
         attempt.contains(
             "(`summarize` could not compact it: the summary call failed: AuthenticationError: 401 invalid api key"
@@ -257,11 +283,12 @@ impl Compactor for EndsWithTheModel {
 
 #[tokio::test(start_paused = true)]
 async fn a_conversation_that_ends_with_the_model_is_refused() {
-    let provider = three_pages_then([Step::ok("never")]);
-    let runtime = Runtime::new(provider.clone()).with_tools(pages()).with_compactor(EndsWithTheModel);
+    let provider = three_pages_then([Scripted::ok("never")]);
+    let runtime =
+        Runtime::builder(provider.clone()).with_tools(pages()).with_compactor(EndsWithTheModel).build().unwrap();
     let error = runtime.exec("Read the pages.").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
-    assert!(error.attempts()[0].contains("it returned a conversation that ends with a message of the model"));
+    assert!(error.attempt_errors()[0].contains("it returned a conversation that ends with a message of the model"));
 }
 
 /// A compactor that keeps only the prompt, rewritten: the user's own, named by the attribute.
@@ -288,8 +315,9 @@ async fn read_manual(runtime: &Runtime, task: &str) -> Result<String, ExecError>
 
 #[tokio::test(start_paused = true)]
 async fn the_attribute_names_a_compactor_that_takes_precedence_over_the_runtimes() {
-    let provider = three_pages_then([Step::ok("Done.")]);
-    let runtime = Runtime::new(provider.clone()).with_tools(pages()).with_compactor(DropOldest::keeping(1));
+    let provider = three_pages_then([Scripted::ok("Done.")]);
+    let runtime =
+        Runtime::builder(provider.clone()).with_tools(pages()).with_compactor(DropOldest::keeping(1)).build().unwrap();
     assert_eq!(read_manual(&runtime, "Read the pages.").await.unwrap(), "Done.");
     assert_eq!(provider.requests()[4].messages, [Message::user("Read the pages. (start over)")]);
     assert_eq!(provider.requests()[4].function.as_deref(), Some("read_manual"));
@@ -305,8 +333,8 @@ async fn read_quickly(runtime: &Runtime, task: &str) -> Result<String, ExecError
 
 #[tokio::test(start_paused = true)]
 async fn the_attribute_takes_a_const_compactor_and_the_runtime_needs_none() {
-    let provider = three_pages_then([Step::ok("Done.")]);
-    let runtime = Runtime::new(provider.clone()).with_tools(pages());
+    let provider = three_pages_then([Scripted::ok("Done.")]);
+    let runtime = Runtime::builder(provider.clone()).with_tools(pages()).build().unwrap();
     assert_eq!(read_quickly(&runtime, "Read the pages.").await.unwrap(), "Done.");
     assert_eq!(provider.requests()[4].messages.len(), 3);
 }
@@ -319,12 +347,12 @@ async fn a_rejected_answer_and_its_feedback_are_a_turn_to_drop() {
         name: String,
     }
     let provider = ScriptedProvider::new([
-        Step::ok("not json"),
-        Step::ok("{\"nom\": 1}"),
-        Step::http(400, OVERFLOW),
-        Step::ok("{\"name\": \"A\"}"),
+        Scripted::ok("not json"),
+        Scripted::ok("{\"nom\": 1}"),
+        Scripted::http(400, OVERFLOW),
+        Scripted::ok("{\"name\": \"A\"}"),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_compactor(DropOldest::keeping(1));
+    let runtime = Runtime::builder(provider.clone()).with_compactor(DropOldest::keeping(1)).build().unwrap();
     let part: Part = runtime.exec_json("Name the part.").await.unwrap();
     assert_eq!(part.name, "A");
     let last = &provider.requests()[3].messages;
@@ -339,13 +367,13 @@ async fn a_summary_of_a_typed_exec_is_asked_without_the_schema_and_the_turn_afte
         name: String,
     }
     let provider = ScriptedProvider::new([
-        Step::ok("not json"),
-        Step::ok("still not json"),
-        Step::http(400, OVERFLOW),
-        Step::ok("The model twice answered with text instead of JSON."),
-        Step::ok("{\"name\": \"A\"}"),
+        Scripted::ok("not json"),
+        Scripted::ok("still not json"),
+        Scripted::http(400, OVERFLOW),
+        Scripted::ok("The model twice answered with text instead of JSON."),
+        Scripted::ok("{\"name\": \"A\"}"),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_compactor(Summarize::keeping(1));
+    let runtime = Runtime::builder(provider.clone()).with_compactor(Summarize::keeping(1)).build().unwrap();
     let part: Part = runtime.exec_json("Name the part.").await.unwrap();
     assert_eq!(part.name, "A");
     let requests = provider.requests();

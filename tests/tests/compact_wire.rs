@@ -6,6 +6,7 @@
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
 use agentic_runtime::compact::{Compactor, DropOldest, Summarize};
 use agentic_runtime::decision::Verdict;
+use agentic_runtime::exec::RuntimeBuilder;
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Toolbox};
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
@@ -22,10 +23,12 @@ fn pages() -> Toolbox {
 }
 
 fn runtime_for(wire: Wire, server: &ChaosServer, compactor: impl Compactor + 'static) -> Runtime {
-    Runtime::from_shared(wire.provider_at(&wire.base_url(server), None, Some("chaos")))
+    RuntimeBuilder::from_shared(wire.provider_at(&wire.base_url(server), None, Some("chaos")))
         .with_policy(RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1))
         .with_tools(pages())
         .with_compactor(compactor)
+        .build()
+        .unwrap()
 }
 
 /// Three tool turns (the third result makes the conversation too large), then `rest`.
@@ -54,9 +57,9 @@ async fn dropping_the_oldest_turn_makes_the_conversation_fit_on_every_wire() {
         assert!(!fits.over_window && fits.context_bytes <= WINDOW, "{wire}: {fits:?}");
         assert_eq!(fits.messages, 5, "{wire}: the prompt and the last two turns");
 
-        let compaction = reply.decisions().iter().find(|decision| decision.verdict == Verdict::Compacted);
+        let compaction = reply.decisions().iter().find(|decision| decision.verdict() == Verdict::Compacted);
         let compaction = compaction.unwrap_or_else(|| panic!("{wire}: no compaction in {:?}", reply.decisions()));
-        assert_eq!(compaction.reason, "context overflow: compacted 7 → 5 messages by `drop_oldest`", "{wire}");
+        assert_eq!(compaction.reason(), "context overflow: compacted 7 → 5 messages by `drop_oldest`", "{wire}");
         server.shutdown().await;
     }
 }
@@ -101,7 +104,10 @@ async fn a_prompt_that_overflows_alone_cannot_be_compacted_on_every_wire() {
         let error = runtime.exec("x".repeat(WINDOW + 1)).await.expect_err(wire.name());
         assert_eq!(error.kind(), ExecErrorKind::ContextOverflow, "{wire}");
         assert_eq!(error.calls(), 1, "{wire}");
-        assert!(error.attempts()[0].contains("`drop_oldest` could not compact it: nothing to drop"), "{wire}: {error}");
+        assert!(
+            error.attempt_errors()[0].contains("`drop_oldest` could not compact it: nothing to drop"),
+            "{wire}: {error}"
+        );
         assert!(server.journal()[0].over_window, "{wire}");
         server.shutdown().await;
     }

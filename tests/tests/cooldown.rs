@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use agentic_runtime::decision::{Layer, Verdict};
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use agentic_test_support::captured_log::{self, Captured};
 use tokio::time::Instant;
 
@@ -19,8 +19,8 @@ fn capture() -> (tracing::subscriber::DefaultGuard, Captured) {
 const ONCE: RetryPolicy = RetryPolicy::new().with_max_retries(1).with_session_retries(0);
 
 /// A runtime whose first call fails with `first`, and every later one answers.
-fn runtime_after(first: Step) -> Runtime {
-    Runtime::new(ScriptedProvider::new([first]).with_fallback(Step::ok("fine")))
+fn runtime_after(first: Scripted) -> Runtime {
+    Runtime::new(ScriptedProvider::new([first]).otherwise(Scripted::ok("fine")))
 }
 
 #[tokio::test(start_paused = true)]
@@ -28,16 +28,20 @@ async fn one_huge_hint_heard_by_one_exec_leaves_the_next_exec_unslowed() {
     let _log = capture();
     let day = Duration::from_secs(86_400);
     let cases = [
-        ("429, Retry-After: 86400", Step::http(429, "Too Many Requests").with_retry_after(day), ExecErrorKind::Budget),
+        (
+            "429, Retry-After: 86400",
+            Scripted::http(429, "Too Many Requests").with_retry_after(day),
+            ExecErrorKind::Refused,
+        ),
         (
             "429, Retry-After: 1e12",
-            Step::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1_000_000_000_000)),
-            ExecErrorKind::Budget,
+            Scripted::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1_000_000_000_000)),
+            ExecErrorKind::Refused,
         ),
-        ("503 asking for a day", Step::http(503, "overloaded; try again in 86400s"), ExecErrorKind::Budget),
+        ("503 asking for a day", Scripted::http(503, "overloaded; try again in 86400s"), ExecErrorKind::Refused),
         (
             "a permanent 400 asking for a day",
-            Step::http(400, "Bad request: try again in 86400s"),
+            Scripted::http(400, "Bad request: try again in 86400s"),
             ExecErrorKind::Permanent,
         ),
     ];
@@ -56,17 +60,17 @@ async fn one_huge_hint_heard_by_one_exec_leaves_the_next_exec_unslowed() {
 #[tokio::test(start_paused = true)]
 async fn a_hint_at_the_cap_is_honoured_by_the_next_exec_as_a_decision() {
     let _log = capture();
-    let runtime = runtime_after(Step::http(429, "slow down").with_retry_after(Duration::from_secs(60)));
-    runtime.exec_with(&ONCE, "hears the hint").await.unwrap_err();
+    let runtime = runtime_after(Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(60)));
+    runtime.request("hears the hint").policy(&ONCE).send().await.unwrap_err();
     let start = Instant::now();
     let reply = runtime.exec("waits").await.unwrap();
     assert_eq!(start.elapsed(), Duration::from_secs(60), "the default cap is 60 s: honoured");
     assert_eq!(reply.calls(), 1);
     let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
-    assert_eq!((decision.layer, decision.verdict, decision.call), (Layer::Session, Verdict::CooledDown, 1));
-    assert_eq!(decision.delay, Some(Duration::from_secs(60)));
-    assert_eq!(decision.reason, "provider cooling down, 60 s left (a server's Retry-After)");
-    assert_eq!(decision.verdict.name(), "cooled_down");
+    assert_eq!((decision.layer(), decision.verdict(), decision.call()), (Layer::Session, Verdict::CooledDown, 1));
+    assert_eq!(decision.delay(), Some(Duration::from_secs(60)));
+    assert_eq!(decision.reason(), "provider cooling down, 60 s left (a server's Retry-After)");
+    assert_eq!(decision.verdict().name(), "cooled_down");
     // Once it has ended, nothing waits or is decided.
     let after = runtime.exec("after").await.unwrap();
     assert!(after.decisions().is_empty() && after.elapsed().is_zero(), "{:?}", after.decisions());
@@ -75,13 +79,13 @@ async fn a_hint_at_the_cap_is_honoured_by_the_next_exec_as_a_decision() {
 #[tokio::test(start_paused = true)]
 async fn a_cooldown_wait_says_how_long_was_left_and_is_logged_at_info() {
     let (_guard, captured) = capture();
-    let runtime = runtime_after(Step::http(429, "slow down").with_retry_after(Duration::from_secs(50)));
-    runtime.exec_with(&ONCE, "hears the hint").await.unwrap_err();
+    let runtime = runtime_after(Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(50)));
+    runtime.request("hears the hint").policy(&ONCE).send().await.unwrap_err();
     tokio::time::advance(Duration::from_secs(45)).await;
     let reply = runtime.exec("waits the rest").await.unwrap();
     let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
-    assert_eq!((decision.verdict, decision.delay), (Verdict::CooledDown, Some(Duration::from_secs(5))));
-    assert_eq!(decision.reason, "provider cooling down, 5 s left (a server's Retry-After)");
+    assert_eq!((decision.verdict(), decision.delay()), (Verdict::CooledDown, Some(Duration::from_secs(5))));
+    assert_eq!(decision.reason(), "provider cooling down, 5 s left (a server's Retry-After)");
     assert_eq!(reply.elapsed(), Duration::from_secs(5));
     let log = captured.text();
     let line = log.lines().find(|line| line.contains("provider cooling down; waiting before the request"));
@@ -95,10 +99,10 @@ async fn a_cooldown_wait_says_how_long_was_left_and_is_logged_at_info() {
 #[tokio::test(start_paused = true)]
 async fn a_cooldown_past_the_cap_or_the_time_left_is_refused_not_cut_short() {
     let _log = capture();
-    let provider = ScriptedProvider::new([Step::http(429, "slow down").with_retry_after(Duration::from_secs(50))])
-        .with_fallback(Step::ok("fine"));
+    let provider = ScriptedProvider::new([Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(50))])
+        .otherwise(Scripted::ok("fine"));
     let runtime = Runtime::new(provider.clone());
-    runtime.exec_with(&ONCE, "hears the hint").await.unwrap_err();
+    runtime.request("hears the hint").policy(&ONCE).send().await.unwrap_err();
     let cases = [
         (
             RetryPolicy::new().with_retry_after_cap_ms(5_000),
@@ -113,8 +117,8 @@ async fn a_cooldown_past_the_cap_or_the_time_left_is_refused_not_cut_short() {
     ];
     for (policy, said) in cases {
         let start = Instant::now();
-        let error = runtime.exec_with(&policy, "cannot wait").await.unwrap_err();
-        assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Budget, 0), "{error}");
+        let error = runtime.request("cannot wait").policy(&policy).send().await.unwrap_err();
+        assert_eq!((error.kind(), error.calls()), (ExecErrorKind::Refused, 0), "{error}");
         assert_eq!(error.stopped_by(), Some(said), "{error}");
         assert_eq!(error.refusal().map(|refusal| refusal.name()), Some("cooldown"));
         assert_eq!(start.elapsed(), Duration::ZERO, "nothing waited");
@@ -131,10 +135,10 @@ async fn a_hint_past_the_waiting_execs_cap_is_not_stored_by_it() {
     let _log = capture();
     // The first exec's own cap is 10 s: a 30 s hint ends it, and is not kept for the others, whose
     // cap (60 s) would have honoured it.
-    let runtime = runtime_after(Step::http(429, "slow down").with_retry_after(Duration::from_secs(30)));
+    let runtime = runtime_after(Scripted::http(429, "slow down").with_retry_after(Duration::from_secs(30)));
     let tight = RetryPolicy::new().with_max_retries(1).with_retry_after_cap_ms(10_000);
-    let error = runtime.exec_with(&tight, "hears the hint").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    let error = runtime.request("hears the hint").policy(&tight).send().await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     let reply = runtime.exec("next").await.unwrap();
     assert!(reply.decisions().is_empty() && reply.elapsed().is_zero(), "{:?}", reply.decisions());
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use agentic_runtime::decision::{Layer, Verdict};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::ModelError;
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 
 /// Layer 2 alone, without jitter: pins the exact schedule.
 fn exec_only() -> RetryPolicy {
@@ -18,14 +18,14 @@ fn exact() -> RetryPolicy {
 }
 
 fn sleeps(decisions: &[agentic_runtime::Decision]) -> Vec<u128> {
-    decisions.iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
+    decisions.iter().filter_map(|d| d.delay()).map(|d| d.as_millis()).collect()
 }
 
 #[tokio::test(start_paused = true)]
 async fn three_attempts_after_1_5_and_3_seconds() {
-    let provider = ScriptedProvider::new(Step::error("overloaded").times(3));
+    let provider = ScriptedProvider::new(Scripted::error("overloaded").times(3));
     let runtime = Runtime::new(provider.clone());
-    let error = runtime.exec_with(&exec_only(), "hi").await.unwrap_err();
+    let error = runtime.request("hi").policy(&exec_only()).send().await.unwrap_err();
     assert_eq!(provider.calls(), 3);
     assert_eq!(error.kind(), ExecErrorKind::Exhausted);
     assert_eq!(sleeps(error.decisions()), [1500, 3000]);
@@ -37,28 +37,28 @@ async fn three_attempts_after_1_5_and_3_seconds() {
          Attempt 2: ModelError: overloaded\n\
          Attempt 3: ModelError: overloaded"
     );
-    assert_eq!(error.attempts().len(), 3);
+    assert_eq!(error.attempt_errors().len(), 3);
     assert_eq!(error.calls(), 3);
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_fourth_attempt_waits_6_seconds() {
-    let provider = ScriptedProvider::new(Step::error("overloaded").times(4));
+    let provider = ScriptedProvider::new(Scripted::error("overloaded").times(4));
     let policy = exec_only().with_max_retries(4);
-    let error = Runtime::new(provider).exec_with(&policy, "hi").await.unwrap_err();
+    let error = Runtime::new(provider).request("hi").policy(&policy).send().await.unwrap_err();
     assert_eq!(sleeps(error.decisions()), [1500, 3000, 6000]);
 }
 
 #[tokio::test(start_paused = true)]
 async fn permanent_errors_stop_after_one_call() {
     for step in [
-        Step::http(401, "Incorrect API key provided"),
-        Step::error("login expired"),
-        Step::http(403, "forbidden"),
-        Step::error("429 Too Many Requests: insufficient credits"),
-        Step::http(503, "busy").with_should_retry(false),
+        Scripted::http(401, "Incorrect API key provided"),
+        Scripted::error("login expired"),
+        Scripted::http(403, "forbidden"),
+        Scripted::error("429 Too Many Requests: insufficient credits"),
+        Scripted::http(503, "busy").with_should_retry(false),
     ] {
-        let provider = ScriptedProvider::new([step.clone()]).with_fallback(Step::ok("never"));
+        let provider = ScriptedProvider::new([step.clone()]).otherwise(Scripted::ok("never"));
         let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
         assert_eq!(error.kind(), ExecErrorKind::Permanent, "{step:?}");
         assert_eq!(provider.calls(), 1, "{step:?}");
@@ -69,8 +69,8 @@ async fn permanent_errors_stop_after_one_call() {
 
 #[tokio::test(start_paused = true)]
 async fn programming_errors_return_unchanged_after_one_call() {
-    let provider =
-        ScriptedProvider::new([Step::programming("TypeError", "prompt must be text")]).with_fallback(Step::ok("never"));
+    let provider = ScriptedProvider::new([Scripted::programming("TypeError", "prompt must be text")])
+        .otherwise(Scripted::ok("never"));
     let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Programming);
     assert_eq!(error.to_string(), "TypeError: prompt must be text");
@@ -78,7 +78,8 @@ async fn programming_errors_return_unchanged_after_one_call() {
     assert_eq!(provider.calls(), 1);
 
     // A "TypeError: .." in an error message's text is a programming error too.
-    let provider = ScriptedProvider::new([Step::error("TypeError: bad tool schema")]).with_fallback(Step::ok("never"));
+    let provider =
+        ScriptedProvider::new([Scripted::error("TypeError: bad tool schema")]).otherwise(Scripted::ok("never"));
     let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Programming);
     assert_eq!(provider.calls(), 1);
@@ -86,8 +87,8 @@ async fn programming_errors_return_unchanged_after_one_call() {
 
 #[tokio::test(start_paused = true)]
 async fn context_overflow_stops_after_one_call() {
-    let provider = ScriptedProvider::new([Step::http(400, "prompt is too long: 250000 tokens > 200000 maximum")])
-        .with_fallback(Step::ok("never"));
+    let provider = ScriptedProvider::new([Scripted::http(400, "prompt is too long: 250000 tokens > 200000 maximum")])
+        .otherwise(Scripted::ok("never"));
     let error = Runtime::new(provider.clone()).exec("hi").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::ContextOverflow);
     assert_eq!(provider.calls(), 1);
@@ -97,9 +98,9 @@ async fn context_overflow_stops_after_one_call() {
 #[tokio::test(start_paused = true)]
 async fn the_defaults_multiply_to_12_calls_and_46_5_seconds() {
     let provider =
-        ScriptedProvider::new(Step::http(503, "Service Unavailable").times(12)).with_fallback(Step::ok("never"));
+        ScriptedProvider::new(Scripted::http(503, "Service Unavailable").times(12)).otherwise(Scripted::ok("never"));
     let runtime = Runtime::new(provider.clone());
-    let error = runtime.exec_with(&exact(), "hi").await.unwrap_err();
+    let error = runtime.request("hi").policy(&exact()).send().await.unwrap_err();
     assert_eq!(provider.calls(), 12);
     assert_eq!(error.calls(), 12);
     assert_eq!(error.kind(), ExecErrorKind::Exhausted);
@@ -107,15 +108,16 @@ async fn the_defaults_multiply_to_12_calls_and_46_5_seconds() {
     assert_eq!(sleeps(error.decisions()), [2000, 4000, 8000, 1500, 2000, 4000, 8000, 3000, 2000, 4000, 8000]);
     assert_eq!(RetryPolicy::new().worst_case_calls(), 12);
     assert_eq!(RetryPolicy::new().worst_case_backoff(), Duration::from_millis(46_500));
-    let layers: Vec<Layer> = error.decisions().iter().map(|d| d.layer).collect();
+    let layers: Vec<Layer> = error.decisions().iter().map(|d| d.layer()).collect();
     assert_eq!(layers.iter().filter(|l| **l == Layer::Exec).count(), 3);
-    assert_eq!(error.decisions().last().unwrap().verdict, Verdict::Exhausted);
+    assert_eq!(error.decisions().last().unwrap().verdict(), Verdict::Exhausted);
 }
 
 #[tokio::test(start_paused = true)]
 async fn success_after_transient_failures_reports_its_cost() {
-    let provider = ScriptedProvider::new([Step::http(429, "rate limited"), Step::error(""), Step::ok("42")]);
-    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    let provider =
+        ScriptedProvider::new([Scripted::http(429, "rate limited"), Scripted::error(""), Scripted::ok("42")]);
+    let reply = Runtime::new(provider).request("hi").policy(&exact()).send().await.unwrap();
     assert_eq!(reply.text(), "42");
     assert_eq!(reply.to_string(), "42");
     assert_eq!(reply.as_ref(), "42");
@@ -125,8 +127,8 @@ async fn success_after_transient_failures_reports_its_cost() {
 
 #[tokio::test(start_paused = true)]
 async fn each_exec_attempt_starts_from_the_prompt_alone() {
-    let provider = ScriptedProvider::new([Step::error("strange failure"), Step::ok("fine")]);
-    let runtime = Runtime::new(provider.clone()).with_system("be brief");
+    let provider = ScriptedProvider::new([Scripted::error("strange failure"), Scripted::ok("fine")]);
+    let runtime = Runtime::builder(provider.clone()).with_system("be brief").build().unwrap();
     runtime.exec("hi").await.unwrap();
     let requests = provider.requests();
     assert_eq!(requests.len(), 2);
@@ -136,9 +138,9 @@ async fn each_exec_attempt_starts_from_the_prompt_alone() {
 
 #[tokio::test(start_paused = true)]
 async fn an_invalid_policy_is_refused_before_any_call() {
-    let provider = ScriptedProvider::new([Step::ok("never")]);
+    let provider = ScriptedProvider::new([Scripted::ok("never")]);
     let policy = RetryPolicy::new().with_max_retries(0);
-    let error = Runtime::new(provider.clone()).exec_with(&policy, "hi").await.unwrap_err();
+    let error = Runtime::new(provider.clone()).request("hi").policy(&policy).send().await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Programming);
     assert_eq!(error.policy_error().unwrap().key(), "max_retries");
     assert!(error.to_string().starts_with("invalid retry policy: `max_retries` (0) must be at least 1"));
@@ -155,7 +157,7 @@ async fn an_exhausted_script_is_a_clear_programming_error() {
 
 #[tokio::test(start_paused = true)]
 async fn the_error_keeps_the_typed_failure_as_its_source() {
-    let provider = ScriptedProvider::new([Step::http(401, "invalid api key")]);
+    let provider = ScriptedProvider::new([Scripted::http(401, "invalid api key")]);
     let error = Runtime::new(provider).exec("hi").await.unwrap_err();
     let source = std::error::Error::source(&error).unwrap();
     assert_eq!(source.to_string(), "AuthenticationError: 401 invalid api key");
@@ -167,10 +169,13 @@ async fn the_observer_sees_each_decision_as_it_is_made() {
     use std::sync::{Arc, Mutex};
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::http(401, "invalid api key")]);
-    let runtime = Runtime::new(provider).with_observer(move |decision| {
-        sink.lock().unwrap().push((decision.layer, decision.verdict, tokio::time::Instant::now()));
-    });
+    let provider = ScriptedProvider::new([Scripted::error("overloaded"), Scripted::http(401, "invalid api key")]);
+    let runtime = Runtime::builder(provider)
+        .with_observer(move |decision| {
+            sink.lock().unwrap().push((decision.layer(), decision.verdict(), tokio::time::Instant::now()));
+        })
+        .build()
+        .unwrap();
     let start = tokio::time::Instant::now();
     let error = runtime.exec("hi").await.unwrap_err();
     let seen = seen.lock().unwrap();
@@ -188,19 +193,19 @@ async fn the_observer_sees_each_decision_as_it_is_made() {
 /// so every wait after that counts: the calls' own and the backoff between them.
 #[tokio::test(start_paused = true)]
 async fn every_wait_counts_in_the_elapsed_time() {
-    let provider = ScriptedProvider::new([Step::ok("42").with_latency(Duration::from_millis(250))]);
-    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    let provider = ScriptedProvider::new([Scripted::ok("42").with_latency(Duration::from_millis(250))]);
+    let reply = Runtime::new(provider).request("hi").policy(&exact()).send().await.unwrap();
     assert_eq!(reply.elapsed(), Duration::from_millis(250));
 
     let provider = ScriptedProvider::new([
-        Step::error("overloaded").with_latency(Duration::from_millis(200)),
-        Step::ok("42").with_latency(Duration::from_millis(300)),
+        Scripted::error("overloaded").with_latency(Duration::from_millis(200)),
+        Scripted::ok("42").with_latency(Duration::from_millis(300)),
     ]);
-    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    let reply = Runtime::new(provider).request("hi").policy(&exact()).send().await.unwrap();
     // 200 ms, the session layer's 2 s, 300 ms.
     assert_eq!(reply.elapsed(), Duration::from_millis(2500));
 
-    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::ok("42")]);
-    let reply = Runtime::new(provider).exec_with(&exact(), "hi").await.unwrap();
+    let provider = ScriptedProvider::new([Scripted::error("overloaded"), Scripted::ok("42")]);
+    let reply = Runtime::new(provider).request("hi").policy(&exact()).send().await.unwrap();
     assert_eq!(reply.elapsed(), Duration::from_secs(2), "a failure at once, then the backoff");
 }

@@ -10,6 +10,7 @@
 //! Paused time: the chaos servers' clock is tokio's, and over loopback the clock moves only when
 //! every task waits on a timer (the layers' backoffs), so the elapsed times below are exact.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,6 +49,8 @@ struct Case {
     secondary: Wire,
     a: ChaosServer,
     b: ChaosServer,
+    /// How `runtime` was built, for a case that needs another setting.
+    builder: RuntimeBuilder,
     runtime: Runtime,
 }
 
@@ -57,8 +60,9 @@ impl Case {
         let b = ChaosServer::start(on_b).await.unwrap();
         let first = primary.provider_at(&primary.base_url(&a), None, Some(PRIMARY_MODEL));
         let second = secondary.provider_at(&secondary.base_url(&b), None, Some(SECONDARY_MODEL));
-        let runtime = Runtime::from_shared(first).with_fallback_shared(second).with_policy(EXACT);
-        Self { primary, secondary, a, b, runtime }
+        let builder = RuntimeBuilder::from_shared(first).with_fallback_shared(second).with_policy(EXACT);
+        let runtime = builder.clone().build().unwrap();
+        Self { primary, secondary, a, b, builder, runtime }
     }
 
     fn primary_name(&self) -> String {
@@ -100,7 +104,7 @@ impl Case {
 
 /// The exec's fallback decisions.
 fn moves(decisions: &[Decision]) -> Vec<&Decision> {
-    decisions.iter().filter(|decision| decision.verdict == Verdict::Fallback).collect()
+    decisions.iter().filter(|decision| decision.verdict() == Verdict::Fallback).collect()
 }
 
 /// The one move of `decisions`, checked to go from `case`'s primary to its secondary.
@@ -108,7 +112,7 @@ fn moves(decisions: &[Decision]) -> Vec<&Decision> {
 fn the_move<'a>(case: &Case, decisions: &'a [Decision]) -> &'a MoveReason {
     let moved = moves(decisions);
     assert_eq!(moved.len(), 1, "{}: {decisions:?}", case.label());
-    let Why::Fallback(fallback) = &moved[0].reason else { panic!("{}: {:?}", case.label(), moved[0].reason) };
+    let Why::Fallback(fallback) = &moved[0].reason() else { panic!("{}: {:?}", case.label(), moved[0].reason()) };
     assert_eq!((&fallback.from, &fallback.to), (&case.primary_name(), &case.secondary_name()), "{}", case.label());
     &fallback.because
 }
@@ -187,7 +191,7 @@ async fn a_429_with_a_retry_after_past_the_cap_moves_on_at_once_on_every_pair_of
         let because = the_move(&case, reply.decisions());
         assert!(matches!(because, MoveReason::Refused(_)), "{}: {because:?}", case.label());
         assert_eq!(
-            moves(reply.decisions())[0].reason.to_string(),
+            moves(reply.decisions())[0].reason().to_string(),
             format!(
                 "fallback: `{}` refused the wait (server asked to wait 120 s; cap is 60 s (`retry_after_cap_ms`)) → `{}`",
                 case.primary_name(),
@@ -260,8 +264,10 @@ async fn an_overflow_moves_on_at_once_only_to_a_larger_window_on_every_pair_of_w
             let on_a = Scenario::new().otherwise(Step::ok("from a")).with_context_window(16);
             let a = ChaosServer::start(on_a).await.unwrap();
             let b = ChaosServer::start(Scenario::new().otherwise(Step::ok("from b"))).await.unwrap();
-            let runtime = Runtime::from_shared(windowed(primary, &a, PRIMARY_MODEL, small))
-                .with_fallback_shared(windowed(secondary, &b, SECONDARY_MODEL, large));
+            let runtime = RuntimeBuilder::from_shared(windowed(primary, &a, PRIMARY_MODEL, small))
+                .with_fallback_shared(windowed(secondary, &b, SECONDARY_MODEL, large))
+                .build()
+                .unwrap();
             let label = format!("{primary} ({small}) → {secondary} ({large})");
             let started = tokio::time::Instant::now();
             let outcome = runtime.exec(PROMPT).await;
@@ -273,7 +279,7 @@ async fn an_overflow_moves_on_at_once_only_to_a_larger_window_on_every_pair_of_w
                 assert_eq!((reply.text(), reply.target()), ("from b", Some(name(secondary, SECONDARY_MODEL).as_str())));
                 assert_eq!((seen_a.len(), seen_b.len()), (1, 1), "{label}");
                 let moved = moves(reply.decisions());
-                let Why::Fallback(fallback) = &moved[0].reason else { panic!("{label}: {moved:?}") };
+                let Why::Fallback(fallback) = &moved[0].reason() else { panic!("{label}: {moved:?}") };
                 assert_eq!(fallback.because, MoveReason::ContextWindow { window: small, next: large }, "{label}");
             } else {
                 let error = outcome.expect_err(&label);
@@ -299,7 +305,7 @@ async fn a_tool_loop_moves_its_conversation_between_wires_mid_loop() {
         let on_a = Scenario::new().then(Step::tool_use("lookup", input.clone())).then(Step::invalid_api_key());
         let on_b = Scenario::new().then(Step::ok("The answer is 42."));
         let case = Case::start(pair, on_a, on_b).await;
-        let runtime = case.runtime.clone().with_tools(lookup());
+        let runtime = case.builder.clone().with_tools(lookup()).build().unwrap();
         let reply = runtime.exec(PROMPT).await.unwrap_or_else(|error| panic!("{}: {error}", case.label()));
         assert_eq!((reply.text(), reply.iterations()), ("The answer is 42.", 1), "{}", case.label());
         assert_eq!(reply.target(), Some(case.secondary_name().as_str()), "{}", case.label());
@@ -412,7 +418,7 @@ async fn an_outage_opens_the_breaker_a_probe_during_it_reopens_it_a_probe_after_
     for pair in representative_pairs() {
         let on_a = Scenario::new().otherwise(Step::ok("from a")).with_outage(Outage::new(Duration::ZERO, outage_ends));
         let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
-        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let runtime = case.builder.clone().with_policy(QUICK).with_breaker(small_breaker()).build().unwrap();
         let label = case.label();
         assert_eq!(breakers(&runtime), [Some(BreakerState::Closed), Some(BreakerState::Closed)], "{label}");
 
@@ -423,8 +429,8 @@ async fn an_outage_opens_the_breaker_a_probe_during_it_reopens_it_a_probe_after_
         let opened = Opened { failures: 3, calls: 3, window: Duration::from_secs(10) };
         let open = BreakerState::Open { left: Duration::from_secs(2), opened };
         assert_eq!(breakers(&runtime), [Some(open), Some(BreakerState::Closed)], "{label}");
-        let gave_up = reply.decisions().iter().find(|d| matches!(d.reason, Why::BreakerOpen { .. }));
-        assert_eq!(gave_up.map(|d| (d.layer, d.verdict)), Some((Layer::Session, Verdict::GiveUp)), "{label}");
+        let gave_up = reply.decisions().iter().find(|d| matches!(d.reason(), Why::BreakerOpen { .. }));
+        assert_eq!(gave_up.map(|d| (d.layer(), d.verdict())), Some((Layer::Session, Verdict::GiveUp)), "{label}");
         assert_eq!(the_move(&case, reply.decisions()), &MoveReason::BreakerOpen(open), "{label}");
 
         // While it is open, execs skip the primary at no cost: no request, no sleep.
@@ -433,7 +439,7 @@ async fn an_outage_opens_the_breaker_a_probe_during_it_reopens_it_a_probe_after_
             let reply = from_secondary(&case, runtime.exec("hi").await);
             assert_eq!(started.elapsed(), Duration::ZERO, "{label}");
             assert_eq!(
-                moves(reply.decisions())[0].reason.to_string(),
+                moves(reply.decisions())[0].reason().to_string(),
                 format!(
                     "fallback: `{}` open after 3 failures of 3 calls in 10 s (2.0 s of its open period left) → `{}`",
                     case.primary_name(),
@@ -486,7 +492,7 @@ async fn half_open_lets_one_probe_through_while_concurrent_execs_skip_to_the_sec
             .otherwise(Step::ok("from a"))
             .with_outage(Outage::new(Duration::ZERO, Duration::from_secs(1)));
         let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
-        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let runtime = case.builder.clone().with_policy(QUICK).with_breaker(small_breaker()).build().unwrap();
         let label = case.label();
         from_secondary(&case, runtime.exec("hi").await);
         assert_eq!(case.requests(), (3, 1), "{label}: open");
@@ -531,7 +537,7 @@ async fn a_429_whose_retry_after_is_honoured_does_not_count_against_the_breaker(
         let on_a =
             Scenario::new().then_times(3, Step::http_error(429).retry_after_secs(1)).otherwise(Step::ok("from a"));
         let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
-        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let runtime = case.builder.clone().with_policy(QUICK).with_breaker(small_breaker()).build().unwrap();
         let label = case.label();
         let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("{label}: {error}"));
         assert_eq!(reply.target(), Some(case.primary_name().as_str()), "{label}");
@@ -549,7 +555,7 @@ async fn a_wobble_of_one_failure_in_three_keeps_the_standard_breaker_closed_and_
         if n % 3 == 2 { scenario.then(Step::http_error(503)) } else { scenario.then(Step::ok("from a")) }
     });
     let case = Case::start((primary, secondary), on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
-    let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(BreakerSettings::standard());
+    let runtime = case.builder.clone().with_policy(QUICK).with_breaker(BreakerSettings::standard()).build().unwrap();
     for n in 0..60 {
         let reply = runtime.exec("hi").await.unwrap_or_else(|error| panic!("exec {n}: {error}"));
         assert_eq!(reply.target(), Some(case.primary_name().as_str()), "exec {n}: {:?}", reply.decisions());
@@ -568,7 +574,7 @@ async fn a_probe_whose_exec_is_dropped_is_given_back_and_the_next_exec_probes_at
             .otherwise(Step::ok("from a"))
             .with_outage(Outage::new(Duration::ZERO, Duration::from_secs(1)));
         let case = Case::start(pair, on_a, Scenario::new().otherwise(Step::ok("from b"))).await;
-        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let runtime = case.builder.clone().with_policy(QUICK).with_breaker(small_breaker()).build().unwrap();
         let label = case.label();
         from_secondary(&case, runtime.exec("hi").await);
         assert_eq!(case.requests(), (3, 1), "{label}: open");
@@ -596,18 +602,18 @@ async fn with_every_target_open_an_exec_ends_at_once_without_a_request() {
     for pair in representative_pairs() {
         let down = || Scenario::new().otherwise(Step::ok("up")).with_outage(Outage::new(Duration::ZERO, outage));
         let case = Case::start(pair, down(), down()).await;
-        let runtime = case.runtime.clone().with_policy(QUICK).with_breaker(small_breaker());
+        let runtime = case.builder.clone().with_policy(QUICK).with_breaker(small_breaker()).build().unwrap();
         let label = case.label();
         // Three failures open each breaker in turn; the last target's next call is refused.
         let error = runtime.exec("hi").await.expect_err(&label);
-        assert_eq!((error.kind(), error.target()), (ExecErrorKind::Budget, Some(case.secondary_name().as_str())));
+        assert_eq!((error.kind(), error.target()), (ExecErrorKind::Refused, Some(case.secondary_name().as_str())));
         assert_eq!(case.requests(), (3, 3), "{label}");
         assert!(breakers(&runtime).iter().all(|state| matches!(state, Some(BreakerState::Open { .. }))), "{label}");
 
         let started = tokio::time::Instant::now();
         let error = runtime.exec("hi").await.expect_err(&label);
         assert_eq!(started.elapsed(), Duration::ZERO, "{label}");
-        assert_eq!(error.kind(), ExecErrorKind::Budget, "{label}: {error}");
+        assert_eq!(error.kind(), ExecErrorKind::Refused, "{label}: {error}");
         let refusal =
             format!("every target's circuit breaker is open: the last, `{}`, is open for", case.secondary_name());
         assert!(error.stopped_by().is_some_and(|why| why.starts_with(&refusal)), "{label}: {error}");

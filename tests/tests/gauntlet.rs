@@ -2,6 +2,7 @@
 //! `Runtime::exec_with` and through `#[agentic_function]`, with the outcome, the number of requests
 //! the server saw, and the layers' decisions. Real sockets on 127.0.0.1; millisecond policy delays.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ const POLICY: RetryPolicy = RetryPolicy::new()
     .with_session_retries(2)
     .with_session_base_delay_ms(1)
     .with_exec_base_delay_ms(1)
-    .with_timeout_ms(Some(2_000))
+    .with_timeout_ms(2_000)
     .with_budget_ms(Some(10_000));
 
 /// The same policy, through the attribute.
@@ -68,7 +69,7 @@ async fn run(wire: Wire, path: Path, scenario: Scenario) -> Run {
     let sizes = Arc::new(Mutex::new(Vec::new()));
     let runtime = Runtime::new(Recording { inner: wire.provider(&server), sizes: Arc::clone(&sizes) });
     let outcome = match path {
-        Path::Exec => runtime.exec_with(&POLICY, "Say hello.").await,
+        Path::Exec => runtime.request("Say hello.").policy(&POLICY).send().await,
         Path::Attribute => through_attribute(&runtime, "Say hello.").await,
     };
     let requests = server.journal().len();
@@ -233,7 +234,7 @@ async fn every_fault_on_every_wire_through_exec_and_the_attribute() {
                     (Ok(reply), _) => (reply.decisions(), false),
                     (Err(error), _) => (error.decisions(), false),
                 };
-                let verdicts: Vec<(Layer, Verdict)> = decisions.iter().map(|d| (d.layer, d.verdict)).collect();
+                let verdicts: Vec<(Layer, Verdict)> = decisions.iter().map(|d| (d.layer(), d.verdict())).collect();
                 if !matched || run.requests != case.requests || verdicts != case.verdicts {
                     failures.push(format!(
                         "{label}: expected {:?} after {} requests with {:?}; got {:?} after {} requests with {:?}",
@@ -263,7 +264,7 @@ async fn retry_after_is_the_wait_and_a_wait_above_the_cap_is_refused() {
         let run_floor = run(wire, Path::Exec, floor()).await;
         let reply = run_floor.outcome.unwrap_or_else(|error| panic!("{wire}: answers after the wait, got {error}"));
         // The server's 40 ms, with jitter only above it and at most a quarter of it.
-        let delay = reply.decisions()[0].delay.expect("a retry's delay");
+        let delay = reply.decisions()[0].delay().expect("a retry's delay");
         assert!((Duration::from_millis(40)..=Duration::from_millis(50)).contains(&delay), "{wire}: {delay:?}");
         assert!(reply.elapsed() >= Duration::from_millis(40), "{wire}");
 
@@ -272,14 +273,21 @@ async fn retry_after_is_the_wait_and_a_wait_above_the_cap_is_refused() {
         let server = ChaosServer::start(Scenario::new().then(Step::http_error(503).retry_after_secs(1))).await.unwrap();
         let provider = wire.provider(&server);
         let capped = POLICY.with_retry_after_cap_ms(500);
-        let error = Runtime::from_shared(provider).exec_with(&capped, "hi").await.expect_err(wire.name());
+        let error = RuntimeBuilder::from_shared(provider)
+            .build()
+            .unwrap()
+            .request("hi")
+            .policy(&capped)
+            .send()
+            .await
+            .expect_err(wire.name());
         assert_eq!(error.stopped_by(), Some("server asked to wait 1 s; cap is 0.5 s (`retry_after_cap_ms`)"), "{wire}");
         assert_eq!(server.journal().len(), 1, "{wire}");
 
         let above = || Scenario::new().otherwise(Step::http_error(429).retry_after_secs(120));
         let refused = run(wire, Path::Attribute, above()).await;
         let Err(error) = refused.outcome else { panic!("{wire}: a 120 s wait is above the 60 s cap, yet it answered") };
-        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}");
+        assert_eq!(error.kind(), ExecErrorKind::Refused, "{wire}");
         assert_eq!(refused.requests, 1, "{wire}");
         assert_eq!(
             error.stopped_by(),
@@ -301,8 +309,15 @@ async fn the_deadline_bounds_a_stall() {
     for wire in wires::all() {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::hang())).await.unwrap();
         let provider = wire.provider(&server);
-        let error = Runtime::from_shared(provider).exec_with(&TIGHT, "hi").await.expect_err(wire.name());
-        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}: {error}");
+        let error = RuntimeBuilder::from_shared(provider)
+            .build()
+            .unwrap()
+            .request("hi")
+            .policy(&TIGHT)
+            .send()
+            .await
+            .expect_err(wire.name());
+        assert_eq!(error.kind(), ExecErrorKind::Refused, "{wire}: {error}");
         assert_eq!(server.journal().len(), 1, "{wire}");
         assert!(error.elapsed() >= Duration::from_millis(300) && error.elapsed() < Duration::from_secs(2), "{wire}");
         assert!(error.to_string().contains("TimeoutError"), "{wire}: {error}");
@@ -315,9 +330,11 @@ async fn a_session_over_the_wire_keeps_no_failed_message() {
         let scenario =
             Scenario::new().then(Step::http_error(503)).then(Step::drop_stream(1)).otherwise(Step::ok("finally"));
         let server = ChaosServer::start(scenario).await.unwrap();
-        let runtime =
-            Runtime::from_shared(wire.provider(&server)).with_policy(RetryPolicy::new().with_session_base_delay_ms(1));
-        let mut session = runtime.session();
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server))
+            .with_policy(RetryPolicy::new().with_session_base_delay_ms(1))
+            .build()
+            .unwrap();
+        let mut session = runtime.conversation();
         let answer = session.run("hi").await.unwrap_or_else(|error| panic!("{wire}: {error}"));
         assert_eq!(answer.text_content().trim(), "finally", "{wire}");
         assert_eq!(session.history().len(), 2, "{wire}");

@@ -4,7 +4,7 @@ use agentic_test_support::temp_file::TempFile;
 
 use agentic_runtime::observe::journal::{Journal, read_journal};
 use agentic_runtime::resilient::Resilient;
-use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, agentic_function};
+use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider, agentic_function};
 
 /// Summarize the text.
 #[agentic_function(max_retries = 2, session_retries = 1)]
@@ -15,13 +15,13 @@ async fn summarize(runtime: &Runtime, text: &str) -> Result<Reply, ExecError> {
 #[tokio::test(start_paused = true)]
 async fn every_final_failure_of_exec_is_one_line() {
     let file = TempFile::new("exec");
-    let provider = ScriptedProvider::new([]).with_fallback(Step::http(429, "Too Many Requests"));
-    let runtime = Runtime::new(provider).with_journal(Journal::open(&file.0).unwrap());
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::http(429, "Too Many Requests"));
+    let runtime = Runtime::builder(provider).with_journal(Journal::open(&file.0).unwrap()).build().unwrap();
     for _ in 0..3 {
         summarize(&runtime, "text").await.unwrap_err();
     }
-    let provider = ScriptedProvider::new([Step::ok("fine")]);
-    Runtime::new(provider).with_journal(Journal::open(&file.0).unwrap()).exec("ok").await.unwrap();
+    let provider = ScriptedProvider::new([Scripted::ok("fine")]);
+    Runtime::builder(provider).with_journal(Journal::open(&file.0).unwrap()).build().unwrap().exec("ok").await.unwrap();
 
     let contents = read_journal(&file.0).unwrap();
     assert!(contents.corrupt.is_empty());
@@ -38,8 +38,9 @@ async fn every_final_failure_of_exec_is_one_line() {
 #[tokio::test(start_paused = true)]
 async fn retries_are_recorded_when_asked() {
     let file = TempFile::new("retries");
-    let provider = ScriptedProvider::new([Step::error("overloaded"), Step::ok("fine")]);
-    let runtime = Runtime::new(provider).with_journal(Journal::open(&file.0).unwrap().with_retries(true));
+    let provider = ScriptedProvider::new([Scripted::error("overloaded"), Scripted::ok("fine")]);
+    let runtime =
+        Runtime::builder(provider).with_journal(Journal::open(&file.0).unwrap().with_retries(true)).build().unwrap();
     runtime.exec("hi").await.unwrap();
     let contents = read_journal(&file.0).unwrap();
     assert_eq!(contents.records.len(), 1);

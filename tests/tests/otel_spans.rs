@@ -4,11 +4,12 @@
 //! 127.0.0.1, millisecond policy delays, as in the gauntlet), and with the scripted provider.
 
 use agentic_chaos::{ChaosServer, Scenario, Step as Chaos};
+use agentic_runtime::exec::RuntimeBuilder;
 use agentic_runtime::message::Usage;
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider};
 use agentic_runtime::tool::Tool;
-use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Step, Toolbox};
+use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox};
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
@@ -20,7 +21,7 @@ const POLICY: RetryPolicy = RetryPolicy::new()
     .with_session_retries(1)
     .with_session_base_delay_ms(1)
     .with_jitter(Jitter::None)
-    .with_timeout_ms(Some(5_000));
+    .with_timeout_ms(5_000);
 
 /// Runs `work` with a subscriber that exports to an in-memory exporter, and returns the spans.
 async fn spans_of<F: Future>(work: F) -> (F::Output, Vec<SpanData>) {
@@ -84,8 +85,8 @@ async fn a_503_then_an_answer_on_both_wire_formats() {
             "openai" => Box::new(OpenAiProvider::new(server.openai_base_url(), None).with_model("chaos-model")),
             _ => Box::new(AnthropicProvider::new(server.anthropic_base_url(), None).with_model("chaos-model")),
         };
-        let runtime = Runtime::from_shared(std::sync::Arc::from(provider));
-        let (reply, spans) = spans_of(runtime.exec_with(&POLICY, "the question")).await;
+        let runtime = RuntimeBuilder::from_shared(std::sync::Arc::from(provider)).build().unwrap();
+        let (reply, spans) = spans_of(runtime.request("the question").policy(&POLICY).send()).await;
         assert_eq!(reply.unwrap().text(), "the answer", "{wire}");
 
         let exec = exec_span(&spans);
@@ -124,7 +125,7 @@ async fn a_503_then_an_answer_on_both_wire_formats() {
 
 #[tokio::test(start_paused = true)]
 async fn a_permanent_401_ends_the_exec_span_in_error() {
-    let runtime = Runtime::new(ScriptedProvider::new([Step::http(401, "invalid api key")]));
+    let runtime = Runtime::new(ScriptedProvider::new([Scripted::http(401, "invalid api key")]));
     let (result, spans) = spans_of(runtime.exec("q")).await;
     assert_eq!(result.unwrap_err().kind().name(), "permanent");
     let exec = exec_span(&spans);
@@ -154,10 +155,10 @@ async fn a_tool_that_fails_and_one_that_succeeds_get_their_spans() {
             Err(agentic_runtime::ToolError::new("the disk is full"))
         });
     let provider = ScriptedProvider::new([
-        Step::tool_calls([("lookup", serde_json::json!({})), ("broken", serde_json::json!({}))]),
-        Step::ok("done"),
+        Scripted::tool_calls([("lookup", serde_json::json!({})), ("broken", serde_json::json!({}))]),
+        Scripted::ok("done"),
     ]);
-    let runtime = Runtime::new(provider).with_tools(tools);
+    let runtime = Runtime::builder(provider).with_tools(tools).build().unwrap();
     let (reply, spans) = spans_of(runtime.exec("q")).await;
     assert_eq!(reply.unwrap().text(), "done");
     let exec = exec_span(&spans);
@@ -179,10 +180,10 @@ async fn a_tool_that_fails_and_one_that_succeeds_get_their_spans() {
 #[tokio::test(start_paused = true)]
 async fn usage_is_summed_over_a_failed_and_a_successful_call() {
     let provider = ScriptedProvider::new([
-        Step::error("503 overloaded").with_usage(Usage::new(100, 2)),
-        Step::ok("the answer").with_usage(Usage::new(100, 30)),
+        Scripted::error("503 overloaded").with_usage(Usage::new(100, 2)),
+        Scripted::ok("the answer").with_usage(Usage::new(100, 30)),
     ]);
-    let (reply, spans) = spans_of(Runtime::new(provider).exec_with(&POLICY, "q")).await;
+    let (reply, spans) = spans_of(Runtime::new(provider).request("q").policy(&POLICY).send()).await;
     let reply = reply.unwrap();
     assert_eq!(reply.total_usage(), Usage::new(200, 32));
     let calls = named(&spans, "chat");
@@ -205,13 +206,16 @@ fn _tool_is_public(_: &dyn Tool) {}
 
 #[tokio::test(start_paused = true)]
 async fn prompts_and_answers_are_recorded_only_when_asked() {
-    let quiet = Runtime::new(ScriptedProvider::new([Step::ok("the secret plan")]));
+    let quiet = Runtime::new(ScriptedProvider::new([Scripted::ok("the secret plan")]));
     let (_, spans) = spans_of(quiet.exec("what is the plan?")).await;
     let call = named(&spans, "chat")[0];
     assert_eq!(text(call, "gen_ai.input.messages"), None);
     assert_eq!(text(call, "gen_ai.output.messages"), None);
 
-    let open = Runtime::new(ScriptedProvider::new([Step::ok("the secret plan")])).with_content_in_traces(true);
+    let open = Runtime::builder(ScriptedProvider::new([Scripted::ok("the secret plan")]))
+        .with_content_in_traces(true)
+        .build()
+        .unwrap();
     let (_, spans) = spans_of(open.exec("what is the plan?")).await;
     let call = named(&spans, "chat")[0];
     let input = text(call, "gen_ai.input.messages").unwrap();
@@ -221,9 +225,9 @@ async fn prompts_and_answers_are_recorded_only_when_asked() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fallback_is_an_event_of_the_exec_span_which_names_the_target_that_answered() {
-    let primary = ScriptedProvider::new([Step::http(401, "invalid api key")]).with_model("a");
-    let secondary = ScriptedProvider::new([Step::ok("from b")]).with_model("b");
-    let runtime = Runtime::new(primary).with_fallback(secondary);
+    let primary = ScriptedProvider::new([Scripted::http(401, "invalid api key")]).with_model("a");
+    let secondary = ScriptedProvider::new([Scripted::ok("from b")]).with_model("b");
+    let runtime = Runtime::builder(primary).with_fallback(secondary).build().unwrap();
     let (result, spans) = spans_of(runtime.exec("q")).await;
     assert_eq!(result.unwrap().target(), Some("scripted/b"));
     let exec = exec_span(&spans);

@@ -6,6 +6,7 @@
 //! Paused time: the chaos server's clock is tokio's, and over loopback the clock moves only when
 //! every task waits on a timer, so the elapsed times below are exact.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, JournalEntry, RateLimit, Scenario};
@@ -41,7 +42,7 @@ async fn burst_after_warm(runtime: &Runtime, burst: u32) -> (u64, Vec<(Duration,
         let runtime = runtime.clone();
         async move {
             let reply = runtime.exec(format!("call {n}")).await.unwrap();
-            let waits = reply.decisions().iter().filter(|d| d.verdict == Verdict::Paced).filter_map(|d| d.delay);
+            let waits = reply.decisions().iter().filter(|d| d.verdict() == Verdict::Paced).filter_map(|d| d.delay());
             (Instant::now() - started, waits.collect(), tokens(&reply))
         }
     });
@@ -56,7 +57,7 @@ fn stating_wires() -> Vec<Wire> {
 async fn the_stated_limits_pace_a_burst_without_a_429_in_arrival_order_on_every_wire() {
     for wire in stating_wires() {
         let server = ChaosServer::start(limited()).await.unwrap();
-        let runtime = Runtime::from_shared(wire.provider(&server));
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).build().unwrap();
         let done = warm_then_burst(&runtime, 15).await;
         let journal = server.journal();
         assert_eq!((journal.len(), refused(&journal)), (16, 0), "{wire}: every request answered, none refused");
@@ -77,7 +78,7 @@ async fn the_stated_limits_pace_a_burst_without_a_429_in_arrival_order_on_every_
 async fn with_the_pacer_off_the_same_burst_is_refused_and_waits_out_each_retry_after() {
     for wire in stating_wires() {
         let server = ChaosServer::start(limited()).await.unwrap();
-        let runtime = Runtime::from_shared(wire.provider(&server)).with_pacing(Pacing::off());
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).with_pacing(Pacing::off()).build().unwrap();
         let done = warm_then_burst(&runtime, 15).await;
         let journal = server.journal();
         assert!(refused(&journal) >= 6, "{wire}: {} refused of {}", refused(&journal), journal.len());
@@ -90,11 +91,13 @@ async fn with_the_pacer_off_the_same_burst_is_refused_and_waits_out_each_retry_a
 async fn a_wait_past_the_deadline_is_refused_before_any_request() {
     for wire in stating_wires() {
         let server = ChaosServer::start(Scenario::new().with_rate_limit(RateLimit::new().requests(1))).await.unwrap();
-        let runtime =
-            Runtime::from_shared(wire.provider(&server)).with_policy(RetryPolicy::new().with_budget_ms(Some(30_000)));
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server))
+            .with_policy(RetryPolicy::new().with_budget_ms(Some(30_000)))
+            .build()
+            .unwrap();
         runtime.exec("warm").await.unwrap();
         let error = runtime.exec("too soon").await.unwrap_err();
-        assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire}");
+        assert_eq!(error.kind(), ExecErrorKind::Refused, "{wire}");
         let stopped = error.stopped_by().unwrap();
         assert!(stopped.starts_with("the requests rate limit (1) is used up: the wait of 60 s"), "{wire}: {stopped}");
         assert_eq!(server.journal().len(), 1, "{wire}: no request was sent for it");
@@ -105,7 +108,7 @@ async fn a_wait_past_the_deadline_is_refused_before_any_request() {
 async fn gemini_states_no_limits_so_nothing_is_paced() {
     let wire = wires::named("gemini");
     let server = ChaosServer::start(limited()).await.unwrap();
-    let runtime = Runtime::from_shared(wire.provider(&server));
+    let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).build().unwrap();
     let done = warm_then_burst(&runtime, 12).await;
     assert!(done.iter().all(|(_, waits)| waits.is_empty()));
     assert!(refused(&server.journal()) > 0, "the server's limit is met by 429s alone");
@@ -116,7 +119,7 @@ async fn a_tokens_limit_binds_the_same_way_with_the_first_answer_calibrating_the
     for wire in stating_wires() {
         // 60 tokens a minute, requests unbounded: each call costs its prompt's and answer's words.
         let server = ChaosServer::start(Scenario::new().with_rate_limit(RateLimit::new().tokens(60))).await.unwrap();
-        let runtime = Runtime::from_shared(wire.provider(&server));
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).build().unwrap();
         let (warm, done) = burst_after_warm(&runtime, 15).await;
         let journal = server.journal();
         assert_eq!(refused(&journal), 0, "{wire}: {journal:?}");
@@ -153,7 +156,7 @@ async fn a_usage_no_call_can_have_is_dropped_on_every_wire_and_poisons_no_bucket
             .then(tokens(Step::ok("hostile").usage(hostile)))
             .otherwise(tokens(Step::ok("fine")));
         let server = ChaosServer::start(scenario).await.unwrap();
-        let runtime = Runtime::from_shared(wire.provider(&server));
+        let runtime = RuntimeBuilder::from_shared(wire.provider(&server)).build().unwrap();
         runtime.exec("warm").await.unwrap();
         let reply = runtime.exec("hostile").await.unwrap();
         assert_eq!((reply.text(), reply.usage()), ("hostile", None), "{wire}");

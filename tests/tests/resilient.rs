@@ -18,7 +18,7 @@ use agentic_runtime::{ExecErrorKind, RetryPolicy};
 const POLICY: RetryPolicy = RetryPolicy::new().with_jitter(Jitter::None);
 
 fn sleeps<E>(failure: &agentic_runtime::resilient::Failure<E>) -> Vec<u128> {
-    failure.decisions().iter().filter_map(|d| d.delay).map(|d| d.as_millis()).collect()
+    failure.decisions().iter().filter_map(|d| d.delay()).map(|d| d.as_millis()).collect()
 }
 
 #[tokio::test(start_paused = true)]
@@ -62,9 +62,9 @@ async fn exhaustion_keeps_every_attempt_with_its_verdict_and_delay() {
         .unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
     assert_eq!(sleeps(&failure), [1500, 3000]);
-    let verdicts: Vec<Verdict> = failure.decisions().iter().map(|d| d.verdict).collect();
+    let verdicts: Vec<Verdict> = failure.decisions().iter().map(|d| d.verdict()).collect();
     assert_eq!(verdicts, [Verdict::Retry, Verdict::Retry, Verdict::Exhausted]);
-    assert_eq!(failure.decisions()[0].reason, "I/O timed out");
+    assert_eq!(failure.decisions()[0].reason(), "I/O timed out");
     assert_eq!(failure.elapsed(), Duration::from_millis(4500));
 }
 
@@ -132,13 +132,13 @@ async fn a_rejected_value_is_a_retryable_failure() {
             .unwrap_err();
     assert_eq!(calls.get(), 2);
     assert_eq!(failure.kind(), ExecErrorKind::InvalidResult);
-    assert_eq!(failure.decisions()[0].error, "InvalidResult: expected 60 results, got 10");
+    assert_eq!(failure.decisions()[0].error(), "InvalidResult: expected 60 results, got 10");
     assert!(failure.last_error().is_none());
 }
 
 #[tokio::test(start_paused = true)]
 async fn each_attempt_has_a_timeout_and_all_share_one_deadline() {
-    let policy = POLICY.with_timeout_ms(Some(2_000)).with_budget_ms(Some(6_000));
+    let policy = POLICY.with_timeout_ms(2_000).with_budget_ms(Some(6_000));
     let start = tokio::time::Instant::now();
     let failure = Resilient::new("slow", &policy)
         .call(|| async {
@@ -148,9 +148,9 @@ async fn each_attempt_has_a_timeout_and_all_share_one_deadline() {
         .await
         .unwrap_err();
     // 2 s, sleep 1.5 s, 2 s (at 5.5 s): a 3 s sleep does not fit in the 0.5 s left.
-    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Refused);
     assert_eq!(start.elapsed(), Duration::from_millis(5500));
-    assert_eq!(failure.decisions()[0].error, "TimeoutError: attempt timed out after 2000 ms");
+    assert_eq!(failure.decisions()[0].error(), "TimeoutError: attempt timed out after 2000 ms");
     assert!(failure.stopped_by().unwrap().starts_with("`budget_ms` (6000) would run out"));
 }
 
@@ -183,7 +183,7 @@ async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
         .unwrap_err();
     assert_eq!(calls.get(), 2);
     assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
-    assert_eq!(failure.decisions()[0].reason, "the connection failed");
+    assert_eq!(failure.decisions()[0].reason(), "the connection failed");
     assert_eq!(failure.elapsed(), Duration::from_millis(1500));
 
     let failure = Resilient::new("bad url", &policy).call(|| client.get("not a url").send()).await.unwrap_err();
@@ -217,7 +217,7 @@ async fn a_budget_shorter_than_the_backoff_retries_what_fits() {
         .unwrap_err();
     // 1.5 s fits; then the 3 s wait does not fit in the 1.5 s left.
     assert_eq!(calls.get(), 2);
-    assert_eq!(failure.kind(), ExecErrorKind::Budget);
+    assert_eq!(failure.kind(), ExecErrorKind::Refused);
     assert_eq!(sleeps(&failure), [1500]);
     assert_eq!(failure.elapsed(), Duration::from_millis(1500));
     assert_eq!(
@@ -237,7 +237,7 @@ async fn the_time_of_a_slow_first_attempt_counts() {
         .unwrap_err();
     // 200 ms, 1.5 s, 200 ms, 3 s, 200 ms.
     assert_eq!(failure.elapsed(), Duration::from_millis(5100));
-    let at: Vec<u128> = failure.decisions().iter().map(|decision| decision.at.as_millis()).collect();
+    let at: Vec<u128> = failure.decisions().iter().map(|decision| decision.at().as_millis()).collect();
     assert_eq!(at, [200, 1900, 5100]);
 }
 
@@ -300,11 +300,11 @@ async fn a_first_attempt_that_hangs_is_cut_at_its_limit() {
     let once = POLICY.with_max_retries(1);
     let failure = Resilient::new("hang", &once).call(hang).await.unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
-    assert_eq!(failure.decisions()[0].error, "TimeoutError: attempt timed out after 600000 ms");
+    assert_eq!(failure.decisions()[0].error(), "TimeoutError: attempt timed out after 600000 ms");
     assert_eq!(failure.elapsed(), Duration::from_secs(600));
-    let own = once.with_timeout_ms(Some(2_000));
+    let own = once.with_timeout_ms(2_000);
     let failure = Resilient::new("hang", &own).call(hang).await.unwrap_err();
-    assert_eq!(failure.decisions()[0].error, "TimeoutError: attempt timed out after 2000 ms");
+    assert_eq!(failure.decisions()[0].error(), "TimeoutError: attempt timed out after 2000 ms");
     assert_eq!(failure.elapsed(), Duration::from_secs(2));
 }
 
@@ -415,7 +415,7 @@ async fn a_call_around_one_that_gave_up_does_not_try_again() {
     assert_eq!(attempts.get(), 3, "the inner call's three attempts, once");
     assert_eq!(boxed.kind(), ExecErrorKind::Permanent);
     assert_eq!(boxed.calls(), 1);
-    let reason = boxed.decisions()[0].reason.to_string();
+    let reason = boxed.decisions()[0].reason().to_string();
     assert_eq!(reason, "an inner retry layer gave up (kind `exhausted`): trying again around it multiplies its calls");
     // The inner failure itself: judged by its kind, the same way.
     attempts.set(0);

@@ -1,11 +1,11 @@
-//! Layer 1 (`AgentSession`): 4 calls with 2/4/8 s sleeps, the failed message popped, history intact.
+//! Layer 1 (`Conversation`): 4 calls with 2/4/8 s sleeps, the failed message popped, history intact.
 
 use std::time::Duration;
 
 use agentic_runtime::decision::Verdict;
 use agentic_runtime::message::{Message, StopReason};
 use agentic_runtime::policy::Jitter;
-use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use tokio::time::Instant;
 
 /// The defaults without jitter: pins the exact schedule.
@@ -19,9 +19,9 @@ fn ms(list: &[u64]) -> Vec<Duration> {
 
 #[tokio::test(start_paused = true)]
 async fn retries_three_times_after_2_4_8_seconds() {
-    let provider = ScriptedProvider::new(Step::error("overloaded").times(5));
-    let runtime = Runtime::new(provider.clone()).with_policy(exact());
-    let mut session = runtime.session();
+    let provider = ScriptedProvider::new(Scripted::error("overloaded").times(5));
+    let runtime = Runtime::builder(provider.clone()).with_policy(exact()).build().unwrap();
+    let mut session = runtime.conversation();
     let start = Instant::now();
     let last = session.run("hi").await.unwrap().clone();
     assert_eq!(provider.calls(), 4);
@@ -37,12 +37,13 @@ async fn retries_three_times_after_2_4_8_seconds() {
 
 #[tokio::test(start_paused = true)]
 async fn the_sleeps_are_exactly_the_reference_schedule() {
-    let provider = ScriptedProvider::new([Step::error(""), Step::error(""), Step::error(""), Step::ok("ok")]);
+    let provider =
+        ScriptedProvider::new([Scripted::error(""), Scripted::error(""), Scripted::error(""), Scripted::ok("ok")]);
     let runtime = Runtime::new(provider.clone());
-    let reply = runtime.exec_with(&exact(), "hi").await.unwrap();
-    let sleeps: Vec<Duration> = reply.decisions().iter().filter_map(|d| d.delay).collect();
+    let reply = runtime.request("hi").policy(&exact()).send().await.unwrap();
+    let sleeps: Vec<Duration> = reply.decisions().iter().filter_map(|d| d.delay()).collect();
     assert_eq!(sleeps, ms(&[2000, 4000, 8000]));
-    assert!(reply.decisions().iter().all(|d| d.verdict == Verdict::Retry));
+    assert!(reply.decisions().iter().all(|d| d.verdict() == Verdict::Retry));
     assert_eq!(reply.calls(), 4);
     assert_eq!(reply.attempts(), 1);
     assert_eq!(reply.elapsed(), Duration::from_secs(14));
@@ -50,9 +51,9 @@ async fn the_sleeps_are_exactly_the_reference_schedule() {
 
 #[tokio::test(start_paused = true)]
 async fn a_non_retryable_error_is_handed_to_layer_2_at_once() {
-    let provider = ScriptedProvider::new([Step::error("something odd")]).with_fallback(Step::ok("ok"));
+    let provider = ScriptedProvider::new([Scripted::error("something odd")]).otherwise(Scripted::ok("ok"));
     let runtime = Runtime::new(provider.clone());
-    let mut session = runtime.session();
+    let mut session = runtime.conversation();
     let message = session.run("hi").await.unwrap();
     assert_eq!(message.stop_reason, StopReason::Error);
     assert_eq!(provider.calls(), 1);
@@ -60,10 +61,10 @@ async fn a_non_retryable_error_is_handed_to_layer_2_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn session_retries_zero_turns_layer_1_off() {
-    let provider = ScriptedProvider::new(Step::error("overloaded").times(3));
+    let provider = ScriptedProvider::new(Scripted::error("overloaded").times(3));
     let policy = RetryPolicy::new().with_session_retries(0);
     let runtime = Runtime::new(provider.clone());
-    let error = runtime.exec_with(&policy, "hi").await.unwrap_err();
+    let error = runtime.request("hi").policy(&policy).send().await.unwrap_err();
     assert_eq!(provider.calls(), 3);
     assert_eq!(error.calls(), 3);
 }
@@ -71,13 +72,13 @@ async fn session_retries_zero_turns_layer_1_off() {
 #[tokio::test(start_paused = true)]
 async fn a_conversation_keeps_earlier_turns_and_loses_only_failures() {
     let provider = ScriptedProvider::new([
-        Step::ok("first answer"),
-        Step::http(503, "unavailable"),
-        Step::error(""),
-        Step::ok("second answer"),
+        Scripted::ok("first answer"),
+        Scripted::http(503, "unavailable"),
+        Scripted::error(""),
+        Scripted::ok("second answer"),
     ]);
     let runtime = Runtime::new(provider.clone());
-    let mut session = runtime.session();
+    let mut session = runtime.conversation();
     session.run("one").await.unwrap();
     session.run("two").await.unwrap();
     let texts: Vec<String> = session.history().iter().map(Message::text).collect();
@@ -89,9 +90,9 @@ async fn a_conversation_keeps_earlier_turns_and_loses_only_failures() {
 /// Dropping the future in the middle of a backoff sleep leaves no failed message behind.
 #[tokio::test(start_paused = true)]
 async fn cancellation_leaves_no_failed_message() {
-    let provider = ScriptedProvider::new([Step::error("overloaded")]).with_fallback(Step::ok("late"));
+    let provider = ScriptedProvider::new([Scripted::error("overloaded")]).otherwise(Scripted::ok("late"));
     let runtime = Runtime::new(provider.clone());
-    let mut session = runtime.session();
+    let mut session = runtime.conversation();
     let cancelled = tokio::time::timeout(Duration::from_millis(500), session.run("hi")).await;
     assert!(cancelled.is_err(), "the run was still sleeping and was dropped");
     assert_eq!(provider.calls(), 1);
@@ -99,8 +100,8 @@ async fn cancellation_leaves_no_failed_message() {
     assert!(session.history().iter().all(|m| m.as_assistant().is_none()));
 
     // Dropped while the model call itself is in flight: nothing is added either.
-    let slow = ScriptedProvider::new([Step::ok("slow").with_latency(Duration::from_secs(5))]);
-    let mut session = Runtime::new(slow).session();
+    let slow = ScriptedProvider::new([Scripted::ok("slow").with_latency(Duration::from_secs(5))]);
+    let mut session = Runtime::new(slow).conversation();
     let cancelled = tokio::time::timeout(Duration::from_secs(1), session.run("hi")).await;
     assert!(cancelled.is_err());
     assert_eq!(session.history(), [Message::user("hi")]);
@@ -112,19 +113,19 @@ async fn cancellation_leaves_no_failed_message() {
 async fn history_is_intact_after_any_mix_of_failures() {
     let mut rng = fastrand::Rng::with_seed(0xA6E7);
     for _case in 0..200 {
-        let steps: Vec<Step> = (0..rng.usize(1..12))
+        let steps: Vec<Scripted> = (0..rng.usize(1..12))
             .map(|_| match rng.u8(0..6) {
-                0 => Step::ok("answer"),
-                1 => Step::error(""),
-                2 => Step::error("overloaded"),
-                3 => Step::http(429, "slow down"),
-                4 => Step::http(401, "invalid api key"),
-                _ => Step::error("context_length_exceeded"),
+                0 => Scripted::ok("answer"),
+                1 => Scripted::error(""),
+                2 => Scripted::error("overloaded"),
+                3 => Scripted::http(429, "slow down"),
+                4 => Scripted::http(401, "invalid api key"),
+                _ => Scripted::error("context_length_exceeded"),
             })
             .collect();
-        let provider = ScriptedProvider::new(steps).with_fallback(Step::ok("fallback"));
+        let provider = ScriptedProvider::new(steps).otherwise(Scripted::ok("fallback"));
         let runtime = Runtime::new(provider.clone());
-        let mut session = runtime.session();
+        let mut session = runtime.conversation();
         let turns = rng.usize(1..4);
         let mut requests_before = 0;
         for turn in 0..turns {

@@ -36,7 +36,7 @@ const POLICY: RetryPolicy = RetryPolicy::new()
     .with_headers_timeout_ms(20_000)
     .with_first_token_timeout_ms(30_000)
     .with_idle_timeout_ms(5_000)
-    .with_timeout_ms(Some(60_000))
+    .with_timeout_ms(60_000)
     .with_turn_timeout_ms(300_000)
     .with_max_answer_bytes(256 * 1024);
 
@@ -206,9 +206,9 @@ async fn run_scenario(wire: Wire, scenario: Scenario, plan: Vec<Release>, policy
     let inner = wire.provider_at(&wire.base_url(&server), Some("sk-test"), None);
     let hold = Hold::start();
     let provider = Held { inner, hold: hold.clone(), server: Arc::clone(&server), plan, calls: AtomicUsize::new(0) };
-    let runtime = Runtime::new(provider).with_retry_quota(None);
+    let runtime = Runtime::builder(provider).with_retry_quota(None).build().unwrap();
     let start = Instant::now();
-    let outcome = runtime.exec_with(policy, "Say something.").await;
+    let outcome = runtime.request("Say something.").policy(policy).send().await;
     let elapsed = start.elapsed();
     hold.release();
     Run { wire, outcome, elapsed, requests: server.journal().len() }
@@ -225,9 +225,9 @@ fn assert_cut_then_answered(wire: Wire, run: &Run, error: &str, bound: Duration)
     assert_eq!(run.requests, 2, "{wire}");
     let decisions = reply.decisions();
     assert_eq!(decisions.len(), 1, "{wire}: {decisions:?}");
-    assert_eq!(decisions[0].verdict, Verdict::Retry, "{wire}");
-    assert_eq!(decisions[0].error, error, "{wire}");
-    assert_eq!(decisions[0].at, bound, "{wire}: the bound ends the call exactly");
+    assert_eq!(decisions[0].verdict(), Verdict::Retry, "{wire}");
+    assert_eq!(decisions[0].error(), error, "{wire}");
+    assert_eq!(decisions[0].at(), bound, "{wire}: the bound ends the call exactly");
     assert_eq!(run.elapsed, bound + BACKOFF, "{wire}");
 }
 
@@ -310,8 +310,8 @@ async fn an_endless_answer_ends_at_the_size_bound() {
         assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decisions = reply.decisions();
         assert_eq!(decisions.len(), 2, "{wire}: layer 1 gives up on it, layer 2 retries it: {decisions:?}");
-        assert_eq!(decisions[0].error, error, "{wire}");
-        assert_eq!(decisions[0].at, Duration::ZERO, "{wire}: no clock is involved");
+        assert_eq!(decisions[0].error(), error, "{wire}");
+        assert_eq!(decisions[0].at(), Duration::ZERO, "{wire}: no clock is involved");
         assert_eq!(run.requests, 2, "{wire}");
     }
 }
@@ -324,8 +324,8 @@ async fn an_error_body_that_never_ends_is_cut_and_retried() {
         let reply = run.reply("the call after the endless body answers");
         assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decision = &reply.decisions()[0];
-        assert!(decision.error.starts_with("ServiceUnavailableError: 503 "), "{wire}: {}", decision.error);
-        assert!(decision.error.ends_with("(error body cut at 16 KiB)"), "{wire}: {}", decision.error);
+        assert!(decision.error().starts_with("ServiceUnavailableError: 503 "), "{wire}: {}", decision.error());
+        assert!(decision.error().ends_with("(error body cut at 16 KiB)"), "{wire}: {}", decision.error());
         assert_eq!(run.elapsed, BACKOFF, "{wire}");
     }
 }
@@ -339,9 +339,9 @@ async fn a_json_body_that_never_ends_is_cut_and_retried() {
         assert_eq!(reply.text(), "answered after the stall", "{wire}");
         let decision = &reply.decisions()[0];
         assert!(
-            decision.error.starts_with("MalformedStreamError: malformed chunk: a JSON answer larger than 1024 KiB"),
+            decision.error().starts_with("MalformedStreamError: malformed chunk: a JSON answer larger than 1024 KiB"),
             "{wire}: {}",
-            decision.error
+            decision.error()
         );
         assert_eq!(run.elapsed, BACKOFF, "{wire}");
     }
@@ -357,7 +357,7 @@ async fn a_page_that_is_not_an_event_stream_is_permanent_after_one_request() {
         assert_eq!(run.requests, 1, "{wire}: one request, no retry");
         let path = wire.request_path();
         assert_eq!(
-            error.attempts()[0],
+            error.attempt_errors()[0],
             format!(
                 "UnexpectedContentTypeError: 200 OK from POST {path} is `text/html; charset=utf-8`, not an event \
                  stream (`text/event-stream`): check the base URL; a web page or a proxy's login page answered \
@@ -375,7 +375,7 @@ async fn a_retry_after_too_large_to_represent_stops_at_once() {
             let scenario = Scenario::new().then(Step::http_error(429).retry_after(value)).otherwise(Step::ok("no"));
             let run = run_scenario(wire, scenario, vec![Release::AtEnd], &POLICY).await;
             let error = run.error("the server asked for longer than the cap");
-            assert_eq!(error.kind(), ExecErrorKind::Budget, "{wire} {value}");
+            assert_eq!(error.kind(), ExecErrorKind::Refused, "{wire} {value}");
             assert_eq!(run.requests, 1, "{wire} {value}: stopped at once, not retried");
             assert_eq!(
                 error.stopped_by(),
@@ -397,9 +397,9 @@ async fn the_default_policy_ends_a_stall_after_the_headers_within_its_bounds() {
         let error = run.error("every call stalls");
         assert!(run.elapsed <= policy.worst_case_turn(), "{wire}: {:?}", run.elapsed);
         assert!(
-            error.attempts()[0].starts_with("TimeoutError: model call timed out"),
+            error.attempt_errors()[0].starts_with("TimeoutError: model call timed out"),
             "{wire}: {}",
-            error.attempts()[0]
+            error.attempt_errors()[0]
         );
     }
 }

@@ -11,7 +11,7 @@ use agentic_runtime::message::ContentBlock;
 use agentic_runtime::message::Message;
 use agentic_runtime::observe::trace::TraceSink;
 use agentic_runtime::observe::trace::grade::{Category, grade_lines};
-use agentic_runtime::{Runtime, ScriptedProvider, Step, ToolError, Toolbox};
+use agentic_runtime::{Runtime, Scripted, ScriptedProvider, ToolError, Toolbox};
 use serde_json::json;
 
 /// How many calls are running, the most that ever ran at once, and how many ran in all.
@@ -73,10 +73,10 @@ fn results(message: &Message) -> Vec<(String, String, bool)> {
 async fn ten_thousand_calls_in_one_turn_run_128_ten_at_a_time_and_every_call_is_answered() {
     let gauge = Arc::new(Gauge::default());
     let provider = ScriptedProvider::new([
-        Step::tool_calls((0..10_000).map(|n| ("work", json!({"n": n})))),
-        Step::ok("Done with what ran."),
+        Scripted::tool_calls((0..10_000).map(|n| ("work", json!({"n": n})))),
+        Scripted::ok("Done with what ran."),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_tools(counted(&gauge));
+    let runtime = Runtime::builder(provider.clone()).with_tools(counted(&gauge)).build().unwrap();
     let reply = runtime.exec("Do everything.").await.unwrap();
     assert_eq!(reply.text(), "Done with what ran.");
     assert_eq!(provider.calls(), 2, "one model call per turn");
@@ -99,9 +99,10 @@ async fn ten_thousand_calls_in_one_turn_run_128_ten_at_a_time_and_every_call_is_
 #[tokio::test(start_paused = true)]
 async fn both_caps_are_the_toolboxs_to_set() {
     let gauge = Arc::new(Gauge::default());
-    let provider = ScriptedProvider::new([Step::tool_calls((0..5).map(|n| ("work", json!({"n": n})))), Step::ok("ok")]);
+    let provider =
+        ScriptedProvider::new([Scripted::tool_calls((0..5).map(|n| ("work", json!({"n": n})))), Scripted::ok("ok")]);
     let tools = counted(&gauge).with_max_calls_per_turn(3).with_max_concurrent_calls(1);
-    let runtime = Runtime::new(provider.clone()).with_tools(tools);
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).build().unwrap();
     runtime.exec("Do five things.").await.unwrap();
     assert_eq!((gauge.ran.load(Ordering::SeqCst), gauge.high.load(Ordering::SeqCst)), (3, 1));
     let sent = &provider.requests()[1].messages;
@@ -126,9 +127,9 @@ async fn both_caps_are_the_toolboxs_to_set() {
 async fn a_huge_result_reaches_the_model_and_the_trace_cut_with_a_note() {
     const HUGE: usize = 8 * 1024 * 1024;
     let tools = Toolbox::new().with_fn("dump", "Dumps a table.", json!(null), |_| async { Ok("é".repeat(HUGE / 2)) });
-    let provider = ScriptedProvider::new([Step::tool_call("dump", json!({})), Step::ok("Too big to read.")]);
+    let provider = ScriptedProvider::new([Scripted::tool_call("dump", json!({})), Scripted::ok("Too big to read.")]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider.clone()).with_tools(tools).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).with_trace(sink.clone()).build().unwrap();
     runtime.exec("Dump it.").await.unwrap();
     let sent = results(provider.requests()[1].messages.last().unwrap());
     let (_, text, is_error) = &sent[0];
@@ -151,9 +152,9 @@ async fn a_failed_result_too_long_for_a_trace_line_is_still_graded_a_failure() {
     let tools = Toolbox::new()
         .with_fn("query", "Runs a query.", json!(null), |_| async { Err(ToolError::new("\"".repeat(1_300_000))) })
         .with_max_result_bytes(usize::MAX);
-    let provider = ScriptedProvider::new([Step::tool_call("query", json!({})), Step::ok("The query failed.")]);
+    let provider = ScriptedProvider::new([Scripted::tool_call("query", json!({})), Scripted::ok("The query failed.")]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider.clone()).with_tools(tools).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).with_trace(sink.clone()).build().unwrap();
     runtime.exec("Query.").await.unwrap();
     assert_eq!(results(provider.requests()[1].messages.last().unwrap())[0].1.len(), 1_300_000);
     let trace = sink.contents().unwrap();
@@ -173,10 +174,10 @@ async fn a_megabyte_unknown_name_and_string_arguments_get_short_clear_messages()
     );
     let name = "x".repeat(1024 * 1024);
     let provider = ScriptedProvider::new([
-        Step::tool_calls([(name.as_str(), json!({})), ("get_weather", json!("Paris")), ("get_weather", json!(42))]),
-        Step::ok("ok"),
+        Scripted::tool_calls([(name.as_str(), json!({})), ("get_weather", json!("Paris")), ("get_weather", json!(42))]),
+        Scripted::ok("ok"),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_tools(tools);
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).build().unwrap();
     runtime.exec("Weather?").await.unwrap();
     let texts: Vec<(String, bool)> = results(provider.requests()[1].messages.last().unwrap())
         .into_iter()

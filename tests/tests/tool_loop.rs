@@ -1,6 +1,7 @@
 //! The ReAct loop inside `exec` (issue 6; docs/design.md §13): tool errors go back to the model,
 //! never to the retry layers; infrastructure retries apply per model turn; traces and their grades.
 
+use agentic_runtime::exec::RuntimeBuilder;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -12,7 +13,8 @@ use agentic_runtime::observe::trace::grade::{Category, grade_lines};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::{
-    ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, ScriptedProvider, Step, ToolError, Toolbox, agentic_function,
+    ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider, ToolError, Toolbox,
+    agentic_function,
 };
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
@@ -68,13 +70,14 @@ async fn weather(runtime: &Runtime, city: &str) -> Result<Reply, ExecError> {
 #[tokio::test(start_paused = true)]
 async fn a_tool_error_goes_back_to_the_model_at_once_and_is_never_retried() {
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::tool_call("get_weather", json!({"city": "Paris"})),
-        Step::ok("It is sunny in Paris."),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::tool_call("get_weather", json!({"city": "Paris"})),
+        Scripted::ok("It is sunny in Paris."),
     ]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider.clone()).with_tools(flaky_weather(2)).with_trace(sink.clone());
+    let runtime =
+        Runtime::builder(provider.clone()).with_tools(flaky_weather(2)).with_trace(sink.clone()).build().unwrap();
     let start = tokio::time::Instant::now();
     let reply = weather(&runtime, "Paris").await.unwrap();
     assert_eq!(reply.text(), "It is sunny in Paris.");
@@ -116,19 +119,21 @@ async fn a_tool_error_goes_back_to_the_model_at_once_and_is_never_retried() {
 #[tokio::test(start_paused = true)]
 async fn a_503_during_the_loop_is_retried_without_losing_completed_tool_results() {
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Oslo"})),
-        Step::http(503, "Service Unavailable"),
-        Step::error(""),
-        Step::ok("It is sunny in Oslo."),
+        Scripted::tool_call("get_weather", json!({"city": "Oslo"})),
+        Scripted::http(503, "Service Unavailable"),
+        Scripted::error(""),
+        Scripted::ok("It is sunny in Oslo."),
     ]);
     // Without jitter: pins the exact 2 s, 4 s schedule.
-    let runtime = Runtime::new(provider.clone())
+    let runtime = Runtime::builder(provider.clone())
         .with_policy(RetryPolicy::new().with_jitter(Jitter::None))
-        .with_tools(flaky_weather(0));
+        .with_tools(flaky_weather(0))
+        .build()
+        .unwrap();
     let reply = runtime.exec("Weather in Oslo?").await.unwrap();
     assert_eq!(reply.text(), "It is sunny in Oslo.");
     assert_eq!(reply.calls(), 4);
-    let sleeps: Vec<Duration> = reply.decisions().iter().filter_map(|d| d.delay).collect();
+    let sleeps: Vec<Duration> = reply.decisions().iter().filter_map(|d| d.delay()).collect();
     assert_eq!(sleeps, [Duration::from_secs(2), Duration::from_secs(4)]);
     // Every retry of the second turn sent exactly the history before it: prompt, tool call, result.
     let requests = provider.requests();
@@ -142,11 +147,11 @@ async fn a_503_during_the_loop_is_retried_without_losing_completed_tool_results(
 #[tokio::test(start_paused = true)]
 async fn an_exec_retry_of_a_turn_keeps_the_tool_results_too() {
     let provider = ScriptedProvider::new([
-        Step::tool_call("get_weather", json!({"city": "Rome"})),
-        Step::error("something odd"), // not retried by layer 1; layer 2 retries the turn
-        Step::ok("Sunny in Rome."),
+        Scripted::tool_call("get_weather", json!({"city": "Rome"})),
+        Scripted::error("something odd"), // not retried by layer 1; layer 2 retries the turn
+        Scripted::ok("Sunny in Rome."),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_tools(flaky_weather(0));
+    let runtime = Runtime::builder(provider.clone()).with_tools(flaky_weather(0)).build().unwrap();
     let reply = runtime.exec("Weather in Rome?").await.unwrap();
     assert_eq!(reply.text(), "Sunny in Rome.");
     let requests = provider.requests();
@@ -160,16 +165,16 @@ async fn malformed_calls_and_panics_are_tool_errors_fed_back() {
         panic!("the tool blew up");
     });
     let provider = ScriptedProvider::new([
-        Step::tool_calls([
+        Scripted::tool_calls([
             ("no_such_tool", json!({})),
             ("get_weather", json!({"town": "Paris"})),
             ("explode", json!({})),
         ]),
-        Step::tool_call_raw("get_weather", "{not json"),
-        Step::ok("I could not get the weather."),
+        Scripted::tool_call_raw("get_weather", "{not json"),
+        Scripted::ok("I could not get the weather."),
     ]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider.clone()).with_tools(tools).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools).with_trace(sink.clone()).build().unwrap();
     let reply = runtime.exec("Weather?").await.unwrap();
     assert_eq!(reply.calls(), 3);
     let requests = provider.requests();
@@ -186,10 +191,14 @@ async fn malformed_calls_and_panics_are_tool_errors_fed_back() {
 
 #[tokio::test(start_paused = true)]
 async fn max_iterations_is_an_error_of_its_own_kind_and_not_retried() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::tool_call("get_weather", json!({"city": "Lima"})));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::tool_call("get_weather", json!({"city": "Lima"})));
     let sink = TraceSink::in_memory();
-    let runtime =
-        Runtime::new(provider.clone()).with_tools(flaky_weather(0)).with_max_iterations(3).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider.clone())
+        .with_tools(flaky_weather(0))
+        .with_max_iterations(3)
+        .with_trace(sink.clone())
+        .build()
+        .unwrap();
     let error = runtime.exec("Weather?").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::MaxIterations);
     assert_eq!(provider.calls(), 4, "three tool turns, then the fourth asks again and the exec stops");
@@ -199,10 +208,10 @@ async fn max_iterations_is_an_error_of_its_own_kind_and_not_retried() {
 
 #[tokio::test(start_paused = true)]
 async fn layers_that_give_up_leave_the_run_incomplete() {
-    let provider = ScriptedProvider::new([Step::tool_call("get_weather", json!({"city": "Kyiv"}))])
-        .with_fallback(Step::http(401, "invalid api key"));
+    let provider = ScriptedProvider::new([Scripted::tool_call("get_weather", json!({"city": "Kyiv"}))])
+        .otherwise(Scripted::http(401, "invalid api key"));
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider).with_tools(flaky_weather(0)).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider).with_tools(flaky_weather(0)).with_trace(sink.clone()).build().unwrap();
     runtime.exec("Weather?").await.unwrap_err();
     let names: Vec<&str> = events(&sink).iter().map(TraceEvent::name).collect();
     assert_eq!(names, ["agent_start", "tool_call", "tool_result"], "no agent_finish, no retry events");
@@ -211,9 +220,10 @@ async fn layers_that_give_up_leave_the_run_incomplete() {
 
 #[tokio::test(start_paused = true)]
 async fn a_run_without_tool_errors_is_clean() {
-    let provider = ScriptedProvider::new([Step::tool_call("get_weather", json!({"city": "Nice"})), Step::ok("Sunny.")]);
+    let provider =
+        ScriptedProvider::new([Scripted::tool_call("get_weather", json!({"city": "Nice"})), Scripted::ok("Sunny.")]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider).with_tools(flaky_weather(0)).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider).with_tools(flaky_weather(0)).with_trace(sink.clone()).build().unwrap();
     runtime.exec("Weather?").await.unwrap();
     assert_eq!(grade(&sink), Category::Clean);
 }
@@ -222,8 +232,17 @@ async fn loop_over_the_wire(wire: Wire) {
     let server = ChaosServer::start(weather_scenario()).await.unwrap();
     let sink = TraceSink::in_memory();
     let policy = RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1);
-    let runtime = Runtime::from_shared(wire.provider(&server)).with_tools(flaky_weather(1)).with_trace(sink.clone());
-    let reply = runtime.exec_with(&policy, "Weather in Paris?").await.unwrap_or_else(|error| panic!("{wire}: {error}"));
+    let runtime = RuntimeBuilder::from_shared(wire.provider(&server))
+        .with_tools(flaky_weather(1))
+        .with_trace(sink.clone())
+        .build()
+        .unwrap();
+    let reply = runtime
+        .request("Weather in Paris?")
+        .policy(&policy)
+        .send()
+        .await
+        .unwrap_or_else(|error| panic!("{wire}: {error}"));
     assert_eq!(reply.text().trim(), "It is sunny in Paris.", "{wire}");
     assert_eq!(reply.iterations(), 2, "{wire}");
     // tool_use, 503 (retried by the session layer), tool_use, answer.
@@ -253,21 +272,23 @@ async fn a_long_tool_loop_keeps_its_retries_when_no_max_calls_is_set() {
     // retried as in the first turn: without `max_calls` the cap bounds one turn, not the exec.
     let tools =
         Toolbox::new().with_fn("step", "One step", json!({"type": "object"}), |_| async { Ok("done".to_owned()) });
-    let mut steps: Vec<Step> = (0..13).map(|_| Step::tool_call("step", json!({}))).collect();
-    steps.extend([Step::http(503, "Service Unavailable"), Step::ok("All steps done.")]);
+    let mut steps: Vec<Scripted> = (0..13).map(|_| Scripted::tool_call("step", json!({}))).collect();
+    steps.extend([Scripted::http(503, "Service Unavailable"), Scripted::ok("All steps done.")]);
     let provider = ScriptedProvider::new(steps);
-    let runtime = Runtime::new(provider.clone()).with_tools(tools.clone()).with_max_iterations(13);
+    let runtime = Runtime::builder(provider.clone()).with_tools(tools.clone()).with_max_iterations(13).build().unwrap();
     let reply = runtime.exec("Do the steps.").await.unwrap();
     assert_eq!(reply.text(), "All steps done.");
     assert_eq!(reply.calls(), 15);
 
     // `max_calls`, when set, counts the exec's calls, tool turns included.
-    let mut steps: Vec<Step> = (0..5).map(|_| Step::tool_call("step", json!({}))).collect();
-    steps.extend([Step::http(503, "Service Unavailable"), Step::ok("never")]);
-    let runtime = Runtime::new(ScriptedProvider::new(steps))
+    let mut steps: Vec<Scripted> = (0..5).map(|_| Scripted::tool_call("step", json!({}))).collect();
+    steps.extend([Scripted::http(503, "Service Unavailable"), Scripted::ok("never")]);
+    let runtime = Runtime::builder(ScriptedProvider::new(steps))
         .with_tools(tools)
-        .with_policy(RetryPolicy::new().with_max_calls(Some(6)));
+        .with_policy(RetryPolicy::new().with_max_calls(Some(6)))
+        .build()
+        .unwrap();
     let error = runtime.exec("Do the steps.").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(error.stopped_by(), Some("`max_calls` (6) reached after 6 model calls"));
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use agentic_runtime::message::{AssistantMessage, ContentBlock, StopReason};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::tool::{SOURCE_TIMEOUT_GRACE, Tool, ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
-use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, ScriptedProvider, Step, agentic_function};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 use serde_json::{Value, json};
 
 /// What a source or a tool saw of its calls: the tool and the context.
@@ -100,11 +100,12 @@ fn results(reply_history: &[agentic_runtime::message::Message]) -> Vec<(String, 
 async fn a_sources_new_tool_is_offered_from_the_next_model_turn() {
     let source = Growing::default();
     let provider = ScriptedProvider::new([
-        Step::tool_call("grow", json!({})),
-        Step::tool_call("fresh", json!({})),
-        Step::ok("done"),
+        Scripted::tool_call("grow", json!({})),
+        Scripted::tool_call("fresh", json!({})),
+        Scripted::ok("done"),
     ]);
-    let runtime = Runtime::new(provider.clone()).with_tools(Toolbox::new().with_source(source.clone()));
+    let runtime =
+        Runtime::builder(provider.clone()).with_tools(Toolbox::new().with_source(source.clone())).build().unwrap();
     let reply = runtime.exec("grow, then use what grew").await.unwrap();
     assert_eq!((reply.text(), reply.iterations()), ("done", 2));
     assert!(reply.decisions().is_empty(), "no infrastructure retry: {:?}", reply.decisions());
@@ -149,12 +150,12 @@ async fn each_call_gets_an_idempotency_key_of_the_run_the_turn_and_the_call() {
     let seen = Seen::default();
     let toolbox = Toolbox::new().with_tool(Charge(Arc::clone(&seen)));
     let provider = ScriptedProvider::new([
-        Step::tool_calls([("charge", json!({})), ("charge", json!({}))]),
-        Step::tool_call("charge", json!({})),
-        Step::ok("charged three times"),
+        Scripted::tool_calls([("charge", json!({})), ("charge", json!({}))]),
+        Scripted::tool_call("charge", json!({})),
+        Scripted::ok("charged three times"),
     ]);
     let sink = TraceSink::in_memory();
-    let runtime = Runtime::new(provider).with_tools(toolbox).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider).with_tools(toolbox).with_trace(sink.clone()).build().unwrap();
     runtime.exec("charge").await.unwrap();
     let events = TraceEvent::parse_all(&sink.contents().unwrap()).unwrap();
     let run = events[0].run_id().to_owned();
@@ -212,10 +213,11 @@ fn named(name: &'static str) -> Toolbox {
 
 #[tokio::test(start_paused = true)]
 async fn exec_with_tools_offers_its_own_tools_instead_of_the_runtimes() {
-    let provider = ScriptedProvider::new([Step::ok("one"), Step::tool_call("search", json!({})), Step::ok("two")]);
-    let runtime = Runtime::new(provider.clone()).with_tools(named("send_mail"));
+    let provider =
+        ScriptedProvider::new([Scripted::ok("one"), Scripted::tool_call("search", json!({})), Scripted::ok("two")]);
+    let runtime = Runtime::builder(provider.clone()).with_tools(named("send_mail")).build().unwrap();
     runtime.exec("plain").await.unwrap();
-    let reply = runtime.exec_with_tools(&named("search"), "with search").await.unwrap();
+    let reply = runtime.request("with search").tools(&named("search")).send().await.unwrap();
     assert_eq!((reply.text(), reply.iterations()), ("two", 1));
     let offered: Vec<Vec<String>> = provider.requests().into_iter().map(|request| request.tools).collect();
     assert_eq!(offered, [vec!["send_mail".to_owned()], vec!["search".to_owned()], vec!["search".to_owned()]]);
@@ -238,7 +240,11 @@ async fn research(runtime: &Runtime, question: &str) -> Result<Reply, ExecError>
 /// Send the mail, or book the meeting when asked to.
 #[agentic_function(tools = MAIL, max_retries = 2)]
 async fn assistant(runtime: &Runtime, task: &str) -> Result<Reply, ExecError> {
-    if task.contains("meeting") { runtime.exec_with_tools(&calendar(), task).await } else { runtime.exec(task).await }
+    if task.contains("meeting") {
+        runtime.request(task).tools(&calendar()).send().await
+    } else {
+        runtime.exec(task).await
+    }
 }
 
 /// Plan the day.
@@ -268,8 +274,8 @@ impl Agent {
 #[tokio::test(start_paused = true)]
 async fn each_agent_function_offers_the_toolbox_its_attribute_names() {
     MAIL.set(named("send_mail")).unwrap();
-    let provider = ScriptedProvider::new([]).with_fallback(Step::ok("ok"));
-    let runtime = Runtime::new(provider.clone()).with_tools(named("runtime_tool"));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::ok("ok"));
+    let runtime = Runtime::builder(provider.clone()).with_tools(named("runtime_tool")).build().unwrap();
     research(&runtime, "q").await.unwrap();
     assistant(&runtime, "mail bob").await.unwrap();
     assistant(&runtime, "book a meeting").await.unwrap();

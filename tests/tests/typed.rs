@@ -5,7 +5,7 @@
 use agentic_runtime::decision::Verdict;
 use agentic_runtime::message::Message;
 use agentic_runtime::policy::Jitter;
-use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 
 #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
 struct Invoice {
@@ -23,9 +23,9 @@ fn last_user_text(messages: &[Message]) -> String {
 
 #[tokio::test(start_paused = true)]
 async fn broken_json_then_good_json_takes_two_calls_and_the_feedback_carries_the_parse_error() {
-    let provider = ScriptedProvider::new([Step::ok(r#"{"currency": "EUR", "total": "x"}"#), Step::ok(GOOD)]);
+    let provider = ScriptedProvider::new([Scripted::ok(r#"{"currency": "EUR", "total": "x"}"#), Scripted::ok(GOOD)]);
     let runtime = Runtime::new(provider.clone());
-    let invoice: Invoice = runtime.exec_json_with(&POLICY, "Read the invoice.").await.unwrap();
+    let invoice: Invoice = runtime.request("Read the invoice.").policy(&POLICY).json().await.unwrap();
     assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 });
     let requests = provider.requests();
     assert_eq!(requests.len(), 2);
@@ -38,9 +38,9 @@ async fn broken_json_then_good_json_takes_two_calls_and_the_feedback_carries_the
 
 #[tokio::test(start_paused = true)]
 async fn a_reply_cut_by_the_token_limit_asks_for_a_complete_shorter_one() {
-    let provider = ScriptedProvider::new([Step::truncated(r#"{"currency": "EU"#), Step::ok(GOOD)]);
+    let provider = ScriptedProvider::new([Scripted::truncated(r#"{"currency": "EU"#), Scripted::ok(GOOD)]);
     let runtime = Runtime::new(provider.clone());
-    let invoice: Invoice = runtime.exec_json_with(&POLICY, "Read the invoice.").await.unwrap();
+    let invoice: Invoice = runtime.request("Read the invoice.").policy(&POLICY).json().await.unwrap();
     assert_eq!(invoice.total, 12.5);
     let feedback = last_user_text(&provider.requests()[1].messages);
     assert!(feedback.contains("cut off by the token limit") && feedback.contains("shorter"), "{feedback}");
@@ -49,29 +49,30 @@ async fn a_reply_cut_by_the_token_limit_asks_for_a_complete_shorter_one() {
 #[tokio::test(start_paused = true)]
 async fn json_of_the_wrong_shape_until_the_attempts_run_out_lists_each_parse_error() {
     let provider = ScriptedProvider::new([
-        Step::ok(r#"{"total": 1}"#),
-        Step::ok("here is your invoice"),
-        Step::truncated(r#"{"currency": "#),
+        Scripted::ok(r#"{"total": 1}"#),
+        Scripted::ok("here is your invoice"),
+        Scripted::truncated(r#"{"currency": "#),
     ]);
-    let error = Runtime::new(provider).exec_json_with::<Invoice>(&POLICY, "Read the invoice.").await.unwrap_err();
+    let error =
+        Runtime::new(provider).request("Read the invoice.").policy(&POLICY).json::<Invoice>().await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::InvalidResult);
     assert_eq!(
-        error.attempts(),
+        error.attempt_errors(),
         [
             "InvalidResult: the answer is not `Invoice` JSON: missing field `currency` at line 1 column 12",
             "InvalidResult: the answer is not `Invoice` JSON: expected value at line 1 column 1",
             "InvalidResult: the `Invoice` JSON was cut off by the token limit before it was complete",
         ]
     );
-    let reasons: Vec<String> = error.decisions().iter().map(|decision| decision.reason.to_string()).collect();
+    let reasons: Vec<String> = error.decisions().iter().map(|decision| decision.reason().to_string()).collect();
     assert_eq!(reasons[0], "the answer is not the JSON asked for");
     assert_eq!(reasons[2], "the JSON answer was cut by the token limit; all 3 exec attempts used");
-    assert_eq!(error.decisions().last().unwrap().verdict, Verdict::Exhausted);
+    assert_eq!(error.decisions().last().unwrap().verdict(), Verdict::Exhausted);
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_schema_reaches_every_request_and_plain_execs_send_none() {
-    let provider = ScriptedProvider::new([Step::ok(GOOD), Step::ok("prose")]);
+    let provider = ScriptedProvider::new([Scripted::ok(GOOD), Scripted::ok("prose")]);
     let runtime = Runtime::new(provider.clone());
     let _: Invoice = runtime.exec_json("Read the invoice.").await.unwrap();
     runtime.exec("Say hi.").await.unwrap();
@@ -85,10 +86,10 @@ async fn the_schema_reaches_every_request_and_plain_execs_send_none() {
 
 #[tokio::test(start_paused = true)]
 async fn every_rule_of_the_policy_bounds_the_retries() {
-    let provider = ScriptedProvider::new([Step::ok("no"), Step::ok("no"), Step::ok(GOOD)]);
+    let provider = ScriptedProvider::new([Scripted::ok("no"), Scripted::ok("no"), Scripted::ok(GOOD)]);
     let policy = POLICY.with_max_calls(Some(2));
-    let error = Runtime::new(provider).exec_json_with::<Invoice>(&policy, "q").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    let error = Runtime::new(provider).request("q").policy(&policy).json::<Invoice>().await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(error.stopped_by(), Some("`max_calls` (2) reached after 2 model calls"));
 }
 
@@ -98,15 +99,15 @@ async fn read_invoice(
     runtime: &Runtime,
     text: &str,
 ) -> Result<agentic_runtime::exec::TypedReply<Invoice>, agentic_runtime::ExecError> {
-    runtime.exec_json_reply::<Invoice>(text).await
+    runtime.request(text).typed::<Invoice>().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_typed_reply_keeps_the_execs_facts_in_an_agent_function_too() {
     let provider = ScriptedProvider::new([
-        Step::error("overloaded"),
-        Step::ok(r#"{"total": 1}"#),
-        Step::ok(r#"{"currency": "EUR", "total": 12.5}"#),
+        Scripted::error("overloaded"),
+        Scripted::ok(r#"{"total": 1}"#),
+        Scripted::ok(r#"{"currency": "EUR", "total": 12.5}"#),
     ]);
     let runtime = Runtime::new(provider.clone());
     let typed = read_invoice(&runtime, "Read this invoice: ...").await.unwrap();

@@ -50,7 +50,9 @@ async fn json_cut_by_the_token_limit_is_asked_again_shorter_on_every_wire() {
         let inner = wire.provider_at(&wire.base_url(&server), None, Some("chaos"));
         let runtime = Runtime::new(Recording { inner, requests: Arc::clone(&requests) });
         let invoice = runtime
-            .exec_json_with::<Invoice>(&POLICY, "Invoice: 12.50 EUR")
+            .request("Invoice: 12.50 EUR")
+            .policy(&POLICY)
+            .json::<Invoice>()
             .await
             .unwrap_or_else(|error| panic!("{wire}: {error}"));
         assert_eq!(invoice, Invoice { currency: "EUR".into(), total: 12.5 }, "{wire}");

@@ -4,6 +4,7 @@
 //! validator sees the reply once it parses.
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::exec::RuntimeBuilder;
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, agentic_function};
 use agentic_test_support::wires::{self, Wire};
 
@@ -26,7 +27,7 @@ async fn read_invoice(runtime: &Runtime, text: &str) -> Result<Invoice, ExecErro
 }
 
 fn runtime_for(wire: Wire, server: &ChaosServer) -> Runtime {
-    Runtime::from_shared(wire.provider_at(&wire.base_url(server), None, Some("chaos")))
+    RuntimeBuilder::from_shared(wire.provider_at(&wire.base_url(server), None, Some("chaos"))).build().unwrap()
 }
 
 #[tokio::test]
@@ -57,9 +58,9 @@ async fn json_of_the_wrong_shape_until_the_attempts_run_out_on_every_wire() {
         let server = ChaosServer::start(Scenario::new().otherwise(Step::ok(r#"{"amount": 1}"#))).await.unwrap();
         let error = read_invoice(&runtime_for(wire, &server), "Invoice: 12.50 EUR").await.expect_err(wire.name());
         assert_eq!(error.kind(), ExecErrorKind::InvalidResult, "{wire}");
-        assert_eq!(error.attempts().len(), 3, "{wire}");
+        assert_eq!(error.attempt_errors().len(), 3, "{wire}");
         assert!(
-            error.attempts().iter().all(|attempt| attempt.contains("missing field `currency`")),
+            error.attempt_errors().iter().all(|attempt| attempt.contains("missing field `currency`")),
             "{wire}: {:?}",
             error.attempts()
         );

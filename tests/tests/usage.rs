@@ -2,13 +2,13 @@
 //! attempts that failed (failed calls that reported usage, answers the validator rejected).
 
 use agentic_runtime::message::Usage;
-use agentic_runtime::{ExecError, Reply, Runtime, ScriptedProvider, Step, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 
 #[tokio::test(start_paused = true)]
 async fn usage_sums_a_failed_and_a_successful_call() {
     let provider = ScriptedProvider::new([
-        Step::error("503 overloaded").with_usage(Usage::new(120, 3)),
-        Step::ok("the answer").with_usage(Usage::new(120, 40).with_cache_read(100)),
+        Scripted::error("503 overloaded").with_usage(Usage::new(120, 3)),
+        Scripted::ok("the answer").with_usage(Usage::new(120, 40).with_cache_read(100)),
     ]);
     let reply = Runtime::new(provider).exec("the question").await.unwrap();
     assert_eq!(reply.usage(), Some(Usage::new(120, 40).with_cache_read(100)));
@@ -18,14 +18,14 @@ async fn usage_sums_a_failed_and_a_successful_call() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_without_usage_counts_nothing() {
-    let reply = Runtime::new(ScriptedProvider::new([Step::ok("hi")])).exec("q").await.unwrap();
+    let reply = Runtime::new(ScriptedProvider::new([Scripted::ok("hi")])).exec("q").await.unwrap();
     assert_eq!(reply.usage(), None);
     assert!(reply.total_usage().is_zero());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_failed_exec_reports_what_its_calls_used() {
-    let provider = ScriptedProvider::new([Step::http(401, "invalid api key").with_usage(Usage::new(7, 0))]);
+    let provider = ScriptedProvider::new([Scripted::http(401, "invalid api key").with_usage(Usage::new(7, 0))]);
     let error = Runtime::new(provider).exec("q").await.unwrap_err();
     assert_eq!(error.kind().name(), "permanent");
     assert_eq!(error.usage(), Usage::new(7, 0));
@@ -43,8 +43,8 @@ async fn answer(runtime: &Runtime) -> Result<Reply, ExecError> {
 #[tokio::test(start_paused = true)]
 async fn a_rejected_answer_counts_as_spent_on_a_failed_attempt() {
     let provider = ScriptedProvider::new([
-        Step::ok(" ").with_usage(Usage::new(10, 1)),
-        Step::ok("fine").with_usage(Usage::new(20, 2)),
+        Scripted::ok(" ").with_usage(Usage::new(10, 1)),
+        Scripted::ok("fine").with_usage(Usage::new(20, 2)),
     ]);
     let reply = answer(&Runtime::new(provider)).await.unwrap();
     assert_eq!(reply.total_usage(), Usage::new(30, 3));
@@ -55,11 +55,11 @@ async fn a_rejected_answer_counts_as_spent_on_a_failed_attempt() {
 async fn journal_records_and_decisions_carry_the_tokens() {
     use agentic_runtime::observe::journal::FailureRecord;
     let provider = ScriptedProvider::new([
-        Step::error("503 overloaded").with_usage(Usage::new(50, 2)),
-        Step::http(401, "invalid api key").with_usage(Usage::new(50, 0)),
+        Scripted::error("503 overloaded").with_usage(Usage::new(50, 2)),
+        Scripted::http(401, "invalid api key").with_usage(Usage::new(50, 0)),
     ]);
     let error = Runtime::new(provider).exec("q").await.unwrap_err();
-    assert_eq!(error.decisions()[0].usage, Some(Usage::new(50, 2)), "the retried call's");
+    assert_eq!(error.decisions()[0].usage(), Some(Usage::new(50, 2)), "the retried call's");
     let record = FailureRecord::from_exec_error(&error);
     assert_eq!(record.usage, Some(Usage::new(100, 2)), "every call of the exec");
     let line = serde_json::to_string(&record).unwrap();

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use agentic_runtime::provider::TransportKind;
-use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use tokio::time::Instant;
 
 /// Random cases per property: a few hundred execs on the paused clock take well under a second.
@@ -21,8 +21,8 @@ const FIRST_SEED: u64 = 0x5AFE_DEF0_0000;
 /// One generated case: the script, what plays once it runs out, and both in words.
 struct Case {
     seed: u64,
-    steps: Vec<Step>,
-    fallback: Option<Step>,
+    steps: Vec<Scripted>,
+    fallback: Option<Scripted>,
     described: Vec<String>,
 }
 
@@ -40,8 +40,8 @@ impl Case {
         }
         let fallback = match rng.u8(0..3) {
             0 => None,
-            1 => Some((Step::hang(), "then every call hangs")),
-            _ => Some((Step::error("overloaded"), "then every call is `overloaded`")),
+            1 => Some((Scripted::hang(), "then every call hangs")),
+            _ => Some((Scripted::error("overloaded"), "then every call is `overloaded`")),
         };
         described.push(fallback.as_ref().map_or("then the script runs out", |(_, words)| words).to_owned());
         Case { seed, steps, fallback: fallback.map(|(step, _)| step), described }
@@ -50,7 +50,7 @@ impl Case {
     fn provider(&self) -> ScriptedProvider {
         let provider = ScriptedProvider::new(self.steps.iter().cloned());
         match &self.fallback {
-            Some(step) => provider.with_fallback(step.clone()),
+            Some(step) => provider.otherwise(step.clone()),
             None => provider,
         }
     }
@@ -67,36 +67,36 @@ fn latency(rng: &mut fastrand::Rng) -> Duration {
 }
 
 /// One model call's outcome and its description.
-fn outcome(rng: &mut fastrand::Rng) -> (Step, String) {
+fn outcome(rng: &mut fastrand::Rng) -> (Scripted, String) {
     let delay = latency(rng);
     let after = |words: String| format!("{words} after {delay:?}");
     match rng.u8(0..20) {
-        0..=3 => (Step::hang(), "hang".to_owned()),
-        4..=6 => (Step::ok("done").with_latency(delay), after("ok".to_owned())),
+        0..=3 => (Scripted::hang(), "hang".to_owned()),
+        4..=6 => (Scripted::ok("done").with_latency(delay), after("ok".to_owned())),
         7..=9 => {
             let wait = Duration::from_millis(rng.u64(0..=120_000));
-            let step = Step::http(429, "Too Many Requests").with_retry_after(wait).with_latency(delay);
+            let step = Scripted::http(429, "Too Many Requests").with_retry_after(wait).with_latency(delay);
             (step, after(format!("429 with Retry-After {wait:?}")))
         }
-        10 | 11 => (Step::http(503, "Service Unavailable").with_latency(delay), after("503".to_owned())),
+        10 | 11 => (Scripted::http(503, "Service Unavailable").with_latency(delay), after("503".to_owned())),
         12 => {
             let wait = Duration::from_millis(rng.u64(0..=120_000));
-            let step = Step::error("overloaded").with_status(529).with_retry_after(wait).with_latency(delay);
+            let step = Scripted::error("overloaded").with_status(529).with_retry_after(wait).with_latency(delay);
             (step, after(format!("`overloaded` (529) with Retry-After {wait:?}")))
         }
-        13 => (Step::error("").with_latency(delay), after("a dropped stream".to_owned())),
+        13 => (Scripted::error("").with_latency(delay), after("a dropped stream".to_owned())),
         14 => (
-            Step::transport(TransportKind::Reset, "connection reset by peer").with_latency(delay),
+            Scripted::transport(TransportKind::Reset, "connection reset by peer").with_latency(delay),
             after("a connection reset".to_owned()),
         ),
-        15 => (Step::error("The operation timed out").with_latency(delay), after("a timeout text".to_owned())),
-        16 => (Step::http(401, "invalid api key").with_latency(delay), after("401 (permanent)".to_owned())),
-        17 => (Step::http(400, "bad request").with_latency(delay), after("400 (permanent)".to_owned())),
+        15 => (Scripted::error("The operation timed out").with_latency(delay), after("a timeout text".to_owned())),
+        16 => (Scripted::http(401, "invalid api key").with_latency(delay), after("401 (permanent)".to_owned())),
+        17 => (Scripted::http(400, "bad request").with_latency(delay), after("400 (permanent)".to_owned())),
         18 => (
-            Step::error("prompt is too long: 250000 tokens > 200000 maximum").with_latency(delay),
+            Scripted::error("prompt is too long: 250000 tokens > 200000 maximum").with_latency(delay),
             after("a context overflow".to_owned()),
         ),
-        _ => (Step::programming("TypeError", "bad argument"), "a programming error".to_owned()),
+        _ => (Scripted::programming("TypeError", "bad argument"), "a programming error".to_owned()),
     }
 }
 
@@ -109,7 +109,7 @@ struct Run {
 
 async fn run(case: &Case, policy: &RetryPolicy) -> Run {
     let provider = case.provider();
-    let runtime = Runtime::new(provider.clone()).with_policy(*policy).with_jitter_seed(case.seed);
+    let runtime = Runtime::builder(provider.clone()).with_policy(*policy).with_jitter_seed(case.seed).build().unwrap();
     let start = Instant::now();
     let result = runtime.exec("hi").await;
     Run { elapsed: start.elapsed(), calls: provider.calls() as u64, result }
@@ -195,17 +195,17 @@ async fn no_sequence_of_outcomes_outlasts_a_budget() {
 
 #[tokio::test(start_paused = true)]
 async fn an_exec_whose_calls_never_return_ends_at_the_turns_bound() {
-    let provider = ScriptedProvider::new([]).with_fallback(Step::hang());
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::hang());
     let policy = RetryPolicy::new();
     let start = Instant::now();
-    let error = Runtime::new(provider.clone()).with_jitter_seed(7).exec("hi").await.unwrap_err();
+    let error = Runtime::builder(provider.clone()).with_jitter_seed(7).build().unwrap().exec("hi").await.unwrap_err();
     assert_eq!(start.elapsed(), policy.worst_case_turn());
     // Each hang is cut by the first-token bound (300 s), the third by the turn's deadline (at
     // 294 s and some ms: the jittered sleeps took the rest); no retry fits after it.
     assert_eq!(provider.calls(), 3);
-    let first = &error.decisions()[0].error;
+    let first = error.decisions()[0].error();
     assert_eq!(first, "TimeoutError: model call timed out: no content after 300 s (`first_token_timeout_ms` = 300000)");
-    let last = &error.attempts()[0];
+    let last = &error.attempt_errors()[0];
     assert!(last.starts_with("TimeoutError: model call timed out after 294."), "{last}");
     assert!(last.ends_with(" s, at the model turn's deadline (`turn_timeout_ms` = 900000)"), "{last}");
     let stopped_by = error.stopped_by().unwrap_or_default();

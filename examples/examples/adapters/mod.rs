@@ -86,14 +86,14 @@ pub fn install_tls() {
 /// Prints a decision of either retry layer as it is made.
 pub fn print_decision(decision: &Decision) {
     let wait =
-        decision.delay.map_or_else(|| "no retry".to_owned(), |delay| format!("retry in {} ms", delay.as_millis()));
+        decision.delay().map_or_else(|| "no retry".to_owned(), |delay| format!("retry in {} ms", delay.as_millis()));
     println!(
         "  [{} layer, call {}] {} -> {} ({}): {wait}",
-        decision.layer.name(),
-        decision.call,
-        decision.error,
-        decision.verdict,
-        decision.reason
+        decision.layer().name(),
+        decision.call(),
+        decision.error(),
+        decision.verdict(),
+        decision.reason()
     );
 }
 

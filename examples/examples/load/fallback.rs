@@ -2,7 +2,7 @@
 //! secondary, and what the circuit breaker changes, side by side with the breaker off.
 //!
 //! Each run starts two chaos servers on 127.0.0.1, the primary on the Chat Completions wire and
-//! the secondary on Anthropic Messages, and one `Runtime::new(primary).with_fallback(secondary)`
+//! the secondary on Anthropic Messages, and one `Runtime::builder(primary).with_fallback(secondary).build().unwrap()`
 //! with the load example's policy. The breaker is on with its defaults
 //! ([`BreakerSettings::standard`]) or off (the same settings with a `min_calls` no run reaches, so
 //! that it never opens). The runs:
@@ -119,7 +119,7 @@ impl Ended {
     }
 }
 
-/// The latency once the primary is skipped (or, breaker off, refused by its empty retry budget).
+/// The latency once the primary is skipped (or, breaker off, refused by its empty retry quota).
 struct Sequential {
     p50: Duration,
     mean: Duration,
@@ -187,8 +187,9 @@ fn watch(runtime: Runtime, start: Instant, stop: Arc<AtomicBool>) -> tokio::task
 /// built the classifier's tables with its first runtime with fallbacks, for the figures side by side.
 async fn warm_up() -> std::io::Result<()> {
     let server = ChaosServer::start(Scenario::new().then(Step::http_error(503)).otherwise(Step::ok("fine"))).await?;
-    let runtime = Runtime::new(OpenAiProvider::new(server.openai_base_url(), None)).with_policy(POLICY);
-    let warmed = runtime.exec_with(&POLICY, "warm up").await;
+    let runtime =
+        Runtime::builder(OpenAiProvider::new(server.openai_base_url(), None)).with_policy(POLICY).build().unwrap();
+    let warmed = runtime.request("warm up").policy(&POLICY).send().await;
     server.shutdown().await;
     warmed.map(drop).map_err(|error| std::io::Error::other(format!("the warm-up exec failed: {error}")))
 }
@@ -203,7 +204,7 @@ async fn drive(runtime: &Runtime, calls: usize, over: Duration, start: Instant) 
         handles.push(tokio::spawn(async move {
             let started = start.elapsed();
             let submitted = Instant::now();
-            let result = runtime.exec_with(&POLICY, format!("fallback call {index}")).await;
+            let result = runtime.request(format!("fallback call {index}")).policy(&POLICY).send().await;
             Ended::new(&result, started, submitted.elapsed())
         }));
     }
@@ -227,7 +228,7 @@ async fn sequential(runtime: &Runtime, alone: &Runtime, primary: &ChaosServer) -
     for index in 0..SEQUENTIAL {
         for (runtime, latencies) in [(runtime, &mut through), (alone, &mut direct)] {
             let submitted = Instant::now();
-            let result = runtime.exec_with(&POLICY, format!("sequential call {index}")).await;
+            let result = runtime.request(format!("sequential call {index}")).policy(&POLICY).send().await;
             latencies.push(submitted.elapsed());
             if let Err(error) = result {
                 eprintln!("sequential call {index}: {error}");
@@ -260,11 +261,13 @@ async fn run(kind: Kind, calls: usize, breaker_on: bool, recovery: Duration, spr
     let primary = ChaosServer::start(primary_scenario).await?;
     let secondary = ChaosServer::start(Scenario::new().otherwise(Step::ok("fine"))).await?;
     let secondary_provider = || AnthropicProvider::new(secondary.anthropic_base_url(), None).with_model("secondary");
-    let runtime = Runtime::new(OpenAiProvider::new(primary.openai_base_url(), None).with_model("primary"))
+    let runtime = Runtime::builder(OpenAiProvider::new(primary.openai_base_url(), None).with_model("primary"))
         .with_fallback(secondary_provider())
         .with_breaker(settings(breaker_on))
         .with_policy(POLICY)
-        .with_jitter_seed(7);
+        .with_jitter_seed(7)
+        .build()
+        .unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
     primary.reset();
@@ -282,7 +285,7 @@ async fn run(kind: Kind, calls: usize, breaker_on: bool, recovery: Duration, spr
     let wall = start.elapsed();
     let (primary_journal, secondary_journal) = (primary.journal(), secondary.journal());
     let sequential = if kind == Kind::Outage {
-        let alone = Runtime::new(secondary_provider()).with_policy(POLICY).with_jitter_seed(7);
+        let alone = Runtime::builder(secondary_provider()).with_policy(POLICY).with_jitter_seed(7).build().unwrap();
         Some(sequential(&runtime, &alone, &primary).await)
     } else {
         None

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use agentic_chaos::{ChaosServer, JournalEntry, RateLimit, Scenario, Step, TokenUsage};
 use agentic_runtime::decision::Verdict;
+use agentic_runtime::exec::RuntimeBuilder;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider};
 use agentic_runtime::storm::pace::Pacing;
 use agentic_runtime::storm::store::SharedStore;
@@ -234,17 +235,17 @@ impl Binding {
     }
 }
 
-fn runtime(wire: Wire, base_url: String, pacing_on: bool) -> Runtime {
+fn runtime(wire: Wire, base_url: String, pacing_on: bool) -> RuntimeBuilder {
     let key = Some(KEY.to_owned());
-    let runtime = match wire {
+    let builder = match wire {
         Wire::OpenAi => {
-            Runtime::new(OpenAiProvider::new(base_url, key).with_model("paced").with_max_tokens(MAX_TOKENS))
+            Runtime::builder(OpenAiProvider::new(base_url, key).with_model("paced").with_max_tokens(MAX_TOKENS))
         }
         Wire::Anthropic => {
-            Runtime::new(AnthropicProvider::new(base_url, key).with_model("paced").with_max_tokens(MAX_TOKENS))
+            Runtime::builder(AnthropicProvider::new(base_url, key).with_model("paced").with_max_tokens(MAX_TOKENS))
         }
     };
-    runtime.with_pacing(if pacing_on { Pacing::from_headers() } else { Pacing::off() })
+    builder.with_pacing(if pacing_on { Pacing::from_headers() } else { Pacing::off() })
 }
 
 /// What a burst's execs came to (summed over the processes of the redis run).
@@ -272,9 +273,9 @@ impl Tally {
                 error.decisions()
             }
         };
-        for decision in decisions.iter().filter(|decision| decision.verdict == Verdict::Paced) {
+        for decision in decisions.iter().filter(|decision| decision.verdict() == Verdict::Paced) {
             self.paced += 1;
-            self.paced_wait += decision.delay.unwrap_or_default();
+            self.paced_wait += decision.delay().unwrap_or_default();
         }
     }
 
@@ -416,7 +417,8 @@ fn ideal(journal: &[JournalEntry], warm: usize, calls: usize, binding: Binding, 
 /// One in-process run: a fresh server, a warm call, the burst.
 async fn in_process(binding: Binding, args: &RateLimitArgs, pacing_on: bool) -> Result<Run, String> {
     let server = ChaosServer::start(binding.scenario(args.window)).await.map_err(|error| error.to_string())?;
-    let runtime = runtime(args.wire, args.wire.base_url(&server), pacing_on);
+    let runtime =
+        runtime(args.wire, args.wire.base_url(&server), pacing_on).build().map_err(|error| error.to_string())?;
     warm(&runtime).await?;
     let tally = burst(&runtime, args.burst, 0).await;
     let journal = server.journal();
@@ -494,7 +496,10 @@ async fn fleet(args: &RateLimitArgs, redis: &str, pacing_on: bool) -> Result<Run
 /// one JSON line (its tally, the burst timed from that instant).
 async fn child(args: ChildArgs) -> Result<(), String> {
     let store = redis_store(&args.redis, args.prefix).await?;
-    let runtime = runtime(args.wire, args.base_url, args.pacing_on).with_shared_store(store);
+    let runtime = runtime(args.wire, args.base_url, args.pacing_on)
+        .with_shared_store(store)
+        .build()
+        .map_err(|error| error.to_string())?;
     warm(&runtime).await?;
     let wait = Duration::from_millis(args.start_at_ms.saturating_sub(epoch_ms()));
     tokio::time::sleep(wait).await;

@@ -21,8 +21,11 @@ pub enum ExecErrorKind {
     Programming,
     /// The conversation does not fit the model's context: retrying cannot help; compact it.
     ContextOverflow,
-    /// A cap (`max_calls`, `budget_ms`, `retry_after_cap_ms`) forbade an attempt the retries allowed.
-    Budget,
+    /// A call the retries allowed was refused: by a cap of the exec's budget (`max_calls`,
+    /// `budget_ms`, the turn's deadline), by `retry_after_cap_ms`, or by the state the runtime
+    /// shares across execs (its retry quota, an open breaker, the pacer, a cooldown).
+    /// [`ExecError::stopped_by`] says which.
+    Refused,
     /// Every reply was rejected by the validator.
     InvalidResult,
     /// The model kept asking for tools past `max_iterations` (not retried).
@@ -37,7 +40,7 @@ impl ExecErrorKind {
             ExecErrorKind::Exhausted => "exhausted",
             ExecErrorKind::Programming => "programming",
             ExecErrorKind::ContextOverflow => "context_overflow",
-            ExecErrorKind::Budget => "budget",
+            ExecErrorKind::Refused => "refused",
             ExecErrorKind::InvalidResult => "invalid_result",
             ExecErrorKind::MaxIterations => "max_iterations",
         }
@@ -79,6 +82,8 @@ mod fields {
         pub(super) kind: ExecErrorKind,
         pub(super) function: Option<&'static str>,
         pub(super) attempts: Vec<String>,
+        /// The exec's number in the process; `None` before it started.
+        pub(super) exec_id: Option<u64>,
         pub(super) decisions: Vec<Decision>,
         pub(super) calls: u32,
         pub(super) elapsed: Duration,
@@ -134,6 +139,7 @@ impl ExecError {
             usage: None,
             source: source.map(Source::Model),
             target: None,
+            exec_id: None,
         })
     }
 
@@ -150,6 +156,19 @@ impl ExecError {
             None,
             None,
         )
+        .with_exec_id(reply.exec_id())
+    }
+
+    /// The exec's number in the process.
+    pub(crate) fn with_exec_id(mut self, exec_id: u64) -> Self {
+        self.inner.exec_id = Some(exec_id);
+        self
+    }
+
+    /// The exec's number in this process, as its decisions' [`Decision::exec_id`]; `None` for an
+    /// exec that failed before it started (an invalid policy, an unset toolbox).
+    pub fn exec_id(&self) -> Option<u64> {
+        self.inner.exec_id
     }
 
     pub(crate) fn with_usage(mut self, usage: Option<Box<UsageTotals>>) -> Self {
@@ -199,6 +218,7 @@ impl ExecError {
             usage: None,
             source,
             target: None,
+            exec_id: None,
         })
     }
 
@@ -212,8 +232,15 @@ impl ExecError {
         self.inner.function
     }
 
+    /// How many exec attempts (layer 2) were made, across every target: one per entry of
+    /// [`ExecError::attempt_errors`]. As [`Reply::attempts`](crate::Reply::attempts) and
+    /// [`Failure::attempts`](crate::resilient::Failure::attempts) count them.
+    pub fn attempts(&self) -> u32 {
+        u32::try_from(self.inner.attempts.len()).unwrap_or(u32::MAX)
+    }
+
     /// One `"<Kind>: <text>"` per failed exec attempt, in order.
-    pub fn attempts(&self) -> &[String] {
+    pub fn attempt_errors(&self) -> &[String] {
         &self.inner.attempts
     }
 
@@ -222,7 +249,9 @@ impl ExecError {
         &self.inner.decisions
     }
 
-    /// Model calls made across both layers.
+    /// Model calls made across both layers and every target, as
+    /// [`Reply::calls`](crate::Reply::calls) and [`Failure::calls`](crate::resilient::Failure::calls)
+    /// count them.
     pub fn calls(&self) -> u32 {
         self.inner.calls
     }
@@ -233,12 +262,12 @@ impl ExecError {
         self.inner.elapsed
     }
 
-    /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, in words (the [`Refusal`]'s text).
+    /// For [`ExecErrorKind::Refused`]: which cap stopped the exec, in words (the [`Refusal`]'s text).
     pub fn stopped_by(&self) -> Option<&str> {
         self.inner.stopped_by.as_deref()
     }
 
-    /// For [`ExecErrorKind::Budget`]: which cap stopped the exec, as data.
+    /// For [`ExecErrorKind::Refused`]: which cap stopped the exec, as data.
     pub fn refusal(&self) -> Option<&Refusal> {
         self.inner.refusal.as_ref()
     }
@@ -285,7 +314,7 @@ impl fmt::Display for ExecError {
                     self.inner.attempts.first().map_or("too many tool iterations", String::as_str)
                 );
             }
-            ExecErrorKind::Budget => write!(
+            ExecErrorKind::Refused => write!(
                 f,
                 "exec() stopped after {} attempt{}: {}:",
                 self.inner.attempts.len(),
@@ -319,5 +348,13 @@ impl std::error::Error for ExecError {
             Some(Source::Policy(error)) => Some(error),
             None => None,
         }
+    }
+}
+
+/// A runtime that could not be built is a programming error, as an invalid policy is when an exec
+/// finds it: `Runtime::builder(..).build()?` works in a function that returns `ExecError`.
+impl From<PolicyError> for ExecError {
+    fn from(error: PolicyError) -> Self {
+        Self::invalid_policy(None, error)
     }
 }

@@ -24,6 +24,7 @@ pub struct Reply {
     usage: Option<Box<UsageTotals>>,
     /// The target that answered, for a runtime with fallbacks.
     target: Option<Arc<String>>,
+    exec_id: u64,
 }
 
 impl Reply {
@@ -39,7 +40,21 @@ impl Reply {
             decisions: Vec::new(),
             usage: None,
             target: None,
+            exec_id: 0,
         }
+    }
+
+    /// With the exec's number in the process.
+    #[inline]
+    pub(crate) fn with_exec_id(mut self, exec_id: u64) -> Self {
+        self.exec_id = exec_id;
+        self
+    }
+
+    /// The exec's number in this process, as its decisions' [`Decision::exec_id`]: tells the
+    /// decisions of concurrent execs apart when one observer hears them all.
+    pub fn exec_id(&self) -> u64 {
+        self.exec_id
     }
 
     /// With the target that answered (a runtime with fallbacks).

@@ -12,7 +12,7 @@ use crate::answer::reply::Reply;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Step};
+/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 ///
 /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 /// struct Total {
@@ -21,8 +21,8 @@ use crate::answer::reply::Reply;
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// let provider = ScriptedProvider::new([Step::error("overloaded"), Step::ok(r#"{"total": 12.5}"#)]);
-/// let typed = Runtime::new(provider).exec_json_reply::<Total>("Add it up: ...").await.unwrap();
+/// let provider = ScriptedProvider::new([Scripted::error("overloaded"), Scripted::ok(r#"{"total": 12.5}"#)]);
+/// let typed = Runtime::new(provider).request("Add it up: ...").typed::<Total>().await.unwrap();
 /// assert_eq!(typed.value().total, 12.5);
 /// assert_eq!((typed.calls(), typed.decisions().len()), (2, 1)); // the retry is there
 /// let (total, reply) = typed.into_parts();

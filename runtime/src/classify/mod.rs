@@ -1,6 +1,6 @@
 //! The two layers' verdicts on a failure, each with the rule that decided it.
 //!
-//! Layer 1 ([`session_verdict`], [`is_retryable_error`]) decides whether `AgentSession` retries a
+//! Layer 1 ([`session_verdict`], [`is_retryable_error`]) decides whether the session retry retries a
 //! failed model call. Layer 2 ([`exec_verdict`]) decides whether `Runtime::exec` retries a failed
 //! attempt, stops for good, or returns a programming error unchanged. The rules and their order are
 //! docs/design.md §4 and §5; every verdict carries its [`Reason`]. [`verdicts`] gives both for one
@@ -74,9 +74,12 @@ mod tests {
             return;
         }
         let built = || super::scan::TABLE_BUILT.load(Ordering::Relaxed);
-        let runtime = crate::Runtime::new(crate::ScriptedProvider::new([]));
+        let _alone = crate::Runtime::new(crate::ScriptedProvider::new([]));
         assert!(!built(), "nothing was classified yet");
-        let _with_fallback = runtime.with_fallback(crate::ScriptedProvider::new([]));
+        let _with_fallback = crate::Runtime::builder(crate::ScriptedProvider::new([]))
+            .with_fallback(crate::ScriptedProvider::new([]))
+            .build()
+            .unwrap();
         assert!(built(), "the first runtime with fallbacks built the tables");
         println!("checked in a fresh process");
     }

@@ -10,7 +10,7 @@ use crate::message::{AssistantMessage, StopReason};
 /// Layer 1's verdict: retry the model call or not, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionVerdict {
-    /// True when `AgentSession` should call again.
+    /// True when layer 1, the session retry, should call again.
     pub retryable: bool,
     /// The rule that decided.
     pub reason: Reason,

@@ -62,7 +62,7 @@ async fn ask_through_layers(run: &mut Run<'_>, messages: &[Message]) -> Result<S
         }
         let (failed, _) = Failed::of_message(message, run.state.judged.take());
         let error = failed.error.clone();
-        // Boxed: the failure path's futures (the decision, the sleep, the retry budget) would
+        // Boxed: the failure path's futures (the decision, the sleep, the retry quota) would
         // otherwise make the compactor's future larger.
         if let Next::Stop(..) = Box::pin(run.state.after_failed_attempt(&mut schedule, index, failed)).await {
             let why = run.state.decisions.last().map(|decision| decision.reason.to_string());

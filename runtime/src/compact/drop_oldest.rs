@@ -21,7 +21,7 @@ use crate::message::Message;
 /// # use agentic_runtime::ScriptedProvider;
 /// # let provider = ScriptedProvider::new([]);
 ///
-/// let runtime = Runtime::new(provider).with_compactor(DropOldest::keeping(3));
+/// let runtime = Runtime::builder(provider).with_compactor(DropOldest::keeping(3)).build().unwrap();
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DropOldest {

@@ -24,7 +24,7 @@ use crate::message::{ContentBlock, Message};
 /// # use agentic_runtime::ScriptedProvider;
 /// # let provider = ScriptedProvider::new([]);
 ///
-/// let runtime = Runtime::new(provider).with_compactor(Summarize::keeping(2));
+/// let runtime = Runtime::builder(provider).with_compactor(Summarize::keeping(2)).build().unwrap();
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Summarize {

@@ -33,7 +33,7 @@ pub enum MoveReason {
     /// The layers used the retries they had on the target for this attempt (a transient failure).
     RetriesUsed(Rule),
     /// A cap refused the wait the target asked for: a Retry-After or a cooldown longer than
-    /// `retry_after_cap_ms` or the time left, or the target's retry budget is empty.
+    /// `retry_after_cap_ms` or the time left, or the target's retry quota is empty.
     Refused(Refusal),
     /// The conversation overflowed the target's context window and the next target's is larger.
     ContextWindow {

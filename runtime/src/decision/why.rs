@@ -154,11 +154,26 @@ impl fmt::Display for Why {
     }
 }
 
-/// Compares the words: `decision.reason == "the connection failed"`.
-impl PartialEq<&str> for Why {
-    fn eq(&self, words: &&str) -> bool {
+/// Compares the words: `decision.reason() == "the connection failed"` (a borrowed reason against
+/// borrowed words, through the standard `&A == &B` impl).
+impl PartialEq<str> for Why {
+    fn eq(&self, words: &str) -> bool {
         let mut rest = Rest(words);
         fmt::write(&mut rest, format_args!("{self}")).is_ok() && rest.0.is_empty()
+    }
+}
+
+/// Compares the words: `*decision.reason() == "the connection failed"`.
+impl PartialEq<&str> for Why {
+    fn eq(&self, words: &&str) -> bool {
+        *self == **words
+    }
+}
+
+/// Compares two reasons, one of them borrowed: `decision.reason() == Why::..`.
+impl PartialEq<Why> for &Why {
+    fn eq(&self, other: &Why) -> bool {
+        **self == *other
     }
 }
 

@@ -8,7 +8,7 @@ use crate::policy::RetryPolicy;
 use crate::tool::Toolbox;
 
 /// A reply check: `Err(reason)` rejects the reply; the reason is fed back to the model.
-pub type Validator = fn(&Reply) -> Result<(), String>;
+pub type ReplyCheck = fn(&Reply) -> Result<(), String>;
 
 /// An agent function as the attribute describes it. Every field is `const`-constructible.
 #[derive(Clone, Copy)]
@@ -20,7 +20,7 @@ pub struct AgentFn {
     /// The policy built from the attribute's keys.
     pub policy: RetryPolicy,
     /// The `validate = path` check, adapted to return its reason as text.
-    pub validate: Option<Validator>,
+    pub validate: Option<ReplyCheck>,
     /// The `compact = PATH` compactor, used instead of the runtime's on a context overflow.
     pub compact: Option<&'static dyn Compactor>,
     /// The `tools = PATH` toolbox, offered instead of the runtime's: a function that gives it

@@ -1,4 +1,4 @@
-//! `AgentSession`: a conversation whose runs go through layer 1 only.
+//! [`Conversation`]: a conversation with history whose runs go through layer 1 only.
 
 use crate::error::ModelError;
 use crate::exec::Runtime;
@@ -7,37 +7,37 @@ use crate::retry::session::run_layer;
 
 impl Runtime {
     /// A conversation with layer 1 only.
-    pub fn session(&self) -> AgentSession {
-        AgentSession::new(self.clone())
+    pub fn conversation(&self) -> Conversation {
+        Conversation::new(self.clone())
     }
 }
 
-/// A conversation with layer 1 only: each [`AgentSession::run`] adds the prompt and the model's
+/// A conversation with layer 1 only: each [`Conversation::run`] adds the prompt and the model's
 /// final message to the history, retrying transient errors with the runtime's policy (its session
 /// settings, `max_calls`, `timeout_ms`, `budget_ms` and `retry_after_cap_ms` apply per run).
 ///
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Step};
+/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// let runtime = Runtime::new(ScriptedProvider::new([Step::error("overloaded"), Step::ok("hi")]));
-/// let mut session = runtime.session();
-/// let answer = session.run("hello").await.unwrap();
+/// let runtime = Runtime::new(ScriptedProvider::new([Scripted::error("overloaded"), Scripted::ok("hi")]));
+/// let mut conversation = runtime.conversation();
+/// let answer = conversation.run("hello").await.unwrap();
 /// assert_eq!(answer.text_content(), "hi");
-/// assert_eq!(session.history().len(), 2); // the prompt and the answer; the failure was removed
+/// assert_eq!(conversation.history().len(), 2); // the prompt and the answer; the failure was removed
 /// # }
 /// ```
 #[derive(Debug, Clone)]
-pub struct AgentSession {
+pub struct Conversation {
     runtime: Runtime,
     history: Vec<Message>,
 }
 
-impl AgentSession {
-    /// An empty session on `runtime`.
+impl Conversation {
+    /// An empty conversation on `runtime`.
     pub fn new(runtime: Runtime) -> Self {
         Self { runtime, history: Vec::new() }
     }

@@ -68,6 +68,11 @@ impl Prompt {
         self.function.take().map(|function| *function)
     }
 
+    /// The name of the agent function the attribute attached, if any.
+    pub(crate) fn function_name(&self) -> Option<&'static str> {
+        self.function.as_ref().and_then(|function| function.name)
+    }
+
     #[inline]
     pub(crate) fn into_parts(self) -> (String, Option<String>) {
         (self.text, self.system)

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 /// A type an exec can answer with ([`Runtime::exec_json`](crate::Runtime::exec_json),
-/// [`Runtime::exec_json_reply`](crate::Runtime::exec_json_reply)): one that serde deserializes
+/// [`ExecRequest::typed`](crate::exec::ExecRequest::typed)): one that serde deserializes
 /// from JSON and schemars describes, so the model is asked for JSON of its schema and its answer
 /// is parsed back into it. Every such type is one; derive both:
 ///

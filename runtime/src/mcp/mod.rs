@@ -65,7 +65,7 @@
 //! ```no_run
 //! use agentic_runtime::mcp::McpServer;
 //! use agentic_runtime::tool::Toolbox;
-//! use agentic_runtime::{Runtime, ScriptedProvider, Step};
+//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 //!
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -78,8 +78,8 @@
 //! println!("{} tools from `files`", files.tools().len());
 //!
 //! let toolbox = Toolbox::new().with_mcp(files).with_mcp(search);
-//! # let provider = ScriptedProvider::new([Step::ok("invoice-2026-11.txt")]); // any provider
-//! let runtime = Runtime::new(provider).with_tools(toolbox);
+//! # let provider = ScriptedProvider::new([Scripted::ok("invoice-2026-11.txt")]); // any provider
+//! let runtime = Runtime::builder(provider).with_tools(toolbox).build().unwrap();
 //! let reply = runtime.exec("Which files mention the invoice?").await?;
 //! println!("{}", reply.text());
 //! # Ok(())

@@ -213,7 +213,7 @@ impl MetricsLayer {
             refused: meter
                 .u64_counter(RETRY_REFUSED)
                 .with_unit("{retry}")
-                .with_description("Retries refused by a budget: calls, deadline, Retry-After cap, retry budget")
+                .with_description("Retries refused by a budget: calls, deadline, Retry-After cap, retry quota")
                 .build(),
             cooldowns: meter
                 .u64_counter(COOLDOWNS)

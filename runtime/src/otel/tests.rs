@@ -279,7 +279,7 @@ fn the_open_gauge_follows_every_change_this_process_sees_adopted_ones_included()
 #[test]
 fn the_pacer_counts_the_calls_it_admitted_and_times_the_waits() {
     use crate::storm::pace::{Limit, LimitKind, RateLimits};
-    use crate::{Runtime, ScriptedProvider, Step};
+    use crate::{Runtime, Scripted, ScriptedProvider};
 
     let mut points = metrics_of(|| {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
@@ -288,7 +288,7 @@ fn the_pacer_counts_the_calls_it_admitted_and_times_the_waits() {
             let limits =
                 RateLimits::new().with(LimitKind::Requests, Limit::new(10, 1, std::time::Duration::from_secs(54)));
             let provider =
-                ScriptedProvider::new([Step::ok("warm").with_rate_limits(limits)]).with_fallback(Step::ok("hi"));
+                ScriptedProvider::new([Scripted::ok("warm").with_rate_limits(limits)]).otherwise(Scripted::ok("hi"));
             let runtime = Runtime::new(provider);
             for _ in 0..4 {
                 runtime.exec("hi").await.unwrap();
@@ -483,7 +483,7 @@ async fn the_providers_name_is_the_genai_provider_name_on_spans_and_metrics() {
     let (meter_provider, metrics) = meter_provider();
     let subscriber = tracing_subscriber::registry().with(layer(&tracer_provider, &meter_provider));
     let provider = NamedGemini(crate::ScriptedProvider::new([
-        crate::Step::ok("hello").with_usage(crate::message::Usage::new(12, 5))
+        crate::Scripted::ok("hello").with_usage(crate::message::Usage::new(12, 5))
     ]));
     let runtime = crate::Runtime::new(provider);
     {
@@ -594,7 +594,7 @@ async fn without_the_opt_in_no_first_chunk_and_no_compaction_is_named() {
 
 /// The spans of an exec that overflows its context after two tool turns and compacts it.
 async fn compacted_exec_spans() -> Vec<opentelemetry_sdk::trace::SpanData> {
-    use crate::{Step, Toolbox};
+    use crate::{Scripted, Toolbox};
     let spans = InMemorySpanExporter::default();
     let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
     let meter_provider = SdkMeterProvider::builder().build();
@@ -603,13 +603,16 @@ async fn compacted_exec_spans() -> Vec<opentelemetry_sdk::trace::SpanData> {
         Ok("a long page".to_owned())
     });
     let provider = crate::ScriptedProvider::new([
-        Step::tool_call("read", serde_json::json!({})),
-        Step::tool_call("read", serde_json::json!({})),
-        Step::http(400, "This model's maximum context length is 8192 tokens"),
-        Step::ok("The pages say ...").with_latency(std::time::Duration::from_millis(250)),
+        Scripted::tool_call("read", serde_json::json!({})),
+        Scripted::tool_call("read", serde_json::json!({})),
+        Scripted::http(400, "This model's maximum context length is 8192 tokens"),
+        Scripted::ok("The pages say ...").with_latency(std::time::Duration::from_millis(250)),
     ]);
-    let runtime =
-        crate::Runtime::new(provider).with_tools(tools).with_compactor(crate::compact::DropOldest::keeping(1));
+    let runtime = crate::Runtime::builder(provider)
+        .with_tools(tools)
+        .with_compactor(crate::compact::DropOldest::keeping(1))
+        .build()
+        .unwrap();
     {
         let _default = tracing::subscriber::set_default(subscriber);
         runtime.exec("Read the pages.").await.unwrap();

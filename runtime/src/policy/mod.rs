@@ -209,7 +209,7 @@ impl RetryPolicy {
     }
 
     /// Cap on model calls across both layers of one exec, over all its targets when the runtime has
-    /// fallbacks (`Runtime::with_fallback`).
+    /// fallbacks (`RuntimeBuilder::with_fallback`).
     ///
     /// # Default
     /// `None`: the product of the layers (12 with the other defaults) per model turn and per target,
@@ -219,13 +219,13 @@ impl RetryPolicy {
         self.with_values(PolicyValues { max_calls: calls, ..self.values })
     }
 
-    /// Timeout of one model call; the call gets `min(timeout, deadline - now)`. `None` restores the
-    /// default.
+    /// Timeout of one model call; the call gets `min(timeout, deadline - now)`. A timeout is never
+    /// off (every wait is finite): like every other time bound, it takes a number.
     ///
     /// # Default
     /// `600000` ms (10 min): what the OpenAI and Anthropic SDKs allow one request
-    pub const fn with_timeout_ms(self, ms: Option<u64>) -> Self {
-        self.with_values(PolicyValues { timeout_ms: ms, ..self.values })
+    pub const fn with_timeout_ms(self, ms: u64) -> Self {
+        self.with_values(PolicyValues { timeout_ms: Some(ms), ..self.values })
     }
 
     /// Time to establish a connection to the provider.
@@ -283,7 +283,7 @@ impl RetryPolicy {
 
     /// One deadline for the whole exec: every attempt, sleep and server-requested wait. A budget
     /// shorter than the backoff is valid: the retries that fit are made, and the first that does not
-    /// fit ends the exec with kind `budget`.
+    /// fit ends the exec with kind `refused`.
     ///
     /// # Default
     /// `None` (no exec deadline; each model turn is bounded by `turn_timeout_ms`)
@@ -462,7 +462,7 @@ mod tests {
             RetryPolicy::new(),
             RetryPolicy::new().with_max_retries(0),
             RetryPolicy::new().with_max_calls(Some(100)),
-            RetryPolicy::new().with_timeout_ms(Some(1_200_000)).with_turn_timeout_ms(1_800_000),
+            RetryPolicy::new().with_timeout_ms(1_200_000).with_turn_timeout_ms(1_800_000),
             RetryPolicy::from_values(PolicyValues { idle_timeout_ms: Some(0), ..PolicyValues::DEFAULT }),
             RetryPolicy::new().with_max_retries(0).with_max_retries(2),
         ];

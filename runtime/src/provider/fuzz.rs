@@ -24,7 +24,7 @@ pub fn sse(reads: &[&[u8]]) -> (Vec<(String, String)>, bool, Option<ModelError>)
 }
 
 /// What the storm control makes of a server's requested `wait`: the cooldown it sets for every
-/// call of the runtime, as [`AgentSession`](crate::exec::AgentSession) notes it after a failed call.
+/// call of the runtime, as [`Conversation`](crate::exec::Conversation) notes it after a failed call.
 pub fn cooldown(wait: Duration) -> Option<Duration> {
     use futures_util::FutureExt as _;
     let governor = crate::storm::Governor::new("fuzz".to_owned(), None, None);

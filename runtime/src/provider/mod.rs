@@ -58,7 +58,7 @@ pub use google_rpc::quoted_retry_delay;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use http::env::ConfigError;
-pub use scripted::{RecordedRequest, ScriptedProvider, Step};
+pub use scripted::{RecordedRequest, Scripted, ScriptedProvider};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use secret::display_url;
@@ -285,7 +285,7 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
-    /// What the retry budget and the cooldowns are shared by: one provider endpoint and API key.
+    /// What the retry quota and the cooldowns are shared by: one provider endpoint and API key.
     /// HTTP providers answer `"<name>:<fingerprint>"`, a hash of the base URL and the key (never the
     /// key itself), so a fleet sharing a store shares them per key.
     ///

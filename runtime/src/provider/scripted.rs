@@ -18,17 +18,17 @@ use crate::storm::pace::RateLimits;
 ///
 /// ```
 /// use std::time::Duration;
-/// use agentic_runtime::Step;
+/// use agentic_runtime::Scripted;
 ///
 /// let script = [
-///     Step::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1)),
-///     Step::error(""),                        // a dropped stream: an empty error message
-///     Step::tool_call("get_weather", serde_json::json!({"city": "Paris"})),
-///     Step::ok("done").with_latency(Duration::from_millis(300)),
+///     Scripted::http(429, "Too Many Requests").with_retry_after(Duration::from_secs(1)),
+///     Scripted::error(""),                        // a dropped stream: an empty error message
+///     Scripted::tool_call("get_weather", serde_json::json!({"city": "Paris"})),
+///     Scripted::ok("done").with_latency(Duration::from_millis(300)),
 /// ];
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct Step {
+pub struct Scripted {
     outcome: Outcome,
     latency: Duration,
     usage: Option<Usage>,
@@ -55,7 +55,7 @@ enum Outcome {
     Hang,
 }
 
-impl Step {
+impl Scripted {
     /// The call succeeds with `text`.
     pub fn ok(text: impl Into<String>) -> Self {
         Self::new(Outcome::Ok(text.into()))
@@ -76,7 +76,7 @@ impl Step {
     }
 
     /// The model answers with several tool calls in one turn, in this order (see
-    /// [`Step::tool_call`]).
+    /// [`Scripted::tool_call`]).
     pub fn tool_calls<N: Into<String>>(calls: impl IntoIterator<Item = (N, serde_json::Value)>) -> Self {
         Self::new(Outcome::ToolCalls(calls.into_iter().map(|(name, input)| (name.into(), input.to_string())).collect()))
     }
@@ -109,7 +109,7 @@ impl Step {
         Self::new(Outcome::Raise(error))
     }
 
-    /// The call raises a programming error, e.g. `Step::programming("TypeError", "bad argument")`.
+    /// The call raises a programming error, e.g. `Scripted::programming("TypeError", "bad argument")`.
     pub fn programming(kind: &'static str, message: impl Into<String>) -> Self {
         Self::raise(ModelError::programming(kind, message))
     }
@@ -119,8 +119,8 @@ impl Step {
         Self::new(Outcome::Hang)
     }
 
-    /// This step `count` times, e.g. `ScriptedProvider::new(Step::error("overloaded").times(12))`.
-    pub fn times(self, count: usize) -> impl Iterator<Item = Step> + Clone {
+    /// This step `count` times, e.g. `ScriptedProvider::new(Scripted::error("overloaded").times(12))`.
+    pub fn times(self, count: usize) -> impl Iterator<Item = Scripted> + Clone {
         std::iter::repeat_n(self, count)
     }
 
@@ -139,8 +139,8 @@ impl Step {
 
     /// Before its outcome, the call sends `count` heartbeats ([`StreamEvent::Heartbeat`]: what a wire
     /// that pings while the model thinks sends), the first after the latency, each next one `every`
-    /// later; the outcome follows the last at once. `Step::hang().with_heartbeats(1, Duration::ZERO)`
-    /// is a stream that started and then went silent; `Step::hang().with_heartbeats(u32::MAX, every)`
+    /// later; the outcome follows the last at once. `Scripted::hang().with_heartbeats(1, Duration::ZERO)`
+    /// is a stream that started and then went silent; `Scripted::hang().with_heartbeats(u32::MAX, every)`
     /// pings forever.
     pub fn with_heartbeats(mut self, count: u32, every: Duration) -> Self {
         self.heartbeats = (count, every);
@@ -269,20 +269,20 @@ pub struct RecordedRequest {
     pub schema: Option<ResponseSchema>,
 }
 
-/// A provider that plays a list of [`Step`]s, one per call, and records every request.
+/// A provider that plays a list of [`Scripted`]s, one per call, and records every request.
 ///
 /// Use it to test agent functions without a network. Clones share the script and the record. When
-/// the script runs out, the fallback step answers (set it with [`ScriptedProvider::with_fallback`]);
+/// the script runs out, the `otherwise` step answers (set it with [`ScriptedProvider::otherwise`]);
 /// without one, the call fails with a programming error that says the script ran out.
 ///
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Step};
+/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
-/// let provider = ScriptedProvider::new([Step::error("503 Service Unavailable"), Step::ok("hello")]);
+/// let provider = ScriptedProvider::new([Scripted::error("503 Service Unavailable"), Scripted::ok("hello")]);
 /// let runtime = Runtime::new(provider.clone());
 /// let reply = runtime.exec("say hello").await.unwrap();
 /// assert_eq!(reply.text(), "hello");
@@ -311,15 +311,15 @@ struct Shared {
 
 #[derive(Debug, Clone)]
 struct Script {
-    steps: VecDeque<Step>,
-    fallback: Option<Step>,
+    steps: VecDeque<Scripted>,
+    otherwise: Option<Scripted>,
     played: usize,
 }
 
 impl ScriptedProvider {
     /// A provider that answers with `steps` in order.
-    pub fn new(steps: impl IntoIterator<Item = Step>) -> Self {
-        let script = Script { steps: steps.into_iter().collect(), fallback: None, played: 0 };
+    pub fn new(steps: impl IntoIterator<Item = Scripted>) -> Self {
+        let script = Script { steps: steps.into_iter().collect(), otherwise: None, played: 0 };
         Self {
             shared: Arc::new(Shared {
                 model: None,
@@ -332,9 +332,12 @@ impl ScriptedProvider {
         }
     }
 
-    /// The step that answers every call after the script ran out.
-    pub fn with_fallback(self, step: Step) -> Self {
-        lock(&self.shared.script).fallback = Some(step);
+    /// What answers every call after the script ran out (as the chaos server's `Scenario::otherwise`).
+    ///
+    /// # Default
+    /// An error: a call past the script is a programming error of the test.
+    pub fn otherwise(self, step: Scripted) -> Self {
+        lock(&self.shared.script).otherwise = Some(step);
         self
     }
 
@@ -379,7 +382,7 @@ impl ScriptedProvider {
     }
 
     /// Appends steps to the script.
-    pub fn push(&self, steps: impl IntoIterator<Item = Step>) {
+    pub fn push(&self, steps: impl IntoIterator<Item = Scripted>) {
         lock(&self.shared.script).steps.extend(steps);
     }
 
@@ -393,15 +396,15 @@ impl ScriptedProvider {
         lock(&self.shared.requests).clone()
     }
 
-    fn next_step(&self) -> Result<Step, ModelError> {
+    fn next_step(&self) -> Result<Scripted, ModelError> {
         let mut script = lock(&self.shared.script);
         script.played += 1;
-        match script.steps.pop_front().or_else(|| script.fallback.clone()) {
+        match script.steps.pop_front().or_else(|| script.otherwise.clone()) {
             Some(step) => Ok(step),
             None => Err(ModelError::programming(
                 "ScriptExhausted",
                 format!(
-                    "ScriptedProvider has no step for call {}; add steps or set one with `with_fallback`",
+                    "ScriptedProvider has no step for call {}; add steps or set one with `otherwise`",
                     script.played
                 ),
             )),
@@ -501,7 +504,7 @@ fn heartbeats(
 }
 
 /// The events of `step`'s outcome, played at once; a hang's never end.
-fn outcome(step: Step, next_call_id: &AtomicU64) -> EventStream<'static> {
+fn outcome(step: Scripted, next_call_id: &AtomicU64) -> EventStream<'static> {
     if step.outcome == Outcome::Hang {
         return Box::pin(stream::pending());
     }
@@ -532,9 +535,9 @@ mod tests {
     #[tokio::test]
     async fn tool_call_steps_stream_calls_with_unique_ids() {
         let provider = ScriptedProvider::new([
-            Step::tool_calls([("get_weather", json!({"city": "Paris"})), ("get_time", json!({}))]),
-            Step::tool_call("get_weather", json!({"city": "Rome"})),
-            Step::tool_call_raw("get_weather", "{\"city\": "),
+            Scripted::tool_calls([("get_weather", json!({"city": "Paris"})), ("get_time", json!({}))]),
+            Scripted::tool_call("get_weather", json!({"city": "Rome"})),
+            Scripted::tool_call_raw("get_weather", "{\"city\": "),
         ]);
         let history = [Message::user("hi")];
         let tools = [ToolSpec::new("get_weather", "", serde_json::Value::Null)];

@@ -178,7 +178,7 @@ impl<E> fmt::Display for Failure<E> {
         match (details.kind, &details.stopped_by) {
             (ExecErrorKind::Permanent, _) => write!(f, "{name} failed permanently:")?,
             (ExecErrorKind::Programming, Some(why)) => return write!(f, "{name}: {why}"),
-            (ExecErrorKind::Budget, Some(why)) => write!(f, "{name} stopped after {tried}: {why}:")?,
+            (ExecErrorKind::Refused, Some(why)) => write!(f, "{name} stopped after {tried}: {why}:")?,
             (kind, _) => write!(f, "{name} failed after {tried} ({kind}):")?,
         }
         // One line per call: layer 2's decision after layer 1's, and a retry refused after its

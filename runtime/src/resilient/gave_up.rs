@@ -58,7 +58,7 @@ impl GaveUp {
             GaveUp::new(ExecErrorKind::Exhausted),
             GaveUp::new(ExecErrorKind::Programming),
             GaveUp::new(ExecErrorKind::ContextOverflow),
-            GaveUp::new(ExecErrorKind::Budget),
+            GaveUp::new(ExecErrorKind::Refused),
             GaveUp::new(ExecErrorKind::InvalidResult),
             GaveUp::new(ExecErrorKind::MaxIterations),
         ];
@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn every_kind_has_its_mark_and_only_a_programming_error_or_an_overflow_is_not_final() {
         use ExecErrorKind as K;
-        let kinds = [K::Permanent, K::Exhausted, K::Programming, K::ContextOverflow, K::Budget, K::InvalidResult];
+        let kinds = [K::Permanent, K::Exhausted, K::Programming, K::ContextOverflow, K::Refused, K::InvalidResult];
         for kind in kinds.into_iter().chain([K::MaxIterations]) {
             let mark = GaveUp::of(kind);
             assert_eq!(mark.kind(), kind);

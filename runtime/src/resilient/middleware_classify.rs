@@ -38,8 +38,8 @@ fn own(error: &(dyn std::error::Error + 'static)) -> Option<Classification> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ModelError;
     use crate::classify::ExecAction;
+    use crate::provider::ModelError;
 
     #[test]
     fn a_middlewares_error_is_judged_by_what_it_wraps() {

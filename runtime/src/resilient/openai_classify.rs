@@ -188,13 +188,13 @@ mod tests {
         use crate::resilient::Failure;
         let failure =
             |kind| Failure::<OpenAIError>::of_layer(kind, "request", Vec::new(), (None, 0), Default::default(), None);
-        let boxed = OpenAIError::from(failure(ExecErrorKind::Budget));
+        let boxed = OpenAIError::from(failure(ExecErrorKind::Refused));
         assert!(matches!(boxed, OpenAIError::Boxed(_)), "{boxed:?}");
         let class = boxed.classify();
         assert_eq!(class.action, ExecAction::FailPermanently);
         assert_eq!(
             class.reason.to_string(),
-            "an inner retry layer gave up (kind `budget`): trying again around it multiplies its calls"
+            "an inner retry layer gave up (kind `refused`): trying again around it multiplies its calls"
         );
         assert_eq!(OpenAIError::from(failure(ExecErrorKind::Programming)).classify().action, ExecAction::Raise);
     }

@@ -277,7 +277,7 @@ impl<'p> Budget<'p> {
         self.deadline_refusal(Duration::ZERO, false)
     }
 
-    /// Records a refusal (this budget's, or the retry budget's) as what stopped the exec, and returns it.
+    /// Records a refusal (this budget's, or the retry quota's) as what stopped the exec, and returns it.
     pub(crate) fn refuse(&mut self, refusal: Refusal) -> Refusal {
         self.stopped_by = Some(Box::new(refusal.clone()));
         refusal

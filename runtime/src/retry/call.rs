@@ -477,9 +477,9 @@ impl ToolCall {
 mod tests {
     use super::*;
     use crate::message::{Message, StopReason};
-    use crate::provider::{ScriptedProvider, Step};
+    use crate::provider::{Scripted, ScriptedProvider};
 
-    async fn one(step: Step, timeout: Option<Duration>) -> Result<AssistantMessage, ModelError> {
+    async fn one(step: Scripted, timeout: Option<Duration>) -> Result<AssistantMessage, ModelError> {
         let provider = ScriptedProvider::new([step]);
         let history = [Message::user("hi")];
         run(&provider, &Request::new(&history), timeout).await
@@ -487,24 +487,24 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn raised_errors_become_kind_colon_text_and_keep_their_facts() {
-        let message = one(Step::http(503, "Service Unavailable"), None).await.unwrap();
+        let message = one(Scripted::http(503, "Service Unavailable"), None).await.unwrap();
         assert_eq!(message.stop_reason, StopReason::Error);
         assert_eq!(message.error_text(), "ServiceUnavailableError: 503 Service Unavailable");
         assert_eq!(message.error.unwrap().status(), Some(503));
 
-        let bare = one(Step::raise(ModelError::new("ValueError", "")), None).await.unwrap();
+        let bare = one(Scripted::raise(ModelError::new("ValueError", "")), None).await.unwrap();
         assert_eq!(bare.error_text(), "ValueError");
     }
 
     #[tokio::test(start_paused = true)]
     async fn error_events_are_kept_as_they_are_even_empty() {
-        let message = one(Step::error(""), None).await.unwrap();
+        let message = one(Scripted::error(""), None).await.unwrap();
         assert_eq!(message.error_message.as_deref(), Some(""));
     }
 
     #[tokio::test(start_paused = true)]
     async fn programming_errors_are_not_converted() {
-        let error = one(Step::programming("TypeError", "bad"), None).await.unwrap_err();
+        let error = one(Scripted::programming("TypeError", "bad"), None).await.unwrap_err();
         assert_eq!(error.to_string(), "TypeError: bad");
     }
 
@@ -595,7 +595,7 @@ mod tests {
 
     /// One call of `step` with the default bounds (first token 300 s, idle 60 s): its message and
     /// how long it took.
-    async fn timed(step: Step) -> (AssistantMessage, Duration) {
+    async fn timed(step: Scripted) -> (AssistantMessage, Duration) {
         let start = tokio::time::Instant::now();
         let message = one(step, None).await.unwrap();
         (message, start.elapsed())
@@ -603,7 +603,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn silence_after_a_heartbeat_ends_at_the_idle_bound() {
-        let (message, elapsed) = timed(Step::hang().with_heartbeats(1, Duration::ZERO)).await;
+        let (message, elapsed) = timed(Scripted::hang().with_heartbeats(1, Duration::ZERO)).await;
         assert_eq!(elapsed, Duration::from_secs(60));
         assert_eq!(
             message.error_text(),
@@ -613,26 +613,27 @@ mod tests {
         );
         assert_eq!(message.error.unwrap().transport_kind(), Some(TransportKind::Timeout));
         // The idle clock counts from the last heartbeat.
-        let (_, elapsed) = timed(Step::hang().with_heartbeats(3, Duration::from_secs(50))).await;
+        let (_, elapsed) = timed(Scripted::hang().with_heartbeats(3, Duration::from_secs(50))).await;
         assert_eq!(elapsed, Duration::from_secs(160));
     }
 
     #[tokio::test(start_paused = true)]
     async fn heartbeats_alone_end_at_the_first_token_bound() {
-        let (message, elapsed) = timed(Step::hang().with_heartbeats(u32::MAX, Duration::from_secs(15))).await;
+        let (message, elapsed) = timed(Scripted::hang().with_heartbeats(u32::MAX, Duration::from_secs(15))).await;
         assert_eq!(elapsed, Duration::from_secs(300));
         assert_eq!(
             message.error_text(),
             "TimeoutError: model call timed out: no content after 300 s (`first_token_timeout_ms` = 300000)"
         );
         // Without heartbeats, silence before the first content has the first-token bound alone.
-        let (_, elapsed) = timed(Step::hang()).await;
+        let (_, elapsed) = timed(Scripted::hang()).await;
         assert_eq!(elapsed, Duration::from_secs(300));
     }
 
     #[tokio::test(start_paused = true)]
     async fn heartbeats_keep_a_thinking_model_alive_and_stop_counting_once_content_flows() {
-        let (message, elapsed) = timed(Step::ok("thought it over").with_heartbeats(5, Duration::from_secs(55))).await;
+        let (message, elapsed) =
+            timed(Scripted::ok("thought it over").with_heartbeats(5, Duration::from_secs(55))).await;
         assert_eq!((message.text_content().as_str(), elapsed), ("thought it over", Duration::from_secs(220)));
 
         /// Content, then heartbeats only: they do not reset the idle clock.
@@ -662,7 +663,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_hang_ends_at_the_timeout() {
         let start = tokio::time::Instant::now();
-        let message = one(Step::hang(), Some(Duration::from_millis(250))).await.unwrap();
+        let message = one(Scripted::hang(), Some(Duration::from_millis(250))).await.unwrap();
         assert_eq!(start.elapsed(), Duration::from_millis(250));
         assert_eq!(message.error.unwrap().transport_kind(), Some(TransportKind::Timeout));
     }

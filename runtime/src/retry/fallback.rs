@@ -15,10 +15,10 @@ use crate::retry::{Failed, RetryState};
 use crate::storm::{BreakerState, Governor, Permit, Refusal};
 
 /// The most targets one runtime has: its primary and up to 31 fallbacks. A bound, as every input
-/// has one: an exec walks them in order, and each carries a breaker and a retry budget.
+/// has one: an exec walks them in order, and each carries a breaker and a retry quota.
 pub const MAX_TARGETS: usize = 32;
 
-/// One provider of a runtime with its storm control: the retry budget and cooldowns of its scope,
+/// One provider of a runtime with its storm control: the retry quota and cooldowns of its scope,
 /// and its circuit breaker.
 #[derive(Clone)]
 pub(crate) struct Target {
@@ -46,13 +46,13 @@ pub struct TargetStatus {
     pub name: String,
     /// Its circuit breaker's state; `None` for a runtime without fallbacks, which has no breaker.
     pub breaker: Option<BreakerState>,
-    /// How many retries its retry budget allows now (`None` when the budget is off).
-    pub retry_budget: Option<u64>,
+    /// How many retries its retry quota allows now (`None` when the budget is off).
+    pub retry_quota: Option<u64>,
 }
 
 impl TargetStatus {
-    pub(crate) fn new(name: String, breaker: Option<BreakerState>, retry_budget: Option<u64>) -> Self {
-        Self { name, breaker, retry_budget }
+    pub(crate) fn new(name: String, breaker: Option<BreakerState>, retry_quota: Option<u64>) -> Self {
+        Self { name, breaker, retry_quota }
     }
 }
 
@@ -110,7 +110,12 @@ impl<'a> Position<'a> {
             reason: Why::Fallback(Box::new(fallback)),
             delay: None,
             at: state.budget.elapsed(),
+            exec_id: 0,
+            function: None,
+            target: None,
         });
+        // The decision was about the call to the target left; the next ones go to this one.
+        state.target = Some(to.name.clone());
         &*to.provider
     }
 
@@ -195,7 +200,7 @@ impl<'a> Position<'a> {
                     let the_targets = matches!(
                         refusal,
                         Refusal::RetryAfterCap { .. }
-                            | Refusal::RetryBudget { .. }
+                            | Refusal::RetryQuota { .. }
                             | Refusal::RateLimit(_)
                             | Refusal::Cooldown { .. }
                             | Refusal::Deadline { requested_by_server: true, .. }

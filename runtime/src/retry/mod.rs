@@ -6,6 +6,8 @@ pub(crate) mod call;
 pub(crate) mod fallback;
 pub(crate) mod session;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::answer::exec_error::ExecErrorKind;
@@ -72,6 +74,16 @@ pub(crate) struct RetryState<'a> {
     /// the memory that tells a format this client does not read (the same shape twice) from a
     /// corrupted stream. Set and read on the failure path only; boxed, one pointer in every exec.
     pub(crate) unreadable: Option<Box<str>>,
+    /// This exec's number in the process ([`Decision::exec_id`]).
+    pub(crate) exec_id: u64,
+    /// The name of the target the calls go to now, for the decisions; `None` for a resilient call.
+    pub(crate) target: Option<Arc<String>>,
+}
+
+/// The number of the next exec (or resilient call) in this process, from 1.
+fn next_exec_id() -> u64 {
+    static EXECS: AtomicU64 = AtomicU64::new(1);
+    EXECS.fetch_add(1, Ordering::Relaxed)
 }
 
 impl<'a> RetryState<'a> {
@@ -109,6 +121,8 @@ impl<'a> RetryState<'a> {
             usage: None,
             unreadable: None,
             span: Span::none(),
+            exec_id: next_exec_id(),
+            target: None,
         }
     }
 
@@ -128,7 +142,7 @@ impl<'a> RetryState<'a> {
     }
 
     /// Whether a retry may be made, and after how long: the budget's caps and deadlines over
-    /// `computed` (the schedule's delay, or the server's wait when it named one). The runtime's retry budget is asked after the wait
+    /// `computed` (the schedule's delay, or the server's wait when it named one). The runtime's retry quota is asked after the wait
     /// ([`RetryState::retry_after`]), when the calls that succeeded meanwhile have been counted.
     pub(crate) fn permit_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
         // The backoff and the time to come count from here if nothing read the clock before.
@@ -137,9 +151,11 @@ impl<'a> RetryState<'a> {
     }
 
     /// Records `layer`'s decision to retry the failure `error` after `delay`, sleeps the delay,
-    /// then withdraws the retry from the runtime's retry budget, as it is about to be sent. `Err`
-    /// (kept as what stopped the exec) when the budget refuses it: the caller records that as a
-    /// second decision about the same failure.
+    /// then withdraws the retry from the runtime's retry quota, as it is about to be sent. `Err`
+    /// (kept as what stopped the exec) when the quota refuses it: the caller records that as a
+    /// decision about the same failure. A quota this process decides is read before the wait, so a
+    /// retry it refuses now is refused at once, with no "retry" decision and no sleep; the fleet's
+    /// (a shared store) is asked after the wait, and a refusal then follows the "retry" decision.
     pub(crate) async fn retry_after(
         &mut self,
         layer: Layer,
@@ -148,6 +164,9 @@ impl<'a> RetryState<'a> {
         rule: Rule,
         delay: Duration,
     ) -> Result<(), Refusal> {
+        if let Some(refusal) = self.governor.refuses_retry_now() {
+            return Err(self.budget.refuse(refusal));
+        }
         self.decide(layer, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
         tokio::time::sleep(delay).await;
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
@@ -177,6 +196,9 @@ impl<'a> RetryState<'a> {
             reason: Why::CoolingDown { left },
             delay: Some(left),
             at: self.budget.elapsed(),
+            exec_id: 0,
+            function: None,
+            target: None,
         };
         self.record(decision);
         tokio::time::sleep(left).await;
@@ -221,6 +243,9 @@ impl<'a> RetryState<'a> {
             reason: Why::Paced { limit, size: reserved.size, resets_in: reserved.resets_in },
             delay: Some(reserved.wait),
             at: self.budget.elapsed(),
+            exec_id: 0,
+            function: None,
+            target: None,
         };
         self.record(decision);
         tokio::time::sleep(reserved.wait).await;
@@ -247,13 +272,19 @@ impl<'a> RetryState<'a> {
             reason,
             delay,
             at: self.budget.elapsed(),
+            exec_id: 0,
+            function: None,
+            target: None,
         };
         self.record(decision);
     }
 
     /// Records `decision` (made on the failure path) and reports it to `tracing`, the observer and
     /// the journal.
-    pub(crate) fn record(&mut self, decision: Decision) {
+    pub(crate) fn record(&mut self, mut decision: Decision) {
+        decision.exec_id = self.exec_id;
+        decision.function = self.function;
+        decision.target = self.target.clone();
         // Layer 1 decides within the failed call's span (the current one); layer 2 within the exec's.
         let parent = match decision.layer {
             Layer::Exec => self.span.id(),
@@ -328,7 +359,7 @@ fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<trac
 /// What layer 2 does after a failed attempt.
 #[derive(Debug)]
 pub(crate) enum Next {
-    /// Make the next attempt now (the backoff has been slept, the retry budget allowed it).
+    /// Make the next attempt now (the backoff has been slept, the retry quota allowed it).
     Retry,
     /// Give up with this kind (and, for `Budget`, the cap that stopped it).
     Stop(ExecErrorKind, Option<Refusal>),
@@ -405,7 +436,7 @@ impl RetryState<'_> {
     /// Layer 2's rules after failed attempt `index` (from 0), docs/design.md §5: stop on a
     /// programming error, a context overflow or a permanent failure; stop when a cap stopped layer 1;
     /// stop after the last attempt; otherwise retry after the backoff, if the budget allows it and,
-    /// once the backoff is slept, the retry budget. Records the decisions.
+    /// once the backoff is slept, the retry quota. Records the decisions.
     pub(crate) async fn after_failed_attempt(&mut self, schedule: &mut Schedule, index: u32, failed: Failed) -> Next {
         let Failed { error, action, rule, hint, rejected, usage } = failed;
         let stop = match action {
@@ -464,8 +495,8 @@ impl RetryState<'_> {
 
     /// Layer 2 stops because a cap refused the retry.
     pub(crate) fn refused(&mut self, error: String, usage: Option<Usage>, refusal: Refusal) -> Next {
-        self.decide(Layer::Exec, error, usage, Verdict::Budget, Why::Refused(refusal.clone()), None);
-        Next::Stop(ExecErrorKind::Budget, Some(refusal))
+        self.decide(Layer::Exec, error, usage, Verdict::Refused, Why::Refused(refusal.clone()), None);
+        Next::Stop(ExecErrorKind::Refused, Some(refusal))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Layer 1: the session retry loop, over a history it is handed (it knows no `Runtime`; `AgentSession`
+//! Layer 1: the session retry loop, over a history it is handed (it knows no `Runtime`; `Conversation`
 //! keeps a history of its own and runs this loop on it).
 
 use tracing::Instrument as _;
@@ -11,11 +11,11 @@ use crate::classify::{Reason, Scan, SessionVerdict, retry_hint_of, session_verdi
 use crate::decision::{Layer, Rule, Verdict, Why};
 use crate::error::ModelError;
 use crate::error::unreadable::unreadable_again;
-use crate::retry::fallback::{Position, is_target_permanent};
 use crate::message::usage::Usage;
 use crate::message::{AssistantMessage, Message};
 use crate::observe::telemetry;
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
+use crate::retry::fallback::{Position, is_target_permanent};
 use crate::retry::{Judged, RetryState};
 use crate::storm::pace::{self, Demand, Paced, Reservation};
 use crate::storm::{CallOutcome, Permit, Refusal};
@@ -132,7 +132,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         let message = outcome?;
         // The failure's time counts from here if the call took none the clock could see.
         run.state.budget.start_clock();
-        // Boxed: the failure path's futures (the hint, the sleep, the retry budget) would otherwise
+        // Boxed: the failure path's futures (the hint, the sleep, the retry quota) would otherwise
         // make every call's future larger, success path included. The message moves into the box
         // too, so that it is not kept in this future while the backoff sleeps; the decision is an
         // event of the call's span.
@@ -256,10 +256,10 @@ pub(crate) async fn session_rules(
                 match retry.await {
                     Ok(()) => return true,
                     // A second decision about the same call: the retry was planned, then refused.
-                    Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
+                    Err(refusal) => (Verdict::Refused, Why::Refused(refusal)),
                 }
             }
-            Err(refusal) => (Verdict::Budget, Why::Refused(refusal)),
+            Err(refusal) => (Verdict::Refused, Why::Refused(refusal)),
         }
     };
     state.decide(Layer::Session, error, usage, last, why, None);
@@ -317,22 +317,22 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
 }
 
 /// Layer 1 when the wait for the provider's rate limit (`kind` `"RateLimit"`) or its cooldown
-/// (`"Cooldown"`) may not be made: no call is made; the refusal stops the exec (kind `budget`),
+/// (`"Cooldown"`) may not be made: no call is made; the refusal stops the exec (kind `refused`),
 /// handed to layer 2 as a failure that names it.
 #[cold]
 fn no_call(run: &mut Run<'_>, kind: &str, refusal: Refusal) -> AssistantMessage {
     let error = format!("{kind}: no call was made: {refusal}");
-    run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
+    run.state.decide(Layer::Session, error.clone(), None, Verdict::Refused, Why::Refused(refusal), None);
     AssistantMessage::error_event(error, None)
 }
 
 /// Layer 1 when every target's breaker refuses the call: no call is made; the refusal stops the
-/// exec (kind `budget`), handed to layer 2 as a failure that names it.
+/// exec (kind `refused`), handed to layer 2 as a failure that names it.
 #[cold]
 fn every_target_open(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
     // The refusal heads the exec's error; the attempt says only what happened.
     let error = "CircuitOpen: no call was made: every target's circuit breaker refused it".to_owned();
     let refusal = run.state.budget.refuse(refusal);
-    run.state.decide(Layer::Session, error.clone(), None, Verdict::Budget, Why::Refused(refusal), None);
+    run.state.decide(Layer::Session, error.clone(), None, Verdict::Refused, Why::Refused(refusal), None);
     AssistantMessage::error_event(error, None)
 }

@@ -1,4 +1,4 @@
-//! The successes and retries of the retry budget's sliding window, in slots of a tenth of it.
+//! The successes and retries of the retry quota's sliding window, in slots of a tenth of it.
 //!
 //! Successes are counted without reading the clock (the success path reads none): they wait in a
 //! counter until a retry reads the clock. Those that came in since the previous retry are then
@@ -7,7 +7,7 @@
 //! sent.
 //!
 //! Only a retry moves the window ([`Ledger::read`]). Someone asking for the budget (a metrics
-//! scrape, `Runtime::retry_budget`) gets what a retry sent now would see ([`Ledger::peek`]), on a
+//! scrape, `Runtime::retry_quota`) gets what a retry sent now would see ([`Ledger::peek`]), on a
 //! copy: were a reading to place the successes, it would choose the span they are spread over, and
 //! a scrape would change which retries are sent.
 

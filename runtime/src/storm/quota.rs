@@ -1,16 +1,16 @@
-//! The retry budget's settings: a time window, a share of the window's successes that may be
+//! The retry quota's settings: a time window, a share of the window's successes that may be
 //! retried, and a floor of retries for quiet clients (docs/design.md §10).
 
 use std::time::Duration;
 
-/// The retry budget shared by every call of a `Runtime`: how many retries the provider is sent,
+/// The retry quota shared by every call of a `Runtime`: how many retries the provider is sent,
 /// judged by how many of its calls succeed.
 ///
 /// Over a sliding window (60 s), every successful model call deposits into the budget and every
 /// retry withdraws from it, at the moment the retry is about to be sent (after its backoff, when
 /// the calls that succeeded meanwhile have been counted). A retry is sent while the retries of the
 /// window stay below `retry_percent` % of the window's successes plus a floor of `min_retries`;
-/// otherwise it is refused and the exec ends with kind `budget`. First attempts always go through.
+/// otherwise it is refused and the exec ends with kind `refused`. First attempts always go through.
 ///
 /// So the budget tells a wobble from an outage by what the provider answers: while at least as
 /// many calls succeed as are retried (an error rate up to 50 % with the standard settings), every
@@ -27,7 +27,7 @@ use std::time::Duration;
 /// use agentic_runtime::{Runtime, ScriptedProvider, budget::RetryQuota};
 ///
 /// let quota = RetryQuota::standard().with_retry_percent(50).with_window(Duration::from_secs(60));
-/// let runtime = Runtime::new(ScriptedProvider::new([])).with_retry_quota(Some(quota));
+/// let runtime = Runtime::builder(ScriptedProvider::new([])).with_retry_quota(Some(quota)).build().unwrap();
 /// let unbounded = runtime.clone().with_retry_quota(None); // the off switch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry budget
+//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry quota
 //! per provider and API key (scope), and one cooldown, one pacer and one circuit breaker per target
 //! (a model of a scope) (cargo feature `redis`).
 //!
@@ -54,7 +54,7 @@ use super::store::{BeforeCall, DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError,
 use crate::policy::rules::millis;
 use crate::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
 
-/// The retry budgets and cooldowns of a fleet, in Redis.
+/// The retry quotas and cooldowns of a fleet, in Redis.
 ///
 /// One store is meant to be shared by every call of a process (it is cheap to clone: clones share
 /// one connection, multiplexed and re-established after a failure). Every operation is bounded
@@ -221,7 +221,7 @@ impl RedisStore {
         format!("{}:{{{scope}}}:", self.prefix)
     }
 
-    /// The key of the retry budget of `scope`: `{prefix}:{<scope>}:budget`.
+    /// The key of the retry quota of `scope`: `{prefix}:{<scope>}:budget`.
     pub fn budget_key(&self, scope: &str) -> String {
         format!("{}budget", self.scope_prefix(scope))
     }

@@ -1,4 +1,4 @@
-//! The Lua scripts of `RedisStore`'s retry budget, cooldowns and circuit breakers, and the checks
+//! The Lua scripts of `RedisStore`'s retry quota, cooldowns and circuit breakers, and the checks
 //! every one of them makes on what it reads.
 //!
 //! Each script is a library of functions (the window, the breaker, the cooldown) followed by a
@@ -82,7 +82,7 @@ local function bump(key, kind, slot_ms, ttl_ms)
   redis.call('PEXPIRE', key, ttl_ms)
 end
 
--- The retry budget `key`: its window's settings, from `ARGV[at..at + 4]` (slot ms, ttl ms, the
+-- The retry quota `key`: its window's settings, from `ARGV[at..at + 4]` (slot ms, ttl ms, the
 -- fewest retries, the retry percent).
 local function budget(key, at)
   return {key = key, slot_ms = tonumber(ARGV[at]), ttl_ms = tonumber(ARGV[at + 1]), min = tonumber(ARGV[at + 2]),

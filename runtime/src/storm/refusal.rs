@@ -30,7 +30,7 @@ impl Bound {
     }
 }
 
-/// Why a cap refused a retry that the layers' rules allowed: the exec stops with kind `budget`
+/// Why a cap refused a retry that the layers' rules allowed: the exec stops with kind `refused`
 /// (docs/design.md §7). Its `Display` is what `ExecError::stopped_by` and the journal say.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -62,9 +62,9 @@ pub enum Refusal {
         /// The wait is the server's (its hint was at least the computed backoff).
         requested_by_server: bool,
     },
-    /// The runtime's retry budget allows no retry now: the retries of its window already reach
+    /// The runtime's retry quota allows no retry now: the retries of its window already reach
     /// what the window's successes and its floor pay for (storm control, docs/design.md §10).
-    RetryBudget {
+    RetryQuota {
         /// Successful model calls in the window.
         successes: u64,
         /// Retries sent in the window.
@@ -101,14 +101,14 @@ pub enum Refusal {
 
 impl Refusal {
     /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
-    /// `"retry_budget"`, `"circuit_open"`, `"rate_limit"` or `"cooldown"` (the `agentic.refusal`
+    /// `"retry_quota"`, `"circuit_open"`, `"rate_limit"` or `"cooldown"` (the `agentic.refusal`
     /// attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
             Refusal::MaxCalls { .. } => "max_calls",
             Refusal::RetryAfterCap { .. } => "retry_after_cap",
             Refusal::Deadline { .. } => "deadline",
-            Refusal::RetryBudget { .. } => "retry_budget",
+            Refusal::RetryQuota { .. } => "retry_quota",
             Refusal::CircuitOpen { .. } => "circuit_open",
             Refusal::RateLimit(_) => "rate_limit",
             Refusal::Cooldown { .. } => "cooldown",
@@ -138,11 +138,11 @@ impl fmt::Display for Refusal {
                     format_ms(millis(*left))
                 )
             }
-            Refusal::RetryBudget { successes, retries, window, retry_percent, min_retries } => {
+            Refusal::RetryQuota { successes, retries, window, retry_percent, min_retries } => {
                 let window = format_ms(millis(*window));
                 write!(
                     f,
-                    "the retry budget is empty: {retries} retries against {successes} successful calls in the last \
+                    "the retry quota is empty: {retries} retries against {successes} successful calls in the last \
                      {window} (the Runtime's retry quota allows {retry_percent} retries per 100 successes, plus \
                      {min_retries} in any {window}); it refills as calls succeed"
                 )

@@ -1,4 +1,4 @@
-//! Where the retry budget and the cooldowns live when a fleet of processes shares them.
+//! Where the retry quota and the cooldowns live when a fleet of processes shares them.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -21,7 +21,7 @@ pub const DEFAULT_OFFLINE_BACKOFF: Duration = Duration::from_secs(10);
 /// A future returned by a [`SharedStore`].
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
-/// A store of retry budgets, cooldowns, circuit breakers and rate limits shared by many processes
+/// A store of retry quotas, cooldowns, circuit breakers and rate limits shared by many processes
 /// (e.g. Redis, with the `redis` feature). Every update is atomic. A `scope` names one provider and
 /// API key (`"openai:3f9a..."`, a fingerprint, never the key itself); a [`StoreKey`] names one
 /// model of a scope, a target.
@@ -142,7 +142,7 @@ pub trait SharedStore: Send + Sync + 'static {
     }
 
     /// Everything an answer of the target `key` changes: one success in the budget of its scope
-    /// under `quota` (when the runtime has a retry budget), and the answer in its breaker under
+    /// under `quota` (when the runtime has a retry quota), and the answer in its breaker under
     /// `breaker`'s settings (`true`: the call was the probe). What the breaker's record changed,
     /// `None` when no breaker was asked or this store keeps none.
     ///
@@ -211,7 +211,7 @@ pub trait SharedStore: Send + Sync + 'static {
 }
 
 /// One target of a [`SharedStore`]: a model of a provider scope. Its cooldown, breaker and rate
-/// limits are its own; its retry budget is its scope's.
+/// limits are its own; its retry quota is its scope's.
 ///
 /// # Examples
 ///

@@ -1,4 +1,4 @@
-//! The one store of the budget's tests, [`TestStore`]: it keeps the retry budget (every retry
+//! The one store of the budget's tests, [`TestStore`]: it keeps the retry quota (every retry
 //! granted, nothing counted) and, as a test builds it, the fleet's breakers in memory (each a
 //! [`Breaker`] on the test's clock) and a pacer that is down or lends at once; what it does not keep
 //! it answers as the trait's defaults do. It can be taken down.
@@ -46,7 +46,7 @@ enum Pacer {
 }
 
 impl TestStore {
-    /// A store of the retry budget only: no breakers, no pacer.
+    /// A store of the retry quota only: no breakers, no pacer.
     pub(crate) fn budget_only() -> Self {
         Self::default()
     }

@@ -198,11 +198,11 @@ where
                     Err(breaker) => {
                         let target = governor.breaker_target().unwrap_or_default().to_owned();
                         let refusal = state.budget.refuse(Refusal::CircuitOpen { target, state: breaker });
-                        return Ended::Failed(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
+                        return Ended::Failed(layered.failure(state, ExecErrorKind::Refused, None, Some(refusal)));
                     }
                 }
                 if let Err(refusal) = state.wait_for_cooldown().await {
-                    return Ended::Failed(layered.failure(state, ExecErrorKind::Budget, None, Some(refusal)));
+                    return Ended::Failed(layered.failure(state, ExecErrorKind::Refused, None, Some(refusal)));
                 }
             }
             let Some(request) = next.take() else { unreachable!("a call is made only with a request to send") };

@@ -44,7 +44,7 @@ use crate::resilient::{Failure, GaveUp};
 /// - one deadline (`budget_ms`) bounds the whole request, waits included, up to the last byte of
 ///   the body the caller reads (what the caller then does with the bytes is its own), and a
 ///   per-call limit (`timeout_ms`) each call until its head (and an error response's body);
-/// - its retries spend a retry budget, and with [`RetryLayer::sharing`] the runtime's: a team's
+/// - its retries spend a retry quota, and with [`RetryLayer::sharing`] the runtime's: a team's
 ///   client and our providers spend one budget per scope, wait out one cooldown and count in one
 ///   breaker.
 ///

@@ -32,7 +32,7 @@
 //! one call.
 //!
 //! The layer's storm control is its own scope's unless it shares a [`Runtime`]'s
-//! ([`RetryLayer::sharing`]): then its requests and the runtime's execs spend one retry budget,
+//! ([`RetryLayer::sharing`]): then its requests and the runtime's execs spend one retry quota,
 //! wait out one cooldown and count in one breaker.
 //!
 //! ```
@@ -144,14 +144,14 @@ impl Default for RetryLayer {
     }
 }
 
-/// A layer's own storm control: the standard retry budget and cooldowns over the layer's requests,
+/// A layer's own storm control: the standard retry quota and cooldowns over the layer's requests,
 /// no breaker, no pacing (the layer reads no rate-limit headers).
 fn own_governor() -> Governor {
     Governor::new("tower".to_owned(), Some(RetryQuota::standard()), None).with_pacing(&Pacing::off())
 }
 
 impl RetryLayer {
-    /// A layer applying `policy`, with a storm control of its own (the standard retry budget and
+    /// A layer applying `policy`, with a storm control of its own (the standard retry quota and
     /// the server's cooldowns, over this layer's requests). An invalid policy is a [`PolicyError`]:
     /// a `const` policy is judged at compile time already.
     pub fn new(policy: RetryPolicy) -> Result<Self, PolicyError> {
@@ -160,7 +160,7 @@ impl RetryLayer {
     }
 
     /// A layer applying `policy` that shares `runtime`'s storm control (its first target's, when it
-    /// has fallbacks): its requests and the runtime's execs spend one retry budget (and a fleet's,
+    /// has fallbacks): its requests and the runtime's execs spend one retry quota (and a fleet's,
     /// with a shared store), wait out one cooldown, and count in one breaker. The runtime's observer
     /// hears this layer's decisions too, unless [`RetryLayer::with_observer`] names another. Build
     /// it from the runtime as configured: a later `with_*` on the runtime makes it a new scope.

@@ -18,7 +18,7 @@ macro_rules! adapter_tests {
             a_burst_of_503s_is_ridden_out_through_both_layers,
             a_401_is_one_request,
             a_connection_closed_before_the_first_byte_is_called_again,
-            in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget,
+            in_an_outage_a_teams_client_and_our_provider_spend_one_retry_quota,
             a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait,
             the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_the_fallback,
             no_piece_of_the_key_a_server_echoes_reaches_a_decision,
@@ -152,7 +152,7 @@ pub async fn start(scenario: Scenario) -> ChaosServer {
 }
 
 pub fn verdicts(decisions: &[Decision]) -> Vec<(Layer, Verdict)> {
-    decisions.iter().map(|decision| (decision.layer, decision.verdict)).collect()
+    decisions.iter().map(|decision| (decision.layer(), decision.verdict())).collect()
 }
 
 /// A 429 with `Retry-After: 2`, then an answer: the wait is the header's (at most a quarter more,
@@ -172,7 +172,7 @@ pub async fn a_429_with_retry_after_waits_the_header_then_streams_the_answer_unt
     assert_eq!(server.requests_served(), 2);
     let decisions = decisions.lock().unwrap();
     assert_eq!(verdicts(&decisions), [(Layer::Session, Verdict::Retry)]);
-    let delay = decisions[0].delay.unwrap();
+    let delay = decisions[0].delay().unwrap();
     assert!(delay >= Duration::from_secs(2) && delay <= Duration::from_millis(2500), "{delay:?}");
     assert!(waited >= Duration::from_secs(2), "{waited:?}");
 }
@@ -185,7 +185,7 @@ pub async fn retry_after_ms_is_the_wait(send: impl AsyncFn(RetryLayer, &ChaosSer
     let started = tokio::time::Instant::now();
     let answer = send(layer, &server).await.unwrap();
     assert_eq!(streamed_text(&answer.body), "42");
-    let delay = decisions.lock().unwrap()[0].delay.unwrap();
+    let delay = decisions.lock().unwrap()[0].delay().unwrap();
     assert!(delay >= Duration::from_millis(1500) && delay <= Duration::from_millis(1875), "{delay:?}");
     assert!(started.elapsed() >= Duration::from_millis(1500));
     assert_eq!(server.requests_served(), 2);
@@ -202,7 +202,7 @@ pub async fn a_retry_after_date_is_waited_until(
     let answer = send(layer, &server).await.unwrap();
     assert_eq!(streamed_text(&answer.body), "42");
     assert_eq!(server.requests_served(), 2);
-    let delay = decisions.lock().unwrap()[0].delay.unwrap();
+    let delay = decisions.lock().unwrap()[0].delay().unwrap();
     assert!(delay > Duration::from_secs(1) && delay <= Duration::from_millis(3750), "{delay:?}");
 }
 
@@ -261,9 +261,9 @@ pub async fn a_401_is_one_request(send: impl AsyncFn(RetryLayer, &ChaosServer) -
     assert_eq!(answer.status, 401);
     assert_eq!(server.requests_served(), 1);
     let decisions = decisions.lock().unwrap();
-    assert_eq!(decisions.last().unwrap().verdict, Verdict::FailPermanently);
+    assert_eq!(decisions.last().unwrap().verdict(), Verdict::FailPermanently);
     assert!(answer.body.contains("API key"));
-    assert!(decisions.iter().all(|decision| !decision.error.contains(KEY)));
+    assert!(decisions.iter().all(|decision| !decision.error().contains(KEY)));
 }
 
 /// A connection closed before the response's head: called again.
@@ -278,17 +278,17 @@ pub async fn a_connection_closed_before_the_first_byte_is_called_again(
     assert_eq!(server.requests_served(), 2);
 }
 
-/// A runtime over our OpenAI provider on `server`, its retry budget two retries and no share of
+/// A runtime over our OpenAI provider on `server`, its retry quota two retries and no share of
 /// successes, so that a few failures spend it.
 pub fn runtime_with_a_small_budget(server: &ChaosServer) -> Runtime {
     let provider = OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model("test-model");
     let quota = RetryQuota::standard().with_min_retries(2).with_retry_percent(0);
-    Runtime::new(provider).with_retry_quota(Some(quota)).with_jitter_seed(3)
+    Runtime::builder(provider).with_retry_quota(Some(quota)).with_jitter_seed(3).build().unwrap()
 }
 
-/// An outage: the client's requests spend the runtime's retry budget, and the runtime's exec is
+/// An outage: the client's requests spend the runtime's retry quota, and the runtime's exec is
 /// refused its retry; a layer of its own spends a budget of its own.
-pub async fn in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget(
+pub async fn in_an_outage_a_teams_client_and_our_provider_spend_one_retry_quota(
     send: impl AsyncFn(RetryLayer, &ChaosServer) -> Result<Answer, Refused>,
 ) {
     let server = start(Scenario::new().otherwise(Step::http_error(503))).await;
@@ -299,15 +299,15 @@ pub async fn in_an_outage_a_teams_client_and_our_provider_spend_one_retry_budget
     // The client spent both retries, and the third was refused by the budget.
     assert_eq!(server.requests_served(), 3);
     let error = runtime.exec("What is the answer?").await.unwrap_err();
-    assert_eq!(error.kind(), ExecErrorKind::Budget);
+    assert_eq!(error.kind(), ExecErrorKind::Refused);
     assert_eq!(server.requests_served(), 4, "the exec's retry was refused: the budget was spent by the client");
-    assert_eq!(runtime.retry_budget(), Some(0));
+    assert_eq!(runtime.retry_quota_left(), Some(0));
 
     let server = start(Scenario::new().otherwise(Step::http_error(503))).await;
     let runtime = runtime_with_a_small_budget(&server);
     let (own, _) = layer(RetryPolicy::new());
     send(own, &server).await.unwrap();
-    assert_eq!(runtime.retry_budget(), Some(2));
+    assert_eq!(runtime.retry_quota_left(), Some(2));
 }
 
 /// A 429's hint met by the client cools the shared scope: the runtime's next exec waits it out.
@@ -320,7 +320,7 @@ pub async fn a_server_hint_to_the_layer_makes_the_runtimes_next_exec_wait(
     assert_eq!(send(shared, &server).await.unwrap().status, 429);
     let reply = runtime.exec("What is the answer?").await.unwrap();
     assert_eq!(reply.text(), "42");
-    assert_eq!(reply.decisions()[0].verdict, Verdict::CooledDown);
+    assert_eq!(reply.decisions()[0].verdict(), Verdict::CooledDown);
 }
 
 /// The client's failures, through a layer sharing the runtime's storm control, open its breaker:
@@ -335,15 +335,17 @@ pub async fn the_layers_failures_open_the_runtimes_breaker_and_its_execs_go_to_t
         OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model(model)
     };
     let breaker = BreakerSettings::new(50, 4, Duration::from_secs(60), Duration::from_secs(30)).unwrap();
-    let runtime = Runtime::new(provider(&primary, "model-a"))
+    let runtime = Runtime::builder(provider(&primary, "model-a"))
         .with_fallback(provider(&secondary, "model-b"))
-        .with_breaker(breaker);
+        .with_breaker(breaker)
+        .build()
+        .unwrap();
     let policy = RetryPolicy::new().with_max_retries(1).with_session_retries(3);
     let shared = RetryLayer::sharing(&runtime, policy).unwrap().with_jitter_seed(1);
     assert_eq!(send(shared.clone(), &primary).await.unwrap().status, 503);
     assert_eq!(primary.requests_served(), 4, "four failed calls: the breaker opened after the fourth");
     let Err(refused) = send(shared, &primary).await else { panic!("the open breaker let the request through") };
-    assert_eq!(refused.kind, Some(ExecErrorKind::Budget), "{}", refused.text);
+    assert_eq!(refused.kind, Some(ExecErrorKind::Refused), "{}", refused.text);
     assert!(refused.text.contains("open"), "{}", refused.text);
     assert_eq!(primary.requests_served(), 4);
     let reply = runtime.exec("What is the answer?").await.unwrap();
@@ -363,7 +365,7 @@ pub async fn no_piece_of_the_key_a_server_echoes_reaches_a_decision(
         assert_eq!(streamed_text(&answer.body), "42");
         let decisions = decisions.lock().unwrap();
         assert_eq!(decisions.len(), 1, "{echo:?}");
-        let error = &decisions[0].error;
+        let error = &decisions[0].error();
         assert!(error.contains("<redacted>"), "{echo:?}: {error}");
         for piece in [KEY, &KEY[..12], &KEY[KEY.len() - 12..], &KEY[3..]] {
             assert!(!error.contains(piece), "{echo:?}: {error}");
@@ -375,8 +377,8 @@ pub async fn no_piece_of_the_key_a_server_echoes_reaches_a_decision(
 async fn exec_verdicts(scenario: Scenario, policy: &RetryPolicy) -> Vec<(Layer, Verdict)> {
     let server = start(scenario).await;
     let provider = OpenAiProvider::new(server.openai_base_url(), Some(KEY.to_owned())).with_model("test-model");
-    let runtime = Runtime::new(provider).with_jitter_seed(1);
-    match runtime.exec_with(policy, "What is the answer?").await {
+    let runtime = Runtime::builder(provider).with_jitter_seed(1).build().unwrap();
+    match runtime.request("What is the answer?").policy(policy).send().await {
         Ok(reply) => verdicts(reply.decisions()),
         Err(error) => verdicts(error.decisions()),
     }
@@ -419,17 +421,17 @@ pub async fn an_error_body_that_stalls_comes_back_cut_by_the_deadline(
 ) {
     let body = r#"{"error":{"message":"The server had an error while processing your request."}}"#;
     let server = start(Scenario::new().otherwise(Step::http_error(500).body(body).stall_body_after(28))).await;
-    let (layer, decisions) = layer(RetryPolicy::new().with_timeout_ms(Some(2_000)).with_budget_ms(Some(5_000)));
+    let (layer, decisions) = layer(RetryPolicy::new().with_timeout_ms(2_000).with_budget_ms(Some(5_000)));
     let started = tokio::time::Instant::now();
     let answer = within_a_minute(send(layer, &server)).await.unwrap();
     assert_eq!(started.elapsed(), Duration::from_secs(5), "the deadline bounds the whole call");
     assert_eq!((answer.status, answer.body.as_str()), (500, &body[..28]));
-    assert_eq!(answer.gave_up, Some(ExecErrorKind::Budget));
+    assert_eq!(answer.gave_up, Some(ExecErrorKind::Refused));
     if let Some(headers) = &answer.headers {
         assert_eq!(headers["content-length"], "28", "what is handed back, not what the server announced");
     }
     let decisions = decisions.lock().unwrap();
-    assert!(decisions.iter().all(|decision| decision.error.contains("error body stalled after 28 bytes")));
+    assert!(decisions.iter().all(|decision| decision.error().contains("error body stalled after 28 bytes")));
 }
 
 /// A 200 whose stream stalls after its first chunk, with `budget_ms` 5 s: the body the client reads

@@ -7,7 +7,7 @@ use agentic_runtime::mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
 use agentic_runtime::observe::trace::grade::{Category, RunGrade, grade_lines};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::tool::Toolbox;
-use agentic_runtime::{Reply, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{Reply, Runtime, Scripted, ScriptedProvider};
 use serde_json::json;
 
 use crate::common::{Connected, both_transports};
@@ -22,11 +22,11 @@ struct Run {
     offered: Vec<Vec<String>>,
 }
 
-async fn run(mcp: &McpToolbox, timeout: Duration, steps: Vec<Step>) -> Run {
+async fn run(mcp: &McpToolbox, timeout: Duration, steps: Vec<Scripted>) -> Run {
     let provider = ScriptedProvider::new(steps);
     let sink = TraceSink::in_memory();
     let toolbox = Toolbox::new().with_mcp(mcp.clone()).with_timeout(timeout);
-    let runtime = Runtime::new(provider.clone()).with_tools(toolbox).with_trace(sink.clone());
+    let runtime = Runtime::builder(provider.clone()).with_tools(toolbox).with_trace(sink.clone()).build().unwrap();
     let reply = runtime.exec("use the tools").await.expect("the run ends with the model's answer");
     let contents = sink.contents().expect("an in-memory sink");
     let events = TraceEvent::parse_all(&contents).expect("the trace parses");
@@ -65,7 +65,7 @@ both_transports!(
 );
 
 async fn a_working_call_is_a_clean_run(server: Connected) {
-    let steps = vec![Step::tool_call("echo", json!({"text": "hello"})), Step::ok("it said hello")];
+    let steps = vec![Scripted::tool_call("echo", json!({"text": "hello"})), Scripted::ok("it said hello")];
     let run = run(&server.toolbox, LONG, steps).await;
     assert_eq!(run.reply.text(), "it said hello");
     assert_eq!(run.calls, ["echo"]);
@@ -75,7 +75,7 @@ async fn a_working_call_is_a_clean_run(server: Connected) {
 }
 
 async fn an_is_error_result_is_a_tool_error_the_model_reads(server: Connected) {
-    let steps = vec![Step::tool_call("fail", json!({})), Step::ok("the disk is full, sorry")];
+    let steps = vec![Scripted::tool_call("fail", json!({})), Scripted::ok("the disk is full, sorry")];
     let run = run(&server.toolbox, LONG, steps).await;
     assert_eq!(run.results, [result("fail", true, "the disk is full")]);
     assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
@@ -83,8 +83,11 @@ async fn an_is_error_result_is_a_tool_error_the_model_reads(server: Connected) {
 }
 
 async fn a_protocol_error_then_a_good_call_is_recovered(server: Connected) {
-    let steps =
-        vec![Step::tool_call("strict", json!({"n": 0})), Step::tool_call("strict", json!({"n": 3})), Step::ok("3")];
+    let steps = vec![
+        Scripted::tool_call("strict", json!({"n": 0})),
+        Scripted::tool_call("strict", json!({"n": 3})),
+        Scripted::ok("3"),
+    ];
     let run = run(&server.toolbox, LONG, steps).await;
     let refused = "the MCP server `files` refused the call: `n` must be a positive integer (-32602)";
     assert_eq!(run.results, [result("strict", true, refused), result("strict", false, "3")]);
@@ -96,9 +99,9 @@ async fn a_protocol_error_then_a_good_call_is_recovered(server: Connected) {
 // socket), so it is short; `cancelled` gets it too, and answers at once once the cancel arrived.
 async fn a_hung_call_is_cut_by_the_toolbox_timeout_and_cancelled(server: Connected) {
     let steps = vec![
-        Step::tool_call("hang", json!({})),
-        Step::tool_call("cancelled", json!({"at_least": 1})),
-        Step::ok("it hung"),
+        Scripted::tool_call("hang", json!({})),
+        Scripted::tool_call("cancelled", json!({"at_least": 1})),
+        Scripted::ok("it hung"),
     ];
     let run = run(&server.toolbox, Duration::from_secs(1), steps).await;
     let cut = "the tool `hang` on MCP server `files` did not answer within 1 s; the call was cancelled";
@@ -108,9 +111,9 @@ async fn a_hung_call_is_cut_by_the_toolbox_timeout_and_cancelled(server: Connect
 
 async fn a_new_tool_is_offered_from_the_next_turn(server: Connected) {
     let steps = vec![
-        Step::tool_call("add_tool", json!({"name": "lookup"})),
-        Step::tool_call("lookup", json!({"text": "found"})),
-        Step::ok("found it"),
+        Scripted::tool_call("add_tool", json!({"name": "lookup"})),
+        Scripted::tool_call("lookup", json!({"text": "found"})),
+        Scripted::ok("found it"),
     ];
     let run = run(&server.toolbox, LONG, steps).await;
     assert!(!run.offered[0].contains(&"lookup".to_owned()));
@@ -120,7 +123,7 @@ async fn a_new_tool_is_offered_from_the_next_turn(server: Connected) {
 }
 
 async fn the_idempotency_key_is_the_runs(server: Connected) {
-    let steps = vec![Step::tool_call("side_effect", json!({})), Step::ok("done")];
+    let steps = vec![Scripted::tool_call("side_effect", json!({})), Scripted::ok("done")];
     let run = run(&server.toolbox, LONG, steps).await;
     let key = format!("{}/1/call_1", run.grade.run_id);
     assert_eq!(run.results, [result("side_effect", false, &key)]);
@@ -128,7 +131,7 @@ async fn the_idempotency_key_is_the_runs(server: Connected) {
 }
 
 async fn an_answer_over_the_message_bound_reads_as_too_large(server: Connected) {
-    let steps = vec![Step::tool_call("big", json!({"bytes": MCP_MAX_MESSAGE_BYTES})), Step::ok("too much")];
+    let steps = vec![Scripted::tool_call("big", json!({"bytes": MCP_MAX_MESSAGE_BYTES})), Scripted::ok("too much")];
     let run = run(&server.toolbox, Duration::from_secs(10), steps).await;
     let too_large = "the tool `big` on MCP server `files` answered, but the server's answer was larger than 16 MiB, the \
                      limit for one message, so it was dropped; ask for less at a time";
@@ -139,9 +142,9 @@ async fn an_answer_over_the_message_bound_reads_as_too_large(server: Connected) 
 async fn a_server_that_exits_mid_call_is_not_replayed_and_the_model_is_told() {
     let server = Connected::stdio(&[]).await;
     let steps = vec![
-        Step::tool_call("exit", json!({})),
-        Step::tool_call("echo", json!({"text": "still there?"})),
-        Step::ok("the server is gone"),
+        Scripted::tool_call("exit", json!({})),
+        Scripted::tool_call("echo", json!({"text": "still there?"})),
+        Scripted::ok("the server is gone"),
     ];
     let run = run(&server.toolbox, LONG, steps).await;
     let closed = "the connection to MCP server `files` closed while `exit` was running (the server exited with status \
@@ -158,7 +161,7 @@ async fn an_expired_session_is_renewed_within_the_run() {
     let server = Connected::http(Default::default()).await;
     let http = server.http_server().expect("an HTTP server");
     assert_eq!(http.expire_sessions().await, 1);
-    let steps = vec![Step::tool_call("echo", json!({"text": "again"})), Step::ok("done")];
+    let steps = vec![Scripted::tool_call("echo", json!({"text": "again"})), Scripted::ok("done")];
     let run = run(&server.toolbox, LONG, steps).await;
     assert_eq!(run.results, [result("echo", false, "again")]);
     assert_eq!((server.count("initialize"), server.count("call echo")), (2, 1));

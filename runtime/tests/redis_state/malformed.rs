@@ -24,12 +24,13 @@ async fn an_open_period_beyond_the_settings_is_one_open_period() {
     let (primary, secondary) = two_targets();
     let runtime = with_fallback(&primary, &secondary, store);
 
-    let reply = runtime.exec_with(&FAST, "hi").await.unwrap();
+    let reply = runtime.request("hi").policy(&FAST).send().await.unwrap();
     assert_eq!((primary.calls(), secondary.calls()), (0, 1), "open: skipped");
     let [moved] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
-    assert_eq!(moved.verdict, Verdict::Fallback);
+    assert_eq!(moved.verdict(), Verdict::Fallback);
     assert_eq!(
-        moved.error, "CircuitOpen: `scripted/primary` is open for 30 s more, after 20 failures of 20 calls in 10 s",
+        moved.error(),
+        "CircuitOpen: `scripted/primary` is open for 30 s more, after 20 failures of 20 calls in 10 s",
         "the message a user reads"
     );
     let Some(BreakerState::Open { left, .. }) = runtime.targets()[0].breaker else { panic!("{:?}", runtime.targets()) };
@@ -63,7 +64,7 @@ async fn a_breaker_state_this_runtime_cannot_have_written_is_closed_and_deleted(
         let (primary, secondary) = two_targets();
         let runtime = with_fallback(&primary, &secondary, store);
         for _ in 0..3 {
-            let reply = runtime.exec_with(&FAST, "hi").await.unwrap();
+            let reply = runtime.request("hi").policy(&FAST).send().await.unwrap();
             assert_eq!(reply.target(), Some("scripted/primary"), "{fields:?}: {:?}", reply.decisions());
             assert!(reply.decisions().is_empty(), "{fields:?}: {:?}", reply.decisions());
         }
@@ -89,7 +90,7 @@ async fn a_probe_key_without_an_expiry_is_given_one() {
     let _: () = redis::cmd("SET").arg(&probe).arg("1").query_async(&mut raw(&url).await).await.unwrap();
     let (primary, secondary) = two_targets();
     let runtime = with_fallback(&primary, &secondary, store);
-    runtime.exec_with(&FAST, "hi").await.unwrap();
+    runtime.request("hi").policy(&FAST).send().await.unwrap();
     assert_eq!((primary.calls(), secondary.calls()), (0, 1), "another's probe is out: skipped");
     let ttl = pttl(&url, &probe).await;
     assert!(ttl > 0 && ttl <= 30_000, "the probe is forgotten after an open period: PTTL {ttl}");
@@ -109,9 +110,9 @@ async fn a_cooldown_this_runtime_cannot_have_written_is_deleted_and_a_valid_one_
         let store = store(&url, &crate::support::prefix("cooldown-bad")).await;
         let key = store.cooldown_key(StoreKey::new("scripted", ""));
         let _: () = redis::cmd("SET").arg(&key).arg(value).query_async(&mut raw(&url).await).await.unwrap();
-        let provider = agentic_runtime::ScriptedProvider::new([]).with_fallback(agentic_runtime::Step::ok("fine"));
-        let runtime = agentic_runtime::Runtime::new(provider.clone()).with_shared_store(store);
-        let reply = runtime.exec_with(&FAST, "hi").await.unwrap();
+        let provider = agentic_runtime::ScriptedProvider::new([]).otherwise(agentic_runtime::Scripted::ok("fine"));
+        let runtime = agentic_runtime::Runtime::builder(provider.clone()).with_shared_store(store).build().unwrap();
+        let reply = runtime.request("hi").policy(&FAST).send().await.unwrap();
         assert!(reply.decisions().is_empty(), "{value}: no wait: {:?}", reply.decisions());
         assert_eq!(provider.calls(), 1);
         assert_eq!(pttl(&url, &key).await, -2, "{value}: deleted");
@@ -122,11 +123,13 @@ async fn a_cooldown_this_runtime_cannot_have_written_is_deleted_and_a_valid_one_
     let key = store.cooldown_key(StoreKey::new("scripted", ""));
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
     let _: () = redis::cmd("SET").arg(&key).arg(now + 50).query_async(&mut raw(&url).await).await.unwrap();
-    let runtime = agentic_runtime::Runtime::new(
-        agentic_runtime::ScriptedProvider::new([]).with_fallback(agentic_runtime::Step::ok("fine")),
+    let runtime = agentic_runtime::Runtime::builder(
+        agentic_runtime::ScriptedProvider::new([]).otherwise(agentic_runtime::Scripted::ok("fine")),
     )
-    .with_shared_store(store);
-    runtime.exec_with(&FAST, "hi").await.unwrap();
+    .with_shared_store(store)
+    .build()
+    .unwrap();
+    runtime.request("hi").policy(&FAST).send().await.unwrap();
     let ttl = pttl(&url, &key).await;
     assert!(ttl == -2 || (0..=50).contains(&ttl), "it expires when it ends: PTTL {ttl}");
 }
@@ -148,7 +151,7 @@ async fn malformed_window_fields_are_deleted_and_count_nothing() {
     let (primary, secondary) = two_targets();
     let runtime = with_fallback(&primary, &secondary, store);
     for _ in 0..3 {
-        assert_eq!(runtime.exec_with(&FAST, "hi").await.unwrap().target(), Some("scripted/primary"));
+        assert_eq!(runtime.request("hi").policy(&FAST).send().await.unwrap().target(), Some("scripted/primary"));
     }
     for (key, fields) in [(&window, hgetall(&url, &window).await), (&budget, hgetall(&url, &budget).await)] {
         assert!(fields.iter().all(|(name, _)| name.len() > 2 && !name.contains("abc")), "{key}: {fields:?}");
@@ -166,7 +169,7 @@ async fn malformed_window_fields_are_deleted_and_count_nothing() {
 async fn every_key_the_runtime_touches_expires() {
     use agentic_runtime::storm::BreakerSettings;
     use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
-    use agentic_runtime::{Runtime, ScriptedProvider, Step};
+    use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     let Some(url) = redis_url("every_key_the_runtime_touches_expires") else { return };
     let prefix = crate::support::prefix("ttl");
     let store = store(&url, &prefix).await;
@@ -178,23 +181,25 @@ async fn every_key_the_runtime_touches_expires() {
     let limits =
         RateLimits::new().with(LimitKind::Requests, Limit::new(1_000, 999, std::time::Duration::from_secs(60)));
     let primary = ScriptedProvider::new([
-        Step::http(503, "Service Unavailable"),
-        Step::http(429, "slow down").with_retry_after(std::time::Duration::from_millis(20)),
+        Scripted::http(503, "Service Unavailable"),
+        Scripted::http(429, "slow down").with_retry_after(std::time::Duration::from_millis(20)),
     ])
-    .with_fallback(Step::http(503, "Service Unavailable"))
+    .otherwise(Scripted::http(503, "Service Unavailable"))
     .with_model("primary");
     let secondary =
-        ScriptedProvider::new([]).with_fallback(Step::ok("fine").with_rate_limits(limits)).with_model("secondary");
-    let third = ScriptedProvider::new([]).with_fallback(Step::ok("fine")).with_model("other");
+        ScriptedProvider::new([]).otherwise(Scripted::ok("fine").with_rate_limits(limits)).with_model("secondary");
+    let third = ScriptedProvider::new([]).otherwise(Scripted::ok("fine")).with_model("other");
     let settings =
         BreakerSettings::new(50, 3, std::time::Duration::from_secs(10), std::time::Duration::from_secs(30)).unwrap();
-    let runtime = Runtime::new(primary.clone())
+    let runtime = Runtime::builder(primary.clone())
         .with_fallback(third.clone())
         .with_fallback(secondary.clone())
         .with_breaker(settings)
-        .with_shared_store(store);
+        .with_shared_store(store)
+        .build()
+        .unwrap();
     for _ in 0..3 {
-        runtime.exec_with(&FAST, "hi").await.unwrap();
+        runtime.request("hi").policy(&FAST).send().await.unwrap();
     }
     let keys: Vec<String> =
         redis::cmd("KEYS").arg(format!("{prefix}:*")).query_async(&mut raw(&url).await).await.unwrap();

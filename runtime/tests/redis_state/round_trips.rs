@@ -1,6 +1,6 @@
 //! What a successful call costs in Redis, counted by a proxy on 127.0.0.1 in front of the test
 //! server that reads each command a client sends: with a fallback, the standard breaker, the
-//! retry budget and pacing on, against a server that states no limits, one command before the
+//! retry quota and pacing on, against a server that states no limits, one command before the
 //! call and one after its answer. On the old store it was seven: the cooldown's `GET` (twice on a
 //! target with a fallback), the breaker's admission, the pace reservation and settlement, the
 //! deposit and the breaker's record.
@@ -110,12 +110,12 @@ async fn a_successful_call_with_a_fallback_breaker_budget_and_pacing_costs_two_r
     let (primary, secondary) = two_targets();
     let runtime = with_fallback(&primary, &secondary, store);
     // The first exec connects and loads the scripts (`NOSCRIPT`, then `EVAL`): not counted.
-    runtime.exec_with(&FAST, "warm").await.unwrap();
+    runtime.request("warm").policy(&FAST).send().await.unwrap();
     commands.take();
 
     const EXECS: usize = 20;
     for _ in 0..EXECS {
-        assert_eq!(runtime.exec_with(&FAST, "hi").await.unwrap().target(), Some("scripted/primary"));
+        assert_eq!(runtime.request("hi").policy(&FAST).send().await.unwrap().target(), Some("scripted/primary"));
     }
     let sent = commands.take();
     assert_eq!(sent.len(), 2 * EXECS, "{sent:?}");

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::storm::BreakerSettings;
 use agentic_runtime::storm::redis::RedisStore;
-use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Step};
+use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider};
 
 /// The URL of the test server, or `None` (after saying so) when the tests are to skip.
 pub(crate) fn redis_url(test: &str) -> Option<String> {
@@ -80,8 +80,8 @@ pub(crate) const FAST: RetryPolicy =
 /// A primary (model `primary`) and a secondary (model `secondary`) that answer, each counting its
 /// requests.
 pub(crate) fn two_targets() -> (ScriptedProvider, ScriptedProvider) {
-    let primary = ScriptedProvider::new([]).with_fallback(Step::ok("from the primary")).with_model("primary");
-    let secondary = ScriptedProvider::new([]).with_fallback(Step::ok("from the secondary")).with_model("secondary");
+    let primary = ScriptedProvider::new([]).otherwise(Scripted::ok("from the primary")).with_model("primary");
+    let secondary = ScriptedProvider::new([]).otherwise(Scripted::ok("from the secondary")).with_model("secondary");
     (primary, secondary)
 }
 
@@ -91,8 +91,10 @@ pub(crate) fn with_fallback(
     secondary: &ScriptedProvider,
     store: Arc<RedisStore>,
 ) -> Runtime {
-    Runtime::new(primary.clone())
+    Runtime::builder(primary.clone())
         .with_fallback(secondary.clone())
         .with_breaker(BreakerSettings::standard())
         .with_shared_store(store)
+        .build()
+        .unwrap()
 }

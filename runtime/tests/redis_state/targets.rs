@@ -8,7 +8,7 @@ use agentic_runtime::decision::Verdict;
 use agentic_runtime::provider::{EventStream, Provider, Request};
 use agentic_runtime::storm::pace::{Limit, LimitKind, RateLimits};
 use agentic_runtime::storm::store::{SharedStore, StoreKey};
-use agentic_runtime::{Runtime, ScriptedProvider, Step};
+use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 
 use crate::support::{FAST, pttl, redis_url, store};
 
@@ -41,24 +41,28 @@ async fn one_models_limits_and_cooldown_do_not_hold_another_model_of_the_key() {
     let Some(url) = redis_url("one_models_limits_and_cooldown_do_not_hold_another_model_of_the_key") else { return };
     let prefix = crate::support::prefix("models");
     let spent = RateLimits::new().with(LimitKind::Requests, Limit::new(2, 0, Duration::from_secs(60)));
-    let big = ScriptedProvider::new([Step::ok("stated").with_rate_limits(spent)]).with_model("gpt-4o");
-    let fleet_big = Runtime::new(OfOneKey(big.clone())).with_shared_store(store(&url, &prefix).await);
-    fleet_big.exec_with(&FAST, "learns gpt-4o's limits").await.unwrap();
+    let big = ScriptedProvider::new([Scripted::ok("stated").with_rate_limits(spent)]).with_model("gpt-4o");
+    let fleet_big =
+        Runtime::builder(OfOneKey(big.clone())).with_shared_store(store(&url, &prefix).await).build().unwrap();
+    fleet_big.request("learns gpt-4o's limits").policy(&FAST).send().await.unwrap();
     let a_store = store(&url, &prefix).await;
     let (big_key, mini_key) = (StoreKey::new(SCOPE, "gpt-4o"), StoreKey::new(SCOPE, "gpt-4o-mini"));
     a_store.extend_cooldown(big_key, SystemTime::now() + Duration::from_secs(20)).await.unwrap();
     assert!(pttl(&url, &a_store.pace_key(big_key)).await > 0, "gpt-4o's limits are in the store");
 
-    let mini = || ScriptedProvider::new([]).with_fallback(Step::ok("fine")).with_model("gpt-4o-mini");
-    let in_fleet = Runtime::new(OfOneKey(mini())).with_shared_store(Arc::clone(&a_store) as Arc<dyn SharedStore>);
+    let mini = || ScriptedProvider::new([]).otherwise(Scripted::ok("fine")).with_model("gpt-4o-mini");
+    let in_fleet = Runtime::builder(OfOneKey(mini()))
+        .with_shared_store(Arc::clone(&a_store) as Arc<dyn SharedStore>)
+        .build()
+        .unwrap();
     let alone = Runtime::new(OfOneKey(mini()));
     for (mode, runtime) in [("in the fleet", &in_fleet), ("in one process", &alone)] {
         for _ in 0..3 {
-            let reply = runtime.exec_with(&FAST, "hi").await.unwrap();
+            let reply = runtime.request("hi").policy(&FAST).send().await.unwrap();
             let waits: Vec<_> = reply
                 .decisions()
                 .iter()
-                .filter(|d| matches!(d.verdict, Verdict::Paced | Verdict::CooledDown | Verdict::Budget))
+                .filter(|d| matches!(d.verdict(), Verdict::Paced | Verdict::CooledDown | Verdict::Refused))
                 .collect();
             assert!(waits.is_empty(), "{mode}: gpt-4o-mini waited for gpt-4o: {waits:?}");
         }

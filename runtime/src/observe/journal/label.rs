@@ -41,7 +41,7 @@ pub const MAX_TEXT_LABEL: usize = 40;
 ///
 /// assert_eq!(failure_label("exhausted", "RateLimitError: 429 Too Many Requests", Some(429), None), "429 rate limited");
 /// assert_eq!(failure_label("exhausted", "ModelError: 503 overloaded", None, None), "503 unavailable");
-/// assert_eq!(failure_label("budget", "TimeoutError: no reply in 30 s", None, None), "timeout");
+/// assert_eq!(failure_label("refused", "TimeoutError: no reply in 30 s", None, None), "timeout");
 /// assert_eq!(failure_label("exhausted", "ModelError", None, None), "dropped stream");
 /// assert_eq!(failure_label("permanent", "ValueError: bad id 7", None, None), "ValueError");
 /// ```
@@ -219,7 +219,7 @@ mod tests {
     fn words_in_the_text() {
         assert_eq!(label("exhausted", "ModelError: Rate limit reached for gpt-4"), "rate limited");
         assert_eq!(label("exhausted", "ModelError: Overloaded"), "overloaded");
-        assert_eq!(label("budget", "ModelError: request timed out"), "timeout");
+        assert_eq!(label("refused", "ModelError: request timed out"), "timeout");
     }
 
     #[test]

@@ -14,14 +14,14 @@
 //!
 //! ```
 //! use agentic_runtime::observe::journal::{FailureRecord, Journal, now_ms, read_journal};
-//! use agentic_runtime::{Runtime, ScriptedProvider, Step};
+//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> std::io::Result<()> {
 //! let path = std::env::temp_dir().join(format!("agentic-doc-journal-mod-{}.jsonl", std::process::id()));
 //! # let _ = std::fs::remove_file(&path);
 //! let journal = Journal::open(&path)?;
-//! let runtime = Runtime::new(ScriptedProvider::new([Step::http(401, "invalid api key")]));
+//! let runtime = Runtime::new(ScriptedProvider::new([Scripted::http(401, "invalid api key")]));
 //! if let Err(error) = runtime.exec("hello").await {
 //!     let _ = journal.record_exec_error(&error); // a failed write is logged, never fatal
 //! }
@@ -222,11 +222,13 @@ mod tests {
     /// record was lost, on every clone.
     #[tokio::test(start_paused = true)]
     async fn a_record_the_runtime_could_not_write_is_reported_by_flush() {
-        use crate::provider::{ScriptedProvider, Step};
+        use crate::provider::{Scripted, ScriptedProvider};
         let disk = FullDisk::new(0, true);
         let journal = Journal::with_records(Path::new("j.jsonl"), Records::new(Box::new(disk.clone()), false));
-        let runtime = crate::Runtime::new(ScriptedProvider::new([Step::http(401, "invalid api key")]))
-            .with_journal(journal.clone().with_retries(true));
+        let runtime = crate::Runtime::builder(ScriptedProvider::new([Scripted::http(401, "invalid api key")]))
+            .with_journal(journal.clone().with_retries(true))
+            .build()
+            .unwrap();
         assert!(runtime.exec("hello").await.is_err(), "the exec fails as it would without a journal");
         let error = journal.flush().unwrap_err();
         assert_eq!(error.raw_os_error(), None, "a new error, of the first failure's kind");

@@ -379,7 +379,7 @@ mod tests {
             record("summarize", "exhausted", "RateLimitError: 429 Too Many Requests", 10),
             record("summarize", "exhausted", "ModelError: 429 slow down", 30),
             record("summarize", "exhausted", "ServiceUnavailableError: 503", 20),
-            record("summarize", "budget", "RateLimitError: 429 Too Many Requests", 40),
+            record("summarize", "refused", "RateLimitError: 429 Too Many Requests", 40),
             record("exec", "exhausted", "ServiceUnavailableError: 503", 35),
             record("summarize", "exhausted", "ServiceUnavailableError: 503", 5),
             retry,
@@ -395,7 +395,7 @@ mod tests {
             [
                 (Event::Failure, "summarize", "exhausted", "429 rate limited", 2, 10, 30),
                 (Event::Retry, "summarize", "retry", "429 rate limited", 1, 50, 50),
-                (Event::Failure, "summarize", "budget", "429 rate limited", 1, 40, 40),
+                (Event::Failure, "summarize", "refused", "429 rate limited", 1, 40, 40),
                 (Event::Failure, "exec", "exhausted", "503 unavailable", 1, 35, 35),
                 (Event::Failure, "summarize", "exhausted", "503 unavailable", 1, 20, 20),
             ]

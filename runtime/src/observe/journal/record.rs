@@ -90,7 +90,7 @@ impl From<&Decision> for AttemptRecord {
 /// | `last_error` | string | the last failure, as `"<Kind>: <text>"` |
 /// | `status` | integer, optional | the HTTP status of the last failure, from its typed error |
 /// | `code` | string, optional | the provider's error code of the last failure |
-/// | `stopped_by` | string, optional | for kind `budget`: the cap that stopped the call |
+/// | `stopped_by` | string, optional | for kind `refused`: the cap that stopped the call |
 /// | `calls` | integer | model calls made |
 /// | `elapsed_ms` | integer | time from the start of the call to the failure |
 /// | `usage` | object, optional | the tokens spent: a failure's, every call of the exec; a retry's, the failed call's (`input_tokens`, `output_tokens`, and the cache counts when reported) |
@@ -135,7 +135,7 @@ pub struct FailureRecord {
     /// The provider's error code of the last failure, e.g. `"insufficient_quota"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
-    /// Which cap stopped the call, for kind `budget`.
+    /// Which cap stopped the call, for kind `refused`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
     /// Model calls made.
@@ -194,11 +194,11 @@ impl FailureRecord {
     ///
     /// ```
     /// use agentic_runtime::observe::journal::FailureRecord;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Step};
+    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// let runtime = Runtime::new(ScriptedProvider::new([Step::http(401, "invalid api key")]));
+    /// let runtime = Runtime::new(ScriptedProvider::new([Scripted::http(401, "invalid api key")]));
     /// let error = runtime.exec("hello").await.unwrap_err();
     /// let record = FailureRecord::from_exec_error(&error);
     /// assert_eq!((record.name.as_str(), record.kind.as_str()), ("exec", "permanent"));
@@ -208,7 +208,7 @@ impl FailureRecord {
     /// ```
     pub fn from_exec_error(error: &ExecError) -> Self {
         let model_error = error.model_error();
-        let last_error = match (error.attempts().last(), model_error) {
+        let last_error = match (error.attempt_errors().last(), model_error) {
             (Some(text), _) => text.clone(),
             (None, Some(model_error)) => model_error.to_string(),
             (None, None) => error.to_string(),

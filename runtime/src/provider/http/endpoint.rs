@@ -62,7 +62,7 @@ impl Endpoint {
     }
 
     /// `"<provider>:<fingerprint>"`: the first 16 hex digits of SHA-256 over the base URL and the
-    /// key, so that calls with the same key share a retry budget and cooldowns, and the key itself
+    /// key, so that calls with the same key share a retry quota and cooldowns, and the key itself
     /// never leaves the process. A one-way hash, because the fingerprint does leave it (a fleet's
     /// Redis keys), and a fixed one, because every process of a fleet, whatever its build, must
     /// compute the same (std's hasher may change between Rust releases). ring's SHA-256: rustls
@@ -179,7 +179,7 @@ mod tests {
     use super::*;
 
     /// The digest a fleet's Redis keys are named by: pinned, so that processes of older and newer
-    /// builds (sha2 then, ring now) keep sharing one retry budget and cooldown per key.
+    /// builds (sha2 then, ring now) keep sharing one retry quota and cooldown per key.
     #[test]
     fn the_scope_is_the_sha256_fingerprint_of_the_url_and_the_key() {
         let endpoint = Endpoint::new("https://api.openai.com/v1".to_owned(), Some("sk-test".to_owned()), "m");

@@ -53,7 +53,7 @@ use crate::message::usage::Usage;
 /// [`stream_call`](super::stream_call)`::<Self>` is one monomorphic copy per wire.
 pub(crate) trait Wire: Clone + Send + Sync + 'static {
     /// What `Provider::name()` returns: both the OpenTelemetry `gen_ai.provider.name` and the scope
-    /// prefix (`openai:<fingerprint>`), so calls that share it share a retry budget and cooldowns.
+    /// prefix (`openai:<fingerprint>`), so calls that share it share a retry quota and cooldowns.
     /// `openai`, `anthropic`, `gcp.gemini`; a wire that shares another's keys and rate limits (OpenAI
     /// Responses) shares its name. Never rename one: a fleet's Redis keys are named by it.
     const PROVIDER: &'static str;

@@ -1,4 +1,4 @@
-//! Storm control shared by every call of a `Runtime`: the retry budget, the cooldown a
+//! Storm control shared by every call of a `Runtime`: the retry quota, the cooldown a
 //! server's Retry-After sets for everyone, and (with fallbacks) the target's circuit breaker.
 
 mod permit;
@@ -25,9 +25,9 @@ pub(crate) struct Governor {
     /// The target's model (`""` when unknown): a shared store keeps the cooldowns, the breaker and
     /// the pacer's limits per model of the scope, as this process keeps them per target.
     model: String,
-    /// The retry budget: its settings, and its window (read on the failure path and by
-    /// `Runtime::retry_budget`). `None` when the budget is off.
-    budget: Option<RetryBudget>,
+    /// The retry quota: its settings, and its window (read on the failure path and by
+    /// `Runtime::retry_quota_left`). `None` when the quota is off.
+    quota: Option<QuotaWindow>,
     /// Successes not yet placed in the window: the success path counts here without a clock.
     unplaced: AtomicU64,
     cooldown: Mutex<Option<Instant>>,
@@ -55,7 +55,7 @@ impl std::fmt::Debug for Governor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Governor")
             .field("scope", &self.scope)
-            .field("quota", &self.budget.as_ref().map(|budget| budget.quota))
+            .field("quota", &self.quota.as_ref().map(|budget| budget.quota))
             .field("unplaced_successes", &self.unplaced.load(Ordering::Relaxed))
             .field("shared_store", &self.store.is_some())
             .field("breaker", &self.breaker.as_deref().map(|breaker| &breaker.target))
@@ -72,8 +72,8 @@ const PACING: u8 = 2;
 /// the target (its pacer is asked then; when not, a call neither reserves nor settles there).
 const FLEET_PACING: u8 = 4;
 
-/// A retry budget's settings and its window.
-struct RetryBudget {
+/// A retry quota's settings and its window.
+struct QuotaWindow {
     quota: RetryQuota,
     ledger: Mutex<Ledger>,
 }
@@ -88,8 +88,8 @@ impl Governor {
             scope,
             model: String::new(),
             // Read from now: successes counted before a first retry are spread over the time since.
-            budget: quota
-                .map(|quota| RetryBudget { quota, ledger: Mutex::new(Ledger::new(quota.window(), Instant::now())) }),
+            quota: quota
+                .map(|quota| QuotaWindow { quota, ledger: Mutex::new(Ledger::new(quota.window(), Instant::now())) }),
             unplaced: AtomicU64::new(0),
             cooldown: Mutex::new(None),
             attention: AtomicU8::new(0),
@@ -261,7 +261,7 @@ impl Governor {
         answer
     }
 
-    /// A governor of nothing: no retry budget, no shared store, no cooldowns from other calls. What
+    /// A governor of nothing: no retry quota, no shared store, no cooldowns from other calls. What
     /// a resilient call runs under (it belongs to no `Runtime`), so that the retry rules have one
     /// path.
     pub(crate) fn unlimited() -> Self {
@@ -271,7 +271,7 @@ impl Governor {
     /// Withdraws one retry from the budget, as the retry is about to be sent; `Err` says why the
     /// budget refused it. Always `Ok` without a quota.
     pub(crate) async fn withdraw(&self) -> Result<(), Refusal> {
-        let Some(budget) = &self.budget else { return Ok(()) };
+        let Some(budget) = &self.quota else { return Ok(()) };
         let quota = budget.quota;
         let shared = self.shared(|store, scope| store.try_withdraw(scope, &quota)).await;
         let (granted, successes, retries) = match shared {
@@ -281,7 +281,7 @@ impl Governor {
         if granted {
             Ok(())
         } else {
-            Err(Refusal::RetryBudget {
+            Err(Refusal::RetryQuota {
                 successes: successes.round() as u64,
                 retries,
                 window: quota.window(),
@@ -299,7 +299,7 @@ impl Governor {
         if self.slow {
             return false;
         }
-        if self.budget.is_some() {
+        if self.quota.is_some() {
             self.unplaced.fetch_add(1, Ordering::Relaxed);
         }
         true
@@ -309,7 +309,7 @@ impl Governor {
     /// answer), and the answer into the breaker through the call's `permit` (the current target's,
     /// when the runtime has fallbacks). With a store, one operation for both: one round trip.
     pub(crate) async fn deposit_shared(&self, permit: Option<Permit<'_>>) {
-        let quota = self.budget.as_ref().map(|budget| &budget.quota);
+        let quota = self.quota.as_ref().map(|budget| &budget.quota);
         let shared_breaker = self.breaker.as_deref().filter(|breaker| breaker.is_shared() && permit.is_some());
         let asked = match (quota.is_some() || shared_breaker.is_some()) && self.store.is_some() {
             true => {
@@ -343,15 +343,37 @@ impl Governor {
     /// sent now would be allowed, and nothing is changed by asking (a scrape must not change which
     /// retries go, [`Ledger::peek`]).
     pub(crate) fn local_allowance(&self) -> Option<u64> {
-        let budget = self.budget.as_ref()?;
+        let budget = self.quota.as_ref()?;
         let unplaced = self.unplaced.load(Ordering::Relaxed);
         let (successes, retries) = lock(&budget.ledger).peek(Instant::now(), unplaced);
         Some(budget.quota.allowance(successes, retries))
     }
 
+    /// The retry quota's refusal of a retry asked now, read without changing anything, when this
+    /// process's window decides (no shared store): a retry it would refuse is refused before its
+    /// wait, not after (the successes of the wait could pay for it only if other calls succeed
+    /// meanwhile, and a decision that says "retry" should not then be taken back). With a shared
+    /// store the fleet's quota is asked after the wait, as it is about to be sent.
+    pub(crate) fn refuses_retry_now(&self) -> Option<Refusal> {
+        let window = self.quota.as_ref()?;
+        if self.store.is_some() {
+            return None;
+        }
+        let unplaced = self.unplaced.load(Ordering::Relaxed);
+        let (successes, retries) = lock(&window.ledger).peek(Instant::now(), unplaced);
+        let quota = window.quota;
+        (quota.allowance(successes, retries) == 0).then(|| Refusal::RetryQuota {
+            successes: successes.round() as u64,
+            retries,
+            window: quota.window(),
+            retry_percent: quota.retry_percent(),
+            min_retries: quota.min_retries(),
+        })
+    }
+
     /// Withdraws one retry from this process's window: whether it was granted, and the window's
     /// successes and retries before it.
-    fn withdraw_local(&self, budget: &RetryBudget) -> (bool, f64, u64) {
+    fn withdraw_local(&self, budget: &QuotaWindow) -> (bool, f64, u64) {
         let mut ledger = lock(&budget.ledger);
         let (successes, retries) = self.read(&mut ledger);
         let granted = budget.quota.allowance(successes, retries) > 0;
@@ -559,7 +581,7 @@ impl Governor {
             Ok(value) => {
                 if self.offline.swap(false, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope,
-                        "shared retry store answering again; sharing the retry budget, cooldowns and breakers again");
+                        "shared retry store answering again; sharing the retry quota, cooldowns and breakers again");
                 }
                 Some(value)
             }
@@ -568,7 +590,7 @@ impl Governor {
                 *lock(&self.offline_until) = Instant::now().checked_add(backoff);
                 if !self.offline.swap(true, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope, %error, backoff_ms = backoff.as_millis() as u64,
-                        "shared retry store unavailable; using this process's retry budget, cooldowns and \
+                        "shared retry store unavailable; using this process's retry quota, cooldowns and \
                          breakers, and asking the store again after the back-off");
                 }
                 None

@@ -43,7 +43,7 @@ impl<'g> Permit<'g> {
     /// The call's first content arrived: the target answered. Counted now in this process's
     /// breaker (a 200 is known as early as a 503, so successes and failures are counted at the same
     /// moment), synchronously: the stream is not held up. A breaker kept in a shared store hears
-    /// the answer when the call ends, with the retry budget's deposit, in one round trip.
+    /// the answer when the call ends, with the retry quota's deposit, in one round trip.
     pub(crate) fn first_content(&mut self) {
         if self.state == Owed::Outcome && self.governor.answered_locally(self.is_probe()) {
             self.state = Owed::FailureOnly;
@@ -65,7 +65,7 @@ impl<'g> Permit<'g> {
 }
 
 impl Permit<'_> {
-    /// The outcome was recorded by the caller, in the fleet's breaker, with the retry budget's
+    /// The outcome was recorded by the caller, in the fleet's breaker, with the retry quota's
     /// deposit (one store operation): nothing is owed any more.
     pub(super) fn recorded(mut self) {
         self.state = Owed::FailureOnly;

@@ -1,0 +1,386 @@
+//! One exec's model turns: each turn's attempts through layer 2, the tool turns between them, and
+//! the answer or the error it ends with.
+
+use tracing::{Instrument as _, Span};
+
+use crate::answer::{ExecError, ExecErrorKind, Reply};
+use crate::classify::{ExecAction, Reason};
+use crate::exec::Runtime;
+use crate::exec::agent_fn::AgentFn;
+use crate::exec::overflow::AfterOverflow;
+use crate::exec::prompt::Prompt;
+use crate::exec::typed::Expected;
+use crate::message::{AssistantMessage, Message, StopReason, Usage};
+use crate::observe::telemetry;
+use crate::observe::trace::RunTrace;
+use crate::policy::RetryPolicy;
+use crate::policy::backoff::Schedule;
+use crate::provider::ModelError;
+use crate::retry::session::{Run, run_layer};
+use crate::retry::{Failed, Next, validate_policy};
+use crate::storm::Refusal;
+use crate::tool::{Toolbox, results_message};
+
+impl Runtime {
+    /// Records a failed exec in the journal, if the runtime has one: every failed exec ends here. A
+    /// journal that cannot be written warns once and never fails the exec.
+    fn journaled(&self, error: ExecError) -> ExecError {
+        if let Some(journal) = &self.journal {
+            let _ = journal.record_exec_error(&error);
+        }
+        error
+    }
+
+    /// An exec: its model turns, then the answer or the error (recorded in the journal). It runs as
+    /// the agent function the attribute put in the prompt, else as the runtime's; a `policy` or
+    /// `tools` of the request's own win over either's.
+    pub(crate) async fn exec_attempts(
+        &self,
+        policy: Option<RetryPolicy>,
+        tools: Option<&Toolbox>,
+        mut prompt: Prompt,
+        expected: Option<&Expected<'_>>,
+    ) -> Result<Reply, ExecError> {
+        // The runtime's own function is borrowed, not copied, on the plain `exec`'s way.
+        let own;
+        let function = match (prompt.take_function(), policy) {
+            (None, None) => &self.function,
+            (from_prompt, policy) => {
+                let mut function = from_prompt.unwrap_or(self.function);
+                if let Some(policy) = policy {
+                    function.policy = policy;
+                }
+                own = function;
+                &own
+            }
+        };
+        // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
+        // would wrap this future, and moving it costs the success path more than the span.)
+        let span = telemetry::exec_span(function.name, &*self.provider);
+        self.judge_policy(function, &span)?;
+        // The run and the history are built here, in the exec's own future: returned from a helper,
+        // they were copied on every exec's way in (BENCHMARKS.md, "Issue 15, the last two goals").
+        // The prompt's own system instruction (over the function's doc comment) lives here too.
+        let (text, own_system) = prompt.into_parts();
+        let system = own_system.as_deref().or(function.doc);
+        // The exec's own tools, else its function's (`tools = PATH`), else the runtime's.
+        let made;
+        let toolbox = match (tools, function.tools) {
+            (Some(tools), _) => tools,
+            (None, Some(make)) => match make() {
+                Some(tools) => {
+                    made = tools;
+                    &made
+                }
+                None => return Err(self.journaled(ExecError::tools_unset(function.name))),
+            },
+            (None, None) => &self.tools,
+        };
+        let mut run = self.start_run(toolbox, &function.policy, system, function.name, span);
+        run.schema = expected.map(|expected| &expected.schema);
+        let mut exec = Exec {
+            function,
+            expected,
+            // The prompt alone, and later each tool turn: the success path allocates the history once.
+            history: vec![Message::user(text)],
+            trace: self.trace.as_ref().map(|sink| sink.start_run(function.name)),
+            toolbox,
+            run_id: None,
+            iterations: 0,
+            attempts_made: 0,
+            compactions: 0,
+        };
+        // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
+        // them and feeds the results back, with no retry and no sleep, whatever the tools said.
+        loop {
+            // One model turn through layer 2: attempts until one gives an answer or asks for tools,
+            // or the layer gives up. Its success path is this loop's own (a turn of its own would be
+            // a future inside this one, and its answer moved out of it); a failed attempt is handled
+            // in a box, as the layers' failure paths are, so that this future stays small.
+            let mut failures = Failures::default();
+            let tools = loop {
+                run.state.attempt = failures.index + 1;
+                exec.attempts_made += 1;
+                let message = run_layer(&mut run, &exec.history).await;
+                match judge(&mut run, &mut exec, message) {
+                    // The answer is returned from here: not moved out of the turn and again.
+                    // The call that answered paid for retries in layer 1, as it came.
+                    Attempt::Answer(reply) => return Ok(answered(&mut run, &exec, reply)),
+                    Attempt::Tools(message) => break message,
+                    failed => {
+                        let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
+                        if let Err(error) = Box::pin(after).await {
+                            return Err(self.journaled(error));
+                        }
+                    }
+                }
+            };
+            if let Err(error) = self.tool_turn(&mut run, &mut exec, tools).await {
+                return Err(self.journaled(error));
+            }
+        }
+    }
+
+    /// A tool turn: the model asked for `tools`; their results join the history (whatever the
+    /// tools said: no retry, no sleep), unless the exec has had `max_iterations` tool turns.
+    async fn tool_turn<'a>(
+        &self,
+        run: &mut Run<'a>,
+        exec: &mut Exec<'a>,
+        tools: AssistantMessage,
+    ) -> Result<(), ExecError> {
+        // The tools' time counts, from here if nothing read the clock before.
+        run.state.budget.start_clock();
+        if exec.iterations >= self.max_iterations {
+            return Err(self.too_many_iterations(run, exec.iterations));
+        }
+        exec.iterations += 1;
+        // The turn's keys: the same whenever these calls run, unlike any other turn's.
+        let iteration = exec.iterations;
+        let turn = format!("{}/{iteration}", exec.run_id());
+        let outcomes = exec.toolbox.run_calls_keyed(&tools, exec.trace.as_ref(), &turn);
+        let outcomes = outcomes.instrument(run.state.span.clone()).await;
+        exec.history.push(Message::Assistant(tools));
+        exec.history.push(results_message(outcomes));
+        // A source's list may have changed (an MCP server's `list_changed`): the next turn offers it.
+        // (The call that asked for the tools paid for retries, and told its breaker, as it came.)
+        run.tools = exec.toolbox.specs();
+        run.state.budget.start_turn();
+        Ok(())
+    }
+
+    /// Judges an exec's policy: an invalid one is a programming error, recorded on the exec's
+    /// `span` and in the journal.
+    #[inline]
+    fn judge_policy(&self, function: &AgentFn, span: &Span) -> Result<(), ExecError> {
+        validate_policy(&function.policy).map_err(|error| {
+            let error = ExecError::invalid_policy(function.name, error);
+            telemetry::record_exec(span, || Usage::ZERO, || None, Some(error.kind().name()));
+            self.journaled(error)
+        })
+    }
+
+    /// The error of an exec whose model still asks for tools after `max_iterations` tool turns.
+    fn too_many_iterations(&self, run: &mut Run<'_>, iterations: u32) -> ExecError {
+        let limit = format!(
+            "the model still asked for tools after {iterations} tool iterations (`max_iterations` is {}): no final answer",
+            self.max_iterations
+        );
+        fail(run, ExecErrorKind::MaxIterations, vec![limit], None, None)
+    }
+
+    /// Layer 2 after a failed attempt of a model turn (`failures` so far): the programming error,
+    /// the context overflow (compacted, or not), the decision and the backoff's sleep; `Err` when
+    /// the turn, and the exec, end. A failed attempt is retried with the history as the turn began,
+    /// plus any validator feedback (completed tool results are kept).
+    async fn after_failure(
+        &self,
+        run: &mut Run<'_>,
+        exec: &mut Exec<'_>,
+        failures: &mut Failures,
+        attempt: Attempt,
+    ) -> Result<(), ExecError> {
+        let attempts = &mut failures.attempts;
+        let (failed, source) = match attempt {
+            Attempt::Failed(failed, source) => (failed, source),
+            Attempt::Raised(error) => {
+                attempts.push(error.to_string());
+                return Err(fail(run, ExecErrorKind::Programming, std::mem::take(attempts), None, Some(error)));
+            }
+            // Not failures: the turn ends with them.
+            Attempt::Answer(_) | Attempt::Tools(_) => return Ok(()),
+        };
+        // The failure's time counts from here if its attempt took none the clock could see.
+        run.state.budget.start_clock();
+        // A rejected answer was an answer of the provider's: it paid for retries in layer 1.
+        // With fallbacks, a failure that is the target's moves the exec to the next one at once: the
+        // same attempt, no backoff (docs/design.md §10, "Fallback across targets").
+        if let Some(position) = &mut run.position {
+            let last = failures.index + 1 >= run.state.policy.max_retries();
+            let because = position.reason_to_move(&run.state, &failed, source.as_ref(), last);
+            if let Some(because) = because.filter(|_| run.state.budget.extra_call_refusal().is_none()) {
+                run.provider = position.move_on(&mut run.state, &failed.error, because);
+                attempts.push(format!("{} (fallback → `{}`)", failed.error, position.name()));
+                return Ok(());
+            }
+        }
+        let mut note = None;
+        if failed.action == ExecAction::ContextOverflow {
+            match self.after_overflow(run, exec, &failed).await {
+                AfterOverflow::Compacted(done) => {
+                    attempts.push(format!("{} ({done})", failed.error));
+                    return Ok(());
+                }
+                AfterOverflow::Stands(why) => note = why,
+                AfterOverflow::Refused(refusal) => {
+                    attempts.push(failed.error.clone());
+                    run.state.refused(failed.error, failed.usage, refusal.clone());
+                    return Err(fail(run, ExecErrorKind::Refused, std::mem::take(attempts), Some(refusal), source));
+                }
+            }
+        }
+        attempts.push(match note {
+            Some(note) => format!("{} ({note})", failed.error),
+            None => failed.error.clone(),
+        });
+        let schedule = failures.schedule.get_or_insert_with(|| Schedule::exec(run.state.policy));
+        let next = run.state.after_failed_attempt(schedule, failures.index, failed).await;
+        match next {
+            Next::Retry => {}
+            Next::Stop(kind, stopped_by) => {
+                return Err(fail(run, kind, std::mem::take(attempts), stopped_by, source));
+            }
+        }
+        failures.index += 1;
+        Ok(())
+    }
+}
+
+/// The failed attempts of one model turn so far.
+#[derive(Default)]
+struct Failures {
+    /// Each failed attempt, in words (for the error).
+    attempts: Vec<String>,
+    /// Layer 2's backoff, made at the first failure: a turn whose first attempt answers needs none.
+    schedule: Option<Schedule>,
+    /// The attempt being made, from 0.
+    index: u32,
+}
+
+/// The judge of one attempt: what its final message (or the programming error that ended it) comes
+/// to. A rejected answer adds itself and the validator's reason to the history, for the next
+/// attempt to see. Synchronous on purpose: the exec's future holds no state of its own for it.
+fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessage, ModelError>) -> Attempt {
+    let message = match message {
+        Ok(message) => message,
+        Err(error) => return Attempt::Raised(error),
+    };
+    if message.is_error() {
+        let (failed, source) = Failed::of_message(message, run.state.judged.take());
+        return Attempt::Failed(failed, source);
+    }
+    if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
+        return Attempt::Tools(message);
+    }
+    let (stop_reason, usage) = (message.stop_reason, message.usage);
+    // The exec's token counts move into the reply (and back, if the validator rejects it).
+    let totals = run.state.usage.take().map(|mut totals| {
+        totals.answer = usage;
+        totals
+    });
+    let reply = Reply::new(
+        message.into_text(),
+        stop_reason,
+        run.state.budget.calls(),
+        exec.attempts_made,
+        run.state.budget.elapsed(),
+    )
+    .with_iterations(exec.iterations)
+    .with_usage(totals)
+    .with_exec_id(run.state.exec_id);
+    let reply = match &run.position {
+        None => reply,
+        Some(position) => reply.with_target(position.target_name()),
+    };
+    // A typed answer must be the JSON asked for first; the validator then says what a schema cannot.
+    let unfit = exec.expected.and_then(|expected| expected.judge(reply.text(), stop_reason));
+    let rejection = match unfit {
+        Some(unfit) => (unfit.why, unfit.feedback, unfit.rule),
+        None => match exec.function.validate.and_then(|validate| validate(&reply).err()) {
+            None => return Attempt::Answer(reply),
+            Some(reason) => {
+                let feedback = format!("Your previous reply was rejected: {reason}. Answer again, fixing that.");
+                (reason, feedback, Reason::Rejected)
+            }
+        },
+    };
+    reject(run, exec, reply, usage, rejection)
+}
+
+/// A rejected answer: it stays in the history with the feedback after it, for the next attempt to
+/// see; its tokens count as spent on a failed attempt.
+fn reject(
+    run: &mut Run<'_>,
+    exec: &mut Exec<'_>,
+    mut reply: Reply,
+    usage: Option<crate::message::Usage>,
+    (why, feedback, rule): (String, String, Reason),
+) -> Attempt {
+    run.state.usage = reply.take_usage();
+    if let Some(usage) = usage {
+        run.state.count_failed(usage);
+    }
+    exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
+    exec.history.push(Message::user(feedback));
+    Attempt::Failed(Failed::rejected(&why, rule).with_usage(usage), None)
+}
+
+/// What one exec carries from turn to turn.
+pub(super) struct Exec<'f> {
+    pub(super) function: &'f AgentFn,
+    /// The JSON the answer must be (`exec_json`), if any.
+    pub(super) expected: Option<&'f Expected<'f>>,
+    pub(super) history: Vec<Message>,
+    pub(super) trace: Option<RunTrace>,
+    /// The tools offered: the exec's, its function's or the runtime's.
+    pub(super) toolbox: &'f Toolbox,
+    /// The run's id for the tools' idempotency keys when there is no trace (whose id it is
+    /// otherwise), made at the first tool turn.
+    pub(super) run_id: Option<Box<str>>,
+    pub(super) iterations: u32,
+    pub(super) attempts_made: u32,
+    /// How many times the conversation was compacted.
+    pub(super) compactions: u32,
+}
+
+impl Exec<'_> {
+    /// The run's id: the trace's, or one made now (`run-` and 16 random hex digits, as a trace's).
+    fn run_id(&mut self) -> &str {
+        if let Some(trace) = &self.trace {
+            return trace.run_id();
+        }
+        self.run_id.get_or_insert_with(|| format!("run-{:016x}", fastrand::u64(..)).into_boxed_str())
+    }
+}
+
+/// What one attempt of a turn came to.
+enum Attempt {
+    /// The final answer, accepted by the validator.
+    Answer(Reply),
+    /// The model asks for tools.
+    Tools(AssistantMessage),
+    /// A failed attempt for layer 2 to judge, with the model's typed error if there was one.
+    Failed(Failed, Option<ModelError>),
+    /// A programming error: returned at once, unchanged.
+    Raised(ModelError),
+}
+
+/// The exec's answer: its trace's last line, its span's outcome and the exec's decisions.
+#[inline]
+fn answered(run: &mut Run<'_>, exec: &Exec<'_>, mut reply: Reply) -> Reply {
+    if let Some(trace) = &exec.trace {
+        trace.agent_finish(reply.text(), exec.iterations);
+    }
+    telemetry::record_exec(&run.state.span, || reply.total_usage(), || reply.target(), None);
+    reply.take_decisions(&mut run.state.decisions);
+    reply
+}
+
+/// The exec's error: its kind, attempts and cause, with the decisions and counts of `run`.
+fn fail(
+    run: &mut Run<'_>,
+    kind: ExecErrorKind,
+    attempts: Vec<String>,
+    stopped_by: Option<Refusal>,
+    source: Option<ModelError>,
+) -> ExecError {
+    let state = &mut run.state;
+    let decisions = std::mem::take(&mut state.decisions);
+    let (calls, elapsed) = (state.budget.calls(), state.budget.elapsed());
+    let error = ExecError::new(kind, state.function, attempts, decisions, calls, elapsed, stopped_by, source)
+        .with_usage(state.usage.take())
+        .with_exec_id(state.exec_id)
+        .with_target(run.position.map(|position| position.target_name()));
+    telemetry::record_exec(&state.span, || error.usage(), || error.target(), Some(error.kind().name()));
+    error
+}
