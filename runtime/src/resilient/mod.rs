@@ -134,7 +134,7 @@ pub trait Classify {
 
     /// This error with no piece of an API key in what it shows (its Display and Debug): `redact`
     /// gives a text back with every piece of the key replaced by `<redacted>` (borrowed when there
-    /// was none). A retry loop that was told the key ([`Resilient::redacting`],
+    /// was none). A retry loop that was told the key (`Resilient::redacting`, with the `providers` feature;
     /// `tower::RetryLayer::redacting`) hands its last error back through this: a server may echo the
     /// key in an error body, and whoever logs the error would leak it.
     ///
