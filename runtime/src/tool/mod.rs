@@ -70,6 +70,7 @@
 mod schema;
 mod source;
 mod toolbox;
+mod typed;
 
 use std::fmt;
 use std::future::Future;

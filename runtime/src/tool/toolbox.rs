@@ -214,7 +214,7 @@ impl Toolbox {
         self.register_fn(ToolSpec::new(name, description, parameters), Some(timeout), function)
     }
 
-    fn register_fn<F, Fut>(self, spec: ToolSpec, timeout: Option<Duration>, function: F) -> Self
+    pub(super) fn register_fn<F, Fut>(self, spec: ToolSpec, timeout: Option<Duration>, function: F) -> Self
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
