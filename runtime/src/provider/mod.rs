@@ -1,5 +1,6 @@
-//! Providers: one streamed model call each. `OpenAiProvider` and `AnthropicProvider` (feature
-//! `providers`, on by default) talk to real model APIs over HTTP with streaming SSE;
+//! Providers: one streamed model call each. [`HttpProvider`] (feature `providers`, on by default)
+//! talks to real model APIs over HTTP with streaming SSE, in the format of one wire
+//! (`OpenAiProvider`, `AnthropicProvider`, `GeminiProvider`, `ResponsesProvider`);
 //! [`ScriptedProvider`] plays a script, for tests. A provider of your own implements [`Provider`]
 //! with the core alone: the request and event types, the typed errors ([`ModelError`]) and the
 //! event-stream decoder ([`sse`]) need no HTTP stack.
@@ -62,7 +63,7 @@ pub use scripted::{RecordedRequest, Scripted, ScriptedProvider};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use secret::display_url;
-/// The HTTP providers, one per wire, and their registry ([`WireKind`]).
+/// The HTTP provider ([`HttpProvider`]), its wires and their registry ([`WireKind`]).
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 pub use wire::*;

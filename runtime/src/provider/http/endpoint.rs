@@ -1,6 +1,6 @@
 //! Where a call goes and with what: the base URL checked and joined with a wire's path, the key
-//! kept as a [`Secret`], the model and temperature, the HTTP clients (one per connect bound), the
-//! scope fingerprint.
+//! kept as a [`Secret`], the model, temperature and token limit, the HTTP clients (one per connect
+//! bound), the scope fingerprint.
 
 use std::fmt;
 use std::time::Duration;
@@ -9,8 +9,8 @@ use super::super::secret::{Secret, display_url, redact};
 use super::send::describe;
 use crate::error::ModelError;
 
-/// What both HTTP providers hold: the client, where to send, the key, the model and the sampling
-/// temperature.
+/// What every HTTP provider holds, whatever its wire: the clients, where to send, the key, and the
+/// caller's settings (the model, the sampling temperature, the token limit, the context window).
 #[derive(Clone)]
 pub(crate) struct Endpoint {
     clients: Clients,
@@ -20,11 +20,16 @@ pub(crate) struct Endpoint {
     pub(crate) api_key: Option<Secret>,
     pub(crate) model: String,
     pub(crate) temperature: Option<f32>,
+    /// The most tokens an answer may have, sent in the wire's field for it when set.
+    pub(crate) max_tokens: Option<u32>,
     /// The model's context window in tokens, when the user declared it.
     pub(crate) context_window: Option<u64>,
 }
 
 impl Endpoint {
+    /// An endpoint at `base_url` (trimmed: no surrounding whitespace, no trailing `/`) with
+    /// `api_key` (an empty one is none), asking for `model`, with no temperature, token limit or
+    /// context window.
     pub(crate) fn new(base_url: String, api_key: Option<String>, model: &str) -> Self {
         let base_url = trim_base_url(&base_url).to_owned();
         Self {
@@ -34,6 +39,7 @@ impl Endpoint {
             api_key: Secret::new(api_key),
             model: model.to_owned(),
             temperature: None,
+            max_tokens: None,
             context_window: None,
         }
     }
@@ -83,6 +89,7 @@ impl Endpoint {
             .field("api_key", &self.api_key)
             .field("model", &self.model)
             .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
     }
 }
 

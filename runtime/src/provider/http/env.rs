@@ -9,11 +9,11 @@
 use super::endpoint::check_base_url;
 
 /// A provider's configuration from the environment is incomplete or invalid (see
-/// [`OpenAiProvider::from_env`] and [`AnthropicProvider::from_env`]). Its text names the
-/// environment variable to set.
+/// [`HttpProvider::from_env`] and [`WireKind::from_env`]). Its text names the environment variable
+/// to set.
 ///
-/// [`OpenAiProvider::from_env`]: crate::provider::OpenAiProvider::from_env
-/// [`AnthropicProvider::from_env`]: crate::provider::AnthropicProvider::from_env
+/// [`HttpProvider::from_env`]: crate::provider::HttpProvider::from_env
+/// [`WireKind::from_env`]: crate::provider::WireKind::from_env
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {

@@ -1,20 +1,24 @@
-//! The seam between the plumbing and a wire: [`Wire`] (everything a call sends), [`Decoder`]
-//! (everything a call reads) and [`Out`] (where a decoder writes what it read).
+//! The seam between the plumbing and a wire: [`Codec`] (everything a call sends, and the wire's
+//! data), [`Decoder`] (everything a call reads) and [`Out`] (where a decoder writes what it read).
 //!
 //! # Writing a wire
 //!
-//! A wire is one file in `provider/wire/` (see `wire/openai.rs`, the model to copy), holding:
+//! A wire is one file in `provider/wire/` (see `wire/openai.rs`, the model to copy), with its
+//! stream's reading in a file of its own beside it when it is long (`wire/openai/events.rs`):
 //!
-//! 1. **The public provider type**: `pub struct XProvider { endpoint: Endpoint, /* options */ }`,
-//!    `#[derive(Clone)]`, with its explicit builders (`new`, `from_env`, `with_model`, ...: their docs
-//!    state the wire's defaults) and `impl_http_provider!(XProvider { option, ... })`, which writes
-//!    its `Provider` impl (`name`, `scope`, `model`, `server`, `stream`), its redacted `Debug` and its
-//!    `base_url`/`model`/`has_api_key` accessors.
-//! 2. **`impl Wire for XProvider`**: the provider name, the environment, the auth header, the URL,
-//!    the body, the provider at its defaults ([`Wire::from_endpoint`], for the registry), and the
-//!    decoder of one call. (There is no `KIND` constant: the registry maps a `WireKind` to its type,
-//!    and the plumbing never needs the reverse, so `http/` does not depend on `wire/`.) Everything here is pure: no IO, no key (the plumbing
-//!    puts the key in [`Wire::AUTH`]'s header, marked sensitive).
+//! 1. **The wire type**: `pub struct X;` (`#[derive(Debug, Clone, Copy, Default)]`), whose docs are
+//!    the wire's page: what it sends and reads, and its settings (the variables `from_env` reads,
+//!    the default base URL and model, the field `with_max_tokens` sets). Then `impl Wire for X {}`
+//!    (the public, sealed bound of `HttpProvider`) and the name users know it by:
+//!    `pub type XProvider = HttpProvider<X>;`. The generic `HttpProvider<W>` (`wire/http_provider.rs`)
+//!    is every wire's public block (`new`, `from_env`, `with_model`, `with_max_tokens`, the
+//!    accessors, the `Provider` impl and a redacted `Debug`): a wire writes none of it.
+//! 2. **`impl Codec for X`**: the data (the provider name, the environment, the default model and
+//!    token limit, the auth header) and the request (the URL, the static headers, the body, the
+//!    fallback, the decoder of one call). Everything here is pure: no IO, no key (the plumbing puts
+//!    the key in [`Codec::AUTH`]'s header, marked sensitive). (There is no `KIND` constant: the
+//!    registry maps a `WireKind` to its type, and the plumbing never needs the reverse, so `http/`
+//!    does not depend on `wire/`.)
 //! 3. **The decoder** (`struct XDecoder`, the state of one call) **and `impl Decoder`**: each SSE event
 //!    becomes calls on [`Out`] (text, tool calls, usage, the model, done, an error). It never sees the
 //!    key: [`Out::error`] redacts and types what [`ErrorFacts`] say.
@@ -49,9 +53,11 @@ use crate::error::ModelError;
 use crate::message::StopReason;
 use crate::message::usage::Usage;
 
-/// What a wire sends: implemented by the public provider type itself (`OpenAiProvider`), so that
-/// [`stream_call`](super::stream_call)`::<Self>` is one monomorphic copy per wire.
-pub(crate) trait Wire: Clone + Send + Sync + 'static {
+/// What a wire sends, and its data: implemented by the wire's type (`OpenAi`, a unit struct), so
+/// that [`stream_call`](super::stream_call)`::<W>` is one monomorphic copy per wire. The provider
+/// (`HttpProvider<W>`) holds the [`Endpoint`] (where the call goes and the caller's settings) and
+/// hands it to each method.
+pub(crate) trait Codec: Clone + Default + std::fmt::Debug + Send + Sync + 'static {
     /// What `Provider::name()` returns: both the OpenTelemetry `gen_ai.provider.name` and the scope
     /// prefix (`openai:<fingerprint>`), so calls that share it share a retry quota and cooldowns.
     /// `openai`, `anthropic`, `gcp.gemini`; a wire that shares another's keys and rate limits (OpenAI
@@ -64,6 +70,11 @@ pub(crate) trait Wire: Clone + Send + Sync + 'static {
     /// The model asked for when the caller names none.
     const DEFAULT_MODEL: &'static str;
 
+    /// The token limit the body asks for when the caller sets none (`with_max_tokens`). The
+    /// default, `None`: the wire sends none, the server's default holds; a wire whose API requires
+    /// one (Anthropic's) gives it here.
+    const DEFAULT_MAX_TOKENS: Option<u32> = None;
+
     /// Where the key goes. The plumbing builds the header from the endpoint's key and marks it
     /// sensitive (hidden from Debug output); without a key, no header is sent.
     const AUTH: Auth;
@@ -71,27 +82,21 @@ pub(crate) trait Wire: Clone + Send + Sync + 'static {
     /// The state of one call's reading.
     type Decoder: Decoder;
 
-    /// A provider of this wire for `endpoint`, its other options at their defaults (for the registry's
-    /// `WireKind::provider`).
-    fn from_endpoint(endpoint: Endpoint) -> Self;
-
-    /// The base URL, key, model, temperature and clients.
-    fn endpoint(&self) -> &Endpoint;
-
-    /// The URL to post `request` to, usually `self.endpoint().url("/chat/completions")` (which keeps a
+    /// The URL to post `request` to, usually `endpoint.url("/chat/completions")` (which keeps a
     /// base URL's query). A wire that puts the model in the path encodes it as one segment; the key
     /// never goes in the URL.
-    fn url(&self, request: &Request<'_>) -> Result<String, ModelError>;
+    fn url(&self, endpoint: &Endpoint, request: &Request<'_>) -> Result<String, ModelError>;
 
     /// Static headers besides the key's (e.g. `anthropic-version`). The default adds none.
     fn headers(&self, headers: &mut HeaderMap) {
         let _ = headers;
     }
 
-    /// The JSON body of `request`: the system text, the messages with their tool calls and tool
-    /// results, the tools, the token limit, the temperature, and the schema of a typed answer, asked
-    /// as `form` says (only a wire with a [`Wire::fallback`] is asked for [`Form::Fallback`]).
-    fn body(&self, request: &Request<'_>, form: Form) -> Value;
+    /// The JSON body of `request` to `endpoint` (its model, temperature and token limit): the
+    /// system text, the messages with their tool calls and tool results, the tools, the token
+    /// limit, the temperature, and the schema of a typed answer, asked as `form` says (only a wire
+    /// with a [`Codec::fallback`] is asked for [`Form::Fallback`]).
+    fn body(&self, endpoint: &Endpoint, request: &Request<'_>, form: Form) -> Value;
 
     /// Whether a refused first request is sent again at once in [`Form::Fallback`], within the same
     /// call: a predicate on the first response's status and (bounded) body, e.g. OpenAI's JSON mode
@@ -101,22 +106,16 @@ pub(crate) trait Wire: Clone + Send + Sync + 'static {
         None
     }
 
-    /// The token limit the body asks for an answer (`Provider::max_output_tokens`). The default,
-    /// `None`: the wire sends none.
-    fn max_tokens(&self) -> Option<u64> {
-        None
-    }
-
     /// The reading state of one call of `request` (e.g. the tool that carries a typed answer).
     fn decoder(&self, request: &Request<'_>) -> Self::Decoder;
 }
 
-/// Which form of a request's body [`Wire::body`] writes.
+/// Which form of a request's body [`Codec::body`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Form {
     /// The request as the wire asks it first.
     Primary,
-    /// The second request of a call whose first was refused as [`Wire::fallback`] says.
+    /// The second request of a call whose first was refused as [`Codec::fallback`] says.
     Fallback,
 }
 

@@ -1,28 +1,32 @@
-//! The wires the HTTP providers speak, one file each (the request it sends, the events it reads,
-//! its error vocabulary, its usage), on the plumbing of `provider/http/`; and their registry,
-//! [`WireKind`], the only place that names every wire.
+//! The wires the HTTP providers speak, one module each (the wire's type and data and the request it
+//! sends in `openai.rs`, the events it reads, its error vocabulary and its usage in `openai/`), on
+//! the plumbing of `provider/http/`; the provider every wire shares, [`HttpProvider`]
+//! (`http_provider.rs`); and their registry, [`WireKind`], the only place that names every wire.
 //!
-//! A new wire is a file here (see `http/seam.rs` for what it holds), one `WireKind` variant, and
-//! one arm in each `match` below ([`WireKind::name`], [`WireKind::summary`] and `dispatch!`): the
-//! compiler points at each. Nothing else in the crate names a wire: `agentic ask`, the fuzz targets
-//! and the tests go through [`WireKind::ALL`]. Beside the wires: `finish.rs`, the failures a
-//! finish reason comes to on every wire, and `parts.rs`, a Chat Completions `content` made of parts.
+//! A new wire is a file here (see `http/seam.rs` for what it holds: its type, its data, its request
+//! and its decoder; the public block is [`HttpProvider`]'s), one `WireKind` variant, and one arm in
+//! each `match` below ([`WireKind::name`], [`WireKind::summary`] and `dispatch!`): the compiler
+//! points at each. Nothing else in the crate names a wire: `agentic ask`, the fuzz targets and the
+//! tests go through [`WireKind::ALL`]. Beside the wires: `finish.rs`, the failures a finish reason
+//! comes to on every wire, and `parts.rs`, a Chat Completions `content` made of parts.
 
 mod anthropic;
 mod finish;
 mod gemini;
+mod http_provider;
 mod openai;
 mod parts;
 mod responses;
 
 use std::sync::Arc;
 
-pub use self::anthropic::AnthropicProvider;
-pub use self::gemini::GeminiProvider;
-pub use self::openai::OpenAiProvider;
-pub use self::responses::ResponsesProvider;
+pub use self::anthropic::{Anthropic, AnthropicProvider};
+pub use self::gemini::{Gemini, GeminiProvider};
+pub use self::http_provider::{HttpProvider, Wire};
+pub use self::openai::{OpenAi, OpenAiProvider};
+pub use self::responses::{Responses, ResponsesProvider};
 use super::Provider;
-use super::http::{self, ConfigError, Endpoint, Item, Secret, Wire};
+use super::http::{self, Codec, ConfigError, Item, Secret};
 
 /// A wire format an HTTP provider speaks, by the name the chaos server's journal and `agentic ask
 /// --provider` use for it.
@@ -42,34 +46,34 @@ use super::http::{self, ConfigError, Endpoint, Item, Secret, Wire};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum WireKind {
-    /// OpenAI-compatible chat completions, `POST {base}/chat/completions` ([`OpenAiProvider`]).
+    /// OpenAI-compatible chat completions, `POST {base}/chat/completions` ([`OpenAi`]).
     OpenAi,
-    /// Anthropic's Messages, `POST {base}/v1/messages` ([`AnthropicProvider`]).
+    /// Anthropic's Messages, `POST {base}/v1/messages` ([`Anthropic`]).
     Anthropic,
-    /// Google's Gemini, `POST {base}/models/{model}:streamGenerateContent?alt=sse` ([`GeminiProvider`]).
+    /// Google's Gemini, `POST {base}/models/{model}:streamGenerateContent?alt=sse` ([`Gemini`]).
     Gemini,
-    /// OpenAI's Responses, `POST {base}/responses` ([`ResponsesProvider`]).
+    /// OpenAI's Responses, `POST {base}/responses` ([`Responses`]).
     Responses,
 }
 
-/// Runs `$body` with `$W` the provider type of wire `$kind`: one monomorphic arm per wire.
+/// Runs `$body` with `$W` the type of wire `$kind`: one monomorphic arm per wire.
 macro_rules! dispatch {
     ($kind:expr, $W:ident => $body:expr) => {
         match $kind {
             WireKind::OpenAi => {
-                type $W = OpenAiProvider;
+                type $W = OpenAi;
                 $body
             }
             WireKind::Anthropic => {
-                type $W = AnthropicProvider;
+                type $W = Anthropic;
                 $body
             }
             WireKind::Gemini => {
-                type $W = GeminiProvider;
+                type $W = Gemini;
                 $body
             }
             WireKind::Responses => {
-                type $W = ResponsesProvider;
+                type $W = Responses;
                 $body
             }
         }
@@ -113,27 +117,27 @@ impl WireKind {
     /// scope prefix (`openai`, `anthropic`, `gcp.gemini`), which may differ from [`WireKind::name`]:
     /// `openai` for both of OpenAI's wires, which share a key's rate limits.
     pub fn provider_name(self) -> &'static str {
-        dispatch!(self, W => <W as Wire>::PROVIDER)
+        dispatch!(self, W => <W as Codec>::PROVIDER)
     }
 
     /// The variables that may hold the key, in the order they are read, e.g. `["OPENAI_API_KEY"]`.
     pub fn key_variables(self) -> &'static [&'static str] {
-        dispatch!(self, W => <W as Wire>::ENV.keys)
+        dispatch!(self, W => <W as Codec>::ENV.keys)
     }
 
     /// The variable that holds the base URL, e.g. `OPENAI_BASE_URL`.
     pub fn base_url_variable(self) -> &'static str {
-        dispatch!(self, W => <W as Wire>::ENV.base_url)
+        dispatch!(self, W => <W as Codec>::ENV.base_url)
     }
 
     /// The provider's own base URL, where a key is required (e.g. `https://api.openai.com/v1`).
     pub fn default_base_url(self) -> &'static str {
-        dispatch!(self, W => <W as Wire>::ENV.default_base_url)
+        dispatch!(self, W => <W as Codec>::ENV.default_base_url)
     }
 
     /// The model asked for when none is named.
     pub fn default_model(self) -> &'static str {
-        dispatch!(self, W => <W as Wire>::DEFAULT_MODEL)
+        dispatch!(self, W => <W as Codec>::DEFAULT_MODEL)
     }
 
     /// A provider of this wire for the server at `base_url`, with `api_key` if it needs one (an empty
@@ -148,14 +152,17 @@ impl WireKind {
     ) -> Arc<dyn Provider> {
         let base_url = base_url.into();
         dispatch!(self, W => {
-            let endpoint = Endpoint::new(base_url, api_key, model.unwrap_or(<W as Wire>::DEFAULT_MODEL));
-            Arc::new(<W as Wire>::from_endpoint(endpoint))
+            let provider = HttpProvider::<W>::new(base_url, api_key);
+            Arc::new(match model {
+                Some(model) => provider.with_model(model),
+                None => provider,
+            })
         })
     }
 
     /// A provider of this wire configured from its environment variables, as its `from_env` does.
     pub fn from_env(self) -> Result<Arc<dyn Provider>, ConfigError> {
-        let (base_url, api_key) = dispatch!(self, W => <W as Wire>::ENV.read(|name| std::env::var(name).ok()))?;
+        let (base_url, api_key) = dispatch!(self, W => <W as Codec>::ENV.read(|name| std::env::var(name).ok()))?;
         Ok(self.provider(base_url, api_key, None))
     }
 
@@ -184,13 +191,13 @@ impl WireKind {
     /// assert_eq!(openai.env_key_for("http://api.openai.com/v1", env), None); // not over plain HTTP
     /// ```
     pub fn env_key_for(self, base_url: &str, lookup: impl Fn(&str) -> Option<String>) -> Option<String> {
-        dispatch!(self, W => <W as Wire>::ENV.key_for(base_url, &lookup))
+        dispatch!(self, W => <W as Codec>::ENV.key_for(base_url, &lookup))
     }
 
     /// What a call of this wire yields for a body that arrives in `reads` (or, with `whole`, as one
     /// JSON answer), without a connection: for the fuzz targets.
     pub(crate) fn replay(self, reads: &[&[u8]], whole: bool, secret: Option<Secret>) -> Vec<Item> {
-        dispatch!(self, W => http::replay(<W as Wire>::Decoder::default(), reads, whole, secret))
+        dispatch!(self, W => http::replay(<W as Codec>::Decoder::default(), reads, whole, secret))
     }
 }
 
@@ -248,7 +255,7 @@ mod tests {
             };
             assert_eq!(kind.env_key_for(local, at_local), real, "{kind:?}");
             assert_eq!(kind.env_key_for(kind.default_base_url(), at_local), None, "{kind:?}");
-            let read = dispatch!(kind, W => <W as Wire>::ENV.read(at_local)).unwrap();
+            let read = dispatch!(kind, W => <W as Codec>::ENV.read(at_local)).unwrap();
             assert_eq!(read, (local.to_owned(), real), "{kind:?}");
         }
     }
