@@ -20,7 +20,7 @@ fn over_loopback(c: &mut Criterion) {
     let tokio = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let server =
         tokio.block_on(ChaosServer::start(Scenario::new().otherwise(Step::ok("the answer is forty two")))).unwrap();
-    let client = reqwest::Client::new();
+    let client = agentic_test_support::http::client();
 
     let mut group = c.benchmark_group("loopback");
     for kind in WireKind::ALL {

@@ -538,7 +538,7 @@ async fn escapes_in_a_message_go_out_as_json_escapes_never_raw() {
 // A real client (reqwest, over hyper) against the new faults.
 
 async fn reqwest_post(url: &str) -> reqwest::Result<reqwest::Response> {
-    let client = reqwest::Client::new();
+    let client = agentic_test_support::http::client();
     client.post(url).header("content-type", "application/json").body(common::body(true)).send().await
 }
 

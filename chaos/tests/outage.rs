@@ -207,7 +207,7 @@ async fn a_real_client_with_a_timeout_sees_the_outage_by_the_clock_the_test_move
     // The client holds a timer (a 30 s timeout). On paused time tokio jumps to the next timer
     // only on a turn that wakes no task, and over loopback a request and its answer always have
     // bytes in flight: the clock moves only when the test says so.
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let client = agentic_test_support::http::client_builder().timeout(Duration::from_secs(30)).build().unwrap();
     for wire in WireFormat::ALL {
         let scenario = Scenario::new().with_outage(Outage::new(ms(1_000), ms(2_000)));
         let server = ChaosServer::start(scenario).await.unwrap();

@@ -382,7 +382,7 @@ async fn errors_outages_and_overflows_carry_the_headers_and_what_is_charged() {
 async fn a_real_client_reads_the_headers_and_waits_the_429s_retry_after() {
     // reqwest over hyper, with a timer of its own (a 30 s timeout): on paused time the clock
     // moves only when the test advances it (see tests/outage.rs), which `at_ms` shows.
-    let client = reqwest::Client::builder().timeout(secs(30)).build().unwrap();
+    let client = agentic_test_support::http::client_builder().timeout(secs(30)).build().unwrap();
     for wire in WireFormat::ALL {
         let server = ChaosServer::start(costing(RateLimit::new().requests(2).window(secs(10)))).await.unwrap();
         let url = format!("http://{}{}", server.addr(), wire.request_path("test-model", false));

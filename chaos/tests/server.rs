@@ -177,7 +177,7 @@ async fn a_malformed_request_gets_400_and_is_not_journaled() {
 }
 
 async fn reqwest_post(url: &str, stream: bool) -> reqwest::Result<reqwest::Response> {
-    reqwest::Client::new()
+    agentic_test_support::http::client()
         .post(url)
         .header("content-type", "application/json")
         .header("x-api-key", "sk-test")

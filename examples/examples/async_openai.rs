@@ -32,7 +32,7 @@ async fn main() -> ExitCode {
         .with_name("async-openai example")
         .redacting(target.key())
         .with_observer(adapters::print_decision);
-    let service = layer.around(ReqwestService::new(reqwest_013::Client::new()));
+    let service = layer.around(ReqwestService::new(reqwest::Client::new()));
     let client = async_openai::Client::with_config(config).with_http_service(service);
     let request: CreateChatCompletionRequest = match serde_json::from_value(adapters::streamed_request(&target)) {
         Ok(request) => request,

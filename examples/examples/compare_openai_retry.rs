@@ -51,7 +51,7 @@ async fn run(scenario: Scenario, ours: bool) -> (usize, f64, String) {
     let config = OpenAIConfig::new().with_api_base(server.openai_base_url()).with_api_key("sk-compare");
     let client = async_openai::Client::with_config(config);
     let client = if ours {
-        client.with_http_service(RetryLayer::default().around(ReqwestService::new(reqwest_013::Client::new())))
+        client.with_http_service(RetryLayer::default().around(ReqwestService::new(reqwest::Client::new())))
     } else {
         client
     };

@@ -23,7 +23,7 @@ async fn main() -> ExitCode {
     let target = adapters::Target::from_env().await;
     let layer = RetryLayer::default().with_name("reqwest-middleware example").with_observer(adapters::print_decision);
     let client =
-        reqwest_middleware::ClientBuilder::new(reqwest_013::Client::new()).with(RetryMiddleware::new(layer)).build();
+        reqwest_middleware::ClientBuilder::new(reqwest::Client::new()).with(RetryMiddleware::new(layer)).build();
     let sent = client
         .post(target.chat_completions_url())
         .bearer_auth(target.key())

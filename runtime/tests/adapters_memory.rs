@@ -74,8 +74,8 @@ fn a_50_mib_error_body_costs_async_openai_no_more_than_what_the_layer_read() {
 
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let config = OpenAIConfig::new().with_api_base(base_url).with_api_key("sk-memory-test");
-    let service = RetryLayer::default().around(ReqwestService::new(reqwest_013::Client::new()));
-    let client = async_openai::Client::with_config(config).with_http_service(service);
+    let service = RetryLayer::default().around(ReqwestService::new(agentic_test_support::http::client()));
+    let client = async_openai::Client::build(agentic_test_support::http::client(), config).with_http_service(service);
     let request: CreateChatCompletionRequest = serde_json::from_value(serde_json::json!({
         "model": "test-model",
         "messages": [{"role": "user", "content": "What is the answer?"}],

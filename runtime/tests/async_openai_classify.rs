@@ -23,7 +23,8 @@ use futures_util::StreamExt as _;
 
 fn client(server: &ChaosServer) -> Client<OpenAIConfig> {
     let config = OpenAIConfig::new().with_api_base(server.openai_base_url()).with_api_key(KEY);
-    Client::with_config(config).with_http_service(ReqwestService::new(reqwest_013::Client::new()))
+    Client::build(agentic_test_support::http::client(), config)
+        .with_http_service(ReqwestService::new(agentic_test_support::http::client()))
 }
 
 fn question() -> CreateChatCompletionRequest {

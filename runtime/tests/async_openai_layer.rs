@@ -31,7 +31,7 @@ use tower::ServiceExt as _;
 async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused> {
     let url = chat_url(server);
     let factory = HttpRequestFactory::new(move || {
-        let request = reqwest_013::Client::new()
+        let request = agentic_test_support::http::client()
             .post(&url)
             .bearer_auth(KEY)
             .header("content-type", "application/json")
@@ -39,7 +39,7 @@ async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused
             .build();
         async move { request.map_err(OpenAIError::Reqwest) }
     });
-    let service = layer.redacting(KEY).around(ReqwestService::new(reqwest_013::Client::new()));
+    let service = layer.redacting(KEY).around(ReqwestService::new(agentic_test_support::http::client()));
     let response = match service.oneshot(factory).await {
         Ok(response) => response,
         Err(failure) => return gave_up(failure),
@@ -81,8 +81,8 @@ adapter_tests!(send);
 /// reqwest service.
 fn client(server: &ChaosServer, layer: &RetryLayer) -> async_openai::Client<OpenAIConfig> {
     let config = OpenAIConfig::new().with_api_base(server.openai_base_url()).with_api_key(KEY);
-    let service = layer.around(ReqwestService::new(reqwest_013::Client::new()));
-    async_openai::Client::with_config(config).with_http_service(service)
+    let service = layer.around(ReqwestService::new(agentic_test_support::http::client()));
+    async_openai::Client::build(agentic_test_support::http::client(), config).with_http_service(service)
 }
 
 fn chat_request(stream: bool) -> CreateChatCompletionRequest {

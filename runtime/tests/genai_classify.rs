@@ -130,7 +130,11 @@ fn client_with_key(server: &agentic_chaos::ChaosServer, key: &'static str) -> Cl
             })
         },
     );
-    Client::builder().with_service_target_resolver(resolver).build().expect("the genai client builds")
+    Client::builder()
+        .with_reqwest(agentic_test_support::http::client())
+        .with_service_target_resolver(resolver)
+        .build()
+        .expect("the genai client builds")
 }
 
 /// Asserts that `shown` holds no 8-byte piece of [`LONG_KEY`].

@@ -19,12 +19,12 @@ use agentic_runtime::resilient::{Failure, GaveUp};
 use agentic_runtime::tower::{RetryLayer, RetryMiddleware};
 use agentic_runtime::{ExecErrorKind, RetryPolicy};
 use http::Extensions;
-use reqwest_013::{Request, Response};
+use reqwest::{Request, Response};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Next, RequestBuilder};
 
 /// A client whose requests go through `middleware`.
 fn client(middleware: RetryMiddleware) -> ClientWithMiddleware {
-    ClientBuilder::new(reqwest_013::Client::new()).with(middleware).build()
+    ClientBuilder::new(agentic_test_support::http::client()).with(middleware).build()
 }
 
 /// A streamed chat completion request to `server`, without its body.
@@ -64,7 +64,7 @@ async fn a_request_whose_streamed_body_cannot_be_copied_is_sent_once() {
     let client = client(layer.into());
     let frames =
         futures_util::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(bytes::Bytes::from(chat_body())))]);
-    let body = reqwest_013::Body::wrap(http_body_util::StreamBody::new(frames));
+    let body = reqwest::Body::wrap(http_body_util::StreamBody::new(frames));
     let response = post(&client, &server).body(body).send().await.unwrap();
     // The 503 is handed back: a second request would have had no body to send.
     assert_eq!(response.status(), 503);
@@ -107,7 +107,7 @@ async fn a_probe_sent_once_for_its_streamed_body_is_heard_by_the_breaker() {
     tokio::time::advance(Duration::from_secs(30)).await;
     let frames =
         futures_util::stream::iter([Ok::<_, std::io::Error>(http_body::Frame::data(bytes::Bytes::from(chat_body())))]);
-    let body = reqwest_013::Body::wrap(http_body_util::StreamBody::new(frames));
+    let body = reqwest::Body::wrap(http_body_util::StreamBody::new(frames));
     let client = client(RetryMiddleware::from(shared));
     let response = post(&client, &primary).body(body).send().await.unwrap();
     assert_eq!(response.status(), 400);
@@ -178,7 +178,7 @@ fn after<'a>(request: Request, extensions: &'a mut Extensions, next: Next<'a>) -
 async fn each_attempt_runs_the_rest_of_the_chain_and_what_comes_before_runs_once() {
     let server = start(Scenario::new().then_times(2, Step::http_error(503)).otherwise(Step::ok("42"))).await;
     let (layer, _) = layer(RetryPolicy::new());
-    let client = ClientBuilder::new(reqwest_013::Client::new())
+    let client = ClientBuilder::new(agentic_test_support::http::client())
         .with(before)
         .with(RetryMiddleware::new(layer))
         .with(after)
@@ -203,7 +203,7 @@ async fn a_middleware_around_one_that_gave_up_sends_no_more_requests() {
 
         let nested = start(Scenario::new().otherwise(step.clone())).await;
         let (outer, decisions) = layer(policy);
-        let both = ClientBuilder::new(reqwest_013::Client::new())
+        let both = ClientBuilder::new(agentic_test_support::http::client())
             .with(RetryMiddleware::new(outer))
             .with(RetryMiddleware::new(layer(policy).0))
             .build();

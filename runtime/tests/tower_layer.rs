@@ -20,7 +20,7 @@ use tower::{ServiceBuilder, ServiceExt as _};
 
 /// A streamed chat completion request to `server`.
 fn request(server: &ChaosServer) -> reqwest::Request {
-    reqwest::Client::new()
+    agentic_test_support::http::client()
         .post(chat_url(server))
         .bearer_auth(KEY)
         .header("content-type", "application/json")
@@ -31,7 +31,7 @@ fn request(server: &ChaosServer) -> reqwest::Request {
 
 /// One request through `layer` around reqwest's client: what came back, or the failure.
 async fn send(layer: RetryLayer, server: &ChaosServer) -> Result<Answer, Refused> {
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let response = service.oneshot(request(server)).await.map_err(|failure| Refused::failure(&failure))?;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
     let gave_up = response.extensions().get::<GaveUp>().map(GaveUp::kind);
@@ -46,7 +46,7 @@ adapter_tests!(send);
 async fn when_the_layers_give_up_on_a_transport_error_the_failure_carries_it_and_the_decisions() {
     let server = start(Scenario::new().otherwise(Step::close_before_headers())).await;
     let (layer, _) = layer(RetryPolicy::new().with_max_retries(2).with_session_retries(1));
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Exhausted);
     assert!(failure.last_error().is_some_and(|error| error.is_request() || error.is_connect()), "{failure}");
@@ -64,7 +64,7 @@ async fn the_layer_composes_with_towers_timeout_and_concurrency_limit() {
         .layer(layer)
         .concurrency_limit(1)
         .timeout(Duration::from_secs(5))
-        .service(reqwest::Client::new());
+        .service(agentic_test_support::http::client());
     let response = service.oneshot(request(&server)).await.unwrap();
     assert_eq!(streamed_text(&response.text().await.unwrap()), "42");
     let decisions = decisions.lock().unwrap();
@@ -78,7 +78,7 @@ async fn the_policys_per_call_timeout_cuts_a_hung_call_and_the_deadline_holds() 
     let policy = RetryPolicy::new().with_timeout_ms(1000).with_budget_ms(Some(5000));
     let (layer, _) = layer(policy);
     let started = tokio::time::Instant::now();
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!(failure.kind(), ExecErrorKind::Refused);
     assert!(failure.last_error().is_none(), "the last call was cut: no error of the service's");
@@ -90,7 +90,7 @@ async fn the_policys_per_call_timeout_cuts_a_hung_call_and_the_deadline_holds() 
 fn gemini_request(server: &ChaosServer) -> reqwest::Request {
     let body = serde_json::json!({"contents": [{"role": "user", "parts": [{"text": "What is the answer?"}]}]});
     let url = format!("{}/models/gemini-test:streamGenerateContent?alt=sse", server.base_url(WireFormat::Gemini));
-    reqwest::Client::new()
+    agentic_test_support::http::client()
         .post(url)
         .header("x-goog-api-key", KEY)
         .header("content-type", "application/json")
@@ -108,7 +108,7 @@ async fn googles_retry_info_in_the_body_is_the_wait_when_no_header_names_one() {
     let fault = Step::http_error(429).body(body.to_string()).header("content-type", "application/json");
     let server = start(Scenario::new().then(fault).otherwise(Step::ok("42"))).await;
     let (layer, decisions) = layer(RetryPolicy::new());
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let started = tokio::time::Instant::now();
     let response = service.oneshot(gemini_request(&server)).await.unwrap();
     assert_eq!(response.status(), 200);
@@ -130,7 +130,11 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
     for step in [Step::from(Step::http_error(503)), Step::close_before_headers()] {
         let alone = start(Scenario::new().otherwise(step.clone())).await;
         let inner = || layer(policy).0;
-        let _ = ServiceBuilder::new().layer(inner()).service(reqwest::Client::new()).oneshot(request(&alone)).await;
+        let _ = ServiceBuilder::new()
+            .layer(inner())
+            .service(agentic_test_support::http::client())
+            .oneshot(request(&alone))
+            .await;
         assert_eq!(alone.requests_served(), 4, "{step:?}: two attempts of two calls");
 
         let nested = start(Scenario::new().otherwise(step.clone())).await;
@@ -139,7 +143,7 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
             .layer(outer)
             .timeout(Duration::from_secs(600))
             .layer(inner())
-            .service(reqwest::Client::new());
+            .service(agentic_test_support::http::client());
         let answer = service.oneshot(request(&nested)).await;
         assert_eq!(nested.requests_served(), 4, "{step:?}: the inner layer's calls, once");
         match answer {
@@ -153,7 +157,10 @@ async fn a_layer_around_one_that_gave_up_sends_no_more_requests() {
     }
     // Without a layer between, the inner failure is the outer layer's service error: judged by its kind.
     let server = start(Scenario::new().otherwise(Step::close_before_headers())).await;
-    let service = ServiceBuilder::new().layer(layer(policy).0).layer(layer(policy).0).service(reqwest::Client::new());
+    let service = ServiceBuilder::new()
+        .layer(layer(policy).0)
+        .layer(layer(policy).0)
+        .service(agentic_test_support::http::client());
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!((server.requests_served(), failure.kind()), (4, ExecErrorKind::Permanent));
     assert_eq!(failure.last_error().map(Failure::kind), Some(ExecErrorKind::Exhausted));
@@ -176,7 +183,7 @@ async fn a_cooldown_longer_than_the_cap_refuses_in_the_layer_and_no_request_is_s
     let server = start(Scenario::new().otherwise(Step::ok("42"))).await;
     let layer = RetryLayer::sharing(&runtime, RetryPolicy::new()).unwrap();
     let started = tokio::time::Instant::now();
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!(server.requests_served(), 0, "no request went");
     assert_eq!(started.elapsed(), Duration::ZERO, "nothing was waited for");
@@ -200,7 +207,7 @@ async fn a_cooldown_longer_than_the_cap_refuses_in_the_layer_and_no_request_is_s
 async fn a_failure_counts_its_calls_and_its_attempts_in_words_that_agree() {
     let server = start(Scenario::new().otherwise(Step::close_before_headers())).await;
     let (layer, _) = layer(RetryPolicy::new().with_max_retries(1).with_session_retries(2));
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let failure = service.oneshot(request(&server)).await.unwrap_err();
     assert_eq!((server.requests_served(), failure.calls(), failure.attempts()), (3, 3, 1));
     assert_eq!(failure.record().calls, 3);
@@ -219,7 +226,7 @@ async fn a_failure_counts_its_calls_and_its_attempts_in_words_that_agree() {
 async fn a_success_whose_body_stalls_ends_at_the_idle_bound() {
     let server = start(Scenario::new().otherwise(Step::hang().after_chunks(1).text("The answer is 42."))).await;
     let (layer, _) = layer(RetryPolicy::new().with_idle_timeout_ms(3_000));
-    let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());
+    let service = ServiceBuilder::new().layer(layer).service(agentic_test_support::http::client());
     let response = service.oneshot(request(&server)).await.unwrap();
     let started = tokio::time::Instant::now();
     let error = within_a_minute(response.text()).await.unwrap_err();

@@ -254,7 +254,7 @@ async fn a_stalled_error_body_waits_the_policys_idle_bound() {
 #[tokio::test(start_paused = true)]
 async fn a_users_reqwest_call_through_resilient_judges_a_certificate_and_a_bad_head_permanent() {
     use agentic_runtime::resilient::Resilient;
-    let client = reqwest::Client::new();
+    let client = agentic_test_support::http::client();
     let policy = RetryPolicy::new();
 
     let server = TlsServer::start().await;

@@ -10,6 +10,7 @@
 //! - [`fuzz`]: the fuzz corpus replayer and the fuzz targets' checks, shared by `fuzz/` and the
 //!   crates' `fuzz_corpus` tests.
 //! - `tls_server` (with `tls`): a TLS server with a self-signed certificate on 127.0.0.1.
+//! - `http` (with `http`): a reqwest client for a test's own requests, whatever TLS the build has.
 //! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
 //!   `agentic-mcp-test-server`) and over streamable HTTP on 127.0.0.1.
 //! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
@@ -32,6 +33,8 @@ pub mod captured_log;
 #[cfg(feature = "alloc")]
 pub mod counting_alloc;
 pub mod fuzz;
+#[cfg(feature = "http")]
+pub mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "alloc")]

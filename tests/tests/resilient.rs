@@ -170,7 +170,7 @@ fn http_statuses_and_model_errors_classify_like_the_exec_layer() {
 // loopback refuses the connect before the runtime parks, so the clock never skips to it.
 #[tokio::test(start_paused = true)]
 async fn reqwest_errors_connect_failures_retry_and_builder_errors_raise() {
-    let client = reqwest::Client::new();
+    let client = agentic_test_support::http::client();
     let policy = POLICY.with_max_retries(2);
     let calls = Cell::new(0);
     // Nothing listens on port 9 of the loopback address: every connect is refused.

@@ -1,6 +1,6 @@
 //! The HTTP client rmcp's streamable HTTP transport sends through ([`McpHttp`]): the providers'
-//! reqwest 0.12, rustls on ring with the Mozilla roots (no process-wide crypto provider, no TLS
-//! feature of another reqwest turned on), and three rules of ours:
+//! reqwest, with the crate's TLS (rustls on ring with the Mozilla roots, handed to the client: no
+//! process-wide crypto provider), and three rules of ours:
 //!
 //! - rmcp knows the URL without its secrets (it logs it, and its errors print it); the client alone
 //!   holds the URL as given, and sends every request there.
@@ -53,7 +53,10 @@ pub(crate) struct McpHttp {
 impl McpHttp {
     /// The client of the server `server` at `url` (the URL as given, secrets and all).
     pub(crate) fn new(url: Url, server: &str) -> Result<Self, String> {
+        let tls = crate::util::tls::client_config()
+            .map_err(|error| format!("the HTTP client could not be built: {}", describe(&error)))?;
         let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
             .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
             .redirect(reqwest::redirect::Policy::none())
             .build()

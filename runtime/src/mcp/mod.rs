@@ -43,9 +43,9 @@
 //! - A URL's secrets (its userinfo, sent as Basic auth, and its query) are sent to that URL only,
 //!   and shown nowhere, in any encoding: rmcp, which logs URLs, is given the URL without them; the
 //!   client that sends (ours) keeps them, and its errors carry no URL. The fragment is never sent.
-//! - TLS: rustls on ring with the Mozilla roots, through the HTTP providers' reqwest 0.12. The
-//!   feature sets no process-wide crypto provider and turns on no TLS feature of another reqwest:
-//!   the program's own clients start as they would without it.
+//! - TLS: rustls on ring with the Mozilla roots, built by the crate and handed to the HTTP
+//!   providers' reqwest (0.13, `rustls-no-provider`). The feature sets no process-wide crypto
+//!   provider and needs none.
 //!
 //! # Bounds
 //!

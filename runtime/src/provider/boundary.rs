@@ -76,8 +76,8 @@ pub(super) const HEAD_FIX: &str = ": the same server sends the same head, so ret
 
 /// What configuration, not waiting, must fix in a failed request of a user's own reqwest client (a
 /// refused certificate, a response head it cannot read), or `None`: the same rules as the
-/// providers' (`Classify for reqwest::Error`, of reqwest 0.12 and 0.13: both wrap rustls 0.23 and
-/// hyper 1, so `error` is either). `in_body`: the failure came while reading a body (reqwest's
+/// providers' (`Classify for reqwest::Error`: reqwest wraps rustls 0.23 and hyper 1 errors, which
+/// other clients on those share). `in_body`: the failure came while reading a body (reqwest's
 /// `is_body() || is_decode()`), which is never a bad head.
 pub(crate) fn configuration_fault(error: &(dyn std::error::Error + 'static), in_body: bool) -> Option<&'static str> {
     if let Some(refused) = cause::<rustls::Error>(error).and_then(certificate_refused) {

@@ -30,8 +30,7 @@ fn classify_dyn(error: &(dyn Error + 'static)) -> Classification {
 /// The verdict on the first error in `error`'s chain (looking inside I/O errors too, whose `source`
 /// skips what they wrap) that a `Classify` here judges: `own`'s (a client's own error type, which a
 /// layer may have boxed), the [`GaveUp`] of a `Failure` (what an inner layer stopped stays stopped),
-/// a [`ModelError`], a reqwest error (0.12, and 0.13 with an adapter that
-/// brings it), an I/O error. `None` when the chain holds none: the caller says what else it is.
+/// a [`ModelError`], a reqwest error, an I/O error. `None` when the chain holds none: the caller says what else it is.
 pub(crate) fn by_cause(
     error: &(dyn Error + 'static),
     own: fn(&(dyn Error + 'static)) -> Option<Classification>,
@@ -50,10 +49,6 @@ pub(crate) fn by_cause(
         }
         #[cfg(feature = "providers")]
         if let Some(error) = error.downcast_ref::<reqwest::Error>() {
-            return Some(error.classify());
-        }
-        #[cfg(any(feature = "async-openai", feature = "reqwest-middleware", feature = "genai"))]
-        if let Some(error) = error.downcast_ref::<reqwest_013::Error>() {
             return Some(error.classify());
         }
         if let Some(io) = error.downcast_ref::<std::io::Error>() {

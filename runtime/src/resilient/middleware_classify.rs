@@ -1,5 +1,5 @@
 //! [`Classify`] for reqwest-middleware's errors (feature `reqwest-middleware`): the client's own
-//! errors by reqwest 0.13's rules, a middleware's by what it wraps.
+//! errors by reqwest's rules, a middleware's by what it wraps.
 
 use std::borrow::Cow;
 
@@ -53,7 +53,9 @@ mod tests {
         assert_eq!(unknown.classify().action, ExecAction::Retry);
         assert!(unknown.classify().reason.to_string().contains("a middleware of the client's own"));
         // The client's own error, by reqwest's rules; wrapped again by a middleware, the same.
-        let built = || reqwest_013::Client::new().get("http://[::1").build().expect_err("not a URL");
+        let tls = crate::util::tls::client_config().unwrap();
+        let client = reqwest::Client::builder().tls_backend_preconfigured(tls).build().unwrap();
+        let built = || client.get("http://[::1").build().expect_err("not a URL");
         assert_eq!(reqwest_middleware::Error::Reqwest(built()).classify().action, ExecAction::Raise);
         let again = reqwest_middleware::Error::middleware(reqwest_middleware::Error::Reqwest(built()));
         assert_eq!(again.classify().action, ExecAction::Raise);

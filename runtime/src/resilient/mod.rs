@@ -102,8 +102,9 @@ impl Classification {
 /// verdict whichever client received it):
 /// - `async_openai::error::OpenAIError` (`async-openai`);
 /// - `reqwest_middleware::Error` (`reqwest-middleware`);
-/// - `genai::Error` (`genai`; genai 0.7 needs Rust 1.88);
-/// - reqwest 0.13's `reqwest::Error` (any of the three), by the rules of 0.12's.
+/// - `genai::Error` (`genai`; genai 0.7 needs Rust 1.88).
+///
+/// All three are on reqwest 0.13, the providers' reqwest: its errors inside theirs get the rules above.
 ///
 /// # Examples
 ///

@@ -12,7 +12,7 @@ use crate::error::{ModelError, TransportKind};
 use crate::provider::{BodyEnd, MAX_ERROR_BODY, malformed, response_error, undecodable_answer};
 
 /// async-openai's errors, judged as our providers judge the same failure: an HTTP error by its
-/// status and body, a body that is not the answer, a cut stream, reqwest 0.13's transport errors.
+/// status and body, a body that is not the answer, a cut stream, reqwest's transport errors.
 ///
 /// async-openai keeps no response headers, so its errors carry no `Retry-After`,
 /// `retry-after-ms` or `x-should-retry`: for the server's hints, put `tower::RetryLayer` in
@@ -129,7 +129,7 @@ mod tests {
 
     fn api(status: u16, message: &str, kind: Option<&str>, code: Option<&str>) -> OpenAIError {
         OpenAIError::ApiError(ApiErrorResponse {
-            status_code: reqwest_013::StatusCode::from_u16(status).unwrap(),
+            status_code: reqwest::StatusCode::from_u16(status).unwrap(),
             api_error: ApiError {
                 message: message.to_owned(),
                 r#type: kind.map(str::to_owned),

@@ -2,70 +2,33 @@
 //! the core's `Resilient` names no HTTP client. Here rather than in `provider/`, which this module
 //! already depends on (through the retry state's telemetry): the modules stay free of cycles.
 //!
-//! Both reqwests get the same rules from one function ([`judge`]): 0.12 (the providers') and 0.13
-//! (the one async-openai, reqwest-middleware and genai are on), whose errors say the same things and
-//! wrap the same rustls 0.23 and hyper 1.
+//! One reqwest (0.13): the providers' and the one async-openai, reqwest-middleware and genai are
+//! on, so a user's client and ours get the same rules.
 
 use std::borrow::Cow;
 
 use super::{Classification, Classify, HttpStatus};
 
-/// What a reqwest error says of itself, in the words both reqwests use.
-struct Facts<'e> {
-    error: &'e (dyn std::error::Error + 'static),
-    builder: bool,
-    status: Option<u16>,
-    in_body: bool,
-    timeout: bool,
-    redirect: bool,
-    connect: bool,
-}
-
-/// The facts of a reqwest error of either version (their methods have the same names).
-macro_rules! facts {
-    ($error:expr) => {{
-        let error = $error;
-        Facts {
-            error,
-            builder: error.is_builder(),
-            status: error.status().map(|status| status.as_u16()),
-            in_body: error.is_body() || error.is_decode(),
-            timeout: error.is_timeout(),
-            redirect: error.is_redirect(),
-            connect: error.is_connect(),
-        }
-    }};
-}
-
-/// A reqwest error of either version without its URL, when the URL shows a piece of the key: the
-/// rest of what it says (its kind, its cause) holds nothing the server sent.
-macro_rules! redacted {
-    ($error:expr, $redact:expr) => {{
-        let error = $error;
-        let shows_key = error.url().is_some_and(|url| matches!($redact(url.as_str()), Cow::Owned(_)));
-        if shows_key { error.without_url() } else { error }
-    }};
-}
-
 /// The verdict on a failed request of a reqwest client.
-fn judge(facts: Facts<'_>) -> Classification {
-    if facts.builder {
+fn judge(error: &reqwest::Error) -> Classification {
+    if error.is_builder() {
         return Classification::raise("the request cannot be built: fix the code");
     }
-    if let Some(status) = facts.status {
-        return HttpStatus(status).classify();
+    if let Some(status) = error.status() {
+        return HttpStatus(status.as_u16()).classify();
     }
     // Before the timeout and connect checks: a refused certificate is a failed connect too.
-    if let Some(fault) = crate::provider::boundary::configuration_fault(facts.error, facts.in_body) {
+    let in_body = error.is_body() || error.is_decode();
+    if let Some(fault) = crate::provider::boundary::configuration_fault(error, in_body) {
         return Classification::permanent(fault);
     }
-    if facts.timeout {
+    if error.is_timeout() {
         return Classification::retry("the request timed out").with_timeout(true);
     }
-    if facts.redirect {
+    if error.is_redirect() {
         return Classification::permanent("too many redirects");
     }
-    if facts.connect {
+    if error.is_connect() {
         return Classification::retry("the connection failed");
     }
     Classification::retry("the request or its body failed in transit")
@@ -74,28 +37,14 @@ fn judge(facts: Facts<'_>) -> Classification {
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
 impl Classify for reqwest::Error {
     fn classify(&self) -> Classification {
-        judge(facts!(self))
+        judge(self)
     }
 
-    /// Without its URL when the URL shows a piece of the key (`?key=...`).
+    /// Without its URL when the URL shows a piece of the key (`?key=...`): the rest of what it says
+    /// (its kind, its cause) holds nothing the server sent.
     fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
-        redacted!(self, redact)
-    }
-}
-
-/// reqwest 0.13's errors, by the same rules as 0.12's (the `async-openai`, `reqwest-middleware` and
-/// `genai` features: the clients of those crates are on 0.13). Its `StatusCode` is 0.12's (both are
-/// `http::StatusCode`), judged by the impl below.
-#[cfg(any(feature = "async-openai", feature = "reqwest-middleware", feature = "genai"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "async-openai", feature = "reqwest-middleware", feature = "genai"))))]
-impl Classify for reqwest_013::Error {
-    fn classify(&self) -> Classification {
-        judge(facts!(self))
-    }
-
-    /// Without its URL when the URL shows a piece of the key (`?key=...`).
-    fn redact(self, redact: &dyn Fn(&str) -> Cow<'_, str>) -> Self {
-        redacted!(self, redact)
+        let shows_key = self.url().is_some_and(|url| matches!(redact(url.as_str()), Cow::Owned(_)));
+        if shows_key { self.without_url() } else { self }
     }
 }
 
@@ -106,7 +55,7 @@ impl Classify for reqwest::StatusCode {
     }
 }
 
-#[cfg(all(test, any(feature = "async-openai", feature = "reqwest-middleware", feature = "genai")))]
+#[cfg(test)]
 mod tests {
     use super::super::boxed_classify::by_cause;
     use super::*;
@@ -132,14 +81,14 @@ mod tests {
     }
 
     #[test]
-    fn both_reqwests_get_the_same_verdicts() {
-        // A URL that cannot be parsed: a builder error in both, raised (a programming error).
-        let old = reqwest::Client::new().get("http://[::1").build().expect_err("not a URL");
-        let new = reqwest_013::Client::new().get("http://[::1").build().expect_err("not a URL");
-        assert_eq!(new.classify(), old.classify());
-        assert_eq!(new.classify().action, ExecAction::Raise);
+    fn a_request_that_cannot_be_built_is_raised_even_inside_an_io_error() {
+        // A URL that cannot be parsed: a builder error, raised (a programming error).
+        let tls = crate::util::tls::client_config().unwrap();
+        let client = reqwest::Client::builder().tls_backend_preconfigured(tls).build().unwrap();
+        let error = client.get("http://[::1").build().expect_err("not a URL");
+        assert_eq!(error.classify().action, ExecAction::Raise);
         // Inside an I/O error, as a stream's body error travels.
-        assert_eq!(by_cause(&std::io::Error::other(new), none).map(|class| class.action), Some(ExecAction::Raise));
+        assert_eq!(by_cause(&std::io::Error::other(error), none).map(|class| class.action), Some(ExecAction::Raise));
     }
 
     #[test]

@@ -5,20 +5,22 @@
 //! ```
 //! use agentic_runtime::tower::RetryMiddleware;
 //!
-//! let client = reqwest_middleware::ClientBuilder::new(reqwest_013::Client::new()) // reqwest 0.13
+//! # // This crate turns on no TLS of reqwest's own: a client that brings none needs a provider.
+//! # rustls::crypto::ring::default_provider().install_default().unwrap();
+//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new()) // reqwest 0.13
 //!     .with(RetryMiddleware::default())
 //!     .build();
 //! # let _ = client;
 //! ```
 //!
-//! (`reqwest_013` is reqwest 0.13, the one reqwest-middleware 0.5 is built on: `reqwest = "0.13"`
-//! in your manifest.)
+//! (reqwest 0.13 is the one reqwest-middleware 0.5 is built on: `reqwest = "0.13"` in your
+//! manifest.)
 
 use std::future::Future;
 use std::pin::Pin;
 
 use http::Extensions;
-use reqwest_013::{Request, Response};
+use reqwest::{Request, Response};
 use reqwest_middleware::{Middleware, Next};
 
 use super::RetryLayer;
@@ -68,7 +70,7 @@ use crate::resilient::{Failure, GaveUp};
 /// # async fn ask(url: &str) -> Result<(), Box<dyn std::error::Error>> {
 /// let layer = RetryLayer::new(RetryPolicy::new().with_max_retries(4))?
 ///     .with_observer(|decision| eprintln!("{decision}"));
-/// let client = reqwest_middleware::ClientBuilder::new(reqwest_013::Client::new())
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
 ///     .with(RetryMiddleware::new(layer))
 ///     .build();
 /// match client.post(url).body(r#"{"model": "gpt-4o-mini", "messages": []}"#).send().await {

@@ -15,7 +15,6 @@
 //! ```no_run
 //! use agentic_runtime::tower::RetryLayer;
 //! use async_openai::{config::OpenAIConfig, middleware::ReqwestService};
-//! # use reqwest_013 as reqwest;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let key = std::env::var("OPENAI_API_KEY")?;
@@ -30,15 +29,15 @@
 //! # }
 //! ```
 //!
-//! (`reqwest_013` is reqwest 0.13, the one async-openai 0.43 is built on: `reqwest = "0.13"` in
-//! your manifest.) async-openai's own `OpenAIRetryLayer` is then off: the client sends through this
+//! (reqwest 0.13 is the one async-openai 0.43 is built on: `reqwest = "0.13"` in your manifest.)
+//! async-openai's own `OpenAIRetryLayer` is then off: the client sends through this
 //! service alone.
 
 use std::task::{Context, Poll};
 
 use async_openai::error::{ApiError, ApiErrorResponse, OpenAIError, WrappedError};
 use async_openai::middleware::HttpRequestFactory;
-use reqwest_013::Response;
+use reqwest::Response;
 
 use super::attempts::{self, Ended, Exchange};
 use super::{Replay, ResponseFuture, Retry};

@@ -47,23 +47,15 @@ impl<B: Clone> Replay for http::Request<B> {
 }
 
 /// [`Replay`] for a reqwest's `Request`.
-macro_rules! reqwest_request {
-    ($reqwest:ident) => {
-        impl Replay for $reqwest::Request {
-            fn replay(&self) -> Option<Self> {
-                self.try_clone()
-            }
+impl Replay for reqwest::Request {
+    fn replay(&self) -> Option<Self> {
+        self.try_clone()
+    }
 
-            fn api_key(&self) -> Option<&str> {
-                key_in(self.headers(), self.url().query())
-            }
-        }
-    };
+    fn api_key(&self) -> Option<&str> {
+        key_in(self.headers(), self.url().query())
+    }
 }
-
-reqwest_request!(reqwest);
-#[cfg(any(feature = "async-openai", feature = "reqwest-middleware"))]
-reqwest_request!(reqwest_013);
 
 #[cfg(test)]
 mod tests {
@@ -96,7 +88,8 @@ mod tests {
 
     #[test]
     fn a_reqwest_request_with_a_streamed_body_is_sent_once() {
-        let client = reqwest::Client::new();
+        let tls = crate::util::tls::client_config().unwrap();
+        let client = reqwest::Client::builder().tls_backend_preconfigured(tls).build().unwrap();
         let bytes = client.post("http://127.0.0.1:9/").body("{}").build().unwrap();
         assert!(bytes.replay().is_some());
         let frames =

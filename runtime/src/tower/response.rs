@@ -48,8 +48,8 @@ impl ErrorBody {
 
 /// A response the retry layer can judge, and hand back bounded.
 ///
-/// Implemented for `reqwest::Response` (0.12, and 0.13 with the features `async-openai` or
-/// `reqwest-middleware`) and for `http::Response` of a boxed body
+/// Implemented for `reqwest::Response` (reqwest 0.13, the client of async-openai and
+/// reqwest-middleware too) and for `http::Response` of a boxed body
 /// (`http_body_util::combinators::{BoxBody, UnsyncBoxBody}`, what hyper's and axum's bodies box
 /// into); implement it for a response of your own.
 pub trait HttpResponse: Sized {
@@ -127,70 +127,62 @@ fn set_length(headers: &mut http::HeaderMap, length: usize) {
 
 /// [`HttpResponse`] for a reqwest's `Response`: its body is read and replaced through the
 /// `http::Response` it converts into, and the response rebuilt with its URL.
-macro_rules! reqwest_response {
-    ($reqwest:ident) => {
-        impl HttpResponse for $reqwest::Response {
-            fn status(&self) -> u16 {
-                self.status().as_u16()
-            }
+impl HttpResponse for reqwest::Response {
+    fn status(&self) -> u16 {
+        self.status().as_u16()
+    }
 
-            fn headers(&self) -> &http::HeaderMap {
-                self.headers()
-            }
+    fn headers(&self) -> &http::HeaderMap {
+        self.headers()
+    }
 
-            fn headers_mut(&mut self) -> &mut http::HeaderMap {
-                self.headers_mut()
-            }
+    fn headers_mut(&mut self) -> &mut http::HeaderMap {
+        self.headers_mut()
+    }
 
-            async fn read_error_body(self, limit: usize, deadline: Instant) -> (Self, ErrorBody) {
-                let url = self.url().clone();
-                let (mut parts, mut body) = http::Response::<$reqwest::Body>::from(self).into_parts();
-                let read = read_prefix(&mut body, limit, deadline).await;
-                set_length(&mut parts.headers, read.bytes().len());
-                let body = $reqwest::Body::from(Bytes::copy_from_slice(read.bytes()));
-                (reqwest_response!(@join $reqwest, url, parts, body), read)
-            }
+    async fn read_error_body(self, limit: usize, deadline: Instant) -> (Self, ErrorBody) {
+        let url = self.url().clone();
+        let (mut parts, mut body) = http::Response::<reqwest::Body>::from(self).into_parts();
+        let read = read_prefix(&mut body, limit, deadline).await;
+        set_length(&mut parts.headers, read.bytes().len());
+        let body = reqwest::Body::from(Bytes::copy_from_slice(read.bytes()));
+        (joined(url, parts, body), read)
+    }
 
-            fn with_body(self, body: Bytes) -> Self {
-                let url = self.url().clone();
-                let (mut parts, _) = http::Response::<$reqwest::Body>::from(self).into_parts();
-                set_length(&mut parts.headers, body.len());
-                reqwest_response!(@join $reqwest, url, parts, $reqwest::Body::from(body))
-            }
+    fn with_body(self, body: Bytes) -> Self {
+        let url = self.url().clone();
+        let (mut parts, _) = http::Response::<reqwest::Body>::from(self).into_parts();
+        set_length(&mut parts.headers, body.len());
+        joined(url, parts, reqwest::Body::from(body))
+    }
 
-            fn bounded(self, bounds: BodyBounds) -> Self {
-                let url = self.url().clone();
-                let (parts, body) = http::Response::<$reqwest::Body>::from(self).into_parts();
-                reqwest_response!(@join $reqwest, url, parts, $reqwest::Body::wrap(bounds.around(body)))
-            }
+    fn bounded(self, bounds: BodyBounds) -> Self {
+        let url = self.url().clone();
+        let (parts, body) = http::Response::<reqwest::Body>::from(self).into_parts();
+        joined(url, parts, reqwest::Body::wrap(bounds.around(body)))
+    }
 
-            fn gave_up(&self) -> Option<GaveUp> {
-                self.extensions().get::<GaveUp>().copied()
-            }
+    fn gave_up(&self) -> Option<GaveUp> {
+        self.extensions().get::<GaveUp>().copied()
+    }
 
-            fn mark_gave_up(&mut self, mark: GaveUp) {
-                self.extensions_mut().insert(mark);
-            }
-        }
-    };
-    // The response of `parts` and `body`, with its URL (which `http::Response` does not carry).
-    (@join $reqwest:ident, $url:expr, $parts:expr, $body:expr) => {{
-        use $reqwest::ResponseBuilderExt as _;
-        let parts: http::response::Parts = $parts;
-        let mut builder = http::Response::builder().status(parts.status).version(parts.version).url($url);
-        if let Some(headers) = builder.headers_mut() {
-            *headers = parts.headers;
-        }
-        if let Some(extensions) = builder.extensions_mut() {
-            extensions.extend(parts.extensions);
-        }
-        $reqwest::Response::from(builder.body($body).expect("the parts of a response make a response"))
-    }};
+    fn mark_gave_up(&mut self, mark: GaveUp) {
+        self.extensions_mut().insert(mark);
+    }
 }
 
-reqwest_response!(reqwest);
-#[cfg(any(feature = "async-openai", feature = "reqwest-middleware"))]
-reqwest_response!(reqwest_013);
+/// The response of `parts` and `body`, with its URL (which `http::Response` does not carry).
+fn joined(url: reqwest::Url, parts: http::response::Parts, body: reqwest::Body) -> reqwest::Response {
+    use reqwest::ResponseBuilderExt as _;
+    let mut builder = http::Response::builder().status(parts.status).version(parts.version).url(url);
+    if let Some(headers) = builder.headers_mut() {
+        *headers = parts.headers;
+    }
+    if let Some(extensions) = builder.extensions_mut() {
+        extensions.extend(parts.extensions);
+    }
+    reqwest::Response::from(builder.body(body).expect("the parts of a response make a response"))
+}
 
 /// [`HttpResponse`] for an `http::Response` of a boxed body type. Its success's body is left as it
 /// is: its error type is the service's, which a bound could not make.

@@ -116,22 +116,26 @@ impl Clients {
     }
 }
 
-/// An HTTP client (rustls, HTTP/1.1, the system's proxy settings) whose connections time out after
-/// `connect`: a connection that is never accepted must not hold a call until the kernel gives up
-/// (minutes); it becomes a retryable timeout.
+/// An HTTP client (the crate's TLS: rustls on ring with Mozilla's roots, `util/tls.rs`; HTTP/1.1;
+/// the `HTTP_PROXY`/`HTTPS_PROXY` variables) whose connections time out after `connect`: a
+/// connection that is never accepted must not hold a call until the kernel gives up (minutes); it
+/// becomes a retryable timeout.
 ///
 /// It follows no redirect: a model API answers a POST itself, and reqwest, following one to another
 /// port or host, would send it the `x-api-key` header (it strips only `Authorization` and cookies)
 /// and, on a 307 or 308, the prompt; a 3xx becomes a permanent error instead ([`redirect_error`](super::super::boundary::redirect_error)).
 pub(crate) fn client(connect: Duration) -> Result<reqwest::Client, ModelError> {
+    let unbuilt = |error: &(dyn std::error::Error + 'static)| {
+        ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(error)))
+    };
+    let tls = crate::util::tls::client_config().map_err(|error| unbuilt(&error))?;
     reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
         .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|error| {
-            ModelError::programming("ConfigError", format!("cannot build the HTTP client: {}", describe(&error)))
-        })
+        .map_err(|error| unbuilt(&error))
 }
 
 /// Checks a base URL: absolute, `http` or `https`, no fragment. Returns it without a trailing `/`.
