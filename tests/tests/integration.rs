@@ -5,6 +5,7 @@
 
 mod attribute;
 mod budget;
+mod builder;
 mod classify_exec;
 mod classify_session;
 mod compact;
