@@ -178,7 +178,7 @@
 //! | `headers` | object | all but `close_before_headers`, `not_an_answer`, `bad_head` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
 //! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
-//! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Reply::cut_by_token_limit`] (the answer ends normally) |
+//! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Completion::cut_by_token_limit`] (the answer ends normally) |
 //! | `usage` | `{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "reasoning_tokens"}`, integers, each optional | same as `text` | pin these counts of the reported usage; the others follow the [rule](#token-usage), the cache and reasoning counts are 0. See [`TokenUsage`] |
 //!
 //! ## Limits
@@ -400,9 +400,9 @@ pub use server::ChaosServer;
 pub use silent::{MAX_SILENT_CONNECTIONS, SilentServer};
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
-    BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
-    Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect, Reply, SseError,
-    Stall, StatedLimit, Step, StepKind, ToolUse, WrongContentType,
+    BadHead, BareJsonError, Completion, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson,
+    EndlessText, Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect,
+    SseError, Stall, StatedLimit, Step, StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

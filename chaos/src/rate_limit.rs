@@ -236,8 +236,8 @@ impl Cost {
     /// counted as the answer counts them); every other step reports no output.
     pub(crate) fn of(step: &Step, conversation: &Conversation<'_>) -> Self {
         let output = match step {
-            Step::Ok(reply) | Step::Stall(Stall { reply, .. }) => {
-                reply.usage.output_tokens.unwrap_or(reply.chunk_count() as u64)
+            Step::Ok(completion) | Step::Stall(Stall { completion, .. }) => {
+                completion.usage.output_tokens.unwrap_or(completion.chunk_count() as u64)
             }
             Step::ToolUse(t) => t.usage.output_tokens.unwrap_or_else(|| Exchange::tool_use_tokens(t)),
             _ => 0,

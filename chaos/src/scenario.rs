@@ -8,7 +8,7 @@
 use crate::journal::StepRef;
 use crate::outage::{MAX_OUTAGES, Outage};
 use crate::rate_limit::RateLimit;
-use crate::step::{Reply, Step};
+use crate::step::{Completion, Step};
 
 /// What the server answers, request by request.
 ///
@@ -55,7 +55,7 @@ impl Scenario {
     pub fn new() -> Self {
         Self {
             steps: Vec::new(),
-            default: Step::Ok(Reply::default()),
+            default: Step::Ok(Completion::default()),
             context_window: None,
             outages: Vec::new(),
             rate_limit: None,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::boundary;
 use crate::http::{self, Conn};
-use crate::step::{Hang, HangAt, Preset, Reply, Step, ToolUse};
+use crate::step::{Completion, Hang, HangAt, Preset, Step, ToolUse};
 use crate::wire::{ErrorParts, Exchange};
 
 /// What happens to the connection after a response.
@@ -84,39 +84,39 @@ pub(super) async fn sleep_ms(ms: u64) {
 impl Answer<'_> {
     pub(super) async fn step(&mut self, step: Step) -> io::Result<After> {
         match step {
-            Step::Ok(reply) => self.reply(&reply, Fault::None).await,
+            Step::Ok(completion) => self.completion(&completion, Fault::None).await,
             Step::HttpError(e) => self.http_error(&e, Preset::Generic).await,
             Step::ContextOverflow(e) => self.http_error(&e, Preset::ContextOverflow).await,
             Step::InvalidApiKey(e) => self.http_error(&e, Preset::InvalidApiKey).await,
             Step::CloseBeforeHeaders => Ok(After::Close),
-            Step::DropStream(i) => self.reply(&i.reply, Fault::Drop(i.after_chunks)).await,
-            Step::Truncate(i) => self.reply(&i.reply, Fault::Truncate(i.after_chunks)).await,
+            Step::DropStream(i) => self.completion(&i.completion, Fault::Drop(i.after_chunks)).await,
+            Step::Truncate(i) => self.completion(&i.completion, Fault::Truncate(i.after_chunks)).await,
             Step::SseError(e) => {
                 let mut parts = self.exchange.sse_error_parts(&e);
                 if let Some(echo) = e.echo_key {
                     parts.message = echo.append(&parts.message, self.api_key.as_deref());
                 }
                 let status = e.status.unwrap_or_else(|| self.exchange.status_for_type(&parts.error_type));
-                self.reply(&e.reply, Fault::SseError(e.after_chunks, parts, status)).await
+                self.completion(&e.completion, Fault::SseError(e.after_chunks, parts, status)).await
             }
             Step::Stall(s) => match s.after_chunks {
-                Some(k) => self.reply(&s.reply, Fault::Stall(k, s.ms)).await,
+                Some(k) => self.completion(&s.completion, Fault::Stall(k, s.ms)).await,
                 None => {
                     sleep_ms(s.ms).await;
-                    self.reply(&s.reply, Fault::None).await
+                    self.completion(&s.completion, Fault::None).await
                 }
             },
             Step::Hang(h) => self.hang(&h).await,
             Step::MalformedChunk(m) => {
                 let data = m.data.unwrap_or_else(|| self.exchange.default_malformed(m.shape).to_owned());
-                self.reply(&m.reply, Fault::Malformed(m.after_chunks, data)).await
+                self.completion(&m.completion, Fault::Malformed(m.after_chunks, data)).await
             }
             Step::ToolUse(t) => self.tool_use(&t).await,
             Step::KeepAliveFlood(f) => self.keep_alive_flood(&f).await,
             Step::EmptyChunkFlood(f) if self.stream => {
-                self.reply(&f.reply, Fault::Flood(f.after_chunks, FloodOf::EmptyChunks, f.interval_ms)).await
+                self.completion(&f.completion, Fault::Flood(f.after_chunks, FloodOf::EmptyChunks, f.interval_ms)).await
             }
-            Step::EmptyChunkFlood(f) => self.endless_json(&f.reply.headers, f.interval_ms).await,
+            Step::EmptyChunkFlood(f) => self.endless_json(&f.completion.headers, f.interval_ms).await,
             Step::EndlessText(e) => self.endless_text(&e).await,
             Step::EndlessJson(e) => self.endless_json(&e.headers, e.interval_ms).await,
             Step::WrongContentType(w) => {
@@ -180,13 +180,13 @@ impl Answer<'_> {
         http::head(200, &headers, self.keep_alive)
     }
 
-    /// The head a reply would have: an event stream, or JSON with the whole body's length.
-    pub(super) fn reply_head(&self, reply: &Reply) -> Vec<u8> {
+    /// The head a completion would have: an event stream, or JSON with the whole body's length.
+    pub(super) fn completion_head(&self, completion: &Completion) -> Vec<u8> {
         if self.stream {
-            self.stream_head(&reply.headers)
+            self.stream_head(&completion.headers)
         } else {
-            let body = self.exchange.full_body(&reply.text, reply.chunk_count() as u64);
-            self.json_head(Some(body.len()), &reply.headers)
+            let body = self.exchange.full_body(&completion.text, completion.chunk_count() as u64);
+            self.json_head(Some(body.len()), &completion.headers)
         }
     }
 
@@ -194,25 +194,25 @@ impl Answer<'_> {
         match h.at {
             HangAt::BeforeHeaders => {}
             HangAt::InHeaders => {
-                let head = self.reply_head(&h.reply);
+                let head = self.completion_head(&h.completion);
                 // Without the blank line that ends the head.
                 self.conn.send(&head[..head.len() - 2]);
             }
             HangAt::AfterHeaders => {
-                let head = self.reply_head(&h.reply);
+                let head = self.completion_head(&h.completion);
                 self.conn.send(&head);
             }
             HangAt::AfterStart if self.stream => {
-                let head = self.stream_head(&h.reply.headers);
+                let head = self.stream_head(&h.completion.headers);
                 self.conn.send(&head);
                 self.conn.send_chunk(self.exchange.opening().as_bytes());
             }
             HangAt::AfterStart => {
-                let head = self.json_head(None, &h.reply.headers);
+                let head = self.json_head(None, &h.completion.headers);
                 self.conn.send(&head);
                 self.conn.send_chunk(self.exchange.json_opening().as_bytes());
             }
-            HangAt::AfterChunks(k) => return self.reply(&h.reply, Fault::Hang(k)).await,
+            HangAt::AfterChunks(k) => return self.completion(&h.completion, Fault::Hang(k)).await,
         }
         self.conn.hang().await;
         Ok(After::Close)

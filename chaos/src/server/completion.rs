@@ -3,32 +3,36 @@
 use std::io;
 
 use super::answer::{After, Answer, Fault, sleep_ms};
-use crate::step::Reply;
+use crate::step::Completion;
 
 impl Answer<'_> {
-    pub(super) async fn reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
-        if self.stream { self.stream_reply(reply, fault).await } else { self.whole_reply(reply, fault).await }
+    pub(super) async fn completion(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
+        if self.stream {
+            self.stream_completion(completion, fault).await
+        } else {
+            self.whole_completion(completion, fault).await
+        }
     }
 
     /// A streamed answer: headers, preamble events, text chunks (with the fault after `k` of
     /// them), final events.
-    pub(super) async fn stream_reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
-        let head = self.stream_head(&reply.headers);
+    pub(super) async fn stream_completion(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
+        let head = self.stream_head(&completion.headers);
         self.conn.send(&head);
         for event in self.exchange.preamble() {
             self.conn.send_chunk(event.as_bytes());
         }
-        let count = reply.chunk_count();
+        let count = completion.chunk_count();
         let fault_at = fault.after_chunks().map(|k| (k as usize).min(count));
-        for (i, piece) in reply.pieces().enumerate() {
+        for (i, piece) in completion.pieces().enumerate() {
             if fault_at == Some(i) {
                 if let Some(after) = self.stream_fault(&fault, i).await? {
                     return Ok(after);
                 }
             }
-            if reply.chunk_delay_ms > 0 {
+            if completion.chunk_delay_ms > 0 {
                 self.conn.flush().await?;
-                sleep_ms(reply.chunk_delay_ms).await;
+                sleep_ms(completion.chunk_delay_ms).await;
             }
             self.conn.send_chunk(self.exchange.chunk(i, piece).as_bytes());
             self.conn.flush_if_full().await?;
@@ -80,11 +84,11 @@ impl Answer<'_> {
     }
 
     /// A non-streamed answer: the whole JSON body, or its faulty counterpart.
-    pub(super) async fn whole_reply(&mut self, reply: &Reply, fault: Fault) -> io::Result<After> {
-        let count = reply.chunk_count() as u64;
-        sleep_ms(reply.chunk_delay_ms.saturating_mul(count)).await;
-        let body = self.exchange.full_body(&reply.text, count);
-        let head = |length: usize| self.json_head(Some(length), &reply.headers);
+    pub(super) async fn whole_completion(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
+        let count = completion.chunk_count() as u64;
+        sleep_ms(completion.chunk_delay_ms.saturating_mul(count)).await;
+        let body = self.exchange.full_body(&completion.text, count);
+        let head = |length: usize| self.json_head(Some(length), &completion.headers);
         let half = &body.as_bytes()[..body.len() / 2];
         match fault {
             Fault::None => {
@@ -130,7 +134,7 @@ impl Answer<'_> {
                 self.conn.hang().await;
                 Ok(After::Close)
             }
-            Fault::Flood(_, _, interval_ms) => self.endless_json(&reply.headers, interval_ms).await,
+            Fault::Flood(_, _, interval_ms) => self.endless_json(&completion.headers, interval_ms).await,
         }
     }
 }

@@ -8,13 +8,13 @@ use serde_json::Value;
 
 use super::answer::{After, Answer, Fault, FloodOf};
 use crate::http;
-use crate::step::{DEFAULT_TEXT, EndlessText, KeepAliveFlood, Pieces, Reply};
+use crate::step::{Completion, DEFAULT_TEXT, EndlessText, KeepAliveFlood, Pieces};
 
 /// The text chunks of an endless answer: the non-empty pieces of its text, or of the default
 /// text when it has none.
-fn non_empty_pieces(reply: &Reply) -> impl Iterator<Item = &str> + '_ {
-    let text = if reply.text.is_empty() { DEFAULT_TEXT } else { reply.text.as_str() };
-    let pieces = match reply.chunks {
+fn non_empty_pieces(completion: &Completion) -> impl Iterator<Item = &str> + '_ {
+    let text = if completion.text.is_empty() { DEFAULT_TEXT } else { completion.text.as_str() };
+    let pieces = match completion.chunks {
         None => Pieces::words(text),
         Some(n) => Pieces::even(text, n as usize),
     };
@@ -31,14 +31,14 @@ impl Answer<'_> {
     pub(super) async fn keep_alive_flood(&mut self, f: &KeepAliveFlood) -> io::Result<After> {
         let of = FloodOf::KeepAlive { ping: f.ping };
         if !self.stream {
-            let head = self.json_head(None, &f.reply.headers);
+            let head = self.json_head(None, &f.completion.headers);
             self.conn.send(&head);
             return self.flood(FloodOf::Newlines, 0, f.interval_ms).await;
         }
         match f.after_chunks {
-            Some(k) => self.reply(&f.reply, Fault::Flood(k, of, f.interval_ms)).await,
+            Some(k) => self.completion(&f.completion, Fault::Flood(k, of, f.interval_ms)).await,
             None => {
-                let head = self.stream_head(&f.reply.headers);
+                let head = self.stream_head(&f.completion.headers);
                 self.conn.send(&head);
                 self.flood(of, 0, f.interval_ms).await
             }
@@ -56,16 +56,16 @@ impl Answer<'_> {
     /// The text's chunks over and over: as stream events, or inside an unclosed JSON string.
     pub(super) async fn endless_text(&mut self, e: &EndlessText) -> io::Result<After> {
         let interval = Duration::from_millis(e.interval_ms);
-        let reply = &e.reply;
-        let mut pieces = non_empty_pieces(reply);
+        let completion = &e.completion;
+        let mut pieces = non_empty_pieces(completion);
         let mut next_piece = move || {
             pieces.next().unwrap_or_else(|| {
-                pieces = non_empty_pieces(reply);
+                pieces = non_empty_pieces(completion);
                 pieces.next().unwrap_or(DEFAULT_TEXT)
             })
         };
         if self.stream {
-            let head = self.stream_head(&reply.headers);
+            let head = self.stream_head(&completion.headers);
             self.conn.send(&head);
             for event in self.exchange.preamble() {
                 self.conn.send_chunk(event.as_bytes());
@@ -79,7 +79,7 @@ impl Answer<'_> {
                 })
                 .await;
         } else {
-            let head = self.json_head(None, &reply.headers);
+            let head = self.json_head(None, &completion.headers);
             self.conn.send(&head);
             self.conn.send_chunk(self.exchange.text_opening().as_bytes());
             self.conn.flood(interval, |out| http::chunk_into(out, json_escaped(next_piece()).as_bytes())).await;

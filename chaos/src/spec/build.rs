@@ -6,8 +6,8 @@ use super::model::{HangAtSpec, StepSpec, StopSpec};
 use crate::outage::Outage;
 use crate::scenario::Scenario;
 use crate::step::{
-    BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt,
-    HttpError, Interrupt, InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, Reply, SseError, Stall, Step,
+    BareJsonError, Completion, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang,
+    HangAt, HttpError, Interrupt, InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, SseError, Stall, Step,
     ToolUse, WrongContentType,
 };
 
@@ -41,11 +41,11 @@ impl From<Checked> for Step {
     fn from(checked: Checked) -> Self {
         let Checked { spec, kind } = checked;
         let headers: Vec<(String, String)> = spec.headers.clone().into_iter().flatten().collect();
-        let reply = reply(&spec, headers.clone());
+        let completion = completion(&spec, headers.clone());
         let after = spec.after_chunks.unwrap_or(0);
         let interval_ms = spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
         match kind {
-            CheckedKind::Ok => Step::Ok(reply),
+            CheckedKind::Ok => Step::Ok(completion),
             CheckedKind::HttpError { status } => http_error(spec, Preset::Generic, status, headers).into(),
             CheckedKind::ContextOverflow => {
                 let status = spec.status.unwrap_or(400);
@@ -56,21 +56,23 @@ impl From<Checked> for Step {
                 http_error(spec, Preset::InvalidApiKey, status, headers).into()
             }
             CheckedKind::CloseBeforeHeaders => Step::CloseBeforeHeaders,
-            CheckedKind::DropStream => Interrupt { after_chunks: after, kind: InterruptKind::Drop, reply }.into(),
-            CheckedKind::Truncate => Interrupt { after_chunks: after, kind: InterruptKind::Truncate, reply }.into(),
+            CheckedKind::DropStream => Interrupt { after_chunks: after, kind: InterruptKind::Drop, completion }.into(),
+            CheckedKind::Truncate => {
+                Interrupt { after_chunks: after, kind: InterruptKind::Truncate, completion }.into()
+            }
             CheckedKind::SseError => Step::SseError(SseError {
                 after_chunks: after,
-                reply,
+                completion,
                 error_type: spec.error_type,
                 message: spec.message,
                 code: spec.code,
                 status: spec.status,
                 echo_key: spec.echo_key,
             }),
-            CheckedKind::Stall { ms } => Step::Stall(Stall { ms, after_chunks: spec.after_chunks, reply }),
-            CheckedKind::Hang => Step::Hang(Hang { at: hang_at(&spec), reply }),
+            CheckedKind::Stall { ms } => Step::Stall(Stall { ms, after_chunks: spec.after_chunks, completion }),
+            CheckedKind::Hang => Step::Hang(Hang { at: hang_at(&spec), completion }),
             CheckedKind::MalformedChunk { shape } => {
-                Step::MalformedChunk(Malformed { after_chunks: after, reply, data: spec.data, shape })
+                Step::MalformedChunk(Malformed { after_chunks: after, completion, data: spec.data, shape })
             }
             CheckedKind::ToolUse => Step::ToolUse(ToolUse {
                 calls: spec.calls.into_iter().flatten().map(|call| (call.name, call.input)).collect(),
@@ -83,12 +85,12 @@ impl From<Checked> for Step {
                 after_chunks: spec.after_chunks,
                 interval_ms,
                 ping: spec.ping == Some(true),
-                reply,
+                completion,
             }),
             CheckedKind::EmptyChunkFlood => {
-                Step::EmptyChunkFlood(EmptyChunkFlood { after_chunks: after, interval_ms, reply })
+                Step::EmptyChunkFlood(EmptyChunkFlood { after_chunks: after, interval_ms, completion })
             }
-            CheckedKind::EndlessText => Step::EndlessText(EndlessText { interval_ms, reply }),
+            CheckedKind::EndlessText => Step::EndlessText(EndlessText { interval_ms, completion }),
             CheckedKind::EndlessJson => Step::EndlessJson(EndlessJson { interval_ms, headers }),
             CheckedKind::WrongContentType => Step::WrongContentType(WrongContentType {
                 content_type: spec.content_type.unwrap_or_else(|| WrongContentType::DEFAULT_CONTENT_TYPE.to_owned()),
@@ -113,8 +115,8 @@ impl From<Checked> for Step {
 }
 
 /// The text of the answer (or of the part a fault sends first) and how it is streamed.
-fn reply(spec: &StepSpec, headers: Vec<(String, String)>) -> Reply {
-    Reply {
+fn completion(spec: &StepSpec, headers: Vec<(String, String)>) -> Completion {
+    Completion {
         text: spec.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned()),
         chunks: spec.chunks,
         chunk_delay_ms: spec.chunk_delay_ms.unwrap_or(0),

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::usage::TokenUsage;
 
-/// The text an `ok` reply (and the partial stream of a fault) carries when none is given.
+/// The text an `ok` step's completion (and the partial stream of a fault) carries when none is given.
 pub const DEFAULT_TEXT: &str = "Hello from the chaos server.";
 
 /// The pause, in milliseconds, between two pieces of an endless answer (a flood, an endless text
@@ -117,7 +117,7 @@ impl std::fmt::Display for StepKind {
 #[non_exhaustive]
 pub enum Step {
     /// A complete, successful answer.
-    Ok(Reply),
+    Ok(Completion),
     /// An HTTP error status with a provider-shaped body.
     HttpError(HttpError),
     /// The request is read and the socket closed without any response.
@@ -188,10 +188,10 @@ impl Step {
         }
     }
 
-    /// A successful answer with `text`, streamed one chunk per word unless [`Reply::chunks`] says
+    /// A successful answer with `text`, streamed one chunk per word unless [`Completion::chunks`] says
     /// otherwise.
-    pub fn ok(text: impl Into<String>) -> Reply {
-        Reply::new(text)
+    pub fn ok(text: impl Into<String>) -> Completion {
+        Completion::new(text)
     }
 
     /// An HTTP error with `status` and a body shaped like the provider's (see [`HttpError`] for the
@@ -346,9 +346,9 @@ impl Step {
     /// like an `ok` answer can be).
     pub(crate) fn cut_by_token_limit(&self) -> bool {
         match self {
-            Self::Ok(reply) | Self::Stall(Stall { reply, .. }) | Self::MalformedChunk(Malformed { reply, .. }) => {
-                reply.cut_by_token_limit
-            }
+            Self::Ok(completion)
+            | Self::Stall(Stall { completion, .. })
+            | Self::MalformedChunk(Malformed { completion, .. }) => completion.cut_by_token_limit,
             _ => false,
         }
     }
@@ -357,16 +357,16 @@ impl Step {
     /// answer.
     pub(crate) fn usage(&self) -> TokenUsage {
         match self {
-            Self::Ok(reply)
-            | Self::DropStream(Interrupt { reply, .. })
-            | Self::Truncate(Interrupt { reply, .. })
-            | Self::SseError(SseError { reply, .. })
-            | Self::Stall(Stall { reply, .. })
-            | Self::Hang(Hang { reply, .. })
-            | Self::MalformedChunk(Malformed { reply, .. })
-            | Self::KeepAliveFlood(KeepAliveFlood { reply, .. })
-            | Self::EmptyChunkFlood(EmptyChunkFlood { reply, .. })
-            | Self::EndlessText(EndlessText { reply, .. }) => reply.usage,
+            Self::Ok(completion)
+            | Self::DropStream(Interrupt { completion, .. })
+            | Self::Truncate(Interrupt { completion, .. })
+            | Self::SseError(SseError { completion, .. })
+            | Self::Stall(Stall { completion, .. })
+            | Self::Hang(Hang { completion, .. })
+            | Self::MalformedChunk(Malformed { completion, .. })
+            | Self::KeepAliveFlood(KeepAliveFlood { completion, .. })
+            | Self::EmptyChunkFlood(EmptyChunkFlood { completion, .. })
+            | Self::EndlessText(EndlessText { completion, .. }) => completion.usage,
             Self::ToolUse(t) => t.usage,
             Self::HttpError(_)
             | Self::CloseBeforeHeaders
@@ -387,36 +387,36 @@ fn check_header(name: &str, value: &str) {
     assert!(valid_header_value(value), "invalid value for header {name:?}: it must not contain CR, LF or NUL");
 }
 
-macro_rules! reply_setters {
+macro_rules! completion_setters {
     ($ty:ident) => {
         impl $ty {
-            /// The text whose first chunks are sent (see [`Reply::new`]).
+            /// The text whose first chunks are sent (see [`Completion::new`]).
             ///
             /// # Default
             ///
             /// [`DEFAULT_TEXT`].
             pub fn text(mut self, text: impl Into<String>) -> Self {
-                self.reply.text = text.into();
+                self.completion.text = text.into();
                 self
             }
 
-            /// Split the text into `n` chunks (see [`Reply::chunks`]).
+            /// Split the text into `n` chunks (see [`Completion::chunks`]).
             ///
             /// # Default
             ///
             /// One chunk per word.
             pub fn chunks(mut self, n: u32) -> Self {
-                self.reply = self.reply.chunks(n);
+                self.completion = self.completion.chunks(n);
                 self
             }
 
-            /// Wait `ms` milliseconds before each text chunk (see [`Reply::chunk_delay_ms`]).
+            /// Wait `ms` milliseconds before each text chunk (see [`Completion::chunk_delay_ms`]).
             ///
             /// # Default
             ///
             /// 0.
             pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
-                self.reply.chunk_delay_ms = ms;
+                self.completion.chunk_delay_ms = ms;
                 self
             }
 
@@ -426,18 +426,18 @@ macro_rules! reply_setters {
             ///
             /// If the name is not an HTTP token or the value contains CR, LF or NUL.
             pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-                self.reply = self.reply.header(name, value);
+                self.completion = self.completion.header(name, value);
                 self
             }
 
             /// Pin the counts of the usage the answer reports, as far as it gets (see
-            /// [`Reply::usage`]).
+            /// [`Completion::usage`]).
             ///
             /// # Default
             ///
             /// The counts of the [rule](crate#token-usage).
             pub fn usage(mut self, usage: TokenUsage) -> Self {
-                self.reply.usage = usage;
+                self.completion.usage = usage;
                 self
             }
         }
@@ -448,13 +448,13 @@ macro_rules! reply_setters {
 macro_rules! cut_setter {
     ($ty:ident) => {
         impl $ty {
-            /// End the answer as one that the token limit cut (see [`Reply::cut_by_token_limit`]).
+            /// End the answer as one that the token limit cut (see [`Completion::cut_by_token_limit`]).
             ///
             /// # Default
             ///
             /// The answer ends normally.
             pub fn cut_by_token_limit(mut self) -> Self {
-                self.reply.cut_by_token_limit = true;
+                self.completion.cut_by_token_limit = true;
                 self
             }
         }
@@ -536,16 +536,16 @@ macro_rules! header_setter {
 }
 
 mod boundary;
+mod completion;
 mod errors;
 mod floods;
-mod reply;
 mod stream;
 mod tool_use;
 
 pub use boundary::*;
+pub use completion::*;
 pub use errors::*;
 pub use floods::*;
-pub use reply::*;
 pub use stream::*;
 pub use tool_use::*;
 
@@ -566,7 +566,7 @@ macro_rules! into_step {
 }
 
 into_step! {
-    Reply => |r| Step::Ok(r);
+    Completion => |r| Step::Ok(r);
     HttpError => |e| match e.preset {
         Preset::Generic => Step::HttpError(e),
         Preset::ContextOverflow => Step::ContextOverflow(e),
@@ -620,9 +620,9 @@ mod tests {
 
     #[test]
     fn a_huge_chunk_count_costs_no_memory() {
-        let reply = Reply::new("abc").chunks(u32::MAX);
-        assert_eq!(reply.chunk_count(), u32::MAX as usize);
-        let first: Vec<&str> = reply.pieces().take(5).collect();
+        let completion = Completion::new("abc").chunks(u32::MAX);
+        assert_eq!(completion.chunk_count(), u32::MAX as usize);
+        let first: Vec<&str> = completion.pieces().take(5).collect();
         assert_eq!(first, ["a", "b", "c", "", ""]);
     }
 

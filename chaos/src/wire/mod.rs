@@ -578,7 +578,7 @@ pub(crate) mod fixture {
     //! it renders.
 
     use super::{Exchange, Render};
-    use crate::step::Reply;
+    use crate::step::Completion;
     use crate::usage::TokenUsage;
 
     /// Request 3 for model `m`, 2 input tokens, nothing pinned.
@@ -600,9 +600,9 @@ pub(crate) mod fixture {
     /// epilogue, unfinished; and of a whole body, finished.
     pub(crate) fn reads_back_what_it_renders(render: &'static dyn Render) {
         let x = exchange(render, None);
-        let reply = Reply::new("one two three");
+        let completion = Completion::new("one two three");
         let mut stream: Vec<String> = x.preamble();
-        stream.extend(reply.pieces().enumerate().map(|(i, piece)| x.chunk(i, piece)));
+        stream.extend(completion.pieces().enumerate().map(|(i, piece)| x.chunk(i, piece)));
         let cut = stream.concat();
         stream.extend(x.epilogue(3));
         let text = "one two three".to_owned();
