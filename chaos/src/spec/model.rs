@@ -159,29 +159,6 @@ use StepKind as K;
 
 // The kinds that take a group of fields, for `kinds_taking`.
 
-const ALL: &[StepKind] = &[
-    K::Ok,
-    K::HttpError,
-    K::CloseBeforeHeaders,
-    K::DropStream,
-    K::Truncate,
-    K::SseError,
-    K::Stall,
-    K::Hang,
-    K::MalformedChunk,
-    K::ContextOverflow,
-    K::InvalidApiKey,
-    K::ToolUse,
-    K::KeepAliveFlood,
-    K::EmptyChunkFlood,
-    K::EndlessText,
-    K::EndlessJson,
-    K::WrongContentType,
-    K::Redirect,
-    K::NotAnAnswer,
-    K::BadHead,
-    K::BareJsonError,
-];
 const STREAMED: &[StepKind] = &[
     K::Ok,
     K::DropStream,
@@ -252,7 +229,7 @@ const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidAp
 /// The kinds of step that take `field`.
 pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
     match field {
-        "times" => ALL,
+        "times" => StepKind::ALL,
         "text" | "chunks" | "usage" => TEXT,
         "chunk_delay_ms" => STREAMED,
         "calls" => &[K::ToolUse],

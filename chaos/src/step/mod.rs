@@ -11,183 +11,7 @@ pub const DEFAULT_TEXT: &str = "Hello from the chaos server.";
 /// or body) when none is given.
 pub const DEFAULT_INTERVAL_MS: u64 = 10;
 
-/// The kind of a [`Step`], as named in scenario files and in the [journal](crate::JournalEntry).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum StepKind {
-    /// A complete, successful answer.
-    Ok,
-    /// An HTTP error status with a provider-shaped body.
-    HttpError,
-    /// The request is read and the socket closed without any response.
-    CloseBeforeHeaders,
-    /// The stream is cut mid-body: the client sees a body error, not a clean end.
-    DropStream,
-    /// The stream ends cleanly but without its final events (`message_stop`, `[DONE]`).
-    Truncate,
-    /// An SSE error event in the middle of the stream.
-    SseError,
-    /// A pause of some milliseconds, then the answer goes on.
-    Stall,
-    /// No answer at all (or no more of it) until the client hangs up or the server stops.
-    Hang,
-    /// A `data:` line that is not valid JSON, in the middle of the stream.
-    MalformedChunk,
-    /// The provider's real 400 "context too long" answer.
-    ContextOverflow,
-    /// The provider's real 401 "bad API key" answer.
-    InvalidApiKey,
-    /// A successful answer whose content is one or more tool calls.
-    ToolUse,
-    /// After the headers (and maybe some chunks), keep-alive comments or pings and nothing else,
-    /// until the client hangs up.
-    KeepAliveFlood,
-    /// Valid chunks with empty text, endlessly, until the client hangs up.
-    EmptyChunkFlood,
-    /// Valid text chunks, endlessly, until the client hangs up.
-    EndlessText,
-    /// A 200 `application/json` body that starts a JSON object and never ends.
-    EndlessJson,
-    /// A 200 whose content type is not an event stream nor JSON (an HTML login page by default).
-    WrongContentType,
-    /// A redirect (301, 302, 303, 307 or 308) with an empty body, to another URL or back to the
-    /// request's own.
-    Redirect,
-    /// A 200 that is not an answer: an empty object, a health check, a list of models, a stream
-    /// with no content.
-    NotAnAnswer,
-    /// A response head past a client's limits (too many headers, a huge one) or malformed.
-    BadHead,
-    /// A 200 event stream whose body is the provider's JSON error as one bare line.
-    BareJsonError,
-}
-
-impl StepKind {
-    /// The snake_case name used in scenario files and in the journal, e.g. `"http_error"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Ok => "ok",
-            Self::HttpError => "http_error",
-            Self::CloseBeforeHeaders => "close_before_headers",
-            Self::DropStream => "drop_stream",
-            Self::Truncate => "truncate",
-            Self::SseError => "sse_error",
-            Self::Stall => "stall",
-            Self::Hang => "hang",
-            Self::MalformedChunk => "malformed_chunk",
-            Self::ContextOverflow => "context_overflow",
-            Self::InvalidApiKey => "invalid_api_key",
-            Self::ToolUse => "tool_use",
-            Self::KeepAliveFlood => "keep_alive_flood",
-            Self::EmptyChunkFlood => "empty_chunk_flood",
-            Self::EndlessText => "endless_text",
-            Self::EndlessJson => "endless_json",
-            Self::WrongContentType => "wrong_content_type",
-            Self::Redirect => "redirect",
-            Self::NotAnAnswer => "not_an_answer",
-            Self::BadHead => "bad_head",
-            Self::BareJsonError => "bare_json_error",
-        }
-    }
-}
-
-impl std::fmt::Display for StepKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What the server does with one request.
-///
-/// Build a step with one of the constructors (`Step::ok`, `Step::http_error`, ...), refine it with the
-/// builder methods of the type the constructor returns, and hand it to
-/// [`Scenario::then`](crate::Scenario::then), which takes anything that converts into a `Step`.
-///
-/// # Examples
-///
-/// ```
-/// use agentic_chaos::{Step, StepKind};
-///
-/// let step: Step = Step::http_error(429).retry_after_secs(2).into();
-/// assert_eq!(step.kind(), StepKind::HttpError);
-/// assert_eq!(Step::drop_stream(3).into_step().kind(), StepKind::DropStream);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Step {
-    /// A complete, successful answer.
-    Ok(Completion),
-    /// An HTTP error status with a provider-shaped body.
-    HttpError(HttpError),
-    /// The request is read and the socket closed without any response.
-    CloseBeforeHeaders,
-    /// The stream is cut after some chunks, without its HTTP end: the client sees a body error.
-    DropStream(Interrupt),
-    /// The stream ends cleanly after some chunks, without its final events.
-    Truncate(Interrupt),
-    /// An SSE error event after some chunks, then a clean end of the body.
-    SseError(SseError),
-    /// A pause before the headers or after some chunks, then the rest of the answer.
-    Stall(Stall),
-    /// No answer (or no more of it) until the client hangs up or the server stops.
-    Hang(Hang),
-    /// A `data:` line with invalid JSON after some chunks, then the rest of the stream.
-    MalformedChunk(Malformed),
-    /// The provider's real 400 "context too long" answer.
-    ContextOverflow(HttpError),
-    /// The provider's real 401 "bad API key" answer.
-    InvalidApiKey(HttpError),
-    /// A successful answer whose content is one or more tool calls.
-    ToolUse(ToolUse),
-    /// Keep-alive comments (or Anthropic pings) after the headers, endlessly.
-    KeepAliveFlood(KeepAliveFlood),
-    /// Valid chunks with empty text, endlessly.
-    EmptyChunkFlood(EmptyChunkFlood),
-    /// Valid text chunks, endlessly.
-    EndlessText(EndlessText),
-    /// A 200 `application/json` body that never ends.
-    EndlessJson(EndlessJson),
-    /// A 200 whose content type is neither an event stream nor JSON.
-    WrongContentType(WrongContentType),
-    /// A redirect with an empty body.
-    Redirect(Redirect),
-    /// A 200 that is not an answer.
-    NotAnAnswer(NotAnAnswer),
-    /// A response head past a client's limits or malformed, then the socket closes.
-    BadHead(BadHead),
-    /// A 200 event stream whose body is a bare JSON error line.
-    BareJsonError(BareJsonError),
-}
-
 impl Step {
-    /// The kind of this step.
-    pub fn kind(&self) -> StepKind {
-        match self {
-            Self::Ok(_) => StepKind::Ok,
-            Self::HttpError(_) => StepKind::HttpError,
-            Self::CloseBeforeHeaders => StepKind::CloseBeforeHeaders,
-            Self::DropStream(_) => StepKind::DropStream,
-            Self::Truncate(_) => StepKind::Truncate,
-            Self::SseError(_) => StepKind::SseError,
-            Self::Stall(_) => StepKind::Stall,
-            Self::Hang(_) => StepKind::Hang,
-            Self::MalformedChunk(_) => StepKind::MalformedChunk,
-            Self::ContextOverflow(_) => StepKind::ContextOverflow,
-            Self::InvalidApiKey(_) => StepKind::InvalidApiKey,
-            Self::ToolUse(_) => StepKind::ToolUse,
-            Self::KeepAliveFlood(_) => StepKind::KeepAliveFlood,
-            Self::EmptyChunkFlood(_) => StepKind::EmptyChunkFlood,
-            Self::EndlessText(_) => StepKind::EndlessText,
-            Self::EndlessJson(_) => StepKind::EndlessJson,
-            Self::WrongContentType(_) => StepKind::WrongContentType,
-            Self::Redirect(_) => StepKind::Redirect,
-            Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
-            Self::BadHead(_) => StepKind::BadHead,
-            Self::BareJsonError(_) => StepKind::BareJsonError,
-        }
-    }
-
     /// A successful answer with `text`, streamed one chunk per word unless [`Completion::chunks`] says
     /// otherwise.
     pub fn ok(text: impl Into<String>) -> Completion {
@@ -539,6 +363,7 @@ mod boundary;
 mod completion;
 mod errors;
 mod floods;
+mod kind;
 mod stream;
 mod tool_use;
 
@@ -546,6 +371,7 @@ pub use boundary::*;
 pub use completion::*;
 pub use errors::*;
 pub use floods::*;
+pub use kind::{Step, StepKind};
 pub use stream::*;
 pub use tool_use::*;
 
