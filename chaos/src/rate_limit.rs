@@ -13,7 +13,8 @@ use crate::conversation::Conversation;
 use crate::journal::StepRef;
 use crate::step::{Stall, Step, StepKind};
 use crate::usage::input_tokens;
-use crate::wire::{Exchange, RateLimitHeaders};
+use crate::wire::RateLimitHeaders;
+use crate::wire::render::Exchange;
 
 /// The window a rate limit's numbers are counted over unless set: a minute, so that they read as
 /// RPM, TPM, ITPM and OTPM, as the providers publish them.

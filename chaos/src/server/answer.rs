@@ -7,7 +7,8 @@ use std::time::Duration;
 use crate::boundary;
 use crate::http::{self, Conn};
 use crate::step::{Completion, Hang, HangAt, Preset, Step, ToolUse};
-use crate::wire::{ErrorParts, Exchange};
+use crate::wire::render::Exchange;
+use crate::wire::shared::ErrorParts;
 
 /// What happens to the connection after a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

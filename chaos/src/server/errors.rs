@@ -8,7 +8,8 @@ use super::answer::{After, Answer, FloodOf, id_header};
 use super::plain::send_json;
 use crate::http;
 use crate::step::{HttpError, NotAnAnswer, Preset, Redirect, StatedLimit, WrongContentType};
-use crate::wire::{ErrorParts, NotAnAnswerBody};
+use crate::wire::NotAnAnswerBody;
+use crate::wire::shared::ErrorParts;
 
 /// The error object `error` of `e` with the rate limit it states, as OpenRouter sends it: the
 /// status as its numeric `code` (unless the step sets one), and the limit in `metadata.headers`.

@@ -13,7 +13,8 @@ use super::plain::{generic_error, send_json};
 use super::state::{Recorded, Shared};
 use crate::http::{Conn, Request};
 use crate::usage::input_tokens;
-use crate::wire::{Asked, Exchange, WireFormat};
+use crate::wire::render::Exchange;
+use crate::wire::{Asked, WireFormat};
 
 /// Answer one request; what the connection does next.
 pub(super) async fn respond(conn: &mut Conn, shared: &Shared, request: Request) -> io::Result<After> {

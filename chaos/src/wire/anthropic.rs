@@ -43,10 +43,9 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, event, is_whole, read_content, sse_events,
-    status_of_type, tool_names,
-};
+use super::render::{Exchange, Render};
+use super::shared::{ErrorParts, event, is_whole, read_content, sse_events, status_of_type, tool_names};
+use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
@@ -295,7 +294,7 @@ impl Render for Anthropic {
     }
 
     fn keep_alive(&self, ping: bool) -> String {
-        if ping { Self::ping() } else { super::KEEP_ALIVE.to_owned() }
+        if ping { Self::ping() } else { super::shared::KEEP_ALIVE.to_owned() }
     }
 
     fn malformed(&self, payload: &str) -> String {
@@ -393,7 +392,7 @@ impl Render for Anthropic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::fixture;
+    use crate::wire::render::fixture;
 
     #[test]
     fn it_reads_back_what_it_renders() {

@@ -58,9 +58,9 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, data, is_whole, status_of_type, tool_names,
-};
+use super::render::{Exchange, Render};
+use super::shared::{ErrorParts, data, is_whole, status_of_type, tool_names};
+use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
@@ -431,7 +431,7 @@ impl Render for Gemini {
 mod tests {
     use super::*;
     use crate::usage::TokenUsage;
-    use crate::wire::fixture;
+    use crate::wire::render::fixture;
 
     #[test]
     fn it_reads_back_what_it_renders() {

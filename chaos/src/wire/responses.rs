@@ -41,9 +41,9 @@
 use serde_json::{Value, json};
 
 use super::openai::OpenAi;
-use super::{
-    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, event, is_whole, sse_events, tool_names,
-};
+use super::render::{Exchange, Render};
+use super::shared::{ErrorParts, event, is_whole, sse_events, tool_names};
+use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
@@ -412,7 +412,7 @@ fn texts_of<'a>(content: Option<&'a Value>, out: &mut Vec<&'a str>) {
 mod tests {
     use super::*;
     use crate::step::{SseError, Step};
-    use crate::wire::fixture;
+    use crate::wire::render::fixture;
 
     #[test]
     fn it_reads_back_what_it_renders() {
