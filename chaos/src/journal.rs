@@ -81,6 +81,13 @@ pub struct JournalEntry {
     /// it did not fit the key's buckets, got a 429, consumed no step and was charged nothing.
     #[serde(default)]
     pub rate_limited: bool,
+    /// The conversation the request belongs to, for a scenario scripted
+    /// [per conversation](crate::Scenario::per_conversation): numbered from 0 in the order the
+    /// server first saw each (since its start or last reset; a forgotten conversation that comes
+    /// back gets a new number). `None` (and absent from the JSON) for a scenario whose script every
+    /// request shares, and for a request to no model route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<u64>,
 }
 
 /// Which step of the scenario answered a request.

@@ -10,6 +10,7 @@ mod context_window;
 mod faults;
 mod fuzz_corpus;
 mod outage;
+mod per_conversation;
 mod rate_limit;
 mod scenario;
 mod schema;

@@ -14,7 +14,8 @@ use crate::http::Request;
 use crate::journal::{JournalEntry, StepRef};
 use crate::outage;
 use crate::rate_limit::{self, Cost, Keys};
-use crate::scenario::{Cursor, Scenario};
+use crate::scenario::Scenario;
+use crate::script::Scripts;
 use crate::step::Step;
 use crate::wire::{Asked, WireFormat};
 
@@ -31,7 +32,8 @@ pub(super) struct State {
     /// test on paused time can move the server through its outages.
     pub(super) started: Instant,
     pub(super) scenario: Scenario,
-    pub(super) cursor: Cursor,
+    /// Where the script is: one place, or one per conversation.
+    pub(super) scripts: Scripts,
     pub(super) journal: Vec<JournalEntry>,
     /// The rate limit's buckets, per key.
     pub(super) rate: Keys,
@@ -48,10 +50,12 @@ pub(super) struct Recorded {
 
 /// The answer to a model request, chosen under the lock.
 struct Chosen {
-    pub(super) step: Step,
+    step: Step,
     at: StepRef,
     over_window: bool,
-    pub(super) rate_headers: Vec<(&'static str, String)>,
+    /// The number of the request's conversation, for a scenario scripted per conversation.
+    conversation: Option<u64>,
+    rate_headers: Vec<(&'static str, String)>,
 }
 
 impl Shared {
@@ -61,7 +65,7 @@ impl Shared {
             state: Mutex::new(State {
                 started: Instant::now(),
                 scenario,
-                cursor: Cursor::default(),
+                scripts: Scripts::default(),
                 journal: Vec::new(),
                 rate: Keys::default(),
             }),
@@ -80,7 +84,7 @@ impl Shared {
             state.scenario = scenario;
         }
         state.started = Instant::now();
-        state.cursor = Cursor::default();
+        state.scripts = Scripts::default();
         state.journal.clear();
         state.rate = Keys::default();
     }
@@ -120,6 +124,7 @@ impl Shared {
             over_window: chosen.as_ref().is_some_and(|chosen| chosen.over_window),
             outage: at.is_some_and(|at| at.is_outage()),
             rate_limited: at.is_some_and(|at| at.is_rate_limited()),
+            conversation: chosen.as_ref().and_then(|chosen| chosen.conversation),
         });
         match chosen {
             Some(Chosen { step, rate_headers, .. }) => Recorded { seq, step: Some(step), rate_headers },
@@ -130,7 +135,8 @@ impl Shared {
 
 /// The answer to a model request arriving `now`: an outage's step (a server that is down answers
 /// before it reads or counts the request), else the rate limit's 429 when the request does not fit
-/// its key's buckets, else the context window's overflow answer, else the next step. Only a
+/// its key's buckets, else the context window's overflow answer, else the next step (of the
+/// request's conversation, for a scenario scripted per conversation). Only a
 /// request the rate limit admits takes a step, and only one that reaches the rate limit is
 /// charged; every one gets the rate-limit headers of the key's buckets, after its charge.
 fn choose(
@@ -141,7 +147,9 @@ fn choose(
     bytes: usize,
     now: Instant,
 ) -> Chosen {
-    let State { scenario, cursor, rate, started, .. } = state;
+    let State { scenario, scripts, rate, started, .. } = state;
+    let conversation = scenario.per_conversation.then(|| asked.conversation.key());
+    let (cursor, number) = scripts.enter(conversation);
     let limit = scenario.rate_limit;
     let mut levels = Vec::new();
     let mut charge = |cost| match &limit {
@@ -159,7 +167,7 @@ fn choose(
         }
         None => {
             let fits = scenario.fits(bytes);
-            let mut next = cursor.clone();
+            let mut next = cursor;
             let (step, at) = if fits { next.next(scenario) } else { context::overflow_answer() };
             match charge(Some(Cost::of(&step, &asked.conversation))) {
                 Err(refusal) => {
@@ -167,12 +175,12 @@ fn choose(
                     (step, at, false)
                 }
                 Ok(()) => {
-                    *cursor = next;
+                    scripts.advance(conversation, next);
                     (step, at, !fits)
                 }
             }
         }
     };
     let rate_headers = rate_limit::headers(wire.rate_limit_headers(), &levels, SystemTime::now());
-    Chosen { step, at, over_window, rate_headers }
+    Chosen { step, at, over_window, conversation: number, rate_headers }
 }

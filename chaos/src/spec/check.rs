@@ -63,6 +63,9 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<Scenario, Invalid> {
     if let Some(bytes) = spec.context_window {
         scenario = scenario.with_context_window(bytes);
     }
+    if spec.per_conversation {
+        scenario = scenario.per_conversation();
+    }
     Ok(outages.into_iter().fold(scenario, Scenario::with_outage))
 }
 

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::step::{EchoKey, StatedLimit, StepKind, valid_header_value};
 use crate::usage::TokenUsage;
 
-/// A scenario file: `{"context_window": 2000, "outages": [...], "rate_limit": {...}, "steps": [...],
-/// "default": {...}}`.
+/// A scenario file: `{"context_window": 2000, "outages": [...], "rate_limit": {...},
+/// "per_conversation": true, "steps": [...], "default": {...}}`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScenarioSpec {
@@ -22,6 +22,9 @@ pub(super) struct ScenarioSpec {
     pub(super) outages: Vec<OutageSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) rate_limit: Option<RateLimitSpec>,
+    /// Each conversation has its own place in the script.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(super) per_conversation: bool,
     #[serde(default)]
     pub(super) steps: Vec<StepSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,6 +152,10 @@ pub(super) struct ToolCallSpec {
     pub(super) name: String,
     #[serde(default = "empty_object")]
     pub(super) input: serde_json::Value,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn empty_object() -> serde_json::Value {

@@ -27,6 +27,7 @@ impl From<&Scenario> for ScenarioSpec {
             context_window: scenario.context_window(),
             outages: scenario.outages().iter().map(OutageSpec::from).collect(),
             rate_limit: scenario.rate_limit().map(RateLimitSpec::from),
+            per_conversation: scenario.is_per_conversation(),
             steps,
             default: (!is_plain_ok).then(|| StepSpec::of(default)),
         }

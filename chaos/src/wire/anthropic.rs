@@ -192,6 +192,7 @@ impl Render for Anthropic {
         let mut texts = Vec::new();
         for message in messages {
             read_content(message.get("content"), &mut texts, &mut conversation);
+            conversation.mark_opening(message.get("role").and_then(Value::as_str) == Some("user"), texts.len());
         }
         (conversation.system, conversation.texts) = (system, texts);
         let get = |pointer: &str| body.and_then(|b| b.pointer(pointer));

@@ -243,19 +243,25 @@ impl Render for Gemini {
         }
         let contents = body.and_then(|b| b.get("contents")).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         conversation.messages = contents.len();
-        for part in contents.iter().flat_map(parts) {
-            if let Some(text) = part.get("text").and_then(Value::as_str) {
-                conversation.texts.push(text);
-            }
-            if let Some(args) = part.pointer("/functionCall/args") {
-                conversation.tool_inputs.push(args.to_string().into());
-            }
-            for value in part.pointer("/functionResponse/response").and_then(Value::as_object).into_iter().flatten() {
-                match value.1 {
-                    Value::String(text) => conversation.texts.push(text),
-                    other => conversation.tool_inputs.push(other.to_string().into()),
+        for content in contents {
+            for part in parts(content) {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    conversation.texts.push(text);
+                }
+                if let Some(args) = part.pointer("/functionCall/args") {
+                    conversation.tool_inputs.push(args.to_string().into());
+                }
+                for value in part.pointer("/functionResponse/response").and_then(Value::as_object).into_iter().flatten()
+                {
+                    match value.1 {
+                        Value::String(text) => conversation.texts.push(text),
+                        other => conversation.tool_inputs.push(other.to_string().into()),
+                    }
                 }
             }
+            // Gemini reads a content without a role as the user's.
+            let is_user = content.get("role").and_then(Value::as_str).is_none_or(|role| role == "user");
+            conversation.mark_opening(is_user, conversation.texts.len());
         }
         let config = body.and_then(|b| b.get("generationConfig"));
         let schema = config.and_then(|c| c.get("responseJsonSchema").or_else(|| c.get("responseSchema")));

@@ -154,6 +154,7 @@ impl Render for OpenAi {
         let mut texts = Vec::new();
         for message in messages {
             read_content(message.get("content"), &mut texts, &mut conversation);
+            conversation.mark_opening(message.get("role").and_then(Value::as_str) == Some("user"), texts.len());
             let calls = message.get("tool_calls").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
             let arguments = calls.iter().filter_map(|call| call.pointer("/function/arguments").and_then(Value::as_str));
             conversation.tool_inputs.extend(arguments.map(Into::into));

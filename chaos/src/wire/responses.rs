@@ -199,6 +199,7 @@ impl Render for Responses {
             Some(Value::String(text)) => {
                 conversation.messages = 1;
                 conversation.texts.push(text);
+                conversation.opening = Some(1);
             }
             Some(Value::Array(items)) => {
                 conversation.messages = items.len();
@@ -213,6 +214,8 @@ impl Render for Responses {
                         // A message, typed (`"type": "message"`) or not.
                         _ => texts_of(item.get("content"), &mut conversation.texts),
                     }
+                    let is_user = item.get("role").and_then(Value::as_str) == Some("user");
+                    conversation.mark_opening(is_user, conversation.texts.len());
                 }
             }
             _ => {}
