@@ -8,6 +8,7 @@ mod boundary_scenario;
 mod common;
 mod context_window;
 mod faults;
+mod forced_tool;
 mod fuzz_corpus;
 mod outage;
 mod per_conversation;

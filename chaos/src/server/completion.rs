@@ -42,7 +42,7 @@ impl Answer<'_> {
                 return Ok(after);
             }
         }
-        for event in self.exchange.epilogue(count as u64) {
+        for event in self.exchange.epilogue(&completion.text, count as u64) {
             self.conn.send_chunk(event.as_bytes());
         }
         self.conn.send_last_chunk();

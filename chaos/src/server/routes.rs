@@ -30,7 +30,7 @@ pub(super) async fn respond(conn: &mut Conn, shared: &Shared, request: Request) 
         Some((wire, route)) => wire.render().read(body.as_ref(), route),
         None => Asked::default(),
     };
-    let Recorded { seq, step, rate_headers } = shared.record(&request, wire, &asked);
+    let Recorded { seq, step, rate_headers, answer_tool } = shared.record(&request, wire, &asked);
     let (Some(wire), Some(step)) = (wire, step) else {
         let (status, message, allow) = match wire {
             Some(wire) => (405, format!("{} accepts only POST", wire.path()), Some(("allow", "POST"))),
@@ -49,7 +49,7 @@ pub(super) async fn respond(conn: &mut Conn, shared: &Shared, request: Request) 
         input_tokens: input_tokens(&pinned, &asked.conversation),
         usage: pinned,
         usage_asked: asked.usage_asked,
-        answer_tool: asked.answer_tool,
+        answer_tool,
         cut_by_token_limit: step.cut_by_token_limit(),
     };
     let api_key = api_key(&request, Some(wire));

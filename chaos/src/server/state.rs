@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::key::{api_key, rate_key};
 use crate::context;
+use crate::forced::Forced;
 use crate::http::Request;
 use crate::journal::{JournalEntry, StepRef};
 use crate::outage;
@@ -46,11 +47,14 @@ pub(super) struct Recorded {
     pub(super) step: Option<Step>,
     /// The rate-limit headers of its answer.
     pub(super) rate_headers: Vec<(&'static str, String)>,
+    /// The tool whose arguments the answer's text is sent as, when the request forces a call.
+    pub(super) answer_tool: Option<String>,
 }
 
 /// The answer to a model request, chosen under the lock.
 struct Chosen {
-    step: Step,
+    /// The step, as the request's tool choice makes it answer.
+    forced: Forced,
     at: StepRef,
     over_window: bool,
     /// The number of the request's conversation, for a scenario scripted per conversation.
@@ -125,10 +129,13 @@ impl Shared {
             outage: at.is_some_and(|at| at.is_outage()),
             rate_limited: at.is_some_and(|at| at.is_rate_limited()),
             conversation: chosen.as_ref().and_then(|chosen| chosen.conversation),
+            forced_tool: chosen.as_ref().and_then(|chosen| chosen.forced.changed_to.clone()),
         });
         match chosen {
-            Some(Chosen { step, rate_headers, .. }) => Recorded { seq, step: Some(step), rate_headers },
-            None => Recorded { seq, step: None, rate_headers: Vec::new() },
+            Some(Chosen { forced, rate_headers, .. }) => {
+                Recorded { seq, step: Some(forced.step), rate_headers, answer_tool: forced.answer_tool }
+            }
+            None => Recorded { seq, step: None, rate_headers: Vec::new(), answer_tool: None },
         }
     }
 }
@@ -160,19 +167,21 @@ fn choose(
         }
         None => Ok(()),
     };
-    let (step, at, over_window) = match outage::answer(&scenario.outages, now.saturating_duration_since(*started)) {
+    let forced = |step| asked.tool_choice.apply(step, &asked.tools);
+    let (forced, at, over_window) = match outage::answer(&scenario.outages, now.saturating_duration_since(*started)) {
         Some((step, at)) => {
             let _ = charge(None);
-            (step, at, false)
+            (forced(step), at, false)
         }
         None => {
             let fits = scenario.fits(bytes);
             let mut next = cursor;
             let (step, at) = if fits { next.next(scenario) } else { context::overflow_answer() };
-            match charge(Some(Cost::of(&step, &asked.conversation))) {
+            let step = forced(step);
+            match charge(Some(Cost::of(&step.step, &asked.conversation))) {
                 Err(refusal) => {
                     let (step, at) = refusal.step(wire.rate_limit_headers());
-                    (step, at, false)
+                    (Forced { step, answer_tool: None, changed_to: None }, at, false)
                 }
                 Ok(()) => {
                     scripts.advance(conversation, next);
@@ -182,5 +191,5 @@ fn choose(
         }
     };
     let rate_headers = rate_limit::headers(wire.rate_limit_headers(), &levels, SystemTime::now());
-    Chosen { step, at, over_window, conversation: number, rate_headers }
+    Chosen { forced, at, over_window, conversation: number, rate_headers }
 }

@@ -177,9 +177,9 @@ impl Step {
         }
     }
 
-    /// The token counts this step pins; every count follows the rule for a step that sends no
-    /// answer.
-    pub(crate) fn usage(&self) -> TokenUsage {
+    /// The completion whose text this step sends, all of it or the part before its fault; `None`
+    /// for a step that sends no answer text (an error, a tool use, a body that is no answer).
+    pub(crate) fn completion(&self) -> Option<&Completion> {
         match self {
             Self::Ok(completion)
             | Self::DropStream(Interrupt { completion, .. })
@@ -190,18 +190,27 @@ impl Step {
             | Self::MalformedChunk(Malformed { completion, .. })
             | Self::KeepAliveFlood(KeepAliveFlood { completion, .. })
             | Self::EmptyChunkFlood(EmptyChunkFlood { completion, .. })
-            | Self::EndlessText(EndlessText { completion, .. }) => completion.usage,
-            Self::ToolUse(t) => t.usage,
+            | Self::EndlessText(EndlessText { completion, .. }) => Some(completion),
             Self::HttpError(_)
             | Self::CloseBeforeHeaders
             | Self::ContextOverflow(_)
             | Self::InvalidApiKey(_)
+            | Self::ToolUse(_)
             | Self::EndlessJson(_)
             | Self::WrongContentType(_)
             | Self::Redirect(_)
             | Self::NotAnAnswer(_)
             | Self::BadHead(_)
-            | Self::BareJsonError(_) => TokenUsage::default(),
+            | Self::BareJsonError(_) => None,
+        }
+    }
+
+    /// The token counts this step pins; every count follows the rule for a step that sends no
+    /// answer.
+    pub(crate) fn usage(&self) -> TokenUsage {
+        match self {
+            Self::ToolUse(t) => t.usage,
+            step => step.completion().map_or_else(TokenUsage::default, |completion| completion.usage),
         }
     }
 }

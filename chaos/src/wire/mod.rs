@@ -27,6 +27,7 @@ pub(crate) mod shared;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::Conversation;
+use crate::forced::ToolChoice;
 use render::Render;
 
 /// The API a request spoke, told by its path.
@@ -138,10 +139,9 @@ pub(crate) struct Asked<'a> {
     /// Whether a streamed answer should carry its usage: OpenAI's
     /// `stream_options.include_usage`; always true on wires that always send it.
     pub(crate) usage_asked: bool,
-    /// The tool the request forces as the answer's shape (Anthropic's `tool_choice` of type
-    /// `tool`): a text answer is sent as that tool's input, as the real API answers a request for
-    /// a schema.
-    pub(crate) answer_tool: Option<String>,
+    /// What the request lets the model do with its tools: a forced call turns a text answer into
+    /// a call, as a real model answers (see [`ToolChoice`]).
+    pub(crate) tool_choice: ToolChoice,
     /// The name of the schema the answer must follow, if any.
     pub(crate) schema: Option<String>,
     /// The names of the tools offered.

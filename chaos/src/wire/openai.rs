@@ -7,6 +7,10 @@
 //! `authorization: Bearer ...` (then `x-api-key`, then Azure's `api-key`). The conversation is
 //! `messages[]`: each `content` (a string or parts with `text`) and each
 //! `tool_calls[].function.arguments`. The schema is `response_format.json_schema.name`.
+//! `tool_choice` `{"type": "function", "function": {"name"}}` forces that tool, `"required"` one
+//! of the tools (see [forced tool choice](crate#forced-tool-choice)): a text answer is then sent
+//! as one call's `arguments`, in pieces (`delta.tool_calls[0]`, its first chunk with the id and
+//! the name; whole: `message.tool_calls`), finished with `tool_calls`.
 //!
 //! # Answers
 //!
@@ -43,6 +47,7 @@ use super::render::{Exchange, Render};
 use super::shared::{ErrorParts, data, is_whole, read_content, sse_events, tool_names};
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
+use crate::forced::ToolChoice;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
 /// The Chat Completions wire.
@@ -165,7 +170,14 @@ impl Render for OpenAi {
             model: get("/model").and_then(Value::as_str).map(str::to_owned),
             stream: get("/stream").and_then(Value::as_bool) == Some(true),
             usage_asked: get("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
-            answer_tool: None,
+            tool_choice: match get("/tool_choice") {
+                Some(Value::String(choice)) if choice == "required" => ToolChoice::Any { among: Vec::new() },
+                Some(choice) if choice.get("type").and_then(Value::as_str) == Some("function") => choice
+                    .pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .map_or(ToolChoice::Auto, |name| ToolChoice::Tool(name.to_owned())),
+                _ => ToolChoice::Auto,
+            },
             schema: get("/response_format/json_schema/name").and_then(Value::as_str).map(str::to_owned),
             tools: tool_names(body),
             conversation,
@@ -249,17 +261,22 @@ impl Render for OpenAi {
         Vec::new()
     }
 
+    /// A forced call's first chunk opens it (`delta.tool_calls[0]` with its id, type and name, and
+    /// the first piece of its arguments), the next carry the rest of its `arguments`.
     fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String {
-        if i == 0 {
-            Self::chunk_event(x, json!({"role": "assistant", "content": text}), None)
-        } else {
-            Self::chunk_event(x, json!({"content": text}), None)
-        }
+        let delta = match (&x.answer_tool, i) {
+            (Some(name), 0) => json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
+                "id": Self::tool_call_id(x, 0), "type": "function", "function": {"name": name, "arguments": text}}]}),
+            (Some(_), _) => json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]}),
+            (None, 0) => json!({"role": "assistant", "content": text}),
+            (None, _) => json!({"content": text}),
+        };
+        Self::chunk_event(x, delta, None)
     }
 
-    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
+    fn epilogue(&self, x: &Exchange, _text: &str, output_tokens: u64) -> Vec<String> {
         let mut events = Vec::new();
-        Self::push_stream_end(x, &mut events, false, output_tokens);
+        Self::push_stream_end(x, &mut events, x.answer_tool.is_some(), output_tokens);
         events
     }
 
@@ -318,8 +335,12 @@ impl Render for OpenAi {
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
-        let message = json!({"role": "assistant", "content": text, "refusal": null});
-        Self::completion(x, message, Self::stop_reason(x, false), output_tokens)
+        let message = match &x.answer_tool {
+            Some(name) => json!({"role": "assistant", "content": null, "refusal": null, "tool_calls": [{
+                "id": Self::tool_call_id(x, 0), "type": "function", "function": {"name": name, "arguments": text}}]}),
+            None => json!({"role": "assistant", "content": text, "refusal": null}),
+        };
+        Self::completion(x, message, Self::stop_reason(x, x.answer_tool.is_some()), output_tokens)
     }
 
     fn json_opening(&self, x: &Exchange) -> String {
@@ -398,5 +419,14 @@ mod tests {
         assert_eq!(asked.conversation.tool_inputs, ["{}"]);
         assert!(asked.stream && !asked.usage_asked);
         assert_eq!(asked.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn it_reads_the_tool_choice() {
+        let choice = |choice: Value| OpenAi.read(Some(&json!({"tool_choice": choice})), Route::default()).tool_choice;
+        assert_eq!(choice(json!("required")), ToolChoice::Any { among: Vec::new() });
+        assert_eq!(choice(json!({"type": "function", "function": {"name": "f"}})), ToolChoice::Tool("f".into()));
+        assert_eq!(choice(json!("auto")), ToolChoice::Auto);
+        assert_eq!(choice(json!("none")), ToolChoice::Auto);
     }
 }

@@ -11,7 +11,7 @@ use crate::usage::TokenUsage;
 /// One wire's routing, reading and rendering: the manual for adding a wire.
 ///
 /// Every method returns whole bytes to send (an SSE event ends with its blank line; see
-/// [`event`] and [`data`]); the server frames them in HTTP chunks and decides when each goes out.
+/// [`event`](super::shared::event) and [`data`](super::shared::data)); the server frames them in HTTP chunks and decides when each goes out.
 /// A method never fails: a request body that is not what the wire expects reads as an empty
 /// [`Asked`], and every answer renders.
 ///
@@ -79,16 +79,22 @@ pub(crate) trait Render: Sync {
     fn opening(&self, x: &Exchange) -> String;
 
     /// The events before the first text chunk.
+    ///
+    /// **A forced call.** With [`Exchange::answer_tool`] (the request forces a tool call), the
+    /// text is not the answer's text but the arguments of one call of that tool, as given (a
+    /// typed answer's JSON): the preamble opens the call, each chunk carries a piece of its
+    /// arguments (a wire whose calls come whole sends them in the epilogue instead), the epilogue
+    /// finishes it as a tool call (or as cut by the token limit), and [`full_body`](Self::full_body)
+    /// is the call.
     fn preamble(&self, x: &Exchange) -> Vec<String>;
 
-    /// The event carrying text chunk number `i` (from 0); with [`Exchange::answer_tool`] the text
-    /// is a piece of the forced tool's input.
+    /// The event carrying text chunk number `i` (from 0).
     fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String;
 
-    /// The events after the last chunk: the finish (see the trait docs), the usage of
-    /// `output_tokens` counted chunks (unless pinned: [`Exchange::output_tokens`]), and the end
-    /// marker if the wire has one.
-    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String>;
+    /// The events after the last chunk of `text` (the whole text the chunks carried): the finish
+    /// (see the trait docs), the usage of `output_tokens` counted chunks (unless pinned:
+    /// [`Exchange::output_tokens`]), and the end marker if the wire has one.
+    fn epilogue(&self, x: &Exchange, text: &str, output_tokens: u64) -> Vec<String>;
 
     /// A mid-stream error event.
     fn error_event(&self, x: &Exchange, parts: &ErrorParts) -> String;
@@ -146,7 +152,8 @@ pub(crate) struct Exchange {
     pub(crate) usage: TokenUsage,
     /// See [`Asked::usage_asked`].
     pub(crate) usage_asked: bool,
-    /// See [`Asked::answer_tool`].
+    /// The tool whose arguments the answer's text is sent as, when the request forces a tool
+    /// call (see [`Render::preamble`]).
     pub(crate) answer_tool: Option<String>,
     /// The answer ends as one the token limit cut: OpenAI `finish_reason: "length"`, Anthropic
     /// `stop_reason: "max_tokens"`.
@@ -223,8 +230,8 @@ impl Exchange {
     }
 
     /// See [`Render::epilogue`].
-    pub(crate) fn epilogue(&self, output_tokens: u64) -> Vec<String> {
-        self.render.epilogue(self, output_tokens)
+    pub(crate) fn epilogue(&self, text: &str, output_tokens: u64) -> Vec<String> {
+        self.render.epilogue(self, text, output_tokens)
     }
 
     /// See [`Render::error_event`].
@@ -300,7 +307,7 @@ pub(crate) mod fixture {
         let mut stream: Vec<String> = x.preamble();
         stream.extend(completion.pieces().enumerate().map(|(i, piece)| x.chunk(i, piece)));
         let cut = stream.concat();
-        stream.extend(x.epilogue(3));
+        stream.extend(x.epilogue("one two three", 3));
         let text = "one two three".to_owned();
         assert_eq!(render.read_back(stream.concat().as_bytes()), (text.clone(), true));
         assert_eq!(render.read_back(cut.as_bytes()), (text.clone(), false), "truncated: no finish");

@@ -87,7 +87,7 @@ impl ErrorParts {
 }
 
 /// The statuses of the error types every wire here shares; a wire's
-/// [`status_of`](Render::status_of) starts from it.
+/// [`status_of`](super::render::Render::status_of) starts from it.
 pub(crate) fn status_of_type(error_type: &str) -> u16 {
     match error_type {
         "overloaded_error" => 503,
@@ -135,4 +135,10 @@ pub(crate) fn read_content<'a>(value: Option<&'a Value>, texts: &mut Vec<&'a str
         }
         _ => {}
     }
+}
+
+/// A forced call's arguments as a JSON value, for a wire whose calls carry an object: the text
+/// parsed as JSON, or the text as a JSON string when it is not JSON.
+pub(crate) fn arguments_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::from(text))
 }
