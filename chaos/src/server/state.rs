@@ -14,7 +14,8 @@ use crate::forced::Forced;
 use crate::http::Request;
 use crate::journal::{JournalEntry, StepRef};
 use crate::outage;
-use crate::rate_limit::{self, Cost, Keys};
+use crate::rate_limit::report;
+use crate::rate_limit::{Cost, Keys};
 use crate::scenario::Scenario;
 use crate::script::Scripts;
 use crate::step::Step;
@@ -190,6 +191,6 @@ fn choose(
             }
         }
     };
-    let rate_headers = rate_limit::headers(wire.rate_limit_headers(), &levels, SystemTime::now());
+    let rate_headers = report::headers(wire.rate_limit_headers(), &levels, SystemTime::now());
     Chosen { forced, at, over_window, conversation: number, rate_headers }
 }
