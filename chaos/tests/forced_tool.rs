@@ -180,66 +180,61 @@ async fn ask(server: &ChaosServer, wire: WireFormat, choice: Choice, stream: boo
     if stream { streamed_answer(wire, &response.events()) } else { whole_answer(wire, &response.json()) }
 }
 
+/// The two answers a server scripted with `steps` gives a conversation asking twice with `choice`,
+/// and what the journal says each was made to call, on every wire, streamed and not.
+async fn two_answers(steps: [Step; 2], choice: Choice) -> Vec<(String, Answer, Answer, Vec<Option<String>>)> {
+    let [first, second] = steps;
+    let server = ChaosServer::start(Scenario::new().then(first).then(second)).await.unwrap();
+    let mut seen = Vec::new();
+    for wire in WireFormat::ALL {
+        for stream in [true, false] {
+            server.reset();
+            let (one, two) = (ask(&server, wire, choice, stream).await, ask(&server, wire, choice, stream).await);
+            let forced = server.journal().into_iter().map(|entry| entry.forced_tool).collect();
+            seen.push((format!("{wire:?} stream={stream}"), one, two, forced));
+        }
+    }
+    seen
+}
+
 const ANSWER: &str = r#"{"temperature": 21}"#;
 
 fn call(name: &str, arguments: Value) -> Answer {
     Answer { text: String::new(), calls: vec![(name.to_owned(), arguments)] }
 }
 
+fn answer_tool() -> Option<String> {
+    Some("Answer".to_owned())
+}
+
 #[tokio::test]
 async fn a_forced_tool_turns_a_text_answer_and_other_calls_into_a_call_of_it() {
-    let scenario = Scenario::new()
-        .then(Step::ok(ANSWER).chunks(3))
-        .then(Step::tool_use("lookup", json!({"city": "Paris"})).text("Let me look.").call("other", json!({})))
-        .per_conversation();
-    let server = ChaosServer::start(scenario).await.unwrap();
-    for wire in WireFormat::ALL {
-        for stream in [true, false] {
-            server.reset();
-            let answer = ask(&server, wire, Choice::Tool, stream).await;
-            assert_eq!(answer, call("Answer", json!({"temperature": 21})), "{wire:?} stream={stream}: text");
-            let answer = ask(&server, wire, Choice::Tool, stream).await;
-            assert_eq!(answer, call("Answer", json!({"city": "Paris"})), "{wire:?} stream={stream}: another call");
-            let forced: Vec<_> = server.journal().into_iter().map(|entry| entry.forced_tool).collect();
-            assert_eq!(forced, [Some("Answer".to_owned()), Some("Answer".to_owned())], "{wire:?}");
-        }
+    let other_calls = Step::tool_use("lookup", json!({"city": "Paris"})).text("Let me look.").call("other", json!({}));
+    for (case, text, calls, forced) in
+        two_answers([Step::ok(ANSWER).chunks(3).into(), other_calls.into()], Choice::Tool).await
+    {
+        assert_eq!(text, call("Answer", json!({"temperature": 21})), "{case}: text");
+        assert_eq!(calls, call("Answer", json!({"city": "Paris"})), "{case}: another tool's call");
+        assert_eq!(forced, [answer_tool(), answer_tool()], "{case}");
     }
 }
 
 #[tokio::test]
 async fn any_tool_turns_a_text_answer_into_a_call_of_the_last_offered_and_lets_calls_through() {
-    let scenario = Scenario::new()
-        .then(Step::tool_use("lookup", json!({"city": "Paris"})).text("Let me look."))
-        .then(Step::ok(ANSWER))
-        .per_conversation();
-    let server = ChaosServer::start(scenario).await.unwrap();
-    for wire in WireFormat::ALL {
-        for stream in [true, false] {
-            server.reset();
-            let answer = ask(&server, wire, Choice::Any, stream).await;
-            assert_eq!(answer, call("lookup", json!({"city": "Paris"})), "{wire:?} stream={stream}: no text first");
-            let answer = ask(&server, wire, Choice::Any, stream).await;
-            assert_eq!(answer, call("Answer", json!({"temperature": 21})), "{wire:?} stream={stream}: text");
-            let forced: Vec<_> = server.journal().into_iter().map(|entry| entry.forced_tool).collect();
-            assert_eq!(forced, [None, Some("Answer".to_owned())], "{wire:?}");
-        }
+    let lookup = Step::tool_use("lookup", json!({"city": "Paris"})).text("Let me look.");
+    for (case, calls, text, forced) in two_answers([lookup.into(), Step::ok(ANSWER).into()], Choice::Any).await {
+        assert_eq!(calls, call("lookup", json!({"city": "Paris"})), "{case}: the call, no text first");
+        assert_eq!(text, call("Answer", json!({"temperature": 21})), "{case}: text");
+        assert_eq!(forced, [None, answer_tool()], "{case}");
     }
 }
 
 #[tokio::test]
 async fn without_a_forced_choice_the_script_goes_out_as_written() {
-    let scenario = Scenario::new()
-        .then(Step::tool_use("lookup", json!({"city": "Paris"})))
-        .then(Step::ok("Sunny."))
-        .per_conversation();
-    let server = ChaosServer::start(scenario).await.unwrap();
-    for wire in WireFormat::ALL {
-        for stream in [true, false] {
-            server.reset();
-            assert_eq!(ask(&server, wire, Choice::Auto, stream).await, call("lookup", json!({"city": "Paris"})));
-            let text = ask(&server, wire, Choice::Auto, stream).await;
-            assert_eq!(text, Answer { text: "Sunny.".to_owned(), calls: Vec::new() }, "{wire:?} stream={stream}");
-            assert!(server.journal().iter().all(|entry| entry.forced_tool.is_none()));
-        }
+    let lookup = Step::tool_use("lookup", json!({"city": "Paris"}));
+    for (case, calls, text, forced) in two_answers([lookup.into(), Step::ok("Sunny.").into()], Choice::Auto).await {
+        assert_eq!(calls, call("lookup", json!({"city": "Paris"})), "{case}");
+        assert_eq!(text, Answer { text: "Sunny.".to_owned(), calls: Vec::new() }, "{case}");
+        assert_eq!(forced, [None, None], "{case}");
     }
 }

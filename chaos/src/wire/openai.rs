@@ -44,10 +44,9 @@
 use serde_json::{Value, json};
 
 use super::render::{Exchange, Render};
-use super::shared::{ErrorParts, data, is_whole, read_content, sse_events, tool_names};
+use super::shared::{ErrorParts, data, is_whole, openai_tool_choice, read_content, sse_events, tool_names};
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
-use crate::forced::ToolChoice;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
 /// The Chat Completions wire.
@@ -170,14 +169,7 @@ impl Render for OpenAi {
             model: get("/model").and_then(Value::as_str).map(str::to_owned),
             stream: get("/stream").and_then(Value::as_bool) == Some(true),
             usage_asked: get("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
-            tool_choice: match get("/tool_choice") {
-                Some(Value::String(choice)) if choice == "required" => ToolChoice::Any { among: Vec::new() },
-                Some(choice) if choice.get("type").and_then(Value::as_str) == Some("function") => choice
-                    .pointer("/function/name")
-                    .and_then(Value::as_str)
-                    .map_or(ToolChoice::Auto, |name| ToolChoice::Tool(name.to_owned())),
-                _ => ToolChoice::Auto,
-            },
+            tool_choice: openai_tool_choice(get("/tool_choice"), "/function/name"),
             schema: get("/response_format/json_schema/name").and_then(Value::as_str).map(str::to_owned),
             tools: tool_names(body),
             conversation,
@@ -399,6 +391,7 @@ impl Render for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forced::ToolChoice;
     use crate::wire::render::fixture;
 
     #[test]

@@ -48,10 +48,9 @@ use serde_json::{Value, json};
 
 use super::openai::OpenAi;
 use super::render::{Exchange, Render};
-use super::shared::{ErrorParts, event, is_whole, sse_events, tool_names};
+use super::shared::{ErrorParts, event, is_whole, openai_tool_choice, sse_events, tool_names};
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
-use crate::forced::ToolChoice;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
 /// The Responses wire.
@@ -242,14 +241,7 @@ impl Render for Responses {
             model: get("/model").and_then(Value::as_str).map(str::to_owned),
             stream: get("/stream").and_then(Value::as_bool) == Some(true),
             usage_asked: true,
-            tool_choice: match get("/tool_choice") {
-                Some(Value::String(choice)) if choice == "required" => ToolChoice::Any { among: Vec::new() },
-                Some(choice) if choice.get("type").and_then(Value::as_str) == Some("function") => choice
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map_or(ToolChoice::Auto, |name| ToolChoice::Tool(name.to_owned())),
-                _ => ToolChoice::Auto,
-            },
+            tool_choice: openai_tool_choice(get("/tool_choice"), "/name"),
             schema: format.and_then(|format| format.get("name")).and_then(Value::as_str).map(str::to_owned),
             tools: tool_names(body),
             conversation,
@@ -463,6 +455,7 @@ fn texts_of<'a>(content: Option<&'a Value>, out: &mut Vec<&'a str>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forced::ToolChoice;
     use crate::step::{SseError, Step};
     use crate::wire::render::fixture;
 

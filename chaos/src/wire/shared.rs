@@ -6,6 +6,7 @@ use std::fmt::Display;
 use serde_json::Value;
 
 use crate::conversation::Conversation;
+use crate::forced::ToolChoice;
 
 /// An SSE event with a name: `event: {name}` then its JSON data.
 pub(crate) fn event(name: &str, data: &Value) -> String {
@@ -141,4 +142,18 @@ pub(crate) fn read_content<'a>(value: Option<&'a Value>, texts: &mut Vec<&'a str
 /// parsed as JSON, or the text as a JSON string when it is not JSON.
 pub(crate) fn arguments_value(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::from(text))
+}
+
+/// The tool choice of the OpenAI family: `"required"` forces a call of any tool, `{"type":
+/// "function", ..}` a call of the function named at `name` in it (a JSON pointer: `/function/name`
+/// on Chat Completions, `/name` on Responses); anything else lets the model choose.
+pub(crate) fn openai_tool_choice(choice: Option<&Value>, name: &str) -> ToolChoice {
+    match choice {
+        Some(Value::String(choice)) if choice == "required" => ToolChoice::Any { among: Vec::new() },
+        Some(choice) if choice.get("type").and_then(Value::as_str) == Some("function") => choice
+            .pointer(name)
+            .and_then(Value::as_str)
+            .map_or(ToolChoice::Auto, |name| ToolChoice::Tool(name.to_owned())),
+        _ => ToolChoice::Auto,
+    }
 }
