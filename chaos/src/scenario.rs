@@ -12,8 +12,10 @@ use crate::step::{Completion, Step};
 
 /// What the server answers, request by request.
 ///
-/// Each request to a model endpoint consumes the next step: a step with `times: n` answers `n`
-/// requests in a row, and once all steps are used, the default step answers every further request.
+/// Each request to a model endpoint consumes the next step (of its own conversation, when the
+/// scenario is scripted [per conversation](Scenario::per_conversation)): a step with `times: n`
+/// answers `n` requests in a row, and once all steps are used, the default step answers every
+/// further request.
 /// The default default is an `ok` step with [`DEFAULT_TEXT`](crate::DEFAULT_TEXT). With a
 /// [context window](Scenario::with_context_window), a request whose conversation does not fit gets
 /// the provider's context-overflow answer instead, and consumes no step; during an
