@@ -88,12 +88,16 @@ fn runs() -> Result<Vec<Run>, String> {
             "--seed" => seeds = vec![value.parse().map_err(|_| bad("a seed is a whole number"))?],
             "--calls" => calls = value.parse().map_err(|_| bad("the calls are a whole number"))?,
             "--errors" => {
-                errors = value.parse().ok().filter(|percent| *percent <= 100).ok_or_else(|| bad("a percentage, 0 to 100"))?
+                errors =
+                    value.parse().ok().filter(|percent| *percent <= 100).ok_or_else(|| bad("a percentage, 0 to 100"))?
             }
             _ => return Err(format!("unknown flag {flag}; the flags are --wire, --seed, --calls, --errors")),
         }
     }
-    Ok(wires.into_iter().flat_map(|anthropic| seeds.iter().map(move |&seed| Run { anthropic, seed, calls, errors })).collect())
+    Ok(wires
+        .into_iter()
+        .flat_map(|anthropic| seeds.iter().map(move |&seed| Run { anthropic, seed, calls, errors }))
+        .collect())
 }
 
 #[tokio::main]

@@ -60,17 +60,16 @@ async fn run(shape: Shape) -> Result<(), String> {
                 Step::tool_calls((0..calls).map(|n| ("work", json!({"n": n})))),
                 Step::ok("Done with what ran."),
             ]);
-            let tools = Toolbox::new().with_fn("work", "Works.", json!({"type": "object"}), |_| async {
-                Ok("done".to_owned())
-            });
+            let tools = Toolbox::new()
+                .with_fn("work", "Works.", json!({"type": "object"}), |_| async { Ok("done".to_owned()) });
             (provider, tools)
         }
         Shape::ResultMib(mib) => {
-            let provider =
-                ScriptedProvider::new([Step::tool_calls([("read", json!({}))]), Step::ok("Read it.")]);
-            let tools = Toolbox::new().with_fn("read", "Reads everything.", json!({"type": "object"}), move |_| async move {
-                Ok("x".repeat(mib << 20))
-            });
+            let provider = ScriptedProvider::new([Step::tool_calls([("read", json!({}))]), Step::ok("Read it.")]);
+            let tools =
+                Toolbox::new().with_fn("read", "Reads everything.", json!({"type": "object"}), move |_| async move {
+                    Ok("x".repeat(mib << 20))
+                });
             (provider, tools)
         }
     };

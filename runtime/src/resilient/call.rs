@@ -64,14 +64,7 @@ impl<R> Timer for Rest<R> {
 impl<'r, 'p, T, V, F, Fut, M, R> Call<'r, 'p, T, V, F, Fut, M, R> {
     #[inline]
     pub(super) fn new(resilient: &'r Resilient<'p, T, V>, operation: F, retry: M) -> Self {
-        Self {
-            resilient,
-            operation: Some(operation),
-            retry,
-            attempt: None,
-            limit: Limit::Default,
-            rest: Rest::Nothing,
-        }
+        Self { resilient, operation: Some(operation), retry, attempt: None, limit: Limit::Default, rest: Rest::Nothing }
     }
 }
 
