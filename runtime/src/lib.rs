@@ -8,7 +8,7 @@
 //! Every decision carries the rule that made it.
 //!
 //! ```
-//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+//! use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), agentic_runtime::ExecError> {
@@ -74,7 +74,7 @@
 //!   streamable HTTP (rmcp 3.11 needs Rust 1.88, above this crate's 1.85).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 mod answer;

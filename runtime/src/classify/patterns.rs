@@ -113,7 +113,7 @@ pub(crate) static RETRY: &[Pattern] = &[
     regex!("incomplete.?message", ["incomplete"]),
     spellings!("stream (ended|closed) unexpectedly", ["stream ended unexpectedly", "stream closed unexpectedly"]),
     regex!(r"(try again|retry) in \d", ["try again in", "retry in"]),
-    // Google's canonical codes and the seed's `google.api_core.exceptions` names:
+    // Google's canonical codes and the `google.api_core.exceptions` names of Google's Python clients:
     // `RESOURCE_EXHAUSTED` / `ResourceExhausted`, `DEADLINE_EXCEEDED`, `InternalServerError`.
     regex!("resource.?exhausted", ["exhausted"]),
     regex!("deadline.?exceeded", ["deadline"]),

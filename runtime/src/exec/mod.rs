@@ -51,7 +51,7 @@ use crate::tool::Toolbox;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{ExecErrorKind, Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{ExecErrorKind, Runtime, Scripted, ScriptedProvider};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
@@ -196,7 +196,7 @@ impl Runtime {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     /// struct Invoice {
@@ -229,7 +229,7 @@ impl Runtime {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Scripted, Toolbox};
+    /// use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox};
     /// use serde_json::json;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

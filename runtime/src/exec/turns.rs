@@ -61,7 +61,7 @@ impl Runtime {
         let span = telemetry::exec_span(function.name, &*self.provider);
         self.judge_policy(function, &span)?;
         // The run and the history are built here, in the exec's own future: returned from a helper,
-        // they were copied on every exec's way in (BENCHMARKS.md, "Issue 15, the last two goals").
+        // they were copied on every exec's way in (docs/benchmarks-history.md measured what that cost).
         // The prompt's own system instruction (over the function's doc comment) lives here too.
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);

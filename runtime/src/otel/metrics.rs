@@ -3,7 +3,7 @@
 //!
 //! The core never talks to OpenTelemetry: it emits one `tracing` event per measurement, with the
 //! instrument's name in `metric`, the measurement in `value` and the attributes as the other
-//! fields (docs/design.md, issue 13). This layer creates each instrument once, with the kind,
+//! fields (docs/design.md §14). This layer creates each instrument once, with the kind,
 //! unit and bucket boundaries the GenAI semantic conventions give it, and records every such
 //! event into it. Events for other targets, and unknown metric names, are ignored. Which names
 //! the instruments have is the [`Semconv`] edition's: today's, or the latest experimental ones.

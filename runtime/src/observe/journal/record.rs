@@ -194,7 +194,7 @@ impl FailureRecord {
     ///
     /// ```
     /// use agentic_runtime::observe::journal::FailureRecord;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
