@@ -1,4 +1,4 @@
-//! The bounds of the tool loop (issue 23): how many calls of one turn run and how many at once,
+//! The bounds of the tool loop (docs/design.md §13): how many calls of one turn run and how many at once,
 //! how much of a result the model and the trace get, and the messages for what is refused. The
 //! ScriptedProvider on a paused clock; every call the model made gets a result, in its order.
 

@@ -1,4 +1,4 @@
-//! The ReAct loop inside `exec` (issue 6; docs/design.md §13): tool errors go back to the model,
+//! The ReAct loop inside `exec` (docs/design.md §13): tool errors go back to the model,
 //! never to the retry layers; infrastructure retries apply per model turn; traces and their grades.
 
 use agentic_runtime::exec::RuntimeBuilder;

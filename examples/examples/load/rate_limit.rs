@@ -10,7 +10,7 @@
 //! - **requests**: 120 requests a window, no token limit.
 //! - **tokens**: 16 000 tokens a window, the binding one (130 a call: 123 calls), and 10 000 requests.
 //! - **redis** (with `--redis URL`): the requests limit, two processes sharing one `RedisStore`
-//!   (`Runtime::with_shared_store`) against one server and one key. This process starts the server
+//!   (`RuntimeBuilder::with_shared_store`) against one server and one key. This process starts the server
 //!   and runs itself twice with `--child`; each child makes its warm call, then half the burst at
 //!   the same instant, and prints one JSON line; this process sums them.
 //!
@@ -70,7 +70,7 @@ const CHILD_LEAD: Duration = Duration::from_secs(3);
 /// The processes of the redis run.
 const CHILDREN: usize = 2;
 
-/// The targets, with the pacer: at most this share of the requests get a 429 ...
+/// The pacer's targets: at most this share of the requests get a 429 ...
 const MAX_429_SHARE: f64 = 0.01;
 /// ... and the burst within this multiple of the ideal.
 const MAX_RATIO: f64 = 1.15;
@@ -590,7 +590,7 @@ pub(super) async fn main(mode: Mode) -> Result<(), String> {
     println!(
         "\nideal: (demand - the binding bucket's level at the burst's first request) / refill rate; ratio: burst / ideal"
     );
-    println!("the issue's targets, pacer on:");
+    println!("the pacer's targets, pacer on:");
     for run in runs.iter().filter(|run| run.pacing_on) {
         let checks = [
             (

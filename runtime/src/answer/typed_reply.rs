@@ -12,7 +12,7 @@ use crate::answer::reply::Reply;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 ///
 /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 /// struct Total {

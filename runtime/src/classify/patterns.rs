@@ -113,7 +113,7 @@ pub(crate) static RETRY: &[Pattern] = &[
     regex!("incomplete.?message", ["incomplete"]),
     spellings!("stream (ended|closed) unexpectedly", ["stream ended unexpectedly", "stream closed unexpectedly"]),
     regex!(r"(try again|retry) in \d", ["try again in", "retry in"]),
-    // Google's canonical codes and the seed's `google.api_core.exceptions` names:
+    // Google's canonical codes and the `google.api_core.exceptions` names of Google's Python clients:
     // `RESOURCE_EXHAUSTED` / `ResourceExhausted`, `DEADLINE_EXCEEDED`, `InternalServerError`.
     regex!("resource.?exhausted", ["exhausted"]),
     regex!("deadline.?exceeded", ["deadline"]),
@@ -153,7 +153,7 @@ pub(crate) static PERMANENT: &[Pattern] = &[
 ];
 
 /// The permanent markers that say a failure is the target's own, not the request's: its key, its
-/// login or its model. With fallbacks (`Runtime::with_fallback`) such a failure moves the exec to
+/// login or its model. With fallbacks (`RuntimeBuilder::with_fallback`) such a failure moves the exec to
 /// the next target, whose key and model are others; an invalid image or argument would fail there
 /// too, and ends the exec.
 pub(crate) const TARGET_MARKERS: &[&str] = &[

@@ -51,7 +51,7 @@ use crate::tool::Toolbox;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{ExecErrorKind, Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{ExecErrorKind, Runtime, Scripted, ScriptedProvider};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
@@ -181,7 +181,7 @@ impl Runtime {
     /// [`Runtime::request`].
     pub fn exec(&self, prompt: impl Into<Prompt>) -> impl Future<Output = Result<Reply, ExecError>> {
         // The exec's own future, not one wrapped in another: every exec would move its result out.
-        self.exec_attempts(None, None, prompt.into(), None)
+        self.exec_attempts(None, None, prompt, None)
     }
 
     /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for
@@ -196,7 +196,7 @@ impl Runtime {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     /// struct Invoice {
@@ -229,7 +229,7 @@ impl Runtime {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Scripted, Toolbox};
+    /// use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox};
     /// use serde_json::json;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

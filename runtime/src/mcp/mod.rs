@@ -65,7 +65,7 @@
 //! ```no_run
 //! use agentic_runtime::mcp::McpServer;
 //! use agentic_runtime::tool::Toolbox;
-//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+//! use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 //!
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {

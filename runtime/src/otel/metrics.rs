@@ -3,7 +3,7 @@
 //!
 //! The core never talks to OpenTelemetry: it emits one `tracing` event per measurement, with the
 //! instrument's name in `metric`, the measurement in `value` and the attributes as the other
-//! fields (docs/design.md, issue 13). This layer creates each instrument once, with the kind,
+//! fields (docs/design.md §14). This layer creates each instrument once, with the kind,
 //! unit and bucket boundaries the GenAI semantic conventions give it, and records every such
 //! event into it. Events for other targets, and unknown metric names, are ignored. Which names
 //! the instruments have is the [`Semconv`] edition's: today's, or the latest experimental ones.
@@ -77,7 +77,7 @@ pub const BREAKER_TRANSITIONS: &str = "agentic.breaker.transitions";
 /// -1 when it closes; in a fleet, summed over its processes).
 pub const BREAKER_OPEN: &str = "agentic.breaker.open";
 /// The calls the pacer admitted (a counter, by `gen_ai.provider.name` and `agentic.paced`:
-/// `at_once` or `waited`), once the scope's rate limits are known (`Runtime::with_pacing`).
+/// `at_once` or `waited`), once the scope's rate limits are known (`RuntimeBuilder::with_pacing`).
 pub const PACER_ADMITTED: &str = "agentic.pacer.admitted";
 /// The time calls waited for a rate limit before they were sent, in seconds (a histogram, the
 /// duration's buckets, by `gen_ai.provider.name`).

@@ -1,6 +1,6 @@
 //! OpenTelemetry export of the runtime's spans and metrics, over OTLP/HTTP (feature `otel`).
 //!
-//! The core describes what it does through `tracing` only (docs/design.md, issue 13): a span per
+//! The core describes what it does through `tracing` only (docs/design.md §14): a span per
 //! exec (`invoke_agent ..`), a CLIENT span per model call (`chat {model}`) and per tool call
 //! (`execute_tool {name}`), retry decisions as events inside them, and metric events on the
 //! target [`METRICS_TARGET`]. The field names are the OpenTelemetry GenAI semantic conventions'

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use agentic_runtime::observe::journal::{FailureRecord, Journal, now_ms, read_journal};
-//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+//! use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> std::io::Result<()> {

@@ -148,7 +148,7 @@ pub struct FailureRecord {
     /// a retry, the failed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// For a runtime with fallbacks (`Runtime::with_fallback`): the target of the last attempt,
+    /// For a runtime with fallbacks (`RuntimeBuilder::with_fallback`): the target of the last attempt,
     /// `"<provider>/<model>"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
@@ -194,7 +194,7 @@ impl FailureRecord {
     ///
     /// ```
     /// use agentic_runtime::observe::journal::FailureRecord;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
