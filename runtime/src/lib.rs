@@ -55,8 +55,9 @@
 //!
 //! # Features
 //!
-//! - `providers` (default): `OpenAiProvider` and `AnthropicProvider`, the HTTP providers (reqwest
-//!   with rustls), and [`Classify`](resilient::Classify) for reqwest's errors and statuses. Without
+//! - `providers` (default): the HTTP providers, `HttpProvider` and its four wires (`OpenAiProvider`,
+//!   `AnthropicProvider`, `GeminiProvider`, `ResponsesProvider`; reqwest 0.13 with rustls on ring,
+//!   set up by the crate), and [`Classify`](resilient::Classify) for reqwest's errors and statuses. Without
 //!   it (`default-features = false`) the crate is the core: the policy, both layers, the
 //!   classifiers, `Resilient` around any operation, the tool loop, traces, the journal, the
 //!   [`Provider`](provider::Provider) trait with its request and event types, the SSE decoder ([`provider::sse`]), the
