@@ -35,7 +35,7 @@
 //!
 //! - **Retry any async call** (an HTTP request, a database query, a tool of your own):
 //!   [`Resilient`] with a [`RetryPolicy`], the same classifiers, deadline and decisions as an exec
-//!   ([`resilient`]; [`tower`](mod@tower) with the `tower` feature for an HTTP client's stack).
+//!   ([`resilient`]; `tower`, with the `tower` feature, for an HTTP client's stack).
 //! - **Annotate an agent function**: [`agentic_function`] on an `async fn` taking a [`Runtime`]
 //!   rewrites its `runtime.exec(..)`, `runtime.exec_json(..)` and `runtime.request(..)` calls to run
 //!   under the function's policy, checked at compile time. Test it with a [`ScriptedProvider`]
