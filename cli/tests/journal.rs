@@ -58,7 +58,7 @@ fn prints_one_row_per_cause_most_frequent_first() {
         format!(
             "{}: 7 records in 4 groups in the whole journal\n\
              exec summarize: 429 rate limited x3 (exhausted, last 2026-11-30 14:02 UTC)\n\
-             exec: dropped stream x2 (budget, last 2026-11-30 09:02 UTC)\n\
+             exec: dropped stream x2 (refused, last 2026-11-30 09:02 UTC)\n\
              exec summarize: 503 unavailable x1 (retry, last 2026-11-30 11:02 UTC)\n\
              exec extract: 401 unauthorized x1 (permanent, last 2026-11-28 14:02 UTC)\n",
             file.arg()
@@ -162,6 +162,28 @@ fn corrupt_lines_are_reported_with_their_numbers_and_skipped() {
     assert_eq!(run.code, 0);
     assert_eq!(run.stderr.lines().count(), 3);
     assert_eq!(run.json()["count"], 2);
+}
+
+/// A journal an older version wrote says `budget` where today's says `refused`: one cause, one row.
+#[test]
+fn an_older_journals_kind_budget_counts_as_refused() {
+    let file = TempFile::with_contents(
+        "older",
+        "{\"time_ms\":1796047200000,\"event\":\"failure\",\"op\":\"exec\",\"name\":\"exec\",\"kind\":\"budget\",\
+         \"attempts\":[],\"last_error\":\"RateLimitError: 429\",\"stopped_by\":\"the retry budget is empty\",\
+         \"calls\":3,\"elapsed_ms\":9000}\n",
+    );
+    Journal::open(file.path()).unwrap().record(&failure("exec", "refused", "RateLimitError: 429", NOV_30)).unwrap();
+    let run = agentic(&["journal", file.arg()], "");
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}: 2 records in 1 group in the whole journal\n\
+             exec: 429 rate limited x2 (refused, last 2026-11-30 14:02 UTC)\n",
+            file.arg()
+        )
+    );
 }
 
 #[test]

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::message::{ContentBlock, Message};
 use crate::policy::rules::format_ms;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// The tools offered to the model, by name. Cloning is cheap: clones share the tools.
 ///
