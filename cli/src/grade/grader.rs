@@ -1,11 +1,12 @@
-//! The grader: reads JSONL traces and puts every run in one category ([`run`](super::run) has the
-//! rules).
+//! The grader: reads JSONL traces and puts every run in one category ([`run`](mod@super::run) has
+//! the rules).
 //!
-//! Events are grouped by `run_id`, across all the sources read. A line the grader cannot use (see
-//! [`line`](super::line)) is reported as malformed, with its source and line number, and skipped.
-//! Blank lines are skipped silently. A line longer than [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES)
-//! is malformed too, and skipped without being held in memory; the runs tracked may take up to
-//! [`MAX_GRADER_BYTES`] (so that no input, however large, takes all the memory there is).
+//! Events are grouped by `run_id`, across all the sources read. A line the grader cannot use
+//! (see [`line`](mod@super::line)) is reported as malformed, with its source and line number, and
+//! skipped. Blank lines are skipped silently. A line longer than
+//! [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) is malformed too, and skipped without being
+//! held in memory; the runs tracked may take up to [`MAX_GRADER_BYTES`] (so that no input, however
+//! large, takes all the memory there is).
 //!
 //! A skipped line still counts against its run, which is graded `unreadable`: the line could have
 //! been its failed tool result or its `agent_finish`. The run is the one its `run_id` names, read

@@ -1,9 +1,9 @@
 //! `agentic grade`: read JSONL traces and put every run in one category.
 //!
 //! The runtime writes the traces (`agentic_runtime::observe::trace`); the command reads them:
-//! [`line`] checks one line, [`head`] keeps the start of each line for a line too long to read,
-//! [`grader`] groups the lines by run within a memory bound, [`run`] grades a run, and [`report`]
-//! is what it found.
+//! [`line`](mod@line) checks one line, [`head`] keeps the start of each line for a line too long
+//! to read, [`grader`] groups the lines by run within a memory bound, [`run`](mod@run) grades a
+//! run, and [`report`] is what it found.
 
 mod grader;
 mod head;
