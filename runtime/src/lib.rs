@@ -102,11 +102,6 @@ pub mod tool;
 pub mod tower;
 mod util;
 
-/// The bounded line reader of the trace grader and the journal reader, for the CLI until they move
-/// there. Not an API.
-#[doc(hidden)]
-pub use util::lines;
-
 pub use answer::{ExecError, ExecErrorKind, Reply};
 pub use decision::Decision;
 pub use exec::Runtime;

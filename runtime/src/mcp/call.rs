@@ -15,7 +15,7 @@ use super::bound::Dropped;
 use super::error::{describe_status, seconds, transport_words};
 use super::http::Endpoint;
 use crate::tool::{ToolContext, ToolError};
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// The key of a `tools/call` request's `_meta` that carries the call's idempotency key
 /// ([`ToolContext::idempotency_key`]): `io.agentic/idempotency_key`. A server with side effects

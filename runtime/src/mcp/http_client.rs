@@ -32,7 +32,7 @@ use super::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
 use super::http_error::HttpError;
 use super::sse::events;
 use crate::util::causes::describe;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// The most bytes of an error response's body read, for the JSON-RPC error it may hold: 64 KiB.
 const ERROR_BODY_BYTES: usize = 64 * 1024;

@@ -19,7 +19,7 @@ use super::bound::{Dropped, MCP_MAX_TOOLS};
 use super::cancel::CancelOnDrop;
 use super::error::seconds;
 use crate::tool::ToolSpec;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// The most `tools/list` pages read from one server: 128; a server that pages past it is an
 /// error, not a hang. Enough for [`MCP_MAX_TOOLS`] at 8 a page.

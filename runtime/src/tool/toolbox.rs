@@ -17,7 +17,7 @@ use super::{
     SOURCE_TIMEOUT_GRACE, Tool, ToolContext, ToolError, ToolFuture, ToolSource, ToolSpec,
 };
 use crate::policy::rules::format_ms;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// The tools offered to the model, by name. Cloning is cheap: clones share the tools.
 ///

@@ -1,20 +1,26 @@
 //! `agentic journal`: how often each cause made calls fail, from a failure journal file.
 //!
-//! The journal is written by `agentic_runtime::observe::journal::Journal`; this command reads it with
-//! `count_journal` (one line at a time, keeping only the counts) and prints them as a table or as
-//! JSON lines.
+//! The journal is written by `agentic_runtime::observe::journal::Journal`; this command reads it
+//! ([`read`]: each line the record it holds, or what is wrong with it), counts the records by cause
+//! ([`count`], one line at a time, keeping only the counts; [`label`], the cause) and prints the
+//! counts as a table or as JSON lines.
+
+mod count;
+mod label;
+mod read;
 
 use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::lines::shorten;
-use agentic_runtime::observe::journal::{Count, count_journal, now_ms};
+use agentic_runtime::observe::journal::now_ms;
+use count::{Count, count_journal};
 use serde::Serialize;
 
 use crate::input::{emit, emit_text, usage_error};
 use crate::terminal::shown;
+use crate::text::shorten;
 
 /// The help text of `agentic journal`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -23,9 +29,9 @@ Count the failures in a failure journal by cause: which function failed, why, an
 FILE is a journal written by agentic_runtime::observe::journal::Journal: one JSON record per line, with \
 time_ms (milliseconds since the Unix epoch), event (\"failure\", or \"retry\" when retries are \
 journaled too), op (\"exec\"), name (the agent function, or \"exec\"), kind (permanent, exhausted, \
-programming, context_overflow, refused, invalid_result, max_iterations; \"retry\" for a retry), \
-attempts (each decision: layer, attempt, call, error, verdict, reason, delay_ms), last_error, status, \
-code, stopped_by, calls and elapsed_ms.
+programming, context_overflow, refused, invalid_result, max_iterations; \"retry\" for a retry; \
+an older version's kind budget counts as refused), attempts (each decision: layer, attempt, call, \
+error, verdict, reason, delay_ms), last_error, status, code, stopped_by, calls and elapsed_ms.
 
 Records are grouped by event, op, name, kind and a label that sums up the last error: \"context \
 overflow\", \"rejected by validator\", \"quota exhausted\", an HTTP status and its name (\"429 rate \

@@ -6,37 +6,18 @@
 //! the reader's own chunks and dropped, and the line is reported as [`TooLong`], so the lines
 //! after it are still read. Skipping has a bound too, [`MAX_SKIPPED_BYTES`]: input that runs past
 //! it without a line ending (`/dev/zero`, a device, binary data) is not lines at all, and reading
-//! stops with an [`Endless`] error instead of running forever. The trace grader, the journal
-//! reader and the `agentic` command read their input with it.
-//!
-//! # Examples
-//!
-//! ```
-//! use agentic_runtime::lines::BoundedLines;
-//!
-//! let input = format!("first\r\n{}\nlast", "x".repeat(100));
-//! let mut lines = BoundedLines::with_max(input.as_bytes(), 10);
-//! let mut seen = Vec::new();
-//! while let Some(line) = lines.next_line()? {
-//!     match line.bytes {
-//!         Ok(bytes) => seen.push(format!("{}: {}", line.number, String::from_utf8_lossy(bytes))),
-//!         Err(too_long) => seen.push(format!("{}: {too_long}", line.number)),
-//!     }
-//! }
-//! assert_eq!(seen, ["1: first", "2: longer than 10 bytes (the limit for one line); it was skipped", "3: last"]);
-//! # Ok::<(), std::io::Error>(())
-//! ```
+//! stops with an [`Endless`] error instead of running forever. `agentic classify --json`, `grade`
+//! and `journal` read their input with it.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, BufRead};
 
-/// The default bound on one line, in bytes, without its line ending: 1 MiB.
-///
-/// One JSON line of a trace, a journal or `agentic classify --json` is a few hundred bytes; a tool
-/// result or an error message quoted in full rarely passes 100 KiB. 1 MiB is ten times that, and
-/// small enough that holding one line is never a memory problem.
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+use crate::text::bytes_text;
+
+/// The default bound on one line, in bytes, without its line ending: the longest line the
+/// runtime's trace sink writes (1 MiB), so that every line it writes is read. A line of a journal
+/// or of `classify --json` input is a few hundred bytes.
+pub(crate) const MAX_LINE_BYTES: usize = agentic_runtime::observe::trace::MAX_LINE_BYTES;
 
 /// The most bytes of one over-long line that are read and dropped before reading stops: 64 MiB.
 ///
@@ -44,17 +25,17 @@ pub const MAX_LINE_BYTES: usize = 1024 * 1024;
 /// writer's bug), worth skipping to read the next; 64 times that without a line ending is not a
 /// file of lines (`/dev/zero`, a device, an image), and skipping it would read forever. Reading
 /// 64 MiB to skip takes well under a second.
-pub const MAX_SKIPPED_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_SKIPPED_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Input that ran past the skipping bound ([`MAX_SKIPPED_BYTES`]) without a line ending: reading
 /// stopped there. [`BoundedLines::next_line`] returns it as an [`io::Error`] of kind
 /// [`InvalidData`](io::ErrorKind::InvalidData) whose inner error it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Endless {
+pub(crate) struct Endless {
     /// The number of the line that did not end, from 1.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The bound it passed, in bytes.
-    pub max_skipped: u64,
+    pub(crate) max_skipped: u64,
 }
 
 impl fmt::Display for Endless {
@@ -72,9 +53,9 @@ impl std::error::Error for Endless {}
 
 /// A line longer than the bound; its bytes were skipped, not kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooLong {
+pub(crate) struct TooLong {
     /// The bound it broke, in bytes.
-    pub max: usize,
+    pub(crate) max: usize,
 }
 
 impl fmt::Display for TooLong {
@@ -85,36 +66,21 @@ impl fmt::Display for TooLong {
 
 impl std::error::Error for TooLong {}
 
-/// `1 MiB`, `64 KiB`, `10 bytes`: a size as messages show it (whole units only).
-pub fn bytes_text(bytes: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * KIB;
-    const GIB: usize = 1024 * MIB;
-    match bytes {
-        0 => "0 bytes".to_owned(),
-        1 => "1 byte".to_owned(),
-        _ if bytes % GIB == 0 => format!("{} GiB", bytes / GIB),
-        _ if bytes % MIB == 0 => format!("{} MiB", bytes / MIB),
-        _ if bytes % KIB == 0 => format!("{} KiB", bytes / KIB),
-        _ => format!("{bytes} bytes"),
-    }
-}
-
 /// One line read by [`BoundedLines::next_line`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Line<'a> {
+pub(crate) struct Line<'a> {
     /// The line's number, from 1; every line counts, blank and over-long ones too.
-    pub number: usize,
+    pub(crate) number: usize,
     /// Its bytes without the line ending (`\n` or `\r\n`), or [`TooLong`] when it had more than
     /// the bound.
-    pub bytes: Result<&'a [u8], TooLong>,
+    pub(crate) bytes: Result<&'a [u8], TooLong>,
     /// Whether a `\n` ended it; only the last line of the input may lack one.
-    pub ended: bool,
+    pub(crate) ended: bool,
 }
 
 /// The lines of a reader, each at most a bound long; see the [module](self) documentation.
 #[derive(Debug)]
-pub struct BoundedLines<R> {
+pub(crate) struct BoundedLines<R> {
     reader: R,
     max: usize,
     max_skipped: u64,
@@ -123,30 +89,17 @@ pub struct BoundedLines<R> {
 }
 
 impl<R: BufRead> BoundedLines<R> {
-    /// The lines of `reader`, each at most [`MAX_LINE_BYTES`] long.
-    pub fn new(reader: R) -> Self {
-        Self::with_max(reader, MAX_LINE_BYTES)
+    /// The lines of `reader`, each at most [`MAX_LINE_BYTES`] long, reading at most
+    /// [`MAX_SKIPPED_BYTES`] of one over-long line.
+    pub(crate) fn new(reader: R) -> Self {
+        Self::with_bounds(reader, MAX_LINE_BYTES, MAX_SKIPPED_BYTES)
     }
 
-    /// The lines of `reader`, each at most `max` bytes long (without the line ending).
-    pub fn with_max(reader: R, max: usize) -> Self {
-        Self { reader, max, max_skipped: MAX_SKIPPED_BYTES, number: 0, buffer: Vec::new() }
-    }
-
-    /// Sets how many bytes of one over-long line are read and dropped before reading stops with
-    /// [`Endless`]; at least the line bound is read whatever this says.
-    ///
-    /// # Default
-    ///
-    /// [`MAX_SKIPPED_BYTES`] (64 MiB).
-    #[must_use]
-    pub fn with_max_skipped(self, max_skipped: u64) -> Self {
-        Self { max_skipped, ..self }
-    }
-
-    /// The bound on one line, in bytes.
-    pub fn max(&self) -> usize {
-        self.max
+    /// The lines of `reader`, each at most `max` bytes long (without the line ending), reading at
+    /// most `max_skipped` bytes of one over-long line before stopping with [`Endless`] (at least
+    /// `max` whatever this says).
+    pub(crate) fn with_bounds(reader: R, max: usize, max_skipped: u64) -> Self {
+        Self { reader, max, max_skipped, number: 0, buffer: Vec::new() }
     }
 
     /// The next line, or `None` at the end of the input.
@@ -159,7 +112,7 @@ impl<R: BufRead> BoundedLines<R> {
     /// When reading fails (an interrupted read is retried), and when a line runs past the skipping
     /// bound without a line ending ([`Endless`], kind [`InvalidData`](io::ErrorKind::InvalidData)):
     /// nothing more is read then. The lines before it were given.
-    pub fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
+    pub(crate) fn next_line(&mut self) -> io::Result<Option<Line<'_>>> {
         self.buffer.clear();
         // The bound plus a `\r` that the line ending may hold.
         let keep = self.max.saturating_add(1);
@@ -212,23 +165,6 @@ impl<R: BufRead> BoundedLines<R> {
     }
 }
 
-/// `text` cut to `max_chars` characters, with `…` at the cut: for showing a long id or value in a
-/// message or a table. Text that fits is borrowed as it is.
-///
-/// ```
-/// use agentic_runtime::lines::shorten;
-///
-/// assert_eq!(shorten("run-1", 8), "run-1");
-/// assert_eq!(shorten("run-5f1c9a2e", 8), "run-5f1c…");
-/// assert_eq!(shorten("ééééé", 2), "éé…");
-/// ```
-pub fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
-    match text.char_indices().nth(max_chars) {
-        None => Cow::Borrowed(text),
-        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,7 +172,7 @@ mod tests {
     /// Every line as (number, text or the too-long message, ended).
     fn lines(input: &[u8], max: usize, chunk: usize) -> Vec<(usize, String, bool)> {
         let reader = io::BufReader::with_capacity(chunk, input);
-        let mut lines = BoundedLines::with_max(reader, max);
+        let mut lines = BoundedLines::with_bounds(reader, max, MAX_SKIPPED_BYTES);
         let mut all = Vec::new();
         while let Some(line) = lines.next_line().unwrap() {
             let text = match line.bytes {
@@ -288,7 +224,7 @@ mod tests {
     #[test]
     fn memory_stays_at_the_bound_however_long_the_line() {
         let input = vec![0u8; 4 * 1024 * 1024];
-        let mut lines = BoundedLines::with_max(&input[..], 1024);
+        let mut lines = BoundedLines::with_bounds(&input[..], 1024, MAX_SKIPPED_BYTES);
         let line = lines.next_line().unwrap().unwrap();
         assert_eq!(line.bytes, Err(TooLong { max: 1024 }));
         assert!(lines.buffer.capacity() <= 4 * 1024, "{}", lines.buffer.capacity());
@@ -303,7 +239,7 @@ mod tests {
             input.extend_from_slice(&[0u8; 100]);
             input.extend_from_slice(b"\nnever read\n");
             let reader = io::BufReader::with_capacity(chunk, &input[..]);
-            let mut lines = BoundedLines::with_max(reader, 4).with_max_skipped(50);
+            let mut lines = BoundedLines::with_bounds(reader, 4, 50);
             assert_eq!(lines.next_line().unwrap().unwrap().bytes, Ok(&b"ok"[..]));
             let error = lines.next_line().unwrap_err();
             assert_eq!(error.kind(), io::ErrorKind::InvalidData);
@@ -317,7 +253,7 @@ mod tests {
         // Within the bound, the line is skipped and the next one read.
         let mut input = vec![0u8; 50];
         input.extend_from_slice(b"\nnext\n");
-        let mut lines = BoundedLines::with_max(&input[..], 4).with_max_skipped(50);
+        let mut lines = BoundedLines::with_bounds(&input[..], 4, 50);
         assert_eq!(lines.next_line().unwrap().unwrap().bytes, Err(TooLong { max: 4 }));
         assert_eq!(lines.next_line().unwrap().unwrap().bytes, Ok(&b"next"[..]));
     }
@@ -327,17 +263,5 @@ mod tests {
         let mut lines = BoundedLines::new(io::BufReader::new(io::repeat(0)));
         let error = lines.next_line().unwrap_err();
         assert!(error.to_string().starts_with("line 1 has no line ending within 64 MiB; stopped reading"), "{error}");
-    }
-
-    #[test]
-    fn sizes_and_shortening_read_well() {
-        assert_eq!(bytes_text(MAX_LINE_BYTES), "1 MiB");
-        assert_eq!(bytes_text(256 * 1024 * 1024), "256 MiB");
-        assert_eq!(bytes_text(2048), "2 KiB");
-        assert_eq!(bytes_text(1000), "1000 bytes");
-        assert_eq!(bytes_text(1), "1 byte");
-        assert_eq!(shorten("", 0), "");
-        assert_eq!(shorten("ab", 0), "…");
-        assert_eq!(shorten("a\u{1F600}b", 2), "a\u{1F600}…");
     }
 }

@@ -1,13 +1,17 @@
 //! The short label that groups failures of the same cause: `"429 rate limited"`, `"timeout"`.
+//!
+//! It reads the error the way the runtime writes it (`"<Kind>: <text>"`, parsed by
+//! [`ModelError::parse`]) and the codes the runtime's classifier knows ([`OVERFLOW_CODES`],
+//! [`QUOTA_CODES`]), so the journal and the retry layers name a cause alike.
 
-use crate::classify::patterns::{OVERFLOW_CODES, QUOTA_CODES};
-use crate::error::model_error::split_kind;
+use agentic_runtime::classify::{OVERFLOW_CODES, QUOTA_CODES};
+use agentic_runtime::provider::ModelError;
 
 /// The longest label made from an error's own text, in characters (a `…` marks the cut).
-pub const MAX_TEXT_LABEL: usize = 40;
+const MAX_TEXT_LABEL: usize = 40;
 
 /// A short summary of a failure, the same for failures of the same cause, from the failure's
-/// kind ([`ExecErrorKind::name`](crate::ExecErrorKind::name)), last error (`"<Kind>: <text>"`),
+/// kind (`agentic_runtime::ExecErrorKind::name`), last error (`"<Kind>: <text>"`),
 /// HTTP status and provider error code. The first rule that applies gives the label:
 ///
 /// 1. kind `context_overflow`, or code `context_length_exceeded` / `model_context_window_exceeded`:
@@ -33,26 +37,16 @@ pub const MAX_TEXT_LABEL: usize = 40;
 ///    limited"`, "overloaded" `"overloaded"`, "timed out" or "timeout" `"timeout"`.
 /// 8. otherwise a specific kind (any but the generic `ModelError`, `Error`, `Exception`) is the
 ///    label (`"ValueError"`), else the text's first line, cut to [`MAX_TEXT_LABEL`] characters.
-///
-/// # Examples
-///
-/// ```
-/// use agentic_runtime::observe::journal::failure_label;
-///
-/// assert_eq!(failure_label("exhausted", "RateLimitError: 429 Too Many Requests", Some(429), None), "429 rate limited");
-/// assert_eq!(failure_label("exhausted", "ModelError: 503 overloaded", None, None), "503 unavailable");
-/// assert_eq!(failure_label("refused", "TimeoutError: no reply in 30 s", None, None), "timeout");
-/// assert_eq!(failure_label("exhausted", "ModelError", None, None), "dropped stream");
-/// assert_eq!(failure_label("permanent", "ValueError: bad id 7", None, None), "ValueError");
-/// ```
-pub fn failure_label(kind: &str, last_error: &str, status: Option<u16>, code: Option<&str>) -> String {
+pub(super) fn failure_label(kind: &str, last_error: &str, status: Option<u16>, code: Option<&str>) -> String {
     if kind == "context_overflow" || code.is_some_and(|code| OVERFLOW_CODES.contains(&code)) {
         return "context overflow".to_owned();
     }
     if kind == "invalid_result" {
         return "rejected by validator".to_owned();
     }
-    let status = status.or_else(|| leading_status(last_error));
+    let error = ModelError::parse(last_error);
+    let (error_kind, text) = (error.kind(), error.message());
+    let status = status.or_else(|| leading_status(error_kind, text));
     if code.is_some_and(|code| QUOTA_CODES.contains(&code)) {
         return match status {
             Some(status) => format!("{status} quota exhausted"),
@@ -62,12 +56,11 @@ pub fn failure_label(kind: &str, last_error: &str, status: Option<u16>, code: Op
     if let Some(status) = status {
         return format!("{status} {}", status_name(status));
     }
-    let (error_kind, text) = split_kind(last_error).unwrap_or(("", last_error));
     let text = text.trim();
     if let Some(label) = kind_label(error_kind) {
         return label.to_owned();
     }
-    if text.is_empty() && matches!(error_kind, "" | "ModelError") {
+    if text.is_empty() && error_kind == "ModelError" {
         return "dropped stream".to_owned();
     }
     let lower = text.to_lowercase();
@@ -80,10 +73,10 @@ pub fn failure_label(kind: &str, last_error: &str, status: Option<u16>, code: Op
     if lower.contains("timed out") || lower.contains("timeout") {
         return "timeout".to_owned();
     }
-    if !matches!(error_kind, "" | "ModelError" | "Error" | "Exception") {
+    if !matches!(error_kind, "ModelError" | "Error" | "Exception") {
         return error_kind.to_owned();
     }
-    shorten(text.lines().next().unwrap_or_default())
+    cut_to_label(text.lines().next().unwrap_or_default())
 }
 
 /// The name of an HTTP error status, as labels use it.
@@ -126,11 +119,10 @@ fn kind_label(kind: &str) -> Option<&'static str> {
     })
 }
 
-/// The HTTP status an error text starts with after its kind: `"RateLimitError: 429 Too Many
+/// The HTTP status an error's text (after its `kind`) starts with: `"RateLimitError: 429 Too Many
 /// Requests"` and `"429 Too Many Requests"` give 429. Only 400 to 599 count, and not after a
 /// transport kind (`"TimeoutError: 500 ms"` is no HTTP 500).
-pub(crate) fn leading_status(text: &str) -> Option<u16> {
-    let (kind, rest) = split_kind(text).unwrap_or(("", text));
+fn leading_status(kind: &str, rest: &str) -> Option<u16> {
     if kind_label(kind).is_some() && !matches!(kind, "RateLimitError" | "OverloadedError" | "RequestTimeoutError") {
         return None;
     }
@@ -143,7 +135,7 @@ pub(crate) fn leading_status(text: &str) -> Option<u16> {
 }
 
 /// `text` cut to [`MAX_TEXT_LABEL`] characters, with `…` at the cut.
-fn shorten(text: &str) -> String {
+fn cut_to_label(text: &str) -> String {
     match text.char_indices().nth(MAX_TEXT_LABEL) {
         None => text.to_owned(),
         Some((cut, _)) => {
@@ -159,6 +151,23 @@ mod tests {
 
     fn label(kind: &str, last_error: &str) -> String {
         failure_label(kind, last_error, None, None)
+    }
+
+    fn leading_status(text: &str) -> Option<u16> {
+        let error = ModelError::parse(text);
+        super::leading_status(error.kind(), error.message())
+    }
+
+    #[test]
+    fn one_label_per_cause() {
+        assert_eq!(
+            failure_label("exhausted", "RateLimitError: 429 Too Many Requests", Some(429), None),
+            "429 rate limited"
+        );
+        assert_eq!(label("exhausted", "ModelError: 503 overloaded"), "503 unavailable");
+        assert_eq!(label("refused", "TimeoutError: no reply in 30 s"), "timeout");
+        assert_eq!(label("exhausted", "ModelError"), "dropped stream");
+        assert_eq!(label("permanent", "ValueError: bad id 7"), "ValueError");
     }
 
     #[test]

@@ -1,4 +1,15 @@
 //! `agentic grade`: read JSONL traces and put every run in one category.
+//!
+//! The runtime writes the traces (`agentic_runtime::observe::trace`); the command reads them:
+//! [`line`](mod@line) checks one line, [`head`] keeps the start of each line for a line too long
+//! to read, [`grader`] groups the lines by run within a memory bound, [`run`](mod@run) grades a
+//! run, and [`report`] is what it found.
+
+mod grader;
+mod head;
+mod line;
+mod report;
+mod run;
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -6,12 +17,13 @@ use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentic_runtime::lines::shorten;
-use agentic_runtime::observe::trace::grade::{Category, GradeReport, Grader, RunGrade};
 use serde::Serialize;
 
 use crate::input::{emit, emit_text, usage_error};
 use crate::terminal::shown;
+use crate::text::shorten;
+use grader::{Grader, MAX_GRADER_BYTES};
+use report::{Category, GradeReport, GradeTotals, RunGrade};
 
 /// The help text of `agentic grade`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -69,7 +81,7 @@ pub(crate) struct Args {
 
 /// Runs `agentic grade`.
 pub(crate) fn run(args: &Args) -> ExitCode {
-    let mut grader = Grader::new();
+    let mut grader = Grader::new(MAX_GRADER_BYTES);
     for path in &args.files {
         let read = if path.as_os_str() == "-" {
             grader.read("<stdin>", io::stdin().lock())
@@ -133,7 +145,7 @@ impl<'a> From<&'a RunGrade> for RunJson<'a> {
 
 #[derive(Serialize)]
 struct TotalsJson {
-    totals: agentic_runtime::observe::trace::grade::GradeTotals,
+    totals: GradeTotals,
 }
 
 fn print_json(out: &mut impl io::Write, report: &GradeReport) {
