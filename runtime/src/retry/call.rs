@@ -1,7 +1,7 @@
 //! One model call: drives the provider's stream into an [`AssistantMessage`], within the call's
 //! time and size bounds.
 //!
-//! Long (670 lines) because its unit tests are, at its end: each bound of a call, cut at its
+//! Long because its unit tests are, at its end: each bound of a call, cut at its
 //! own instant on the paused clock, is a test here, beside the rule.
 
 use std::future::{Future as _, poll_fn};

@@ -7,7 +7,7 @@
 //! is let through; its answer closes the breaker (with an empty window), its failure opens it for
 //! another `open_for`. A probe that never reports is forgotten after `open_for`, and another goes.
 //!
-//! Long (775 lines) because its unit tests are, at its end: every transition of the state
+//! Long because its unit tests are, at its end: every transition of the state
 //! machine, and the seeded sequences the Lua twin in the Redis store is compared with.
 
 use std::fmt;

@@ -1,6 +1,6 @@
 //! The toolbox: registered tools, their specs for requests, and the runner of one turn's calls.
 //!
-//! Long (871 lines) because its unit tests are, at its end: every way a call can fail, the
+//! Long because its unit tests are, at its end: every way a call can fail, the
 //! bounds of a turn and the timeouts, each on the paused clock.
 
 use std::any::Any;
