@@ -2,7 +2,7 @@
 //! size, and lines read within a bound.
 
 pub(crate) mod append;
-#[cfg(any(feature = "providers", feature = "mcp"))]
+#[cfg(feature = "providers")]
 pub(crate) mod causes;
 pub(crate) mod cut;
 pub mod lines;

@@ -1,10 +1,10 @@
 //! MCP tools in an exec's tool loop: the model (a script) calls them, the trace records each call
-//! and result, no infrastructure retry is ever made, and the grade says how the run went.
+//! and result (a tool error among them, for the model to read), and no infrastructure retry is
+//! ever made.
 
 use std::time::Duration;
 
-use agentic_runtime::mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
-use agentic_runtime::observe::trace::grade::{Category, RunGrade, grade_lines};
+use agentic_mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::tool::Toolbox;
 use agentic_runtime::{Reply, Runtime, Scripted, ScriptedProvider};
@@ -13,27 +13,29 @@ use serde_json::json;
 use crate::common::{Connected, both_transports};
 
 /// One run's outcome: the reply, its tool results `(tool, is_error, content)` from the trace, its
-/// grade, and what the model was offered at each turn.
+/// id, and what the model was offered at each turn.
 struct Run {
     reply: Reply,
     results: Vec<(String, bool, String)>,
     calls: Vec<String>,
-    grade: RunGrade,
+    run_id: String,
     offered: Vec<Vec<String>>,
 }
 
 async fn run(mcp: &McpToolbox, timeout: Duration, steps: Vec<Scripted>) -> Run {
     let provider = ScriptedProvider::new(steps);
     let sink = TraceSink::in_memory();
-    let toolbox = Toolbox::new().with_mcp(mcp.clone()).with_timeout(timeout);
+    let toolbox = Toolbox::new().with_source(mcp.clone()).with_timeout(timeout);
     let runtime = Runtime::builder(provider.clone()).with_tools(toolbox).with_trace(sink.clone()).build().unwrap();
     let reply = runtime.exec("use the tools").await.expect("the run ends with the model's answer");
     let contents = sink.contents().expect("an in-memory sink");
     let events = TraceEvent::parse_all(&contents).expect("the trace parses");
     let mut calls = Vec::new();
     let mut results = Vec::new();
+    let mut run_id = None;
     for event in events {
         match event {
+            TraceEvent::AgentStart { run_id: id, .. } => run_id = Some(id),
             TraceEvent::ToolCall { tool, .. } => calls.push(tool),
             TraceEvent::ToolResult { tool, is_error, content, .. } => {
                 results.push((tool.unwrap_or_default(), is_error, content));
@@ -41,11 +43,10 @@ async fn run(mcp: &McpToolbox, timeout: Duration, steps: Vec<Scripted>) -> Run {
             _ => {}
         }
     }
-    let report = grade_lines(contents.as_bytes()).expect("the trace grades");
-    let grade = report.runs.into_iter().next().expect("one run");
+    let run_id = run_id.expect("the trace starts the run");
     let offered = provider.requests().into_iter().map(|request| request.tools).collect();
     assert!(reply.decisions().is_empty(), "no infrastructure retry: {:?}", reply.decisions());
-    Run { reply, results, calls, grade, offered }
+    Run { reply, results, calls, run_id, offered }
 }
 
 fn result(tool: &str, is_error: bool, content: &str) -> (String, bool, String) {
@@ -70,7 +71,6 @@ async fn a_working_call_is_a_clean_run(server: Connected) {
     assert_eq!(run.reply.text(), "it said hello");
     assert_eq!(run.calls, ["echo"]);
     assert_eq!(run.results, [result("echo", false, "hello")]);
-    assert_eq!(run.grade.category, Category::Clean);
     assert!(run.offered[0].contains(&"echo".to_owned()) && !run.offered[0].contains(&"bad name!".to_owned()));
 }
 
@@ -78,8 +78,6 @@ async fn an_is_error_result_is_a_tool_error_the_model_reads(server: Connected) {
     let steps = vec![Scripted::tool_call("fail", json!({})), Scripted::ok("the disk is full, sorry")];
     let run = run(&server.toolbox, LONG, steps).await;
     assert_eq!(run.results, [result("fail", true, "the disk is full")]);
-    assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
-    assert_eq!(run.grade.unrecovered_tools, ["fail"]);
 }
 
 async fn a_protocol_error_then_a_good_call_is_recovered(server: Connected) {
@@ -91,7 +89,6 @@ async fn a_protocol_error_then_a_good_call_is_recovered(server: Connected) {
     let run = run(&server.toolbox, LONG, steps).await;
     let refused = "the MCP server `files` refused the call: `n` must be a positive integer (-32602)";
     assert_eq!(run.results, [result("strict", true, refused), result("strict", false, "3")]);
-    assert_eq!(run.grade.category, Category::ToolErrorRecovered);
     assert_eq!(server.count("call strict"), 2);
 }
 
@@ -106,7 +103,6 @@ async fn a_hung_call_is_cut_by_the_toolbox_timeout_and_cancelled(server: Connect
     let run = run(&server.toolbox, Duration::from_secs(1), steps).await;
     let cut = "the tool `hang` on MCP server `files` did not answer within 1 s; the call was cancelled";
     assert_eq!(run.results, [result("hang", true, cut), result("cancelled", false, "1")]);
-    assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
 }
 
 async fn a_new_tool_is_offered_from_the_next_turn(server: Connected) {
@@ -119,13 +115,12 @@ async fn a_new_tool_is_offered_from_the_next_turn(server: Connected) {
     assert!(!run.offered[0].contains(&"lookup".to_owned()));
     assert_eq!(run.offered[1].last().map(String::as_str), Some("lookup"));
     assert_eq!(run.results, [result("add_tool", false, "added `lookup`"), result("lookup", false, "found")]);
-    assert_eq!(run.grade.category, Category::Clean);
 }
 
 async fn the_idempotency_key_is_the_runs(server: Connected) {
     let steps = vec![Scripted::tool_call("side_effect", json!({})), Scripted::ok("done")];
     let run = run(&server.toolbox, LONG, steps).await;
-    let key = format!("{}/1/call_1", run.grade.run_id);
+    let key = format!("{}/1/call_1", run.run_id);
     assert_eq!(run.results, [result("side_effect", false, &key)]);
     assert_eq!(server.count(&format!("key {key}")), 1);
 }
@@ -153,7 +148,6 @@ async fn a_server_that_exits_mid_call_is_not_replayed_and_the_model_is_told() {
                 its tools stay unavailable until the program connects to it again";
     assert_eq!(run.results, [result("exit", true, closed), result("echo", true, gone)]);
     assert_eq!(server.count("call exit"), 1);
-    assert_eq!(run.grade.category, Category::ToolErrorUnrecovered);
 }
 
 #[tokio::test]
@@ -165,5 +159,4 @@ async fn an_expired_session_is_renewed_within_the_run() {
     let run = run(&server.toolbox, LONG, steps).await;
     assert_eq!(run.results, [result("echo", false, "again")]);
     assert_eq!((server.count("initialize"), server.count("call echo")), (2, 1));
-    assert_eq!(run.grade.category, Category::Clean);
 }
