@@ -164,10 +164,10 @@ impl Target<'_> {
 /// structured content when there is no text.
 fn result_text(result: &CallToolResult) -> String {
     let parts: Vec<String> = result.content.iter().map(describe).collect();
-    if parts.iter().all(String::is_empty) {
-        if let Some(structured) = &result.structured_content {
-            return structured.to_string();
-        }
+    if parts.iter().all(String::is_empty)
+        && let Some(structured) = &result.structured_content
+    {
+        return structured.to_string();
     }
     parts.join("\n")
 }

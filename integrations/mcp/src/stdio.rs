@@ -58,10 +58,10 @@ async fn copy_lines(output: impl AsyncRead + Unpin, mut to: DuplexStream, server
         output.consume(taken);
         if ended {
             let done = std::mem::replace(&mut line, Line::Kept(Vec::new()));
-            if let Some(out) = passed_on(done, &server) {
-                if to.write_all(&out).await.is_err() {
-                    return;
-                }
+            if let Some(out) = passed_on(done, &server)
+                && to.write_all(&out).await.is_err()
+            {
+                return;
             }
         }
     }
