@@ -52,7 +52,10 @@
 //!   client that sends (ours) keeps them, and its errors carry no URL. The fragment is never sent.
 //! - TLS: rustls on ring with the Mozilla roots, a configuration of this crate's own that reqwest
 //!   0.13 is handed whole. No process-wide crypto provider is installed: the program's other
-//!   rustls users choose theirs as they would without this crate.
+//!   rustls users choose theirs as they would without this crate. The crate turns on reqwest
+//!   0.13's `rustls` feature (its default TLS), so another reqwest 0.13 client of the program, even
+//!   one with no TLS feature of its own, still starts: reqwest gives it aws-lc-rs, as by default
+//!   (its `rustls-no-provider` would make that client panic at `Client::new()`).
 //!
 //! # Bounds
 //!
