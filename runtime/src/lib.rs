@@ -70,8 +70,9 @@
 //!   `Classify` for its `OpenAIError`.
 //! - `reqwest-middleware`: `tower::RetryMiddleware`, and `Classify` for `reqwest_middleware::Error`.
 //! - `genai`: `Classify` for `genai::Error` (genai 0.7 needs Rust 1.88, above this crate's 1.85).
-//! - `mcp`: MCP toolboxes (`mcp`), an MCP server's tools in the tool loop, over stdio or
-//!   streamable HTTP (rmcp 3.11 needs Rust 1.88, above this crate's 1.85).
+//!
+//! MCP servers' tools are a crate of their own, `agentic-mcp`: its `McpToolbox` is a
+//! [`ToolSource`](tool::ToolSource), added to a toolbox with [`Toolbox::with_source`].
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -83,9 +84,6 @@ pub mod compact;
 pub mod decision;
 mod error;
 pub mod exec;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 pub mod message;
 pub mod observe;
 #[cfg(feature = "otel")]

@@ -2,6 +2,6 @@
 //! to a size.
 
 pub(crate) mod append;
-#[cfg(any(feature = "providers", feature = "mcp"))]
+#[cfg(feature = "providers")]
 pub(crate) mod causes;
 pub(crate) mod cut;

@@ -5,7 +5,7 @@
 //! These tests run the client on a current-thread runtime on the test's thread, where the log
 //! capture is, and the HTTP server on a runtime of its own (its own logs are not the client's).
 
-use agentic_runtime::mcp::{McpError, McpServer};
+use agentic_mcp::{McpError, McpServer};
 use agentic_runtime::tool::{ToolContext, ToolSource as _};
 use agentic_test_support::captured_log::capture;
 use agentic_test_support::mcp::{HttpServer, Options, serve_http};

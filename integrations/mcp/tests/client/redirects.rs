@@ -2,7 +2,7 @@
 //! and the idempotency key stay with the server the URL names, the other origin receives nothing,
 //! and the error names the status and the origin the redirect pointed to (never its path or query).
 
-use agentic_runtime::mcp::{McpError, McpServer};
+use agentic_mcp::{McpError, McpServer};
 use agentic_runtime::tool::{ToolContext, ToolSource as _};
 use agentic_test_support::mcp::{HttpServer, Options, Redirect, serve_http};
 use serde_json::json;

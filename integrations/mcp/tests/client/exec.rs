@@ -1,9 +1,10 @@
 //! MCP tools in an exec's tool loop: the model (a script) calls them, the trace records each call
-//! and result, and no infrastructure retry is ever made.
+//! and result (a tool error among them, for the model to read), and no infrastructure retry is
+//! ever made.
 
 use std::time::Duration;
 
-use agentic_runtime::mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
+use agentic_mcp::{MCP_MAX_MESSAGE_BYTES, McpToolbox};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::tool::Toolbox;
 use agentic_runtime::{Reply, Runtime, Scripted, ScriptedProvider};
@@ -26,7 +27,7 @@ struct Run {
 async fn run(mcp: &McpToolbox, timeout: Duration, steps: Vec<Scripted>) -> Run {
     let provider = ScriptedProvider::new(steps);
     let sink = TraceSink::in_memory();
-    let toolbox = Toolbox::new().with_mcp(mcp.clone()).with_timeout(timeout);
+    let toolbox = Toolbox::new().with_source(mcp.clone()).with_timeout(timeout);
     let runtime = Runtime::builder(provider.clone()).with_tools(toolbox).with_trace(sink.clone()).build().unwrap();
     let reply = runtime.exec("use the tools").await.expect("the run ends with the model's answer");
     let contents = sink.contents().expect("an in-memory sink");

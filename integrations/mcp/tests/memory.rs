@@ -4,7 +4,7 @@
 //! Alone in its binary: it installs a global allocator that keeps the peak of live heap bytes.
 //! `MCP_MEMORY_TOOLS=N` lists N tools instead (the figure in the report: 100 000).
 
-use agentic_runtime::mcp::{MCP_MAX_TOOLS, McpServer};
+use agentic_mcp::{MCP_MAX_TOOLS, McpServer};
 use agentic_test_support::mcp::server_binary;
 use agentic_test_support::peak_alloc::{PeakBytes, live, peak, reset_peak};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! `MCP_MAX_SCHEMA_BYTES`, a name it refuses) is skipped with a warning naming it and why; the
 //! server's other tools are offered.
 
-use agentic_runtime::mcp::{MCP_MAX_SCHEMA_BYTES, SkippedTool};
+use agentic_mcp::{MCP_MAX_SCHEMA_BYTES, SkippedTool};
 use agentic_test_support::captured_log::capture;
 use agentic_test_support::mcp::Options;
 use serde_json::json;

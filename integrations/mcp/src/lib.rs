@@ -1,12 +1,19 @@
-//! MCP toolboxes: an MCP server's tools in the tool loop, like any other tool (feature `mcp`, on
-//! rmcp 3.11; the feature needs Rust 1.88, the crate's core 1.85).
+//! MCP toolboxes: an MCP server's tools in agentic's tool loop, like any other tool (on rmcp 3.11;
+//! this crate needs Rust 1.88, `agentic-runtime` 1.85).
 //!
 //! [`McpServer`] says where the server is, a program speaking MCP over its stdio
 //! ([`McpServer::stdio`]) or a streamable HTTP endpoint ([`McpServer::http`]);
 //! [`McpServer::connect`] starts or reaches it, initialises the session and lists its tools
 //! (following `nextCursor`, within [`MCP_MAX_LIST_PAGES`] and [`MCP_MAX_TOOLS`]), all within
 //! [`DEFAULT_MCP_INIT_TIMEOUT`]. The [`McpToolbox`] it gives is a
-//! [`ToolSource`](crate::tool::ToolSource): add it with [`Toolbox::with_mcp`](crate::tool::Toolbox::with_mcp).
+//! [`ToolSource`](agentic_runtime::tool::ToolSource): add it to a toolbox with
+//! [`Toolbox::with_source`](agentic_runtime::tool::Toolbox::with_source).
+//!
+//! ```toml
+//! [dependencies]
+//! agentic-runtime = "0.1"
+//! agentic-mcp = "0.1"
+//! ```
 //!
 //! # What the model sees
 //!
@@ -43,9 +50,12 @@
 //! - A URL's secrets (its userinfo, sent as Basic auth, and its query) are sent to that URL only,
 //!   and shown nowhere, in any encoding: rmcp, which logs URLs, is given the URL without them; the
 //!   client that sends (ours) keeps them, and its errors carry no URL. The fragment is never sent.
-//! - TLS: rustls on ring with the Mozilla roots, through the HTTP providers' reqwest 0.12. The
-//!   feature sets no process-wide crypto provider and turns on no TLS feature of another reqwest:
-//!   the program's own clients start as they would without it.
+//! - TLS: rustls on ring with the Mozilla roots, a configuration of this crate's own that reqwest
+//!   0.13 is handed whole. No process-wide crypto provider is installed: the program's other
+//!   rustls users choose theirs as they would without this crate. The crate turns on reqwest
+//!   0.13's `rustls` feature (its default TLS), so another reqwest 0.13 client of the program, even
+//!   one with no TLS feature of its own, still starts: reqwest gives it aws-lc-rs, as by default
+//!   (its `rustls-no-provider` would make that client panic at `Client::new()`).
 //!
 //! # Bounds
 //!
@@ -63,7 +73,7 @@
 //! # Examples
 //!
 //! ```no_run
-//! use agentic_runtime::mcp::McpServer;
+//! use agentic_mcp::McpServer;
 //! use agentic_runtime::tool::Toolbox;
 //! use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 //!
@@ -77,7 +87,7 @@
 //! let search = McpServer::http("https://search.example.com/mcp").connect().await?;
 //! println!("{} tools from `files`", files.tools().len());
 //!
-//! let toolbox = Toolbox::new().with_mcp(files).with_mcp(search);
+//! let toolbox = Toolbox::new().with_source(files).with_source(search);
 //! # let provider = ScriptedProvider::new([Scripted::ok("invoice-2026-11.txt")]); // any provider
 //! let runtime = Runtime::builder(provider).with_tools(toolbox).build().unwrap();
 //! let reply = runtime.exec("Which files mention the invoice?").await?;
@@ -85,6 +95,10 @@
 //! # Ok(())
 //! # }
 //! ```
+
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+#![warn(unreachable_pub, missing_debug_implementations)]
 
 mod bound;
 mod call;
@@ -101,6 +115,8 @@ mod scan;
 mod server;
 mod sse;
 mod stdio;
+mod text;
+mod tls;
 mod toolbox;
 
 pub use bound::{MCP_MAX_MESSAGE_BYTES, MCP_MAX_TOOLS};

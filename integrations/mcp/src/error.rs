@@ -1,17 +1,17 @@
 //! What can go wrong connecting to an MCP server: [`McpError`].
 
-use crate::util::causes::{describe, with_causes};
 use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use agentic_runtime::policy::rules::format_ms;
 use rmcp::transport::DynamicTransportError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 
-use super::http_error::HttpError;
-use crate::policy::rules::format_ms;
+use crate::http_error::HttpError;
+use crate::text::{describe, with_causes};
 
-/// Why [`McpServer::connect`](super::McpServer::connect) failed. Each message names the server and
+/// Why [`McpServer::connect`](crate::server::McpServer::connect) failed. Each message names the server and
 /// says what to do; a URL in it has no credentials, no query and no fragment.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -50,7 +50,7 @@ pub enum McpError {
         reason: String,
         /// The child process's exit status, when it has exited.
         status: Option<ExitStatus>,
-        /// The last lines of its stderr (bounded, [`MCP_STDERR_TAIL_LINES`](super::MCP_STDERR_TAIL_LINES)).
+        /// The last lines of its stderr (bounded, [`MCP_STDERR_TAIL_LINES`](crate::child::MCP_STDERR_TAIL_LINES)).
         stderr: Vec<String>,
     },
     /// The HTTP server could not be reached: nothing answers at its URL.
@@ -96,7 +96,7 @@ pub enum McpError {
         /// What went wrong.
         reason: String,
     },
-    /// The URL given to [`McpServer::http`](super::McpServer::http) cannot be used.
+    /// The URL given to [`McpServer::http`](crate::server::McpServer::http) cannot be used.
     #[error(
         "invalid MCP server URL `{url}`: {reason}; give an `http://` or `https://` URL such as `https://example.com/mcp`"
     )]
@@ -154,7 +154,7 @@ pub(crate) fn describe_status(status: ExitStatus) -> String {
 }
 
 impl McpError {
-    /// The server's name, as given to [`McpServer::name`](super::McpServer::name) or derived;
+    /// The server's name, as given to [`McpServer::name`](crate::server::McpServer::name) or derived;
     /// `None` for a URL that could not be read.
     pub fn server(&self) -> Option<&str> {
         let server = match self {

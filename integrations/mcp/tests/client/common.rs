@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agentic_runtime::mcp::{McpServer, McpToolbox};
+use agentic_mcp::{McpServer, McpToolbox};
 use agentic_runtime::tool::{ToolContext, ToolError, ToolSource as _};
 use agentic_test_support::mcp::{HttpServer, Options, read_record, serve_http, server_binary};
 use agentic_test_support::temp_file::TempFile;

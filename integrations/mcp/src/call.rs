@@ -4,6 +4,7 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use agentic_runtime::tool::{ToolContext, ToolError};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock, ErrorData, RequestMetaObject,
     ResourceContents, ServerResult,
@@ -11,11 +12,10 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::Value;
 
-use super::bound::Dropped;
-use super::error::{describe_status, seconds, transport_words};
-use super::http::Endpoint;
-use crate::tool::{ToolContext, ToolError};
-use crate::util::cut::shorten;
+use crate::bound::Dropped;
+use crate::error::{describe_status, seconds, transport_words};
+use crate::http::Endpoint;
+use crate::text::shorten;
 
 /// The key of a `tools/call` request's `_meta` that carries the call's idempotency key
 /// ([`ToolContext::idempotency_key`]): `io.agentic/idempotency_key`. A server with side effects
@@ -164,10 +164,10 @@ impl Target<'_> {
 /// structured content when there is no text.
 fn result_text(result: &CallToolResult) -> String {
     let parts: Vec<String> = result.content.iter().map(describe).collect();
-    if parts.iter().all(String::is_empty) {
-        if let Some(structured) = &result.structured_content {
-            return structured.to_string();
-        }
+    if parts.iter().all(String::is_empty)
+        && let Some(structured) = &result.structured_content
+    {
+        return structured.to_string();
     }
     parts.join("\n")
 }

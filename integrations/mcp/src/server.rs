@@ -12,14 +12,14 @@ use rmcp::{ClientCacheConfig, RoleClient};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::changes::CountChanges;
-use super::child::{self, ChildProcess, Launch, StopOnDrop};
-use super::client::Client;
-use super::error::{McpError, transport_words};
-use super::http::Endpoint;
-use super::list::{Listing, list_tools};
-use super::stdio::{MAX_LINE_BYTES, screened};
-use super::toolbox::{McpToolbox, Parts};
+use crate::changes::CountChanges;
+use crate::child::{self, ChildProcess, Launch, StopOnDrop};
+use crate::client::Client;
+use crate::error::{McpError, transport_words};
+use crate::http::Endpoint;
+use crate::list::{Listing, list_tools};
+use crate::stdio::{MAX_LINE_BYTES, screened};
+use crate::toolbox::{McpToolbox, Parts};
 
 /// How long a server has to answer `initialize` and list its tools, unless
 /// [`McpServer::init_timeout`] says otherwise: 30 s. Also the bound of each later re-listing.
@@ -38,7 +38,7 @@ pub const DEFAULT_MCP_INIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```
 /// use std::time::Duration;
 ///
-/// use agentic_runtime::mcp::{DEFAULT_MCP_INIT_TIMEOUT, McpServer};
+/// use agentic_mcp::{DEFAULT_MCP_INIT_TIMEOUT, McpServer};
 ///
 /// let files = McpServer::stdio("/usr/local/bin/mcp-server-files").arg("--root").arg("/srv/data");
 /// assert_eq!(files.server_name(), "mcp-server-files");

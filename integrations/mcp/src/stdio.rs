@@ -8,8 +8,8 @@
 
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader, DuplexStream};
 
-use super::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
-use super::scan::Scan;
+use crate::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
+use crate::scan::Scan;
 
 /// The longest line rmcp's transport is given: a message at the bound, its line ending and the
 /// carriage return a server may put before it. Nothing longer reaches it.
@@ -58,10 +58,10 @@ async fn copy_lines(output: impl AsyncRead + Unpin, mut to: DuplexStream, server
         output.consume(taken);
         if ended {
             let done = std::mem::replace(&mut line, Line::Kept(Vec::new()));
-            if let Some(out) = passed_on(done, &server) {
-                if to.write_all(&out).await.is_err() {
-                    return;
-                }
+            if let Some(out) = passed_on(done, &server)
+                && to.write_all(&out).await.is_err()
+            {
+                return;
             }
         }
     }
@@ -81,7 +81,7 @@ fn passed_on(line: Line, server: &str) -> Option<Vec<u8>> {
             Some(id) => Some(format!("{}\n", Dropped::TooLarge.answer_text(id)).into_bytes()),
             None => {
                 tracing::warn!(
-                    target: "agentic_runtime::mcp",
+                    target: "agentic_mcp",
                     server,
                     "the MCP server `{server}` sent a message larger than 16 MiB (the limit for one message) that \
                      answers no request; it was dropped"

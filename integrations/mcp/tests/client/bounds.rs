@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use agentic_runtime::mcp::{MCP_MAX_MESSAGE_BYTES, MCP_MAX_TOOLS, McpError};
+use agentic_mcp::{MCP_MAX_MESSAGE_BYTES, MCP_MAX_TOOLS, McpError};
 use agentic_test_support::mcp::Options;
 use serde_json::json;
 
@@ -58,8 +58,7 @@ async fn a_listing_over_the_bound_is_named_over_http() {
         ..Options::default()
     })
     .await;
-    let started =
-        agentic_runtime::mcp::McpServer::http(server.url()).name("files").init_timeout(TIME_TO_ANSWER).connect().await;
+    let started = agentic_mcp::McpServer::http(server.url()).name("files").init_timeout(TIME_TO_ANSWER).connect().await;
     too_large_listing(&started.unwrap_err());
 }
 

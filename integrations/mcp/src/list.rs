@@ -10,16 +10,16 @@ use std::collections::HashSet;
 use std::fmt;
 use std::time::Duration;
 
+use agentic_runtime::tool::ToolSpec;
 use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, CustomResult, ListToolsRequest, PaginatedRequestParams, ServerResult};
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 
-use super::bound::{Dropped, MCP_MAX_TOOLS};
-use super::cancel::CancelOnDrop;
-use super::error::seconds;
-use crate::tool::ToolSpec;
-use crate::util::cut::shorten;
+use crate::bound::{Dropped, MCP_MAX_TOOLS};
+use crate::cancel::CancelOnDrop;
+use crate::error::seconds;
+use crate::text::shorten;
 
 /// The most `tools/list` pages read from one server: 128; a server that pages past it is an
 /// error, not a hang. Enough for [`MCP_MAX_TOOLS`] at 8 a page.
@@ -37,7 +37,7 @@ pub const MCP_MAX_SCHEMA_BYTES: usize = 64 * 1024;
 const SHOWN_NAME_CHARS: usize = 80;
 
 /// A tool a server listed that its toolbox does not offer, and why
-/// ([`McpToolbox::skipped`](super::McpToolbox::skipped)): no `inputSchema` or one that is not an
+/// ([`McpToolbox::skipped`](crate::toolbox::McpToolbox::skipped)): no `inputSchema` or one that is not an
 /// object, a schema over [`MCP_MAX_SCHEMA_BYTES`], a name the toolbox refuses (not 1 to 64 of
 /// `[A-Za-z0-9_-]`) or already listed, no name. Its Display is the warning logged for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,13 +71,13 @@ impl Listing {
     /// Logs a warning for each tool skipped that `before` (the previous listing's) did not skip.
     pub(crate) fn warn(&self, before: &[SkippedTool]) {
         for skipped in self.skipped.iter().filter(|skipped| !before.contains(skipped)) {
-            tracing::warn!(target: "agentic_runtime::mcp", server = %skipped.server, "{skipped}");
+            tracing::warn!(target: "agentic_mcp", server = %skipped.server, "{skipped}");
         }
     }
 }
 
 /// Lists every tool of the server behind `peer`, within `bound` for the whole listing; the error
-/// says what went wrong, for [`McpError::List`](super::McpError::List).
+/// says what went wrong, for [`McpError::List`](crate::error::McpError::List).
 pub(crate) async fn list_tools(peer: &Peer<RoleClient>, server: &str, bound: Duration) -> Result<Listing, String> {
     let pages = async {
         let mut tools = Vec::new();

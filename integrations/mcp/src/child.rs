@@ -15,7 +15,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::{oneshot, watch};
 
-use super::error::McpError;
+use crate::error::McpError;
 
 /// How long a server's process has to exit by itself once its stdin is closed (the MCP way to ask
 /// a stdio server to stop) before it is killed: 2 s. Enough for a server to flush and exit; short
@@ -59,7 +59,7 @@ pub(crate) struct StopOnDrop {
 
 /// An MCP server's process, as seen from its toolbox: its id, its exit status once it has been
 /// reaped, and the last lines of its stderr. Cloning shares the view; it does not keep the process
-/// alive (the process stops when the last [`McpToolbox`](super::McpToolbox) clone is dropped).
+/// alive (the process stops when the last [`McpToolbox`](crate::toolbox::McpToolbox) clone is dropped).
 #[derive(Debug, Clone)]
 pub struct ChildProcess {
     id: u32,
@@ -165,7 +165,7 @@ async fn read_stderr(mut stderr: ChildStderr, tail: Arc<Mutex<StderrTail>>, done
             Ok(read) => {
                 let finished = tail.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(&buffer[..read]);
                 for line in finished {
-                    tracing::debug!(target: "agentic_runtime::mcp", server = %server, "stderr: {line}");
+                    tracing::debug!(target: "agentic_mcp", server = %server, "stderr: {line}");
                 }
             }
         }

@@ -1,14 +1,14 @@
-//! TLS with the `mcp` feature in the build: the MCP client brings its own (rustls on ring, the
-//! Mozilla roots), and another reqwest 0.13 client of the program starts as it would without the
-//! feature: the feature sets no process-wide crypto provider and asks for none.
+//! TLS with this crate in the build: the MCP client brings its own (rustls on ring, the Mozilla
+//! roots, handed to reqwest 0.13 whole), and another reqwest 0.13 client of the program starts as
+//! it would without this crate: nothing sets a process-wide crypto provider.
 
-use agentic_runtime::mcp::{McpError, McpServer};
+use agentic_mcp::{McpError, McpServer};
 use agentic_test_support::tls_server::TlsServer;
 
 #[test]
 fn another_reqwest_013_client_starts_without_a_crypto_provider_installed() {
-    // This panicked ("No rustls crypto provider is configured") when the feature turned on reqwest
-    // 0.13's `rustls-no-provider` for the whole build.
+    // This panicked ("No rustls crypto provider is configured") when the MCP client turned on
+    // reqwest 0.13's `rustls-no-provider` for the whole build.
     let _client = reqwest_013::Client::new();
     reqwest_013::Client::builder().build().expect("a reqwest 0.13 client builds");
 }

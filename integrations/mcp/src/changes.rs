@@ -44,10 +44,10 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for CountChanges<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(notification)) = &message {
-            if matches!(notification.notification, ServerNotification::ToolListChangedNotification(_)) {
-                self.changes.send_modify(|count| *count += 1);
-            }
+        if let Some(JsonRpcMessage::Notification(notification)) = &message
+            && matches!(notification.notification, ServerNotification::ToolListChangedNotification(_))
+        {
+            self.changes.send_modify(|count| *count += 1);
         }
         message
     }

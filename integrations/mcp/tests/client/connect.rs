@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use agentic_runtime::mcp::{MCP_MAX_LIST_PAGES, McpError, McpServer};
+use agentic_mcp::{MCP_MAX_LIST_PAGES, McpError, McpServer};
 use agentic_runtime::tool::ToolSource as _;
 use agentic_test_support::mcp::{Options, serve_http};
 

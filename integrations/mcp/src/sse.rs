@@ -11,12 +11,13 @@ use std::collections::VecDeque;
 
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
+use reqwest_013 as reqwest;
 use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 
-use super::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
-use super::http_error::HttpError;
-use super::scan::Scan;
+use crate::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
+use crate::http_error::HttpError;
+use crate::scan::Scan;
 
 /// The longest value of an `event:`, `id:` or `retry:` line kept: 1 KiB; the rest is ignored.
 const FIELD_BYTES: usize = 1024;
@@ -254,7 +255,7 @@ impl Parser {
                 Some(answered) => Some(Dropped::TooLarge.answer_text(answered)),
                 None => {
                     tracing::warn!(
-                        target: "agentic_runtime::mcp",
+                        target: "agentic_mcp",
                         server = %self.server,
                         "the MCP server `{}` sent an event larger than 16 MiB (the limit for one message) that \
                          answers no request; it was dropped",

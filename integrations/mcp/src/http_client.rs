@@ -1,6 +1,6 @@
-//! The HTTP client rmcp's streamable HTTP transport sends through ([`McpHttp`]): the providers'
-//! reqwest 0.12, rustls on ring with the Mozilla roots (no process-wide crypto provider, no TLS
-//! feature of another reqwest turned on), and three rules of ours:
+//! The HTTP client rmcp's streamable HTTP transport sends through ([`McpHttp`]): reqwest 0.13 with
+//! a TLS configuration of ours (`tls.rs`: rustls on ring with the Mozilla roots, no process-wide
+//! crypto provider), and three rules of ours:
 //!
 //! - rmcp knows the URL without its secrets (it logs it, and its errors print it); the client alone
 //!   holds the URL as given, and sends every request there.
@@ -19,6 +19,7 @@ use std::sync::Arc;
 use futures_util::stream::BoxStream;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, RETRY_AFTER};
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
+use reqwest_013 as reqwest;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
@@ -28,11 +29,11 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use super::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
-use super::http_error::HttpError;
-use super::sse::events;
-use crate::util::causes::describe;
-use crate::util::cut::shorten;
+use crate::bound::{Dropped, MCP_MAX_MESSAGE_BYTES, screen};
+use crate::http_error::HttpError;
+use crate::sse::events;
+use crate::text::{describe, shorten};
+use crate::tls::client_config;
 
 /// The most bytes of an error response's body read, for the JSON-RPC error it may hold: 64 KiB.
 const ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -53,9 +54,11 @@ pub(crate) struct McpHttp {
 impl McpHttp {
     /// The client of the server `server` at `url` (the URL as given, secrets and all).
     pub(crate) fn new(url: Url, server: &str) -> Result<Self, String> {
+        let tls = client_config().map_err(|error| format!("TLS could not be set up: {}", describe(&error)))?;
         let client = reqwest::Client::builder()
-            .user_agent(concat!("agentic-runtime/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("agentic-mcp/", env!("CARGO_PKG_VERSION")))
             .redirect(reqwest::redirect::Policy::none())
+            .use_preconfigured_tls(tls)
             .build()
             .map_err(|error| format!("the HTTP client could not be built: {}", describe(&error)))?;
         Ok(Self { client, url: Arc::new(url), server: Arc::from(server) })

@@ -1,6 +1,6 @@
 //! Calls, the same over stdio and HTTP: what the model reads of each outcome.
 
-use agentic_runtime::mcp::IDEMPOTENCY_KEY_META;
+use agentic_mcp::IDEMPOTENCY_KEY_META;
 use agentic_test_support::mcp::IDEMPOTENCY_KEY_META as SERVER_KEY_META;
 use serde_json::json;
 

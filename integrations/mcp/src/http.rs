@@ -5,12 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use reqwest_013 as reqwest;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
-use super::error::McpError;
-use super::http_client::McpHttp;
+use crate::error::McpError;
+use crate::http_client::McpHttp;
 
 /// How many times the client reconnects a server's event stream that broke, before it gives the
 /// pending calls up: 2, after 0.5 s and 1 s. rmcp's default retries forever, which turns a dead

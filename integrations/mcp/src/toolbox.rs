@@ -4,22 +4,23 @@ use std::fmt;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use agentic_runtime::tool::{ToolContext, ToolError, ToolFuture, ToolSource, ToolSpec};
 use rmcp::RoleClient;
 use rmcp::service::{Peer, RunningService, ServiceError};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::call::{self, Target};
-use super::cancel::CancelOnDrop;
-use super::child::{ChildProcess, StopOnDrop};
-use super::client::Client;
-use super::http::Endpoint;
-use super::list::{Listing, SkippedTool, list_tools};
-use crate::tool::{ToolContext, ToolFuture, ToolSource, ToolSpec, Toolbox};
+use crate::call::{self, Target};
+use crate::cancel::CancelOnDrop;
+use crate::child::{ChildProcess, StopOnDrop};
+use crate::client::Client;
+use crate::http::Endpoint;
+use crate::list::{Listing, SkippedTool, list_tools};
 
-/// A connected MCP server's tools, for a [`Toolbox`] ([`Toolbox::with_mcp`]). Made by
-/// [`McpServer::connect`](super::McpServer::connect). Cloning is cheap: clones share the
+/// A connected MCP server's tools, a [`ToolSource`] for a toolbox
+/// ([`Toolbox::with_source`](agentic_runtime::tool::Toolbox::with_source)). Made by
+/// [`McpServer::connect`](crate::server::McpServer::connect). Cloning is cheap: clones share the
 /// connection, which closes (and a stdio server's process is stopped and reaped) when the last
 /// clone is dropped.
 ///
@@ -113,7 +114,7 @@ impl McpToolbox {
         Self { connection: Arc::new(connection) }
     }
 
-    /// The server's name ([`McpServer::name`](super::McpServer::name)).
+    /// The server's name ([`McpServer::name`](crate::server::McpServer::name)).
     pub fn server(&self) -> &str {
         &self.connection.server
     }
@@ -154,12 +155,7 @@ impl McpToolbox {
         matches!(tokio::time::timeout(bound, caught_up).await, Ok(Ok(_)))
     }
 
-    async fn call_tool(
-        &self,
-        name: &str,
-        input: Value,
-        context: ToolContext,
-    ) -> Result<String, crate::tool::ToolError> {
+    async fn call_tool(&self, name: &str, input: Value, context: ToolContext) -> Result<String, ToolError> {
         let connection = &*self.connection;
         let target = Target { server: &connection.server, tool: name, endpoint: connection.endpoint.as_ref() };
         let peer = connection.running.peer();
@@ -190,7 +186,7 @@ impl McpToolbox {
         }
     }
 
-    /// A dead stdio server's exit status, waited for a little ([`MCP_EXIT_REPORT_WAIT`](super::MCP_EXIT_REPORT_WAIT)).
+    /// A dead stdio server's exit status, waited for a little ([`MCP_EXIT_REPORT_WAIT`](crate::child::MCP_EXIT_REPORT_WAIT)).
     async fn exit_status(&self) -> Option<std::process::ExitStatus> {
         match &self.connection.process {
             Some(process) => process.settle().await.0,
@@ -224,14 +220,6 @@ impl fmt::Debug for McpToolbox {
     }
 }
 
-impl Toolbox {
-    /// The toolbox with `mcp`'s tools too (a name the toolbox already has is not offered again:
-    /// the first one wins). Shorthand for [`Toolbox::with_source`].
-    pub fn with_mcp(self, mcp: McpToolbox) -> Self {
-        self.with_source(mcp)
-    }
-}
-
 /// Lists the tools again after each change the transport counted, until the connection closes.
 async fn refresh(
     peer: Peer<RoleClient>,
@@ -250,7 +238,7 @@ async fn refresh(
                 *listed_tools = Listed::from(listing);
             }
             Err(reason) => tracing::warn!(
-                target: "agentic_runtime::mcp",
+                target: "agentic_mcp",
                 server = %server,
                 "the tools of MCP server `{server}` changed but could not be listed again ({reason}); keeping the previous list"
             ),
