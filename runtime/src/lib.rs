@@ -35,7 +35,7 @@
 //!
 //! - **Retry any async call** (an HTTP request, a database query, a tool of your own):
 //!   [`Resilient`] with a [`RetryPolicy`], the same classifiers, deadline and decisions as an exec
-//!   ([`resilient`]; [`tower`](mod@tower) with the `tower` feature for an HTTP client's stack).
+//!   ([`resilient`]; `tower`, with the `tower` feature, for an HTTP client's stack).
 //! - **Annotate an agent function**: [`agentic_function`] on an `async fn` taking a [`Runtime`]
 //!   rewrites its `runtime.exec(..)`, `runtime.exec_json(..)` and `runtime.request(..)` calls to run
 //!   under the function's policy, checked at compile time. Test it with a [`ScriptedProvider`]
@@ -71,8 +71,9 @@
 //!   `Classify` for its `OpenAIError`.
 //! - `reqwest-middleware`: `tower::RetryMiddleware`, and `Classify` for `reqwest_middleware::Error`.
 //! - `genai`: `Classify` for `genai::Error` (genai 0.7 needs Rust 1.88, above this crate's 1.85).
-//! - `mcp`: MCP toolboxes (`mcp`), an MCP server's tools in the tool loop, over stdio or
-//!   streamable HTTP (rmcp 3.11 needs Rust 1.88, above this crate's 1.85).
+//!
+//! MCP servers' tools are a crate of their own, `agentic-mcp`: its `McpToolbox` is a
+//! [`ToolSource`](tool::ToolSource), added to a toolbox with [`Toolbox::with_source`].
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -84,9 +85,6 @@ pub mod compact;
 pub mod decision;
 mod error;
 pub mod exec;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 pub mod message;
 pub mod observe;
 #[cfg(feature = "otel")]
@@ -102,11 +100,6 @@ pub mod tool;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 mod util;
-
-/// The bounded line reader of the trace grader and the journal reader, for the CLI until they move
-/// there. Not an API.
-#[doc(hidden)]
-pub use util::lines;
 
 pub use answer::{ExecError, ExecErrorKind, Reply};
 pub use decision::Decision;

@@ -5,7 +5,7 @@ use std::ops::Deref;
 
 use crate::answer::reply::Reply;
 
-/// What [`Runtime::exec_json_reply`](crate::Runtime::exec_json_reply) returns: the answer parsed as
+/// What [`ExecRequest::typed`](crate::exec::ExecRequest::typed) returns: the answer parsed as
 /// a `T`, and the [`Reply`] it came in, whose facts it derefs to (`typed.decisions()`,
 /// `typed.total_usage()`, `typed.calls()`, ...).
 ///

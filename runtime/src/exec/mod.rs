@@ -9,6 +9,7 @@ mod conversation;
 mod overflow;
 pub(crate) mod prompt;
 mod request;
+mod state;
 pub(crate) mod tool_turn;
 mod turns;
 pub(crate) mod typed;

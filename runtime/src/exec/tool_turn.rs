@@ -10,7 +10,7 @@ use crate::message::{AssistantMessage, ContentBlock};
 use crate::observe::trace::RunTrace;
 use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// One tool call of the turn: its id, the tool named and the arguments.
 type Call<'a> = (&'a str, &'a str, &'a Value);

@@ -1,4 +1,4 @@
-//! The TLS of the crate's HTTP clients (the providers' and the MCP client's), built here and handed
+//! The TLS of the crate's HTTP clients (the providers'), built here and handed
 //! to each client (`ClientBuilder::tls_backend_preconfigured`): rustls on ring, TLS 1.2 and 1.3, and
 //! the certificate authorities of Mozilla's list built in (not the system's store). So the crate
 //! builds no C code (reqwest's own TLS default, aws-lc, does) and installs no process-wide crypto
