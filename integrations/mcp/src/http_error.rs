@@ -1,7 +1,6 @@
 //! What went wrong between our HTTP client and a server ([`HttpError`]), never with the URL in it:
 //! reqwest's errors lose theirs ([`reqwest::Error::without_url`]), a redirect names an origin alone.
 
-
 use crate::text::describe;
 
 /// What went wrong sending a request, or reading its answer; never with the URL in it.

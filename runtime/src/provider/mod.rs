@@ -1,4 +1,4 @@
-//! Providers: one streamed model call each. [`HttpProvider`] (feature `providers`, on by default)
+//! Providers: one streamed model call each. `HttpProvider` (feature `providers`, on by default)
 //! talks to real model APIs over HTTP with streaming SSE, in the format of one wire
 //! (`OpenAiProvider`, `AnthropicProvider`, `GeminiProvider`, `ResponsesProvider`);
 //! [`ScriptedProvider`] plays a script, for tests. A provider of your own implements [`Provider`]
