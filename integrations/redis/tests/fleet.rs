@@ -9,37 +9,19 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use agentic_chaos::SilentServer;
+use agentic_redis::RedisStore;
 use agentic_runtime::decision::{MoveReason, Verdict, Why};
-use agentic_runtime::policy::Jitter;
 use agentic_runtime::storm::RetryQuota;
-use agentic_runtime::storm::redis::RedisStore;
 use agentic_runtime::storm::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::storm::{BreakerSettings, BreakerState};
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use agentic_test_support::captured_log::capture;
 
-fn redis_url(test: &str) -> Option<String> {
-    if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-        println!("skipping {test}: AGENTIC_SKIP_REDIS=1");
-        return None;
-    }
-    Some(std::env::var("AGENTIC_REDIS_URL").unwrap_or_else(|_| {
-        panic!("{test} needs Redis: start `redis-server --port 6390` and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390")
-    }))
-}
+use crate::support::{FAST, prefix, pttl, redis_url};
 
 async fn shared_store(url: &str, test: &str) -> Arc<RedisStore> {
-    let prefix = format!("agentic-test-{test}-{}-{}", std::process::id(), fastrand_suffix());
-    Arc::new(RedisStore::connect(url).await.expect("Redis answers").with_prefix(prefix))
+    Arc::new(RedisStore::connect(url).await.expect("Redis answers").with_prefix(prefix(test)))
 }
-
-fn fastrand_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-}
-
-/// 1 ms backoffs: the fleet's window runs on the Redis server's clock, which tokio cannot pause.
-const FAST: RetryPolicy =
-    RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_jitter(Jitter::None);
 
 /// Two runtimes on one prefix, as two processes would be: separate stores, the same keys.
 async fn two_runtimes(
@@ -125,13 +107,6 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
     let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
     assert_eq!(decision.verdict(), Verdict::CooledDown, "the wait is in the decisions");
-}
-
-/// The key's remaining lifetime in ms, as Redis's `PTTL` says: -2 when there is no key, -1 when it
-/// never expires.
-async fn pttl(url: &str, key: &str) -> i64 {
-    let mut connection = redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap();
-    redis::cmd("PTTL").arg(key).query_async(&mut connection).await.unwrap()
 }
 
 /// One huge hint heard by one runtime (a day, or 1e12 s, or a permanent failure's "try again in
