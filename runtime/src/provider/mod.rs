@@ -48,9 +48,9 @@ use crate::message::{Message, StopReason};
 use crate::policy::RetryPolicy;
 use crate::tool::ToolSpec;
 
+pub use crate::error::{ModelError, TransportKind};
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
-pub use crate::error::{ModelError, TransportKind};
 pub use api_key::ApiKey;
 #[cfg(feature = "providers")]
 #[cfg_attr(docsrs, doc(cfg(feature = "providers")))]
