@@ -324,6 +324,61 @@ async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_withou
     );
 }
 
+/// After the open period the fleet's breaker lets one probe through: the runtime whose call takes it
+/// asks the primary, and the answer closes the breaker for the other runtime too, which calls the
+/// primary again at once (its own breaker, open since it read the fleet's, follows the fleet's).
+#[tokio::test]
+async fn the_probe_one_runtime_sends_closes_the_fleets_breaker_for_the_other() {
+    let Some(url) = redis_url("the_probe_one_runtime_sends_closes_the_fleets_breaker_for_the_other") else {
+        return;
+    };
+    let store = shared_store(&url, "probe").await;
+    let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
+    // 30 s open: far longer than this test runs, so only the fleet's probe can close it.
+    let settings = BreakerSettings::new(50, 3, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
+    let answers =
+        |provider: ScriptedProvider| provider.otherwise(Scripted::ok("from the primary")).with_model("primary");
+    let first_primary = answers(ScriptedProvider::new([
+        Scripted::http(503, "Service Unavailable"),
+        Scripted::http(503, "Service Unavailable"),
+        Scripted::http(503, "Service Unavailable"),
+    ]));
+    let second_primary = answers(ScriptedProvider::new([]));
+    let secondary = ScriptedProvider::new([]).otherwise(Scripted::ok("from the secondary")).with_model("secondary");
+    let runtime = |primary: &ScriptedProvider, store: Arc<RedisStore>| {
+        Runtime::builder(primary.clone())
+            .with_fallback(secondary.clone())
+            .with_breaker(settings)
+            .with_shared_store(store)
+            .build()
+            .unwrap()
+    };
+    let (first, second) = (runtime(&first_primary, store.clone()), runtime(&second_primary, other));
+    let primary = |runtime: &Runtime| runtime.targets()[0].breaker;
+
+    assert_eq!(first.exec("opens it").await.unwrap().target(), Some("scripted/secondary"));
+    assert_eq!(second.exec("skips it").await.unwrap().target(), Some("scripted/secondary"));
+    assert_eq!((first_primary.calls(), second_primary.calls()), (3, 0));
+    assert!(matches!(primary(&first), Some(BreakerState::Open { .. })), "{:?}", first.targets());
+
+    // The open period ends (on the server's clock, made to now rather than waited for).
+    let key = store.breaker_key(StoreKey::new("scripted/primary", "primary"));
+    let mut raw = crate::support::raw(&url).await;
+    let until = crate::support::server_ms(&url).await - 1;
+    let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
+
+    let probe = second.exec("probes it").await.unwrap();
+    assert_eq!((probe.target(), second_primary.calls()), (Some("scripted/primary"), 1), "the probe went");
+    assert_eq!(primary(&second), Some(BreakerState::Closed));
+    let after = first.exec("calls it again").await.unwrap();
+    assert_eq!(
+        (after.target(), first_primary.calls()),
+        (Some("scripted/primary"), 4),
+        "closed for the other runtime too, 30 s before its own open period would end"
+    );
+    assert_eq!(primary(&first), Some(BreakerState::Closed), "{:?}", first.targets());
+}
+
 /// The limits one runtime's answer stated pace the other's calls, which never saw a header: the
 /// fleet has one pacer per key. 20 requests in 10 s, all used (a window the test's real time can
 /// wait: the Redis server's clock cannot be paused): one call each half second.
