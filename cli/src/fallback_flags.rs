@@ -1,6 +1,6 @@
 //! `agentic ask`'s fallbacks: `--fallback-provider P --fallback-base-url URL [--fallback-model M]
 //! [--fallback-api-key-env VAR]`, repeatable, the targets an exec moves to in order
-//! (`Runtime::with_fallback`).
+//! (`RuntimeBuilder::with_fallback`).
 //!
 //! The n-th `--fallback-base-url`, `--fallback-model` and `--fallback-api-key-env` go with the n-th
 //! `--fallback-provider`, as clap collects each flag's values in order; a count that does not match

@@ -1,5 +1,5 @@
 //! `agentic ask`'s pacing flags: the limits a user knows before any response states them, or no
-//! pacing at all (`Runtime::with_pacing`).
+//! pacing at all (`RuntimeBuilder::with_pacing`).
 
 use agentic_runtime::policy::PolicyError;
 use agentic_runtime::storm::pace::Pacing;

@@ -33,7 +33,7 @@
 //! raised enough. `--open-files LIMIT` sets it instead, to see what too low a limit does.
 //!
 //! `--fallback` runs another matrix instead: a primary in a full outage, in a 30 % wobble, and
-//! recovering, with a healthy secondary (`Runtime::with_fallback`), the circuit breaker on and off
+//! recovering, with a healthy secondary (`RuntimeBuilder::with_fallback`), the circuit breaker on and off
 //! (see `load/fallback.rs`):
 //!
 //! ```text

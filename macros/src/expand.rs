@@ -16,7 +16,7 @@ use syn::{
 };
 
 use crate::attr::{self, Args, PresetValue};
-use crate::rules::{Jitter, Key, PolicyValues, describe_worst_case};
+use crate::rules::{Jitter, Key, PolicyValues, describe_layers, describe_worst_case};
 use crate::valid;
 
 /// The attribute: `args` are the tokens inside `#[agentic_function(...)]`, `item` what it is on.
@@ -266,10 +266,12 @@ fn docs_line(args: &Args, values: &PolicyValues) -> String {
             let with = if keys.is_empty() { String::new() } else { format!(", with `{}`", keys.join("`, `")) };
             format!("**Retry policy:** `{}`{with}.", attr::show_stream(path.to_token_stream()))
         }
-        Some(PresetValue::Named(preset)) => {
-            format!("**Retry policy:** preset `{preset}`: {}.", describe_worst_case(values, jitter))
-        }
-        None => format!("**Retry policy:** {}.", describe_worst_case(values, jitter)),
+        Some(PresetValue::Named(preset)) => format!(
+            "**Retry policy:** preset `{preset}`: {}: {}.",
+            describe_layers(values),
+            describe_worst_case(values, jitter)
+        ),
+        None => format!("**Retry policy:** {}: {}.", describe_layers(values), describe_worst_case(values, jitter)),
     }
 }
 

@@ -20,7 +20,7 @@ pub use preset::Preset;
 
 /// How a computed delay is randomised so that clients that failed together do not retry together.
 ///
-/// The cap (`max_delay_ms`) is applied after jitter. The RNG is seedable (`Runtime::with_jitter_seed`).
+/// The cap (`max_delay_ms`) is applied after jitter. The RNG is seedable (`RuntimeBuilder::with_jitter_seed`).
 ///
 /// Not `#[non_exhaustive]` on purpose: the runtime, pinned to this crate's exact version, matches
 /// every kind, so a kind added here without its delay there does not compile.
@@ -441,6 +441,22 @@ pub fn describe_worst_case(values: &PolicyValues, jitter: Jitter) -> String {
     line
 }
 
+/// The two layers' counts in words, so that the exec's attempts and the session's retries cannot be
+/// taken for each other: "3 exec attempts (`max_retries`, the first included: 1 means no retry),
+/// each up to 4 calls (the first and `session_retries` = 3 retries of a failed call)".
+pub fn describe_layers(values: &PolicyValues) -> String {
+    let attempts = values.max_retries;
+    let calls = u64::from(values.session_retries) + 1;
+    format!(
+        "{attempts} exec attempt{} (`max_retries`, the first included: 1 means no retry), each up to {calls} call{} \
+         (the first and `session_retries` = {} retr{} of a failed call)",
+        if attempts == 1 { "" } else { "s" },
+        if calls == 1 { "" } else { "s" },
+        values.session_retries,
+        if values.session_retries == 1 { "y" } else { "ies" },
+    )
+}
+
 /// Like [`format_ms`], in whole minutes when it is some: 900000 -> "15 min", 90000 -> "90 s".
 pub fn format_long_ms(ms: u64) -> String {
     if ms >= 60_000 && ms % 60_000 == 0 { format!("{} min", ms / 60_000) } else { format_ms(ms) }
@@ -482,6 +498,21 @@ pub fn nearest<'c>(unknown: &str, candidates: &[&'c str]) -> Option<&'c str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_layers_are_described_apart() {
+        assert_eq!(
+            describe_layers(&PolicyValues::DEFAULT),
+            "3 exec attempts (`max_retries`, the first included: 1 means no retry), each up to 4 calls \
+             (the first and `session_retries` = 3 retries of a failed call)"
+        );
+        let single = PolicyValues { max_retries: 1, session_retries: 1, ..PolicyValues::DEFAULT };
+        assert_eq!(
+            describe_layers(&single),
+            "1 exec attempt (`max_retries`, the first included: 1 means no retry), each up to 2 calls \
+             (the first and `session_retries` = 1 retry of a failed call)"
+        );
+    }
 
     #[test]
     fn defaults_are_valid_and_cost_12_calls_and_46_5_s() {

@@ -28,6 +28,31 @@
 //! # }
 //! ```
 //!
+//! # Where to start
+//!
+//! The crate's root holds what five jobs need; everything else lives in a module named after what
+//! it is.
+//!
+//! - **Retry any async call** (an HTTP request, a database query, a tool of your own):
+//!   [`Resilient`] with a [`RetryPolicy`], the same classifiers, deadline and decisions as an exec
+//!   ([`resilient`]; [`tower`](mod@tower) with the `tower` feature for an HTTP client's stack).
+//! - **Annotate an agent function**: [`agentic_function`] on an `async fn` taking a [`Runtime`]
+//!   rewrites its `runtime.exec(..)`, `runtime.exec_json(..)` and `runtime.request(..)` calls to run
+//!   under the function's policy, checked at compile time. Test it with a [`ScriptedProvider`]
+//!   playing [`Scripted`] answers.
+//! - **Fall back across providers**: [`Runtime::builder`] takes the fallback targets, their
+//!   breakers, the retry quota, pacing and a shared store ([`exec::RuntimeBuilder`], [`storm`]); the
+//!   HTTP providers are in [`provider`].
+//! - **Use tools**: a [`Toolbox`] of functions (typed or over JSON) the model may call; a tool's
+//!   [`ToolError`] goes back to the model, never to the retry layers ([`tool`]). MCP servers'
+//!   tools come from the `agentic-mcp` crate.
+//! - **Observe**: each exec's [`Decision`]s (on the [`Reply`] or the [`ExecError`], and live through
+//!   an observer) are the place to start; [`observe`] has the `tracing` conventions, the JSONL task
+//!   trace and the failure journal, and the `agentic-otel` crate exports to OpenTelemetry.
+//!
+//! `Runtime::exec` and `exec_json` are the one-line calls; [`Runtime::request`] gives every other
+//! combination (a policy, tools, a schema known at run time, a typed reply with its facts).
+//!
 //! # Features
 //!
 //! - `providers` (default): `OpenAiProvider` and `AnthropicProvider`, the HTTP providers (reqwest

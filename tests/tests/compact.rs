@@ -139,7 +139,7 @@ async fn an_overflow_after_the_last_compaction_allowed_ends_the_exec() {
     assert!(
         error.attempt_errors()[1].ends_with(
             "(not compacted again: `drop_oldest` compacted this exec's conversation once already, the most \
-             `Runtime::with_max_compactions` allows)"
+             `RuntimeBuilder::with_max_compactions` allows)"
         ),
         "{:?}",
         error.attempts()

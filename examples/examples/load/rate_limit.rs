@@ -10,7 +10,7 @@
 //! - **requests**: 120 requests a window, no token limit.
 //! - **tokens**: 16 000 tokens a window, the binding one (130 a call: 123 calls), and 10 000 requests.
 //! - **redis** (with `--redis URL`): the requests limit, two processes sharing one `RedisStore`
-//!   (`Runtime::with_shared_store`) against one server and one key. This process starts the server
+//!   (`RuntimeBuilder::with_shared_store`) against one server and one key. This process starts the server
 //!   and runs itself twice with `--child`; each child makes its warm call, then half the burst at
 //!   the same instant, and prints one JSON line; this process sums them.
 //!

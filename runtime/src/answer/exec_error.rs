@@ -182,7 +182,7 @@ impl ExecError {
     }
 
     /// The target of the exec's last attempt, `"<provider>/<model>"`, for a runtime with fallbacks
-    /// (`Runtime::with_fallback`); `None` for a runtime with one provider. The moves between targets
+    /// (`RuntimeBuilder::with_fallback`); `None` for a runtime with one provider. The moves between targets
     /// are decisions with verdict `fallback`.
     pub fn target(&self) -> Option<&str> {
         self.inner.target.as_deref().map(String::as_str)

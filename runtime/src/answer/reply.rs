@@ -64,7 +64,7 @@ impl Reply {
     }
 
     /// The target that answered, `"<provider>/<model>"` (as [`Runtime::targets`](crate::Runtime::targets)
-    /// names it), for a runtime with fallbacks (`Runtime::with_fallback`); `None` for a runtime with
+    /// names it), for a runtime with fallbacks (`RuntimeBuilder::with_fallback`); `None` for a runtime with
     /// one provider, which is the one that answered.
     pub fn target(&self) -> Option<&str> {
         self.target.as_deref().map(String::as_str)

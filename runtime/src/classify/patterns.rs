@@ -153,7 +153,7 @@ pub(crate) static PERMANENT: &[Pattern] = &[
 ];
 
 /// The permanent markers that say a failure is the target's own, not the request's: its key, its
-/// login or its model. With fallbacks (`Runtime::with_fallback`) such a failure moves the exec to
+/// login or its model. With fallbacks (`RuntimeBuilder::with_fallback`) such a failure moves the exec to
 /// the next target, whose key and model are others; an invalid image or argument would fail there
 /// too, and ends the exec.
 pub(crate) const TARGET_MARKERS: &[&str] = &[

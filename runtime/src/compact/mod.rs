@@ -2,10 +2,10 @@
 //! the model's context window.
 //!
 //! Neither layer retries a context overflow as it is: the same conversation overflows again. With a
-//! [`Compactor`] (set by [`Runtime::with_compactor`], or by `compact = PATH` on
+//! [`Compactor`] (set by [`RuntimeBuilder::with_compactor`], or by `compact = PATH` on
 //! `#[agentic_function]`), layer 2 hands the conversation to it, and when it returns a shorter one
 //! makes the same turn again with it, at once (nothing to wait for): at most
-//! [`Runtime::with_max_compactions`] times per exec. Each compaction is a decision of the exec layer
+//! [`RuntimeBuilder::with_max_compactions`] times per exec. Each compaction is a decision of the exec layer
 //! (verdict `compacted`, "context overflow: compacted 42 → 9 messages by `drop_oldest`") and a
 //! `compaction` line of the JSONL trace. A compactor that cannot shrink the conversation, or an
 //! overflow after the last compaction allowed, ends the exec with kind `context_overflow` as
@@ -15,8 +15,8 @@
 //! Two compactors come with the runtime: [`DropOldest`] drops the oldest turns, and [`Summarize`]
 //! replaces them with a summary the model writes.
 //!
-//! [`Runtime::with_compactor`]: crate::Runtime::with_compactor
-//! [`Runtime::with_max_compactions`]: crate::Runtime::with_max_compactions
+//! [`RuntimeBuilder::with_compactor`]: crate::exec::RuntimeBuilder::with_compactor
+//! [`RuntimeBuilder::with_max_compactions`]: crate::exec::RuntimeBuilder::with_max_compactions
 
 mod apply;
 mod ask;
@@ -35,7 +35,7 @@ pub use summarize::Summarize;
 use crate::message::Message;
 
 /// How many times one exec may compact its conversation, unless
-/// [`Runtime::with_max_compactions`](crate::Runtime::with_max_compactions) says otherwise: once.
+/// [`RuntimeBuilder::with_max_compactions`](crate::exec::RuntimeBuilder::with_max_compactions) says otherwise: once.
 /// A conversation that overflows again right after a compaction is usually one the compactor
 /// cannot keep up with (a tool that returns more than the window holds), and each compaction loses
 /// part of the conversation; a second one is a choice to make knowingly.

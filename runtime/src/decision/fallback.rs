@@ -1,4 +1,4 @@
-//! A move of an exec from one target to the next (`Runtime::with_fallback`), as data: from where,
+//! A move of an exec from one target to the next (`RuntimeBuilder::with_fallback`), as data: from where,
 //! to where, and why (docs/design.md §10, "Fallback across targets").
 
 use std::fmt;

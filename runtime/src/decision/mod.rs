@@ -61,10 +61,10 @@ pub enum Verdict {
     /// No call failed; [`Decision::delay`] is the wait, [`Why::CoolingDown`] how long was left.
     CooledDown,
     /// Layer 1 waited before a call for a rate limit of the provider's scope, as the pacer said
-    /// (`Runtime::with_pacing`): the requests or tokens the call needs were not there yet. No call
+    /// (`RuntimeBuilder::with_pacing`): the requests or tokens the call needs were not there yet. No call
     /// failed; [`Decision::delay`] is the wait, [`Why::Paced`] which limit.
     Paced,
-    /// Layer 2 moved the exec to the runtime's next target (`Runtime::with_fallback`), at once and
+    /// Layer 2 moved the exec to the runtime's next target (`RuntimeBuilder::with_fallback`), at once and
     /// without sleeping; [`Why::Fallback`] says from where, to where and why.
     Fallback,
 }
@@ -95,7 +95,7 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// A callback that sees every decision of both layers as it is made (`Runtime::with_observer`).
+/// A callback that sees every decision of both layers as it is made (`RuntimeBuilder::with_observer`).
 pub type Observer = dyn Fn(&Decision) + Send + Sync;
 
 /// One decision of one layer about one failure, or about a wait before a call

@@ -27,14 +27,14 @@ impl Runtime {
             let times = match exec.compactions {
                 0 => {
                     return AfterOverflow::Stands(Some(
-                        "not compacted: `Runtime::with_max_compactions` is 0".to_owned(),
+                        "not compacted: `RuntimeBuilder::with_max_compactions` is 0".to_owned(),
                     ));
                 }
                 1 => "once".to_owned(),
                 n => format!("{n} times"),
             };
             return AfterOverflow::Stands(Some(format!(
-                "not compacted again: `{name}` compacted this exec's conversation {times} already, the most `Runtime::with_max_compactions` allows"
+                "not compacted again: `{name}` compacted this exec's conversation {times} already, the most `RuntimeBuilder::with_max_compactions` allows"
             )));
         }
         if let Some(refusal) = run.state.budget.extra_call_refusal() {

@@ -68,7 +68,7 @@ pub const BREAKER_TRANSITIONS: &str = "agentic.breaker.transitions";
 /// when it closes; in a fleet, summed over its processes).
 pub const BREAKER_OPEN: &str = "agentic.breaker.open";
 /// The calls the pacer admitted (a counter, by `gen_ai.provider.name` and `agentic.paced`:
-/// `at_once` or `waited`), once the scope's rate limits are known.
+/// `at_once` or `waited`), once the scope's rate limits are known (`RuntimeBuilder::with_pacing`).
 pub const PACER_ADMITTED: &str = "agentic.pacer.admitted";
 /// The time calls waited for a rate limit before they were sent, in seconds (a histogram, by
 /// `gen_ai.provider.name`).

@@ -275,7 +275,7 @@ pub(crate) fn record_response_model(model: &str) {
 }
 
 /// Records the conversation sent and the answer on the call's span (only when the runtime was
-/// asked to: `Runtime::with_content_in_traces`).
+/// asked to: `RuntimeBuilder::with_content_in_traces`).
 pub(crate) fn record_content(span: &Span, history: &[Message], message: &AssistantMessage) {
     if span.is_disabled() {
         return;

@@ -223,7 +223,7 @@ pub enum StreamEvent {
     /// Completions) sends none, and its first content has `first_token_timeout_ms` alone.
     Heartbeat,
     /// The rate limits the server stated on this call's response (its headers), successes and
-    /// failures alike: the runtime paces the scope's later calls by them (`Runtime::with_pacing`).
+    /// failures alike: the runtime paces the scope's later calls by them (`RuntimeBuilder::with_pacing`).
     /// HTTP providers send it first, before any other event, when the response carries any.
     /// Boxed: every event of every call is moved through the stream, and most carry no limits.
     RateLimits(Box<crate::storm::pace::RateLimits>),
@@ -265,7 +265,7 @@ pub trait Provider: Send + Sync + 'static {
     }
 
     /// The model's context window in tokens, when known: an exec whose conversation overflows this
-    /// target moves to the next target of the runtime (`Runtime::with_fallback`) when that one
+    /// target moves to the next target of the runtime (`RuntimeBuilder::with_fallback`) when that one
     /// declares a larger window, instead of compacting (docs/design.md §12).
     ///
     /// # Default
@@ -277,7 +277,7 @@ pub trait Provider: Send + Sync + 'static {
     /// The most tokens an answer may have, when the provider asks for a limit (Anthropic's
     /// `max_tokens`, and `with_max_tokens` on the other HTTP providers): the pacer's estimate of a
     /// call's output tokens, reserved against the token limits before the call is sent and
-    /// reconciled with the usage its answer reports (`Runtime::with_pacing`).
+    /// reconciled with the usage its answer reports (`RuntimeBuilder::with_pacing`).
     ///
     /// # Default
     /// `None`: no limit is sent, so the pacer estimates the output from the scope's recent answers.

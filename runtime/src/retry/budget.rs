@@ -298,7 +298,7 @@ impl<'p> Budget<'p> {
         Some(deadline.saturating_duration_since(Instant::now()))
     }
 
-    /// The exec moved to another target (`Runtime::with_fallback`): the default call cap (the
+    /// The exec moved to another target (`RuntimeBuilder::with_fallback`): the default call cap (the
     /// layers' product, when `max_calls` is not set) counts that target's calls from here, as it
     /// does a new model turn's. A set `max_calls` and the deadlines stay the exec's.
     pub(crate) fn start_target(&mut self) {

@@ -1,4 +1,4 @@
-//! Fallback across targets (`Runtime::with_fallback`): the providers of a runtime in order, each
+//! Fallback across targets (`RuntimeBuilder::with_fallback`): the providers of a runtime in order, each
 //! with its own storm control and circuit breaker, and the rules that move an exec from one to the
 //! next (docs/design.md §10, "Fallback across targets").
 //!

@@ -27,7 +27,7 @@ pub(crate) struct Run<'a> {
     pub(crate) provider: &'a dyn Provider,
     pub(crate) system: Option<&'a str>,
     pub(crate) tools: std::borrow::Cow<'a, [ToolSpec]>,
-    /// Prompts and answers go on the calls' spans (`Runtime::with_content_in_traces`).
+    /// Prompts and answers go on the calls' spans (`RuntimeBuilder::with_content_in_traces`).
     pub(crate) content_in_traces: bool,
     /// The conversation was compacted: the calls after it say so on their spans
     /// (`gen_ai.conversation.compacted`). A flag here, beside the other, costs the exec's future no

@@ -77,7 +77,7 @@ pub enum Refusal {
         min_retries: u32,
     },
     /// Every target of a runtime with fallbacks is skipped by its open circuit breaker
-    /// (`Runtime::with_fallback`): no call is made, at no cost, until an open period ends.
+    /// (`RuntimeBuilder::with_fallback`): no call is made, at no cost, until an open period ends.
     CircuitOpen {
         /// The last target skipped, `"<provider>/<model>"`.
         target: String,
@@ -85,7 +85,7 @@ pub enum Refusal {
         state: BreakerState,
     },
     /// The wait for a rate limit of the provider's scope does not fit before the deadline
-    /// (`Runtime::with_pacing`): no call is made, none is refused by the server.
+    /// (`RuntimeBuilder::with_pacing`): no call is made, none is refused by the server.
     RateLimit(PaceRefused),
     /// The provider's scope is cooling down (an earlier call's server asked its callers to wait,
     /// maybe another exec's or another process's with a larger cap) for longer than this exec may

@@ -148,7 +148,7 @@ pub struct FailureRecord {
     /// a retry, the failed call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// For a runtime with fallbacks (`Runtime::with_fallback`): the target of the last attempt,
+    /// For a runtime with fallbacks (`RuntimeBuilder::with_fallback`): the target of the last attempt,
     /// `"<provider>/<model>"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,

@@ -148,7 +148,7 @@ macro_rules! impl_http_provider {
                 self
             }
 
-            /// The model's context window in tokens: with fallbacks (`Runtime::with_fallback`), a
+            /// The model's context window in tokens: with fallbacks (`RuntimeBuilder::with_fallback`), a
             /// conversation that overflows this provider moves to the next target when that one
             /// declares a larger window.
             ///

@@ -4,7 +4,7 @@
 use super::limits::LimitKind;
 use crate::error::PolicyError;
 
-/// How a `Runtime` paces its calls under the servers' rate limits (`Runtime::with_pacing`).
+/// How a `Runtime` paces its calls under the servers' rate limits (`RuntimeBuilder::with_pacing`).
 ///
 /// # Examples
 ///
