@@ -74,8 +74,7 @@ fn sums_of<F: Future<Output = ()>>(work: impl FnOnce() -> F) -> BTreeMap<Series,
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
         runtime.block_on(work());
     });
-    let sums = sums.0.lock().unwrap().clone();
-    sums
+    sums.0.lock().unwrap().clone()
 }
 
 fn series(metric: &str, attributes: &[&str]) -> Series {
