@@ -6,7 +6,8 @@ use serde_json::json;
 
 use crate::http;
 use crate::step::{BadHead, NotAnAnswer};
-use crate::wire::{Exchange, NotAnAnswerBody};
+use crate::wire::NotAnAnswerBody;
+use crate::wire::render::Exchange;
 
 impl Exchange {
     /// The body of a 200 of `shape` (see [`NotAnAnswer`]): the same on every wire, or the wire's

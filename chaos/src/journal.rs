@@ -39,9 +39,10 @@ pub struct JournalEntry {
     pub method: String,
     /// The path, without the query.
     pub path: String,
-    /// The wire format, for the two model endpoints.
+    /// The wire format, for a request to a model endpoint.
     pub wire: Option<WireFormat>,
-    /// Whether the body asked for a stream (`"stream": true`), for the two model endpoints.
+    /// Whether the request asked for a stream (its body's `"stream": true`, or Gemini's path), for a
+    /// request to a model endpoint.
     pub stream: Option<bool>,
     /// The `model` the body named, if any.
     pub model: Option<String>,
@@ -81,6 +82,19 @@ pub struct JournalEntry {
     /// it did not fit the key's buckets, got a 429, consumed no step and was charged nothing.
     #[serde(default)]
     pub rate_limited: bool,
+    /// The conversation the request belongs to, for a scenario scripted
+    /// [per conversation](crate::Scenario::per_conversation): numbered from 0 in the order the
+    /// server first saw each (since its start or last reset; a forgotten conversation that comes
+    /// back gets a new number). `None` (and absent from the JSON) for a scenario whose script every
+    /// request shares, and for a request to no model route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<u64>,
+    /// The tool the request's forced tool choice made the answer call instead of what its step
+    /// scripted: a text sent as that tool's arguments, or a call of another tool (or several
+    /// calls) made one call of it (see [Forced tool choice](crate#forced-tool-choice)). `None`
+    /// (and absent from the JSON) when the answer went out as scripted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced_tool: Option<String>,
 }
 
 /// Which step of the scenario answered a request.

@@ -1,15 +1,22 @@
-//! A fault-injecting HTTP server that speaks the OpenAI and Anthropic streaming wire formats.
+//! A fault-injecting HTTP server that speaks four model APIs: OpenAI's Chat Completions and
+//! Responses, Anthropic's Messages and Google's Gemini.
 //!
-//! `agentic-chaos` answers `POST /v1/chat/completions` (OpenAI-compatible) and `POST /v1/messages`
-//! (Anthropic) on 127.0.0.1, streamed (SSE, when the body has `"stream": true`) or as one JSON
-//! body, and fails on purpose, request by request, as a [`Scenario`] says: HTTP errors with the
+//! `agentic-chaos` answers `POST /v1/chat/completions` (OpenAI-compatible), `POST /v1/messages`
+//! (Anthropic), `POST /v1beta/models/{model}:streamGenerateContent` and `:generateContent`
+//! (Gemini) and `POST /v1/responses` (OpenAI's Responses) on 127.0.0.1 ([`WireFormat`]; each
+//! wire's module documents its shapes), streamed (SSE) or as one JSON body, and fails on purpose,
+//! request by request, as a [`Scenario`] says: HTTP errors with the
 //! provider's body and headers, a socket closed before the headers, a stream dropped or truncated
 //! mid-way, an SSE error event, a stall, a hang (before, in or after the headers, or mid-stream),
 //! a malformed chunk, a context overflow, a bad key, an error that echoes the key, endless answers
 //! (keep-alives, empty chunks, text, an error or JSON body that never ends), a 200 that is an
 //! HTML page, and at the trust boundary a redirect, an error body that stalls, a 200 that is not an
 //! answer, a head a client must refuse, a JSON error as a bare line on an event stream, and a
-//! stream that falls silent after its first event. It can also answer with tool calls (the `tool_use` step), in both formats. Every
+//! stream that falls silent after its first event. It can also answer with tool calls (the
+//! `tool_use` step), on every wire, and it answers a request that forces a tool call as a real
+//! model does ([forced tool choice](#forced-tool-choice)). A scenario can script each
+//! [conversation](#conversations) on its own, so that concurrent clients do not take each
+//! other's steps. Every
 //! answer echoes the request's `model` and reports token usage as the real APIs do, by a
 //! [rule](#token-usage) a test can compute by hand. It can simulate a model's
 //! [context window](#context-window): a conversation larger than it gets the provider's
@@ -59,7 +66,8 @@
 //! # Steps
 //!
 //! Each request to a model endpoint consumes the next step (unless it is larger than the
-//! [context window](#context-window)); a step with `times: n` answers `n`
+//! [context window](#context-window)), of its own conversation's script when the scenario is
+//! scripted [per conversation](#conversations); a step with `times: n` answers `n`
 //! requests in a row; after the last step the `default` step (`ok` unless set) answers all further
 //! requests. "Chunks" are the text chunks of the stream: OpenAI `chat.completion.chunk`s carrying
 //! `delta.content` (the first also carries `"role": "assistant"`), Anthropic
@@ -94,8 +102,9 @@
 //!
 //! A scenario file is a JSON object with `steps` (a list, may be empty), an optional `default`
 //! step, an optional `context_window` (an integer ≥ 1, in bytes: see
-//! [Context window](#context-window)), optional `outages` (see [Outages](#outages)) and an optional
-//! `rate_limit` (see [Rate limits](#rate-limits)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
+//! [Context window](#context-window)), optional `outages` (see [Outages](#outages)), an optional
+//! `rate_limit` (see [Rate limits](#rate-limits)) and an optional `per_conversation` (`true`: each
+//! conversation has its own script, see [Conversations](#conversations)). Every step is an object with `kind` and the fields that kind takes; an unknown field, or a
 //! field the kind does not take, is an error naming the file and the field
 //! ([`ScenarioError`]).
 //!
@@ -178,7 +187,7 @@
 //! | `headers` | object | all but `close_before_headers`, `not_an_answer`, `bad_head` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
 //! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
-//! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Reply::cut_by_token_limit`] (the answer ends normally) |
+//! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Completion::cut_by_token_limit`] (the answer ends normally) |
 //! | `usage` | `{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "reasoning_tokens"}`, integers, each optional | same as `text` | pin these counts of the reported usage; the others follow the [rule](#token-usage), the cache and reasoning counts are 0. See [`TokenUsage`] |
 //!
 //! ## Limits
@@ -229,7 +238,8 @@
 //! ([`StepRef::is_context_window`]). Without a window every request reaches the steps.
 //!
 //! The size of the conversation is the length in bytes (UTF-8, not characters) of the text the
-//! request carries, by one rule for both wire formats:
+//! request carries, by one rule for every wire (the rules below name the Chat Completions and
+//! Anthropic fields; each wire's module says which of its fields count the same way):
 //!
 //! - the top-level `system` (Anthropic): a string, or a list of blocks counted as below;
 //! - for each item of the `messages` array, whatever its `role` (so OpenAI `system` and `tool`
@@ -358,9 +368,71 @@
 //! # Ok::<(), agentic_chaos::ScenarioError>(())
 //! ```
 //!
+//! # Conversations
+//!
+//! By default a scenario's script is one queue: each model request takes the next step,
+//! whichever client sent it, so concurrent clients take each other's steps. A scenario scripted
+//! per conversation ([`Scenario::per_conversation`], `"per_conversation": true`) gives each
+//! conversation its own place in the script: its first request gets the first step, its next
+//! request the next, and after its last step the default, however many conversations run at once.
+//!
+//! **A conversation is recognised by its opening**, the same way on every wire: its system prompt
+//! (Anthropic's `system`, Gemini's `systemInstruction`, Responses' `instructions`) and the texts
+//! of its first user message and of every message before it (an OpenAI `system` or `developer`
+//! message; Responses' `input` when it is a string; a Gemini content without a role counts as the
+//! user's). A tool loop's follow-up requests resend the opening with the calls and results after
+//! it, so they continue the conversation; a request with another opening starts a new
+//! conversation at the top of the script. Two clients that open with the same texts are one
+//! conversation: give each its own first message (a run number will do) when they must be told
+//! apart. A conversation whose history is rewritten before its first user message (compacted) is
+//! a new one. Models, tools, the wire and the key do not count.
+//!
+//! **The bound.** The server keeps the places of at most [`MAX_CONVERSATIONS`] (10 000)
+//! conversations; past them it forgets the one that has gone longest without a request (if it
+//! comes back, it starts the script again). A reset forgets them all. The journal numbers each
+//! request's conversation, from 0 in the order the server first saw them
+//! ([`JournalEntry::conversation`]). Outages, the context window and the rate limit apply to every
+//! request as before, and consume no step of the conversation.
+//!
+//! # Forced tool choice
+//!
+//! A request can force the model to call a tool; the server then answers as a real model does,
+//! whatever the step scripts. The wires say it so:
+//!
+//! | wire | a given tool | any tool |
+//! | --- | --- | --- |
+//! | Anthropic | `tool_choice: {"type": "tool", "name"}` | `tool_choice: {"type": "any"}` |
+//! | Chat Completions | `tool_choice: {"type": "function", "function": {"name"}}` | `tool_choice: "required"` |
+//! | Responses | `tool_choice: {"type": "function", "name"}` | `tool_choice: "required"` |
+//! | Gemini | `toolConfig.functionCallingConfig` `{"mode": "ANY", "allowedFunctionNames": [name]}` | `"mode": "ANY"`, with several `allowedFunctionNames` (one of them) or none (any offered) |
+//!
+//! Anything else (`auto`, `none`, no choice) lets the steps answer as written.
+//!
+//! - **A given tool**: a step that answers in text (`ok`, `stall`, and the faults that send part
+//!   of a text) answers with one call of that tool instead, whose arguments are the step's text
+//!   as given (so `Step::ok(r#"{"total": 12}"#)` sends the call with `{"total": 12}`), streamed in
+//!   the step's chunks, ending as a tool call (`tool_use`, `tool_calls`; `max_tokens` / `length`
+//!   when cut by the token limit); a `tool_use` step answers with one call of that tool, its
+//!   first call of it if it has one, else its first call renamed, with that call's input; its
+//!   text and other calls are dropped (a model made to call a tool says nothing first).
+//! - **Any tool**: a text answer becomes a call of the last tool offered (or the last allowed one
+//!   on Gemini), its arguments the text: the last, because a client that carries a typed answer
+//!   in a tool offers that tool last (as agentic's Anthropic provider does). A `tool_use` step's
+//!   calls go out as written, without its text.
+//!
+//! Each wire renders the call in its own shape (see its module): Anthropic a `tool_use` block
+//! with `input_json_delta`s (whole: `input`, the text parsed as JSON, or a JSON string when it is
+//! not JSON); Chat Completions `delta.tool_calls[0].function.arguments` pieces (whole:
+//! `message.tool_calls`); Responses a `function_call` item with
+//! `response.function_call_arguments.delta`s; Gemini, whose calls come whole, the `functionCall`
+//! with its `args` (parsed as for Anthropic) in the last response, the text's pieces going as SSE
+//! comments. Steps that send no answer (errors, hangs, bodies that are no answer) are unchanged.
+//! The journal names the tool an answer was made to call instead of what its step scripted
+//! ([`JournalEntry::forced_tool`]).
+//!
 //! # Over HTTP
 //!
-//! Besides the two model endpoints the server answers `GET /_chaos/journal` (the [journal](JournalEntry)
+//! Besides the model endpoints the server answers `GET /_chaos/journal` (the [journal](JournalEntry)
 //! as a JSON array) and `POST /_chaos/reset` (start the scenario over and clear the journal; with
 //! a scenario JSON as the body, serve that one from now on). These control requests are not
 //! journaled and consume no step. Any other path is a 404 with a JSON error, journaled; a
@@ -379,11 +451,13 @@ mod boundary;
 mod context;
 mod conversation;
 mod error;
+mod forced;
 mod http;
 mod journal;
 mod outage;
 mod rate_limit;
 mod scenario;
+mod script;
 mod server;
 mod silent;
 mod spec;
@@ -396,13 +470,14 @@ pub use journal::{JournalEntry, StepRef};
 pub use outage::{MAX_OUTAGE_MS, MAX_OUTAGES, Outage};
 pub use rate_limit::{DEFAULT_RATE_WINDOW, MAX_RATE_KEYS, MAX_RATE_WINDOW_MS, RateLimit};
 pub use scenario::Scenario;
+pub use script::MAX_CONVERSATIONS;
 pub use server::ChaosServer;
 pub use silent::{MAX_SILENT_CONNECTIONS, SilentServer};
 pub use spec::{MAX_CHUNKS, MAX_TEXT_BYTES, MAX_TOOL_CALLS};
 pub use step::{
-    BadHead, BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson, EndlessText,
-    Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect, Reply, SseError,
-    Stall, StatedLimit, Step, StepKind, ToolUse, WrongContentType,
+    BadHead, BareJsonError, Completion, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EchoKey, EmptyChunkFlood, EndlessJson,
+    EndlessText, Hang, HttpError, Interrupt, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Redirect,
+    SseError, Stall, StatedLimit, Step, StepKind, ToolUse, WrongContentType,
 };
 pub use usage::TokenUsage;
 pub use wire::WireFormat;

@@ -8,12 +8,14 @@
 use crate::journal::StepRef;
 use crate::outage::{MAX_OUTAGES, Outage};
 use crate::rate_limit::RateLimit;
-use crate::step::{Reply, Step};
+use crate::step::{Completion, Step};
 
 /// What the server answers, request by request.
 ///
-/// Each request to a model endpoint consumes the next step: a step with `times: n` answers `n`
-/// requests in a row, and once all steps are used, the default step answers every further request.
+/// Each request to a model endpoint consumes the next step (of its own conversation, when the
+/// scenario is scripted [per conversation](Scenario::per_conversation)): a step with `times: n`
+/// answers `n` requests in a row, and once all steps are used, the default step answers every
+/// further request.
 /// The default default is an `ok` step with [`DEFAULT_TEXT`](crate::DEFAULT_TEXT). With a
 /// [context window](Scenario::with_context_window), a request whose conversation does not fit gets
 /// the provider's context-overflow answer instead, and consumes no step; during an
@@ -42,6 +44,8 @@ pub struct Scenario {
     pub(crate) context_window: Option<usize>,
     pub(crate) outages: Vec<Outage>,
     pub(crate) rate_limit: Option<RateLimit>,
+    /// Each conversation has its own place in the script.
+    pub(crate) per_conversation: bool,
 }
 
 impl Default for Scenario {
@@ -55,10 +59,11 @@ impl Scenario {
     pub fn new() -> Self {
         Self {
             steps: Vec::new(),
-            default: Step::Ok(Reply::default()),
+            default: Step::Ok(Completion::default()),
             context_window: None,
             outages: Vec::new(),
             rate_limit: None,
+            per_conversation: false,
         }
     }
 
@@ -199,6 +204,54 @@ impl Scenario {
     /// The rate limit, if set.
     pub fn rate_limit(&self) -> Option<&RateLimit> {
         self.rate_limit.as_ref()
+    }
+
+    /// Script each conversation on its own: every conversation starts at the first step and goes
+    /// through the steps (then the default) by its own requests, so that concurrent clients do not
+    /// take each other's steps. `"per_conversation": true` in JSON.
+    ///
+    /// A conversation is recognised by its opening, on every wire: its system prompt (Anthropic's
+    /// `system`, Gemini's `systemInstruction`, Responses' `instructions`) and the texts of its
+    /// first user message and of the messages before it (an OpenAI `system` or `developer`
+    /// message). The follow-up requests of a tool loop resend that opening, so they continue the
+    /// conversation's script; a request with another opening starts a new conversation at the top.
+    /// Two clients that open with the same texts are one conversation to the server: give each
+    /// its own first message (a run number will do) when they must be told apart. A conversation
+    /// whose history is rewritten (compacted) past its first user message is a new one.
+    ///
+    /// The server keeps the places of at most [`MAX_CONVERSATIONS`](crate::MAX_CONVERSATIONS)
+    /// conversations; past them it forgets the one that has gone longest without a request (if it
+    /// comes back, it starts again). The journal numbers each request's conversation
+    /// ([`JournalEntry::conversation`](crate::JournalEntry::conversation)). Outages, the context
+    /// window and the rate limit apply to every request as before; a [reset](crate::ChaosServer::reset)
+    /// forgets every conversation.
+    ///
+    /// # Default
+    ///
+    /// One script, shared: each request to a model endpoint takes the next step, whichever
+    /// conversation it belongs to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_chaos::{Scenario, Step};
+    ///
+    /// // Every conversation: a 429 on its first request, then an answer.
+    /// let scenario = Scenario::new()
+    ///     .then(Step::http_error(429).retry_after_secs(1))
+    ///     .then(Step::ok("Done."))
+    ///     .per_conversation();
+    /// assert!(scenario.is_per_conversation());
+    /// ```
+    pub fn per_conversation(mut self) -> Self {
+        self.per_conversation = true;
+        self
+    }
+
+    /// Whether each conversation has its own place in the script (see
+    /// [`per_conversation`](Self::per_conversation)).
+    pub fn is_per_conversation(&self) -> bool {
+        self.per_conversation
     }
 
     /// Whether a conversation of `bytes` fits the context window (always, without one).

@@ -1,4 +1,4 @@
-//! An answer the token limit cut (`Reply::cut_by_token_limit`, `"stop": "length"`): OpenAI
+//! An answer the token limit cut (`Completion::cut_by_token_limit`, `"stop": "length"`): OpenAI
 //! `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's
 //! `tool_use` block), streamed and not; its JSON form and its refusal on a kind without text.
 

@@ -58,7 +58,7 @@ fn prints_one_row_per_cause_most_frequent_first() {
         format!(
             "{}: 7 records in 4 groups in the whole journal\n\
              exec summarize: 429 rate limited x3 (exhausted, last 2026-11-30 14:02 UTC)\n\
-             exec: dropped stream x2 (budget, last 2026-11-30 09:02 UTC)\n\
+             exec: dropped stream x2 (refused, last 2026-11-30 09:02 UTC)\n\
              exec summarize: 503 unavailable x1 (retry, last 2026-11-30 11:02 UTC)\n\
              exec extract: 401 unauthorized x1 (permanent, last 2026-11-28 14:02 UTC)\n",
             file.arg()

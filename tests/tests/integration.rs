@@ -5,6 +5,7 @@
 
 mod attribute;
 mod budget;
+mod builder;
 mod classify_exec;
 mod classify_session;
 mod compact;
@@ -27,6 +28,7 @@ mod tool_loop;
 mod tool_sources;
 mod typed;
 mod typed_cut;
+mod typed_tools;
 mod typed_wire;
 mod usage;
 mod wires;

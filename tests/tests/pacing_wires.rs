@@ -141,7 +141,7 @@ async fn a_tokens_limit_binds_the_same_way_with_the_first_answer_calibrating_the
 #[tokio::test(start_paused = true)]
 async fn a_usage_no_call_can_have_is_dropped_on_every_wire_and_poisons_no_bucket() {
     use agentic_chaos::{Step, TokenUsage};
-    let tokens = |step: agentic_chaos::Reply| {
+    let tokens = |step: agentic_chaos::Completion| {
         step.header("x-ratelimit-limit-tokens", "10000")
             .header("x-ratelimit-remaining-tokens", "10000")
             .header("x-ratelimit-reset-tokens", "0s")

@@ -90,10 +90,10 @@ async fn an_outage_gets_the_floor_and_then_one_request_per_call() {
         "the retry quota is empty: 100 retries against 0 successful calls in the last 60 s (the Runtime's retry \
          quota allows 100 retries per 100 successes, plus 100 in any 60 s); it refills as calls succeed"
     );
-    // The retry was planned, slept, then refused as it was about to be sent.
+    // The quota was spent when the retry was judged: refused then, by both layers, with no sleep.
     let verdicts: Vec<Verdict> = error.decisions().iter().map(|decision| decision.verdict()).collect();
-    assert_eq!(verdicts, [Verdict::Retry, Verdict::Refused, Verdict::Refused]);
-    assert_eq!(error.elapsed(), Duration::from_secs(2), "refused after the backoff, when the retry was due");
+    assert_eq!(verdicts, [Verdict::Refused, Verdict::Refused]);
+    assert_eq!(error.elapsed(), Duration::ZERO, "refused before the backoff it would have slept in vain");
 
     let (requests, _) = storm(&runtime, &provider, 200).await;
     assert_eq!(requests, 200, "the window's floor is spent: one request per call");
@@ -167,7 +167,8 @@ async fn a_retry_the_quota_refuses_now_is_refused_before_its_backoff() {
     assert_eq!(answered.calls(), 2);
     assert_eq!(refused.elapsed(), Duration::from_secs(2), "refused after its wait");
     let verdicts: Vec<Verdict> = refused.decisions().iter().map(|decision| decision.verdict()).collect();
-    assert_eq!(verdicts, [Verdict::Retry, Verdict::Refused]);
+    // Layer 1 decided to retry, and then both layers record the refusal after the wait.
+    assert_eq!(verdicts, [Verdict::Retry, Verdict::Refused, Verdict::Refused]);
 }
 
 /// Successes older than the window are forgotten, slot by slot, once a retry has placed them (a

@@ -1,120 +1,103 @@
-//! A checked scenario's construction: it cannot fail, since `check` has vouched for every value and
-//! found the ones a kind requires.
+//! A checked step's construction: one arm per kind, which finds the values the kind cannot do
+//! without (a missing one is the only failure left, `check` having vouched for every value given).
 
-use super::check::{Checked, CheckedKind, CheckedScenario};
+use super::invalid::{Invalid, required, shape};
 use super::model::{HangAtSpec, StepSpec, StopSpec};
-use crate::outage::Outage;
-use crate::scenario::Scenario;
 use crate::step::{
-    BareJsonError, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText, Hang, HangAt,
-    HttpError, Interrupt, InterruptKind, KeepAliveFlood, Malformed, Preset, Redirect, Reply, SseError, Stall, Step,
-    ToolUse, WrongContentType,
+    BadHead, BareJsonError, Completion, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, EmptyChunkFlood, EndlessJson, EndlessText,
+    Hang, HangAt, HttpError, Interrupt, InterruptKind, KeepAliveFlood, Malformed, MalformedShape, NotAnAnswer, Preset,
+    Redirect, SseError, Stall, Step, StepKind, ToolUse, WrongContentType,
 };
 
-impl From<CheckedScenario> for Scenario {
-    fn from(checked: CheckedScenario) -> Self {
-        let mut scenario = Scenario::new();
-        for (times, step) in checked.steps {
-            scenario = scenario.then_times(times, step);
+/// The step `spec` describes; `at` names it in errors (`steps[2]`, `default`).
+pub(super) fn step(spec: StepSpec, at: &str) -> Result<Step, Invalid> {
+    const NEEDS_STATUS: &str = "an `http_error` step needs a `status`, e.g. `\"status\": 429`";
+    const NEEDS_MS: &str = "a `stall` step needs `ms`, the pause in milliseconds, e.g. `\"ms\": 50`";
+    let headers: Vec<(String, String)> = spec.headers.clone().into_iter().flatten().collect();
+    let completion = completion(&spec, headers.clone());
+    let after = spec.after_chunks.unwrap_or(0);
+    let interval_ms = spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
+    Ok(match spec.kind {
+        StepKind::Ok => Step::Ok(completion),
+        StepKind::HttpError => {
+            let status = required(spec.status, at, "status", NEEDS_STATUS)?;
+            http_error(spec, Preset::Generic, status, headers).into()
         }
-        if let Some(step) = checked.default {
-            scenario = scenario.otherwise(step);
+        StepKind::ContextOverflow => {
+            let status = spec.status.unwrap_or(400);
+            http_error(spec, Preset::ContextOverflow, status, headers).into()
         }
-        if let Some(limit) = checked.rate_limit {
-            scenario = scenario.with_rate_limit(limit);
+        StepKind::InvalidApiKey => {
+            let status = spec.status.unwrap_or(401);
+            http_error(spec, Preset::InvalidApiKey, status, headers).into()
         }
-        if let Some(bytes) = checked.context_window {
-            scenario = scenario.with_context_window(bytes);
+        StepKind::CloseBeforeHeaders => Step::CloseBeforeHeaders,
+        StepKind::DropStream => Interrupt { after_chunks: after, kind: InterruptKind::Drop, completion }.into(),
+        StepKind::Truncate => Interrupt { after_chunks: after, kind: InterruptKind::Truncate, completion }.into(),
+        StepKind::SseError => Step::SseError(SseError {
+            after_chunks: after,
+            completion,
+            error_type: spec.error_type,
+            message: spec.message,
+            code: spec.code,
+            status: spec.status,
+            echo_key: spec.echo_key,
+        }),
+        StepKind::Stall => {
+            let ms = required(spec.ms, at, "ms", NEEDS_MS)?;
+            Step::Stall(Stall { ms, after_chunks: spec.after_chunks, completion })
         }
-        for window in checked.outages {
-            let outage = Outage::new(window.from, window.until);
-            scenario = scenario.with_outage(match window.step {
-                Some(step) => outage.with_step(step),
-                None => outage,
-            });
+        StepKind::Hang => Step::Hang(Hang { at: hang_at(&spec), completion }),
+        StepKind::MalformedChunk => {
+            let shape = shape(&spec, at, MalformedShape::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default();
+            Step::MalformedChunk(Malformed { after_chunks: after, completion, data: spec.data, shape })
         }
-        scenario
-    }
-}
-
-impl From<Checked> for Step {
-    fn from(checked: Checked) -> Self {
-        let Checked { spec, kind } = checked;
-        let headers: Vec<(String, String)> = spec.headers.clone().into_iter().flatten().collect();
-        let reply = reply(&spec, headers.clone());
-        let after = spec.after_chunks.unwrap_or(0);
-        let interval_ms = spec.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
-        match kind {
-            CheckedKind::Ok => Step::Ok(reply),
-            CheckedKind::HttpError { status } => http_error(spec, Preset::Generic, status, headers).into(),
-            CheckedKind::ContextOverflow => {
-                let status = spec.status.unwrap_or(400);
-                http_error(spec, Preset::ContextOverflow, status, headers).into()
-            }
-            CheckedKind::InvalidApiKey => {
-                let status = spec.status.unwrap_or(401);
-                http_error(spec, Preset::InvalidApiKey, status, headers).into()
-            }
-            CheckedKind::CloseBeforeHeaders => Step::CloseBeforeHeaders,
-            CheckedKind::DropStream => Interrupt { after_chunks: after, kind: InterruptKind::Drop, reply }.into(),
-            CheckedKind::Truncate => Interrupt { after_chunks: after, kind: InterruptKind::Truncate, reply }.into(),
-            CheckedKind::SseError => Step::SseError(SseError {
-                after_chunks: after,
-                reply,
-                error_type: spec.error_type,
-                message: spec.message,
-                code: spec.code,
-                status: spec.status,
-                echo_key: spec.echo_key,
-            }),
-            CheckedKind::Stall { ms } => Step::Stall(Stall { ms, after_chunks: spec.after_chunks, reply }),
-            CheckedKind::Hang => Step::Hang(Hang { at: hang_at(&spec), reply }),
-            CheckedKind::MalformedChunk { shape } => {
-                Step::MalformedChunk(Malformed { after_chunks: after, reply, data: spec.data, shape })
-            }
-            CheckedKind::ToolUse => Step::ToolUse(ToolUse {
-                calls: spec.calls.into_iter().flatten().map(|call| (call.name, call.input)).collect(),
-                text: spec.text,
-                argument_chunks: spec.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
-                headers,
-                usage: spec.usage.unwrap_or_default(),
-            }),
-            CheckedKind::KeepAliveFlood => Step::KeepAliveFlood(KeepAliveFlood {
-                after_chunks: spec.after_chunks,
-                interval_ms,
-                ping: spec.ping == Some(true),
-                reply,
-            }),
-            CheckedKind::EmptyChunkFlood => {
-                Step::EmptyChunkFlood(EmptyChunkFlood { after_chunks: after, interval_ms, reply })
-            }
-            CheckedKind::EndlessText => Step::EndlessText(EndlessText { interval_ms, reply }),
-            CheckedKind::EndlessJson => Step::EndlessJson(EndlessJson { interval_ms, headers }),
-            CheckedKind::WrongContentType => Step::WrongContentType(WrongContentType {
-                content_type: spec.content_type.unwrap_or_else(|| WrongContentType::DEFAULT_CONTENT_TYPE.to_owned()),
-                body: spec.body.unwrap_or_else(|| WrongContentType::DEFAULT_BODY.to_owned()),
-                headers,
-            }),
-            CheckedKind::Redirect => Step::Redirect(Redirect {
-                status: spec.status.unwrap_or(Redirect::DEFAULT_STATUS),
-                location: spec.location,
-                headers,
-            }),
-            CheckedKind::NotAnAnswer { shape } => Step::NotAnAnswer(shape),
-            CheckedKind::BadHead { shape } => Step::BadHead(shape),
-            CheckedKind::BareJsonError => Step::BareJsonError(BareJsonError {
-                error_type: spec.error_type,
-                message: spec.message,
-                code: spec.code,
-                headers,
-            }),
+        StepKind::ToolUse => Step::ToolUse(ToolUse {
+            calls: spec.calls.into_iter().flatten().map(|call| (call.name, call.input)).collect(),
+            text: spec.text,
+            argument_chunks: spec.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
+            headers,
+            usage: spec.usage.unwrap_or_default(),
+        }),
+        StepKind::KeepAliveFlood => Step::KeepAliveFlood(KeepAliveFlood {
+            after_chunks: spec.after_chunks,
+            interval_ms,
+            ping: spec.ping == Some(true),
+            completion,
+        }),
+        StepKind::EmptyChunkFlood => {
+            Step::EmptyChunkFlood(EmptyChunkFlood { after_chunks: after, interval_ms, completion })
         }
-    }
+        StepKind::EndlessText => Step::EndlessText(EndlessText { interval_ms, completion }),
+        StepKind::EndlessJson => Step::EndlessJson(EndlessJson { interval_ms, headers }),
+        StepKind::WrongContentType => Step::WrongContentType(WrongContentType {
+            content_type: spec.content_type.unwrap_or_else(|| WrongContentType::DEFAULT_CONTENT_TYPE.to_owned()),
+            body: spec.body.unwrap_or_else(|| WrongContentType::DEFAULT_BODY.to_owned()),
+            headers,
+        }),
+        StepKind::Redirect => Step::Redirect(Redirect {
+            status: spec.status.unwrap_or(Redirect::DEFAULT_STATUS),
+            location: spec.location,
+            headers,
+        }),
+        StepKind::NotAnAnswer => {
+            Step::NotAnAnswer(shape(&spec, at, NotAnAnswer::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default())
+        }
+        StepKind::BadHead => {
+            Step::BadHead(shape(&spec, at, BadHead::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default())
+        }
+        StepKind::BareJsonError => Step::BareJsonError(BareJsonError {
+            error_type: spec.error_type,
+            message: spec.message,
+            code: spec.code,
+            headers,
+        }),
+    })
 }
 
 /// The text of the answer (or of the part a fault sends first) and how it is streamed.
-fn reply(spec: &StepSpec, headers: Vec<(String, String)>) -> Reply {
-    Reply {
+fn completion(spec: &StepSpec, headers: Vec<(String, String)>) -> Completion {
+    Completion {
         text: spec.text.clone().unwrap_or_else(|| DEFAULT_TEXT.to_owned()),
         chunks: spec.chunks,
         chunk_delay_ms: spec.chunk_delay_ms.unwrap_or(0),

@@ -1,18 +1,17 @@
-//! The checks of a parsed scenario, kept apart from its construction (`build`): the rules a file
-//! must keep beyond its JSON types (which fields a kind takes, ranges, fields that exclude each other,
-//! size limits, required fields), each failure naming the field. The first failure, in file order,
-//! is the one reported. A step that passes comes out [`Checked`], with the value its kind requires
-//! in hand, so that building it cannot fail.
+//! The checks of a parsed scenario: the rules a file must keep beyond its JSON types (which fields
+//! a kind takes, ranges, fields that exclude each other, size limits), each failure naming the
+//! field; a step that passes is built (`build`, which finds the values its kind requires), and the
+//! scenario assembled from them. The first failure, in file order, is the one reported.
 
 use std::time::Duration;
 
+use super::build;
+use super::invalid::{Invalid, invalid};
 use super::model::{HTTP, OutageSpec, RateLimitSpec, ScenarioSpec, StepSpec, kinds_taking};
-use crate::outage::{MAX_OUTAGE_MS, MAX_OUTAGES};
+use crate::outage::{MAX_OUTAGE_MS, MAX_OUTAGES, Outage};
 use crate::rate_limit::{MAX_RATE_WINDOW_MS, RateLimit};
-use crate::step::{
-    BadHead, MalformedShape, NotAnAnswer, Pieces, Redirect, StepKind, ToolUse, absolute_url, valid_header_name,
-    valid_header_value,
-};
+use crate::scenario::Scenario;
+use crate::step::{Pieces, Redirect, Step, StepKind, ToolUse, absolute_url, valid_header_name, valid_header_value};
 
 use StepKind as K;
 
@@ -27,81 +26,9 @@ pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
 /// The most calls a `tool_use` step may have.
 pub const MAX_TOOL_CALLS: usize = 1_000;
 
-/// A check that failed: the field's path and what is wrong.
-pub(super) struct Invalid {
-    pub(super) field: String,
-    pub(super) message: String,
-}
-
-fn invalid(field: String, message: impl Into<String>) -> Invalid {
-    Invalid { field, message: message.into() }
-}
-
-/// A scenario whose steps all passed the checks, each with the number of requests it answers.
-pub(super) struct CheckedScenario {
-    pub(super) context_window: Option<usize>,
-    pub(super) outages: Vec<CheckedOutage>,
-    pub(super) rate_limit: Option<RateLimit>,
-    pub(super) steps: Vec<(u32, Checked)>,
-    pub(super) default: Option<Checked>,
-}
-
-/// An outage window that holds at least one instant, within a day, and its step if it has one.
-pub(super) struct CheckedOutage {
-    pub(super) from: Duration,
-    pub(super) until: Duration,
-    pub(super) step: Option<Checked>,
-}
-
-/// A step that passed the checks.
-pub(super) struct Checked {
-    pub(super) spec: StepSpec,
-    pub(super) kind: CheckedKind,
-}
-
-/// A step's kind, as [`StepKind`], with the value the kind cannot do without, found present.
-pub(super) enum CheckedKind {
-    Ok,
-    /// An `http_error` step and its `status`.
-    HttpError {
-        status: u16,
-    },
-    CloseBeforeHeaders,
-    DropStream,
-    Truncate,
-    SseError,
-    /// A `stall` step and its pause, `ms`.
-    Stall {
-        ms: u64,
-    },
-    Hang,
-    /// A `malformed_chunk` step and its shape.
-    MalformedChunk {
-        shape: MalformedShape,
-    },
-    ContextOverflow,
-    InvalidApiKey,
-    ToolUse,
-    KeepAliveFlood,
-    EmptyChunkFlood,
-    EndlessText,
-    EndlessJson,
-    WrongContentType,
-    Redirect,
-    /// A `not_an_answer` step and its shape.
-    NotAnAnswer {
-        shape: NotAnAnswer,
-    },
-    /// A `bad_head` step and its shape.
-    BadHead {
-        shape: BadHead,
-    },
-    BareJsonError,
-}
-
 /// Checks the context window, the outages, the rate limit, the steps in order, then the default
-/// step.
-pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
+/// step; the scenario they make.
+pub(super) fn scenario(spec: ScenarioSpec) -> Result<Scenario, Invalid> {
     if spec.context_window == Some(0) {
         return Err(invalid(
             "context_window".to_owned(),
@@ -111,26 +38,35 @@ pub(super) fn scenario(spec: ScenarioSpec) -> Result<CheckedScenario, Invalid> {
     }
     let outages = outages(spec.outages)?;
     let rate_limit = spec.rate_limit.map(rate_limit).transpose()?;
-    let mut steps = Vec::with_capacity(spec.steps.len());
+    let mut scenario = Scenario::new();
     for (i, step) in spec.steps.into_iter().enumerate() {
         let at = format!("steps[{i}]");
         let times = step.times.unwrap_or(1);
         if times == 0 {
             return Err(invalid(format!("{at}.times"), "`times` must be at least 1; remove the step to skip it"));
         }
-        steps.push((times, self::step(step, &at)?));
+        scenario = scenario.then_times(times, self::step(step, &at)?);
     }
-    let default = match spec.default {
+    match spec.default {
         Some(step) if step.times.is_some() => {
             return Err(invalid(
                 "default.times".to_owned(),
                 "the default step answers every request after the scripted steps; it takes no `times`",
             ));
         }
-        Some(step) => Some(self::step(step, "default")?),
-        None => None,
-    };
-    Ok(CheckedScenario { context_window: spec.context_window, outages, rate_limit, steps, default })
+        Some(step) => scenario = scenario.otherwise(self::step(step, "default")?),
+        None => {}
+    }
+    if let Some(limit) = rate_limit {
+        scenario = scenario.with_rate_limit(limit);
+    }
+    if let Some(bytes) = spec.context_window {
+        scenario = scenario.with_context_window(bytes);
+    }
+    if spec.per_conversation {
+        scenario = scenario.per_conversation();
+    }
+    Ok(outages.into_iter().fold(scenario, Scenario::with_outage))
 }
 
 /// Checks each of a rate limit's numbers, that it has one, then its window.
@@ -173,7 +109,7 @@ fn rate_limit(spec: RateLimitSpec) -> Result<RateLimit, Invalid> {
 }
 
 /// Checks the number of outage windows, then each window's times and step.
-fn outages(specs: Vec<OutageSpec>) -> Result<Vec<CheckedOutage>, Invalid> {
+fn outages(specs: Vec<OutageSpec>) -> Result<Vec<Outage>, Invalid> {
     if specs.len() > MAX_OUTAGES {
         return Err(invalid(
             "outages".to_owned(),
@@ -201,102 +137,28 @@ fn outages(specs: Vec<OutageSpec>) -> Result<Vec<CheckedOutage>, Invalid> {
                 ),
             ));
         }
-        let step = match spec.step {
+        let outage = Outage::new(Duration::from_millis(spec.from_ms), Duration::from_millis(spec.until_ms));
+        outages.push(match spec.step {
             Some(step) if step.times.is_some() => {
                 return Err(invalid(
                     format!("{at}.step.times"),
                     "an outage's step answers every request of its window; it takes no `times`",
                 ));
             }
-            Some(step) => Some(self::step(step, &format!("{at}.step"))?),
-            None => None,
-        };
-        let ms = Duration::from_millis;
-        outages.push(CheckedOutage { from: ms(spec.from_ms), until: ms(spec.until_ms), step });
+            Some(step) => outage.with_step(self::step(step, &format!("{at}.step"))?),
+            None => outage,
+        });
     }
     Ok(outages)
 }
 
-/// Checks one step; `at` names it in errors (`steps[2]`, `default`).
-fn step(spec: StepSpec, at: &str) -> Result<Checked, Invalid> {
+/// Checks one step, then builds it; `at` names it in errors (`steps[2]`, `default`).
+fn step(spec: StepSpec, at: &str) -> Result<Step, Invalid> {
     spec.check_fields(at)?;
     spec.check_values(at)?;
     spec.check_sizes(at)?;
     spec.check_headers(at)?;
-    let kind = CheckedKind::of(&spec, at)?;
-    Ok(Checked { spec, kind })
-}
-
-impl CheckedKind {
-    /// The step's kind, once the value it requires is found.
-    fn of(spec: &StepSpec, at: &str) -> Result<Self, Invalid> {
-        const NEEDS_STATUS: &str = "an `http_error` step needs a `status`, e.g. `\"status\": 429`";
-        const NEEDS_MS: &str = "a `stall` step needs `ms`, the pause in milliseconds, e.g. `\"ms\": 50`";
-        Ok(match spec.kind {
-            K::Ok => Self::Ok,
-            K::HttpError => Self::HttpError { status: required(spec.status, at, "status", NEEDS_STATUS)? },
-            K::CloseBeforeHeaders => Self::CloseBeforeHeaders,
-            K::DropStream => Self::DropStream,
-            K::Truncate => Self::Truncate,
-            K::SseError => Self::SseError,
-            K::Stall => Self::Stall { ms: required(spec.ms, at, "ms", NEEDS_MS)? },
-            K::Hang => Self::Hang,
-            K::MalformedChunk => Self::MalformedChunk {
-                shape: shape(spec, at, MalformedShape::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
-            },
-            K::ContextOverflow => Self::ContextOverflow,
-            K::InvalidApiKey => Self::InvalidApiKey,
-            K::ToolUse => Self::ToolUse,
-            K::KeepAliveFlood => Self::KeepAliveFlood,
-            K::EmptyChunkFlood => Self::EmptyChunkFlood,
-            K::EndlessText => Self::EndlessText,
-            K::EndlessJson => Self::EndlessJson,
-            K::WrongContentType => Self::WrongContentType,
-            K::Redirect => Self::Redirect,
-            K::NotAnAnswer => Self::NotAnAnswer {
-                shape: shape(spec, at, NotAnAnswer::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
-            },
-            K::BadHead => Self::BadHead {
-                shape: shape(spec, at, BadHead::ALL.iter().map(|s| (s.as_str(), *s)))?.unwrap_or_default(),
-            },
-            K::BareJsonError => Self::BareJsonError,
-        })
-    }
-}
-
-/// The step's `shape` among the kind's `shapes` (name, value), if set; an unknown name is refused
-/// with the names the kind takes and the nearest one.
-fn shape<T: Copy>(
-    spec: &StepSpec,
-    at: &str,
-    shapes: impl Iterator<Item = (&'static str, T)> + Clone,
-) -> Result<Option<T>, Invalid> {
-    let Some(given) = spec.shape.as_deref() else {
-        return Ok(None);
-    };
-    if let Some((_, value)) = shapes.clone().find(|(name, _)| *name == given) {
-        return Ok(Some(value));
-    }
-    let names = shapes.clone().map(|(name, _)| format!("`{name}`")).collect::<Vec<_>>().join(", ");
-    let mut message = format!("unknown shape `{given}` for a `{}` step, expected one of {names}", spec.kind);
-    if let Some(name) = nearest(given, shapes.map(|(name, _)| name)) {
-        message.push_str(&format!("; did you mean `{name}`?"));
-    }
-    Err(invalid(format!("{at}.shape"), message))
-}
-
-/// The name among `names` nearest to `given`, if one is close enough to be a typo of it.
-pub(super) fn nearest<'a>(given: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    names
-        .map(|name| (strsim::levenshtein(given, name), name))
-        .filter(|(d, name)| *d <= 2.max(name.len() / 3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, name)| name)
-}
-
-/// The value of `field`, which the step's kind requires.
-fn required<T>(value: Option<T>, at: &str, field: &str, message: &str) -> Result<T, Invalid> {
-    value.ok_or_else(|| invalid(format!("{at}.{field}"), message))
+    build::step(spec, at)
 }
 
 /// A text of `len` bytes, `name` at `field`, fits in [`MAX_TEXT_BYTES`].

@@ -2,11 +2,14 @@
 //! `check`, then `build`; writing one is `of`. Parsing errors here get the field's path, and the
 //! line and column where serde knows them.
 //!
-//! Each module uses only those before it in this list: `model`, `check` (the rules, on the model),
-//! `build` (a checked model into a [`Scenario`]), `of` (a [`Scenario`] into the model).
+//! Each module uses only those before it in this list: `model`, `invalid` (a failed check, and the
+//! checks `build` makes too), `build` (a checked step into a [`Step`](crate::Step): the values its kind requires),
+//! `check` (the rules, on the model, and the [`Scenario`] the checked steps make), `of` (a
+//! [`Scenario`] into the model).
 
 mod build;
 mod check;
+mod invalid;
 mod model;
 mod of;
 
@@ -46,8 +49,7 @@ pub(crate) fn parse(json: &str, file: Option<&Path>) -> Result<Scenario, Scenari
         from_serde(Some(path), e.into_inner())
     })?;
     deserializer.end().map_err(|e| from_serde(None, e))?;
-    let checked = check::scenario(spec).map_err(|e| located(Some(e.field), None, None, e.message))?;
-    Ok(Scenario::from(checked))
+    check::scenario(spec).map_err(|e| located(Some(e.field), None, None, e.message))
 }
 
 /// Where the JSON starts with `[`, if it does: serde would read an array into the scenario's
@@ -90,7 +92,7 @@ fn with_suggestion(message: String) -> String {
     let Some((given, expected)) = rest.split_once('`') else {
         return message;
     };
-    let nearest = check::nearest(given, expected.split('`').skip(1).step_by(2));
+    let nearest = invalid::nearest(given, expected.split('`').skip(1).step_by(2));
     match nearest {
         Some(name) => format!("{message}; did you mean `{name}`?"),
         None => message,

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::step::{EchoKey, StatedLimit, StepKind, valid_header_value};
 use crate::usage::TokenUsage;
 
-/// A scenario file: `{"context_window": 2000, "outages": [...], "rate_limit": {...}, "steps": [...],
-/// "default": {...}}`.
+/// A scenario file: `{"context_window": 2000, "outages": [...], "rate_limit": {...},
+/// "per_conversation": true, "steps": [...], "default": {...}}`.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ScenarioSpec {
@@ -22,6 +22,9 @@ pub(super) struct ScenarioSpec {
     pub(super) outages: Vec<OutageSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) rate_limit: Option<RateLimitSpec>,
+    /// Each conversation has its own place in the script.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(super) per_conversation: bool,
     #[serde(default)]
     pub(super) steps: Vec<StepSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -151,6 +154,10 @@ pub(super) struct ToolCallSpec {
     pub(super) input: serde_json::Value,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(serde_json::Map::new())
 }
@@ -159,29 +166,6 @@ use StepKind as K;
 
 // The kinds that take a group of fields, for `kinds_taking`.
 
-const ALL: &[StepKind] = &[
-    K::Ok,
-    K::HttpError,
-    K::CloseBeforeHeaders,
-    K::DropStream,
-    K::Truncate,
-    K::SseError,
-    K::Stall,
-    K::Hang,
-    K::MalformedChunk,
-    K::ContextOverflow,
-    K::InvalidApiKey,
-    K::ToolUse,
-    K::KeepAliveFlood,
-    K::EmptyChunkFlood,
-    K::EndlessText,
-    K::EndlessJson,
-    K::WrongContentType,
-    K::Redirect,
-    K::NotAnAnswer,
-    K::BadHead,
-    K::BareJsonError,
-];
 const STREAMED: &[StepKind] = &[
     K::Ok,
     K::DropStream,
@@ -252,7 +236,7 @@ const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidAp
 /// The kinds of step that take `field`.
 pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
     match field {
-        "times" => ALL,
+        "times" => StepKind::ALL,
         "text" | "chunks" | "usage" => TEXT,
         "chunk_delay_ms" => STREAMED,
         "calls" => &[K::ToolUse],

@@ -6,7 +6,7 @@ use crate::outage::{self, Outage};
 use crate::rate_limit::{DEFAULT_RATE_WINDOW, RateLimit};
 use crate::scenario::Scenario;
 use crate::step::{
-    BadHead, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, MalformedShape, NotAnAnswer, Redirect, Reply,
+    BadHead, Completion, DEFAULT_INTERVAL_MS, DEFAULT_TEXT, HangAt, HttpError, MalformedShape, NotAnAnswer, Redirect,
     SseError, Step, StepKind, ToolUse, WrongContentType,
 };
 use crate::usage::TokenUsage;
@@ -22,11 +22,12 @@ impl From<&Scenario> for ScenarioSpec {
             })
             .collect();
         let default = scenario.default_step();
-        let is_plain_ok = matches!(default, Step::Ok(reply) if *reply == Reply::default());
+        let is_plain_ok = matches!(default, Step::Ok(completion) if *completion == Completion::default());
         Self {
             context_window: scenario.context_window(),
             outages: scenario.outages().iter().map(OutageSpec::from).collect(),
             rate_limit: scenario.rate_limit().map(RateLimitSpec::from),
+            per_conversation: scenario.is_per_conversation(),
             steps,
             default: (!is_plain_ok).then(|| StepSpec::of(default)),
         }
@@ -64,20 +65,20 @@ impl StepSpec {
     fn of(step: &Step) -> Self {
         let mut spec = Self::empty(step.kind());
         match step {
-            Step::Ok(reply) => spec.set_reply(reply),
+            Step::Ok(completion) => spec.set_completion(completion),
             Step::HttpError(e) | Step::ContextOverflow(e) | Step::InvalidApiKey(e) => {
                 spec.set_http_error(step.kind(), e);
             }
             Step::CloseBeforeHeaders => {}
             Step::DropStream(i) | Step::Truncate(i) => {
                 spec.after_chunks = Some(i.after_chunks);
-                spec.set_reply(&i.reply);
+                spec.set_completion(&i.completion);
             }
             Step::SseError(s) => spec.set_sse_error(s),
             Step::Stall(s) => {
                 spec.ms = Some(s.ms);
                 spec.after_chunks = s.after_chunks;
-                spec.set_reply(&s.reply);
+                spec.set_completion(&s.completion);
             }
             Step::Hang(h) => {
                 match h.at {
@@ -87,11 +88,11 @@ impl StepSpec {
                     HangAt::AfterStart => spec.at = Some(HangAtSpec::AfterStart),
                     HangAt::AfterChunks(k) => spec.after_chunks = Some(k),
                 }
-                spec.set_reply(&h.reply);
+                spec.set_completion(&h.completion);
             }
             Step::MalformedChunk(m) => {
                 spec.after_chunks = Some(m.after_chunks);
-                spec.set_reply(&m.reply);
+                spec.set_completion(&m.completion);
                 spec.data.clone_from(&m.data);
                 spec.set_shape(m.shape.as_str(), MalformedShape::default().as_str());
             }
@@ -100,16 +101,16 @@ impl StepSpec {
                 spec.after_chunks = f.after_chunks;
                 spec.set_interval(f.interval_ms);
                 spec.ping = f.ping.then_some(true);
-                spec.set_reply(&f.reply);
+                spec.set_completion(&f.completion);
             }
             Step::EmptyChunkFlood(f) => {
                 spec.after_chunks = (f.after_chunks != 0).then_some(f.after_chunks);
                 spec.set_interval(f.interval_ms);
-                spec.set_reply(&f.reply);
+                spec.set_completion(&f.completion);
             }
             Step::EndlessText(e) => {
                 spec.set_interval(e.interval_ms);
-                spec.set_reply(&e.reply);
+                spec.set_completion(&e.completion);
             }
             Step::EndlessJson(e) => {
                 spec.set_interval(e.interval_ms);
@@ -159,7 +160,7 @@ impl StepSpec {
 
     fn set_sse_error(&mut self, s: &SseError) {
         self.after_chunks = Some(s.after_chunks);
-        self.set_reply(&s.reply);
+        self.set_completion(&s.completion);
         self.error_type.clone_from(&s.error_type);
         self.message.clone_from(&s.message);
         self.code.clone_from(&s.code);
@@ -192,13 +193,13 @@ impl StepSpec {
         self.interval_ms = (ms != DEFAULT_INTERVAL_MS).then_some(ms);
     }
 
-    fn set_reply(&mut self, reply: &Reply) {
-        self.text = (reply.text != DEFAULT_TEXT).then(|| reply.text.clone());
-        self.chunks = reply.chunks;
-        self.chunk_delay_ms = (reply.chunk_delay_ms != 0).then_some(reply.chunk_delay_ms);
-        self.set_headers(&reply.headers);
-        self.set_usage(reply.usage);
-        self.stop = reply.cut_by_token_limit.then_some(StopSpec::Length);
+    fn set_completion(&mut self, completion: &Completion) {
+        self.text = (completion.text != DEFAULT_TEXT).then(|| completion.text.clone());
+        self.chunks = completion.chunks;
+        self.chunk_delay_ms = (completion.chunk_delay_ms != 0).then_some(completion.chunk_delay_ms);
+        self.set_headers(&completion.headers);
+        self.set_usage(completion.usage);
+        self.stop = completion.cut_by_token_limit.then_some(StopSpec::Length);
     }
 
     /// The pinned counts, when any is.

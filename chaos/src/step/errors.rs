@@ -363,7 +363,7 @@ impl EchoKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseError {
     pub(crate) after_chunks: u32,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
     pub(crate) error_type: Option<String>,
     pub(crate) message: Option<String>,
     pub(crate) code: Option<String>,
@@ -375,7 +375,7 @@ impl SseError {
     pub(super) fn new(after_chunks: u32) -> Self {
         Self {
             after_chunks,
-            reply: Reply::default(),
+            completion: Completion::default(),
             error_type: None,
             message: None,
             code: None,
@@ -405,7 +405,7 @@ impl SseError {
     }
 }
 
-reply_setters!(SseError);
+completion_setters!(SseError);
 error_setters!(SseError, type: "`overloaded_error` (Anthropic), `server_error` (OpenAI).",
     message: "`Overloaded` (Anthropic), `The server had an error while processing your request. Sorry about that!` (OpenAI).",
     code: "`null`.");

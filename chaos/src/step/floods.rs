@@ -27,12 +27,17 @@ pub struct KeepAliveFlood {
     pub(crate) after_chunks: Option<u32>,
     pub(crate) interval_ms: u64,
     pub(crate) ping: bool,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
 }
 
 impl KeepAliveFlood {
     pub(super) fn new() -> Self {
-        Self { after_chunks: None, interval_ms: crate::DEFAULT_INTERVAL_MS, ping: false, reply: Reply::default() }
+        Self {
+            after_chunks: None,
+            interval_ms: crate::DEFAULT_INTERVAL_MS,
+            ping: false,
+            completion: Completion::default(),
+        }
     }
 
     /// Send the stream's first events and `k` text chunks before the keep-alives.
@@ -56,7 +61,7 @@ impl KeepAliveFlood {
     }
 }
 
-reply_setters!(KeepAliveFlood);
+completion_setters!(KeepAliveFlood);
 interval_setter!(KeepAliveFlood);
 
 /// Valid chunks with no text, endlessly: the `empty_chunk_flood` step.
@@ -83,12 +88,12 @@ interval_setter!(KeepAliveFlood);
 pub struct EmptyChunkFlood {
     pub(crate) after_chunks: u32,
     pub(crate) interval_ms: u64,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
 }
 
 impl EmptyChunkFlood {
     pub(super) fn new() -> Self {
-        Self { after_chunks: 0, interval_ms: crate::DEFAULT_INTERVAL_MS, reply: Reply::default() }
+        Self { after_chunks: 0, interval_ms: crate::DEFAULT_INTERVAL_MS, completion: Completion::default() }
     }
 
     /// Send `k` text chunks before the empty ones.
@@ -102,13 +107,13 @@ impl EmptyChunkFlood {
     }
 }
 
-reply_setters!(EmptyChunkFlood);
+completion_setters!(EmptyChunkFlood);
 interval_setter!(EmptyChunkFlood);
 
 /// An answer that never ends: the `endless_text` step, to prove that a client bounds the memory
 /// an answer may take.
 ///
-/// Streamed: the stream's first events, then the text's chunks (see [`Reply::chunks`]; empty
+/// Streamed: the stream's first events, then the text's chunks (see [`Completion::chunks`]; empty
 /// chunks are skipped) one every [`interval_ms`](EndlessText::interval_ms), over and over, never
 /// the final events, until the client hangs up or the server stops. Not streamed: a 200
 /// `application/json` whose body opens the answer object and its text string (OpenAI
@@ -128,12 +133,12 @@ interval_setter!(EmptyChunkFlood);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EndlessText {
     pub(crate) interval_ms: u64,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
 }
 
 impl EndlessText {
     pub(super) fn new() -> Self {
-        Self { interval_ms: crate::DEFAULT_INTERVAL_MS, reply: Reply::default() }
+        Self { interval_ms: crate::DEFAULT_INTERVAL_MS, completion: Completion::default() }
     }
 
     /// The text sent over and over.
@@ -142,17 +147,17 @@ impl EndlessText {
     ///
     /// [`DEFAULT_TEXT`].
     pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.reply.text = text.into();
+        self.completion.text = text.into();
         self
     }
 
-    /// Split the text into `n` chunks (see [`Reply::chunks`]).
+    /// Split the text into `n` chunks (see [`Completion::chunks`]).
     ///
     /// # Default
     ///
     /// One chunk per word.
     pub fn chunks(mut self, n: u32) -> Self {
-        self.reply = self.reply.chunks(n);
+        self.completion = self.completion.chunks(n);
         self
     }
 
@@ -162,18 +167,18 @@ impl EndlessText {
     ///
     /// If the name is not an HTTP token or the value contains CR, LF or NUL.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.reply = self.reply.header(name, value);
+        self.completion = self.completion.header(name, value);
         self
     }
 
     /// Pin the counts of the usage the stream's start reports (Anthropic's `message_start`; see
-    /// [`Reply::usage`]).
+    /// [`Completion::usage`]).
     ///
     /// # Default
     ///
     /// The counts of the [rule](crate#token-usage).
     pub fn usage(mut self, usage: TokenUsage) -> Self {
-        self.reply.usage = usage;
+        self.completion.usage = usage;
         self
     }
 }

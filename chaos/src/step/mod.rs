@@ -4,194 +4,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::usage::TokenUsage;
 
-/// The text an `ok` reply (and the partial stream of a fault) carries when none is given.
+/// The text an `ok` step's completion (and the partial stream of a fault) carries when none is given.
 pub const DEFAULT_TEXT: &str = "Hello from the chaos server.";
 
 /// The pause, in milliseconds, between two pieces of an endless answer (a flood, an endless text
 /// or body) when none is given.
 pub const DEFAULT_INTERVAL_MS: u64 = 10;
 
-/// The kind of a [`Step`], as named in scenario files and in the [journal](crate::JournalEntry).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum StepKind {
-    /// A complete, successful answer.
-    Ok,
-    /// An HTTP error status with a provider-shaped body.
-    HttpError,
-    /// The request is read and the socket closed without any response.
-    CloseBeforeHeaders,
-    /// The stream is cut mid-body: the client sees a body error, not a clean end.
-    DropStream,
-    /// The stream ends cleanly but without its final events (`message_stop`, `[DONE]`).
-    Truncate,
-    /// An SSE error event in the middle of the stream.
-    SseError,
-    /// A pause of some milliseconds, then the answer goes on.
-    Stall,
-    /// No answer at all (or no more of it) until the client hangs up or the server stops.
-    Hang,
-    /// A `data:` line that is not valid JSON, in the middle of the stream.
-    MalformedChunk,
-    /// The provider's real 400 "context too long" answer.
-    ContextOverflow,
-    /// The provider's real 401 "bad API key" answer.
-    InvalidApiKey,
-    /// A successful answer whose content is one or more tool calls.
-    ToolUse,
-    /// After the headers (and maybe some chunks), keep-alive comments or pings and nothing else,
-    /// until the client hangs up.
-    KeepAliveFlood,
-    /// Valid chunks with empty text, endlessly, until the client hangs up.
-    EmptyChunkFlood,
-    /// Valid text chunks, endlessly, until the client hangs up.
-    EndlessText,
-    /// A 200 `application/json` body that starts a JSON object and never ends.
-    EndlessJson,
-    /// A 200 whose content type is not an event stream nor JSON (an HTML login page by default).
-    WrongContentType,
-    /// A redirect (301, 302, 303, 307 or 308) with an empty body, to another URL or back to the
-    /// request's own.
-    Redirect,
-    /// A 200 that is not an answer: an empty object, a health check, a list of models, a stream
-    /// with no content.
-    NotAnAnswer,
-    /// A response head past a client's limits (too many headers, a huge one) or malformed.
-    BadHead,
-    /// A 200 event stream whose body is the provider's JSON error as one bare line.
-    BareJsonError,
-}
-
-impl StepKind {
-    /// The snake_case name used in scenario files and in the journal, e.g. `"http_error"`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Ok => "ok",
-            Self::HttpError => "http_error",
-            Self::CloseBeforeHeaders => "close_before_headers",
-            Self::DropStream => "drop_stream",
-            Self::Truncate => "truncate",
-            Self::SseError => "sse_error",
-            Self::Stall => "stall",
-            Self::Hang => "hang",
-            Self::MalformedChunk => "malformed_chunk",
-            Self::ContextOverflow => "context_overflow",
-            Self::InvalidApiKey => "invalid_api_key",
-            Self::ToolUse => "tool_use",
-            Self::KeepAliveFlood => "keep_alive_flood",
-            Self::EmptyChunkFlood => "empty_chunk_flood",
-            Self::EndlessText => "endless_text",
-            Self::EndlessJson => "endless_json",
-            Self::WrongContentType => "wrong_content_type",
-            Self::Redirect => "redirect",
-            Self::NotAnAnswer => "not_an_answer",
-            Self::BadHead => "bad_head",
-            Self::BareJsonError => "bare_json_error",
-        }
-    }
-}
-
-impl std::fmt::Display for StepKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What the server does with one request.
-///
-/// Build a step with one of the constructors (`Step::ok`, `Step::http_error`, ...), refine it with the
-/// builder methods of the type the constructor returns, and hand it to
-/// [`Scenario::then`](crate::Scenario::then), which takes anything that converts into a `Step`.
-///
-/// # Examples
-///
-/// ```
-/// use agentic_chaos::{Step, StepKind};
-///
-/// let step: Step = Step::http_error(429).retry_after_secs(2).into();
-/// assert_eq!(step.kind(), StepKind::HttpError);
-/// assert_eq!(Step::drop_stream(3).into_step().kind(), StepKind::DropStream);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Step {
-    /// A complete, successful answer.
-    Ok(Reply),
-    /// An HTTP error status with a provider-shaped body.
-    HttpError(HttpError),
-    /// The request is read and the socket closed without any response.
-    CloseBeforeHeaders,
-    /// The stream is cut after some chunks, without its HTTP end: the client sees a body error.
-    DropStream(Interrupt),
-    /// The stream ends cleanly after some chunks, without its final events.
-    Truncate(Interrupt),
-    /// An SSE error event after some chunks, then a clean end of the body.
-    SseError(SseError),
-    /// A pause before the headers or after some chunks, then the rest of the answer.
-    Stall(Stall),
-    /// No answer (or no more of it) until the client hangs up or the server stops.
-    Hang(Hang),
-    /// A `data:` line with invalid JSON after some chunks, then the rest of the stream.
-    MalformedChunk(Malformed),
-    /// The provider's real 400 "context too long" answer.
-    ContextOverflow(HttpError),
-    /// The provider's real 401 "bad API key" answer.
-    InvalidApiKey(HttpError),
-    /// A successful answer whose content is one or more tool calls.
-    ToolUse(ToolUse),
-    /// Keep-alive comments (or Anthropic pings) after the headers, endlessly.
-    KeepAliveFlood(KeepAliveFlood),
-    /// Valid chunks with empty text, endlessly.
-    EmptyChunkFlood(EmptyChunkFlood),
-    /// Valid text chunks, endlessly.
-    EndlessText(EndlessText),
-    /// A 200 `application/json` body that never ends.
-    EndlessJson(EndlessJson),
-    /// A 200 whose content type is neither an event stream nor JSON.
-    WrongContentType(WrongContentType),
-    /// A redirect with an empty body.
-    Redirect(Redirect),
-    /// A 200 that is not an answer.
-    NotAnAnswer(NotAnAnswer),
-    /// A response head past a client's limits or malformed, then the socket closes.
-    BadHead(BadHead),
-    /// A 200 event stream whose body is a bare JSON error line.
-    BareJsonError(BareJsonError),
-}
-
 impl Step {
-    /// The kind of this step.
-    pub fn kind(&self) -> StepKind {
-        match self {
-            Self::Ok(_) => StepKind::Ok,
-            Self::HttpError(_) => StepKind::HttpError,
-            Self::CloseBeforeHeaders => StepKind::CloseBeforeHeaders,
-            Self::DropStream(_) => StepKind::DropStream,
-            Self::Truncate(_) => StepKind::Truncate,
-            Self::SseError(_) => StepKind::SseError,
-            Self::Stall(_) => StepKind::Stall,
-            Self::Hang(_) => StepKind::Hang,
-            Self::MalformedChunk(_) => StepKind::MalformedChunk,
-            Self::ContextOverflow(_) => StepKind::ContextOverflow,
-            Self::InvalidApiKey(_) => StepKind::InvalidApiKey,
-            Self::ToolUse(_) => StepKind::ToolUse,
-            Self::KeepAliveFlood(_) => StepKind::KeepAliveFlood,
-            Self::EmptyChunkFlood(_) => StepKind::EmptyChunkFlood,
-            Self::EndlessText(_) => StepKind::EndlessText,
-            Self::EndlessJson(_) => StepKind::EndlessJson,
-            Self::WrongContentType(_) => StepKind::WrongContentType,
-            Self::Redirect(_) => StepKind::Redirect,
-            Self::NotAnAnswer(_) => StepKind::NotAnAnswer,
-            Self::BadHead(_) => StepKind::BadHead,
-            Self::BareJsonError(_) => StepKind::BareJsonError,
-        }
-    }
-
-    /// A successful answer with `text`, streamed one chunk per word unless [`Reply::chunks`] says
+    /// A successful answer with `text`, streamed one chunk per word unless [`Completion::chunks`] says
     /// otherwise.
-    pub fn ok(text: impl Into<String>) -> Reply {
-        Reply::new(text)
+    pub fn ok(text: impl Into<String>) -> Completion {
+        Completion::new(text)
     }
 
     /// An HTTP error with `status` and a body shaped like the provider's (see [`HttpError`] for the
@@ -346,10 +170,38 @@ impl Step {
     /// like an `ok` answer can be).
     pub(crate) fn cut_by_token_limit(&self) -> bool {
         match self {
-            Self::Ok(reply) | Self::Stall(Stall { reply, .. }) | Self::MalformedChunk(Malformed { reply, .. }) => {
-                reply.cut_by_token_limit
-            }
+            Self::Ok(completion)
+            | Self::Stall(Stall { completion, .. })
+            | Self::MalformedChunk(Malformed { completion, .. }) => completion.cut_by_token_limit,
             _ => false,
+        }
+    }
+
+    /// The completion whose text this step sends, all of it or the part before its fault; `None`
+    /// for a step that sends no answer text (an error, a tool use, a body that is no answer).
+    pub(crate) fn completion(&self) -> Option<&Completion> {
+        match self {
+            Self::Ok(completion)
+            | Self::DropStream(Interrupt { completion, .. })
+            | Self::Truncate(Interrupt { completion, .. })
+            | Self::SseError(SseError { completion, .. })
+            | Self::Stall(Stall { completion, .. })
+            | Self::Hang(Hang { completion, .. })
+            | Self::MalformedChunk(Malformed { completion, .. })
+            | Self::KeepAliveFlood(KeepAliveFlood { completion, .. })
+            | Self::EmptyChunkFlood(EmptyChunkFlood { completion, .. })
+            | Self::EndlessText(EndlessText { completion, .. }) => Some(completion),
+            Self::HttpError(_)
+            | Self::CloseBeforeHeaders
+            | Self::ContextOverflow(_)
+            | Self::InvalidApiKey(_)
+            | Self::ToolUse(_)
+            | Self::EndlessJson(_)
+            | Self::WrongContentType(_)
+            | Self::Redirect(_)
+            | Self::NotAnAnswer(_)
+            | Self::BadHead(_)
+            | Self::BareJsonError(_) => None,
         }
     }
 
@@ -357,27 +209,8 @@ impl Step {
     /// answer.
     pub(crate) fn usage(&self) -> TokenUsage {
         match self {
-            Self::Ok(reply)
-            | Self::DropStream(Interrupt { reply, .. })
-            | Self::Truncate(Interrupt { reply, .. })
-            | Self::SseError(SseError { reply, .. })
-            | Self::Stall(Stall { reply, .. })
-            | Self::Hang(Hang { reply, .. })
-            | Self::MalformedChunk(Malformed { reply, .. })
-            | Self::KeepAliveFlood(KeepAliveFlood { reply, .. })
-            | Self::EmptyChunkFlood(EmptyChunkFlood { reply, .. })
-            | Self::EndlessText(EndlessText { reply, .. }) => reply.usage,
             Self::ToolUse(t) => t.usage,
-            Self::HttpError(_)
-            | Self::CloseBeforeHeaders
-            | Self::ContextOverflow(_)
-            | Self::InvalidApiKey(_)
-            | Self::EndlessJson(_)
-            | Self::WrongContentType(_)
-            | Self::Redirect(_)
-            | Self::NotAnAnswer(_)
-            | Self::BadHead(_)
-            | Self::BareJsonError(_) => TokenUsage::default(),
+            step => step.completion().map_or_else(TokenUsage::default, |completion| completion.usage),
         }
     }
 }
@@ -387,36 +220,36 @@ fn check_header(name: &str, value: &str) {
     assert!(valid_header_value(value), "invalid value for header {name:?}: it must not contain CR, LF or NUL");
 }
 
-macro_rules! reply_setters {
+macro_rules! completion_setters {
     ($ty:ident) => {
         impl $ty {
-            /// The text whose first chunks are sent (see [`Reply::new`]).
+            /// The text whose first chunks are sent (see [`Completion::new`]).
             ///
             /// # Default
             ///
             /// [`DEFAULT_TEXT`].
             pub fn text(mut self, text: impl Into<String>) -> Self {
-                self.reply.text = text.into();
+                self.completion.text = text.into();
                 self
             }
 
-            /// Split the text into `n` chunks (see [`Reply::chunks`]).
+            /// Split the text into `n` chunks (see [`Completion::chunks`]).
             ///
             /// # Default
             ///
             /// One chunk per word.
             pub fn chunks(mut self, n: u32) -> Self {
-                self.reply = self.reply.chunks(n);
+                self.completion = self.completion.chunks(n);
                 self
             }
 
-            /// Wait `ms` milliseconds before each text chunk (see [`Reply::chunk_delay_ms`]).
+            /// Wait `ms` milliseconds before each text chunk (see [`Completion::chunk_delay_ms`]).
             ///
             /// # Default
             ///
             /// 0.
             pub fn chunk_delay_ms(mut self, ms: u64) -> Self {
-                self.reply.chunk_delay_ms = ms;
+                self.completion.chunk_delay_ms = ms;
                 self
             }
 
@@ -426,18 +259,18 @@ macro_rules! reply_setters {
             ///
             /// If the name is not an HTTP token or the value contains CR, LF or NUL.
             pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-                self.reply = self.reply.header(name, value);
+                self.completion = self.completion.header(name, value);
                 self
             }
 
             /// Pin the counts of the usage the answer reports, as far as it gets (see
-            /// [`Reply::usage`]).
+            /// [`Completion::usage`]).
             ///
             /// # Default
             ///
             /// The counts of the [rule](crate#token-usage).
             pub fn usage(mut self, usage: TokenUsage) -> Self {
-                self.reply.usage = usage;
+                self.completion.usage = usage;
                 self
             }
         }
@@ -448,13 +281,13 @@ macro_rules! reply_setters {
 macro_rules! cut_setter {
     ($ty:ident) => {
         impl $ty {
-            /// End the answer as one that the token limit cut (see [`Reply::cut_by_token_limit`]).
+            /// End the answer as one that the token limit cut (see [`Completion::cut_by_token_limit`]).
             ///
             /// # Default
             ///
             /// The answer ends normally.
             pub fn cut_by_token_limit(mut self) -> Self {
-                self.reply.cut_by_token_limit = true;
+                self.completion.cut_by_token_limit = true;
                 self
             }
         }
@@ -536,16 +369,18 @@ macro_rules! header_setter {
 }
 
 mod boundary;
+mod completion;
 mod errors;
 mod floods;
-mod reply;
+mod kind;
 mod stream;
 mod tool_use;
 
 pub use boundary::*;
+pub use completion::*;
 pub use errors::*;
 pub use floods::*;
-pub use reply::*;
+pub use kind::{Step, StepKind};
 pub use stream::*;
 pub use tool_use::*;
 
@@ -566,7 +401,7 @@ macro_rules! into_step {
 }
 
 into_step! {
-    Reply => |r| Step::Ok(r);
+    Completion => |r| Step::Ok(r);
     HttpError => |e| match e.preset {
         Preset::Generic => Step::HttpError(e),
         Preset::ContextOverflow => Step::ContextOverflow(e),
@@ -620,9 +455,9 @@ mod tests {
 
     #[test]
     fn a_huge_chunk_count_costs_no_memory() {
-        let reply = Reply::new("abc").chunks(u32::MAX);
-        assert_eq!(reply.chunk_count(), u32::MAX as usize);
-        let first: Vec<&str> = reply.pieces().take(5).collect();
+        let completion = Completion::new("abc").chunks(u32::MAX);
+        assert_eq!(completion.chunk_count(), u32::MAX as usize);
+        let first: Vec<&str> = completion.pieces().take(5).collect();
         assert_eq!(first, ["a", "b", "c", "", ""]);
     }
 

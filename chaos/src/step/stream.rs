@@ -28,16 +28,16 @@ pub(crate) enum InterruptKind {
 pub struct Interrupt {
     pub(crate) after_chunks: u32,
     pub(crate) kind: InterruptKind,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
 }
 
 impl Interrupt {
     pub(super) fn new(after_chunks: u32, kind: InterruptKind) -> Self {
-        Self { after_chunks, kind, reply: Reply::default() }
+        Self { after_chunks, kind, completion: Completion::default() }
     }
 }
 
-reply_setters!(Interrupt);
+completion_setters!(Interrupt);
 
 /// A pause: the `stall` step. After the pause the answer goes on as in an `ok` step.
 ///
@@ -57,12 +57,12 @@ reply_setters!(Interrupt);
 pub struct Stall {
     pub(crate) ms: u64,
     pub(crate) after_chunks: Option<u32>,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
 }
 
 impl Stall {
     pub(super) fn new(ms: u64) -> Self {
-        Self { ms, after_chunks: None, reply: Reply::default() }
+        Self { ms, after_chunks: None, completion: Completion::default() }
     }
 
     /// Pause after `k` text chunks instead of before the headers.
@@ -72,7 +72,7 @@ impl Stall {
     }
 }
 
-reply_setters!(Stall);
+completion_setters!(Stall);
 cut_setter!(Stall);
 
 /// Silence until the client hangs up or the server stops: the `hang` step.
@@ -102,7 +102,7 @@ cut_setter!(Stall);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hang {
     pub(crate) at: HangAt,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
 }
 
 /// Where a [`Hang`] falls silent.
@@ -117,7 +117,7 @@ pub(crate) enum HangAt {
 
 impl Hang {
     pub(super) fn new() -> Self {
-        Self { at: HangAt::BeforeHeaders, reply: Reply::default() }
+        Self { at: HangAt::BeforeHeaders, completion: Completion::default() }
     }
 
     /// Hang after the headers and `k` text chunks instead of before the headers.
@@ -149,7 +149,7 @@ impl Hang {
     }
 }
 
-reply_setters!(Hang);
+completion_setters!(Hang);
 
 /// A chunk a client cannot read in the middle of the stream: the `malformed_chunk` step.
 ///
@@ -173,7 +173,7 @@ reply_setters!(Hang);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed {
     pub(crate) after_chunks: u32,
-    pub(crate) reply: Reply,
+    pub(crate) completion: Completion,
     pub(crate) data: Option<String>,
     pub(crate) shape: MalformedShape,
 }
@@ -219,7 +219,7 @@ impl MalformedShape {
 
 impl Malformed {
     pub(super) fn new(after_chunks: u32) -> Self {
-        Self { after_chunks, reply: Reply::default(), data: None, shape: MalformedShape::default() }
+        Self { after_chunks, completion: Completion::default(), data: None, shape: MalformedShape::default() }
     }
 
     /// What the chunk is when no [`data`](Malformed::data) is given.
@@ -249,5 +249,5 @@ impl Malformed {
     }
 }
 
-reply_setters!(Malformed);
+completion_setters!(Malformed);
 cut_setter!(Malformed);

@@ -84,7 +84,7 @@ impl ToolUse {
         self
     }
 
-    /// Pin the counts of the usage the answer reports (see [`Reply::usage`]).
+    /// Pin the counts of the usage the answer reports (see [`Completion::usage`]).
     ///
     /// # Default
     ///

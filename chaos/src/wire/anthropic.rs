@@ -6,9 +6,10 @@
 //! key is read from `x-api-key` (then `authorization: Bearer ...`, then `api-key`). The
 //! conversation is the top-level `system` (a string or text blocks) and `messages[]`: each
 //! `content` (a string or blocks: `text`, a `tool_result`'s `content`, a `tool_use`'s `input`).
-//! A forced tool (`tool_choice: {"type": "tool", "name"}`) is the schema: a text answer is sent
-//! as that tool's `tool_use` block, its text as `input_json_delta` fragments, as the real API
-//! answers a request for a schema.
+//! A forced tool (`tool_choice: {"type": "tool", "name"}`) is the schema, and `{"type": "any"}`
+//! forces a call of one of the tools (see [forced tool choice](crate#forced-tool-choice)): a text
+//! answer is sent as that tool's `tool_use` block, its text as `input_json_delta` fragments (whole:
+//! its `input`, the text parsed as JSON), as the real API answers a request for a schema.
 //!
 //! # Answers
 //!
@@ -43,11 +44,13 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, event, is_whole, read_content, sse_events,
-    status_of_type, tool_names,
+use super::render::{Exchange, Render};
+use super::shared::{
+    ErrorParts, arguments_value, event, is_whole, read_content, sse_events, status_of_type, tool_names,
 };
+use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
+use crate::forced::ToolChoice;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
 /// The Messages wire.
@@ -193,20 +196,26 @@ impl Render for Anthropic {
         let mut texts = Vec::new();
         for message in messages {
             read_content(message.get("content"), &mut texts, &mut conversation);
+            conversation.mark_opening(message.get("role").and_then(Value::as_str) == Some("user"), texts.len());
         }
         (conversation.system, conversation.texts) = (system, texts);
         let get = |pointer: &str| body.and_then(|b| b.pointer(pointer));
-        let forced = get("/tool_choice")
-            .filter(|choice| choice.get("type").and_then(Value::as_str) == Some("tool"))
-            .and_then(|choice| choice.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let named = get("/tool_choice/name").and_then(Value::as_str).map(str::to_owned);
+        let tool_choice = match (get("/tool_choice/type").and_then(Value::as_str), named) {
+            (Some("tool"), Some(name)) => ToolChoice::Tool(name),
+            (Some("any"), _) => ToolChoice::Any { among: Vec::new() },
+            _ => ToolChoice::Auto,
+        };
         Asked {
             model: get("/model").and_then(Value::as_str).map(str::to_owned),
             stream: get("/stream").and_then(Value::as_bool) == Some(true),
             usage_asked: true,
-            schema: forced.clone(),
-            answer_tool: forced,
+            // A forced tool is how a request for a schema reads on this wire.
+            schema: match &tool_choice {
+                ToolChoice::Tool(name) => Some(name.clone()),
+                _ => None,
+            },
+            tool_choice,
             tools: tool_names(body),
             conversation,
         }
@@ -284,7 +293,7 @@ impl Render for Anthropic {
         Self::typed("content_block_delta", json!({"index": 0, "delta": delta}))
     }
 
-    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
+    fn epilogue(&self, x: &Exchange, _text: &str, output_tokens: u64) -> Vec<String> {
         let mut events = vec![Self::block_stop(0)];
         Self::push_stream_end(x, &mut events, x.answer_tool.is_some(), output_tokens);
         events
@@ -295,7 +304,7 @@ impl Render for Anthropic {
     }
 
     fn keep_alive(&self, ping: bool) -> String {
-        if ping { Self::ping() } else { super::KEEP_ALIVE.to_owned() }
+        if ping { Self::ping() } else { super::shared::KEEP_ALIVE.to_owned() }
     }
 
     fn malformed(&self, payload: &str) -> String {
@@ -338,7 +347,7 @@ impl Render for Anthropic {
         let block = match &x.answer_tool {
             // The tool's input is the answer's JSON (kept as a string when it is not JSON).
             Some(name) => json!({"type": "tool_use", "id": Self::tool_call_id(x, 0), "name": name,
-                "input": serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::from(text))}),
+                "input": arguments_value(text)}),
             None => json!({"type": "text", "text": text}),
         };
         Self::message(x, json!([block]), Self::stop_reason(x, x.answer_tool.is_some()), output_tokens)
@@ -393,7 +402,7 @@ impl Render for Anthropic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::fixture;
+    use crate::wire::render::fixture;
 
     #[test]
     fn it_reads_back_what_it_renders() {
@@ -411,7 +420,12 @@ mod tests {
         assert_eq!(asked.conversation.system, ["Be brief."]);
         assert_eq!(asked.conversation.texts, ["Weather?"]);
         assert_eq!(asked.conversation.tool_inputs, [r#"{"city":"Paris"}"#]);
-        assert_eq!((asked.answer_tool.as_deref(), asked.schema.as_deref()), (Some("answer"), Some("answer")));
+        assert_eq!((asked.tool_choice, asked.schema.as_deref()), (ToolChoice::Tool("answer".into()), Some("answer")));
         assert!(!asked.stream);
+        let choice =
+            |choice: Value| Anthropic.read(Some(&json!({"tool_choice": choice})), Route::default()).tool_choice;
+        assert_eq!(choice(json!({"type": "any"})), ToolChoice::Any { among: Vec::new() });
+        assert_eq!(choice(json!({"type": "auto"})), ToolChoice::Auto);
+        assert_eq!(choice(json!({"type": "tool"})), ToolChoice::Auto, "a forced tool without a name forces nothing");
     }
 }

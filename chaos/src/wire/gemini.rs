@@ -10,6 +10,11 @@
 //! `functionCall.args` (as compact JSON). The tools are `tools[].functionDeclarations[].name`; a
 //! typed answer is `generationConfig.responseJsonSchema` (or `responseSchema`), named by its
 //! `title` (else `responseJsonSchema`): its text is the JSON, as any text answer.
+//! `toolConfig.functionCallingConfig` with `mode: "ANY"` forces a call: of the one function
+//! `allowedFunctionNames` names, else of one of them (see
+//! [forced tool choice](crate#forced-tool-choice)). A text answer is then a `functionCall` with
+//! the text parsed as its `args`, whole in the last response (the text's pieces go as SSE
+//! comments, which carry nothing: Gemini never splits a call).
 //!
 //! # Answers
 //!
@@ -58,10 +63,11 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, data, is_whole, status_of_type, tool_names,
-};
+use super::render::{Exchange, Render};
+use super::shared::{ErrorParts, KEEP_ALIVE, arguments_value, data, is_whole, status_of_type, tool_names};
+use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
+use crate::forced::ToolChoice;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
 /// The Gemini wire.
@@ -190,6 +196,20 @@ impl Gemini {
     }
 }
 
+/// A `functionCallingConfig`'s choice: mode `ANY` forces a call, of the one allowed function or
+/// of one among the allowed (any offered when none is named); any other mode lets the model choose.
+fn tool_choice(config: Option<&Value>) -> ToolChoice {
+    if config.and_then(|c| c.get("mode")).and_then(Value::as_str) != Some("ANY") {
+        return ToolChoice::Auto;
+    }
+    let allowed = config.and_then(|c| c.get("allowedFunctionNames")).and_then(Value::as_array);
+    let mut among: Vec<String> = allowed.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect();
+    match among.len() {
+        1 => ToolChoice::Tool(among.remove(0)),
+        _ => ToolChoice::Any { among },
+    }
+}
+
 /// `text` with each `%XX` decoded (a model name as a path segment).
 fn percent_decoded(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -243,19 +263,25 @@ impl Render for Gemini {
         }
         let contents = body.and_then(|b| b.get("contents")).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         conversation.messages = contents.len();
-        for part in contents.iter().flat_map(parts) {
-            if let Some(text) = part.get("text").and_then(Value::as_str) {
-                conversation.texts.push(text);
-            }
-            if let Some(args) = part.pointer("/functionCall/args") {
-                conversation.tool_inputs.push(args.to_string().into());
-            }
-            for value in part.pointer("/functionResponse/response").and_then(Value::as_object).into_iter().flatten() {
-                match value.1 {
-                    Value::String(text) => conversation.texts.push(text),
-                    other => conversation.tool_inputs.push(other.to_string().into()),
+        for content in contents {
+            for part in parts(content) {
+                if let Some(text) = part.get("text").and_then(Value::as_str) {
+                    conversation.texts.push(text);
+                }
+                if let Some(args) = part.pointer("/functionCall/args") {
+                    conversation.tool_inputs.push(args.to_string().into());
+                }
+                for value in part.pointer("/functionResponse/response").and_then(Value::as_object).into_iter().flatten()
+                {
+                    match value.1 {
+                        Value::String(text) => conversation.texts.push(text),
+                        other => conversation.tool_inputs.push(other.to_string().into()),
+                    }
                 }
             }
+            // Gemini reads a content without a role as the user's.
+            let is_user = content.get("role").and_then(Value::as_str).is_none_or(|role| role == "user");
+            conversation.mark_opening(is_user, conversation.texts.len());
         }
         let config = body.and_then(|b| b.get("generationConfig"));
         let schema = config.and_then(|c| c.get("responseJsonSchema").or_else(|| c.get("responseSchema")));
@@ -265,7 +291,7 @@ impl Render for Gemini {
             model: route.model,
             stream: route.stream.unwrap_or(false),
             usage_asked: true,
-            answer_tool: None,
+            tool_choice: tool_choice(body.and_then(|b| b.pointer("/toolConfig/functionCallingConfig"))),
             schema: schema.map(|s| s.get("title").and_then(Value::as_str).unwrap_or("responseJsonSchema").to_owned()),
             tools: declarations.into_iter().flat_map(|d| tool_names(Some(&json!({"tools": d})))).collect(),
             conversation,
@@ -340,13 +366,21 @@ impl Render for Gemini {
         Vec::new()
     }
 
+    /// Gemini sends a call whole: a forced call's pieces go as SSE comments, which carry nothing,
+    /// and the call comes with the finish.
     fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String {
-        data(&Self::response(x, vec![Self::text(text)], None, i as u64 + 1))
+        match x.answer_tool {
+            Some(_) => KEEP_ALIVE.to_owned(),
+            None => data(&Self::response(x, vec![Self::text(text)], None, i as u64 + 1)),
+        }
     }
 
-    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
-        let last = Self::response(x, vec![Self::text("")], Some(Self::finish(x)), x.output_tokens(output_tokens));
-        vec![data(&last)]
+    fn epilogue(&self, x: &Exchange, text: &str, output_tokens: u64) -> Vec<String> {
+        let part = match &x.answer_tool {
+            Some(name) => Self::call(name, &arguments_value(text)),
+            None => Self::text(""),
+        };
+        vec![data(&Self::response(x, vec![part], Some(Self::finish(x)), x.output_tokens(output_tokens)))]
     }
 
     fn error_event(&self, _x: &Exchange, parts: &ErrorParts) -> String {
@@ -375,7 +409,11 @@ impl Render for Gemini {
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
-        Self::response(x, vec![Self::text(text)], Some(Self::finish(x)), x.output_tokens(output_tokens)).to_string()
+        let part = match &x.answer_tool {
+            Some(name) => Self::call(name, &arguments_value(text)),
+            None => Self::text(text),
+        };
+        Self::response(x, vec![part], Some(Self::finish(x)), x.output_tokens(output_tokens)).to_string()
     }
 
     fn json_opening(&self, x: &Exchange) -> String {
@@ -431,7 +469,7 @@ impl Render for Gemini {
 mod tests {
     use super::*;
     use crate::usage::TokenUsage;
-    use crate::wire::fixture;
+    use crate::wire::render::fixture;
 
     #[test]
     fn it_reads_back_what_it_renders() {
@@ -456,6 +494,19 @@ mod tests {
             assert_eq!(route(other), None, "{other}");
         }
         assert_eq!(Gemini.request_path("m", true), "/v1beta/models/m:streamGenerateContent");
+    }
+
+    #[test]
+    fn it_reads_the_function_calling_mode() {
+        let choice = |config: Value| {
+            let body = json!({"toolConfig": {"functionCallingConfig": config}});
+            Gemini.read(Some(&body), Route::default()).tool_choice
+        };
+        assert_eq!(choice(json!({"mode": "ANY"})), ToolChoice::Any { among: Vec::new() });
+        assert_eq!(choice(json!({"mode": "ANY", "allowedFunctionNames": ["f"]})), ToolChoice::Tool("f".into()));
+        let two = choice(json!({"mode": "ANY", "allowedFunctionNames": ["f", "g"]}));
+        assert_eq!(two, ToolChoice::Any { among: vec!["f".into(), "g".into()] });
+        assert_eq!(choice(json!({"mode": "AUTO"})), ToolChoice::Auto);
     }
 
     #[test]
@@ -487,7 +538,7 @@ mod tests {
     fn the_last_response_carries_the_finish_and_the_whole_usage() {
         let mut x = fixture::exchange(&Gemini, None);
         x.usage = TokenUsage::default().with_cache_read(1).with_reasoning(40);
-        let last = x.epilogue(5).concat();
+        let last = x.epilogue("", 5).concat();
         let data: Value = serde_json::from_str(last.strip_prefix("data: ").unwrap().trim_end()).unwrap();
         assert!(last.ends_with("}\n\n"), "{last}");
         assert_eq!(data["candidates"][0]["finishReason"], "STOP");
@@ -497,7 +548,7 @@ mod tests {
         );
         assert_eq!(data["modelVersion"], "m");
         x.cut_by_token_limit = true;
-        assert!(x.epilogue(5)[0].contains(r#""finishReason":"MAX_TOKENS""#));
+        assert!(x.epilogue("", 5)[0].contains(r#""finishReason":"MAX_TOKENS""#));
         assert!(!x.chunk(0, "a").contains("finishReason"), "no finish before the epilogue");
     }
 

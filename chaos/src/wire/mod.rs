@@ -1,10 +1,12 @@
 //! The wire formats: which APIs the server speaks, and the seam a wire implements.
 //!
-//! Each wire is one file ([`openai`], [`anthropic`]) implementing the crate's `Render` trait: how its requests
-//! are routed and read, and the bytes of each answer, error and event. The server's loop decides
-//! *when* (headers, chunk *k*, faults, floods, hangs); the wire decides *which bytes*. This file is
-//! the only one that names every wire: [`WireFormat`], [`ALL`](WireFormat::ALL) and the arms of
-//! `WireFormat::render`.
+//! Each wire is one file ([`openai`], [`anthropic`], [`gemini`], [`responses`]) implementing the
+//! crate's `Render` trait (`render.rs`, with the `Exchange` that hands a wire the facts of one
+//! answer): how its requests are routed and read, and the bytes of each answer, error and event.
+//! `shared.rs` holds what several wires share (SSE framing, error parts, the readers of the
+//! OpenAI and Anthropic request shapes). The server's loop decides *when* (headers, chunk *k*,
+//! faults, floods, hangs); the wire decides *which bytes*. This file is the only one that names
+//! every wire: [`WireFormat`], [`ALL`](WireFormat::ALL) and the arms of `WireFormat::render`.
 //!
 //! # Adding a wire
 //!
@@ -18,16 +20,15 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;
+pub(crate) mod render;
 pub mod responses;
-
-use std::fmt::Display;
+pub(crate) mod shared;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::conversation::Conversation;
-use crate::step::{BareJsonError, HttpError, MalformedShape, NotAnAnswer, Preset, SseError, ToolUse};
-use crate::usage::TokenUsage;
+use crate::forced::ToolChoice;
+use render::Render;
 
 /// The API a request spoke, told by its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -138,10 +139,9 @@ pub(crate) struct Asked<'a> {
     /// Whether a streamed answer should carry its usage: OpenAI's
     /// `stream_options.include_usage`; always true on wires that always send it.
     pub(crate) usage_asked: bool,
-    /// The tool the request forces as the answer's shape (Anthropic's `tool_choice` of type
-    /// `tool`): a text answer is sent as that tool's input, as the real API answers a request for
-    /// a schema.
-    pub(crate) answer_tool: Option<String>,
+    /// What the request lets the model do with its tools: a forced call turns a text answer into
+    /// a call, as a real model answers (see [`ToolChoice`]).
+    pub(crate) tool_choice: ToolChoice,
     /// The name of the schema the answer must follow, if any.
     pub(crate) schema: Option<String>,
     /// The names of the tools offered.
@@ -156,131 +156,6 @@ pub(crate) enum NotAnAnswerBody {
     Json(String),
     Events(Vec<String>),
 }
-
-/// One wire's routing, reading and rendering: the manual for adding a wire.
-///
-/// Every method returns whole bytes to send (an SSE event ends with its blank line; see
-/// [`event`] and [`data`]); the server frames them in HTTP chunks and decides when each goes out.
-/// A method never fails: a request body that is not what the wire expects reads as an empty
-/// [`Asked`], and every answer renders.
-///
-/// **Streams, and what "truncated" means.** A streamed answer is [`preamble`](Self::preamble),
-/// then one [`chunk`](Self::chunk) per text piece, then [`epilogue`](Self::epilogue). The finish
-/// (OpenAI `finish_reason`, Anthropic `message_delta`'s `stop_reason`, Gemini's `finishReason`,
-/// Responses' `response.completed`) must be in the epilogue and nowhere before it: a `truncate`
-/// step ends the body after chunk *k*, so the client sees a stream that stops before the event
-/// carrying the finish, which it must treat as cut, never as a short answer. `drop_stream` closes
-/// the connection at the same point; `sse_error` sends [`error_event`](Self::error_event) there
-/// instead of the rest.
-pub(crate) trait Render: Sync {
-    // Request side.
-
-    /// The wire's fixed names: its label, path, base path and headers.
-    fn names(&self) -> &'static Names;
-
-    /// What `path` (without its query) says, if this wire serves it; by default, whether it is
-    /// [`Names::path`].
-    fn route(&self, path: &str) -> Option<Route> {
-        (path == self.names().path).then(Route::default)
-    }
-
-    /// The path a client posts a request for `model` to; by default [`Names::path`].
-    fn request_path(&self, _model: &str, _stream: bool) -> String {
-        self.names().path.to_owned()
-    }
-
-    /// The facts of a request: `body` is its JSON (`None` when it is not JSON), `route` what its
-    /// path said.
-    fn read<'a>(&self, body: Option<&'a Value>, route: Route) -> Asked<'a>;
-
-    // Error side.
-
-    /// The error the API sends with `status` (the status table), or for the context-overflow and
-    /// bad-key presets its own; the step's `type`, `message`, `code` and `param` override it.
-    fn error_parts(&self, status: u16, preset: Preset) -> ErrorParts;
-
-    /// The error of a mid-stream `sse_error` event, before the step's overrides.
-    fn stream_error_parts(&self) -> ErrorParts;
-
-    /// The error of a `bare_json_error` line (the API's answer to a bad key), before overrides.
-    fn bare_error_parts(&self) -> ErrorParts;
-
-    /// The HTTP status the API sends an error of `error_type` with: the status an `sse_error`
-    /// gets when the request did not ask for a stream.
-    fn status_of(&self, error_type: &str) -> u16 {
-        status_of_type(error_type)
-    }
-
-    /// The error object as the API wraps it (body of an HTTP error, data of an error event).
-    fn error_body(&self, parts: &ErrorParts) -> Value;
-
-    /// The payload of a `malformed_chunk` when the step gives none: a text event cut off
-    /// mid-JSON.
-    fn default_malformed(&self) -> &'static str;
-
-    /// The payload of a `malformed_chunk` of shape `unreadable` when the step gives none: a text
-    /// event that is valid JSON with one field of a type no client of the wire reads.
-    fn default_unreadable(&self) -> &'static str;
-
-    // Answer side.
-
-    /// The stream's opening event alone, before any content (what a hang after the start sends).
-    fn opening(&self, x: &Exchange) -> String;
-
-    /// The events before the first text chunk.
-    fn preamble(&self, x: &Exchange) -> Vec<String>;
-
-    /// The event carrying text chunk number `i` (from 0); with [`Exchange::answer_tool`] the text
-    /// is a piece of the forced tool's input.
-    fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String;
-
-    /// The events after the last chunk: the finish (see the trait docs), the usage of
-    /// `output_tokens` counted chunks (unless pinned: [`Exchange::output_tokens`]), and the end
-    /// marker if the wire has one.
-    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String>;
-
-    /// A mid-stream error event.
-    fn error_event(&self, x: &Exchange, parts: &ErrorParts) -> String;
-
-    /// One keep-alive of a flood; `ping` asks for the wire's own ping event if it has one (else
-    /// the SSE comment [`KEEP_ALIVE`]).
-    fn keep_alive(&self, _ping: bool) -> String {
-        KEEP_ALIVE.to_owned()
-    }
-
-    /// An event whose data is `data` (not JSON), under the event name the stream uses for text.
-    fn malformed(&self, data: &str) -> String;
-
-    /// Every event of a streamed tool-use answer, epilogue included (finish: a tool call).
-    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String>;
-
-    /// A tool-use answer as one JSON body.
-    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String;
-
-    /// The whole answer `text` as one JSON body, with its usage of `output_tokens` counted.
-    fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String;
-
-    /// A whole answer's JSON up to and with the comma after its model: what an endless JSON body
-    /// sends before its whitespace.
-    fn json_opening(&self, x: &Exchange) -> String;
-
-    /// A whole answer up to the opening quote of its text: what an endless text body sends before
-    /// the text.
-    fn text_opening(&self, x: &Exchange) -> String;
-
-    /// The wire's own shapes of `not_an_answer`: `no_choices` (an answer with no content),
-    /// `done_only` (a stream of its end alone) and `empty_chunk` (a stream whose content is
-    /// empty). The other shapes are the same on every wire.
-    fn empty_answer(&self, x: &Exchange, shape: NotAnAnswer) -> NotAnAnswerBody;
-
-    // Test side.
-
-    /// The reference reader: the text of a body this wire rendered (a stream, or a whole JSON
-    /// answer when its first byte is `{`), and whether the answer finished with the end of the
-    /// turn.
-    fn read_back(&self, body: &[u8]) -> (String, bool);
-}
-
 /// The fixed names of a wire, for [`Render::names`].
 #[derive(Debug)]
 pub(crate) struct Names {
@@ -308,306 +183,4 @@ pub(crate) enum RateLimitHeaders {
     /// `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`,
     /// resets as RFC 3339 instants.
     Anthropic,
-}
-
-/// An SSE event with a name: `event: {name}` then its JSON data.
-pub(crate) fn event(name: &str, data: &Value) -> String {
-    format!("event: {name}\ndata: {data}\n\n")
-}
-
-/// An SSE event of one `data:` line and no name.
-pub(crate) fn data(payload: &impl Display) -> String {
-    format!("data: {payload}\n\n")
-}
-
-/// The SSE comment a keep-alive flood sends.
-pub(crate) const KEEP_ALIVE: &str = ": keep-alive\n\n";
-
-/// The `(event name, data)` of each event of a stream: the part of SSE the reference readers
-/// need (one `data:` line per event, as every wire here sends).
-pub(crate) fn sse_events(body: &[u8]) -> Vec<(Option<&str>, &str)> {
-    let text = std::str::from_utf8(body).unwrap_or_default();
-    let mut events = Vec::new();
-    for block in text.split("\n\n") {
-        let mut name = None;
-        let mut payload = None;
-        for line in block.lines() {
-            if let Some(n) = line.strip_prefix("event: ") {
-                name = Some(n);
-            } else if let Some(d) = line.strip_prefix("data: ") {
-                payload = Some(d);
-            }
-        }
-        if let Some(payload) = payload {
-            events.push((name, payload));
-        }
-    }
-    events
-}
-
-/// Whether a body is a whole JSON answer rather than an event stream.
-pub(crate) fn is_whole(body: &[u8]) -> bool {
-    body.first() == Some(&b'{')
-}
-
-/// The `type`, `message`, `code` and `param` of an error body (each wire renders those it has).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ErrorParts {
-    pub(crate) error_type: String,
-    pub(crate) message: String,
-    pub(crate) code: Option<String>,
-    pub(crate) param: Option<String>,
-}
-
-impl ErrorParts {
-    pub(crate) fn new(error_type: &str, message: &str, code: Option<&str>) -> Self {
-        Self {
-            error_type: error_type.to_owned(),
-            message: message.to_owned(),
-            code: code.map(str::to_owned),
-            param: None,
-        }
-    }
-
-    /// These parts with the step's `type`, `message` and `code`, where it sets them.
-    fn overridden(mut self, error_type: &Option<String>, message: &Option<String>, code: &Option<String>) -> Self {
-        if let Some(t) = error_type {
-            self.error_type.clone_from(t);
-        }
-        if let Some(m) = message {
-            self.message.clone_from(m);
-        }
-        if code.is_some() {
-            self.code.clone_from(code);
-        }
-        self
-    }
-}
-
-/// The statuses of the error types every wire here shares; a wire's
-/// [`status_of`](Render::status_of) starts from it.
-pub(crate) fn status_of_type(error_type: &str) -> u16 {
-    match error_type {
-        "overloaded_error" => 503,
-        "rate_limit_error" | "requests" | "tokens" => 429,
-        "invalid_request_error" => 400,
-        "authentication_error" => 401,
-        "billing_error" => 402,
-        "permission_error" => 403,
-        "not_found_error" => 404,
-        "request_too_large" => 413,
-        "timeout_error" => 504,
-        _ => 500,
-    }
-}
-
-/// The names of the tools a request body offers, `tools[].function.name` or `tools[].name`: the
-/// two shapes of the OpenAI and Anthropic families.
-pub(crate) fn tool_names(body: Option<&Value>) -> Vec<String> {
-    let Some(tools) = body.and_then(|b| b.get("tools")).and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    tools
-        .iter()
-        .filter_map(|tool| tool.pointer("/function/name").or_else(|| tool.get("name")).and_then(Value::as_str))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The texts and tool inputs of a content in the OpenAI and Anthropic families: a string, or a
-/// list of blocks, each with its `text` (a string), its `content` (a tool result's, by this same
-/// rule) and its `input` (a tool use's, as compact JSON). The nesting is bounded by the JSON
-/// parser's depth limit.
-pub(crate) fn read_content<'a>(value: Option<&'a Value>, texts: &mut Vec<&'a str>, c: &mut Conversation<'a>) {
-    match value {
-        Some(Value::String(text)) => texts.push(text),
-        Some(Value::Array(blocks)) => blocks.iter().for_each(|block| read_content(Some(block), texts, c)),
-        Some(Value::Object(block)) => {
-            if let Some(text) = block.get("text").and_then(Value::as_str) {
-                texts.push(text);
-            }
-            read_content(block.get("content"), texts, c);
-            if let Some(input) = block.get("input") {
-                c.tool_inputs.push(input.to_string().into());
-            }
-        }
-        _ => {}
-    }
-}
-
-/// One request's answer in its wire format: the wire-neutral facts, and the wire that renders
-/// them (each method below hands them to it).
-#[derive(Clone)]
-pub(crate) struct Exchange {
-    pub(crate) render: &'static dyn Render,
-    pub(crate) seq: u64,
-    /// The request's model, echoed in every answer.
-    pub(crate) model: String,
-    pub(crate) created: u64,
-    /// The request's input tokens: the step's pinned count, or the words of the prompt.
-    pub(crate) input_tokens: u64,
-    /// The step's pinned counts: the output tokens when pinned, and the cache counts.
-    pub(crate) usage: TokenUsage,
-    /// See [`Asked::usage_asked`].
-    pub(crate) usage_asked: bool,
-    /// See [`Asked::answer_tool`].
-    pub(crate) answer_tool: Option<String>,
-    /// The answer ends as one the token limit cut: OpenAI `finish_reason: "length"`, Anthropic
-    /// `stop_reason: "max_tokens"`.
-    pub(crate) cut_by_token_limit: bool,
-}
-
-impl Exchange {
-    /// The request id header and its value for this answer, if the wire sends one.
-    pub(crate) fn request_id_header(&self) -> Option<(&'static str, String)> {
-        self.render.names().request_id_header.map(|name| (name, format!("req_chaos{:012}", self.seq)))
-    }
-
-    /// The output tokens of an answer of `counted` chunks (by the rule), unless the step pins them.
-    pub(crate) fn output_tokens(&self, counted: u64) -> u64 {
-        self.usage.output_tokens.unwrap_or(counted)
-    }
-
-    /// The output tokens a tool-use answer reports: one per text piece and argument piece.
-    pub(crate) fn tool_use_tokens(t: &ToolUse) -> u64 {
-        let arguments: usize = t.calls.iter().map(|(_, input)| t.argument_pieces(input).len()).sum();
-        (arguments + usize::from(t.text.is_some())) as u64
-    }
-
-    /// The parts of an `http_error`, `context_overflow` or `invalid_api_key` body.
-    pub(crate) fn http_error_parts(&self, e: &HttpError, preset: Preset) -> ErrorParts {
-        let mut parts = self.render.error_parts(e.status, preset).overridden(&e.error_type, &e.message, &e.code);
-        if e.param.is_some() {
-            parts.param.clone_from(&e.param);
-        }
-        parts
-    }
-
-    /// The parts of an `sse_error` event.
-    pub(crate) fn sse_error_parts(&self, e: &SseError) -> ErrorParts {
-        self.render.stream_error_parts().overridden(&e.error_type, &e.message, &e.code)
-    }
-
-    /// The parts of a `bare_json_error` line: the provider's answer to a bad key unless set.
-    pub(crate) fn bare_json_error_parts(&self, e: &BareJsonError) -> ErrorParts {
-        self.render.bare_error_parts().overridden(&e.error_type, &e.message, &e.code)
-    }
-
-    /// The HTTP status that fits an error type, for an `sse_error` answered without streaming.
-    pub(crate) fn status_for_type(&self, error_type: &str) -> u16 {
-        self.render.status_of(error_type)
-    }
-
-    /// The error object as the provider wraps it.
-    pub(crate) fn error_json(&self, parts: &ErrorParts) -> Value {
-        self.render.error_body(parts)
-    }
-
-    /// The payload of a malformed chunk of `shape` when none is given.
-    pub(crate) fn default_malformed(&self, shape: MalformedShape) -> &'static str {
-        match shape {
-            MalformedShape::Cut => self.render.default_malformed(),
-            MalformedShape::Unreadable => self.render.default_unreadable(),
-        }
-    }
-
-    /// See [`Render::opening`].
-    pub(crate) fn opening(&self) -> String {
-        self.render.opening(self)
-    }
-
-    /// See [`Render::preamble`].
-    pub(crate) fn preamble(&self) -> Vec<String> {
-        self.render.preamble(self)
-    }
-
-    /// See [`Render::chunk`].
-    pub(crate) fn chunk(&self, i: usize, text: &str) -> String {
-        self.render.chunk(self, i, text)
-    }
-
-    /// See [`Render::epilogue`].
-    pub(crate) fn epilogue(&self, output_tokens: u64) -> Vec<String> {
-        self.render.epilogue(self, output_tokens)
-    }
-
-    /// See [`Render::error_event`].
-    pub(crate) fn error_event(&self, parts: &ErrorParts) -> String {
-        self.render.error_event(self, parts)
-    }
-
-    /// See [`Render::keep_alive`].
-    pub(crate) fn keep_alive(&self, ping: bool) -> String {
-        self.render.keep_alive(ping)
-    }
-
-    /// See [`Render::malformed`].
-    pub(crate) fn malformed_event(&self, data: &str) -> String {
-        self.render.malformed(data)
-    }
-
-    /// See [`Render::json_opening`].
-    pub(crate) fn json_opening(&self) -> String {
-        self.render.json_opening(self)
-    }
-
-    /// See [`Render::text_opening`].
-    pub(crate) fn text_opening(&self) -> String {
-        self.render.text_opening(self)
-    }
-
-    /// See [`Render::tool_use_events`].
-    pub(crate) fn tool_use_events(&self, t: &ToolUse) -> Vec<String> {
-        self.render.tool_use_events(self, t)
-    }
-
-    /// See [`Render::tool_use_body`].
-    pub(crate) fn tool_use_body(&self, t: &ToolUse) -> String {
-        self.render.tool_use_body(self, t)
-    }
-
-    /// See [`Render::full_body`].
-    pub(crate) fn full_body(&self, text: &str, output_tokens: u64) -> String {
-        self.render.full_body(self, text, output_tokens)
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod fixture {
-    //! What each wire's unit tests share: an exchange, and the check that a wire reads back what
-    //! it renders.
-
-    use super::{Exchange, Render};
-    use crate::step::Reply;
-    use crate::usage::TokenUsage;
-
-    /// Request 3 for model `m`, 2 input tokens, nothing pinned.
-    pub(crate) fn exchange(render: &'static dyn Render, answer_tool: Option<&str>) -> Exchange {
-        Exchange {
-            render,
-            seq: 3,
-            model: "m".to_owned(),
-            created: 7,
-            input_tokens: 2,
-            usage: TokenUsage::default(),
-            usage_asked: true,
-            answer_tool: answer_tool.map(str::to_owned),
-            cut_by_token_limit: false,
-        }
-    }
-
-    /// `render`'s reader finds the text of a whole stream, finished; of a stream cut before its
-    /// epilogue, unfinished; and of a whole body, finished.
-    pub(crate) fn reads_back_what_it_renders(render: &'static dyn Render) {
-        let x = exchange(render, None);
-        let reply = Reply::new("one two three");
-        let mut stream: Vec<String> = x.preamble();
-        stream.extend(reply.pieces().enumerate().map(|(i, piece)| x.chunk(i, piece)));
-        let cut = stream.concat();
-        stream.extend(x.epilogue(3));
-        let text = "one two three".to_owned();
-        assert_eq!(render.read_back(stream.concat().as_bytes()), (text.clone(), true));
-        assert_eq!(render.read_back(cut.as_bytes()), (text.clone(), false), "truncated: no finish");
-        assert_eq!(render.read_back(x.full_body(&text, 3).as_bytes()), (text, true));
-    }
 }

@@ -7,6 +7,10 @@
 //! `authorization: Bearer ...` (then `x-api-key`, then Azure's `api-key`). The conversation is
 //! `messages[]`: each `content` (a string or parts with `text`) and each
 //! `tool_calls[].function.arguments`. The schema is `response_format.json_schema.name`.
+//! `tool_choice` `{"type": "function", "function": {"name"}}` forces that tool, `"required"` one
+//! of the tools (see [forced tool choice](crate#forced-tool-choice)): a text answer is then sent
+//! as one call's `arguments`, in pieces (`delta.tool_calls[0]`, its first chunk with the id and
+//! the name; whole: `message.tool_calls`), finished with `tool_calls`.
 //!
 //! # Answers
 //!
@@ -39,10 +43,9 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    Asked, ErrorParts, Exchange, Names, NotAnAnswerBody, Render, Route, data, is_whole, read_content, sse_events,
-    tool_names,
-};
+use super::render::{Exchange, Render};
+use super::shared::{ErrorParts, data, is_whole, openai_tool_choice, read_content, sse_events, tool_names};
+use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
 use crate::step::{NotAnAnswer, Preset, ToolUse};
 
@@ -155,6 +158,7 @@ impl Render for OpenAi {
         let mut texts = Vec::new();
         for message in messages {
             read_content(message.get("content"), &mut texts, &mut conversation);
+            conversation.mark_opening(message.get("role").and_then(Value::as_str) == Some("user"), texts.len());
             let calls = message.get("tool_calls").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
             let arguments = calls.iter().filter_map(|call| call.pointer("/function/arguments").and_then(Value::as_str));
             conversation.tool_inputs.extend(arguments.map(Into::into));
@@ -165,7 +169,7 @@ impl Render for OpenAi {
             model: get("/model").and_then(Value::as_str).map(str::to_owned),
             stream: get("/stream").and_then(Value::as_bool) == Some(true),
             usage_asked: get("/stream_options/include_usage").and_then(Value::as_bool) == Some(true),
-            answer_tool: None,
+            tool_choice: openai_tool_choice(get("/tool_choice"), "/function/name"),
             schema: get("/response_format/json_schema/name").and_then(Value::as_str).map(str::to_owned),
             tools: tool_names(body),
             conversation,
@@ -249,17 +253,22 @@ impl Render for OpenAi {
         Vec::new()
     }
 
+    /// A forced call's first chunk opens it (`delta.tool_calls[0]` with its id, type and name, and
+    /// the first piece of its arguments), the next carry the rest of its `arguments`.
     fn chunk(&self, x: &Exchange, i: usize, text: &str) -> String {
-        if i == 0 {
-            Self::chunk_event(x, json!({"role": "assistant", "content": text}), None)
-        } else {
-            Self::chunk_event(x, json!({"content": text}), None)
-        }
+        let delta = match (&x.answer_tool, i) {
+            (Some(name), 0) => json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
+                "id": Self::tool_call_id(x, 0), "type": "function", "function": {"name": name, "arguments": text}}]}),
+            (Some(_), _) => json!({"tool_calls": [{"index": 0, "function": {"arguments": text}}]}),
+            (None, 0) => json!({"role": "assistant", "content": text}),
+            (None, _) => json!({"content": text}),
+        };
+        Self::chunk_event(x, delta, None)
     }
 
-    fn epilogue(&self, x: &Exchange, output_tokens: u64) -> Vec<String> {
+    fn epilogue(&self, x: &Exchange, _text: &str, output_tokens: u64) -> Vec<String> {
         let mut events = Vec::new();
-        Self::push_stream_end(x, &mut events, false, output_tokens);
+        Self::push_stream_end(x, &mut events, x.answer_tool.is_some(), output_tokens);
         events
     }
 
@@ -318,8 +327,12 @@ impl Render for OpenAi {
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
-        let message = json!({"role": "assistant", "content": text, "refusal": null});
-        Self::completion(x, message, Self::stop_reason(x, false), output_tokens)
+        let message = match &x.answer_tool {
+            Some(name) => json!({"role": "assistant", "content": null, "refusal": null, "tool_calls": [{
+                "id": Self::tool_call_id(x, 0), "type": "function", "function": {"name": name, "arguments": text}}]}),
+            None => json!({"role": "assistant", "content": text, "refusal": null}),
+        };
+        Self::completion(x, message, Self::stop_reason(x, x.answer_tool.is_some()), output_tokens)
     }
 
     fn json_opening(&self, x: &Exchange) -> String {
@@ -378,7 +391,8 @@ impl Render for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::fixture;
+    use crate::forced::ToolChoice;
+    use crate::wire::render::fixture;
 
     #[test]
     fn it_reads_back_what_it_renders() {
@@ -398,5 +412,14 @@ mod tests {
         assert_eq!(asked.conversation.tool_inputs, ["{}"]);
         assert!(asked.stream && !asked.usage_asked);
         assert_eq!(asked.model.as_deref(), Some("m"));
+    }
+
+    #[test]
+    fn it_reads_the_tool_choice() {
+        let choice = |choice: Value| OpenAi.read(Some(&json!({"tool_choice": choice})), Route::default()).tool_choice;
+        assert_eq!(choice(json!("required")), ToolChoice::Any { among: Vec::new() });
+        assert_eq!(choice(json!({"type": "function", "function": {"name": "f"}})), ToolChoice::Tool("f".into()));
+        assert_eq!(choice(json!("auto")), ToolChoice::Auto);
+        assert_eq!(choice(json!("none")), ToolChoice::Auto);
     }
 }

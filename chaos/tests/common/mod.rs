@@ -77,6 +77,7 @@ impl Event {
     }
 }
 
+/// The events of an SSE body; comment lines (`: ...`) are skipped, as a client skips them.
 pub fn parse_events(text: &str) -> Vec<Event> {
     let mut events = Vec::new();
     for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
@@ -87,11 +88,14 @@ pub fn parse_events(text: &str) -> Vec<Event> {
                 event = Some(name.to_owned());
             } else if let Some(d) = line.strip_prefix("data: ") {
                 data.push(d);
-            } else {
+            } else if !line.starts_with(':') {
                 panic!("unexpected SSE line {line:?}");
             }
         }
-        events.push(Event { event, data: data.join("\n") });
+        // A block of comments alone is no event: a client skips it.
+        if event.is_some() || !data.is_empty() {
+            events.push(Event { event, data: data.join("\n") });
+        }
     }
     events
 }

@@ -181,7 +181,7 @@ impl Runtime {
     /// [`Runtime::request`].
     pub fn exec(&self, prompt: impl Into<Prompt>) -> impl Future<Output = Result<Reply, ExecError>> {
         // The exec's own future, not one wrapped in another: every exec would move its result out.
-        self.exec_attempts(None, None, prompt.into(), None)
+        self.exec_attempts(None, None, prompt, None)
     }
 
     /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for

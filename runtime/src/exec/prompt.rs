@@ -63,9 +63,10 @@ impl Prompt {
         self
     }
 
-    /// The agent function the attribute attached, taken out.
-    pub(crate) fn take_function(&mut self) -> Option<AgentFn> {
-        self.function.take().map(|function| *function)
+    /// The agent function the attribute attached, taken out (still boxed: an exec's future keeps
+    /// it, and a box is one word of it).
+    pub(crate) fn take_function(&mut self) -> Option<Box<AgentFn>> {
+        self.function.take()
     }
 
     /// The name of the agent function the attribute attached, if any.

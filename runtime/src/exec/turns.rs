@@ -38,22 +38,24 @@ impl Runtime {
         &self,
         policy: Option<RetryPolicy>,
         tools: Option<&Toolbox>,
-        mut prompt: Prompt,
+        prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
     ) -> Result<Reply, ExecError> {
-        // The runtime's own function is borrowed, not copied, on the plain `exec`'s way.
-        let own;
-        let function = match (prompt.take_function(), policy) {
-            (None, None) => &self.function,
+        // Converted here, in the exec's own future: nothing is done before it is first polled.
+        let mut prompt = prompt.into();
+        // The runtime's own function is borrowed, not copied, on the plain `exec`'s way; another is
+        // boxed (one word of every exec's future: the attribute boxed it already).
+        let own = match (prompt.take_function(), policy) {
+            (None, None) => None,
             (from_prompt, policy) => {
-                let mut function = from_prompt.unwrap_or(self.function);
+                let mut function = from_prompt.unwrap_or_else(|| Box::new(self.function));
                 if let Some(policy) = policy {
                     function.policy = policy;
                 }
-                own = function;
-                &own
+                Some(function)
             }
         };
+        let function = own.as_deref().unwrap_or(&self.function);
         // Not entered: the exec's calls, tools and decisions name it as their parent. (Entering it
         // would wrap this future, and moving it costs the success path more than the span.)
         let span = telemetry::exec_span(function.name, &*self.provider);

@@ -42,7 +42,8 @@ fn saturating_nanos(duration: Duration) -> u64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use agentic_runtime::{RetryPolicy, backoff::{Rng, Schedule}};
+/// use agentic_runtime::policy::backoff::{Rng, Schedule};
+/// use agentic_runtime::RetryPolicy;
 /// use agentic_runtime::policy::Jitter;
 ///
 /// // Without jitter the schedule is exactly the doubling one.

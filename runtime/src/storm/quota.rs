@@ -24,11 +24,12 @@ use std::time::Duration;
 /// ```
 /// use std::time::Duration;
 ///
-/// use agentic_runtime::{Runtime, ScriptedProvider, budget::RetryQuota};
+/// use agentic_runtime::storm::RetryQuota;
+/// use agentic_runtime::{Runtime, ScriptedProvider};
 ///
 /// let quota = RetryQuota::standard().with_retry_percent(50).with_window(Duration::from_secs(60));
 /// let runtime = Runtime::builder(ScriptedProvider::new([])).with_retry_quota(Some(quota)).build().unwrap();
-/// let unbounded = runtime.clone().with_retry_quota(None); // the off switch
+/// let unbounded = Runtime::builder(ScriptedProvider::new([])).with_retry_quota(None).build().unwrap(); // the off switch
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryQuota {

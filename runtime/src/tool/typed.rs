@@ -47,8 +47,8 @@ impl Toolbox {
     /// let runtime = Runtime::builder(provider.clone()).with_tools(tools).build().unwrap();
     /// let reply = runtime.exec("What is the weather in Paris?").await.unwrap();
     /// assert_eq!(reply.text(), "It is sunny in Paris.");
-    /// let results = provider.requests()[1].messages.last().unwrap().to_string();
-    /// assert!(results.contains("invalid arguments for `get_weather`: city: invalid type: integer `7`"), "{results}");
+    /// let results = format!("{:?}", provider.requests()[1].messages.last().unwrap());
+    /// assert!(results.contains("`city` must be a string, not an integer"), "{results}");
     /// # }
     /// ```
     ///

@@ -32,9 +32,12 @@ use crate::message::{ContentBlock, Message, StopReason};
 /// content (`message_start`, `ping`, a thinking delta) is also sent as a [`StreamEvent::Heartbeat`](crate::provider::StreamEvent::Heartbeat):
 /// a stream that started and then sends nothing for `idle_timeout_ms` ends there, before its first
 /// content too. A request with a [schema](Request::schema) offers one more
-/// tool, named as the schema, whose `input_schema` is the schema, and forces it (`tool_choice:
-/// {"type": "tool", name}`): that tool's `tool_use` block is read as the answer's text (its
-/// `input_json_delta` fragments), and its `tool_use` stop as [`StopReason::Stop`]. The usage is `input_tokens`, `output_tokens`,
+/// tool, named as the schema, whose `input_schema` is the schema (after the request's own tools),
+/// and makes the model call a tool: that one alone (`tool_choice: {"type": "tool", name}`) when it
+/// is the only tool, else any of them (`{"type": "any"}`), so that the model can still do its work
+/// with the other tools before it answers (forcing the answer tool on every turn would silence
+/// them). That tool's `tool_use` block is read as the answer's text (its `input_json_delta`
+/// fragments), and its `tool_use` stop as [`StopReason::Stop`]. The usage is `input_tokens`, `output_tokens`,
 /// `cache_read_input_tokens` and `cache_creation_input_tokens`: a call that fails after
 /// `message_start` still reports its input. An `error` event ends
 /// the call as an error message whose text is the event's `message` as sent, typed with the kind,
@@ -191,7 +194,13 @@ impl Wire for AnthropicProvider {
                 Some(tools) => tools.push(tool),
                 None => body["tools"] = json!([tool]),
             }
-            body["tool_choice"] = json!({"type": "tool", "name": schema.name});
+            // Forcing the answer tool while others are offered would keep the model from ever
+            // calling them: force a call, and let the model choose which.
+            body["tool_choice"] = if request.tools.is_empty() {
+                json!({"type": "tool", "name": schema.name})
+            } else {
+                json!({"type": "any"})
+            };
         }
         body
     }
@@ -650,6 +659,26 @@ mod tests {
                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
             }])
         );
+    }
+
+    /// The answer tool alone is forced only when it is the only tool: beside other tools the
+    /// request forces a call of any of them, or the model could never call the others.
+    #[test]
+    fn a_schema_forces_its_tool_alone_only_without_other_tools() {
+        let history = [Message::user("weather?")];
+        let provider = AnthropicProvider::new("http://x", None);
+        let schema = crate::provider::ResponseSchema::new("Forecast", json!({"type": "object"}));
+        let mut request = Request::new(&history);
+        request.schema = Some(&schema);
+        let alone = provider.body(&request);
+        assert_eq!(alone["tool_choice"], json!({"type": "tool", "name": "Forecast"}));
+        let tools = [crate::tool::ToolSpec::new("get_weather", "The weather in a city.", json!({"type": "object"}))];
+        request.tools = &tools;
+        let beside = provider.body(&request);
+        assert_eq!(beside["tool_choice"], json!({"type": "any"}));
+        let names: Vec<&str> =
+            beside["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["get_weather", "Forecast"], "the answer tool comes last");
     }
 
     #[test]

@@ -12,7 +12,7 @@ async fn owned(runtime: rt::Runtime) -> Result<Reply, ExecError> {
 
 #[agentic_function]
 async fn owned_mut(mut runtime: agentic_runtime::Runtime) -> Result<Reply, ExecError> {
-    runtime = runtime.with_system("changed");
+    let _previous = std::mem::replace(&mut runtime, rt::Runtime::new(rt::ScriptedProvider::new([])));
     runtime.exec("hello").await
 }
 
@@ -23,9 +23,9 @@ async fn shared(r: &::agentic_runtime::Runtime) -> Result<Reply, ExecError> {
 
 #[agentic_function]
 async fn exclusive(model: &mut rt::Runtime) -> Result<Reply, ExecError> {
-    *model = model.clone().with_system("changed");
+    *model = rt::Runtime::builder(rt::ScriptedProvider::new([])).with_system("changed").build()?;
     let reply = model.exec("hello").await;
-    *model = model.clone().with_system("again");
+    *model = model.clone();
     reply
 }
 

@@ -1,9 +1,11 @@
-//! The `ok` reply: an answer's text and how it is cut into chunks.
+//! A completion: an answer's text and how it is cut into chunks (the `ok` step's, and the part of
+//! a faulty stream sent before its fault).
 
 use super::*;
 
-/// The text of an answer and how it is streamed; the `ok` step, and the part of a faulty stream
-/// that is sent before the fault.
+/// The model's completion a step sends: the text of an answer and how it is streamed; the `ok`
+/// step, and the part of a faulty stream that is sent before the fault. (A runtime's `Reply` is
+/// what its client makes of it.)
 ///
 /// # Default
 ///
@@ -18,24 +20,24 @@ use super::*;
 /// let step = Step::ok("The answer is 42.").chunks(2).chunk_delay_ms(5);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reply {
+pub struct Completion {
     pub(crate) text: String,
     pub(crate) chunks: Option<u32>,
     pub(crate) chunk_delay_ms: u64,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) usage: TokenUsage,
-    /// The answer ends as one the token limit cut (see [`Reply::cut_by_token_limit`]).
+    /// The answer ends as one the token limit cut (see [`Completion::cut_by_token_limit`]).
     pub(crate) cut_by_token_limit: bool,
 }
 
-impl Default for Reply {
+impl Default for Completion {
     fn default() -> Self {
         Self::new(DEFAULT_TEXT)
     }
 }
 
-impl Reply {
-    /// A reply with `text`.
+impl Completion {
+    /// A completion with `text`.
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -107,7 +109,7 @@ impl Reply {
         }
     }
 
-    /// How many chunks [`pieces`](Reply::pieces) yields.
+    /// How many chunks [`pieces`](Completion::pieces) yields.
     pub(crate) fn chunk_count(&self) -> usize {
         match self.chunks {
             None => Pieces::words(&self.text).count(),
@@ -181,4 +183,4 @@ pub(crate) fn split_even(text: &str, n: usize) -> Vec<String> {
     Pieces::even(text, n).map(str::to_owned).collect()
 }
 
-header_setter!(Reply);
+header_setter!(Completion);
