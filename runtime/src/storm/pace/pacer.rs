@@ -125,7 +125,7 @@ impl Pacer {
 
     /// Reconciles a call's `demand`, reserved in this process's buckets, with what it used: the
     /// tokens it did not use go back (the cached reads too, where they are free), the ones it used
-    /// beyond are taken, each within the bucket's size ([`Bucket::settle`]). A call without usage
+    /// beyond are taken, each within the bucket's size (`Bucket::settle`). A call without usage
     /// (it failed) gives its tokens back: a server counts the tokens of what it answered.
     pub fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
         let used = self.calibrate(demand, usage);
