@@ -3,7 +3,8 @@
 
 Each ```rust block (not `ignore`) must be preceded, in its section, by a ```toml block holding the
 `[dependencies]` lines it needs: that block is the crate's whole dependency list, as a newcomer
-would paste it into a new crate. `agentic-runtime = { path = ... }` is pointed at this checkout.
+would paste it into a new crate. `agentic-runtime = { path = ... }` (and each crate of CRATES) is
+pointed at this checkout.
 A hidden line (`# `, rustdoc's) is an error: GitHub shows it as it is, so what a reader copies
 would not compile. A snippet without `fn main` is wrapped in one, as rustdoc wraps it. The crates share one target directory (CARGO_TARGET_DIR, else
 target/readme-crates) and are checked with `cargo check`: what a new crate would fail to compile,
@@ -53,18 +54,23 @@ def as_program(body):
     return "\n".join(uses) + "\n\nfn main() {\n" + "\n".join(rest) + "\n}\n"
 
 
+# The workspace's crates a snippet may depend on, and their folders in this checkout.
+CRATES = {"agentic-runtime": "runtime", "agentic-mcp": "integrations/mcp"}
+
+
 def dependencies(toml):
-    """The dependency lines of a toml block, `agentic-runtime` pointed at this checkout (its
+    """The dependency lines of a toml block, each crate of CRATES pointed at this checkout (its
     `features` and `default-features` kept)."""
-    runtime = os.path.join(ROOT, "runtime")
     out = []
     for line in toml.split("\n"):
         if line.strip().startswith("[dependencies]"):
             continue
-        if re.match(r"^\s*agentic-runtime\s*=", line):
+        named = re.match(r"^\s*([a-z-]+)\s*=", line)
+        if named and named.group(1) in CRATES:
+            crate = named.group(1)
             kept = re.finditer(r"(features\s*=\s*\[[^\]]*\]|default-features\s*=\s*false)", line)
             extra = "".join(", " + found.group(1) for found in kept)
-            line = f'agentic-runtime = {{ path = "{runtime}"{extra} }}'
+            line = f'{crate} = {{ path = "{os.path.join(ROOT, CRATES[crate])}"{extra} }}'
         out.append(line)
     return "\n".join(out)
 

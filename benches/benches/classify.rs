@@ -3,12 +3,13 @@
 //! pages, transport errors, empty texts), in time per message: each layer's verdict alone, and
 //! both from one scan (`classify::verdicts`, what the exec loop does). Before the timings it prints the
 //! verdicts' distribution, as a sanity check of the corpus.
-//! Run with `cargo bench --manifest-path benches/Cargo.toml --bench classify`.
+//! Run with `cargo bench --manifest-path benches/Cargo.toml --bench classify`;
+//! `CLASSIFY_ROUNDS=<n>` on the bench binary classifies instead (see `rounds`), for callgrind.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 
 use agentic_runtime::classify::{exec_verdict, session_verdict, verdicts};
 use agentic_runtime::message::{AssistantMessage, StopReason};
@@ -44,14 +45,18 @@ fn print_distribution(corpus: &[&str]) {
     }
 }
 
-fn classify(c: &mut Criterion) {
+/// The whole corpus, and its proxies' HTML pages: the longest texts, the worst case per message.
+fn sets() -> [(&'static str, Vec<&'static str>); 2] {
     let corpus: Vec<&str> = CORPUS.lines().collect();
-    print_distribution(&corpus);
-    // The proxies' HTML pages: the longest texts, the worst case per message.
-    let pages: Vec<&str> = corpus.iter().copied().filter(|text| text.len() > 1000).collect();
+    let pages = corpus.iter().copied().filter(|text| text.len() > 1000).collect();
+    [("classify_corpus", corpus), ("classify_long_pages", pages)]
+}
 
-    for (name, texts) in [("classify_corpus", &corpus), ("classify_long_pages", &pages)] {
-        let mut group = c.benchmark_group(name);
+fn classify(c: &mut Criterion) {
+    let sets = sets();
+    print_distribution(&sets[0].1);
+    for (name, texts) in &sets {
+        let mut group = c.benchmark_group(*name);
         group.throughput(Throughput::Elements(texts.len() as u64));
         // What the exec loop does with a failed call that layer 1 hands up: both verdicts, from one
         // scan of the text (layer 2 reads it as "ModelError: <text>", an error event's failure text).
@@ -82,5 +87,31 @@ fn classify(c: &mut Criterion) {
     }
 }
 
+/// `CLASSIFY_ROUNDS=<n>`: instead of the criterion run, both layers' verdicts (`verdicts`, as the
+/// exec loop asks them) of every message of one set, `CLASSIFY_ONLY=classify_corpus` (the default)
+/// or `classify_long_pages`, `n` times; prints the set's size. Under callgrind, two runs with
+/// different `n` give the instructions per message without the start-up
+/// (`benches/instructions.sh`).
+fn rounds(rounds: usize) {
+    let only = std::env::var("CLASSIFY_ONLY").unwrap_or_else(|_| "classify_corpus".to_owned());
+    let Some((name, texts)) = sets().into_iter().find(|(name, _)| *name == only) else {
+        panic!("CLASSIFY_ONLY={only}: the sets are classify_corpus and classify_long_pages");
+    };
+    let messages: Vec<AssistantMessage> = texts.iter().map(|text| AssistantMessage::error_event(*text, None)).collect();
+    for _ in 0..rounds {
+        for message in &messages {
+            black_box(verdicts(black_box(message)));
+        }
+    }
+    println!("{name}: {} messages, {rounds} rounds", messages.len());
+}
+
 criterion_group!(benches, classify);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(count) = std::env::var("CLASSIFY_ROUNDS") {
+        return rounds(count.parse().expect("CLASSIFY_ROUNDS=<number of rounds>"));
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

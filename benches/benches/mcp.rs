@@ -10,7 +10,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-use agentic_runtime::mcp::McpServer;
+use agentic_mcp::McpServer;
 use agentic_runtime::tool::Toolbox;
 use agentic_test_support::mcp::{serve_http, server_binary};
 
@@ -27,7 +27,7 @@ fn one_call(c: &mut Criterion) {
         let stdio = McpServer::stdio(server_binary()).connect().await.expect("the test server starts");
         let server = serve_http(Default::default()).await;
         let http = McpServer::http(server.url()).connect().await.expect("the test server answers");
-        (Toolbox::new().with_mcp(stdio), Toolbox::new().with_mcp(http), server)
+        (Toolbox::new().with_source(stdio), Toolbox::new().with_source(http), server)
     });
     let input = json!({"text": "hello"});
     let mut group = c.benchmark_group("mcp_call");

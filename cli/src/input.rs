@@ -4,9 +4,9 @@ use std::fmt::Display;
 use std::io::{self, BufRead, IsTerminal as _, Read, Write};
 use std::process::ExitCode;
 
-use agentic_runtime::lines::{BoundedLines, bytes_text};
-
+use crate::lines::BoundedLines;
 use crate::terminal::shown;
+use crate::text::bytes_text;
 
 /// The exit code of a usage error (the same as clap's).
 pub(crate) const USAGE: u8 = 2;
@@ -26,7 +26,7 @@ pub(crate) fn hint_if_terminal(what: &str) {
 
 /// One line of input: its number (from 1, counting every line, blank and over-long ones too) and
 /// its text, or what is wrong with it (not UTF-8, longer than
-/// [`MAX_LINE_BYTES`](agentic_runtime::lines::MAX_LINE_BYTES)). The line ending (`\n` or `\r\n`)
+/// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES)). The line ending (`\n` or `\r\n`)
 /// is removed.
 pub(crate) struct Line {
     /// The line's number, from 1.
@@ -36,7 +36,7 @@ pub(crate) struct Line {
 }
 
 /// The numbered lines of `reader`, each at most
-/// [`MAX_LINE_BYTES`](agentic_runtime::lines::MAX_LINE_BYTES) long: a longer one is skipped
+/// [`MAX_LINE_BYTES`](crate::lines::MAX_LINE_BYTES) long: a longer one is skipped
 /// without being held in memory and reported, as is one that is not UTF-8, and the next lines
 /// still come. A read error ends the iteration with that error.
 pub(crate) fn numbered_lines(reader: impl BufRead) -> impl Iterator<Item = io::Result<Line>> {

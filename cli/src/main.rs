@@ -17,6 +17,7 @@ mod grade;
 mod input;
 mod journal;
 mod json;
+mod lines;
 mod otel;
 mod pacing_flags;
 mod policy_flags;
@@ -25,6 +26,7 @@ mod schema;
 mod simulate;
 mod target_key;
 mod terminal;
+mod text;
 mod tool_flags;
 mod wire_flags;
 

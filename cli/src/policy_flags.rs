@@ -9,8 +9,8 @@ use agentic_runtime::policy::{Jitter, Preset};
 #[derive(Debug, Default, clap::Args)]
 pub(crate) struct PolicyFlags {
     /// Start from a named policy, which the other flags change further: anthropic or
-    /// gemini-free-tier, seed 003's settings for each (up to 5 calls, waits from 2 s or 15 s
-    /// doubling to a 60 s cap) [default: none, the defaults].
+    /// gemini-free-tier, fitted to that provider's per-minute limits (up to 5 calls, waits from 2 s
+    /// or 15 s doubling to a 60 s cap) [default: none, the defaults].
     #[arg(long, value_name = "NAME", value_parser = parse_preset, help_heading = "Retry policy")]
     preset: Option<Preset>,
     /// Exec attempts (layer 2) [default: 3].

@@ -138,7 +138,7 @@ pub(crate) fn toolbox(sources: Vec<Arc<dyn ToolSource>>, timeout: Option<Duratio
 pub(crate) async fn connect(commands: Vec<McpCommand>) -> Result<Vec<Arc<dyn ToolSource>>, String> {
     let mut sources: Vec<Arc<dyn ToolSource>> = Vec::new();
     for McpCommand { program, args } in commands {
-        let server = agentic_runtime::mcp::McpServer::stdio(program).args(args);
+        let server = agentic_mcp::McpServer::stdio(program).args(args);
         let toolbox = server.connect().await.map_err(|error| format!("--mcp: {error}"))?;
         for skipped in toolbox.skipped().iter() {
             eprintln!("warning: {}", shown(skipped));

@@ -463,7 +463,7 @@ async fn control_sequences_in_a_servers_error_and_a_models_answer_are_escaped() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_preset_sets_seed_003s_five_calls_in_layer_1() {
+async fn a_preset_sets_five_calls_in_layer_1() {
     let server = ChaosServer::start(Scenario::new().otherwise(Step::http_error(503))).await.unwrap();
     let url = server.openai_base_url();
     // The preset's waits (2 s to 60 s) made short; its five calls, all in layer 1, kept.

@@ -170,7 +170,7 @@ fn args(a: &str, b: &str, rest: &[&str]) -> Vec<String> {
     args.into_iter().map(str::to_owned).collect()
 }
 
-/// The shape of the issue: OPENAI_API_KEY set, the primary's key on the command line, a fallback
+/// A common setup: OPENAI_API_KEY set, the primary's key on the command line, a fallback
 /// at a server of its own. The primary gets its flag's key; the fallback, which is not where
 /// OPENAI_API_KEY goes (OPENAI_BASE_URL is unset: OpenAI's own API), gets none.
 #[test]

@@ -86,3 +86,47 @@ fn the_chaos_help_names_the_four_wires_it_serves() {
     }
     assert!(!help.contains("OpenAI- and Anthropic-compatible"), "{help}");
 }
+
+/// The help texts speak of the rules, not of how the project was built: no issue number, no
+/// "seed 003", in any command's help.
+#[test]
+fn no_help_names_an_issue_or_a_seed() {
+    let commands: [&[&str]; 7] = [
+        &["--help"],
+        &["classify", "--help"],
+        &["simulate", "--help"],
+        &["ask", "--help"],
+        &["chaos", "--help"],
+        &["grade", "--help"],
+        &["journal", "--help"],
+    ];
+    for args in commands {
+        let help = agentic(args, "");
+        assert_eq!(help.code, 0, "{args:?}: {}", help.stderr);
+        let words: Vec<String> = help.stdout.split_whitespace().map(str::to_lowercase).collect();
+        for pair in words.windows(2) {
+            let numbered = pair[1].starts_with(|c: char| c.is_ascii_digit());
+            assert!(
+                !(numbered && ["issue", "seed"].contains(&pair[0].as_str())),
+                "{args:?} says `{} {}`",
+                pair[0],
+                pair[1]
+            );
+        }
+    }
+}
+
+/// `agentic journal --help` names every kind of failure a journal record may have.
+#[test]
+fn the_journal_help_names_every_kind() {
+    let help = agentic(&["journal", "--help"], "");
+    let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    let kinds =
+        ["permanent", "exhausted", "programming", "context_overflow", "refused", "invalid_result", "max_iterations"];
+    for kind in kinds {
+        assert!(
+            help.contains(&format!("{kind},")) || help.contains(&format!("{kind};")),
+            "{kind} is not named:\n{help}"
+        );
+    }
+}

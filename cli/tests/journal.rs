@@ -164,6 +164,28 @@ fn corrupt_lines_are_reported_with_their_numbers_and_skipped() {
     assert_eq!(run.json()["count"], 2);
 }
 
+/// A journal an older version wrote says `budget` where today's says `refused`: one cause, one row.
+#[test]
+fn an_older_journals_kind_budget_counts_as_refused() {
+    let file = TempFile::with_contents(
+        "older",
+        "{\"time_ms\":1796047200000,\"event\":\"failure\",\"op\":\"exec\",\"name\":\"exec\",\"kind\":\"budget\",\
+         \"attempts\":[],\"last_error\":\"RateLimitError: 429\",\"stopped_by\":\"the retry budget is empty\",\
+         \"calls\":3,\"elapsed_ms\":9000}\n",
+    );
+    Journal::open(file.path()).unwrap().record(&failure("exec", "refused", "RateLimitError: 429", NOV_30)).unwrap();
+    let run = agentic(&["journal", file.arg()], "");
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{}: 2 records in 1 group in the whole journal\n\
+             exec: 429 rate limited x2 (refused, last 2026-11-30 14:02 UTC)\n",
+            file.arg()
+        )
+    );
+}
+
 #[test]
 fn an_empty_journal_has_no_records() {
     let file = TempFile::new("empty");

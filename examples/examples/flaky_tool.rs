@@ -1,7 +1,7 @@
 //! A tool that fails twice with "RateLimitError: 429", then works (docs/design.md §13): the errors
 //! go back to the model as `tool_result`s with `is_error: true`, with no infrastructure retry and no
-//! sleep; the model calls the tool again; the JSONL trace shows it and the grader calls the run
-//! recovered.
+//! sleep; the model calls the tool again; the JSONL trace shows it, and `agentic grade` calls the
+//! run recovered.
 //!
 //! ```text
 //! cargo run --example flaky_tool
@@ -10,8 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use agentic_runtime::observe::trace::TraceSink;
-use agentic_runtime::observe::trace::grade::grade_lines;
+use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{ExecError, Reply, Runtime, Scripted, ScriptedProvider, ToolError, Toolbox, agentic_function};
 use serde_json::json;
 
@@ -66,13 +65,18 @@ async fn main() -> std::io::Result<()> {
     for line in trace.lines() {
         println!("  {line}");
     }
-    let report = grade_lines(trace.as_bytes())?;
-    for run in &report.runs {
-        println!(
-            "\ngrade of {}: {} ({} tool calls, {} errors)",
-            run.run_id, run.category, run.tool_calls, run.tool_errors
-        );
-    }
-    println!("(the same with the CLI: agentic grade {})", path.display());
+    let events = TraceEvent::parse_all(&trace).map_err(std::io::Error::other)?;
+    let results: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match event {
+            TraceEvent::ToolResult { is_error, .. } => Some(if *is_error { "error" } else { "ok" }),
+            _ => None,
+        })
+        .collect();
+    println!("\nthe tool's results, in order: {}", results.join(", "));
+    println!(
+        "`agentic grade` calls the run tool_error_recovered: cargo run -p agentic-cli -- grade {}",
+        path.display()
+    );
     Ok(())
 }

@@ -1,8 +1,17 @@
-//! Named policies for what a provider asks of its clients: seed 003's per-provider settings.
+//! Named policies for what a provider's rate limits ask of its clients.
 //!
-//! Seed 003 (ADR 0004, "Retry Strategy: Two Distinct Layers") wraps each provider's raw call in
-//! tenacity with "max 5 attempts, exponential backoff min=2s/max=60s (Anthropic), min=15s/max=60s
-//! (Gemini free tier)". A preset is those numbers in this crate's keys:
+//! Each is the retry setting Python agents commonly give tenacity around that provider's client,
+//! "max 5 attempts, exponential backoff min=2s/max=60s (Anthropic), min=15s/max=60s (Gemini free
+//! tier)", and each follows from the provider's published limits:
+//!
+//! - Google's free tier of the Gemini API counts requests and tokens per minute (15 requests a
+//!   minute for its Flash models): a 429 there means the minute's quota is spent, a retry within
+//!   15 s mostly meets it still spent, and by 60 s a new minute has begun.
+//! - Anthropic's API counts requests and tokens per minute in buckets that refill continuously, and
+//!   answers 529 while overloaded: capacity comes back within seconds, so the waits start at 2 s,
+//!   and 60 s is a whole minute's refill.
+//!
+//! A preset is those numbers in this crate's keys:
 //!
 //! - "max 5 attempts" (tenacity's `stop_after_attempt(5)`) is `max_calls = 5`: five model calls per
 //!   exec, whichever layer makes them, and `session_retries = 4`, so that layer 1 alone may make all
@@ -25,10 +34,10 @@ use crate::PolicyValues;
 /// Not `#[non_exhaustive]`, like [`crate::Jitter`]: the attribute and the runtime match every preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Preset {
-    /// Anthropic's API, as seed 003 configures it: up to 5 calls, waits from 2 s doubling to a 60 s
-    /// cap (2 s, 4 s, 8 s, 16 s).
+    /// Anthropic's API, whose per-minute limits refill continuously: up to 5 calls, waits from 2 s
+    /// doubling to a 60 s cap (2 s, 4 s, 8 s, 16 s).
     Anthropic,
-    /// Gemini's free tier, as seed 003 configures it: up to 5 calls, waits from 15 s doubling to a
+    /// Google's free tier of the Gemini API: up to 5 calls, waits from 15 s doubling to a
     /// 60 s cap (15 s, 30 s, 60 s, 60 s). The free tier's quotas are per minute (requests and
     /// tokens): a wait under 15 s mostly meets the same spent quota again.
     GeminiFreeTier,
@@ -67,7 +76,8 @@ impl Preset {
         Preset::ALL.into_iter().find(|preset| preset.name() == name || preset.cli_name() == name)
     }
 
-    /// The preset's numbers: the defaults with seed 003's keys set.
+    /// The preset's numbers: the defaults with `max_calls`, `session_retries`, `session_base_delay_ms`
+    /// and `max_delay_ms` set.
     pub const fn values(self) -> PolicyValues {
         let first_wait_ms = match self {
             Preset::Anthropic => 2_000,
@@ -120,7 +130,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_waits_double_from_the_floor_to_the_cap() {
+    fn the_waits_double_from_the_floor_to_the_cap() {
         // Five calls in the first exec attempt: four session waits.
         assert_eq!(
             worst_case(&Preset::GeminiFreeTier.values()),

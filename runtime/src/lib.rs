@@ -8,7 +8,7 @@
 //! Every decision carries the rule that made it.
 //!
 //! ```
-//! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+//! use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() -> Result<(), agentic_runtime::ExecError> {
@@ -35,7 +35,7 @@
 //!
 //! - **Retry any async call** (an HTTP request, a database query, a tool of your own):
 //!   [`Resilient`] with a [`RetryPolicy`], the same classifiers, deadline and decisions as an exec
-//!   ([`resilient`]; [`tower`](mod@tower) with the `tower` feature for an HTTP client's stack).
+//!   ([`resilient`]; `tower`, with the `tower` feature, for an HTTP client's stack).
 //! - **Annotate an agent function**: [`agentic_function`] on an `async fn` taking a [`Runtime`]
 //!   rewrites its `runtime.exec(..)`, `runtime.exec_json(..)` and `runtime.request(..)` calls to run
 //!   under the function's policy, checked at compile time. Test it with a [`ScriptedProvider`]
@@ -67,20 +67,20 @@
 //!   `Classify` for its `OpenAIError`.
 //! - `reqwest-middleware`: `tower::RetryMiddleware`, and `Classify` for `reqwest_middleware::Error`.
 //! - `genai`: `Classify` for `genai::Error` (genai 0.7 needs Rust 1.88, above this crate's 1.85).
-//! - `mcp`: MCP toolboxes (`mcp`), an MCP server's tools in the tool loop, over stdio or
-//!   streamable HTTP (rmcp 3.11 needs Rust 1.88, above this crate's 1.85).
 //!
 //! # Integrations, crates of their own
 //!
 //! Built on this crate's public API, each with its own dependencies:
 //!
+//! - `agentic-mcp`: MCP servers' tools; its `McpToolbox` is a [`ToolSource`](tool::ToolSource),
+//!   added to a toolbox with [`Toolbox::with_source`].
 //! - `agentic-redis`: fleet mode, `RedisStore`, a [`SharedStore`](storm::store::SharedStore) in
 //!   Redis: the retry quota, the cooldowns, the breakers and the pacer's limits shared by processes.
 //! - `agentic-otel`: OpenTelemetry export over OTLP/HTTP of the spans and metric events the core
 //!   emits through `tracing` (their names: [`observe::semconv`]).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
 mod answer;
@@ -89,9 +89,6 @@ pub mod compact;
 pub mod decision;
 mod error;
 pub mod exec;
-#[cfg(feature = "mcp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
-pub mod mcp;
 pub mod message;
 pub mod observe;
 pub mod policy;
@@ -104,11 +101,6 @@ pub mod tool;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 mod util;
-
-/// The bounded line reader of the trace grader and the journal reader, for the CLI until they move
-/// there. Not an API.
-#[doc(hidden)]
-pub use util::lines;
 
 pub use answer::{ExecError, ExecErrorKind, Reply};
 pub use decision::Decision;

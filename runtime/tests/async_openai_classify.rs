@@ -1,7 +1,7 @@
 //! `Classify for OpenAIError` against the chaos server: an `async_openai::Client` on the chaos
 //! server's OpenAI endpoint, through a bare `ReqwestService` (so that async-openai's own
 //! `OpenAIRetryLayer`, which its default executor puts in, retries nothing), gets for each failure
-//! of issue 27's list the action our own `OpenAiProvider` gets of the same response, on
+//! of `classify_support::cases` the action our own `OpenAiProvider` gets of the same response, on
 //! `chat().create` and `chat().create_stream` alike; and `Resilient` around `chat().create` goes
 //! through a 503 to the answer.
 

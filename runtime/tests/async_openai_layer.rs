@@ -235,7 +235,7 @@ fn status_of(error: &OpenAIError) -> Option<u16> {
     }
 }
 
-/// Two layers nested through async-openai (issue 36): a `Resilient` around an async-openai client
+/// Two layers nested through async-openai: a `Resilient` around an async-openai client
 /// built on our layer makes no more requests than the layer alone, on an error response (the
 /// layer hands async-openai its failure, not the response, so the mark reaches the `Resilient`)
 /// and on a transport error. Before, async-openai turned the handed-back 503 into an `ApiError`, a

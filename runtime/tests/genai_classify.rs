@@ -1,5 +1,5 @@
 //! `Classify for genai::Error` against the chaos server: a `genai::Client` on its OpenAI-compatible
-//! endpoint gets, for each failure of issue 27's list, the verdict our own `OpenAiProvider` gets of
+//! endpoint gets, for each failure of `classify_support::cases`, the verdict our own `OpenAiProvider` gets of
 //! the same response (genai keeps the status, the headers and the body), and `Resilient` around a
 //! genai call waits what the server asked.
 

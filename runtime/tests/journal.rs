@@ -1,18 +1,18 @@
-//! The failure journal: records round-trip through the file, corrupt and truncated lines are
-//! reported and skipped, concurrent writers leave only whole lines, retries are opt-in, and a
-//! failed write is logged once and never fatal.
+//! The failure journal: records round-trip through the file, a line cut by a crash leaves the
+//! records after it whole, concurrent writers leave only whole lines, retries are opt-in, and a
+//! failed write is logged once and never fatal. Reading a journal back, corrupt lines and all, is
+//! `agentic journal`'s, and tested with the CLI.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentic_test_support::temp_file::TempFile;
+use agentic_test_support::written::journal_lines;
 
 use agentic_runtime::classify::Reason;
 use agentic_runtime::decision::{Layer, Verdict, Why};
-use agentic_runtime::observe::journal::{
-    AttemptRecord, CorruptLine, Event, FailureRecord, Journal, JournalContents, read_journal,
-};
+use agentic_runtime::observe::journal::{AttemptRecord, Event, FailureRecord, Journal};
 use agentic_runtime::provider::TransportKind;
 use agentic_runtime::{
     Decision, ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function,
@@ -55,7 +55,6 @@ async fn an_exec_error_becomes_a_record_with_every_decision() {
         assert_eq!((attempt.attempt, attempt.call), (decision.attempt(), decision.call()));
     }
     assert!(record.attempts.iter().any(|attempt| attempt.verdict == "retry" && attempt.delay_ms.is_some()));
-    assert_eq!(record.label(), "429 rate limited");
 }
 
 #[tokio::test(start_paused = true)]
@@ -68,14 +67,13 @@ async fn unnamed_execs_permanent_failures_and_transport_failures() {
     let record = FailureRecord::from_exec_error(&permanent);
     assert_eq!((record.name.as_str(), record.kind.as_str()), ("exec", "permanent"));
     assert_eq!((record.status, record.code.as_deref()), (Some(401), Some("invalid_key")));
-    assert_eq!(record.label(), "401 unauthorized");
+    assert_eq!(record.last_error, "AuthenticationError: 401 invalid api key");
     assert_eq!(record.attempts.last().map(|attempt| attempt.verdict.as_str()), Some("fail_permanently"));
 
     let provider = ScriptedProvider::new([]).otherwise(Scripted::transport(TransportKind::Timeout, "no reply in 30 s"));
     let timeout = Runtime::new(provider).exec("hello").await.unwrap_err();
     let record = FailureRecord::from_exec_error(&timeout);
-    assert_eq!(record.status, None);
-    assert_eq!(record.label(), "timeout");
+    assert_eq!((record.status, record.last_error.as_str()), (None, "TimeoutError: no reply in 30 s"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -100,8 +98,9 @@ async fn records_round_trip_through_the_file() {
         journal.record(record).unwrap();
     }
 
-    let contents = read_journal(file.path()).unwrap();
-    assert_eq!(contents, JournalContents { records: written.clone(), corrupt: Vec::new() });
+    let contents = journal_lines(file.path());
+    assert_eq!(contents.records, written);
+    assert!(contents.bad_lines.is_empty(), "{:?}", contents.bad_lines);
     let text = std::fs::read_to_string(file.path()).unwrap();
     assert_eq!(text.lines().count(), written.len(), "one line per record: {text}");
     assert!(text.ends_with('\n'));
@@ -110,12 +109,12 @@ async fn records_round_trip_through_the_file() {
     assert_eq!((retry.event, retry.kind.as_str(), retry.name.as_str()), (Event::Retry, "retry", "summarize"));
     assert_eq!((retry.calls, retry.elapsed_ms), (2, 1234));
     assert_eq!(retry.attempts[0].delay_ms, Some(2000));
-    assert_eq!(retry.label(), "429 rate limited");
+    assert_eq!((retry.status, retry.last_error.as_str()), (None, "RateLimitError: 429 Too Many Requests"));
     assert_eq!(contents.records[3].name, "exec");
 }
 
 #[test]
-fn a_corrupt_line_and_a_truncated_last_line_are_reported_and_skipped() {
+fn a_corrupt_line_and_a_cut_last_line_leave_the_other_records_whole() {
     let file = TempFile::new("corrupt");
     let journal = Journal::open(file.path()).unwrap();
     let first = FailureRecord::new("a", "exhausted", "ServiceUnavailableError: 503").with_time_ms(1);
@@ -128,25 +127,16 @@ fn a_corrupt_line_and_a_truncated_last_line_are_reported_and_skipped() {
     journal.record(&third).unwrap();
     file.append_raw(br#"{"time_ms":1764511320000,"event":"failure","op":"exec","na"#);
 
-    let contents = read_journal(file.path()).unwrap();
+    let contents = journal_lines(file.path());
     assert_eq!(contents.records, [first, second, third]);
-    assert_eq!(
-        contents.corrupt,
-        [
-            CorruptLine { line: 2, error: "EOF while parsing an object at column 34".to_owned() },
-            CorruptLine {
-                line: 6,
-                error: "truncated last line (no newline): EOF while parsing a string at column 58".to_owned()
-            },
-        ]
-    );
+    assert_eq!(contents.bad_lines, [2, 6]);
 
     // A record appended by a handle opened before the cut is glued to it: the handle cannot know
     // (another writer cut the line after it opened the file).
     journal.record(&FailureRecord::new("d", "exhausted", "x").with_time_ms(4)).unwrap();
-    let contents = read_journal(file.path()).unwrap();
+    let contents = journal_lines(file.path());
     assert_eq!(contents.records.len(), 3, "the cut line swallowed d's record: {contents:?}");
-    assert_eq!(contents.corrupt.iter().map(|corrupt| corrupt.line).collect::<Vec<_>>(), [2, 6]);
+    assert_eq!(contents.bad_lines, [2, 6]);
 
     // A journal opened on a file that ends mid-line (a writer crashed) starts its first record on
     // a line of its own, and the next ones follow it.
@@ -155,17 +145,10 @@ fn a_corrupt_line_and_a_truncated_last_line_are_reported_and_skipped() {
     for (name, time) in [("e", 5), ("f", 6)] {
         reopened.record(&FailureRecord::new(name, "exhausted", "x").with_time_ms(time)).unwrap();
     }
-    let contents = read_journal(file.path()).unwrap();
+    let contents = journal_lines(file.path());
     let names: Vec<&str> = contents.records.iter().map(|record| record.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "c", "e", "f"]);
-    assert_eq!(contents.corrupt.iter().map(|corrupt| corrupt.line).collect::<Vec<_>>(), [2, 6, 7]);
-}
-
-#[test]
-fn a_missing_file_is_an_error() {
-    let file = TempFile::new("missing");
-    let error = read_journal(file.path()).unwrap_err();
-    assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(contents.bad_lines, [2, 6, 7]);
 }
 
 #[test]
@@ -191,8 +174,8 @@ fn concurrent_writers_leave_only_whole_lines() {
         }
     });
 
-    let contents = read_journal(file.path()).unwrap();
-    assert!(contents.corrupt.is_empty(), "{:?}", &contents.corrupt[..contents.corrupt.len().min(3)]);
+    let contents = journal_lines(file.path());
+    assert!(contents.bad_lines.is_empty(), "{:?}", &contents.bad_lines[..contents.bad_lines.len().min(3)]);
     assert_eq!(contents.records.len(), THREADS * EACH);
     for thread in 0..THREADS {
         let name = format!("t{thread}");
@@ -211,7 +194,7 @@ fn retries_are_written_only_when_asked_for() {
     let decision = retry_decision(1, "RateLimitError: 429 Too Many Requests");
     quiet.record(&FailureRecord::retry(Some("f"), &decision)).unwrap();
     quiet.record_decision(Some("f"), &decision).unwrap();
-    assert!(read_journal(file.path()).unwrap().records.is_empty());
+    assert!(journal_lines(file.path()).records.is_empty());
 
     let loud = quiet.clone().with_retries(true);
     assert!(!quiet.retries(), "the setting belongs to the clone");
@@ -219,7 +202,7 @@ fn retries_are_written_only_when_asked_for() {
     let why = Why::Judged(Reason::RetryableStatus(429).into());
     let given_up = Decision::new(Layer::Session, 1, 1, decision.error(), Verdict::GiveUp, why, decision.at());
     loud.record_decision(Some("f"), &given_up).unwrap();
-    let records = read_journal(file.path()).unwrap().records;
+    let records = journal_lines(file.path()).records;
     assert_eq!(records.len(), 1, "only the retry: {records:?}");
     assert_eq!(records[0].event, Event::Retry);
     assert_eq!(
@@ -244,36 +227,16 @@ async fn an_observer_and_the_exec_error_fill_the_journal() {
     let error = runtime.exec("hello").await.unwrap_err();
     journal.record_exec_error(&error).unwrap();
 
-    let contents = read_journal(file.path()).unwrap();
+    let records = journal_lines(file.path()).records;
     let retries = error.decisions().iter().filter(|decision| decision.verdict() == Verdict::Retry).count();
     assert!(retries > 0);
-    let counts = contents.counts_since(0);
-    let summary: Vec<(Event, &str, &str, usize)> =
-        counts.iter().map(|count| (count.event, count.kind.as_str(), count.label.as_str(), count.count)).collect();
-    let failure = (Event::Failure, error.kind().name(), "503 unavailable", 1);
-    assert_eq!(summary, [(Event::Retry, "retry", "503 unavailable", retries), failure]);
-}
-
-#[test]
-fn counts_since_a_time_from_a_file() {
-    let file = TempFile::new("counts");
-    let journal = Journal::open(file.path()).unwrap();
-    let day = 24 * 3600 * 1000;
-    let now = 100 * day;
-    for (name, last_error, age) in [
-        ("summarize", "RateLimitError: 429 Too Many Requests", 1000),
-        ("summarize", "RateLimitError: 429 Too Many Requests", 2000),
-        ("summarize", "RateLimitError: 429 Too Many Requests", 3 * day),
-        ("exec", "StreamDroppedError: connection closed", 5000),
-    ] {
-        journal.record(&FailureRecord::new(name, "exhausted", last_error).with_time_ms(now - age)).unwrap();
-    }
-    let contents = read_journal(file.path()).unwrap();
-    let counts = contents.counts_since(now - day);
-    let rows: Vec<(&str, &str, usize, u64)> =
-        counts.iter().map(|count| (count.name.as_str(), count.label.as_str(), count.count, count.last_ms)).collect();
-    assert_eq!(rows, [("summarize", "429 rate limited", 2, now - 1000), ("exec", "dropped stream", 1, now - 5000)]);
-    assert_eq!(contents.counts_since(0)[0].count, 3);
+    let got: Vec<(Event, &str, &str, Option<u16>)> = records
+        .iter()
+        .map(|record| (record.event, record.kind.as_str(), record.last_error.as_str(), record.status))
+        .collect();
+    let mut expected = vec![(Event::Retry, "retry", "ServiceUnavailableError: 503", None); retries];
+    expected.push((Event::Failure, error.kind().name(), "ServiceUnavailableError: 503", Some(503)));
+    assert_eq!(got, expected, "every retry, then the failure");
 }
 
 /// Counts the journal's WARN events.

@@ -1,5 +1,5 @@
 //! The rate limits a response's headers state reach the runtime as the call's first event
-//! (`StreamEvent::RateLimits`, issue 26), on every wire (`wires::all`) against the chaos server:
+//! (`StreamEvent::RateLimits`, docs/design.md §10), on every wire (`wires::all`) against the chaos server:
 //! on a 200 stream, a 2xx JSON body and a 429 (before its error), both header families; never
 //! from a redirect, and not at all from a response without such headers. A first response that
 //! its fallback replaces states its own limits, before the fallback's.

@@ -189,7 +189,7 @@ async fn each_attempt_runs_the_rest_of_the_chain_and_what_comes_before_runs_once
     assert_eq!((BEFORE.load(Ordering::Relaxed), AFTER.load(Ordering::Relaxed)), (1, 3));
 }
 
-/// Two `RetryMiddleware`s in one chain (issue 36): the outer one sends no more requests than the
+/// Two `RetryMiddleware`s in one chain: the outer one sends no more requests than the
 /// inner one alone, on an error response (handed back marked) and on a transport error (the
 /// client's own, handed back as it was, the mark in the request's extensions). Before, the outer
 /// one judged each again as transient: 16 requests where the inner one alone sent 4.

@@ -119,7 +119,7 @@ async fn googles_retry_info_in_the_body_is_the_wait_when_no_header_names_one() {
     assert_eq!(server.requests_served(), 2);
 }
 
-/// Two layers nested (issue 36): a `RetryLayer` around one that gave up sends the server no more
+/// Two layers nested: a `RetryLayer` around one that gave up sends the server no more
 /// requests than the inner one alone, on an error response (handed back marked) and on a transport
 /// error (its `Failure`, boxed by tower's timeout between the two). Before, the outer layer judged
 /// the inner one's 503 again, and its boxed failure as an unknown error, transient: 16 requests

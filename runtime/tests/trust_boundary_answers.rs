@@ -1,4 +1,4 @@
-//! What counts as an answer (issue 23), on every wire (`wires::all`) against the chaos server, on tokio's
+//! What counts as an answer (docs/design.md §3), on every wire (`wires::all`) against the chaos server, on tokio's
 //! paused clock: a 2xx that is not an answer is a classified error that says what came back, never
 //! an empty success; a bare JSON error line in an event stream is the error it says; and on a wire
 //! that sends heartbeats, a stream that started and then went silent ends at the idle bound.

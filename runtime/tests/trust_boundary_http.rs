@@ -1,4 +1,4 @@
-//! The HTTP client at the trust boundary (issue 23), over the wire, on every wire (`wires::all`): a
+//! The HTTP client at the trust boundary (docs/design.md §3), over the wire, on every wire (`wires::all`): a
 //! redirect is never followed (the key and the prompt stay here), an error body that stalls keeps
 //! its status, a certificate that is not trusted and a response head over the client's limits are
 //! named and never retried, a base URL's query stays a query, and a key echoed percent-encoded is

@@ -14,6 +14,7 @@
 //!   `agentic-mcp-test-server`) and over streamable HTTP on 127.0.0.1.
 //! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
 //!   each.
+//! - `written` (with `runtime`): what the runtime wrote to a trace or a journal, read strictly.
 //!
 //! The plain helpers need no workspace crate. The fuzz checks exercise the public API of
 //! `agentic-runtime` or `agentic-chaos`, so each sits behind a feature named after its crate
@@ -41,3 +42,5 @@ pub mod temp_file;
 pub mod tls_server;
 #[cfg(all(feature = "providers", feature = "chaos"))]
 pub mod wires;
+#[cfg(feature = "runtime")]
+pub mod written;

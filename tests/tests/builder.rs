@@ -133,7 +133,9 @@ async fn the_attribute_runs_a_request_chain_as_the_function_and_a_policy_of_its_
 
 #[tokio::test(start_paused = true)]
 async fn one_observer_tells_concurrent_execs_and_their_targets_apart() {
-    let seen: Arc<Mutex<Vec<(u64, Option<String>)>>> = Arc::default();
+    // Each decision's exec and target, as the one observer heard them.
+    type Heard = Arc<Mutex<Vec<(u64, Option<String>)>>>;
+    let seen: Heard = Arc::default();
     let primary = ScriptedProvider::new([]).with_model("a").otherwise(Scripted::http(401, "invalid api key"));
     let runtime = RuntimeBuilder::from_shared(Arc::new(primary))
         .with_fallback(scripted("b"))

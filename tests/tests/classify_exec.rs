@@ -122,7 +122,7 @@ fn rule_3_responses_codes() {
     assert_eq!(action("APIError: server_error: The server had an error"), ExecAction::Retry);
 }
 
-/// Texts read wrongly before (issue 36): Bedrock's throttling is a rate limit, not an overflow (a
+/// Texts read wrongly before: Bedrock's throttling is a rate limit, not an overflow (a
 /// 429 or "please wait" says so, and a transient status outranks every overflow pattern); Groq's
 /// 498 is transient; OpenRouter's spent daily quota is final for the exec, as Google's `PerDay` is.
 #[test]

@@ -49,3 +49,39 @@ fn the_readme_layout_names_every_crate_folder() {
         assert!(layout.contains(&format!("| `{member}/` |")), "the README's layout table leaves out `{member}/`");
     }
 }
+
+/// The runtime's module map in docs/design.md §2 names each module of `runtime/src` (a folder as
+/// `name/`, a file as `name.rs`), and names no module that is not there.
+#[test]
+fn the_module_map_matches_the_runtimes_modules() {
+    let design = read("docs/design.md");
+    let map = design
+        .split("The runtime's modules (`runtime/src/`)")
+        .nth(1)
+        .expect("the module map")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let listed: Vec<String> =
+        map.lines().filter_map(|line| line.strip_prefix("- `")?.split('`').next().map(str::to_owned)).collect();
+    let mut present = Vec::new();
+    for entry in std::fs::read_dir(root().join("runtime/src")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if path.is_dir() {
+            present.push(format!("{name}/"));
+        } else if name.ends_with(".rs") {
+            present.push(name);
+        }
+    }
+    for module in &present {
+        assert!(listed.contains(module), "docs/design.md §2's module map leaves out `runtime/src/{module}`");
+    }
+    for module in &listed {
+        let without_feature = module.split(' ').next().unwrap();
+        assert!(
+            present.iter().any(|present| present == without_feature),
+            "docs/design.md §2 maps `{module}`, which `runtime/src` does not have"
+        );
+    }
+}

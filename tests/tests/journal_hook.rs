@@ -1,8 +1,9 @@
 //! The failure journal hooked into `Runtime::exec` and resilient calls.
 
 use agentic_test_support::temp_file::TempFile;
+use agentic_test_support::written::journal_lines;
 
-use agentic_runtime::observe::journal::{Journal, read_journal};
+use agentic_runtime::observe::journal::Journal;
 use agentic_runtime::resilient::Resilient;
 use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider, agentic_function};
 
@@ -23,16 +24,14 @@ async fn every_final_failure_of_exec_is_one_line() {
     let provider = ScriptedProvider::new([Scripted::ok("fine")]);
     Runtime::builder(provider).with_journal(Journal::open(&file.0).unwrap()).build().unwrap().exec("ok").await.unwrap();
 
-    let contents = read_journal(&file.0).unwrap();
-    assert!(contents.corrupt.is_empty());
+    let contents = journal_lines(&file.0);
+    assert!(contents.bad_lines.is_empty());
     assert_eq!(contents.records.len(), 3, "failures only");
-    let record = &contents.records[0];
-    assert_eq!((record.name.as_str(), record.kind.as_str()), ("summarize", "exhausted"));
-    assert_eq!(record.calls, 4);
-    let counts = contents.counts_since(0);
-    assert_eq!(counts.len(), 1);
-    assert_eq!(counts[0].count, 3);
-    assert_eq!(counts[0].label, "429 rate limited");
+    for record in &contents.records {
+        assert_eq!((record.name.as_str(), record.kind.as_str()), ("summarize", "exhausted"));
+        assert_eq!((record.status, record.last_error.as_str()), (Some(429), "RateLimitError: 429 Too Many Requests"));
+        assert_eq!(record.calls, 4);
+    }
 }
 
 #[tokio::test(start_paused = true)]
@@ -42,7 +41,7 @@ async fn retries_are_recorded_when_asked() {
     let runtime =
         Runtime::builder(provider).with_journal(Journal::open(&file.0).unwrap().with_retries(true)).build().unwrap();
     runtime.exec("hi").await.unwrap();
-    let contents = read_journal(&file.0).unwrap();
+    let contents = journal_lines(&file.0);
     assert_eq!(contents.records.len(), 1);
     assert_eq!(contents.records[0].event.to_string(), "retry");
 }
@@ -57,7 +56,7 @@ async fn resilient_calls_record_their_failure() {
         .call(|| async { Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)) })
         .await
         .unwrap_err();
-    let contents = read_journal(&file.0).unwrap();
+    let contents = journal_lines(&file.0);
     assert_eq!(contents.records.len(), 1);
     let record = &contents.records[0];
     assert_eq!((record.op.as_str(), record.name.as_str(), record.kind.as_str()), ("call", "fetch prices", "exhausted"));

@@ -390,7 +390,7 @@ async fn a_failure_gives_its_details_through_accessors() {
     assert_eq!(failure.into_last_error().map(|error| error.kind()), Some(ErrorKind::ConnectionReset));
 }
 
-/// Two layers nested (issue 36): an outer resilient call around an inner one that gives up sends no
+/// Two layers nested: an outer resilient call around an inner one that gives up sends no
 /// more than the inner one alone, whether it sees the inner failure itself or boxed (as a tower
 /// layer, `OpenAIError::Boxed` or a middleware's `anyhow` hand it on). Before, a boxed failure had
 /// no known type and no source: the outer call took it as transient and ran the inner one three

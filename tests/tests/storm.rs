@@ -272,7 +272,7 @@ fn http_providers_are_scoped_by_a_fingerprint_of_url_and_key_never_the_key() {
     assert_eq!(ScriptedProvider::new([]).scope(), "scripted");
 }
 
-/// Reading the retry quota changes nothing (issue 36): two runtimes with the same history, idle
+/// Reading the retry quota changes nothing: two runtimes with the same history, idle
 /// for 600 s, then answering 1 000 calls and retrying one failure, end with the same budget, though
 /// one of them was read every second of its calm and just before its burst. Before, a reading
 /// placed the successes counted since the previous one: the runtime read just before its burst

@@ -1,5 +1,5 @@
-//! The ReAct loop inside `exec` (issue 6; docs/design.md §13): tool errors go back to the model,
-//! never to the retry layers; infrastructure retries apply per model turn; traces and their grades.
+//! The ReAct loop inside `exec` (docs/design.md §13): tool errors go back to the model,
+//! never to the retry layers; infrastructure retries apply per model turn; what the traces say.
 
 use agentic_runtime::exec::RuntimeBuilder;
 use std::sync::Arc;
@@ -9,7 +9,6 @@ use std::time::Duration;
 use agentic_chaos::{ChaosServer, Scenario, Step as ChaosStep};
 use agentic_runtime::message::ContentBlock;
 use agentic_runtime::message::Message;
-use agentic_runtime::observe::trace::grade::{Category, grade_lines};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::{
@@ -17,6 +16,7 @@ use agentic_runtime::{
     agentic_function,
 };
 use agentic_test_support::wires::{self, Wire};
+use agentic_test_support::written::trace_outline;
 use serde_json::json;
 
 /// `get_weather` fails `failures` times with "RateLimitError: 429", then works.
@@ -55,10 +55,8 @@ fn events(sink: &TraceSink) -> Vec<TraceEvent> {
     TraceEvent::parse_all(&sink.contents().unwrap()).unwrap()
 }
 
-fn grade(sink: &TraceSink) -> Category {
-    let report = grade_lines(sink.contents().unwrap().as_bytes()).unwrap();
-    assert_eq!(report.runs.len(), 1);
-    report.runs[0].category
+fn outline(sink: &TraceSink) -> Vec<String> {
+    trace_outline(&sink.contents().unwrap())
 }
 
 /// Looks up the weather.
@@ -97,23 +95,21 @@ async fn a_tool_error_goes_back_to_the_model_at_once_and_is_never_retried() {
     assert_eq!(requests[0].function.as_deref(), Some("weather"));
 
     // The trace: start, three calls and results (two errors), finish; timestamps 0 ms apart.
-    let trace = events(&sink);
-    let names: Vec<&str> = trace.iter().map(TraceEvent::name).collect();
     assert_eq!(
-        names,
+        outline(&sink),
         [
             "agent_start",
-            "tool_call",
-            "tool_result",
-            "tool_call",
-            "tool_result",
-            "tool_call",
-            "tool_result",
+            "tool_call get_weather",
+            "tool_result get_weather error",
+            "tool_call get_weather",
+            "tool_result get_weather error",
+            "tool_call get_weather",
+            "tool_result get_weather ok",
             "agent_finish"
         ]
     );
+    let trace = events(&sink);
     assert!(trace.windows(2).all(|pair| pair[0].ts_ms() == pair[1].ts_ms()));
-    assert_eq!(grade(&sink), Category::ToolErrorRecovered);
 }
 
 #[tokio::test(start_paused = true)]
@@ -186,7 +182,22 @@ async fn malformed_calls_and_panics_are_tool_errors_fed_back() {
     assert!(first[2].0.contains("the tool blew up"), "{}", first[2].0);
     let second = tool_results(requests[2].messages.last().unwrap());
     assert!(second[0].1 && second[0].0.to_lowercase().contains("json"), "{second:?}");
-    assert_eq!(grade(&sink), Category::ToolErrorUnrecovered);
+    assert_eq!(
+        outline(&sink),
+        [
+            "agent_start",
+            "tool_call no_such_tool",
+            "tool_call get_weather",
+            "tool_call explode",
+            "tool_result no_such_tool error",
+            "tool_result get_weather error",
+            "tool_result explode error",
+            "tool_call get_weather",
+            "tool_result get_weather error",
+            "agent_finish"
+        ],
+        "every call answered, each an error"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -203,7 +214,8 @@ async fn max_iterations_is_an_error_of_its_own_kind_and_not_retried() {
     assert_eq!(error.kind(), ExecErrorKind::MaxIterations);
     assert_eq!(provider.calls(), 4, "three tool turns, then the fourth asks again and the exec stops");
     assert!(error.to_string().contains("`max_iterations` is 3"), "{error}");
-    assert_eq!(grade(&sink), Category::Incomplete);
+    let turn = ["tool_call get_weather", "tool_result get_weather ok"];
+    assert_eq!(outline(&sink), [&["agent_start"][..], &turn, &turn, &turn].concat(), "three turns, no agent_finish");
 }
 
 #[tokio::test(start_paused = true)]
@@ -213,9 +225,11 @@ async fn layers_that_give_up_leave_the_run_incomplete() {
     let sink = TraceSink::in_memory();
     let runtime = Runtime::builder(provider).with_tools(flaky_weather(0)).with_trace(sink.clone()).build().unwrap();
     runtime.exec("Weather?").await.unwrap_err();
-    let names: Vec<&str> = events(&sink).iter().map(TraceEvent::name).collect();
-    assert_eq!(names, ["agent_start", "tool_call", "tool_result"], "no agent_finish, no retry events");
-    assert_eq!(grade(&sink), Category::Incomplete);
+    assert_eq!(
+        outline(&sink),
+        ["agent_start", "tool_call get_weather", "tool_result get_weather ok"],
+        "no agent_finish, no retry events"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -225,7 +239,7 @@ async fn a_run_without_tool_errors_is_clean() {
     let sink = TraceSink::in_memory();
     let runtime = Runtime::builder(provider).with_tools(flaky_weather(0)).with_trace(sink.clone()).build().unwrap();
     runtime.exec("Weather?").await.unwrap();
-    assert_eq!(grade(&sink), Category::Clean);
+    assert_eq!(outline(&sink), ["agent_start", "tool_call get_weather", "tool_result get_weather ok", "agent_finish"]);
 }
 
 async fn loop_over_the_wire(wire: Wire) {
@@ -248,7 +262,18 @@ async fn loop_over_the_wire(wire: Wire) {
     // tool_use, 503 (retried by the session layer), tool_use, answer.
     assert_eq!(server.journal().len(), 4, "{wire}");
     assert!(server.journal().iter().all(|entry| entry.tools == ["get_weather"]), "{wire}: {:?}", server.journal());
-    assert_eq!(grade(&sink), Category::ToolErrorRecovered, "{wire}");
+    assert_eq!(
+        outline(&sink),
+        [
+            "agent_start",
+            "tool_call get_weather",
+            "tool_result get_weather error",
+            "tool_call get_weather",
+            "tool_result get_weather ok",
+            "agent_finish"
+        ],
+        "{wire}"
+    );
 }
 
 fn weather_scenario() -> Scenario {

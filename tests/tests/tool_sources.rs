@@ -1,4 +1,4 @@
-//! Tools from elsewhere and tools per agent function (issue 28; docs/design.md §13): a
+//! Tools from elsewhere and tools per agent function (docs/design.md §13): a
 //! `ToolSource`'s list read at every model turn, a source's timeout and its grace, each call's
 //! idempotency key, `exec_with_tools` and the attribute's `tools = PATH`.
 

@@ -8,7 +8,7 @@
 //! that it never opens). The runs:
 //! - **outage**: every request to the primary a 503; N execs started evenly over 50 ms, the first
 //!   run from a cold process (no call made before it, as a user's first burst; `--warm` makes one
-//!   exec that meets a 503 first, as the example did before issue 36). Then, the
+//!   exec that meets a 503 first, so that the classifier's tables are built before the burst). Then, the
 //!   breaker being open (or not), the latency once open: one exec at a time through the fallback
 //!   runtime, interleaved with one through a runtime on the secondary alone.
 //! - **wobble**: 30 % of the primary's requests a 503 (the load example's seeded scenario).
@@ -33,8 +33,8 @@ const SECONDARY: &str = "anthropic/secondary";
 /// A `min_calls` no run reaches: the breaker "off" keeps its window but never opens.
 const NEVER: u32 = 1_000_000;
 
-/// The execs of a run are started evenly over this by default (the issue's "200 execs started
-/// over 50 ms").
+/// The execs of a run are started evenly over this by default: a burst faster than the first
+/// answers come back (200 execs over 50 ms).
 pub(super) const SPREAD: Duration = Duration::from_millis(50);
 
 /// Execs of the latency-once-open phase, each alone (and as many on the secondary alone).
@@ -478,7 +478,7 @@ pub(super) async fn main(args: FallbackArgs) -> std::io::Result<()> {
             run.flapped
         );
     }
-    println!("\nthe issue's goals, breaker on:");
+    println!("\nthe breaker's goals, breaker on:");
     for (goal, passed) in goals(&runs) {
         println!("  {}: {goal}", if passed { "PASS" } else { "FAIL" });
     }
@@ -494,7 +494,7 @@ const OUTAGE_1000_MORE: usize = 60;
 /// Once open, a fallback exec may take at most this much longer than one on the secondary alone.
 const ADDED_LIMIT: Duration = Duration::from_millis(1);
 
-/// The issue's goals for the breaker, checked on the runs made with it on (a goal whose runs were
+/// The breaker's goals, checked on the runs made with it on (a goal whose runs were
 /// not made is left out).
 fn goals(runs: &[Run]) -> Vec<(String, bool)> {
     let on = |kind: Kind, calls: Option<usize>| {

@@ -70,7 +70,7 @@ const CHILD_LEAD: Duration = Duration::from_secs(3);
 /// The processes of the redis run.
 const CHILDREN: usize = 2;
 
-/// The targets, with the pacer: at most this share of the requests get a 429 ...
+/// The pacer's targets: at most this share of the requests get a 429 ...
 const MAX_429_SHARE: f64 = 0.01;
 /// ... and the burst within this multiple of the ideal.
 const MAX_RATIO: f64 = 1.15;
@@ -590,7 +590,7 @@ pub(super) async fn main(mode: Mode) -> Result<(), String> {
     println!(
         "\nideal: (demand - the binding bucket's level at the burst's first request) / refill rate; ratio: burst / ideal"
     );
-    println!("the issue's targets, pacer on:");
+    println!("the pacer's targets, pacer on:");
     for run in runs.iter().filter(|run| run.pacing_on) {
         let checks = [
             (

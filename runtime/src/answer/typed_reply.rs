@@ -5,14 +5,14 @@ use std::ops::Deref;
 
 use crate::answer::reply::Reply;
 
-/// What [`Runtime::exec_json_reply`](crate::Runtime::exec_json_reply) returns: the answer parsed as
+/// What [`ExecRequest::typed`](crate::exec::ExecRequest::typed) returns: the answer parsed as
 /// a `T`, and the [`Reply`] it came in, whose facts it derefs to (`typed.decisions()`,
 /// `typed.total_usage()`, `typed.calls()`, ...).
 ///
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 ///
 /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 /// struct Total {

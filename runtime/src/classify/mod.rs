@@ -23,6 +23,7 @@ pub use exec::{ExecAction, ExecVerdict, exec_verdict};
 pub use hint::retry_hint;
 pub(crate) use hint::retry_hint_of;
 pub(crate) use patterns::TARGET_MARKERS;
+pub use patterns::{OVERFLOW_CODES, QUOTA_CODES};
 pub use reason::Reason;
 pub(crate) use scan::{Markers, Scan};
 pub(crate) use session::session_verdict_of;

@@ -113,7 +113,7 @@ pub(crate) static RETRY: &[Pattern] = &[
     regex!("incomplete.?message", ["incomplete"]),
     spellings!("stream (ended|closed) unexpectedly", ["stream ended unexpectedly", "stream closed unexpectedly"]),
     regex!(r"(try again|retry) in \d", ["try again in", "retry in"]),
-    // Google's canonical codes and the seed's `google.api_core.exceptions` names:
+    // Google's canonical codes and the `google.api_core.exceptions` names of Google's Python clients:
     // `RESOURCE_EXHAUSTED` / `ResourceExhausted`, `DEADLINE_EXCEEDED`, `InternalServerError`.
     regex!("resource.?exhausted", ["exhausted"]),
     regex!("deadline.?exceeded", ["deadline"]),
@@ -191,12 +191,16 @@ pub(crate) static RETRY_AFTER_TIME: LazyLock<Regex> = LazyLock::new(|| {
 /// What every match of [`RETRY_AFTER_TIME`] contains, lowercased.
 pub(crate) const RETRY_AFTER_TIME_ANCHORS: &[&str] = &["try again in", "retry in"];
 
-/// Typed overflow codes.
-pub(crate) const OVERFLOW_CODES: [&str; 2] = ["context_length_exceeded", "model_context_window_exceeded"];
+/// The error codes ([`ModelError::code`](crate::provider::ModelError::code), a journal record's
+/// `code`) that say the request overflowed the model's context: a context overflow whatever the
+/// text says.
+pub const OVERFLOW_CODES: [&str; 2] = ["context_length_exceeded", "model_context_window_exceeded"];
 
-/// Typed quota codes.
-pub(crate) const QUOTA_CODES: [&str; 4] =
-    ["insufficient_quota", "billing_hard_limit_reached", DAILY_QUOTA, QUOTA_EXHAUSTED];
+/// The error codes ([`ModelError::code`](crate::provider::ModelError::code), a journal record's
+/// `code`) that say the quota or the billing is spent: the providers' own, and those the runtime
+/// gives a Google error naming a daily quota (`daily_quota_exhausted`) or `QUOTA_EXHAUSTED`
+/// (`quota_exhausted`).
+pub const QUOTA_CODES: [&str; 4] = ["insufficient_quota", "billing_hard_limit_reached", DAILY_QUOTA, QUOTA_EXHAUSTED];
 
 /// The code of an error whose Google `QuotaFailure` names a daily quota (`...PerDay...`): spent
 /// until tomorrow, as Google's own gemini-cli treats it.

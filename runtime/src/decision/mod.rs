@@ -1,13 +1,13 @@
 //! What the layers decided about each failure, as data: the timeline of one `exec`.
 
-mod fallback;
+mod moved;
 mod why;
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use fallback::{Fallback, MoveReason};
+pub use moved::{Fallback, MoveReason};
 pub use why::{Rule, Why};
 
 use crate::message::usage::Usage;

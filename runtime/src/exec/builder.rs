@@ -34,7 +34,7 @@ use crate::tool::Toolbox;
 ///
 /// ```
 /// use agentic_runtime::storm::BreakerSettings;
-/// use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider};
 ///
 /// # fn main() -> Result<(), agentic_runtime::policy::PolicyError> {
 /// let primary = ScriptedProvider::new([Scripted::ok("hi")]).with_model("a");
@@ -143,7 +143,7 @@ impl RuntimeBuilder {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// let runtime = Runtime::builder(ScriptedProvider::new([Scripted::ok("hi")]))
     ///     .with_observer(|decision| eprintln!("exec {}: {decision}", decision.exec_id()))
@@ -205,7 +205,7 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// use agentic_runtime::decision::Verdict;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -292,7 +292,7 @@ impl RuntimeBuilder {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted, Toolbox};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider, Toolbox};
     /// use serde_json::json;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -341,7 +341,7 @@ impl RuntimeBuilder {
     ///
     /// ```
     /// use agentic_runtime::compact::DropOldest;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted, Toolbox};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider, Toolbox};
     /// use serde_json::json;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

@@ -19,7 +19,7 @@ impl Runtime {
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {

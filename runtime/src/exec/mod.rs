@@ -9,6 +9,7 @@ mod conversation;
 mod overflow;
 pub(crate) mod prompt;
 mod request;
+mod state;
 pub(crate) mod tool_turn;
 mod turns;
 pub(crate) mod typed;
@@ -51,7 +52,7 @@ use crate::tool::Toolbox;
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{ExecErrorKind, Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{ExecErrorKind, Runtime, Scripted, ScriptedProvider};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
@@ -196,7 +197,7 @@ impl Runtime {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     /// struct Invoice {
@@ -229,7 +230,7 @@ impl Runtime {
     /// # Examples
     ///
     /// ```
-    /// use agentic_runtime::{RetryPolicy, Runtime, ScriptedProvider, Scripted, Toolbox};
+    /// use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox};
     /// use serde_json::json;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

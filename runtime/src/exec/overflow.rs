@@ -4,7 +4,7 @@
 use crate::compact;
 use crate::decision::{Decision, Layer, Verdict, Why};
 use crate::exec::Runtime;
-use crate::exec::turns::Exec;
+use crate::exec::state::Exec;
 use crate::retry::Failed;
 use crate::retry::session::Run;
 use crate::storm::Refusal;

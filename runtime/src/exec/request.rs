@@ -86,7 +86,7 @@ impl<'r> ExecRequest<'r> {
     ///
     /// ```
     /// use agentic_runtime::provider::ResponseSchema;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     /// use serde_json::json;
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

@@ -11,7 +11,7 @@ use crate::observe::semconv::EXECUTE_TOOL;
 use crate::observe::trace::RunTrace;
 use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// One tool call of the turn: its id, the tool named and the arguments.
 type Call<'a> = (&'a str, &'a str, &'a Value);

@@ -9,10 +9,10 @@ use crate::exec::Runtime;
 use crate::exec::agent_fn::AgentFn;
 use crate::exec::overflow::AfterOverflow;
 use crate::exec::prompt::Prompt;
+use crate::exec::state::Exec;
 use crate::exec::typed::Expected;
 use crate::message::{AssistantMessage, Message, StopReason, Usage};
 use crate::observe::telemetry;
-use crate::observe::trace::RunTrace;
 use crate::policy::RetryPolicy;
 use crate::policy::backoff::Schedule;
 use crate::provider::ModelError;
@@ -61,7 +61,7 @@ impl Runtime {
         let span = telemetry::exec_span(function.name, &*self.provider);
         self.judge_policy(function, &span)?;
         // The run and the history are built here, in the exec's own future: returned from a helper,
-        // they were copied on every exec's way in (BENCHMARKS.md, "Issue 15, the last two goals").
+        // they were copied on every exec's way in (docs/benchmarks-history.md measured what that cost).
         // The prompt's own system instruction (over the function's doc comment) lives here too.
         let (text, own_system) = prompt.into_parts();
         let system = own_system.as_deref().or(function.doc);
@@ -315,34 +315,6 @@ fn reject(
     exec.history.push(Message::Assistant(AssistantMessage::text(reply.into_text())));
     exec.history.push(Message::user(feedback));
     Attempt::Failed(Failed::rejected(&why, rule).with_usage(usage), None)
-}
-
-/// What one exec carries from turn to turn.
-pub(super) struct Exec<'f> {
-    pub(super) function: &'f AgentFn,
-    /// The JSON the answer must be (`exec_json`), if any.
-    pub(super) expected: Option<&'f Expected<'f>>,
-    pub(super) history: Vec<Message>,
-    pub(super) trace: Option<RunTrace>,
-    /// The tools offered: the exec's, its function's or the runtime's.
-    pub(super) toolbox: &'f Toolbox,
-    /// The run's id for the tools' idempotency keys when there is no trace (whose id it is
-    /// otherwise), made at the first tool turn.
-    pub(super) run_id: Option<Box<str>>,
-    pub(super) iterations: u32,
-    pub(super) attempts_made: u32,
-    /// How many times the conversation was compacted.
-    pub(super) compactions: u32,
-}
-
-impl Exec<'_> {
-    /// The run's id: the trace's, or one made now (`run-` and 16 random hex digits, as a trace's).
-    fn run_id(&mut self) -> &str {
-        if let Some(trace) = &self.trace {
-            return trace.run_id();
-        }
-        self.run_id.get_or_insert_with(|| format!("run-{:016x}", fastrand::u64(..)).into_boxed_str())
-    }
 }
 
 /// What one attempt of a turn came to.

@@ -113,7 +113,7 @@ impl RetryPolicy {
         Self::from_values(PolicyValues::DEFAULT)
     }
 
-    /// The named policy `preset`: seed 003's settings for a provider, every other key at its
+    /// The named policy `preset`: the settings a provider's published rate limits ask of its clients (`agentic_policy::Preset`), every other key at its
     /// default ([`Preset`] says where each number comes from). The `with_*` setters change it
     /// further, as the attribute's keys beside `preset = ...` do.
     ///
@@ -131,14 +131,14 @@ impl RetryPolicy {
         Self::from_values(preset.values())
     }
 
-    /// Gemini's free tier, as seed 003 configures it: up to 5 model calls per exec, waits from 15 s
+    /// Google's free tier of the Gemini API (15 requests a minute for its Flash models): up to 5 model calls per exec, waits from 15 s
     /// doubling to a 60 s cap (15 s, 30 s, 60 s, 60 s, each ± 25 %). The free tier's quotas are per
     /// minute; a shorter wait mostly meets the same spent quota. [`Preset::GeminiFreeTier`].
     pub const fn gemini_free_tier() -> Self {
         Self::preset(Preset::GeminiFreeTier)
     }
 
-    /// Anthropic's API, as seed 003 configures it: up to 5 model calls per exec, waits from 2 s
+    /// Anthropic's API, whose per-minute limits refill continuously: up to 5 model calls per exec, waits from 2 s
     /// doubling to a 60 s cap (2 s, 4 s, 8 s, 16 s, each ± 25 %). [`Preset::Anthropic`].
     pub const fn anthropic() -> Self {
         Self::preset(Preset::Anthropic)
@@ -479,7 +479,7 @@ mod tests {
     }
 
     #[test]
-    fn the_presets_are_seed_003s_numbers() {
+    fn the_presets_are_the_providers_limits_numbers() {
         let gemini = RetryPolicy::gemini_free_tier();
         assert_eq!(gemini, RetryPolicy::preset(Preset::GeminiFreeTier));
         assert_eq!(gemini.session_base_delay(), Duration::from_secs(15));

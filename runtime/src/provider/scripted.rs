@@ -278,7 +278,7 @@ pub struct RecordedRequest {
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+/// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {

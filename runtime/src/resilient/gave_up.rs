@@ -1,4 +1,4 @@
-//! The mark of a call the retry layers gave up on (issue 36, "nested layers"): what an outer layer
+//! The mark of a call the retry layers gave up on (docs/design.md §16, "nested layers"): what an outer layer
 //! finds, through an error's chain of sources or on a response handed back, so that it does not try
 //! again what an inner one stopped. Without it, a `Resilient` around a `RetryLayer` (or a
 //! `RetryMiddleware` in a chain with another) retried an exhausted, permanent or refused call as

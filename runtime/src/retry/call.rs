@@ -1,5 +1,8 @@
 //! One model call: drives the provider's stream into an [`AssistantMessage`], within the call's
 //! time and size bounds.
+//!
+//! Long because its unit tests are, at its end: each bound of a call, cut at its
+//! own instant on the paused clock, is a test here, beside the rule.
 
 use std::future::{Future as _, poll_fn};
 use std::pin::{Pin, pin};

@@ -6,6 +6,9 @@
 //! breaker opens: calls are skipped at no cost for `open_for`. Then it is half-open: one probe call
 //! is let through; its answer closes the breaker (with an empty window), its failure opens it for
 //! another `open_for`. A probe that never reports is forgotten after `open_for`, and another goes.
+//!
+//! Long because its unit tests are, at its end: every transition of the state
+//! machine, and the seeded sequences the Lua twin in the Redis store is compared with.
 
 use std::fmt;
 use std::time::Duration;

@@ -67,6 +67,7 @@
 //! # }
 //! ```
 
+mod outcome;
 mod schema;
 mod source;
 mod toolbox;
@@ -80,9 +81,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use outcome::{ToolOutcome, results_message};
 pub use schema::check_arguments;
 pub use source::{SOURCE_TIMEOUT_GRACE, ToolContext, ToolSource};
-pub use toolbox::{ToolOutcome, Toolbox, results_message};
+pub use toolbox::Toolbox;
 
 #[cfg(doc)]
 use crate::message::ContentBlock;

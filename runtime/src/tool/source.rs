@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::{ToolFuture, ToolSpec};
 
-/// A set of tools kept somewhere else, whose list may change: an MCP server's tools
-/// (`agentic_runtime::mcp`, feature `mcp`), a plugin registry's. Add one to a toolbox with
+/// A set of tools kept somewhere else, whose list may change: an MCP server's tools (the
+/// `agentic-mcp` crate's `McpToolbox`), a plugin registry's. Add one to a toolbox with
 /// [`Toolbox::with_source`](super::Toolbox::with_source).
 ///
 /// The toolbox asks [`ToolSource::specs`] for the list at the start of every model turn, so a

@@ -1,4 +1,7 @@
 //! The toolbox: registered tools, their specs for requests, and the runner of one turn's calls.
+//!
+//! Long because its unit tests are, at its end: every way a call can fail, the
+//! bounds of a turn and the timeouts, each on the paused clock.
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -16,15 +19,14 @@ use super::{
     DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOL_TIMEOUT,
     SOURCE_TIMEOUT_GRACE, Tool, ToolContext, ToolError, ToolFuture, ToolSource, ToolSpec,
 };
-use crate::message::{ContentBlock, Message};
 use crate::policy::rules::format_ms;
-use crate::util::lines::shorten;
+use crate::util::cut::shorten;
 
 /// The tools offered to the model, by name. Cloning is cheap: clones share the tools.
 ///
 /// Build it with [`Toolbox::with_fn`] (a plain async function) and [`Toolbox::with_tool`] (any
 /// [`Tool`]); give [`Toolbox::specs`] to the request; run each assistant turn's calls with
-/// [`Toolbox::run_calls`] and send [`results_message`] back. Every call has a timeout:
+/// [`Toolbox::run_calls`] and send [`results_message`](crate::tool::results_message) back. Every call has a timeout:
 /// [`DEFAULT_TOOL_TIMEOUT`], or the toolbox's ([`Toolbox::with_timeout`]), or the tool's own
 /// ([`Tool::timeout`], [`Toolbox::with_fn_timeout`]), which wins. One turn runs at most
 /// [`DEFAULT_MAX_CALLS_PER_TURN`] calls ([`Toolbox::with_max_calls_per_turn`]),
@@ -601,44 +603,6 @@ fn string_arguments(raw: &str) -> String {
     }
 }
 
-/// What one tool call gave: the call, its result text and whether it is an error.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ToolOutcome {
-    /// The call's id (the [`ContentBlock::ToolUse`]'s), echoed by the result.
-    pub call_id: String,
-    /// The tool the model named.
-    pub tool: String,
-    /// The arguments the model sent.
-    pub input: Value,
-    /// The result text, or the error text.
-    pub content: String,
-    /// True when the call failed (the tool's error, an unknown tool, bad arguments, a panic, a
-    /// timeout).
-    pub is_error: bool,
-}
-
-impl ToolOutcome {
-    /// The [`ContentBlock::ToolResult`] that answers the call.
-    pub fn to_block(&self) -> ContentBlock {
-        ContentBlock::ToolResult {
-            tool_use_id: self.call_id.clone(),
-            content: self.content.clone(),
-            is_error: self.is_error,
-        }
-    }
-
-    /// The [`ContentBlock::ToolResult`] that answers the call, without copying.
-    pub fn into_block(self) -> ContentBlock {
-        ContentBlock::ToolResult { tool_use_id: self.call_id, content: self.content, is_error: self.is_error }
-    }
-}
-
-/// The user message that answers one turn's calls: their results, in call order.
-pub fn results_message(outcomes: impl IntoIterator<Item = ToolOutcome>) -> Message {
-    Message::User { content: outcomes.into_iter().map(ToolOutcome::into_block).collect() }
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -646,7 +610,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::message::{AssistantMessage, StopReason};
+    use crate::message::{AssistantMessage, ContentBlock, Message, StopReason};
+    use crate::tool::results_message;
 
     fn turn(calls: &[(&str, &str, Value)]) -> AssistantMessage {
         let mut message = AssistantMessage::text("let me see");

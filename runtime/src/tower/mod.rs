@@ -176,7 +176,7 @@ impl RetryLayer {
     }
 
     /// Calls `observer` with every decision of both layers as it is made (before the sleep it
-    /// decides), as [`RuntimeBuilder::with_observer`] does for execs.
+    /// decides), as [`RuntimeBuilder::with_observer`](crate::exec::RuntimeBuilder::with_observer) does for execs.
     pub fn with_observer(self, observer: impl Fn(&Decision) + Send + Sync + 'static) -> Self {
         self.map(|layered| layered.observer = Some(Arc::new(observer)))
     }

@@ -1,4 +1,4 @@
-//! An error's text with the texts of its causes, for messages: transport errors (reqwest's, rmcp's)
+//! An error's text with the texts of its causes, for messages: transport errors (reqwest's)
 //! say the useful part ("connection refused", "certificate expired") only in a cause.
 
 use std::error::Error;

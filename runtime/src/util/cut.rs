@@ -1,5 +1,8 @@
-//! Cutting untrusted text to a size bound, on a char boundary, with a note saying how much was
-//! cut: what a tool result sends to the model, and what a trace line may hold.
+//! Cutting untrusted text to a size bound, on a char boundary: with a note saying how much was
+//! cut (what a tool result sends to the model, and what a trace line may hold), or with a `…` (a
+//! name or a server's words in a message).
+
+use std::borrow::Cow;
 
 /// How many bytes the note of [`cut`] may take at most (its numbers included), so that a text and
 /// its note stay within the bound.
@@ -51,6 +54,15 @@ pub(crate) fn cut(
     text
 }
 
+/// `text` cut to `max_chars` characters, with `…` at the cut: for showing a long name or a server's
+/// words in a message. Text that fits is borrowed as it is.
+pub(crate) fn shorten(text: &str, max_chars: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max_chars) {
+        None => Cow::Borrowed(text),
+        Some((cut, _)) => Cow::Owned(format!("{}…", &text[..cut])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +88,15 @@ mod tests {
         assert_eq!(text.chars().map(json_len).sum::<usize>(), escaped.len() - 2);
         assert_eq!(prefix_len(text, 3, json_len), 2, "`a` and `\\\"` fit in 3, `\\\\` does not");
         assert_eq!(prefix_len(text, usize::MAX, json_len), text.len());
+    }
+
+    #[test]
+    fn shortening_counts_chars_and_marks_the_cut() {
+        assert_eq!(shorten("run-1", 8), "run-1");
+        assert_eq!(shorten("run-5f1c9a2e", 8), "run-5f1c…");
+        assert_eq!(shorten("", 0), "");
+        assert_eq!(shorten("ab", 0), "…");
+        assert_eq!(shorten("a\u{1F600}b", 2), "a\u{1F600}…");
+        assert!(matches!(shorten("fits", 4), Cow::Borrowed("fits")));
     }
 }

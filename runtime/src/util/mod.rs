@@ -1,8 +1,7 @@
-//! Small helpers of no concept of their own: an append-only file, an error's causes, text cut to a
-//! size, and lines read within a bound.
+//! Small helpers of no concept of their own: an append-only file, an error's causes, and text cut
+//! to a size.
 
 pub(crate) mod append;
-#[cfg(any(feature = "providers", feature = "mcp"))]
+#[cfg(feature = "providers")]
 pub(crate) mod causes;
 pub(crate) mod cut;
-pub mod lines;

@@ -24,7 +24,8 @@ pub struct Case {
     pub hinted: bool,
 }
 
-/// The steps of issue 27's list, each a fresh `Step`.
+/// The steps every client is judged on (a 429 with each hint, 5xx, a refused key, an overflow, a
+/// connection closed, broken streams), each a fresh `Step`.
 pub fn cases() -> Vec<Case> {
     let case = |name, step: Step, hinted| Case { name, step, hinted };
     vec![

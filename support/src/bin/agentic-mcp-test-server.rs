@@ -1,4 +1,4 @@
-//! The test MCP server over stdio (`agentic_test_support::mcp`), for the runtime's MCP tests.
+//! The test MCP server over stdio (`agentic_test_support::mcp`), for agentic-mcp's tests.
 //!
 //! Arguments: `--page-size N`, `--endless-pages`, `--never-initialize`, `--ignore-eof` (keep
 //! running after stdin closes), `--bad-tools`, `--many-tools N`, `--wordy-description BYTES` (see

@@ -1,4 +1,4 @@
-//! A scriptable MCP server for the tests of `agentic_runtime::mcp`: the same tools over stdio (the
+//! A scriptable MCP server for the tests of `agentic-mcp`: the same tools over stdio (the
 //! binary `agentic-mcp-test-server`, found or built by [`server_binary`]) and over streamable HTTP
 //! in the test's process ([`serve_http`]). [`TestServer`] lists the tools, [`Options`] the rest.
 //!

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::record::Record;
 
-/// The key of `_meta` where the runtime sends a call's idempotency key (`agentic_runtime::mcp`).
+/// The key of `_meta` where the MCP client (`agentic_mcp`) sends a call's idempotency key.
 pub const IDEMPOTENCY_KEY_META: &str = "io.agentic/idempotency_key";
 
 /// The exit status of the process when the tool `exit` is called.

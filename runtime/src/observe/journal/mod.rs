@@ -1,19 +1,18 @@
 //! The failure journal: every final failure (and, optionally, every retry) as one JSON line in a
-//! file, and the query that turns it into "summarize: 429 rate limited x5 today".
+//! file, for the query that turns it into "summarize: 429 rate limited x5 today".
 //!
 //! - [`Journal`] appends [`FailureRecord`]s to a file, one line each, whole even when many threads
 //!   or processes write at once. A write that fails is logged once and never fails the call;
 //!   [`Journal::flush`] reports it afterwards.
-//! - [`read_journal`] reads them back into [`JournalContents`], reporting each corrupt line with its
-//!   number and skipping it.
-//! - [`JournalContents::counts_since`] counts failures by name, kind and [label](failure_label).
+//! - [`FailureRecord`] is one line, as data: serde writes it and reads it back.
 //!
-//! `agentic journal FILE --since 24h` prints the counts as a table.
+//! The runtime writes the journal; `agentic journal FILE --since 24h` (the CLI) reads it, reporting
+//! each corrupt line and skipping it, and prints the failures counted by name, kind and cause.
 //!
 //! # Examples
 //!
 //! ```
-//! use agentic_runtime::observe::journal::{FailureRecord, Journal, now_ms, read_journal};
+//! use agentic_runtime::observe::journal::{FailureRecord, Journal};
 //! use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -26,22 +25,16 @@
 //!     let _ = journal.record_exec_error(&error); // a failed write is logged, never fatal
 //! }
 //!
-//! let day_ago = now_ms() - 24 * 3600 * 1000;
-//! let counts = read_journal(&path)?.counts_since(day_ago);
-//! assert_eq!((counts[0].name.as_str(), counts[0].label.as_str(), counts[0].count), ("exec", "401 unauthorized", 1));
+//! let text = std::fs::read_to_string(&path)?;
+//! let record: FailureRecord = serde_json::from_str(text.trim_end()).expect("one record");
+//! assert_eq!((record.name.as_str(), record.kind.as_str(), record.status), ("exec", "permanent", Some(401)));
 //! # std::fs::remove_file(&path)?;
 //! # Ok(())
 //! # }
 //! ```
 
-mod label;
-mod read;
 mod record;
 
-pub use label::{MAX_TEXT_LABEL, failure_label};
-pub use read::{
-    CorruptLine, Count, JournalContents, JournalCounts, MAX_CORRUPT_KEPT, MAX_COUNT_BYTES, count_journal, read_journal,
-};
 pub use record::{AttemptRecord, Event, FailureRecord, now_ms};
 
 use std::io;
@@ -60,7 +53,7 @@ use crate::util::append::{self, Append, Lost, Records};
 /// system). A record lands whole or not at all: one that a full disk cuts is taken back, or, when
 /// it cannot be, the next record starts on a line of its own, so only the cut one is lost; the
 /// same for a file that ends mid-line when it is opened (a writer crashed). A line cut short is
-/// reported and skipped by [`read_journal`].
+/// reported and skipped by its readers (`agentic journal`).
 ///
 /// A record that cannot be written is never an exec's failure (the runtime ignores
 /// [`record`](Journal::record)'s result), but it is kept: [`Journal::flush`] reports the first
@@ -207,6 +200,11 @@ mod tests {
         serde_json::to_vec(&record(name)).unwrap().len() + 1
     }
 
+    /// Each line of `text`: the name of the record it holds, or `None` when it is no record.
+    fn names(text: &str) -> Vec<Option<String>> {
+        text.lines().map(|line| serde_json::from_str::<FailureRecord>(line).ok().map(|record| record.name)).collect()
+    }
+
     /// The disk fills in the middle of `b`'s record; `c` comes once there is room again.
     fn fill_during_b(undo: bool) -> (FullDisk, io::Error) {
         let disk = FullDisk::new(line_of("a") + 20, undo);
@@ -259,20 +257,17 @@ mod tests {
     fn a_record_cut_by_a_full_disk_is_taken_back() {
         let (disk, error) = fill_during_b(true);
         assert_eq!(error.raw_os_error(), Some(28), "ENOSPC: {error}");
-        let contents = JournalContents::read_from(disk.text().as_bytes()).unwrap();
-        let names: Vec<&str> = contents.records.iter().map(|record| record.name.as_str()).collect();
-        assert_eq!(names, ["a", "c"]);
-        assert!(contents.corrupt.is_empty(), "{:?}", contents.corrupt);
+        assert_eq!(names(&disk.text()), [Some("a".to_owned()), Some("c".to_owned())], "{}", disk.text());
     }
 
     #[test]
     fn a_cut_that_stays_is_ended_so_the_next_record_is_read() {
         let (disk, _) = fill_during_b(false);
-        let contents = JournalContents::read_from(disk.text().as_bytes()).unwrap();
-        let names: Vec<&str> = contents.records.iter().map(|record| record.name.as_str()).collect();
-        assert_eq!(names, ["a", "c"], "c was not glued to the cut b");
-        assert_eq!(contents.corrupt.len(), 1);
-        assert_eq!(contents.corrupt[0].line, 2);
+        let text = disk.text();
+        assert_eq!(names(&text), [Some("a".to_owned()), None, Some("c".to_owned())], "c was not glued to the cut b");
+        let cut = text.lines().nth(1).unwrap();
+        let b = serde_json::to_string(&record("b")).unwrap();
+        assert!(b.starts_with(cut) && cut.len() < b.len(), "line 2 is the start of b's record: {text}");
     }
 
     #[test]

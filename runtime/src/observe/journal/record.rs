@@ -8,8 +8,6 @@ use crate::answer::exec_error::ExecError;
 use crate::decision::{Decision, Verdict};
 use crate::message::usage::Usage;
 
-use super::label;
-
 /// Whether a record is a final failure or a retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -106,7 +104,9 @@ impl From<&Decision> for AttemptRecord {
 ///
 /// let mut record = FailureRecord::new("summarize", "exhausted", "RateLimitError: 429 Too Many Requests");
 /// record.status = Some(429);
-/// assert_eq!(record.label(), "429 rate limited");
+/// let line = serde_json::to_string(&record).unwrap();
+/// assert!(line.contains(r#""name":"summarize","kind":"exhausted""#) && line.contains(r#""status":429,"#));
+/// assert_eq!(serde_json::from_str::<FailureRecord>(&line).unwrap(), record);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -122,7 +122,7 @@ pub struct FailureRecord {
     /// The function's name, or `"exec"` when the exec came from no named function.
     pub name: String,
     /// Why it gave up ([`ExecErrorKind::name`](crate::ExecErrorKind::name)), or `"retry"` for a
-    /// retry record.
+    /// retry record. Journals written before kind `refused` had its name say `"budget"`.
     pub kind: String,
     /// Every decision of every layer, in order: each attempt's verdict and delay.
     #[serde(default)]
@@ -194,7 +194,7 @@ impl FailureRecord {
     ///
     /// ```
     /// use agentic_runtime::observe::journal::FailureRecord;
-    /// use agentic_runtime::{Runtime, ScriptedProvider, Scripted};
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
@@ -202,8 +202,7 @@ impl FailureRecord {
     /// let error = runtime.exec("hello").await.unwrap_err();
     /// let record = FailureRecord::from_exec_error(&error);
     /// assert_eq!((record.name.as_str(), record.kind.as_str()), ("exec", "permanent"));
-    /// assert_eq!(record.last_error, "AuthenticationError: 401 invalid api key");
-    /// assert_eq!(record.label(), "401 unauthorized");
+    /// assert_eq!((record.last_error.as_str(), record.status), ("AuthenticationError: 401 invalid api key", Some(401)));
     /// # }
     /// ```
     pub fn from_exec_error(error: &ExecError) -> Self {
@@ -233,8 +232,8 @@ impl FailureRecord {
 
     /// The record of one retried failure of the function `name` (`None`: `"exec"`), made now: kind
     /// `"retry"`, the decision as its only attempt, its call number as `calls` and its time in the
-    /// exec as `elapsed_ms`. A decision has no typed error, so there is no `status` or `code`; the
-    /// [label](FailureRecord::label) reads a status from the error text (`"RateLimitError: 429 ..."`).
+    /// exec as `elapsed_ms`. A decision has no typed error, so there is no `status` or `code`; a
+    /// reader finds the status in the error text (`"RateLimitError: 429 ..."`).
     ///
     /// Meant for decisions whose verdict is [`Verdict::Retry`]; see [`FailureRecord::is_retry`].
     pub fn retry(name: Option<&str>, decision: &Decision) -> Self {
@@ -266,13 +265,6 @@ impl FailureRecord {
     pub fn with_time_ms(mut self, time_ms: u64) -> Self {
         self.time_ms = time_ms;
         self
-    }
-
-    /// A short summary of the last failure, the same for failures of the same cause: `"429 rate
-    /// limited"`, `"401 unauthorized"`, `"timeout"`, `"dropped stream"`, `"context overflow"`...
-    /// See [`failure_label`](super::failure_label) for the rules.
-    pub fn label(&self) -> String {
-        label::failure_label(&self.kind, &self.last_error, self.status, self.code.as_deref())
     }
 }
 

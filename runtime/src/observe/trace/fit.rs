@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
+#[cfg(doc)]
+use super::MAX_LINE_BYTES;
 use super::TraceEvent;
 use crate::util::cut::{NOTE_BYTES, cut, json_len};
-#[cfg(doc)]
-use crate::util::lines::MAX_LINE_BYTES;
 
 /// `event` as one JSON line (without its `\n`) of at most `max` bytes.
 ///

@@ -1,4 +1,5 @@
-//! JSONL traces of agent runs (docs/design.md §14), and their [grader](grade).
+//! JSONL traces of agent runs (docs/design.md §14). The runtime writes them; `agentic grade` (the
+//! CLI) reads and grades them, parsing the lines as [`TraceEvent`]s.
 //!
 //! A [`TraceSink`] receives one JSON object per line, one line per task event of a run:
 //!
@@ -11,11 +12,12 @@
 //! ```
 //!
 //! Every line has `event`, `ts_ms` (milliseconds since the UNIX epoch) and `run_id` (unique per
-//! exec), and is at most [`MAX_LINE_BYTES`] long, what the readers read (see [`TraceSink::write`]). `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
+//! exec), and is at most [`MAX_LINE_BYTES`] long, what the readers read (see [`TraceSink::write`]).
+//! `tool_result` also names its `tool`, so that a line can be read alone. A `compaction`
 //! says that the conversation overflowed the model's context and a
 //! [compactor](crate::compact) shortened it (from `before` messages to `after`). Infrastructure
 //! retries are not task events: they go to `tracing` and the journal, never here. A run whose
-//! retry layers gave up has no `agent_finish`, which is what makes the grader call it
+//! retry layers gave up has no `agent_finish`, which is what makes `agentic grade` call it
 //! `incomplete`.
 //!
 //! # Examples
@@ -41,7 +43,6 @@
 //! ```
 
 mod fit;
-pub mod grade;
 
 use std::fmt;
 use std::io::{self, Write};
@@ -53,7 +54,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::util::append::{self, Append, Lost, Records, Writer};
-use crate::util::lines::MAX_LINE_BYTES;
+
+/// The longest line a [`TraceSink`] writes, in bytes, without its `\n`: 1 MiB. An event whose line
+/// would be longer has its longest texts cut (see [`TraceSink::write`]).
+///
+/// One line of a trace is a few hundred bytes; a tool result or an error quoted in full rarely
+/// passes 100 KiB. 1 MiB is ten times that, and small enough that a reader holds one line without
+/// a thought: `agentic grade` reads lines up to this bound, so every line written is read.
+pub const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,8 +169,8 @@ impl TraceEvent {
         }
     }
 
-    /// Every non-blank line of `text` parsed as an event (for tests and tools; the
-    /// [grader](grade) is the lenient reader).
+    /// Every non-blank line of `text` parsed as an event, or the first line's error (for tests
+    /// and tools; `agentic grade` is the lenient reader, which reports a bad line and reads on).
     pub fn parse_all(text: &str) -> Result<Vec<TraceEvent>, serde_json::Error> {
         text.lines().filter(|line| !line.trim().is_empty()).map(serde_json::from_str).collect()
     }
@@ -439,7 +447,6 @@ mod tests {
 
     use serde_json::json;
 
-    use super::grade::Category;
     use super::*;
 
     /// A writer that always fails.
@@ -521,19 +528,31 @@ mod tests {
 
     #[test]
     fn a_line_cut_by_a_full_disk_is_taken_back_or_ended() {
+        let result = |run: &RunTrace| run.tool_result("c1", "t", true, &"x".repeat(200));
+        let whole = TraceSink::in_memory().with_clock(|| 7);
+        result(&whole.start_run_with_id("r", None));
+        let whole = whole.contents().unwrap().lines().nth(1).unwrap().to_owned();
         for undo in [true, false] {
             let disk = crate::util::append::tests::FullDisk::new(100, undo);
             let records = Records::new(Box::new(disk.clone()) as Box<dyn Append>, false);
             let sink = TraceSink::to_records(records, "a full disk".to_owned()).with_clock(|| 7);
             let run = sink.start_run_with_id("r", None);
-            run.tool_result("c1", "t", true, &"x".repeat(200));
+            result(&run);
             assert!(sink.flush().unwrap_err().to_string().ends_with("(1 line lost)"));
             disk.make_room(usize::MAX);
             run.agent_finish("done", 1);
             let text = disk.text();
-            let report = grade::grade_lines(text.as_bytes()).unwrap();
-            let expected = if undo { (0, Category::Clean) } else { (1, Category::Unreadable) };
-            assert_eq!((report.malformed_lines, report.runs[0].category), expected, "undo {undo}: {text}");
+            let lines: Vec<&str> = text.lines().collect();
+            let events: Vec<Option<&str>> = lines
+                .iter()
+                .map(|line| serde_json::from_str::<TraceEvent>(line).ok().map(|event| event.name()))
+                .collect();
+            if undo {
+                assert_eq!(events, [Some("agent_start"), Some("agent_finish")], "the cut line is gone: {text}");
+            } else {
+                assert_eq!(events, [Some("agent_start"), None, Some("agent_finish")], "{text}");
+                assert!(whole.starts_with(lines[1]) && lines[1].len() < whole.len(), "the start of the result: {text}");
+            }
             assert!(text.ends_with(
                 "\n{\"event\":\"agent_finish\",\"ts_ms\":7,\"run_id\":\"r\",\"final_text\":\"done\",\"iterations\":1}\n"
             ));
@@ -565,9 +584,11 @@ mod tests {
         TraceSink::to_file(&path).unwrap().start_run_with_id("next", None).agent_finish("ok", 1);
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        let report = grade::grade_lines(text.as_bytes()).unwrap();
-        let got: Vec<(&str, Category)> = report.runs.iter().map(|run| (run.run_id.as_str(), run.category)).collect();
-        assert_eq!(got, [("crashed", Category::Unreadable), ("next", Category::Clean)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[..2], ["{\"event\":\"agent_start\",\"run_id\":\"crashed\"}", "{\"event\":\"tool_res"]);
+        let events = TraceEvent::parse_all(&lines[2..].join("\n")).unwrap();
+        let got: Vec<(&str, &str)> = events.iter().map(|event| (event.name(), event.run_id())).collect();
+        assert_eq!(got, [("agent_start", "next"), ("agent_finish", "next")], "{text}");
     }
 
     #[test]

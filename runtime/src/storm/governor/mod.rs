@@ -1,5 +1,8 @@
 //! Storm control shared by every call of a `Runtime`: the retry quota, the cooldown a
 //! server's Retry-After sets for everyone, and (with fallbacks) the target's circuit breaker.
+//!
+//! Long because its unit tests are, at its end: the quota, the cooldowns, the
+//! pacer and the breaker through one governor, as a `Runtime` and a fleet drive them.
 
 mod permit;
 

@@ -13,7 +13,7 @@ mod policies {
 
 const QUICK: RetryPolicy = RetryPolicy::new().with_max_retries(2);
 
-/// Gemini's free tier as seed 003 sets it.
+/// Gemini's free tier as the preset sets it.
 #[agentic_function(preset = gemini_free_tier)]
 async fn gemini(runtime: &Runtime) -> Result<Reply, ExecError> {
     runtime.exec("hello").await
