@@ -1,7 +1,8 @@
-//! The breakers' metric events, as the core emits them (target [`semconv::METRICS_TARGET`]): what an
-//! exporter (`agentic-otel`) turns into the `agentic.breaker.transitions` counter and the
+//! The breakers' metric events, as the core emits them (target `agentic::metrics`): what an exporter
+//! (`agentic-otel`) turns into the `agentic.breaker.transitions` counter and the
 //! `agentic.breaker.open` up-down counter. Read here by a layer that adds up each metric's values
-//! by its attributes, as a counter does.
+//! by its attributes, as a counter does. (That these names are `observe::semconv`'s is checked in
+//! `target.rs`, whose tests may look up at `observe`.)
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,7 +15,6 @@ use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 use super::target::{METRICS, OPEN, TRANSITIONS};
 use super::test_store::TestStore;
 use super::{BreakerSettings, CallOutcome, Governor};
-use crate::observe::semconv;
 
 /// A metric's name and its attributes (sorted by key), as `key=value`.
 type Series = (String, Vec<String>);
@@ -56,7 +56,7 @@ impl Visit for MetricEvent {
 
 impl<S: Subscriber> Layer<S> for Sums {
     fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
-        if event.metadata().target() == semconv::METRICS_TARGET {
+        if event.metadata().target() == METRICS {
             let mut read = MetricEvent::default();
             event.record(&mut read);
             read.attributes.sort();
@@ -82,13 +82,6 @@ fn series(metric: &str, attributes: &[&str]) -> Series {
 }
 
 #[test]
-fn the_breakers_events_are_named_as_semconv_says() {
-    assert_eq!(METRICS, semconv::METRICS_TARGET);
-    assert_eq!(TRANSITIONS, semconv::BREAKER_TRANSITIONS);
-    assert_eq!(OPEN, semconv::BREAKER_OPEN);
-}
-
-#[test]
 fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
     let sums = sums_of(|| async {
         let governor =
@@ -109,12 +102,11 @@ fn a_breakers_transitions_are_counted_by_new_state_and_its_openings_add_up() {
         fail(20).await; // open
     });
     let target = "agentic.target=openai/gpt-x";
-    let transitions =
-        |state: &str| series(semconv::BREAKER_TRANSITIONS, &[&format!("agentic.breaker.state={state}"), target]);
+    let transitions = |state: &str| series(TRANSITIONS, &[&format!("agentic.breaker.state={state}"), target]);
     assert_eq!(
         sums,
         BTreeMap::from([
-            (series(semconv::BREAKER_OPEN, &[target]), 1),
+            (series(OPEN, &[target]), 1),
             (transitions("closed"), 1),
             (transitions("half_open"), 2),
             (transitions("open"), 3),
@@ -144,13 +136,13 @@ fn the_open_gauge_follows_every_change_this_process_sees_adopted_ones_included()
         probe.record(CallOutcome::Answered).await; // B's probe closes it: B -1
         assert!(a.admit().await.is_ok(), "A adopts the closed state: A -1 (before, nothing)");
     });
-    let open: Vec<(&Series, &i64)> = sums.iter().filter(|((metric, _), _)| metric == semconv::BREAKER_OPEN).collect();
+    let open: Vec<(&Series, &i64)> = sums.iter().filter(|((metric, _), _)| metric == OPEN).collect();
     // Each view is back to 0 (before: A stuck at +1, B at -1: a sum of 0 that hid two wrong views).
     assert_eq!(
         open,
         [
-            (&series(semconv::BREAKER_OPEN, &["agentic.target=openai/gpt-x@a"]), &0),
-            (&series(semconv::BREAKER_OPEN, &["agentic.target=openai/gpt-x@b"]), &0),
+            (&series(OPEN, &["agentic.target=openai/gpt-x@a"]), &0),
+            (&series(OPEN, &["agentic.target=openai/gpt-x@b"]), &0),
         ]
     );
 }

@@ -20,7 +20,7 @@ use crate::policy::rules::{format_ms, millis};
 
 /// The metric events' target and names, `observe::semconv`'s spelled out: storm control sits below
 /// `observe`, whose telemetry knows the providers (whose fuzz entry points know the governor). The
-/// tests of these events (`storm/metric_events.rs`) check they are `semconv`'s.
+/// tests below check they are `semconv`'s.
 pub(super) const METRICS: &str = "agentic::metrics";
 /// `semconv::BREAKER_TRANSITIONS`.
 pub(super) const TRANSITIONS: &str = "agentic.breaker.transitions";
@@ -188,4 +188,17 @@ fn transition(target: &str, state: &'static str) {
 fn open_gauge(target: &str, change: i64) {
     tracing::info!(target: METRICS, parent: None, metric = OPEN, value = change,
         agentic.target = target);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{METRICS, OPEN, TRANSITIONS};
+    use crate::observe::semconv;
+
+    #[test]
+    fn the_breakers_events_are_named_as_semconv_says() {
+        assert_eq!(METRICS, semconv::METRICS_TARGET);
+        assert_eq!(TRANSITIONS, semconv::BREAKER_TRANSITIONS);
+        assert_eq!(OPEN, semconv::BREAKER_OPEN);
+    }
 }
