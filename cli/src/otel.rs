@@ -26,7 +26,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is not used.";
 #[must_use = "dropping it at once would flush before anything is traced"]
 pub(crate) struct Telemetry {
     #[cfg(feature = "otel")]
-    guard: Option<agentic_runtime::otel::OtelGuard>,
+    guard: Option<agentic_otel::OtelGuard>,
 }
 
 impl Telemetry {
@@ -34,7 +34,7 @@ impl Telemetry {
     /// usage exit code.
     #[cfg(feature = "otel")]
     pub(crate) fn start() -> Result<Self, ExitCode> {
-        match agentic_runtime::otel::init_from_env() {
+        match agentic_otel::init_from_env() {
             Ok(guard) => Ok(Self { guard }),
             Err(error) => Err(crate::input::usage_error(format!("OpenTelemetry: {error}"))),
         }
@@ -57,7 +57,7 @@ impl Telemetry {
     /// different exit code (the command itself did its work).
     pub(crate) fn finish(self) {
         #[cfg(feature = "otel")]
-        if let Some(Err(error)) = self.guard.map(agentic_runtime::otel::OtelGuard::shutdown) {
+        if let Some(Err(error)) = self.guard.map(agentic_otel::OtelGuard::shutdown) {
             eprintln!("warning: {}", crate::terminal::shown(error));
         }
     }

@@ -3,7 +3,7 @@
 //! exporter, printed as a tree with their GenAI attributes, then the tokens the exec spent.
 //!
 //! The scenario: a 503, a stream dropped after its first chunk, a tool call, then the answer. In
-//! production, the `otel` feature's `agentic_runtime::otel::init_from_env()` exports the same spans
+//! production, the `agentic-otel` crate's `agentic_otel::init_from_env()` exports the same spans
 //! (and the metrics) over OTLP to Jaeger, Tempo, Honeycomb, Langfuse or Datadog instead.
 //!
 //! ```text

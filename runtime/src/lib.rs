@@ -62,9 +62,6 @@
 //!   classifiers, `Resilient` around any operation, the tool loop, traces, the journal, the
 //!   [`Provider`](provider::Provider) trait with its request and event types, the SSE decoder ([`provider::sse`]), the
 //!   [`ScriptedProvider`] and the attribute.
-//! - `redis`: fleet mode, the retry quota and the cooldowns shared through Redis
-//!   (`budget::redis::RedisStore`).
-//! - `otel`: OpenTelemetry export of the spans and metrics over OTLP/HTTP (`otel`).
 //! - `tower`: `tower::RetryLayer`, both retry layers around any tower `Service` of HTTP requests
 //!   (a team's own client; turns on `providers`, whose reading of error responses it shares).
 //! - `async-openai`: the layer as async-openai's HTTP service (`Client::with_http_service`), and
@@ -72,8 +69,16 @@
 //! - `reqwest-middleware`: `tower::RetryMiddleware`, and `Classify` for `reqwest_middleware::Error`.
 //! - `genai`: `Classify` for `genai::Error` (genai 0.7 needs Rust 1.88, above this crate's 1.85).
 //!
-//! MCP servers' tools are a crate of their own, `agentic-mcp`: its `McpToolbox` is a
-//! [`ToolSource`](tool::ToolSource), added to a toolbox with [`Toolbox::with_source`].
+//! # Integrations, crates of their own
+//!
+//! Built on this crate's public API, each with its own dependencies:
+//!
+//! - `agentic-mcp`: MCP servers' tools; its `McpToolbox` is a [`ToolSource`](tool::ToolSource),
+//!   added to a toolbox with [`Toolbox::with_source`].
+//! - `agentic-redis`: fleet mode, `RedisStore`, a [`SharedStore`](storm::store::SharedStore) in
+//!   Redis: the retry quota, the cooldowns, the breakers and the pacer's limits shared by processes.
+//! - `agentic-otel`: OpenTelemetry export over OTLP/HTTP of the spans and metric events the core
+//!   emits through `tracing` (their names: [`observe::semconv`]).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -87,9 +92,6 @@ mod error;
 pub mod exec;
 pub mod message;
 pub mod observe;
-#[cfg(feature = "otel")]
-#[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
-pub mod otel;
 pub mod policy;
 pub mod provider;
 pub mod resilient;
@@ -130,6 +132,14 @@ pub mod __fuzz {
     pub use crate::provider::fuzz::{cooldown, pace, sse};
     #[cfg(feature = "providers")]
     pub use crate::provider::fuzz_http::{WireFormat, http_error, retry_hints, stream};
+}
+
+/// For `agentic-redis`'s tests, which run the same seeded sequences through its Lua scripts and
+/// through the state machines they are written after (the breaker, the retry quota's window, the
+/// pacer), and compare every answer. Not an API: no promise holds from one version to the next.
+#[doc(hidden)]
+pub mod __twins {
+    pub use crate::storm::twins::{Admission, Breaker, Ledger, Pacer};
 }
 
 /// What the code `#[agentic_function]` generates refers to. Not a public API.

@@ -513,7 +513,7 @@ async fn child(args: ChildArgs) -> Result<(), String> {
 /// The Redis at `url`, its keys under `prefix`.
 #[cfg(feature = "redis")]
 async fn redis_store(url: &str, prefix: String) -> Result<Arc<dyn SharedStore>, String> {
-    let store = agentic_runtime::storm::redis::RedisStore::connect(url).await.map_err(|error| error.to_string())?;
+    let store = agentic_redis::RedisStore::connect(url).await.map_err(|error| error.to_string())?;
     Ok(Arc::new(store.with_prefix(prefix)))
 }
 

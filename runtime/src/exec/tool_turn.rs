@@ -7,6 +7,7 @@ use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 
 use crate::message::{AssistantMessage, ContentBlock};
+use crate::observe::semconv::EXECUTE_TOOL;
 use crate::observe::trace::RunTrace;
 use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
@@ -141,9 +142,9 @@ fn idempotency_key(turn: &str, call_id: &str) -> String {
 fn tool_span(name: &str, call_id: &str) -> Span {
     let name = shorten(name, 64);
     tracing::info_span!(
-        "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
-        gen_ai.operation.name = "execute_tool",
+        EXECUTE_TOOL,
+        otel.name = %format_args!("{EXECUTE_TOOL} {name}"),
+        gen_ai.operation.name = EXECUTE_TOOL,
         gen_ai.tool.name = %name,
         gen_ai.tool.call.id = call_id,
         error.type = Empty,

@@ -1,6 +1,6 @@
 //! What the layers show to `tracing`, in the OpenTelemetry GenAI semantic conventions' terms
 //! (docs/design.md §14): a span per exec and a CLIENT span per model call, with the metric events of
-//! each call for the `otel` feature's metrics layer. (A decision's event is written by `retry.rs`, a
+//! each call (named in [`semconv`], which an exporter such as `agentic-otel` records as instruments). (A decision's event is written by `retry.rs`, a
 //! tool call's span by the toolbox.)
 //!
 //! Nothing here records a prompt, an answer or a key. With no subscriber, each span and event costs
@@ -13,7 +13,7 @@ use tracing::{Level, Span};
 use crate::error::model_error::split_kind;
 use crate::message::usage::Usage;
 use crate::message::{AssistantMessage, Message};
-use crate::observe::semconv::Semconv;
+use crate::observe::semconv::{self, INVOKE_AGENT, Semconv};
 use crate::provider::Provider;
 
 /// When a call's first content (text or a tool call) arrived: the time to first chunk of the
@@ -32,7 +32,7 @@ pub(crate) enum FirstChunk {
 
 /// Counts a cooldown entered: a server asked the calls to `provider` to wait.
 pub(crate) fn cooldown(provider: &str) {
-    tracing::info!(target: METRICS, parent: None, metric = "agentic.cooldowns", value = 1u64,
+    tracing::info!(target: semconv::METRICS_TARGET, parent: None, metric = semconv::COOLDOWNS, value = 1u64,
         gen_ai.provider.name = provider);
 }
 
@@ -40,10 +40,10 @@ pub(crate) fn cooldown(provider: &str) {
 /// `agentic.pacer.wait` for a wait).
 pub(crate) fn paced(provider: &str, wait: std::time::Duration) {
     let waited = !wait.is_zero();
-    tracing::info!(target: METRICS, parent: None, metric = "agentic.pacer.admitted", value = 1u64,
+    tracing::info!(target: semconv::METRICS_TARGET, parent: None, metric = semconv::PACER_ADMITTED, value = 1u64,
         gen_ai.provider.name = provider, agentic.paced = if waited { "waited" } else { "at_once" });
     if waited {
-        tracing::info!(target: METRICS, parent: None, metric = "agentic.pacer.wait", value = wait.as_secs_f64(),
+        tracing::info!(target: semconv::METRICS_TARGET, parent: None, metric = semconv::PACER_WAIT, value = wait.as_secs_f64(),
             gen_ai.provider.name = provider);
     }
 }
@@ -53,10 +53,6 @@ pub(crate) fn paced(provider: &str, wait: std::time::Duration) {
 pub(crate) fn int(count: u64) -> i64 {
     i64::try_from(count).unwrap_or(i64::MAX)
 }
-
-/// The target of the metric events: the `otel` feature's metrics layer records them as instruments.
-/// They are emitted with no parent span, so that no subscriber shows them as events of a span.
-pub(crate) const METRICS: &str = "agentic::metrics";
 
 /// The span of one exec: `invoke_agent {function}`.
 #[inline]
@@ -71,9 +67,9 @@ pub(crate) fn exec_span(function: Option<&'static str>, provider: &dyn Provider)
 #[cold]
 fn exec_span_wanted(function: Option<&'static str>, provider: &dyn Provider) -> Span {
     tracing::info_span!(
-        "invoke_agent",
-        otel.name = %function.map_or_else(|| "invoke_agent".to_owned(), |name| format!("invoke_agent {name}")),
-        gen_ai.operation.name = "invoke_agent",
+        semconv::INVOKE_AGENT,
+        otel.name = %function.map_or_else(|| INVOKE_AGENT.to_owned(), |name| format!("{INVOKE_AGENT} {name}")),
+        gen_ai.operation.name = INVOKE_AGENT,
         gen_ai.agent.name = function,
         gen_ai.provider.name = provider.name(),
         gen_ai.request.model = provider.model(),
@@ -168,7 +164,7 @@ pub(crate) fn record_call(
     // Asked here, after the call's span was made, and followed by the metric events: with per-layer
     // filters (`tracing-subscriber`), an `enabled!` check leaves the layers' verdict for the next
     // span or event, and a span made right after one of the metric target would be filtered as one.
-    let metrics = tracing::enabled!(target: METRICS, Level::INFO);
+    let metrics = tracing::enabled!(target: semconv::METRICS_TARGET, Level::INFO);
     if span.is_disabled() && !metrics {
         return;
     }
@@ -226,9 +222,9 @@ fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Opti
     let (model, server) = (provider.model(), provider.server());
     let (address, port) = (server.map(|(host, _)| host), server.map(|(_, port)| port));
     tracing::info!(
-        target: METRICS,
+        target: semconv::METRICS_TARGET,
         parent: None,
-        metric = "gen_ai.client.operation.duration",
+        metric = semconv::OPERATION_DURATION,
         value = times.duration,
         gen_ai.operation.name = "chat",
         gen_ai.provider.name = provider.name(),
@@ -237,13 +233,13 @@ fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Opti
         server.port = port.map(i64::from),
         error.type = error,
     );
-    // Only the latest conventions have a name for it (`otel::TIME_TO_FIRST_CHUNK`): today's
+    // Only the latest conventions have a name for it (`semconv::TIME_TO_FIRST_CHUNK`): today's
     // metrics layer skips the event. Every call streams, so every call with content has one.
     if let Some(first_chunk) = times.first_chunk {
         tracing::info!(
-            target: METRICS,
+            target: semconv::METRICS_TARGET,
             parent: None,
-            metric = "gen_ai.client.inference.time_to_first_chunk",
+            metric = semconv::TIME_TO_FIRST_CHUNK,
             value = first_chunk,
             gen_ai.operation.name = "chat",
             gen_ai.provider.name = provider.name(),
@@ -254,14 +250,14 @@ fn call_metrics(provider: &dyn Provider, message: &AssistantMessage, error: Opti
     }
     let Some(usage) = message.usage else { return };
     // The cache kinds only when the server reported some: the latest GenAI conventions count them
-    // (`otel::INFERENCE_USAGE`); today's histogram knows `input` and `output` only and skips them.
+    // (`semconv::INFERENCE_USAGE`); today's histogram knows `input` and `output` only and skips them.
     let cache = [("cache_read", usage.cache_read_input_tokens), ("cache_write", usage.cache_creation_input_tokens)];
     let kinds = [("input", usage.input_tokens), ("output", usage.output_tokens)];
     for (kind, tokens) in kinds.into_iter().chain(cache.into_iter().filter(|(_, tokens)| *tokens > 0)) {
         tracing::info!(
-            target: METRICS,
+            target: semconv::METRICS_TARGET,
             parent: None,
-            metric = "gen_ai.client.token.usage",
+            metric = semconv::TOKEN_USAGE,
             value = tokens,
             gen_ai.token.type = kind,
             gen_ai.operation.name = "chat",

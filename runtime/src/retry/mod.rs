@@ -19,7 +19,8 @@ use crate::error::{ModelError, PolicyError};
 use crate::message::AssistantMessage;
 use crate::message::usage::{Usage, UsageTotals};
 use crate::observe::journal::Journal;
-use crate::observe::telemetry::{self, METRICS, int};
+use crate::observe::semconv;
+use crate::observe::telemetry::{self, int};
 use crate::policy::RetryPolicy;
 use crate::policy::backoff::{Rng, Schedule};
 use crate::policy::rules::{format_ms, millis};
@@ -348,10 +349,10 @@ fn emit(function: Option<&'static str>, decision: &Decision, parent: Option<trac
             agentic.call = call, error.type = error_type, error = %decision.error,
             agentic.reason = %decision.reason, "model call failed");
     }
-    tracing::info!(target: METRICS, parent: None, metric = "agentic.retry.decisions", value = 1u64, agentic.layer = layer,
+    tracing::info!(target: semconv::METRICS_TARGET, parent: None, metric = semconv::RETRY_DECISIONS, value = 1u64, agentic.layer = layer,
         agentic.verdict = verdict);
     if let Why::Refused(refusal) = &decision.reason {
-        tracing::info!(target: METRICS, parent: None, metric = "agentic.retry.refused", value = 1u64, agentic.layer = layer,
+        tracing::info!(target: semconv::METRICS_TARGET, parent: None, metric = semconv::RETRY_REFUSED, value = 1u64, agentic.layer = layer,
             agentic.refusal = refusal.name());
     }
 }

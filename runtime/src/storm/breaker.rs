@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::ledger::WINDOW_SLOTS;
 use crate::error::PolicyError;
 use crate::policy::rules::{format_ms, millis};
 
@@ -216,7 +217,7 @@ impl ProbeToken {
 
 /// What a breaker says to a call about to be made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Admission {
+pub enum Admission {
     /// Closed: the call goes.
     Call,
     /// The open period is over: this call is the probe whose outcome decides.
@@ -265,7 +266,7 @@ pub enum Recorded {
 
 /// One breaker's state machine, on this process's clock.
 #[derive(Debug)]
-pub(crate) struct Breaker {
+pub struct Breaker {
     settings: BreakerSettings,
     window: Window,
     phase: Phase,
@@ -289,13 +290,13 @@ enum Phase {
 
 impl Breaker {
     /// A closed breaker whose window starts at `now`.
-    pub(crate) fn new(settings: BreakerSettings, now: Instant) -> Self {
+    pub fn new(settings: BreakerSettings, now: Instant) -> Self {
         Self { settings, window: Window::new(settings.window, now), phase: Phase::Closed }
     }
 
     /// Whether a call may go at `now`; the first after the open period is the probe, which keeps
     /// the admission's `token`.
-    pub(crate) fn admit(&mut self, now: Instant, token: ProbeToken) -> Admission {
+    pub fn admit(&mut self, now: Instant, token: ProbeToken) -> Admission {
         match self.phase {
             Phase::Closed => {
                 self.window.admit(now);
@@ -318,7 +319,7 @@ impl Breaker {
     /// Outcomes that arrive while open change nothing, and while half-open only the probe's decides:
     /// a call let through before the breaker opened (a long stream) may answer while the probe is
     /// out, and must not close it over a target that is still down.
-    pub(crate) fn record(&mut self, outcome: CallOutcome, probe: bool, now: Instant) -> Recorded {
+    pub fn record(&mut self, outcome: CallOutcome, probe: bool, now: Instant) -> Recorded {
         match (self.phase, outcome) {
             (Phase::Closed, _) => {
                 let (failures, calls) = self.window.add(now, outcome == CallOutcome::Failed);
@@ -347,7 +348,7 @@ impl Breaker {
     /// half-open with that probe still out: one already decided has nothing to give back, one
     /// taken for lost is gone (the next call probes anyway), and one replaced by another
     /// admission's is not its to give. Whether it was given back.
-    pub(crate) fn release(&mut self, now: Instant, token: ProbeToken) -> bool {
+    pub fn release(&mut self, now: Instant, token: ProbeToken) -> bool {
         match self.phase {
             Phase::HalfOpen { opened, probe_until, probe: Some(probe) } if probe == token && now < probe_until => {
                 self.phase = Phase::Open { until: now, opened };
@@ -380,7 +381,7 @@ impl Breaker {
 
     /// The state at `now` (an open period that has passed reads as open with nothing left: the
     /// next call is the probe).
-    pub(crate) fn state(&self, now: Instant) -> BreakerState {
+    pub fn state(&self, now: Instant) -> BreakerState {
         match self.phase {
             Phase::Closed => BreakerState::Closed,
             Phase::Open { until, opened } => BreakerState::Open { left: until.saturating_duration_since(now), opened },
@@ -436,7 +437,7 @@ impl Breaker {
 
 /// How many slots the window is cut into: an outcome is forgotten at most a tenth of a window
 /// early.
-const SLOTS: usize = 10;
+const SLOTS: usize = WINDOW_SLOTS;
 
 /// The calls and failures of the last `window`, by slot.
 #[derive(Debug)]

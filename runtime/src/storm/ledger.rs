@@ -15,13 +15,20 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// How many slots the window is cut into: a success or a retry is forgotten at most a tenth of a
-/// window late.
-pub(crate) const SLOTS: usize = 10;
+/// How many slots the runtime's sliding windows (the retry quota's, and each circuit breaker's) are
+/// cut into: a count is forgotten at most a tenth of a window late (a breaker's outcome, at most a
+/// tenth early).
+///
+/// A [`SharedStore`](crate::storm::store::SharedStore) that keeps these windows for a fleet cuts
+/// them the same (the `agentic-redis` store does), so that a fleet forgets as one process does.
+pub const WINDOW_SLOTS: usize = 10;
+
+/// The slots of this window.
+const SLOTS: usize = WINDOW_SLOTS;
 
 /// One window's counts, by slot. Small (about 200 bytes) and plain, so that a reading copies it.
 #[derive(Debug, Clone)]
-pub(crate) struct Ledger {
+pub struct Ledger {
     window: Duration,
     slot: Duration,
     /// The start of slot 0.
@@ -36,7 +43,7 @@ pub(crate) struct Ledger {
 
 impl Ledger {
     /// An empty window of `window`, read first at `now`.
-    pub(crate) fn new(window: Duration, now: Instant) -> Self {
+    pub fn new(window: Duration, now: Instant) -> Self {
         Self {
             window,
             slot: window / SLOTS as u32,
@@ -50,7 +57,7 @@ impl Ledger {
 
     /// Moves the window to `now` (forgetting what fell out of it) and places `successes` counted
     /// since the latest reading.
-    pub(crate) fn read(&mut self, now: Instant, successes: u64) {
+    pub fn read(&mut self, now: Instant, successes: u64) {
         // A clock never runs back, but an instant taken before `origin` must not wrap.
         let now = now.max(self.placed_until);
         self.advance(self.slot_of(now));
@@ -68,12 +75,12 @@ impl Ledger {
     }
 
     /// The successes and retries in the window (as of the latest reading).
-    pub(crate) fn totals(&self) -> (f64, u64) {
+    pub fn totals(&self) -> (f64, u64) {
         (self.successes.iter().sum(), self.retries.iter().sum())
     }
 
     /// Counts a retry sent at the latest reading.
-    pub(crate) fn add_retry(&mut self) {
+    pub fn add_retry(&mut self) {
         self.retries[self.index(self.head)] += 1;
     }
 

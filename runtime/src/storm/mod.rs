@@ -6,17 +6,10 @@ mod governor;
 mod ledger;
 pub mod pace;
 mod quota;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub mod redis;
-#[cfg(feature = "redis")]
-mod redis_pace;
-#[cfg(feature = "redis")]
-mod redis_scripts;
-#[cfg(all(test, feature = "redis"))]
-mod redis_twins;
 pub mod store;
 
+#[cfg(test)]
+mod metric_events;
 mod refusal;
 mod target;
 #[cfg(test)]
@@ -24,6 +17,15 @@ pub(crate) mod test_store;
 
 pub use breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, SharedAdmission};
 pub(crate) use governor::Governor;
+pub use governor::MAX_COOLDOWN;
 pub(crate) use governor::Permit;
+pub use ledger::WINDOW_SLOTS;
 pub use quota::RetryQuota;
 pub use refusal::{Bound, Refusal};
+
+/// What `crate::__twins` re-exports: the state machines a fleet store's scripts are written after.
+pub(crate) mod twins {
+    pub use super::breaker::{Admission, Breaker};
+    pub use super::ledger::Ledger;
+    pub use super::pace::twins::Pacer;
+}

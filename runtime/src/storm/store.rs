@@ -22,9 +22,9 @@ pub const DEFAULT_OFFLINE_BACKOFF: Duration = Duration::from_secs(10);
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// A store of retry quotas, cooldowns, circuit breakers and rate limits shared by many processes
-/// (e.g. Redis, with the `redis` feature). Every update is atomic. A `scope` names one provider and
-/// API key (`"openai:3f9a..."`, a fingerprint, never the key itself); a [`StoreKey`] names one
-/// model of a scope, a target.
+/// (e.g. Redis: the `agentic-redis` crate's `RedisStore`). Every update is atomic. A `scope` names
+/// one provider and API key (`"openai:3f9a..."`, a fingerprint, never the key itself); a
+/// [`StoreKey`] names one model of a scope, a target.
 ///
 /// The budget's window is the store's and the scope's: every process's successes pay for every
 /// process's retries, by the rule of [`RetryQuota`] (docs/design.md §10), counted on the store's

@@ -18,10 +18,14 @@ use super::breaker::{
 };
 use crate::policy::rules::{format_ms, millis};
 
-/// The metric events' target, `crate::observe::telemetry::METRICS` spelled out: the budget sits below
-/// `telemetry`, which knows the providers (whose fuzz entry points know the governor). The metrics
-/// layer's tests (otel/tests.rs) read these events through that target.
-const METRICS: &str = "agentic::metrics";
+/// The metric events' target and names, `observe::semconv`'s spelled out: storm control sits below
+/// `observe`, whose telemetry knows the providers (whose fuzz entry points know the governor). The
+/// tests below check they are `semconv`'s.
+pub(super) const METRICS: &str = "agentic::metrics";
+/// `semconv::BREAKER_TRANSITIONS`.
+pub(super) const TRANSITIONS: &str = "agentic.breaker.transitions";
+/// `semconv::BREAKER_OPEN`.
+pub(super) const OPEN: &str = "agentic.breaker.open";
 
 /// The breaker of one target of a `Runtime`.
 #[derive(Debug)]
@@ -174,7 +178,7 @@ impl TargetBreaker {
 
 /// `agentic.breaker.transitions`: one per transition, by target and new state.
 fn transition(target: &str, state: &'static str) {
-    tracing::info!(target: METRICS, parent: None, metric = "agentic.breaker.transitions", value = 1u64,
+    tracing::info!(target: METRICS, parent: None, metric = TRANSITIONS, value = 1u64,
         agentic.target = target, agentic.breaker.state = state);
 }
 
@@ -182,6 +186,19 @@ fn transition(target: &str, state: &'static str) {
 /// adopted from the store), -1 when it closes again (summed over a process, the targets it sees
 /// open or half-open).
 fn open_gauge(target: &str, change: i64) {
-    tracing::info!(target: METRICS, parent: None, metric = "agentic.breaker.open", value = change,
+    tracing::info!(target: METRICS, parent: None, metric = OPEN, value = change,
         agentic.target = target);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{METRICS, OPEN, TRANSITIONS};
+    use crate::observe::semconv;
+
+    #[test]
+    fn the_breakers_events_are_named_as_semconv_says() {
+        assert_eq!(METRICS, semconv::METRICS_TARGET);
+        assert_eq!(TRANSITIONS, semconv::BREAKER_TRANSITIONS);
+        assert_eq!(OPEN, semconv::BREAKER_OPEN);
+    }
 }

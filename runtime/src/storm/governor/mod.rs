@@ -82,7 +82,9 @@ struct QuotaWindow {
 }
 
 /// The longest cooldown a server's hint sets (100 years): longer waits would overflow the clocks.
-pub(crate) const MAX_COOLDOWN: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+/// A [`SharedStore`] reads a cooldown that ends later as malformed (the `agentic-redis` store
+/// deletes it).
+pub const MAX_COOLDOWN: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
 impl Governor {
     pub(crate) fn new(scope: String, quota: Option<RetryQuota>, store: Option<Arc<dyn SharedStore>>) -> Self {
@@ -859,46 +861,6 @@ mod tests {
         // Back: the fleet's breaker (5 failures, closed) answers again, and this one mirrors it.
         assert_eq!(ask(&governor).await, Admission::Call);
         assert_eq!(governor.breaker_state(), Some(BreakerState::Closed));
-    }
-
-    /// Two runtimes' governors (two stores, as two processes have) on one Redis: what A's failures
-    /// open, B skips; one probe for both; its answer closes the breaker for both. Needs
-    /// `AGENTIC_REDIS_URL` (`.ci/run` starts one); `AGENTIC_SKIP_REDIS=1` skips. Real time: the
-    /// store's timeouts must not fire while Redis answers.
-    #[cfg(feature = "redis")]
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn two_governors_share_one_breaker_through_redis() {
-        use crate::storm::redis::RedisStore;
-        if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-            println!("skipping: AGENTIC_SKIP_REDIS=1");
-            return;
-        }
-        let url = std::env::var("AGENTIC_REDIS_URL").expect("AGENTIC_REDIS_URL: start `redis-server --port 6390 --save ''` and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390, or set AGENTIC_SKIP_REDIS=1");
-        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
-        let prefix = format!("agentic-test:governors:{}:{nanos}", std::process::id());
-        let connect = || async {
-            let store = RedisStore::connect(&url).await.expect("Redis answers");
-            Arc::new(store.with_prefix(prefix.clone()).with_timeout(Duration::from_secs(2)))
-        };
-        let (store_a, store_b) = (connect().await, connect().await);
-        let (a, b) = (with_breaker(Some(store_a.clone())), with_breaker(Some(store_b)));
-
-        fail(&a, 20).await;
-        let admission = ask(&b).await;
-        assert!(
-            matches!(admission, Admission::Skip(BreakerState::Open { opened: why, .. }) if why == opened(20, 20)),
-            "B failed nothing and skips: {admission:?}"
-        );
-        assert!(matches!(b.breaker_state(), Some(BreakerState::Open { .. })), "B reads the fleet's state");
-
-        // The open period ends (on the server's clock, made to now rather than waited for).
-        let mut raw = redis::Client::open(url.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
-        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut raw).await.unwrap();
-        let key = store_a.breaker_key(StoreKey::new("openai:3f9a0c", "gpt-4o-mini"));
-        let until = secs * 1000 + micros / 1000 - 1;
-        let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
-
-        one_probe_then_closed_for_both(&a, &b).await;
     }
 
     const DEFAULT_BACKOFF: Duration = crate::storm::store::DEFAULT_OFFLINE_BACKOFF;

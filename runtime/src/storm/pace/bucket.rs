@@ -11,12 +11,14 @@ use tokio::time::Instant;
 use super::limits::Limit;
 
 /// How long a limit takes to refill from empty when nothing says otherwise: a minute, the window of
-/// every per-minute limit the providers state (RPM, TPM).
-pub(crate) const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
+/// every per-minute limit the providers state (RPM, TPM). A fleet's pacer in a
+/// [`SharedStore`](crate::storm::store::SharedStore) refills such a limit the same.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
 
 /// The longest wait a bucket computes (a day): a limit of 1 a minute and a call of a million tokens
-/// would otherwise overflow the clocks. Every deadline is shorter.
-pub(crate) const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+/// would otherwise overflow the clocks. Every deadline is shorter. A fleet's pacer in a
+/// [`SharedStore`](crate::storm::store::SharedStore) computes no longer wait.
+pub const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// One limit's state.
 #[derive(Debug, Clone, Copy, PartialEq)]

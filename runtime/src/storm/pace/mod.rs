@@ -16,8 +16,7 @@ mod limits;
 mod pacer;
 mod settings;
 
-#[cfg(feature = "redis")]
-pub(crate) use bucket::{DEFAULT_WINDOW, MAX_WAIT};
+pub use bucket::{DEFAULT_WINDOW, MAX_WAIT};
 pub use demand::{Demand, PaceRefused, Reserved};
 pub(crate) use demand::{Pace, Paced, Place, Reservation};
 pub(crate) use estimate::input_tokens;
@@ -26,3 +25,8 @@ pub(crate) use headers::is_rate_limit_header;
 pub use limits::{Limit, LimitKind, RateLimits};
 pub(crate) use pacer::Pacer;
 pub use settings::Pacing;
+
+/// What `crate::__twins` re-exports of pacing.
+pub(crate) mod twins {
+    pub use super::pacer::Pacer;
+}

@@ -22,7 +22,7 @@ const CALIBRATION: (f64, f64) = (0.1, 10.0);
 
 /// One scope's pacer (each `Governor` has one, unless pacing is off).
 #[derive(Debug)]
-pub(crate) struct Pacer {
+pub struct Pacer {
     state: Mutex<State>,
     /// Set once any limit is known: until then a call asks nothing (one load on its path).
     active: AtomicBool,
@@ -40,7 +40,7 @@ struct State {
 
 impl Pacer {
     /// The pacer `settings` ask for, with the limits they set full from now; `None` when off.
-    pub(crate) fn new(settings: &Pacing) -> Option<Self> {
+    pub fn new(settings: &Pacing) -> Option<Self> {
         if !settings.is_on() {
             return None;
         }
@@ -57,12 +57,12 @@ impl Pacer {
 
     /// Whether any limit is known: a call is paced only then.
     #[inline]
-    pub(crate) fn is_active(&self) -> bool {
+    pub fn is_active(&self) -> bool {
         self.active.load(Ordering::Acquire)
     }
 
     /// Takes in the limits a response received at `received` stated.
-    pub(crate) fn learn(&self, limits: &RateLimits, received: Instant) {
+    pub fn learn(&self, limits: &RateLimits, received: Instant) {
         if limits.is_empty() {
             return;
         }
@@ -99,7 +99,7 @@ impl Pacer {
     /// longest wait the caller would make: the time before its deadline, or its cap): the
     /// reservation, or why not (nothing reserved then, its `left` is `within`). Callers are served
     /// in the order they reserve.
-    pub(crate) fn reserve(&self, demand: &Demand, within: Option<Duration>) -> Result<Reserved, PaceRefused> {
+    pub fn reserve(&self, demand: &Demand, within: Option<Duration>) -> Result<Reserved, PaceRefused> {
         let now = Instant::now();
         let mut state = self.lock();
         let mut longest: Option<(Duration, LimitKind)> = None;
@@ -125,9 +125,9 @@ impl Pacer {
 
     /// Reconciles a call's `demand`, reserved in this process's buckets, with what it used: the
     /// tokens it did not use go back (the cached reads too, where they are free), the ones it used
-    /// beyond are taken, each within the bucket's size ([`Bucket::settle`]). A call without usage
+    /// beyond are taken, each within the bucket's size (`Bucket::settle`). A call without usage
     /// (it failed) gives its tokens back: a server counts the tokens of what it answered.
-    pub(crate) fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
+    pub fn settle(&self, demand: &Demand, usage: Option<&Usage>) {
         let used = self.calibrate(demand, usage);
         let mut state = self.lock();
         for kind in [LimitKind::Tokens, LimitKind::InputTokens, LimitKind::OutputTokens] {

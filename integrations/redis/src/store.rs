@@ -1,40 +1,5 @@
-//! A [`SharedStore`] in Redis, so a fleet of processes on many machines shares one retry quota
-//! per provider and API key (scope), and one cooldown, one pacer and one circuit breaker per target
-//! (a model of a scope) (cargo feature `redis`).
-//!
-//! Every key of a scope starts `{prefix}:{<scope>}:`, whose braces are a Redis Cluster hash tag: a
-//! scope's keys live in one slot, so a script may touch several of them (the budget and a breaker,
-//! in one round trip) on a single node, behind Sentinel and in Cluster alike. The keys:
-//!
-//! - `{prefix}:{<scope>}:budget`: a hash, the successes and retries of each slot of the window,
-//!   fields `s:{slot}` and `r:{slot}`; slots that leave the window are deleted, and a budget left
-//!   untouched for two windows expires (an empty window).
-//! - `{prefix}:{<scope>}:cooldown:<model>`: the end of the cooldown, in ms since the UNIX epoch. It
-//!   expires when it ends, and lasts no longer than the runtime that set it would wait
-//!   (`retry_after_cap_ms`: a hint past it is not stored).
-//! - `{prefix}:{<scope>}:breaker:<model>`: a hash, `state` `open` or `half_open` (absent when
-//!   closed), `until` (the end of the open period, ms on the server's clock), `failures` and
-//!   `calls` (why it opened); `…:breaker-window:<model>`: the answered, failed and let-through
-//!   calls of each slot of the window (`s:`, `f:`, `a:`); `…:breaker-probe:<model>`: set, if
-//!   absent, by the caller that takes the probe, to its admission's token, expiring after the open
-//!   period, so a probe that never reports lets another go; a probe given back is deleted only
-//!   while it holds the token of the admission that gives it back. A breaker untouched for two windows and two open periods
-//!   expires (closed).
-//! - `{prefix}:{<scope>}:pace:<model>`: the pacer's buckets (see `budget/redis_pace.rs`); it
-//!   expires after twice the longest time one of its limits takes to refill, 5 minutes at least
-//!   and 2 days at most.
-//!
-//! Every update is one Lua script (`budget/redis_scripts.rs`), so concurrent processes never lose
-//! a count; windows and open periods run on the Redis server's clock, one clock for the fleet.
-//! What a script reads is checked as input: a malformed value is read as absent and repaired, an
-//! open period never lasts longer than the settings' from now, and every key has an expiry.
-//!
-//! A call asks Redis once before it goes (the cooldown, the breaker's admission and whether a limit
-//! is known, one script) and once after its answer (the deposit and the breaker's record, one
-//! script); it reserves and settles pace only for a target whose server stated limits.
-//!
-//! Cooldowns are wall-clock instants of the processes: machines that share them should keep their
-//! clocks in sync (NTP), or a fast clock ends a cooldown early.
+//! `RedisStore`: the [`SharedStore`] of a fleet, its keys and its connection (the crate's docs say
+//! what each key holds).
 
 use std::fmt;
 use std::future::Future;
@@ -45,14 +10,17 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use tokio::sync::OnceCell;
 
-use super::breaker::{BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, SharedAdmission};
-use super::ledger::SLOTS;
-use super::quota::RetryQuota;
-use super::redis_pace::{PaceScripts, reserved_of};
-use super::redis_scripts::Scripts as StoreScripts;
-use super::store::{BeforeCall, DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, StoreKey, Withdrawal};
-use crate::policy::rules::millis;
-use crate::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
+use agentic_runtime::policy::rules::millis;
+use agentic_runtime::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
+use agentic_runtime::storm::store::{
+    BeforeCall, DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, StoreKey, Withdrawal,
+};
+use agentic_runtime::storm::{
+    BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, RetryQuota, SharedAdmission, WINDOW_SLOTS,
+};
+
+use crate::pace::{PaceScripts, reserved_of};
+use crate::scripts::Scripts as StoreScripts;
 
 /// The retry quotas and cooldowns of a fleet, in Redis.
 ///
@@ -71,7 +39,7 @@ use crate::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
 /// ```no_run
 /// use std::time::Duration;
 ///
-/// use agentic_runtime::storm::redis::RedisStore;
+/// use agentic_redis::RedisStore;
 /// use agentic_runtime::storm::store::SharedStore;
 ///
 /// # async fn run() -> Result<(), agentic_runtime::storm::store::StoreError> {
@@ -128,7 +96,7 @@ impl RedisStore {
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), agentic_runtime::storm::store::StoreError> {
-    /// let store = agentic_runtime::storm::redis::RedisStore::connect("redis://:secret@cache:6379/0").await?;
+    /// let store = agentic_redis::RedisStore::connect("redis://:secret@cache:6379/0").await?;
     /// # Ok(())
     /// # }
     /// ```
@@ -149,7 +117,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// use agentic_runtime::storm::redis::RedisStore;
+    /// use agentic_redis::RedisStore;
     ///
     /// let store = RedisStore::lazy("redis://127.0.0.1:6379")?;
     /// # Ok::<(), agentic_runtime::storm::store::StoreError>(())
@@ -261,7 +229,7 @@ impl RedisStore {
 
     /// Adds the keys and arguments of breaker `key` under `settings` to `invocation`, as the
     /// scripts' `breaker` reads them.
-    pub(super) fn breaker_args(
+    pub(crate) fn breaker_args(
         &self,
         invocation: &mut redis::ScriptInvocation<'_>,
         key: StoreKey<'_>,
@@ -273,7 +241,7 @@ impl RedisStore {
             .key(self.breaker_window_key(key))
             .key(self.breaker_key(key))
             .key(self.breaker_probe_key(key))
-            .arg((window_ms / SLOTS as u64).max(1))
+            .arg((window_ms / WINDOW_SLOTS as u64).max(1))
             .arg(open_ms)
             .arg(window_ms.saturating_add(open_ms).saturating_mul(2))
             .arg(settings.failure_percent())
@@ -538,10 +506,10 @@ impl SharedStore for RedisStore {
 
 /// Adds the arguments of a budget under `quota` to `invocation`, as the scripts' `budget` reads
 /// them: the slot's length, the expiry, the fewest retries and the retry percent.
-pub(super) fn budget_args(invocation: &mut redis::ScriptInvocation<'_>, quota: &RetryQuota) {
+pub(crate) fn budget_args(invocation: &mut redis::ScriptInvocation<'_>, quota: &RetryQuota) {
     let window_ms = millis(quota.window());
     invocation
-        .arg((window_ms / SLOTS as u64).max(1))
+        .arg((window_ms / WINDOW_SLOTS as u64).max(1))
         .arg(window_ms.saturating_mul(2))
         .arg(quota.min_retries())
         .arg(quota.retry_percent());
@@ -555,7 +523,7 @@ fn cooldown_of(until_ms: i64) -> Option<SystemTime> {
 
 /// What the scripts' `admit` answered, under `settings`. An open period is never longer than the
 /// settings' (a store is input, as a server is); `None` when it is no answer of `admit`.
-pub(super) fn admission_of(answer: &[i64], settings: &BreakerSettings) -> Option<SharedAdmission> {
+pub(crate) fn admission_of(answer: &[i64], settings: &BreakerSettings) -> Option<SharedAdmission> {
     let opened = |at: usize| opened_of(answer, at, settings);
     match answer.first()? {
         0 => Some(SharedAdmission::Call),
@@ -570,7 +538,7 @@ pub(super) fn admission_of(answer: &[i64], settings: &BreakerSettings) -> Option
 }
 
 /// What the scripts' `record` answered, under `settings`; `None` when it is no answer of `record`.
-pub(super) fn recorded_of(answer: &[i64], settings: &BreakerSettings) -> Option<Recorded> {
+pub(crate) fn recorded_of(answer: &[i64], settings: &BreakerSettings) -> Option<Recorded> {
     match answer.first()? {
         0 => Some(Recorded::Unchanged),
         1 => opened_of(answer, 1, settings).map(Recorded::Opened),
@@ -620,27 +588,6 @@ fn redact(url: &str) -> String {
         return url.to_owned();
     }
     format!("{}{user}:***{}", &url[..authority_start], &rest[at..])
-}
-
-/// The test Redis for the tests that run the scripts against their Rust twins on a clock of their
-/// own: its URL (`AGENTIC_REDIS_URL`), a blocking connection (no timer of a paused runtime waits on
-/// it) and a key prefix no other test uses. `None` (the test skips) with `AGENTIC_SKIP_REDIS=1`.
-#[cfg(test)]
-pub(crate) fn test_redis(test: &str) -> Option<(String, redis::Connection, String)> {
-    if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-        println!("skipping {test}: AGENTIC_SKIP_REDIS=1");
-        return None;
-    }
-    let url = std::env::var("AGENTIC_REDIS_URL")
-        .ok()
-        .filter(|url| !url.is_empty())
-        .unwrap_or_else(|| panic!("{test} needs AGENTIC_REDIS_URL (or AGENTIC_SKIP_REDIS=1 to skip)"));
-    let connection = redis::Client::open(url.as_str())
-        .and_then(|client| client.get_connection())
-        .unwrap_or_else(|err| panic!("{test} cannot reach Redis at {url}: {err}"));
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    let prefix = format!("agentic-test:{test}:{}:{nanos}", std::process::id());
-    Some((url, connection, prefix))
 }
 
 #[cfg(test)]

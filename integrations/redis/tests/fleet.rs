@@ -9,37 +9,19 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use agentic_chaos::SilentServer;
+use agentic_redis::RedisStore;
 use agentic_runtime::decision::{MoveReason, Verdict, Why};
-use agentic_runtime::policy::Jitter;
 use agentic_runtime::storm::RetryQuota;
-use agentic_runtime::storm::redis::RedisStore;
 use agentic_runtime::storm::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::storm::{BreakerSettings, BreakerState};
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use agentic_test_support::captured_log::capture;
 
-fn redis_url(test: &str) -> Option<String> {
-    if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-        println!("skipping {test}: AGENTIC_SKIP_REDIS=1");
-        return None;
-    }
-    Some(std::env::var("AGENTIC_REDIS_URL").unwrap_or_else(|_| {
-        panic!("{test} needs Redis: start `redis-server --port 6390` and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390")
-    }))
-}
+use crate::support::{FAST, prefix, pttl, redis_url};
 
 async fn shared_store(url: &str, test: &str) -> Arc<RedisStore> {
-    let prefix = format!("agentic-test-{test}-{}-{}", std::process::id(), fastrand_suffix());
-    Arc::new(RedisStore::connect(url).await.expect("Redis answers").with_prefix(prefix))
+    Arc::new(RedisStore::connect(url).await.expect("Redis answers").with_prefix(prefix(test)))
 }
-
-fn fastrand_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-}
-
-/// 1 ms backoffs: the fleet's window runs on the Redis server's clock, which tokio cannot pause.
-const FAST: RetryPolicy =
-    RetryPolicy::new().with_session_base_delay_ms(1).with_exec_base_delay_ms(1).with_jitter(Jitter::None);
 
 /// Two runtimes on one prefix, as two processes would be: separate stores, the same keys.
 async fn two_runtimes(
@@ -125,13 +107,6 @@ async fn a_cooldown_learned_by_one_runtime_delays_the_other() {
     assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(3), "{waited:?}");
     let [decision] = reply.decisions() else { panic!("{:?}", reply.decisions()) };
     assert_eq!(decision.verdict(), Verdict::CooledDown, "the wait is in the decisions");
-}
-
-/// The key's remaining lifetime in ms, as Redis's `PTTL` says: -2 when there is no key, -1 when it
-/// never expires.
-async fn pttl(url: &str, key: &str) -> i64 {
-    let mut connection = redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap();
-    redis::cmd("PTTL").arg(key).query_async(&mut connection).await.unwrap()
 }
 
 /// One huge hint heard by one runtime (a day, or 1e12 s, or a permanent failure's "try again in
@@ -347,6 +322,61 @@ async fn a_breaker_opened_by_one_runtime_makes_the_other_skip_the_primary_withou
         "the other runtime reports the fleet's state: {:?}",
         second.targets()
     );
+}
+
+/// After the open period the fleet's breaker lets one probe through: the runtime whose call takes it
+/// asks the primary, and the answer closes the breaker for the other runtime too, which calls the
+/// primary again at once (its own breaker, open since it read the fleet's, follows the fleet's).
+#[tokio::test]
+async fn the_probe_one_runtime_sends_closes_the_fleets_breaker_for_the_other() {
+    let Some(url) = redis_url("the_probe_one_runtime_sends_closes_the_fleets_breaker_for_the_other") else {
+        return;
+    };
+    let store = shared_store(&url, "probe").await;
+    let other = Arc::new(RedisStore::connect(&url).await.unwrap().with_prefix(store.prefix().to_owned()));
+    // 30 s open: far longer than this test runs, so only the fleet's probe can close it.
+    let settings = BreakerSettings::new(50, 3, Duration::from_secs(10), Duration::from_secs(30)).unwrap();
+    let answers =
+        |provider: ScriptedProvider| provider.otherwise(Scripted::ok("from the primary")).with_model("primary");
+    let first_primary = answers(ScriptedProvider::new([
+        Scripted::http(503, "Service Unavailable"),
+        Scripted::http(503, "Service Unavailable"),
+        Scripted::http(503, "Service Unavailable"),
+    ]));
+    let second_primary = answers(ScriptedProvider::new([]));
+    let secondary = ScriptedProvider::new([]).otherwise(Scripted::ok("from the secondary")).with_model("secondary");
+    let runtime = |primary: &ScriptedProvider, store: Arc<RedisStore>| {
+        Runtime::builder(primary.clone())
+            .with_fallback(secondary.clone())
+            .with_breaker(settings)
+            .with_shared_store(store)
+            .build()
+            .unwrap()
+    };
+    let (first, second) = (runtime(&first_primary, store.clone()), runtime(&second_primary, other));
+    let primary = |runtime: &Runtime| runtime.targets()[0].breaker;
+
+    assert_eq!(first.exec("opens it").await.unwrap().target(), Some("scripted/secondary"));
+    assert_eq!(second.exec("skips it").await.unwrap().target(), Some("scripted/secondary"));
+    assert_eq!((first_primary.calls(), second_primary.calls()), (3, 0));
+    assert!(matches!(primary(&first), Some(BreakerState::Open { .. })), "{:?}", first.targets());
+
+    // The open period ends (on the server's clock, made to now rather than waited for).
+    let key = store.breaker_key(StoreKey::new("scripted/primary", "primary"));
+    let mut raw = crate::support::raw(&url).await;
+    let until = crate::support::server_ms(&url).await - 1;
+    let _: () = redis::cmd("HSET").arg(&key).arg("until").arg(until).query_async(&mut raw).await.unwrap();
+
+    let probe = second.exec("probes it").await.unwrap();
+    assert_eq!((probe.target(), second_primary.calls()), (Some("scripted/primary"), 1), "the probe went");
+    assert_eq!(primary(&second), Some(BreakerState::Closed));
+    let after = first.exec("calls it again").await.unwrap();
+    assert_eq!(
+        (after.target(), first_primary.calls()),
+        (Some("scripted/primary"), 4),
+        "closed for the other runtime too, 30 s before its own open period would end"
+    );
+    assert_eq!(primary(&first), Some(BreakerState::Closed), "{:?}", first.targets());
 }
 
 /// The limits one runtime's answer stated pace the other's calls, which never saw a header: the

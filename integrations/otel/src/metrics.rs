@@ -3,10 +3,11 @@
 //!
 //! The core never talks to OpenTelemetry: it emits one `tracing` event per measurement, with the
 //! instrument's name in `metric`, the measurement in `value` and the attributes as the other
-//! fields (docs/design.md §14). This layer creates each instrument once, with the kind,
-//! unit and bucket boundaries the GenAI semantic conventions give it, and records every such
-//! event into it. Events for other targets, and unknown metric names, are ignored. Which names
-//! the instruments have is the [`Semconv`] edition's: today's, or the latest experimental ones.
+//! fields (the names: [`agentic_runtime::observe::semconv`]). This layer creates each instrument
+//! once, with the kind, unit and bucket boundaries the GenAI semantic conventions give it, and
+//! records every such event into it. Events for other targets, and unknown metric names, are
+//! ignored. Which names the instruments have is the [`Semconv`] edition's: today's, or the latest
+//! experimental ones.
 
 use std::fmt;
 use std::time::Instant;
@@ -19,41 +20,16 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
-use super::scope::scope;
-use crate::observe::semconv::Semconv;
+use agentic_runtime::observe::semconv::{
+    BREAKER_OPEN, BREAKER_TRANSITIONS, COOLDOWNS, EXECUTE_TOOL, EXECUTE_TOOL_DURATION, INFERENCE_DURATION,
+    INFERENCE_USAGE, INVOKE_AGENT, INVOKE_AGENT_DURATION, METRICS_TARGET, OPERATION_DURATION, PACER_ADMITTED,
+    PACER_WAIT, RETRY_DECISIONS, RETRY_REFUSED, Semconv, TIME_TO_FIRST_CHUNK, TOKEN_TYPES, TOKEN_USAGE,
+};
 
-/// The `tracing` target of the core's metric events.
-pub const METRICS_TARGET: &str = crate::observe::telemetry::METRICS;
+use crate::scope::scope;
 
-/// The duration of each model call, in seconds (a histogram).
-pub const OPERATION_DURATION: &str = "gen_ai.client.operation.duration";
-/// The input and output tokens of each model call (a histogram, `gen_ai.token.type` = `input` or
-/// `output`).
-pub const TOKEN_USAGE: &str = "gen_ai.client.token.usage";
-/// With [`Semconv::LatestExperimental`]: the duration of each model call, in seconds (a histogram).
-pub const INFERENCE_DURATION: &str = "gen_ai.client.inference.duration";
-/// With [`Semconv::LatestExperimental`]: the time from each streamed model call's start to its
-/// first content (text or a tool call), in seconds (a histogram, the duration's buckets). Today's
-/// names have none: the event is skipped.
-pub const TIME_TO_FIRST_CHUNK: &str = "gen_ai.client.inference.time_to_first_chunk";
-/// With [`Semconv::LatestExperimental`]: the token counters, one per `gen_ai.token.type` the core
-/// reports (`input`, `output`, `cache_read`, `cache_write`).
-pub const INFERENCE_USAGE: [&str; 4] = [
-    "gen_ai.client.inference.usage.input_tokens",
-    "gen_ai.client.inference.usage.output_tokens",
-    "gen_ai.client.inference.usage.cache_read.input_tokens",
-    "gen_ai.client.inference.usage.cache_write.input_tokens",
-];
-/// The `gen_ai.token.type` of each of [`INFERENCE_USAGE`]; today's histogram takes the first two.
-const TOKEN_TYPES: [&str; 4] = ["input", "output", "cache_read", "cache_write"];
-/// With [`Semconv::LatestExperimental`]: the duration of each exec (its `invoke_agent` span), in
-/// seconds (a histogram).
-pub const INVOKE_AGENT_DURATION: &str = "gen_ai.invoke_agent.duration";
-/// With [`Semconv::LatestExperimental`]: the duration of each tool call (its `execute_tool` span),
-/// in seconds (a histogram).
-pub const EXECUTE_TOOL_DURATION: &str = "gen_ai.execute_tool.duration";
 /// The spans whose durations [`INVOKE_AGENT_DURATION`] and [`EXECUTE_TOOL_DURATION`] measure.
-const TIMED_SPANS: [&str; 2] = ["invoke_agent", "execute_tool"];
+const TIMED_SPANS: [&str; 2] = [INVOKE_AGENT, EXECUTE_TOOL];
 /// The span attributes those durations keep: the low-cardinality ones (no call id, no usage).
 const TIMED_ATTRIBUTES: [&str; 6] = [
     "gen_ai.operation.name",
@@ -63,25 +39,6 @@ const TIMED_ATTRIBUTES: [&str; 6] = [
     "gen_ai.tool.name",
     "error.type",
 ];
-
-/// The decisions of either retry layer (a counter, by `agentic.layer` and `agentic.verdict`).
-pub const RETRY_DECISIONS: &str = "agentic.retry.decisions";
-/// The retries a budget refused (a counter, by `agentic.layer` and `agentic.refusal`).
-pub const RETRY_REFUSED: &str = "agentic.retry.refused";
-/// The cooldowns a provider's error started (a counter, by `gen_ai.provider.name`).
-pub const COOLDOWNS: &str = "agentic.cooldowns";
-/// The transitions of the targets' circuit breakers (a counter, by `agentic.target` and
-/// `agentic.breaker.state`, the new state: `open`, `half_open` or `closed`).
-pub const BREAKER_TRANSITIONS: &str = "agentic.breaker.transitions";
-/// The circuit breakers open now (an up-down counter, by `agentic.target`: +1 when one opens,
-/// -1 when it closes; in a fleet, summed over its processes).
-pub const BREAKER_OPEN: &str = "agentic.breaker.open";
-/// The calls the pacer admitted (a counter, by `gen_ai.provider.name` and `agentic.paced`:
-/// `at_once` or `waited`), once the scope's rate limits are known (`RuntimeBuilder::with_pacing`).
-pub const PACER_ADMITTED: &str = "agentic.pacer.admitted";
-/// The time calls waited for a rate limit before they were sent, in seconds (a histogram, the
-/// duration's buckets, by `gen_ai.provider.name`).
-pub const PACER_WAIT: &str = "agentic.pacer.wait";
 
 /// The bucket boundaries the GenAI semantic conventions give `gen_ai.client.operation.duration`
 /// (and the latest ones `gen_ai.client.inference.time_to_first_chunk`): 10 ms doubling up to 82 s.
@@ -123,7 +80,7 @@ const TOKEN_BOUNDARIES: [f64; 14] = [
 /// # Examples
 ///
 /// ```
-/// use agentic_runtime::otel::MetricsLayer;
+/// use agentic_otel::MetricsLayer;
 /// use opentelemetry_sdk::metrics::SdkMeterProvider;
 /// use tracing_subscriber::layer::SubscriberExt as _;
 ///

@@ -1,9 +1,10 @@
-//! The breaker and the retry window are written twice, in Rust (`breaker.rs`, `ledger.rs`) for one
-//! process and in Lua (`redis_scripts.rs`) for a fleet: these tests run the same sequences through
-//! both, a scripted one and a seeded random one of a few hundred steps, and compare every answer.
-//! The Rust side runs on paused time, the Lua side on a clock the test keeps in each script's last
-//! key and moves with it (as the pacer's twin in `redis_pace.rs`), against the Redis at
-//! `AGENTIC_REDIS_URL` (`AGENTIC_SKIP_REDIS=1` skips).
+//! The breaker and the retry window are written twice, in Rust (the runtime's `storm/breaker.rs`,
+//! `storm/ledger.rs`) for one process and in Lua (`scripts.rs`) for a fleet: these tests run the
+//! same sequences through both, a scripted one and a seeded random one of a few hundred steps, and
+//! compare every answer. The Rust side is the runtime's own state machines (through
+//! `agentic_runtime::__twins`, which exists for these tests), on paused time; the Lua side runs on a
+//! clock the test keeps in each script's last key and moves with it (as the pacer's twin in
+//! `pace.rs`), against the Redis at `AGENTIC_REDIS_URL` (`AGENTIC_SKIP_REDIS=1` skips).
 //!
 //! The one expiry that is part of the breaker's logic, the probe's (`PX` the open period, on the
 //! server's real clock), is played on the test's clock: the twin deletes the probe key once the
@@ -15,14 +16,14 @@ use std::time::Duration;
 use redis::ScriptInvocation;
 use tokio::time::Instant;
 
-use super::breaker::{
-    Admission, Breaker, BreakerSettings, BreakerState, CallOutcome, ProbeToken, Recorded, SharedAdmission,
+use agentic_runtime::__twins::{Admission, Breaker, Ledger};
+use agentic_runtime::storm::store::StoreKey;
+use agentic_runtime::storm::{
+    BreakerSettings, BreakerState, CallOutcome, ProbeToken, Recorded, RetryQuota, SharedAdmission,
 };
-use super::ledger::Ledger;
-use super::quota::RetryQuota;
-use super::redis::{RedisStore, admission_of, budget_args, recorded_of};
-use super::redis_scripts::Scripts;
-use super::store::StoreKey;
+
+use crate::scripts::Scripts;
+use crate::store::{RedisStore, admission_of, budget_args, recorded_of};
 
 /// The test clock's start, in ms: a whole number of every window's slots (1 s, 200 ms, 6 s), so
 /// that the slots of both twins begin together.
@@ -41,7 +42,7 @@ struct Fleet {
 
 impl Fleet {
     fn new(test: &str) -> Option<Self> {
-        let (url, connection, prefix) = super::redis::test_redis(test)?;
+        let (url, connection, prefix) = crate::test_redis::test_redis(test)?;
         let store = RedisStore::lazy(&url).unwrap().with_prefix(prefix.clone());
         let mut fleet = Self {
             scripts: Rc::new(Scripts::on_test_clock()),

@@ -35,9 +35,9 @@ pub enum OtelError {
         /// The exporter's error.
         message: String,
     },
-    /// [`init_from_env`](super::init_from_env) found a global `tracing` subscriber already set.
+    /// [`init_from_env`](crate::init_from_env) found a global `tracing` subscriber already set.
     #[error(
-        "a global tracing subscriber is already set: add agentic_runtime::otel::layer(..) (or \
+        "a global tracing subscriber is already set: add agentic_otel::layer(..) (or \
          OtelGuard::layer()) to that subscriber instead of calling init_from_env"
     )]
     SubscriberAlreadySet,

@@ -1,12 +1,12 @@
-//! OpenTelemetry export of the runtime's spans and metrics, over OTLP/HTTP (feature `otel`).
+//! OpenTelemetry export of `agentic-runtime`'s spans and metrics, over OTLP/HTTP.
 //!
-//! The core describes what it does through `tracing` only (docs/design.md §14): a span per
+//! The runtime describes what it does through `tracing` only (docs/design.md §14): a span per
 //! exec (`invoke_agent ..`), a CLIENT span per model call (`chat {model}`) and per tool call
 //! (`execute_tool {name}`), retry decisions as events inside them, and metric events on the
 //! target [`METRICS_TARGET`]. The field names are the OpenTelemetry GenAI semantic conventions'
 //! (`gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.usage.input_tokens`, `error.type`,
-//! ..). Without this feature nothing of OpenTelemetry is compiled; with it, this module turns
-//! those spans and events into OpenTelemetry data:
+//! ..); the span and metric names are [`agentic_runtime::observe::semconv`]'s. The runtime builds
+//! nothing of OpenTelemetry; this crate turns those spans and events into OpenTelemetry data:
 //!
 //! - spans, with their events, through [`tracing-opentelemetry`](tracing_opentelemetry);
 //! - metrics through [`MetricsLayer`]: the histograms `gen_ai.client.operation.duration` (s) and
@@ -32,8 +32,8 @@
 //! | `OTEL_SDK_DISABLED=true` | no export, whatever else is set |
 //!
 //! ```no_run
-//! fn main() -> Result<(), agentic_runtime::otel::OtelError> {
-//!     let otel = agentic_runtime::otel::init_from_env()?; // None: no endpoint set
+//! fn main() -> Result<(), agentic_otel::OtelError> {
+//!     let otel = agentic_otel::init_from_env()?; // None: no endpoint set
 //!     // .. run execs ..
 //!     if let Some(otel) = otel {
 //!         otel.shutdown()?; // or let it drop: the last spans and metrics are sent either way
@@ -50,21 +50,24 @@
 //! `DEBUG` and below), or exporting spans makes more spans.
 //!
 //! ```no_run
-//! use agentic_runtime::otel::opentelemetry_otlp::SpanExporter;
-//! use agentic_runtime::otel::opentelemetry_sdk::{metrics::SdkMeterProvider, trace::SdkTracerProvider};
+//! use agentic_otel::opentelemetry_otlp::SpanExporter;
+//! use agentic_otel::opentelemetry_sdk::{metrics::SdkMeterProvider, trace::SdkTracerProvider};
 //! use tracing_subscriber::layer::SubscriberExt as _;
 //!
 //! let exporter = SpanExporter::builder().with_http().build().unwrap();
 //! let tracer_provider = SdkTracerProvider::builder().with_batch_exporter(exporter).build();
 //! let meter_provider = SdkMeterProvider::builder().build(); // add your reader or exporter
 //! let subscriber = tracing_subscriber::registry()
-//!     .with(agentic_runtime::otel::layer(&tracer_provider, &meter_provider))
+//!     .with(agentic_otel::layer(&tracer_provider, &meter_provider))
 //!     .with(tracing_subscriber::fmt::layer());
 //! tracing::subscriber::set_global_default(subscriber).unwrap();
 //! // .. run execs, then flush before exiting:
 //! tracer_provider.shutdown().unwrap();
 //! meter_provider.shutdown().unwrap();
 //! ```
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+#![warn(unreachable_pub, missing_debug_implementations)]
 
 mod config;
 mod error;
@@ -75,21 +78,17 @@ mod scope;
 #[cfg(test)]
 mod tests;
 
-pub use crate::observe::semconv::{GEN_AI_LATEST_EXPERIMENTAL, OPT_IN_VAR, Semconv};
 pub use error::OtelError;
 pub use guard::{OtelGuard, SHUTDOWN_TIMEOUT};
-pub use metrics::{
-    BREAKER_OPEN, BREAKER_TRANSITIONS, COOLDOWNS, EXECUTE_TOOL_DURATION, INFERENCE_DURATION, INFERENCE_USAGE,
-    INVOKE_AGENT_DURATION, METRICS_TARGET, MetricsLayer, OPERATION_DURATION, PACER_ADMITTED, PACER_WAIT,
-    RETRY_DECISIONS, RETRY_REFUSED, TIME_TO_FIRST_CHUNK, TOKEN_USAGE,
-};
-/// The OpenTelemetry API crate this module is built with (for its types in your code).
+pub use metrics::MetricsLayer;
+/// The OpenTelemetry API crate this crate is built with (for its types in your code).
 pub use opentelemetry;
-/// The OTLP exporter crate this module is built with (to build exporters of your own).
+/// The OTLP exporter crate this crate is built with (to build exporters of your own).
 pub use opentelemetry_otlp;
-/// The OpenTelemetry SDK crate this module is built with (for the providers [`layer`] takes).
+/// The OpenTelemetry SDK crate this crate is built with (for the providers [`layer`] takes).
 pub use opentelemetry_sdk;
 
+use agentic_runtime::observe::semconv::METRICS_TARGET;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::{Level, Metadata, Subscriber};
@@ -102,7 +101,7 @@ use layers::{not_a_metric, trace_layer};
 
 /// The layer exporting spans through `tracer_provider` and metric events through
 /// `meter_provider`: `tracing-opentelemetry`'s layer (spans and their events; the metric events
-/// are left out of it) and a [`MetricsLayer`]. See the [module docs](self) for an example.
+/// are left out of it) and a [`MetricsLayer`]. See the [crate docs](self) for an example.
 pub fn layer<S>(tracer_provider: &SdkTracerProvider, meter_provider: &SdkMeterProvider) -> impl Layer<S> + use<S>
 where
     S: Subscriber + for<'span> LookupSpan<'span>,
@@ -113,7 +112,7 @@ where
 /// When `OTEL_EXPORTER_OTLP_ENDPOINT` (or a signal's own endpoint) is set: builds the tracer and
 /// meter providers exporting OTLP over HTTP/protobuf, installs a global `tracing` subscriber
 /// feeding them, and returns the guard that flushes them when dropped. `Ok(None)`, with nothing
-/// installed, when no endpoint is set. The variables are in the [module docs](self).
+/// installed, when no endpoint is set. The variables are in the [crate docs](self).
 ///
 /// The subscriber exports the spans and events of the `agentic*` crates at every level, and
 /// those of other crates at `INFO` and above (so that the HTTP client's own `DEBUG` spans are

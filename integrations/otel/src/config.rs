@@ -6,7 +6,7 @@
 //! `OTEL_EXPORTER_OTLP_COMPRESSION` (and their per-signal forms); the SDK reads
 //! `OTEL_RESOURCE_ATTRIBUTES` and the `OTEL_BSP_*` batch settings.
 
-use super::OtelError;
+use crate::error::OtelError;
 
 /// The endpoint for every signal: `/v1/traces` and `/v1/metrics` are appended to it.
 pub(super) const ENDPOINT: &str = "OTEL_EXPORTER_OTLP_ENDPOINT";

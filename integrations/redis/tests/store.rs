@@ -1,39 +1,21 @@
 //! The Redis fleet store against a real Redis at `AGENTIC_REDIS_URL` (`.ci/run` starts one).
 //! With `AGENTIC_SKIP_REDIS=1` the tests that need a server skip; without it, a missing URL or an
 //! unreachable server fails them.
-#![cfg(feature = "redis")]
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use agentic_runtime::storm::redis::RedisStore;
+use agentic_redis::RedisStore;
 use agentic_runtime::storm::store::{SharedStore, StoreFuture, StoreKey, Withdrawal};
 use agentic_runtime::storm::{
     BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, RetryQuota, SharedAdmission,
 };
 
-const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
-     and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \
-     AGENTIC_SKIP_REDIS=1 to skip the tests that need it";
-
-/// The URL of the test server, or `None` (after saying so) when the tests are to skip.
-fn redis_url(test: &str) -> Option<String> {
-    if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-        println!("skipping {test}: AGENTIC_SKIP_REDIS=1");
-        return None;
-    }
-    match std::env::var("AGENTIC_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => panic!("{test} needs a Redis server and AGENTIC_REDIS_URL is not set: {HOW_TO_START}"),
-    }
-}
+use crate::support::{HOW_TO_START, prefix, pttl, raw, redis_url};
 
 /// A store on the test server with a prefix of its own, so tests never see each other's keys.
 async fn store(test: &str) -> Option<(RedisStore, String)> {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
     let url = redis_url(test)?;
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-    let prefix = format!("agentic-test:{test}:{}:{nanos}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let prefix = prefix(test);
     let store = RedisStore::connect(&url)
         .await
         .unwrap_or_else(|err| panic!("{test} cannot reach Redis at {url}: {err}; {HOW_TO_START}"))
@@ -45,11 +27,6 @@ async fn store(test: &str) -> Option<(RedisStore, String)> {
 /// A second store on the same server and prefix, as another process would have.
 async fn other_process(url: &str, first: &RedisStore) -> RedisStore {
     RedisStore::connect(url).await.unwrap().with_prefix(first.prefix()).with_timeout(first.timeout())
-}
-
-/// A raw connection, to look at keys as Redis holds them.
-async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap()
 }
 
 fn at_ms(ms: u64) -> SystemTime {
@@ -437,10 +414,6 @@ async fn end_open_period(url: &str, store: &RedisStore) {
         .query_async(&mut raw)
         .await
         .unwrap();
-}
-
-async fn pttl(url: &str, key: &str) -> i64 {
-    redis::cmd("PTTL").arg(key).query_async(&mut raw(url).await).await.unwrap()
 }
 
 /// The fields and counts of hash `key`.

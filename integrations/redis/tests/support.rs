@@ -1,14 +1,22 @@
 //! What the tests of this binary share: the test server, a prefix of each test's own, a raw
 //! connection to look at keys as Redis holds them, and the runtimes they build.
+//!
+//! Every test needs the Redis at `AGENTIC_REDIS_URL` (`.ci/run` starts one); with
+//! `AGENTIC_SKIP_REDIS=1` they skip; without either, they fail saying how to start one.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use agentic_redis::RedisStore;
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::storm::BreakerSettings;
-use agentic_runtime::storm::redis::RedisStore;
 use agentic_runtime::{RetryPolicy, Runtime, Scripted, ScriptedProvider};
+
+/// What to do when the test server is missing.
+pub(crate) const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
+     and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \
+     AGENTIC_SKIP_REDIS=1 to skip the tests that need it";
 
 /// The URL of the test server, or `None` (after saying so) when the tests are to skip.
 pub(crate) fn redis_url(test: &str) -> Option<String> {
@@ -18,10 +26,7 @@ pub(crate) fn redis_url(test: &str) -> Option<String> {
     }
     match std::env::var("AGENTIC_REDIS_URL") {
         Ok(url) if !url.is_empty() => Some(url),
-        _ => panic!(
-            "{test} needs a Redis server: start `redis-server --port 6390 --save ''` and set \
-             AGENTIC_REDIS_URL=redis://127.0.0.1:6390, or set AGENTIC_SKIP_REDIS=1"
-        ),
+        _ => panic!("{test} needs a Redis server and AGENTIC_REDIS_URL is not set: {HOW_TO_START}"),
     }
 }
 

@@ -1,23 +1,20 @@
 //! The fleet's pacer in Redis (`RedisStore`'s `pace_learn`, `pace_reserve`, `pace_settle`): two
 //! stores on one prefix, as two processes would be, share one bucket per limit on the Redis
-//! server's clock. The scripts' agreement with the in-process `Pacer` is checked where the pacer
-//! is reachable, in `budget::redis_pace`'s unit tests.
+//! server's clock. The scripts' agreement with the in-process `Pacer` is checked by the unit tests
+//! of the crate's `pace.rs`.
 //!
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips. The Redis
 //! clock runs in real time: each wait is checked against what the limit allows, less the little
 //! time the test itself takes (`SLACK`), never more.
-#![cfg(feature = "redis")]
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+use agentic_redis::RedisStore;
 use agentic_runtime::storm::pace::{Demand, Limit, LimitKind, PaceRefused, RateLimits, Reserved};
-use agentic_runtime::storm::redis::RedisStore;
 use agentic_runtime::storm::store::{SharedStore, StoreKey};
 
-const HOW_TO_START: &str = "start one with `redis-server --port 6390 --save '' --appendonly no` \
-     and set AGENTIC_REDIS_URL=redis://127.0.0.1:6390 (`.ci/run` does this), or set \
-     AGENTIC_SKIP_REDIS=1 to skip the tests that need it";
+use crate::support::{HOW_TO_START, prefix, raw, redis_url};
 
 const TARGET: StoreKey<'static> = StoreKey::new("openai:3f9a0c", "gpt-4o");
 const S: Duration = Duration::from_secs(1);
@@ -33,16 +30,8 @@ const ONE_REQUEST: Demand = Demand::new(0, 0);
 /// A store on the test server with a prefix of its own, and a second store on the same prefix (as
 /// another process would have), with a generous timeout; `None` when the tests are to skip.
 async fn two_processes(test: &str) -> Option<(RedisStore, RedisStore, String)> {
-    if std::env::var("AGENTIC_SKIP_REDIS").is_ok_and(|skip| skip == "1") {
-        println!("skipping {test}: AGENTIC_SKIP_REDIS=1");
-        return None;
-    }
-    let url = match std::env::var("AGENTIC_REDIS_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => panic!("{test} needs a Redis server and AGENTIC_REDIS_URL is not set: {HOW_TO_START}"),
-    };
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-    let prefix = format!("agentic-test:{test}:{}:{nanos}", std::process::id());
+    let url = redis_url(test)?;
+    let prefix = prefix(test);
     let connect = || async {
         RedisStore::connect(&url)
             .await
@@ -55,13 +44,9 @@ async fn two_processes(test: &str) -> Option<(RedisStore, RedisStore, String)> {
     Some((first, second, url))
 }
 
-/// A raw connection, to look at keys as Redis holds them.
-async fn raw(url: &str) -> redis::aio::MultiplexedConnection {
-    redis::Client::open(url).unwrap().get_multiplexed_async_connection().await.unwrap()
-}
-
-async fn pttl(url: &str, key: &str) -> Duration {
-    let ms: i64 = redis::cmd("PTTL").arg(key).query_async(&mut raw(url).await).await.unwrap();
+/// The key's remaining lifetime (it must have one).
+async fn lifetime(url: &str, key: &str) -> Duration {
+    let ms = crate::support::pttl(url, key).await;
     Duration::from_millis(u64::try_from(ms).unwrap_or_else(|_| panic!("{key} has no expiry: PTTL {ms}")))
 }
 
@@ -216,21 +201,21 @@ async fn the_key_holds_each_limit_expires_when_untouched_and_is_refreshed_on_use
     ];
     assert_eq!(fields, expected, "a full limit has no reset to wait for");
     // Per-minute limits: twice a minute is less than the 5 minutes a key lives at least.
-    let ttl = pttl(&url, &key).await;
+    let ttl = lifetime(&url, &key).await;
     assert!(ttl <= S * 300 && ttl > S * 290, "{ttl:?}");
 
     let _: i64 = redis::cmd("PEXPIRE").arg(&key).arg(10_000).query_async(&mut raw).await.unwrap();
     assert_eq!(reserve(&b, &Demand::new(10, 10), None).await, Ok(Reserved::NOW));
-    assert!(pttl(&url, &key).await > S * 290, "a reservation refreshes the expiry");
+    assert!(lifetime(&url, &key).await > S * 290, "a reservation refreshes the expiry");
     let _: i64 = redis::cmd("PEXPIRE").arg(&key).arg(10_000).query_async(&mut raw).await.unwrap();
     b.pace_settle(TARGET, &Demand::new(10, 10), &Demand::new(5, 5)).await.unwrap();
-    assert!(pttl(&url, &key).await > S * 290, "a settlement refreshes the expiry");
+    assert!(lifetime(&url, &key).await > S * 290, "a settlement refreshes the expiry");
 
     // A limit that takes 10 minutes to refill (all of it used, full in 10 minutes: a window of at
     // most 606 s, as a rounded-down remaining allows) keeps the key twice that.
     let slow = RateLimits::new().with(LimitKind::InputTokens, Limit::new(100, 0, S * 600));
     assert!(b.pace_learn(TARGET, &slow).await.unwrap());
-    let ttl = pttl(&url, &key).await;
+    let ttl = lifetime(&url, &key).await;
     assert!(ttl <= S * 1213 && ttl > S * 1200, "{ttl:?}");
 
     // Expired (as Redis deletes it): the fleet knows no limit, and a late settlement writes none.
@@ -300,7 +285,7 @@ async fn a_hostile_usage_costs_the_fleet_two_windows_at_most_and_a_refusal_keeps
     for _ in 0..5 {
         reserve(&b, &call, Some(S)).await.expect_err("still owed");
     }
-    assert!(pttl(&url, &key).await <= S * 30, "refusals left the expiry alone");
+    assert!(lifetime(&url, &key).await <= S * 30, "refusals left the expiry alone");
     // A caller that may wait reserves behind the debt.
     assert_waits(reserve(&b, &call, None).await, S * 72, LimitKind::Tokens);
 }

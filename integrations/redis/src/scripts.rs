@@ -19,7 +19,7 @@
 
 use redis::Script;
 
-use super::ledger::SLOTS;
+use agentic_runtime::storm::{MAX_COOLDOWN, WINDOW_SLOTS};
 
 /// Now on the Redis server's clock, in ms. `redis.replicate_commands` lets a script write after
 /// reading the clock on Redis before 5.
@@ -277,34 +277,35 @@ return record(breaker(2, 7), false, ARGV[12] == '1')
 ";
 
 /// The store's scripts, each the library and one body.
-pub(super) struct Scripts {
-    pub(super) deposit: Script,
-    pub(super) try_withdraw: Script,
-    pub(super) counts: Script,
-    pub(super) extend_cooldown: Script,
-    pub(super) cooldown: Script,
-    pub(super) breaker_admit: Script,
-    pub(super) breaker_release: Script,
-    pub(super) breaker_record: Script,
-    pub(super) before_call: Script,
-    pub(super) after_answer: Script,
+pub(crate) struct Scripts {
+    pub(crate) deposit: Script,
+    pub(crate) try_withdraw: Script,
+    pub(crate) counts: Script,
+    pub(crate) extend_cooldown: Script,
+    pub(crate) cooldown: Script,
+    pub(crate) breaker_admit: Script,
+    pub(crate) breaker_release: Script,
+    pub(crate) breaker_record: Script,
+    pub(crate) before_call: Script,
+    pub(crate) after_answer: Script,
 }
 
 impl Scripts {
     /// The scripts on the Redis server's clock.
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::on(SERVER_CLOCK)
     }
 
     /// The scripts on the clock the test keeps in each invocation's last key (in ms).
     #[cfg(test)]
-    pub(super) fn on_test_clock() -> Self {
+    pub(crate) fn on_test_clock() -> Self {
         Self::on(TEST_CLOCK)
     }
 
     fn on(clock: &str) -> Self {
-        let max_cooldown_ms = super::governor::MAX_COOLDOWN.as_millis();
-        let prelude = format!("{clock}local SLOTS = {SLOTS}\nlocal MAX_COOLDOWN_MS = {max_cooldown_ms}\n{LIBRARY}");
+        let max_cooldown_ms = MAX_COOLDOWN.as_millis();
+        let prelude =
+            format!("{clock}local SLOTS = {WINDOW_SLOTS}\nlocal MAX_COOLDOWN_MS = {max_cooldown_ms}\n{LIBRARY}");
         let script = |body: &str| Script::new(&format!("{prelude}{body}"));
         Self {
             deposit: script(DEPOSIT),

@@ -10,10 +10,10 @@ use tracing::Subscriber;
 use tracing_subscriber::Layer;
 use tracing_subscriber::registry::LookupSpan;
 
-use super::config::Config;
-use super::error::OtelError;
-use super::layers::{not_a_metric, trace_layer};
-use super::metrics::MetricsLayer;
+use crate::config::Config;
+use crate::error::OtelError;
+use crate::layers::{not_a_metric, trace_layer};
+use crate::metrics::MetricsLayer;
 
 /// How long [`OtelGuard::shutdown`] (and its `Drop`) waits for the last spans and metrics to be
 /// exported: 5 s, for both providers together (they shut down side by side).
@@ -41,7 +41,7 @@ impl OtelGuard {
     /// The providers the `OTEL_*` environment variables describe, without installing any
     /// subscriber: for a program with a `tracing` subscriber of its own, which adds
     /// [`layer`](Self::layer) to it. `Ok(None)` when no OTLP endpoint is set; see
-    /// [`init_from_env`](super::init_from_env) for the variables.
+    /// [`init_from_env`](crate::init_from_env) for the variables.
     pub fn from_env() -> Result<Option<Self>, OtelError> {
         let Some(config) = Config::from_env(&|name| std::env::var(name).ok())? else {
             return Ok(None);

@@ -3,10 +3,8 @@
 //! repaired, and every key expires), the state is kept per target (a model of a scope) as in one
 //! process, and a successful call costs two round trips.
 //!
-//! One test binary for these files (each a module). Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a
-//! server); `AGENTIC_SKIP_REDIS=1` skips.
+//! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server); `AGENTIC_SKIP_REDIS=1` skips.
 
 mod malformed;
 mod round_trips;
-mod support;
 mod targets;

@@ -1,11 +1,11 @@
 //! The latest GenAI conventions' span attributes, with `OTEL_SEMCONV_STABILITY_OPT_IN` set: a test
 //! binary of its own, because the variable is read once per process (the other binaries never set
-//! it, and their tests prove today's attributes unchanged; `otel::tests` proves it for the time to
+//! it, and their tests prove today's attributes unchanged; the crate's unit tests prove it for the time to
 //! first chunk and the compaction flag).
 
-use agentic_runtime::otel::opentelemetry::Value;
-use agentic_runtime::otel::opentelemetry_sdk::metrics::SdkMeterProvider;
-use agentic_runtime::otel::opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use agentic_otel::opentelemetry::Value;
+use agentic_otel::opentelemetry_sdk::metrics::SdkMeterProvider;
+use agentic_otel::opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use std::sync::Once;
 use std::time::Duration;
 
@@ -26,8 +26,7 @@ async fn spans_of_exec(runtime: &Runtime, prompt: &str) -> Vec<SpanData> {
     let spans = InMemorySpanExporter::default();
     let tracer_provider = SdkTracerProvider::builder().with_simple_exporter(spans.clone()).build();
     let meter_provider = SdkMeterProvider::builder().build();
-    let subscriber =
-        tracing_subscriber::registry().with(agentic_runtime::otel::layer(&tracer_provider, &meter_provider));
+    let subscriber = tracing_subscriber::registry().with(agentic_otel::layer(&tracer_provider, &meter_provider));
     {
         let _default = tracing::subscriber::set_default(subscriber);
         runtime.exec(prompt).await.unwrap();

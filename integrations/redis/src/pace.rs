@@ -9,9 +9,10 @@
 //! microseconds since the UNIX epoch on the Redis server's clock, one clock for the fleet; numbers
 //! are written with 17 significant digits, so a double survives the round trip exactly.
 //!
-//! Each script runs the rules of `pace::Bucket` (learn, refill, wait, take, give back) and
-//! `Pacer::reserve`'s rule across limits, line for line: a change there is a change here (the
-//! tests compare the two on one scripted sequence). Every write sets the key's expiry to twice the
+//! Each script runs the rules of the runtime's in-process pacer, line for line: its buckets' (learn,
+//! refill, wait, take, give back, `storm/pace/bucket.rs`) and `Pacer::reserve`'s rule across limits.
+//! A change there is a change here: the tests run one scripted sequence and a seeded random one
+//! through both and compare every answer (the pacer through `agentic_runtime::__twins`). Every write sets the key's expiry to twice the
 //! longest time one of its limits takes to refill from empty, within [`MIN_TTL`] and [`MAX_TTL`]:
 //! a key untouched that long holds only full buckets, and forgetting it costs nothing but the
 //! knowledge that the limit exists, which the next response brings back.
@@ -20,16 +21,16 @@ use std::time::Duration;
 
 use redis::{Script, ScriptInvocation};
 
-use crate::storm::pace::{self, Demand, LimitKind, PaceRefused, RateLimits, Reserved};
+use agentic_runtime::storm::pace::{self, Demand, LimitKind, PaceRefused, RateLimits, Reserved};
 
 /// The shortest expiry of a scope's key: 5 minutes, a few windows of the per-minute limits, so a
 /// fleet that pauses between bursts finds its buckets again.
-pub(super) const MIN_TTL: Duration = Duration::from_secs(5 * 60);
+pub(crate) const MIN_TTL: Duration = Duration::from_secs(5 * 60);
 
 /// The longest expiry of a scope's key: 2 days, twice the longest wait a bucket computes (a day, as
 /// `pace::Bucket`): a limit that refills more slowly is forgotten after 2 idle days and learnt again
 /// from the next response.
-pub(super) const MAX_TTL: Duration = Duration::from_secs(2 * 24 * 60 * 60);
+pub(crate) const MAX_TTL: Duration = Duration::from_secs(2 * 24 * 60 * 60);
 
 /// The longest wait a bucket computes, in microseconds: `pace::Bucket`'s.
 const MAX_WAIT_US: u128 = pace::MAX_WAIT.as_micros();
@@ -239,7 +240,7 @@ return 1
 const TOKEN_KINDS: [LimitKind; 3] = [LimitKind::Tokens, LimitKind::InputTokens, LimitKind::OutputTokens];
 
 /// The pacer's three scripts.
-pub(super) struct PaceScripts {
+pub(crate) struct PaceScripts {
     learn: Script,
     reserve: Script,
     settle: Script,
@@ -247,7 +248,7 @@ pub(super) struct PaceScripts {
 
 impl PaceScripts {
     /// The scripts on the Redis server's clock.
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::on(SERVER_CLOCK)
     }
 
@@ -274,7 +275,7 @@ impl PaceScripts {
     }
 
     /// Learns `limits` into the hash at `key`.
-    pub(super) fn learn(&self, key: String, limits: &RateLimits) -> ScriptInvocation<'_> {
+    pub(crate) fn learn(&self, key: String, limits: &RateLimits) -> ScriptInvocation<'_> {
         let mut invocation = self.learn.key(key);
         for (kind, limit) in limits.iter() {
             let window = limit.window.map_or(-1, |window| signed(micros_up(window)));
@@ -284,7 +285,7 @@ impl PaceScripts {
     }
 
     /// Reserves `demand` in the hash at `key` if its wait is shorter than `left`.
-    pub(super) fn reserve(&self, key: String, demand: &Demand, left: Option<Duration>) -> ScriptInvocation<'_> {
+    pub(crate) fn reserve(&self, key: String, demand: &Demand, left: Option<Duration>) -> ScriptInvocation<'_> {
         let mut invocation = self.reserve.key(key);
         // Rounded down: a wait of exactly the time left is refused, as the pacer's.
         invocation.arg(left.map_or(-1, |left| signed(u64::try_from(left.as_micros()).unwrap_or(u64::MAX))));
@@ -295,7 +296,7 @@ impl PaceScripts {
     }
 
     /// Gives back to the hash at `key` what a call that reserved `reserved` did not use of it.
-    pub(super) fn settle(&self, key: String, reserved: &Demand, used: &Demand) -> ScriptInvocation<'_> {
+    pub(crate) fn settle(&self, key: String, reserved: &Demand, used: &Demand) -> ScriptInvocation<'_> {
         let mut invocation = self.settle.key(key);
         for kind in TOKEN_KINDS {
             invocation.arg(kind.name()).arg(reserved.of(kind)).arg(used.of(kind));
@@ -306,7 +307,7 @@ impl PaceScripts {
 
 /// What the reserve script's `answer` says, for a caller with `left` before its deadline: `None`
 /// when it is no answer of that script.
-pub(super) fn reserved_of(answer: &[i64], left: Option<Duration>) -> Option<Option<Result<Reserved, PaceRefused>>> {
+pub(crate) fn reserved_of(answer: &[i64], left: Option<Duration>) -> Option<Option<Result<Reserved, PaceRefused>>> {
     let micros = |at: usize| answer.get(at).and_then(|&us| u64::try_from(us).ok()).map(Duration::from_micros);
     let kind = |at: usize| answer.get(at).and_then(|&index| LimitKind::ALL.get(usize::try_from(index).ok()?).copied());
     let resets_in = || answer.get(3).map(|_| micros(3));
@@ -345,11 +346,12 @@ fn signed(micros: u64) -> i64 {
 mod tests {
     //! The scripts against `Pacer` on one scripted sequence and on a seeded random one, on a clock
     //! the test moves for both (paused time for the pacer, `KEYS[2]` for the scripts), against a
-    //! real Redis at `AGENTIC_REDIS_URL` (`AGENTIC_SKIP_REDIS=1` skips, as runtime/tests/redis_store.rs).
+    //! real Redis at `AGENTIC_REDIS_URL` (`AGENTIC_SKIP_REDIS=1` skips, as the integration tests).
 
     use super::*;
-    use crate::message::usage::Usage;
-    use crate::storm::pace::{Limit, Pacer, Pacing};
+    use agentic_runtime::__twins::Pacer;
+    use agentic_runtime::message::Usage;
+    use agentic_runtime::storm::pace::{Limit, Pacing};
 
     const S: Duration = Duration::from_secs(1);
 
@@ -365,7 +367,7 @@ mod tests {
 
     impl Fleet {
         fn new(test: &str) -> Option<Self> {
-            let (_, connection, prefix) = crate::storm::redis::test_redis(test)?;
+            let (_, connection, prefix) = crate::test_redis::test_redis(test)?;
             let mut fleet = Self {
                 scripts: PaceScripts::on_test_clock(),
                 connection,

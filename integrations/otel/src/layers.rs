@@ -1,4 +1,4 @@
-//! The pieces both the public [`layer`](super::layer) and [`OtelGuard`](super::OtelGuard) are
+//! The pieces both the public [`layer`](crate::layer) and [`OtelGuard`](crate::OtelGuard) are
 //! made of.
 
 use opentelemetry::trace::TracerProvider as _;
@@ -8,8 +8,9 @@ use tracing_opentelemetry::OpenTelemetryLayer;
 use tracing_subscriber::filter::{FilterFn, filter_fn};
 use tracing_subscriber::registry::LookupSpan;
 
-use super::metrics::METRICS_TARGET;
-use super::scope::scope;
+use agentic_runtime::observe::semconv::METRICS_TARGET;
+
+use crate::scope::scope;
 
 /// The `tracing-opentelemetry` layer on this crate's tracer of `provider`, without the
 /// `busy_ns` / `idle_ns` attributes (no convention has them, and they cost two clock reads per
@@ -22,7 +23,7 @@ where
 }
 
 /// The per-layer filter that keeps the metric events out of the spans: they are measurements,
-/// recorded by [`MetricsLayer`](super::MetricsLayer), not things that happened in the span.
+/// recorded by [`MetricsLayer`](crate::MetricsLayer), not things that happened in the span.
 pub(super) fn not_a_metric() -> FilterFn<fn(&Metadata<'_>) -> bool> {
     filter_fn(|metadata| metadata.target() != METRICS_TARGET)
 }
