@@ -23,7 +23,6 @@ use futures_util::StreamExt as _;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    adapters::install_tls();
     let target = adapters::Target::from_env().await;
     let config = OpenAIConfig::new().with_api_base(target.base_url()).with_api_key(target.key());
     // The layer cannot see the key in a request async-openai builds after it: named here, no piece

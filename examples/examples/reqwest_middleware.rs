@@ -19,7 +19,6 @@ use agentic_runtime::tower::{RetryLayer, RetryMiddleware};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    adapters::install_tls();
     let target = adapters::Target::from_env().await;
     let layer = RetryLayer::default().with_name("reqwest-middleware example").with_observer(adapters::print_decision);
     let client =

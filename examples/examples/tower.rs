@@ -21,7 +21,6 @@ use tower::{ServiceBuilder, ServiceExt as _};
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    adapters::install_tls();
     let target = adapters::Target::from_env().await;
     let layer = RetryLayer::default().with_name("tower example").with_observer(adapters::print_decision);
     let service = ServiceBuilder::new().layer(layer).service(reqwest::Client::new());

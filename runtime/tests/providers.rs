@@ -9,6 +9,7 @@ mod providers_anthropic;
 mod providers_openai;
 mod providers_rate_limits;
 mod providers_support;
+mod providers_tls;
 mod responses_wire;
 mod secret_fragments;
 mod stated_limit_wire;

@@ -1,12 +1,8 @@
 //! A reqwest client for the tests that send requests of their own (to the chaos server, a raw TCP
-//! server, a tower service), in a build where reqwest has no TLS of its own choosing.
-//!
-//! The runtime turns on reqwest's `rustls-no-provider` and hands its own clients a TLS
-//! configuration it builds (rustls on ring). Features unify, so in a build with the runtime
-//! `reqwest::Client::new()` looks for a process-wide rustls provider and panics without one; a
-//! test that installed one would hide whether the runtime's clients need it. These clients get a
-//! configuration of their own instead: rustls on ring, trusting no certificate (the tests' servers
-//! are on `http://127.0.0.1`; `tls_server` is for the runtime's clients to refuse).
+//! server, a tower service): a TLS configuration of its own, rustls on ring trusting no
+//! certificate, so a test's client can never reach a real server over TLS (the tests' servers are
+//! on `http://127.0.0.1`; `tls_server` is for the runtime's clients to refuse), and so the tests
+//! depend on no TLS default of reqwest's.
 
 use std::sync::Arc;
 

@@ -75,15 +75,6 @@ pub fn streamed_request(target: &Target) -> serde_json::Value {
     })
 }
 
-/// Makes rustls' `ring` provider the process's, for reqwest 0.13 built without one of its own
-/// (`rustls-no-provider`, the runtime's): https works, and no C code is built for TLS. (The
-/// runtime's own clients bring theirs and need none.)
-#[cfg(any(feature = "tower", feature = "async-openai", feature = "reqwest-middleware"))]
-pub fn install_tls() {
-    // `Err` when a provider is installed already: that one serves.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
-
 /// Prints a decision of either retry layer as it is made.
 pub fn print_decision(decision: &Decision) {
     let wait =

@@ -5,8 +5,6 @@
 //! ```
 //! use agentic_runtime::tower::RetryMiddleware;
 //!
-//! # // This crate turns on no TLS of reqwest's own: a client that brings none needs a provider.
-//! # rustls::crypto::ring::default_provider().install_default().unwrap();
 //! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new()) // reqwest 0.13
 //!     .with(RetryMiddleware::default())
 //!     .build();

@@ -39,8 +39,6 @@
 //! use agentic_runtime::tower::RetryLayer;
 //! use tower::ServiceBuilder;
 //!
-//! # // This crate turns on no TLS of reqwest's own: a client that brings none needs a provider.
-//! # rustls::crypto::ring::default_provider().install_default().unwrap();
 //! let service = ServiceBuilder::new()
 //!     .layer(RetryLayer::default().with_observer(|decision| eprintln!("{decision}")))
 //!     .timeout(std::time::Duration::from_secs(30)) // each call's own, inside the retries
