@@ -223,6 +223,12 @@ pub enum StreamEvent {
     /// the idle clock. A wire whose server may say nothing while a reasoning model thinks (Chat
     /// Completions) sends none, and its first content has `first_token_timeout_ms` alone.
     Heartbeat,
+    /// Reasoning the model shows while it thinks (Anthropic's thinking deltas, Gemini's thought
+    /// parts, the Responses API's reasoning summary, a Chat Completions server's
+    /// `reasoning_content`): handed to a streaming caller as it comes (`ExecEvent::ReasoningDelta`),
+    /// never part of the answer. For the call's clocks it is a [`StreamEvent::Heartbeat`]: it proves
+    /// the call alive but is not content, so the first-token bound still holds.
+    ReasoningDelta(String),
     /// The rate limits the server stated on this call's response (its headers), successes and
     /// failures alike: the runtime paces the scope's later calls by them (`RuntimeBuilder::with_pacing`).
     /// HTTP providers send it first, before any other event, when the response carries any.

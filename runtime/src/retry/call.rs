@@ -330,11 +330,11 @@ async fn drive(
                 pacing.get_or_insert_with(Box::default).stated = Some((*stated, Instant::now()));
             }
             // Once content flows, only content resets the idle clock.
-            StreamEvent::Heartbeat if !progress.started => {
+            StreamEvent::Heartbeat | StreamEvent::ReasoningDelta(_) if !progress.started => {
                 progress.beating = true;
                 progress.beat = true;
             }
-            StreamEvent::Heartbeat => {}
+            StreamEvent::Heartbeat | StreamEvent::ReasoningDelta(_) => {}
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);
                 failed.usage = *meta_usage;
