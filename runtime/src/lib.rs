@@ -97,6 +97,7 @@ pub mod provider;
 pub mod resilient;
 mod retry;
 pub mod storm;
+mod stream;
 pub mod tool;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]

@@ -18,6 +18,7 @@ mod typed_answer;
 pub use crate::answer::{ExecError, ExecErrorKind, Reply, TypedReply};
 pub use crate::retry::call::run as call_once;
 pub use crate::retry::fallback::{MAX_TARGETS, TargetStatus};
+pub use crate::stream::{ExecEvent, ExecStream, StreamMode};
 pub use builder::RuntimeBuilder;
 pub use conversation::Conversation;
 pub use prompt::Prompt;
@@ -182,7 +183,45 @@ impl Runtime {
     /// [`Runtime::request`].
     pub fn exec(&self, prompt: impl Into<Prompt>) -> impl Future<Output = Result<Reply, ExecError>> {
         // The exec's own future, not one wrapped in another: every exec would move its result out.
-        self.exec_attempts(None, None, prompt, None)
+        self.exec_attempts(None, None, prompt, None, None)
+    }
+
+    /// Runs `prompt` through both layers as [`Runtime::exec`] does, and streams it: the answer's
+    /// text as it arrives, each decision, each tool call and result, a rewind when a call that
+    /// showed text fails and another replaces it ([`StreamMode::Replay`]), and last
+    /// [`ExecEvent::Done`] with exactly what `exec` would have returned. In an agent function it
+    /// runs as the function, like `exec`. The stream owns a clone of the runtime (a cheap handle);
+    /// for another policy, tools, a schema or another [`StreamMode`], see [`ExecRequest::stream`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::exec::ExecEvent;
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
+    /// use futures_util::StreamExt as _;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// // The first call shows "Hel", then its stream drops; the second answers in full.
+    /// let provider = ScriptedProvider::new([Scripted::cut("Hel"), Scripted::ok("Hello!")]);
+    /// let mut stream = Runtime::new(provider).exec_stream("Say hello.");
+    /// let mut shown = String::new();
+    /// while let Some(event) = stream.next().await {
+    ///     match event {
+    ///         ExecEvent::TextDelta(text) => shown.push_str(&text),
+    ///         ExecEvent::Rewind { .. } => shown.clear(),
+    ///         ExecEvent::Done(reply) => assert_eq!(reply.unwrap().text(), shown),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// assert_eq!(shown, "Hello!");
+    /// # }
+    /// ```
+    pub fn exec_stream(&self, prompt: impl Into<Prompt>) -> ExecStream<'static> {
+        let (runtime, prompt) = (self.clone(), prompt.into());
+        ExecStream::new(crate::stream::tap::Tap::new(StreamMode::Replay), |tap| async move {
+            runtime.exec_attempts(None, None, prompt, None, Some(&tap)).await
+        })
     }
 
     /// Runs `prompt` through both layers and returns the answer as a `T`: the model is asked for

@@ -11,6 +11,8 @@ use crate::exec::typed::{self, Expected};
 use crate::exec::typed_answer::TypedAnswer;
 use crate::policy::RetryPolicy;
 use crate::provider::ResponseSchema;
+use crate::stream::tap::Tap;
+use crate::stream::{ExecStream, StreamMode};
 use crate::tool::Toolbox;
 
 /// A check of a JSON answer against a schema known at run time: `Err(why)` rejects it, and `why`
@@ -32,6 +34,7 @@ pub struct ExecRequest<'r> {
     policy: Option<RetryPolicy>,
     tools: Option<&'r Toolbox>,
     schema: Option<(ResponseSchema, Check<'r>)>,
+    mode: Option<StreamMode>,
 }
 
 impl fmt::Debug for ExecRequest<'_> {
@@ -41,13 +44,14 @@ impl fmt::Debug for ExecRequest<'_> {
             .field("policy", &self.policy)
             .field("tools", &self.tools.map(|tools| tools.names().collect::<Vec<_>>()))
             .field("schema", &self.schema.as_ref().map(|(schema, _)| schema))
+            .field("mode", &self.mode)
             .finish_non_exhaustive()
     }
 }
 
 impl<'r> ExecRequest<'r> {
     pub(crate) fn new(runtime: &'r Runtime, prompt: Prompt) -> Self {
-        Self { runtime, prompt, policy: None, tools: None, schema: None }
+        Self { runtime, prompt, policy: None, tools: None, schema: None, mode: None }
     }
 
     /// Runs the exec with `policy` instead of the runtime's (or the agent function's); an invalid
@@ -114,16 +118,47 @@ impl<'r> ExecRequest<'r> {
         self
     }
 
+    /// What [`ExecRequest::stream`] does once something of a call reached the caller and that call
+    /// fails: rewind and retry, hold each turn until it is accepted, or stop.
+    ///
+    /// # Default
+    /// [`StreamMode::Buffer`] with a schema (a half-written JSON answer is no use to show),
+    /// [`StreamMode::Replay`] without.
+    pub fn stream_mode(mut self, mode: StreamMode) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Sends the request and streams it, as [`Runtime::exec_stream`] does, with the request's
+    /// policy, tools, schema and [`ExecRequest::stream_mode`]. With a schema, the reply that
+    /// [`ExecEvent::Done`](crate::exec::ExecEvent::Done) carries has the JSON that passed as its
+    /// text.
+    pub fn stream(self) -> ExecStream<'r> {
+        let Self { runtime, prompt, policy, tools, schema, mode } = self;
+        let default = if schema.is_some() { StreamMode::Buffer } else { StreamMode::Replay };
+        let tap = Tap::new(mode.unwrap_or(default));
+        ExecStream::new(tap, move |tap| async move {
+            match schema {
+                None => runtime.exec_attempts(policy, tools, prompt, None, Some(&tap)).await,
+                Some((schema, check)) => {
+                    let check = |text: &str| check(&typed::parse::<Value>(text)?);
+                    let expected = Expected::checked(schema, &check);
+                    runtime.exec_attempts(policy, tools, prompt, Some(&expected), Some(&tap)).await
+                }
+            }
+        })
+    }
+
     /// Sends the request through both layers: the model's final answer, with the decisions, usage
     /// and counts of the exec, or the error that ended it.
     pub async fn send(self) -> Result<Reply, ExecError> {
-        let Self { runtime, prompt, policy, tools, schema } = self;
+        let Self { runtime, prompt, policy, tools, schema, mode: _ } = self;
         match schema {
-            None => runtime.exec_attempts(policy, tools, prompt, None).await,
+            None => runtime.exec_attempts(policy, tools, prompt, None, None).await,
             Some((schema, check)) => {
                 let check = |text: &str| check(&typed::parse::<Value>(text)?);
                 let expected = Expected::checked(schema, &check);
-                runtime.exec_attempts(policy, tools, prompt, Some(&expected)).await
+                runtime.exec_attempts(policy, tools, prompt, Some(&expected), None).await
             }
         }
     }
@@ -136,17 +171,17 @@ impl<'r> ExecRequest<'r> {
     /// Sends the request and returns the answer as a `T` with the facts of the exec: the value with
     /// the [`Reply`] it came in (its decisions, usage, calls, attempts, time and target).
     pub async fn typed<T: TypedAnswer>(self) -> Result<TypedReply<T>, ExecError> {
-        let Self { runtime, prompt, policy, tools, schema } = self;
+        let Self { runtime, prompt, policy, tools, schema, mode: _ } = self;
         let function = prompt.function_name();
         let reply = match schema {
             None => {
                 let expected = Expected::of::<T>();
-                runtime.exec_attempts(policy, tools, prompt, Some(&expected)).await?
+                runtime.exec_attempts(policy, tools, prompt, Some(&expected), None).await?
             }
             Some((schema, check)) => {
                 let check = |text: &str| check(&typed::parse::<Value>(text)?);
                 let expected = Expected::checked(schema, &check);
-                runtime.exec_attempts(policy, tools, prompt, Some(&expected)).await?
+                runtime.exec_attempts(policy, tools, prompt, Some(&expected), None).await?
             }
         };
         match typed::parse::<T>(reply.text()) {

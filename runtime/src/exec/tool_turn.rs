@@ -9,6 +9,7 @@ use tracing::{Instrument as _, Span};
 use crate::message::{AssistantMessage, ContentBlock};
 use crate::observe::semconv::EXECUTE_TOOL;
 use crate::observe::trace::RunTrace;
+use crate::stream::tap::Tap;
 use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
 use crate::util::cut::shorten;
@@ -56,6 +57,18 @@ impl Toolbox {
         trace: Option<&RunTrace>,
         turn: &str,
     ) -> Vec<ToolOutcome> {
+        self.run_calls_observed(message, trace, None, turn).await
+    }
+
+    /// [`Toolbox::run_calls_keyed`], showing a streamed exec's `tap` each call before any runs and
+    /// each outcome as it comes, as the trace sees them.
+    pub(crate) async fn run_calls_observed(
+        &self,
+        message: &AssistantMessage,
+        trace: Option<&RunTrace>,
+        tap: Option<&Tap>,
+        turn: &str,
+    ) -> Vec<ToolOutcome> {
         let calls: Vec<Call<'_>> = message
             .content
             .iter()
@@ -69,6 +82,11 @@ impl Toolbox {
                 trace.tool_call(id, name, input);
             }
         }
+        if let Some(tap) = tap {
+            for (id, name, input) in &calls {
+                tap.tool_call(id, name, input);
+            }
+        }
         let ran = calls.len().min(self.max_calls_per_turn());
         let mut runs = calls[..ran].iter().enumerate().map(|(index, &call)| async move {
             let span = tool_span(call.1, call.0);
@@ -77,7 +95,7 @@ impl Toolbox {
             if result.is_err() {
                 record_tool_error(&span);
             }
-            (index, self.outcome(call, result, trace))
+            (index, self.outcome(call, result, trace, tap))
         });
         let mut outcomes = Vec::with_capacity(calls.len());
         let mut running: FuturesUnordered<_> = runs.by_ref().take(self.max_concurrent_calls()).collect();
@@ -93,7 +111,7 @@ impl Toolbox {
             calls.len()
         ));
         for &call in &calls[ran..] {
-            outcomes.push(self.outcome(call, Err(refused.clone()), trace));
+            outcomes.push(self.outcome(call, Err(refused.clone()), trace, tap));
         }
         outcomes
     }
@@ -104,6 +122,7 @@ impl Toolbox {
         (id, name, input): Call<'_>,
         result: Result<String, ToolError>,
         trace: Option<&RunTrace>,
+        tap: Option<&Tap>,
     ) -> ToolOutcome {
         let (content, is_error) = match result {
             Ok(text) => (text, false),
@@ -116,7 +135,12 @@ impl Toolbox {
         if let Some(trace) = trace {
             trace.tool_result(id, name, is_error, &content);
         }
-        ToolOutcome { call_id: id.to_owned(), tool: name.to_owned(), input: input.clone(), content, is_error }
+        let outcome =
+            ToolOutcome { call_id: id.to_owned(), tool: name.to_owned(), input: input.clone(), content, is_error };
+        if let Some(tap) = tap {
+            tap.tool_result(&outcome);
+        }
+        outcome
     }
 }
 

@@ -19,6 +19,7 @@ use crate::provider::ModelError;
 use crate::retry::session::{Run, run_layer};
 use crate::retry::{Failed, Next, validate_policy};
 use crate::storm::Refusal;
+use crate::stream::tap::Tap;
 use crate::tool::{Toolbox, results_message};
 
 impl Runtime {
@@ -40,6 +41,7 @@ impl Runtime {
         tools: Option<&Toolbox>,
         prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
+        tap: Option<&Tap>,
     ) -> Result<Reply, ExecError> {
         // Converted here, in the exec's own future: nothing is done before it is first polled.
         let mut prompt = prompt.into();
@@ -80,6 +82,7 @@ impl Runtime {
         };
         let mut run = self.start_run(toolbox, &function.policy, system, function.name, span);
         run.schema = expected.map(|expected| &expected.schema);
+        run.state.tap = tap;
         let mut exec = Exec {
             function,
             expected,
@@ -107,8 +110,18 @@ impl Runtime {
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
                     // The call that answered paid for retries in layer 1, as it came.
-                    Attempt::Answer(reply) => return Ok(answered(&mut run, &exec, reply)),
-                    Attempt::Tools(message) => break message,
+                    Attempt::Answer(reply) => {
+                        if let Some(tap) = tap {
+                            tap.accept();
+                        }
+                        return Ok(answered(&mut run, &exec, reply));
+                    }
+                    Attempt::Tools(message) => {
+                        if let Some(tap) = tap {
+                            tap.accept();
+                        }
+                        break message;
+                    }
                     failed => {
                         let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
                         if let Err(error) = Box::pin(after).await {
@@ -140,7 +153,7 @@ impl Runtime {
         // The turn's keys: the same whenever these calls run, unlike any other turn's.
         let iteration = exec.iterations;
         let turn = format!("{}/{iteration}", exec.run_id());
-        let outcomes = exec.toolbox.run_calls_keyed(&tools, exec.trace.as_ref(), &turn);
+        let outcomes = exec.toolbox.run_calls_observed(&tools, exec.trace.as_ref(), run.state.tap, &turn);
         let outcomes = outcomes.instrument(run.state.span.clone()).await;
         exec.history.push(Message::Assistant(tools));
         exec.history.push(results_message(outcomes));
@@ -200,7 +213,9 @@ impl Runtime {
         if let Some(position) = &mut run.position {
             let last = failures.index + 1 >= run.state.policy.max_retries();
             let because = position.reason_to_move(&run.state, &failed, source.as_ref(), last);
-            if let Some(because) = because.filter(|_| run.state.budget.extra_call_refusal().is_none()) {
+            // A streamed exec that may not replace what it showed does not move either.
+            let may_call = run.state.budget.extra_call_refusal().is_none() && run.state.committed().is_none();
+            if let Some(because) = because.filter(|_| may_call) {
                 run.provider = position.move_on(&mut run.state, &failed.error, because);
                 attempts.push(format!("{} (fallback → `{}`)", failed.error, position.name()));
                 return Ok(());

@@ -38,6 +38,8 @@ pub struct Scripted {
     limits: Option<Box<RateLimits>>,
     /// How long after its first events the last one comes (a long answer, streamed).
     streamed: Duration,
+    /// How many text deltas the answer's text comes in.
+    chunks: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +47,8 @@ enum Outcome {
     Ok(String),
     /// An answer cut by the token limit.
     Truncated(String),
+    /// Text shown, then the stream breaks.
+    Cut(String),
     /// Tool calls: each tool's name and its arguments as JSON text.
     ToolCalls(Vec<(String, String)>),
     ErrorEvent {
@@ -64,6 +68,14 @@ impl Scripted {
     /// The answer `text`, cut by the token limit: stop reason [`StopReason::Length`].
     pub fn truncated(text: impl Into<String>) -> Self {
         Self::new(Outcome::Truncated(text.into()))
+    }
+
+    /// The call streams `shown`, then its stream drops (a `StreamDroppedError`, retryable): a
+    /// failure after text reached a streaming caller ([`Runtime::exec_stream`]).
+    ///
+    /// [`Runtime::exec_stream`]: crate::Runtime::exec_stream
+    pub fn cut(shown: impl Into<String>) -> Self {
+        Self::new(Outcome::Cut(shown.into()))
     }
 
     /// The model answers with one call of the tool `name` with the arguments `input`.
@@ -122,6 +134,16 @@ impl Scripted {
     /// This step `count` times, e.g. `ScriptedProvider::new(Scripted::error("overloaded").times(12))`.
     pub fn times(self, count: usize) -> impl Iterator<Item = Scripted> + Clone {
         std::iter::repeat_n(self, count)
+    }
+
+    /// The step's text comes in `count` deltas of about equal size (at least 1; at most one per
+    /// character), as a streamed answer does.
+    ///
+    /// # Default
+    /// 1: the whole text in one delta.
+    pub fn in_chunks(mut self, count: u32) -> Self {
+        self.chunks = count.max(1);
+        self
     }
 
     /// The call takes `latency` before its first event.
@@ -190,6 +212,7 @@ impl Scripted {
             heartbeats: (0, Duration::ZERO),
             limits: None,
             streamed: Duration::ZERO,
+            chunks: 1,
         }
     }
 
@@ -207,7 +230,7 @@ impl Scripted {
 
     /// The events of this step; tool calls take their ids from `next_call_id`.
     fn events(self, next_call_id: &AtomicU64) -> Vec<Result<StreamEvent, ModelError>> {
-        let mut events = self.outcome.events(next_call_id);
+        let mut events = self.outcome.events(next_call_id, self.chunks);
         if let Some(usage) = self.usage {
             // Before the last event: a hang has none, and then no usage either.
             if let Some(last) = events.len().checked_sub(1) {
@@ -222,14 +245,19 @@ impl Scripted {
 }
 
 impl Outcome {
-    fn events(self, next_call_id: &AtomicU64) -> Vec<Result<StreamEvent, ModelError>> {
+    fn events(self, next_call_id: &AtomicU64, chunks: u32) -> Vec<Result<StreamEvent, ModelError>> {
+        let text_then = |text: String, last: Result<StreamEvent, ModelError>| {
+            let mut events = deltas(&text, chunks);
+            events.push(last);
+            events
+        };
         match self {
-            Outcome::Ok(text) => {
-                vec![Ok(StreamEvent::TextDelta(text)), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
-            }
-            Outcome::Truncated(text) => {
-                vec![Ok(StreamEvent::TextDelta(text)), Ok(StreamEvent::Done { stop_reason: StopReason::Length })]
-            }
+            Outcome::Ok(text) => text_then(text, Ok(StreamEvent::Done { stop_reason: StopReason::Stop })),
+            Outcome::Truncated(text) => text_then(text, Ok(StreamEvent::Done { stop_reason: StopReason::Length })),
+            Outcome::Cut(text) => text_then(
+                text,
+                Err(ModelError::transport(TransportKind::StreamDropped, "the stream dropped mid-answer")),
+            ),
             Outcome::ToolCalls(calls) => {
                 let mut events = Vec::with_capacity(calls.len() * 3 + 1);
                 for (index, (name, arguments)) in (0u32..).zip(calls) {
@@ -249,6 +277,20 @@ impl Outcome {
             Outcome::Hang => Vec::new(),
         }
     }
+}
+
+/// `text` as `chunks` text deltas of about equal size, cut at character boundaries (none for no
+/// text).
+fn deltas(text: &str, chunks: u32) -> Vec<Result<StreamEvent, ModelError>> {
+    let characters = text.chars().count();
+    let chunks = (chunks as usize).clamp(1, characters.max(1));
+    let mut bounds: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
+    bounds.push(text.len());
+    (0..chunks)
+        .map(|chunk| (bounds[chunk * characters / chunks], bounds[(chunk + 1) * characters / chunks]))
+        .filter(|(start, end)| end > start)
+        .map(|(start, end)| Ok(StreamEvent::TextDelta(text[start..end].to_owned())))
+        .collect()
 }
 
 /// What a [`ScriptedProvider`] was asked in one call.

@@ -20,6 +20,7 @@ use crate::provider::{CallBounds, Provider, Request, StreamEvent};
 use crate::retry::budget::CallLimit;
 use crate::storm::Permit;
 use crate::storm::pace::{RateLimits, Reservation};
+use crate::stream::tap::Tap;
 
 /// Runs one streamed call and returns its final message.
 ///
@@ -75,6 +76,8 @@ pub(crate) struct CallMeta<'g> {
     /// The target's admission of the call (a runtime with fallbacks): its breaker hears of the
     /// call's first content the moment it arrives.
     pub(crate) permit: Option<Permit<'g>>,
+    /// Where a streamed exec shows the call's deltas as they come.
+    pub(crate) tap: Option<&'g Tap>,
 }
 
 /// A call's business with the pacer, for after the call (docs/design.md §10, "Pacing").
@@ -284,7 +287,8 @@ async fn drive(
     call: Option<CallDeadline>,
     meta: &mut CallMeta<'_>,
 ) -> Result<AssistantMessage, ModelError> {
-    let CallMeta { usage: meta_usage, clock, pacing, permit } = meta;
+    let CallMeta { usage: meta_usage, clock, pacing, permit, tap } = meta;
+    let tap = *tap;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
     let mut progress =
@@ -298,6 +302,9 @@ async fn drive(
         match event? {
             StreamEvent::TextDelta(delta) => {
                 answer.add(delta.len())?;
+                if let Some(tap) = tap {
+                    tap.delta(&delta, false).await;
+                }
                 if text.is_empty() {
                     text = delta;
                 } else {
@@ -330,11 +337,21 @@ async fn drive(
                 pacing.get_or_insert_with(Box::default).stated = Some((*stated, Instant::now()));
             }
             // Once content flows, only content resets the idle clock.
-            StreamEvent::Heartbeat | StreamEvent::ReasoningDelta(_) if !progress.started => {
+            StreamEvent::Heartbeat if !progress.started => {
                 progress.beating = true;
                 progress.beat = true;
             }
-            StreamEvent::Heartbeat | StreamEvent::ReasoningDelta(_) => {}
+            StreamEvent::Heartbeat => {}
+            // Reasoning is not the answer: shown to a streaming caller, a heartbeat for the clocks.
+            StreamEvent::ReasoningDelta(delta) => {
+                if let Some(tap) = tap {
+                    tap.delta(&delta, true).await;
+                }
+                if !progress.started {
+                    progress.beating = true;
+                    progress.beat = true;
+                }
+            }
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);
                 failed.usage = *meta_usage;

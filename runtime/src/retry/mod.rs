@@ -26,6 +26,7 @@ use crate::policy::backoff::{Rng, Schedule};
 use crate::policy::rules::{format_ms, millis};
 use crate::storm::pace::{Demand, LimitKind, Pace, Reservation};
 use crate::storm::{BreakerState, Governor, Refusal};
+use crate::stream::tap::Tap;
 use budget::Budget;
 use tracing::Span;
 
@@ -79,6 +80,10 @@ pub(crate) struct RetryState<'a> {
     pub(crate) exec_id: u64,
     /// The name of the target the calls go to now, for the decisions; `None` for a resilient call.
     pub(crate) target: Option<Arc<String>>,
+    /// Where a streamed exec shows its deltas and decisions ([`Runtime::exec_stream`]).
+    ///
+    /// [`Runtime::exec_stream`]: crate::Runtime::exec_stream
+    pub(crate) tap: Option<&'a Tap>,
 }
 
 /// The number of the next exec (or resilient call) in this process, from 1.
@@ -124,6 +129,7 @@ impl<'a> RetryState<'a> {
             span: Span::none(),
             exec_id: next_exec_id(),
             target: None,
+            tap: None,
         }
     }
 
@@ -148,6 +154,9 @@ impl<'a> RetryState<'a> {
     pub(crate) fn permit_retry(&mut self, computed: Duration, hint: Option<Duration>) -> Result<Duration, Refusal> {
         // The backoff and the time to come count from here if nothing read the clock before.
         self.budget.start_clock();
+        if let Some(refusal) = self.committed() {
+            return Err(self.budget.refuse(refusal));
+        }
         self.budget.plan_retry(computed, hint)
     }
 
@@ -171,6 +180,14 @@ impl<'a> RetryState<'a> {
         self.decide(layer, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
         tokio::time::sleep(delay).await;
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
+    }
+
+    /// [`Refusal::Committed`] when a streamed exec in [`StreamMode::Fail`] showed something of the
+    /// turn: no other call may replace it.
+    ///
+    /// [`StreamMode::Fail`]: crate::exec::StreamMode::Fail
+    pub(crate) fn committed(&self) -> Option<Refusal> {
+        self.tap.filter(|tap| tap.committed()).map(|_| Refusal::Committed)
     }
 
     /// Waits while the provider is cooling down (a server asked another call to wait). A wait is a
@@ -294,6 +311,9 @@ impl<'a> RetryState<'a> {
         emit(self.function, &decision, parent);
         if let Some(observer) = self.observer {
             observer(&decision);
+        }
+        if let Some(tap) = self.tap {
+            tap.decision(&decision);
         }
         if let Some(journal) = self.journal {
             // Writes only retries, and only when the journal was opened to keep them.

@@ -82,6 +82,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             }
         }
         meta.permit = permit;
+        meta.tap = run.state.tap;
         let call = run.state.budget.start_call();
         let limit = run.state.budget.call_limit();
         let request = Request {

@@ -97,11 +97,14 @@ pub enum Refusal {
         /// `retry_after_cap_ms`) or [`Refusal::Deadline`] (past the time left).
         cause: Box<Refusal>,
     },
+    /// A streamed exec in `StreamMode::Fail` already showed its caller something of the call that
+    /// failed: no other call may replace it (`Runtime::exec_stream`).
+    Committed,
 }
 
 impl Refusal {
     /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
-    /// `"retry_quota"`, `"circuit_open"`, `"rate_limit"` or `"cooldown"` (the `agentic.refusal`
+    /// `"retry_quota"`, `"circuit_open"`, `"rate_limit"`, `"cooldown"` or `"committed"` (the `agentic.refusal`
     /// attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
@@ -112,6 +115,7 @@ impl Refusal {
             Refusal::CircuitOpen { .. } => "circuit_open",
             Refusal::RateLimit(_) => "rate_limit",
             Refusal::Cooldown { .. } => "cooldown",
+            Refusal::Committed => "committed",
         }
     }
 }
@@ -167,6 +171,10 @@ impl fmt::Display for Refusal {
                     other => other.fmt(f),
                 }
             }
+            Refusal::Committed => f.write_str(
+                "the stream had already shown the caller part of this call's answer and its mode is \
+                 `StreamMode::Fail`, which makes no call to replace it (`StreamMode::Replay` rewinds and retries)",
+            ),
         }
     }
 }
