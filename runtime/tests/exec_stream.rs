@@ -1,6 +1,6 @@
 //! `Runtime::exec_stream` with the scripted provider on paused time: the rewind contract, the three
 //! modes after a commit, tool calls and results, fallback, backpressure and cancellation
-//! (docs/design.md §18).
+//! (docs/design.md §22).
 
 use std::pin::Pin;
 use std::sync::Arc;
