@@ -187,3 +187,20 @@ async fn a_failed_exec_exits_as_without_stream_and_its_text_is_erased() {
     assert_eq!((&done["event"], &done["error_kind"], &done["calls"]), (&"done".into(), &"exhausted".into(), &4.into()));
     assert_eq!(json_lines(&lines).iter().filter(|event| event["event"] == "rewind").count(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_lines_wait_while_a_calls_text_is_on_the_screen() {
+    let server = ChaosServer::start(dropped_then_answered()).await.unwrap();
+    let run = run_on_terminal(ask(&server.openai_base_url(), &["--stream", "-v"]), Terminal::Both).await;
+    assert_eq!(run.code, Some(0));
+    let screen = text(&run.terminal);
+    // The decision was made while the cut text was shown: it is written after the erase, then the
+    // rewind line, then the answer, then the tokens spent.
+    let (before, after) = screen.split_once("\r\x1b[1A\x1b[J").expect("the erase");
+    assert_eq!(before, CUT);
+    let lines: Vec<&str> = after.split("\r\n").collect();
+    assert!(lines[0].contains("StreamDroppedError") && lines[0].contains("retry"), "{lines:?}");
+    assert!(lines[1].starts_with("agentic: rewound: call 1 (attempt 1)"), "{lines:?}");
+    assert_eq!(lines[2], ANSWER);
+    assert!(lines[3].starts_with("tokens: ") && lines[4].is_empty() && lines.len() == 5, "{lines:?}");
+}
