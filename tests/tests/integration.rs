@@ -23,6 +23,7 @@ mod resilient;
 mod session_layer;
 mod stalls;
 mod storm;
+mod stream_wires;
 mod tool_bounds;
 mod tool_loop;
 mod tool_sources;
