@@ -203,10 +203,11 @@ impl StepSpec {
         self.stop = completion.cut_by_token_limit.then_some(StopSpec::Length);
         self.reasoning.clone_from(&completion.reasoning);
         if !completion.calls.is_empty() {
-            let calls = completion.calls.iter().map(|(name, input)| ToolCallSpec { name: name.clone(), input: input.clone() });
+            let calls =
+                completion.calls.iter().map(|(name, input)| ToolCallSpec { name: name.clone(), input: input.clone() });
             self.calls = Some(calls.collect());
-            self.argument_chunks = (completion.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS)
-                .then_some(completion.argument_chunks);
+            self.argument_chunks =
+                (completion.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(completion.argument_chunks);
         }
     }
 

@@ -170,7 +170,8 @@ impl Completion {
     /// pieces, the text's, then each call's argument pieces.
     pub(crate) fn chunk_count(&self) -> usize {
         let text = if self.has_text() { self.text_chunk_count() } else { 0 };
-        let arguments: usize = self.calls.iter().map(|(_, input)| argument_pieces(input, self.argument_chunks).len()).sum();
+        let arguments: usize =
+            self.calls.iter().map(|(_, input)| argument_pieces(input, self.argument_chunks).len()).sum();
         self.reasoning_pieces().count().saturating_add(text).saturating_add(arguments)
     }
 }

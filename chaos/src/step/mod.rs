@@ -345,8 +345,8 @@ macro_rules! rich_setters {
             /// [`argument_chunks`](Self::argument_chunks) pieces. The chunks `after_chunks` counts
             /// are then the text's, then the calls' argument pieces (see [`Step::chunk_count`]), so
             /// a fault can fall in the middle of a call. Gemini sends a call whole: its argument
-            /// pieces go as SSE comments, which carry nothing, and the call comes after its last
-            /// piece. The answer, when it ends, ends as a tool call.
+            /// pieces but the last go as SSE comments, which carry nothing, and the last is the
+            /// whole call. The answer, when it ends, ends as a tool call.
             pub fn call(mut self, name: impl Into<String>, input: serde_json::Value) -> Self {
                 self.completion.calls.push((name.into(), input));
                 self

@@ -391,7 +391,9 @@ impl Render for Anthropic {
     fn read_back(&self, body: &[u8]) -> (String, bool) {
         if is_whole(body) {
             let answer: Value = serde_json::from_slice(body).unwrap_or_default();
-            let text = answer.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default();
+            let blocks = answer.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let text = blocks.iter().find(|block| block["type"] == "text").and_then(|block| block["text"].as_str());
+            let text = text.unwrap_or_default();
             return (text.to_owned(), answer.get("stop_reason").and_then(Value::as_str) == Some("end_turn"));
         }
         let (mut text, mut stopped) = (String::new(), false);

@@ -397,8 +397,8 @@ impl Render for Gemini {
     }
 
     /// One response per reasoning piece (a part with `"thought": true`) and per text piece, then
-    /// per call an SSE comment per argument piece (Gemini never splits a call) and a response with
-    /// the whole `functionCall`, then the finish.
+    /// per call an SSE comment for each argument piece but the last (Gemini never splits a call)
+    /// and, for the last, a response with the whole `functionCall`; then the finish.
     fn rich_events(&self, x: &Exchange, a: &Rich<'_>) -> Vec<Sent> {
         let tokens = x.output_tokens(a.output_tokens);
         let mut events = Vec::new();
@@ -409,9 +409,10 @@ impl Render for Gemini {
             events.push(Sent::Chunk(data(&Self::response(x, vec![Self::text(piece)], None, i as u64 + 1))));
         }
         for call in &a.calls {
-            events.extend(call.pieces.iter().map(|_| Sent::Chunk(KEEP_ALIVE.to_owned())));
+            // Every piece but the last an SSE comment, the last the whole call.
+            events.extend(call.pieces.iter().skip(1).map(|_| Sent::Chunk(KEEP_ALIVE.to_owned())));
             let part = Self::call(call.name, &arguments_value(&call.arguments));
-            events.push(Sent::Event(data(&Self::response(x, vec![part], None, tokens))));
+            events.push(Sent::Chunk(data(&Self::response(x, vec![part], None, tokens))));
         }
         events.push(Sent::Event(data(&Self::response(x, Vec::new(), Some(Self::finish(x)), tokens))));
         events
@@ -460,6 +461,7 @@ impl Render for Gemini {
     }
 
     /// Finished: a `finishReason` of `STOP`, in the last response of a stream or in a whole one.
+    /// Thought parts are not the text.
     fn read_back(&self, body: &[u8]) -> (String, bool) {
         let text = String::from_utf8_lossy(body);
         let responses: Vec<Value> = if is_whole(body) {
@@ -474,7 +476,8 @@ impl Render for Gemini {
         for response in &responses {
             let candidate = response.pointer("/candidates/0");
             let parts = candidate.and_then(|c| c.pointer("/content/parts")).and_then(Value::as_array);
-            for part in parts.into_iter().flatten() {
+            // A thought part is reasoning, not the answer's text.
+            for part in parts.into_iter().flatten().filter(|part| part.get("thought") != Some(&Value::Bool(true))) {
                 read.push_str(part.get("text").and_then(Value::as_str).unwrap_or_default());
             }
             stopped = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) == Some("STOP");

@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use super::shared::{ErrorParts, KEEP_ALIVE, status_of_type};
 use super::{Asked, Names, NotAnAnswerBody, Route};
-use crate::step::{BareJsonError, Completion, HttpError, MalformedShape, NotAnAnswer, Preset, SseError, argument_pieces};
+use crate::step::{
+    BareJsonError, Completion, HttpError, MalformedShape, NotAnAnswer, Preset, SseError, argument_pieces,
+};
 use crate::usage::TokenUsage;
 
 /// One wire's routing, reading and rendering: the manual for adding a wire.
@@ -328,8 +330,7 @@ impl<'a> Rich<'a> {
                 pieces: argument_pieces(input, completion.argument_chunks),
             })
             .collect();
-        let mut text_pieces: Vec<&str> =
-            if completion.has_text() { completion.pieces().collect() } else { Vec::new() };
+        let mut text_pieces: Vec<&str> = if completion.has_text() { completion.pieces().collect() } else { Vec::new() };
         if let (Some(name), true) = (answer_tool, calls.is_empty()) {
             let pieces = std::mem::take(&mut text_pieces).into_iter().map(str::to_owned).collect();
             calls.push(RichCall { name, arguments: completion.text.clone(), pieces });

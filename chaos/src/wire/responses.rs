@@ -150,7 +150,8 @@ impl Responses {
     /// The `reasoning` item; with `summary` its one summary part (`None`: as the stream's events
     /// carry it, the text being theirs).
     fn reasoning(x: &Exchange, summary: Option<&str>) -> Value {
-        let summary: Vec<Value> = summary.map(|text| json!({"type": "summary_text", "text": text})).into_iter().collect();
+        let summary: Vec<Value> =
+            summary.map(|text| json!({"type": "summary_text", "text": text})).into_iter().collect();
         json!({"id": Self::reasoning_id(x), "type": "reasoning", "summary": summary})
     }
 
@@ -465,7 +466,9 @@ impl Render for Responses {
     fn read_back(&self, body: &[u8]) -> (String, bool) {
         if is_whole(body) {
             let answer: Value = serde_json::from_slice(body).unwrap_or_default();
-            let parts = answer.pointer("/output/0/content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let items = answer.get("output").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let message = items.iter().find(|item| item["type"] == "message");
+            let parts = message.and_then(|item| item["content"].as_array()).map_or(&[][..], Vec::as_slice);
             let text: String = parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
             return (text, answer.get("status").and_then(Value::as_str) == Some("completed"));
         }
@@ -616,7 +619,8 @@ mod tests {
             Step::ToolUse(t) => t,
             other => panic!("{other:?}"),
         };
-        let streamed = events(&x.rich_events(&t.as_completion()).into_iter().map(Sent::into_string).collect::<Vec<_>>());
+        let streamed =
+            events(&x.rich_events(&t.as_completion()).into_iter().map(Sent::into_string).collect::<Vec<_>>());
         let arguments: String = streamed
             .iter()
             .filter(|(kind, _)| kind == "response.function_call_arguments.delta")
