@@ -1,9 +1,11 @@
 //! The streaming contract (docs/design.md §22) as a property over every wire (`wires::all`), through
 //! the real HTTP providers against the chaos server on paused time. A seeded generator scripts each
 //! case: streams dropped, truncated, ended by an SSE error, corrupted by a malformed chunk and stalled
-//! past the idle bound, each after a random number of the answer's chunks (none included: a fault
-//! before the first delta), then an answer in several chunks, sometimes with a tool turn between
-//! (each turn rewinds alone), sometimes with a fallback to a target on another wire. For every case:
+//! past the idle bound, each after a random number of the answer's chunks: before the first (a
+//! failure nothing of which was shown), in its reasoning, in its text, or in the middle of a tool
+//! call's arguments (shown only if text or reasoning came before); then an answer in several chunks,
+//! sometimes with a tool turn before it (each turn rewinds alone), sometimes after a fallback to a
+//! target on another wire. For every case:
 //!
 //! 1. the consumer's reconstruction (each turn's deltas, cleared at a rewind) equals `reply.text()`;
 //! 2. the events are well ordered: `Done` last and once, each tool call answered once after it, a
@@ -46,6 +48,9 @@ const ANSWER: &str = "The streamed answer arrives here in eight words.";
 /// What a turn that asks for the tool says first, when it says something.
 const PREAMBLE: &str = "Let me look that up first.";
 
+/// The reasoning an answer may show before its text, one chunk per word.
+const REASONING: &str = "The user asks for the answer so I think it through first.";
+
 const TOOL: &str = "lookup";
 const PROMPT: &str = "What is the answer?";
 
@@ -81,62 +86,136 @@ impl Fault {
     const ALL: [Fault; 5] = [Fault::Drop, Fault::Truncate, Fault::SseError, Fault::Malformed, Fault::Stall];
 }
 
-/// A fault after `after` of the answer's `chunks` chunks.
+/// What a streamed answer holds, in the order the chaos server streams it (each piece one chunk).
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Words of [`REASONING`] first (0: none).
+    reasoning: usize,
+    /// Chunks of `text` after them (0: no text).
+    text: u32,
+    /// Argument pieces of a call of [`TOOL`] last (0: no call).
+    call: u32,
+}
+
+impl Shape {
+    /// An answer with sometimes reasoning first, and when `call`, a call of the tool last (with or
+    /// without text before it).
+    fn random(rng: &mut fastrand::Rng, call: bool) -> Self {
+        let reasoning = if rng.bool() { rng.usize(1..=REASONING.split(' ').count()) } else { 0 };
+        let text = if call && rng.bool() { 0 } else { rng.u32(1..=6) };
+        Self { reasoning, text, call: if call { rng.u32(1..=4) } else { 0 } }
+    }
+
+    /// The answer's text: [`ANSWER`], or none.
+    fn text(self) -> &'static str {
+        if self.text == 0 { "" } else { ANSWER }
+    }
+
+    /// The chunks that reach the caller as deltas (reasoning and text; a call is shown once whole).
+    fn shown_chunks(self) -> u32 {
+        self.reasoning as u32 + self.text
+    }
+}
+
+/// The answer's text in three chunks, nothing else.
+const TEXT_IN_THREE: Shape = Shape { reasoning: 0, text: 3, call: 0 };
+
+/// The first `words` words of [`REASONING`], each with the space after it.
+fn reasoning(words: usize) -> String {
+    REASONING.split_inclusive(' ').take(words).collect()
+}
+
+/// `step` (a builder of a streamed answer or of a fault that cuts one, with the text of `shape`)
+/// with the rest of `shape`: its text in its chunks, the reasoning before it.
+macro_rules! with_text {
+    ($step:expr, $shape:expr) => {{
+        let shape: Shape = $shape;
+        let step = $step;
+        let step = if shape.text > 0 { step.chunks(shape.text) } else { step };
+        if shape.reasoning > 0 { step.reasoning(reasoning(shape.reasoning)) } else { step }
+    }};
+}
+
+/// A fault's `step` cutting an answer of `shape`: its text and reasoning, and the tool's call after
+/// them.
+macro_rules! cutting {
+    ($step:expr, $shape:expr) => {{
+        let shape: Shape = $shape;
+        let step = with_text!($step.text(shape.text()), shape);
+        Step::from(if shape.call > 0 { step.call(TOOL, arguments()).argument_chunks(shape.call) } else { step })
+    }};
+}
+
+/// A fault after the first `after` chunks of an answer of `shape`.
 #[derive(Debug, Clone, Copy)]
 struct Cut {
     fault: Fault,
+    shape: Shape,
     after: u32,
-    chunks: u32,
 }
 
 impl Cut {
-    fn random(rng: &mut fastrand::Rng) -> Self {
-        let chunks = rng.u32(2..=6);
-        // A fault before the first chunk one time in four: it must be invisible.
-        let after = if rng.u8(0..4) == 0 { 0 } else { rng.u32(1..chunks) };
-        Self { fault: Fault::ALL[rng.usize(..Fault::ALL.len())], after, chunks }
+    /// A fault at a random chunk of a random answer (a tool call's when `call`): before the first
+    /// one time in four, which must be invisible; in a call's arguments half the other times.
+    fn random(rng: &mut fastrand::Rng, call: bool) -> Self {
+        let fault = Fault::ALL[rng.usize(..Fault::ALL.len())];
+        let shape = Shape::random(rng, call);
+        let chunks = Cut { fault, shape, after: 0 }.step().chunk_count().expect("a streamed answer") as u32;
+        let shown = shape.shown_chunks();
+        let after = if rng.u8(0..4) == 0 {
+            0
+        } else if shape.call > 0 && shown.max(1) < chunks && rng.bool() {
+            // In the middle of the call's arguments, after what was shown of the answer if anything.
+            rng.u32(shown.max(1)..chunks)
+        } else {
+            rng.u32(1..chunks.max(2)).min(chunks - 1)
+        };
+        Self { fault, shape, after }
     }
 
     fn step(self) -> Step {
-        let (after, chunks) = (self.after, self.chunks);
+        let after = self.after;
         match self.fault {
-            Fault::Drop => Step::drop_stream(after).text(ANSWER).chunks(chunks).into(),
-            Fault::Truncate => Step::truncate(after).text(ANSWER).chunks(chunks).into(),
-            Fault::SseError => Step::sse_error(after).text(ANSWER).chunks(chunks).into(),
-            Fault::Malformed => Step::malformed_chunk(after).text(ANSWER).chunks(chunks).into(),
-            Fault::Stall => Step::stall(STALL_MS).after_chunks(after).text(ANSWER).chunks(chunks).into(),
+            Fault::Drop => cutting!(Step::drop_stream(after), self.shape),
+            Fault::Truncate => cutting!(Step::truncate(after), self.shape),
+            Fault::SseError => cutting!(Step::sse_error(after), self.shape),
+            Fault::Malformed => cutting!(Step::malformed_chunk(after), self.shape),
+            Fault::Stall => cutting!(Step::stall(STALL_MS).after_chunks(after), self.shape),
         }
     }
 
-    /// Whether something of the call reached the caller before it failed.
+    /// Whether something of the call (text or reasoning) reached the caller before it failed: not
+    /// when it failed before its first chunk, nor in the middle of a call that nothing preceded.
     fn shows(self) -> bool {
-        self.after > 0
+        self.after.min(self.shape.shown_chunks()) > 0
     }
 }
 
-/// How a model turn ends, once its faults are over.
-#[derive(Debug, Clone)]
+/// How a model turn ends, once its faults are over: the answer, or a call of [`TOOL`] (with
+/// [`PREAMBLE`] before it when its shape has text).
+#[derive(Debug, Clone, Copy)]
 enum End {
-    /// The answer, in this many chunks.
-    Answer(u32),
-    /// A call of [`TOOL`], with [`PREAMBLE`] before it or not.
-    Tool { preamble: bool },
+    Answer(Shape),
+    Tool(Shape),
 }
 
 impl End {
     fn random_answer(rng: &mut fastrand::Rng) -> Self {
-        End::Answer(rng.u32(2..=6))
+        End::Answer(Shape::random(rng, false))
     }
 
     fn random_tool(rng: &mut fastrand::Rng) -> Self {
-        End::Tool { preamble: rng.bool() }
+        End::Tool(Shape::random(rng, true))
     }
 
-    fn step(&self) -> Step {
+    fn step(self) -> Step {
         match self {
-            End::Answer(chunks) => Step::ok(ANSWER).chunks(*chunks).into(),
-            End::Tool { preamble: false } => Step::tool_use(TOOL, json!({"key": "answer"})).into(),
-            End::Tool { preamble: true } => Step::tool_use(TOOL, json!({"key": "answer"})).text(PREAMBLE).into(),
+            End::Answer(shape) => with_text!(Step::ok(shape.text()), shape).into(),
+            End::Tool(shape) => {
+                let call = Step::tool_use(TOOL, arguments()).argument_chunks(shape.call);
+                let call = if shape.reasoning > 0 { call.reasoning(reasoning(shape.reasoning)) } else { call };
+                if shape.text > 0 { call.text(PREAMBLE).into() } else { call.into() }
+            }
         }
     }
 }
@@ -150,12 +229,15 @@ struct Turn {
 }
 
 impl Turn {
+    /// Up to `max_cuts` faults, then `end`: the faults of a turn that ends in a tool call cut
+    /// answers that call it.
     fn random(rng: &mut fastrand::Rng, max_cuts: usize, end: Option<End>) -> Self {
-        Self { cuts: (0..rng.usize(0..=max_cuts)).map(|_| Cut::random(rng)).collect(), end }
+        let calls = matches!(end, Some(End::Tool(_)));
+        Self { cuts: (0..rng.usize(0..=max_cuts)).map(|_| Cut::random(rng, calls)).collect(), end }
     }
 
     fn steps(&self) -> impl Iterator<Item = Step> + '_ {
-        self.cuts.iter().map(|cut| cut.step()).chain(self.end.iter().map(End::step))
+        self.cuts.iter().map(|cut| cut.step()).chain(self.end.iter().map(|end| end.step()))
     }
 }
 
@@ -204,10 +286,21 @@ fn random_fallback_scripts(rng: &mut fastrand::Rng) -> (Script, Script) {
         let end = End::random_tool(rng);
         primary.push(Turn::random(rng, 1, Some(end)));
     }
-    primary.push(Turn { cuts: vec![Cut::random(rng), Cut::random(rng)], end: None });
+    let cuts = (0..2)
+        .map(|_| {
+            let call = rng.bool();
+            Cut::random(rng, call)
+        })
+        .collect();
+    primary.push(Turn { cuts, end: None });
     let end = End::random_answer(rng);
     let secondary = Turn::random(rng, 1, Some(end));
     (Script { turns: primary }, Script { turns: vec![secondary] })
+}
+
+/// The arguments of every call of [`TOOL`].
+fn arguments() -> serde_json::Value {
+    json!({"key": "the answer"})
 }
 
 /// `lookup` answers "42".
@@ -463,7 +556,7 @@ async fn buffer_mode_never_rewinds_on_any_wire() {
             let mut rng = fastrand::Rng::with_seed(seed);
             let mut script = random_script(&mut rng);
             // At least one fault that a replay would have rewound.
-            script.turns.last_mut().unwrap().cuts.push(Cut { fault: Fault::Drop, after: 1, chunks: 3 });
+            script.turns.last_mut().unwrap().cuts.push(Cut { fault: Fault::Drop, shape: TEXT_IN_THREE, after: 1 });
             let case = Case { seed, primary: (wire, script), secondary: None, mode: StreamMode::Buffer };
             let seen = check(&case).await;
             assert!(seen.rewinds.is_empty(), "{case}: {:?}", seen.rewinds);
@@ -480,12 +573,11 @@ async fn fail_mode_stops_at_a_fault_past_the_first_chunk_on_every_wire() {
             // Sometimes a fault before the first chunk, retried as usual; then one that showed text.
             let mut cuts = Vec::new();
             if rng.bool() {
-                cuts.push(Cut { after: 0, ..Cut::random(&mut rng) });
+                cuts.push(Cut { after: 0, ..Cut::random(&mut rng, false) });
             }
-            let mut shown = Cut::random(&mut rng);
-            shown.after = shown.after.max(1);
+            let shown = std::iter::repeat_with(|| Cut::random(&mut rng, false)).find(|cut| cut.shows()).unwrap();
             cuts.push(shown);
-            let script = Script { turns: vec![Turn { cuts, end: Some(End::Answer(3)) }] };
+            let script = Script { turns: vec![Turn { cuts, end: Some(End::Answer(TEXT_IN_THREE)) }] };
             let case = Case { seed, primary: (wire, script), secondary: None, mode: StreamMode::Fail };
             let seen = check(&case).await;
             let error = match seen.done.as_ref().unwrap() {
