@@ -72,16 +72,20 @@
 //! requests. "Chunks" are the text chunks of the stream: OpenAI `chat.completion.chunk`s carrying
 //! `delta.content` (the first also carries `"role": "assistant"`), Anthropic
 //! `content_block_delta`s with `text_delta`s. A fault "after K chunks" comes after the first K
-//! chunks of the step's text (after all of them if K is larger).
+//! chunks of the step's text (after all of them if K is larger). With `reasoning`, the reasoning's
+//! pieces (one per word) come first among the chunks; with `calls`, each call's argument pieces
+//! come after the text's: K counts across all of them, the same on every wire, so a fault can fall
+//! inside the reasoning or in the middle of a tool call. [`Step::chunk_count`] says how many chunks
+//! a step streams.
 //!
 //! | kind | streamed (`"stream": true`) | not streamed |
 //! | --- | --- | --- |
-//! | `ok` | the full stream: OpenAI chunks, a `finish_reason: "stop"` chunk, (a usage chunk if `stream_options.include_usage`), `data: [DONE]`; Anthropic `message_start`, `content_block_start`, `ping`, `content_block_delta` × N, `content_block_stop`, `message_delta` (`end_turn`), `message_stop`; with `"stop": "length"` the answer ends as the token limit cuts one, `finish_reason: "length"` / `stop_reason: "max_tokens"` | the whole answer as one JSON body (`chat.completion` / `message`), with the same stop reason |
+//! | `ok` | the full stream: OpenAI chunks, a `finish_reason: "stop"` chunk, (a usage chunk if `stream_options.include_usage`), `data: [DONE]`; Anthropic `message_start`, `content_block_start`, `ping`, `content_block_delta` × N, `content_block_stop`, `message_delta` (`end_turn`), `message_stop`; with `"stop": "length"` the answer ends as the token limit cuts one, `finish_reason: "length"` / `stop_reason: "max_tokens"`; with `reasoning`, the reasoning first (see the fields) | the whole answer as one JSON body (`chat.completion` / `message`), with the same stop reason |
 //! | `http_error` | status, headers (`retry-after`, `retry-after-ms`, `x-should-retry`, any other) and the provider's error body (with `stated_limit`, the rate limit in it, as OpenRouter states it), see [`HttpError`] | same |
 //! | `context_overflow` | the provider's real 400 body, see [`Step::context_overflow`] | same |
 //! | `invalid_api_key` | the provider's real 401 body, see [`Step::invalid_api_key`] | same |
 //! | `close_before_headers` | the request is read, then the socket closes without a byte | same |
-//! | `drop_stream` | headers, K chunks, then the socket closes without the chunked body's end: a body error, not a clean end | headers (full `content-length`), half the body, socket closed |
+//! | `drop_stream` | headers, K chunks, then the socket closes without the chunked body's end: a body error, not a clean end; with `calls`, K may fall in the middle of a call's arguments (so for `truncate`, `sse_error`, `malformed_chunk` and `stall`) | headers (full `content-length`), half the body, socket closed |
 //! | `truncate` | headers, K chunks, then a clean end of the body, without the final events or `[DONE]` | half the body, declared as the whole (invalid JSON) |
 //! | `sse_error` | K chunks, an error event (Anthropic `event: error` + `{"type":"error","error":{..}}`; OpenAI `data: {"error":{..}}`), a clean end | an HTTP error with that body, status by type, see [`SseError`] |
 //! | `malformed_chunk` | K chunks, a `data:` line that is not JSON (or, with `shape` `"unreadable"`, valid JSON of a shape no client of the wire reads), then the rest of the stream as usual | a 200 whose body is that text |
@@ -96,7 +100,7 @@
 //! | `not_an_answer` | a 200 that is well formed and not an answer, by `shape`: `{}`, `{"status":"ok"}`, `[]`, the answer object without choices or content, a list of models (JSON); a stream of `[DONE]` only or of an empty chunk (event streams). See [`NotAnAnswer`] | same |
 //! | `bad_head` | a head a client must refuse, by `shape`: a 200 with 200 extra headers, a 200 with a header of 1 MiB, or the status line `HTTP/1.1 abc not-a-status`; then the socket closes. See [`BadHead`] | same |
 //! | `bare_json_error` | a 200 `text/event-stream` whose body is the provider's JSON error (a bad key) as one bare line, no `data:` nor `event:`, then a clean end. See [`BareJsonError`] | same |
-//! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`] | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
+//! | `tool_use` | a complete answer whose content is tool calls: OpenAI `delta.tool_calls[{index, id, type: "function", function: {name, arguments}}]` chunks (each call's arguments split over several chunks), `finish_reason: "tool_calls"`, `[DONE]`; Anthropic `content_block_start` with `{"type": "tool_use", "id", "name", "input": {}}`, `input_json_delta` chunks of `partial_json`, `content_block_stop`, `message_delta` with `stop_reason: "tool_use"`; an optional text comes first. See [`ToolUse`]; with `reasoning`, the reasoning first | the whole answer: OpenAI `message.tool_calls` and `finish_reason: "tool_calls"`, Anthropic `tool_use` content blocks and `stop_reason: "tool_use"` |
 //!
 //! # Scenario files
 //!
@@ -186,7 +190,9 @@
 //! | `error_type`, `message`, `code` | string | same, `sse_error` and `bare_json_error` | the error's `type`, `message` (may be empty), OpenAI `code` |
 //! | `headers` | object | all but `close_before_headers`, `not_an_answer`, `bad_head` | extra response headers |
 //! | `data` | string | `malformed_chunk` | the text after `data: ` (a text chunk of the wire format, cut off mid-JSON) |
-//! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty) | the tool calls, in order; `input` defaults to `{}` |
+//! | `calls` | list of `{"name": string, "input": object}`, at most 1 000 | `tool_use` (required, not empty); `drop_stream`, `truncate`, `sse_error`, `malformed_chunk`, `stall` (not empty) | the tool calls, in order; `input` defaults to `{}`. On a fault: the answer is these calls, streamed after the text (none when `text` is `""`), each call's arguments in `argument_chunks` pieces that `after_chunks` counts after the text's chunks; Gemini, which never splits a call, sends an SSE comment for each piece but the last, which is the whole call |
+//! | `argument_chunks` | integer ≥ 1 | `drop_stream`, `truncate`, `sse_error`, `malformed_chunk`, `stall`, with `calls` | how many pieces each call's arguments stream in (3) |
+//! | `reasoning` | string, not empty | `ok`, `tool_use`, `drop_stream`, `truncate`, `sse_error`, `malformed_chunk`, `stall` | reasoning streamed before the answer, one chunk per word, in each wire's shape: OpenAI `delta.reasoning_content`, Anthropic a `thinking` block (`thinking_delta`s, a `signature_delta`), Gemini parts with `"thought": true`, Responses a `reasoning` item (`response.reasoning_summary_text.delta`s); a whole answer carries it too. See [`Completion::reasoning`] (none) |
 //! | `stop` | `"length"` | `ok`, `stall`, `malformed_chunk` | the token limit cut the answer: it ends with OpenAI `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"` (also for a forced tool's `tool_use` block), streamed or not; the `text` is sent as given, so give the cut text. See [`Completion::cut_by_token_limit`] (the answer ends normally) |
 //! | `usage` | `{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "reasoning_tokens"}`, integers, each optional | same as `text` | pin these counts of the reported usage; the others follow the [rule](#token-usage), the cache and reasoning counts are 0. See [`TokenUsage`] |
 //!
@@ -220,7 +226,8 @@
 //!   that tool results count; tool calls' arguments, roles and ids do not). `"system": "Answer
 //!   briefly."` and one user message `"What is the answer?"` make 6.
 //! - **output tokens**: the answer's text chunks (one per word unless `chunks` says otherwise, so
-//!   `"The answer is 42."` makes 4); for `tool_use`, its argument pieces plus 1 for its text.
+//!   `"The answer is 42."` makes 4) and its calls' argument pieces; for `tool_use`, its argument
+//!   pieces plus 1 for its text. The reasoning's chunks are not counted (pin `reasoning_tokens`).
 //! - **cache counts**: 0.
 //!
 //! A step's `usage` pins any of these counts (see [`TokenUsage`]). Every answer also carries the

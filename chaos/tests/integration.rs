@@ -13,6 +13,7 @@ mod fuzz_corpus;
 mod outage;
 mod per_conversation;
 mod rate_limit;
+mod reasoning;
 mod scenario;
 mod schema;
 mod server;

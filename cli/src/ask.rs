@@ -1,27 +1,27 @@
 //! `agentic ask`: one exec against a real provider (or any compatible server), through both layers.
 
-use agentic_runtime::exec::RuntimeBuilder;
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use agentic_runtime::policy::rules::millis;
-
-use crate::schema::SchemaFile;
-use crate::terminal::shown;
-use agentic_runtime::exec::Prompt;
-use agentic_runtime::message::Usage;
+use agentic_runtime::exec::{Prompt, RuntimeBuilder};
 use agentic_runtime::observe::journal::Journal;
 use agentic_runtime::observe::trace::TraceSink;
 use agentic_runtime::provider::WireKind;
-use agentic_runtime::{Decision, ExecError, Reply};
-use serde::Serialize;
+use agentic_runtime::{ExecError, Reply};
 
+use crate::ask_json::JsonOutcome;
 use crate::fallback_flags::FallbackFlags;
 use crate::input::usage_error;
 use crate::otel::Telemetry;
 use crate::pacing_flags::PacingFlags;
 use crate::policy_flags::PolicyFlags;
 use crate::progress::Progress;
+use crate::schema::SchemaFile;
+use crate::stream::screen::Screen;
+use crate::stream::{Output, follow};
 use crate::target_key::{KeyOwner, Target, TargetKey, target_key};
+use crate::terminal::shown;
 use crate::tool_flags::{self, ToolFlags};
 use crate::wire_flags::{Whose, check_base_url, is_default_base_url, provider_parser};
 
@@ -53,6 +53,22 @@ stderr says what the exec is waiting for and why (\"ServiceUnavailableError: 503
 on stderr as it is made instead, and the tokens spent at the end; a wait for a cooldown another call's \
 server asked for is a decision too (verdict cooled_down), and so is a wait for the server's rate \
 limit (verdict paced).
+
+Streaming: --stream writes the answer as it arrives when stdout is a terminal. When a call that \
+showed text fails and another replaces it (a retry, a fallback), what it showed is erased (the \
+cursor goes back up the rows the turn wrote, wrapped lines counted from the terminal's width, else \
+COLUMNS, else 80, and the rest of the screen is cleared) and one line on stderr says why \
+(\"agentic: rewound: call 2 (attempt 1) failed after its text was shown (StreamDroppedError: ...); \
+retrying in 1.2 s\", with \"on <target>\" when it moves to another target); an exec that fails \
+erases what its last call showed, and prints its error as without --stream. The --verbose lines \
+and the progress line wait while a call's text is on the screen. With --json: one JSON object per \
+line and per event, each flushed: {\"event\": \"text_delta\", \"text\": str}, \"reasoning_delta\" \
+(text), \"tool_call\" (id, name, arguments), \"tool_result\" (id, name, content, is_error), \
+\"decision\" (the fields of an attempt above), \"rewind\" (attempt, call, error, and wait_ms and \
+target when there is one: all shown since the current model turn began is void), and last \
+\"done\" with the fields --json prints. On a pipe or a file without --json, only the answer, at the \
+end (text written there cannot be taken back). With --schema, the answer comes in one piece, once \
+it passed. The exit codes are those without --stream.
 
 Rate limits: the calls are paced by the limits the server's rate-limit headers state (OpenAI's \
 x-ratelimit-*, Anthropic's anthropic-ratelimit-*): a call waits until the requests and tokens it \
@@ -124,6 +140,11 @@ pub(crate) struct Args {
     /// Print one JSON line instead of the answer.
     #[arg(long)]
     json: bool,
+    /// Write the answer as it arrives on a terminal (a retried attempt's text is erased, and one
+    /// line on stderr says why); with --json, one JSON line per event; on a pipe or a file, only
+    /// the answer, at the end.
+    #[arg(long)]
+    stream: bool,
     /// Print each decision of the layers on stderr as it is made.
     #[arg(long, short)]
     verbose: bool,
@@ -198,11 +219,18 @@ fn ask(args: &Args) -> ExitCode {
         .fold(RuntimeBuilder::from_shared(primary.provider), RuntimeBuilder::with_fallback_shared)
         .with_policy(policy)
         .with_pacing(pacing);
-    let progress = Progress::on_terminal(&policy, args.quiet, args.verbose).map(std::sync::Arc::new);
-    if args.verbose {
+    let stdout_terminal = std::io::stdout().is_terminal();
+    // On a terminal, `--stream` writes the answer as it arrives and shows the decisions itself,
+    // between the turns' text: nothing else may write inside the rows it counts to erase.
+    let screen = args.stream && !args.json && stdout_terminal;
+    // `--stream --json` on a terminal: the progress line would be written inside the JSON lines.
+    let progress = (!(args.stream && args.json && stdout_terminal))
+        .then(|| Progress::on_terminal(&policy, args.quiet, args.verbose).map(Arc::new))
+        .flatten();
+    if args.verbose && !screen {
         runtime = runtime.with_observer(|decision| eprintln!("{}", shown(decision)));
-    } else if let Some(progress) = &progress {
-        let progress = std::sync::Arc::clone(progress);
+    } else if let Some(progress) = progress.as_ref().filter(|_| !screen) {
+        let progress = Arc::clone(progress);
         runtime = runtime.with_observer(move |decision| progress.decided(decision));
     }
     if let Some(iterations) = args.tools.max_iterations() {
@@ -232,7 +260,9 @@ fn ask(args: &Args) -> ExitCode {
     };
     if args.tools.any() {
         match tokio.block_on(tool_flags::connect(mcp)) {
-            Ok(sources) => runtime = runtime.with_tools(tool_flags::toolbox(sources, tool_timeout, args.verbose)),
+            Ok(sources) => {
+                runtime = runtime.with_tools(tool_flags::toolbox(sources, tool_timeout, args.verbose && !screen))
+            }
             Err(message) => return usage_error(message),
         }
     }
@@ -243,10 +273,25 @@ fn ask(args: &Args) -> ExitCode {
     if let Some(progress) = &progress {
         progress.start(runtime.provider().name());
     }
-    let result = match &schema {
-        None => tokio.block_on(runtime.exec(prompt)),
-        Some(file) => {
-            tokio.block_on(runtime.request(prompt).schema(file.schema.clone(), |answer| file.check(answer)).send())
+    let result = if args.stream {
+        let output = if args.json {
+            Output::Json
+        } else if screen {
+            Output::Screen(Screen::new(progress.clone(), args.verbose))
+        } else {
+            Output::Answer
+        };
+        let stream = match &schema {
+            None => runtime.exec_stream(prompt),
+            Some(file) => runtime.request(prompt).schema(file.schema.clone(), |answer| file.check(answer)).stream(),
+        };
+        tokio.block_on(follow(stream, output))
+    } else {
+        match &schema {
+            None => tokio.block_on(runtime.exec(prompt)),
+            Some(file) => {
+                tokio.block_on(runtime.request(prompt).schema(file.schema.clone(), |answer| file.check(answer)).send())
+            }
         }
     };
     if let Some(progress) = &progress {
@@ -255,12 +300,14 @@ fn ask(args: &Args) -> ExitCode {
     if args.verbose {
         eprintln!("{}", spent(&result));
     }
-    if args.json {
+    // `--stream --json` printed it as its `done` event.
+    if args.json && !args.stream {
         println!("{}", serde_json::to_string(&JsonOutcome::of(&result)).expect("plain data serializes"));
     }
     let mut code = match result {
         Ok(reply) => {
-            if !args.json {
+            // On a terminal, `--stream` wrote it as it came.
+            if !args.json && !screen {
                 println!("{}", shown(&reply));
             }
             ExitCode::SUCCESS
@@ -348,66 +395,4 @@ pub(crate) fn build_provider(args: &Args, env: &dyn Fn(&str) -> Option<String>) 
         ));
     }
     Ok(Target { provider: kind.provider(base_url, key.key, args.model.as_deref()), withheld: key.withheld })
-}
-
-/// The `--json` line.
-#[derive(Serialize)]
-struct JsonOutcome<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    answer: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_kind: Option<&'static str>,
-    /// With fallbacks: `"<provider>/<model>"`, the target that answered, or of the last attempt.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    target: Option<&'a str>,
-    calls: u32,
-    elapsed_ms: u64,
-    usage: Usage,
-    attempts: Vec<JsonAttempt<'a>>,
-}
-
-#[derive(Serialize)]
-struct JsonAttempt<'a> {
-    layer: &'static str,
-    attempt: u32,
-    call: u32,
-    error: &'a str,
-    verdict: &'static str,
-    reason: String,
-    delay_ms: u64,
-}
-
-impl<'a> JsonOutcome<'a> {
-    fn of(result: &'a Result<Reply, ExecError>) -> Self {
-        let (calls, elapsed, decisions, usage) = match result {
-            Ok(reply) => (reply.calls(), reply.elapsed(), reply.decisions(), reply.total_usage()),
-            Err(error) => (error.calls(), error.elapsed(), error.decisions(), error.usage()),
-        };
-        Self {
-            answer: result.as_ref().ok().map(Reply::text),
-            error: result.as_ref().err().map(ToString::to_string),
-            error_kind: result.as_ref().err().map(|error| error.kind().name()),
-            target: result.as_ref().map_or_else(ExecError::target, Reply::target),
-            calls,
-            elapsed_ms: millis(elapsed),
-            usage,
-            attempts: decisions.iter().map(JsonAttempt::of).collect(),
-        }
-    }
-}
-
-impl<'a> JsonAttempt<'a> {
-    fn of(decision: &'a Decision) -> Self {
-        Self {
-            layer: decision.layer().name(),
-            attempt: decision.attempt(),
-            call: decision.call(),
-            error: decision.error(),
-            verdict: decision.verdict().name(),
-            reason: decision.reason().to_string(),
-            delay_ms: decision.delay().map_or(0, millis),
-        }
-    }
 }

@@ -10,6 +10,7 @@
 //! | 2 | usage error: bad arguments, bad input JSON, an invalid policy, input that cannot be read (a line with no end within 64 MiB, as `/dev/zero` gives) (message on stderr) |
 
 mod ask;
+mod ask_json;
 mod chaos;
 mod classify;
 mod fallback_flags;
@@ -24,6 +25,7 @@ mod policy_flags;
 mod progress;
 mod schema;
 mod simulate;
+mod stream;
 mod target_key;
 mod terminal;
 mod text;

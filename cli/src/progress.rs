@@ -86,7 +86,7 @@ impl Progress {
 }
 
 /// `text` cut to [`ERROR_CHARS`] characters, on one line.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     let mut cut: String = line.chars().take(ERROR_CHARS).collect();
     if cut.len() < line.len() || line.len() < text.len() {

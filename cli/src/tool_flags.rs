@@ -93,6 +93,18 @@ fn excerpt(text: &str) -> String {
     shown(cut)
 }
 
+/// What `--verbose` prints when the model calls a tool: "tool call: NAME ARGUMENTS".
+pub(crate) fn call_line(name: &str, arguments: &Value) -> String {
+    format!("tool call: {} {}", excerpt(name), excerpt(&arguments.to_string()))
+}
+
+/// What `--verbose` prints when a tool returns: "tool result: NAME → TEXT", or "tool error: NAME →
+/// MESSAGE" when it failed.
+pub(crate) fn result_line(name: &str, content: &str, is_error: bool) -> String {
+    let what = if is_error { "error" } else { "result" };
+    format!("tool {what}: {} → {}", excerpt(name), excerpt(content))
+}
+
 impl ToolSource for Shown {
     fn name(&self) -> &str {
         self.inner.name()
@@ -103,12 +115,12 @@ impl ToolSource for Shown {
     }
 
     fn call<'a>(&'a self, name: &'a str, input: Value, context: ToolContext) -> ToolFuture<'a> {
-        eprintln!("tool call: {} {} ({})", excerpt(name), excerpt(&input.to_string()), self.inner.name());
+        eprintln!("{} ({})", call_line(name, &input), shown(self.inner.name()));
         Box::pin(async move {
             let result = self.inner.call(name, input, context).await;
             match &result {
-                Ok(text) => eprintln!("tool result: {} → {}", excerpt(name), excerpt(text)),
-                Err(error) => eprintln!("tool error: {} → {}", excerpt(name), excerpt(error.message())),
+                Ok(text) => eprintln!("{}", result_line(name, text, false)),
+                Err(error) => eprintln!("{}", result_line(name, error.message(), true)),
             }
             result
         })

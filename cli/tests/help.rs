@@ -130,3 +130,14 @@ fn the_journal_help_names_every_kind() {
         );
     }
 }
+
+/// `agentic ask --help` documents `--stream` and names every event `--stream --json` prints.
+#[test]
+fn the_ask_help_documents_stream_and_names_every_event() {
+    let help = agentic(&["ask", "--help"], "");
+    let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("--stream Write the answer as it arrives on a terminal"), "{help}");
+    for event in ["text_delta", "reasoning_delta", "tool_call", "tool_result", "decision", "rewind", "done"] {
+        assert!(help.contains(&format!("\"{event}\"")), "{event} is not named:\n{help}");
+    }
+}

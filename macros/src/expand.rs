@@ -350,8 +350,8 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
-/// Rewrites `<runtime>.exec(prompt)`, `<runtime>.exec_json(prompt)` (with or without a turbofish)
-/// and `<runtime>.request(prompt)` (and so every chain on it) into the same call with the prompt
+/// Rewrites `<runtime>.exec(prompt)`, `<runtime>.exec_stream(prompt)`, `<runtime>.exec_json(prompt)`
+/// (with or without a turbofish) and `<runtime>.request(prompt)` (and so every chain on it) into the same call with the prompt
 /// `Prompt::__agentic_in(prompt, <AgentFn>)`, which hands the exec the function, wherever the name still means the runtime parameter: not after a `let` or a pattern rebinds it,
 /// not in nested items (they cannot see it). Macro arguments are rewritten when they parse as
 /// comma-separated expressions (`assert!`, `tokio::join!`, `format!`, ...).
@@ -442,7 +442,7 @@ impl Rewriter<'_> {
         // Each takes the prompt alone; `exec_json` may name its type (`exec_json::<Invoice>`).
         let named = matches!(
             (call.method.to_string().as_str(), &call.turbofish),
-            ("exec" | "request", None) | ("exec_json", _)
+            ("exec" | "exec_stream" | "request", None) | ("exec_json", _)
         );
         if !named || self.shadowed || call.args.len() != 1 {
             return false;

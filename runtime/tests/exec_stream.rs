@@ -1,6 +1,6 @@
 //! `Runtime::exec_stream` with the scripted provider on paused time: the rewind contract, the three
 //! modes after a commit, tool calls and results, fallback, backpressure and cancellation
-//! (docs/design.md §18).
+//! (docs/design.md §22).
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -299,4 +299,24 @@ async fn reply_reads_the_stream_to_its_end() {
     let provider = ScriptedProvider::new([Scripted::cut("x"), Scripted::ok("done").in_chunks(2)]);
     let reply = Runtime::new(provider).exec_stream("q").reply().await.unwrap();
     assert_eq!(reply.text(), "done");
+}
+
+#[tokio::test(start_paused = true)]
+async fn reasoning_is_shown_as_it_comes_and_rewound_with_its_turn() {
+    let provider = ScriptedProvider::new([
+        Scripted::error("").with_reasoning("Thinking..."),
+        Scripted::ok("4").with_reasoning("Two and two."),
+    ]);
+    let seen = consume(Runtime::new(provider).exec_stream("2 + 2?")).await;
+    assert_eq!(seen.order, ["reasoning", "decision", "rewind", "reasoning", "text", "done"]);
+    assert_eq!(seen.done.unwrap().unwrap().text(), "4", "reasoning is never the answer");
+}
+
+/// A stream can be spawned and handed to a web framework (an SSE body): `Send`, `Unpin` and,
+/// from `Runtime::exec_stream`, `'static`.
+#[test]
+fn an_exec_stream_is_send_unpin_and_static() {
+    fn spawnable<T: futures_core::Stream + Send + Unpin + 'static>(_: &T) {}
+    let runtime = Runtime::new(ScriptedProvider::new([]));
+    spawnable(&runtime.exec_stream(String::from("owned prompt")));
 }

@@ -10,6 +10,7 @@ mod providers_openai;
 mod providers_rate_limits;
 mod providers_support;
 mod providers_tls;
+mod reasoning_wires;
 mod responses_wire;
 mod secret_fragments;
 mod stated_limit_wire;

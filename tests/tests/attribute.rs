@@ -33,6 +33,37 @@ async fn the_attributes_policy_is_the_one_applied() {
     assert_eq!(provider.calls(), 4);
 }
 
+/// Answer in one word.
+#[agentic_function(max_retries = 2, session_retries = 0)]
+async fn streamed(runtime: &Runtime) -> Vec<agentic_runtime::exec::ExecEvent> {
+    use futures_util::StreamExt as _;
+    let direct = runtime.exec_stream("hello");
+    // And the request builder's stream, which runs as the function too.
+    let built = runtime.request("again").stream();
+    direct.chain(built).collect().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streamed_exec_runs_as_the_function() {
+    use agentic_runtime::exec::ExecEvent;
+    // Each exec: two calls fail (the attribute's two attempts, no session retry), the default
+    // policy would have made a third.
+    let provider = ScriptedProvider::new(failing(4)).otherwise(Scripted::ok("late"));
+    let runtime = Runtime::new(provider.clone());
+    let events = streamed(&runtime).await;
+    let done: Vec<&Result<Reply, ExecError>> =
+        events.iter().filter_map(|event| if let ExecEvent::Done(done) = event { Some(done) } else { None }).collect();
+    assert_eq!(done.len(), 2);
+    for result in done {
+        let error = result.as_ref().unwrap_err();
+        assert_eq!((error.kind(), error.function()), (ExecErrorKind::Exhausted, Some("streamed")));
+    }
+    assert_eq!(provider.calls(), 4);
+    let requests = provider.requests();
+    assert!(requests.iter().all(|request| request.system.as_deref() == Some("Answer in one word.")));
+    assert!(requests.iter().all(|request| request.function.as_deref() == Some("streamed")));
+}
+
 #[agentic_function(max_retries = 1, session_retries = 0)]
 async fn one_call(runtime: Runtime) -> Result<Reply, ExecError> {
     runtime.exec("hello").await

@@ -15,7 +15,6 @@ use crate::journal::StepRef;
 use crate::step::{Stall, Step, StepKind};
 use crate::usage::input_tokens;
 use crate::wire::RateLimitHeaders;
-use crate::wire::render::Exchange;
 use report::{ceil_ms, go_duration};
 
 /// The window a rate limit's numbers are counted over unless set: a minute, so that they read as
@@ -240,9 +239,9 @@ impl Cost {
     pub(crate) fn of(step: &Step, conversation: &Conversation<'_>) -> Self {
         let output = match step {
             Step::Ok(completion) | Step::Stall(Stall { completion, .. }) => {
-                completion.usage.output_tokens.unwrap_or(completion.chunk_count() as u64)
+                completion.usage.output_tokens.unwrap_or(completion.output_chunks() as u64)
             }
-            Step::ToolUse(t) => t.usage.output_tokens.unwrap_or_else(|| Exchange::tool_use_tokens(t)),
+            Step::ToolUse(t) => t.usage.output_tokens.unwrap_or_else(|| t.as_completion().output_chunks() as u64),
             _ => 0,
         };
         Self { input: input_tokens(&step.usage(), conversation), output }

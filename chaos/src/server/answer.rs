@@ -186,7 +186,7 @@ impl Answer<'_> {
         if self.stream {
             self.stream_head(&completion.headers)
         } else {
-            let body = self.exchange.full_body(&completion.text, completion.chunk_count() as u64);
+            let body = self.whole_body(completion);
             self.json_head(Some(body.len()), &completion.headers)
         }
     }
@@ -219,22 +219,8 @@ impl Answer<'_> {
         Ok(After::Close)
     }
 
-    /// A tool-use answer: streamed events or one JSON body.
+    /// A tool-use answer: its reasoning, text and calls, streamed or as one JSON body.
     pub(super) async fn tool_use(&mut self, t: &ToolUse) -> io::Result<After> {
-        if self.stream {
-            let head = self.stream_head(&t.headers);
-            self.conn.send(&head);
-            for event in self.exchange.tool_use_events(t) {
-                self.conn.send_chunk(event.as_bytes());
-                self.conn.flush_if_full().await?;
-            }
-            self.conn.send_last_chunk();
-        } else {
-            let body = self.exchange.tool_use_body(t);
-            let head = self.json_head(Some(body.len()), &t.headers);
-            self.conn.send(&head);
-            self.conn.send(body.as_bytes());
-        }
-        Ok(After::KeepAlive)
+        self.completion(&t.as_completion(), Fault::None).await
     }
 }

@@ -4,6 +4,7 @@ use std::io;
 
 use super::answer::{After, Answer, Fault, sleep_ms};
 use crate::step::Completion;
+use crate::wire::render::Sent;
 
 impl Answer<'_> {
     pub(super) async fn completion(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
@@ -17,6 +18,9 @@ impl Answer<'_> {
     /// A streamed answer: headers, preamble events, text chunks (with the fault after `k` of
     /// them), final events.
     pub(super) async fn stream_completion(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
+        if completion.is_rich() {
+            return self.stream_rich(completion, fault).await;
+        }
         let head = self.stream_head(&completion.headers);
         self.conn.send(&head);
         for event in self.exchange.preamble() {
@@ -47,6 +51,44 @@ impl Answer<'_> {
         }
         self.conn.send_last_chunk();
         Ok(After::KeepAlive)
+    }
+
+    /// A streamed answer with reasoning or tool calls: its events, with the fault before chunk `k`
+    /// (or after the last chunk, before the events that follow it).
+    async fn stream_rich(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
+        let head = self.stream_head(&completion.headers);
+        self.conn.send(&head);
+        let events = self.exchange.rich_events(completion);
+        let count = events.iter().filter(|event| matches!(event, Sent::Chunk(_))).count();
+        let mut fault_at = fault.after_chunks().map(|k| (k as usize).min(count));
+        let mut sent = 0;
+        for event in events {
+            let chunk = matches!(event, Sent::Chunk(_));
+            if fault_at == Some(sent) && (chunk || sent == count) {
+                fault_at = None;
+                if let Some(after) = self.stream_fault(&fault, sent).await? {
+                    return Ok(after);
+                }
+            }
+            if chunk && completion.chunk_delay_ms > 0 {
+                self.conn.flush().await?;
+                sleep_ms(completion.chunk_delay_ms).await;
+            }
+            self.conn.send_chunk(event.into_string().as_bytes());
+            sent += usize::from(chunk);
+            self.conn.flush_if_full().await?;
+        }
+        self.conn.send_last_chunk();
+        Ok(After::KeepAlive)
+    }
+
+    /// The whole answer as one JSON body.
+    pub(super) fn whole_body(&self, completion: &Completion) -> String {
+        if completion.is_rich() {
+            self.exchange.rich_body(completion)
+        } else {
+            self.exchange.full_body(&completion.text, completion.output_chunks() as u64)
+        }
     }
 
     /// Apply a fault mid-stream, after `sent` chunks; `Some` if the answer ends with it.
@@ -87,7 +129,7 @@ impl Answer<'_> {
     pub(super) async fn whole_completion(&mut self, completion: &Completion, fault: Fault) -> io::Result<After> {
         let count = completion.chunk_count() as u64;
         sleep_ms(completion.chunk_delay_ms.saturating_mul(count)).await;
-        let body = self.exchange.full_body(&completion.text, count);
+        let body = self.whole_body(completion);
         let head = |length: usize| self.json_head(Some(length), &completion.headers);
         let half = &body.as_bytes()[..body.len() / 2];
         match fault {

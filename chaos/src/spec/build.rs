@@ -58,6 +58,7 @@ pub(super) fn step(spec: StepSpec, at: &str) -> Result<Step, Invalid> {
             argument_chunks: spec.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
             headers,
             usage: spec.usage.unwrap_or_default(),
+            reasoning: spec.reasoning,
         }),
         StepKind::KeepAliveFlood => Step::KeepAliveFlood(KeepAliveFlood {
             after_chunks: spec.after_chunks,
@@ -104,6 +105,9 @@ fn completion(spec: &StepSpec, headers: Vec<(String, String)>) -> Completion {
         headers,
         usage: spec.usage.unwrap_or_default(),
         cut_by_token_limit: spec.stop == Some(StopSpec::Length),
+        reasoning: spec.reasoning.clone(),
+        calls: spec.calls.iter().flatten().map(|call| (call.name.clone(), call.input.clone())).collect(),
+        argument_chunks: spec.argument_chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS),
     }
 }
 

@@ -270,8 +270,23 @@ impl StepSpec {
                 "an `endless_text` step needs a non-empty `text`: its chunks are sent over and over",
             ));
         }
-        if self.kind == K::ToolUse {
+        if self.kind == K::ToolUse || self.calls.is_some() {
             self.check_calls(at)?;
+        }
+        if self.argument_chunks.is_some() && self.calls.is_none() {
+            return Err(invalid(
+                field("argument_chunks"),
+                "`argument_chunks` splits the arguments of the answer's tool calls: add `calls`, or remove it",
+            ));
+        }
+        if self.argument_chunks == Some(0) {
+            return Err(invalid(field("argument_chunks"), "`argument_chunks` must be at least 1"));
+        }
+        if self.reasoning.as_deref() == Some("") {
+            return Err(invalid(
+                field("reasoning"),
+                "`reasoning` must not be empty: give the reasoning to stream before the answer, or remove it",
+            ));
         }
         Ok(())
     }
@@ -279,10 +294,20 @@ impl StepSpec {
     /// A `tool_use` step has calls, each with a name and an object as input.
     fn check_calls(&self, at: &str) -> Result<(), Invalid> {
         let calls = self.calls.as_deref().unwrap_or_default();
-        if calls.is_empty() {
+        if calls.is_empty() && self.kind == K::ToolUse {
             return Err(invalid(
                 format!("{at}.calls"),
                 "a `tool_use` step needs `calls`, e.g. `\"calls\": [{\"name\": \"get_weather\", \"input\": {\"city\": \"Paris\"}}]`",
+            ));
+        }
+        if calls.is_empty() {
+            return Err(invalid(
+                format!("{at}.calls"),
+                format!(
+                    "`calls` is empty: give the tool calls the `{}` step's answer makes, e.g. \
+                     `[{{\"name\": \"get_weather\", \"input\": {{\"city\": \"Paris\"}}}}]`, or remove it to cut a text answer",
+                    self.kind
+                ),
             ));
         }
         for (i, call) in calls.iter().enumerate() {
@@ -323,6 +348,7 @@ impl StepSpec {
             ("content_type", self.content_type.as_deref()),
             ("location", self.location.as_deref()),
             ("shape", self.shape.as_deref()),
+            ("reasoning", self.reasoning.as_deref()),
         ];
         for (name, text) in texts {
             check_length(field(name), name, text.map_or(0, str::len))?;
@@ -342,6 +368,18 @@ impl StepSpec {
                 ));
             }
         }
+        if let Some(reasoning) = &self.reasoning {
+            let words = Pieces::words(reasoning).count();
+            if words > MAX_CHUNKS as usize {
+                return Err(invalid(
+                    field("reasoning"),
+                    format!(
+                        "`reasoning` has {words} words, streamed one chunk per word: more than the {MAX_CHUNKS} \
+                         chunks an answer may have; shorten it"
+                    ),
+                ));
+            }
+        }
         self.check_call_sizes(at)
     }
 
@@ -354,10 +392,15 @@ impl StepSpec {
         if calls.len() > MAX_TOOL_CALLS {
             return Err(invalid(
                 format!("{at}.calls"),
-                format!("a `tool_use` step may have at most {MAX_TOOL_CALLS} calls, not {}", calls.len()),
+                format!("a `{}` step may have at most {MAX_TOOL_CALLS} calls, not {}", self.kind, calls.len()),
             ));
         }
-        let per_call = self.chunks.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS) as usize;
+        // A `tool_use` step's `chunks` splits the arguments; a fault's splits its text.
+        let (per_call, name) = match self.kind {
+            K::ToolUse => (self.chunks, "chunks"),
+            _ => (self.argument_chunks, "argument_chunks"),
+        };
+        let per_call = per_call.unwrap_or(ToolUse::DEFAULT_ARGUMENT_CHUNKS) as usize;
         let mut pieces = 0usize;
         for (i, call) in calls.iter().enumerate() {
             let json = call.input.to_string();
@@ -366,10 +409,10 @@ impl StepSpec {
         }
         if pieces > MAX_CHUNKS as usize {
             return Err(invalid(
-                format!("{at}.chunks"),
+                format!("{at}.{name}"),
                 format!(
                     "the calls' arguments would stream in {pieces} chunks in all, more than the {MAX_CHUNKS} \
-                     an answer may have; lower `chunks`"
+                     an answer may have; lower `{name}`"
                 ),
             ));
         }

@@ -123,6 +123,8 @@ step_spec! {
     stall_body_after: u64,
     shape: String,
     stated_limit: StatedLimit,
+    reasoning: String,
+    argument_chunks: u32,
 }
 
 /// Where a `hang` step falls silent, besides `after_chunks`.
@@ -229,6 +231,14 @@ const HEADERS: &[StepKind] = &[
     K::Redirect,
     K::BareJsonError,
 ];
+/// The faults that cut an answer part-way, which may show reasoning first and be a tool call.
+const RICH_FAULTS: &[StepKind] = &[K::DropStream, K::Truncate, K::SseError, K::Stall, K::MalformedChunk];
+/// The kinds whose answer may show reasoning first.
+const REASONING: &[StepKind] =
+    &[K::Ok, K::ToolUse, K::DropStream, K::Truncate, K::SseError, K::Stall, K::MalformedChunk];
+/// The kinds whose answer may be tool calls.
+const CALLS: &[StepKind] = &[K::ToolUse, K::DropStream, K::Truncate, K::SseError, K::Stall, K::MalformedChunk];
+
 /// The kinds that answer with an HTTP error status.
 pub(super) const HTTP: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey];
 const ERROR_BODY: &[StepKind] = &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError];
@@ -239,7 +249,9 @@ pub(super) fn kinds_taking(field: &str) -> &'static [StepKind] {
         "times" => StepKind::ALL,
         "text" | "chunks" | "usage" => TEXT,
         "chunk_delay_ms" => STREAMED,
-        "calls" => &[K::ToolUse],
+        "calls" => CALLS,
+        "reasoning" => REASONING,
+        "argument_chunks" => RICH_FAULTS,
         "after_chunks" => MID_STREAM,
         "ms" => &[K::Stall],
         "status" => &[K::HttpError, K::ContextOverflow, K::InvalidApiKey, K::SseError, K::Redirect],

@@ -176,6 +176,7 @@ impl StepSpec {
         self.chunks = (t.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(t.argument_chunks);
         self.set_headers(&t.headers);
         self.set_usage(t.usage);
+        self.reasoning.clone_from(&t.reasoning);
     }
 
     fn set_wrong_content_type(&mut self, w: &WrongContentType) {
@@ -200,6 +201,14 @@ impl StepSpec {
         self.set_headers(&completion.headers);
         self.set_usage(completion.usage);
         self.stop = completion.cut_by_token_limit.then_some(StopSpec::Length);
+        self.reasoning.clone_from(&completion.reasoning);
+        if !completion.calls.is_empty() {
+            let calls =
+                completion.calls.iter().map(|(name, input)| ToolCallSpec { name: name.clone(), input: input.clone() });
+            self.calls = Some(calls.collect());
+            self.argument_chunks =
+                (completion.argument_chunks != ToolUse::DEFAULT_ARGUMENT_CHUNKS).then_some(completion.argument_chunks);
+        }
     }
 
     /// The pinned counts, when any is.

@@ -28,6 +28,13 @@ pub struct Completion {
     pub(crate) usage: TokenUsage,
     /// The answer ends as one the token limit cut (see [`Completion::cut_by_token_limit`]).
     pub(crate) cut_by_token_limit: bool,
+    /// The reasoning streamed before the text (see [`Completion::reasoning`]).
+    pub(crate) reasoning: Option<String>,
+    /// The tool calls streamed after the text: a fault's answer that is a tool call (see
+    /// [`Interrupt::call`]).
+    pub(crate) calls: Vec<(String, serde_json::Value)>,
+    /// How many pieces each call's arguments are streamed in.
+    pub(crate) argument_chunks: u32,
 }
 
 impl Default for Completion {
@@ -46,7 +53,28 @@ impl Completion {
             headers: Vec::new(),
             usage: TokenUsage::default(),
             cut_by_token_limit: false,
+            reasoning: None,
+            calls: Vec::new(),
+            argument_chunks: ToolUse::DEFAULT_ARGUMENT_CHUNKS,
         }
+    }
+
+    /// Stream `reasoning` before the answer, one piece per word (each word keeps the space after
+    /// it), in each wire's real shape: OpenAI `delta.reasoning_content` chunks (DeepSeek's);
+    /// Anthropic a `thinking` content block (`thinking_delta`s, then a `signature_delta`) before
+    /// the text block; Gemini parts with `"thought": true`; Responses a `reasoning` output item
+    /// (`response.reasoning_summary_text.delta`s) before the message. A whole answer carries it
+    /// too (`message.reasoning_content`, a `thinking` block, a thought part, a `reasoning` item
+    /// with its summary). Its pieces are chunks: they come first in the count `after_chunks`
+    /// counts (see [`Step::chunk_count`]); they are not output tokens (pin
+    /// [`TokenUsage::with_reasoning`] for those). In a scenario file: `"reasoning": ".."`.
+    ///
+    /// # Default
+    ///
+    /// None (an empty text is none too).
+    pub fn reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.reasoning = Some(reasoning.into()).filter(|reasoning| !reasoning.is_empty());
+        self
     }
 
     /// Split the text into `n` chunks of about the same number of characters (at least 1).
@@ -110,12 +138,50 @@ impl Completion {
     }
 
     /// How many chunks [`pieces`](Completion::pieces) yields.
-    pub(crate) fn chunk_count(&self) -> usize {
+    pub(crate) fn text_chunk_count(&self) -> usize {
         match self.chunks {
             None => Pieces::words(&self.text).count(),
             Some(n) => n as usize,
         }
     }
+
+    /// The reasoning's pieces, one per word; none without reasoning.
+    pub(crate) fn reasoning_pieces(&self) -> impl Iterator<Item = &str> + '_ {
+        self.reasoning.as_deref().map(Pieces::words).into_iter().flatten()
+    }
+
+    /// Whether the answer streams more than text: reasoning or tool calls.
+    pub(crate) fn is_rich(&self) -> bool {
+        self.reasoning.is_some() || !self.calls.is_empty()
+    }
+
+    /// Whether the text is streamed: always, but for a tool call's answer whose text is empty.
+    pub(crate) fn has_text(&self) -> bool {
+        self.calls.is_empty() || !self.text.is_empty()
+    }
+
+    /// The output tokens the answer reports by the rule: one per text chunk and per argument
+    /// piece (the reasoning's are pinned apart, [`TokenUsage::with_reasoning`]).
+    pub(crate) fn output_chunks(&self) -> usize {
+        self.chunk_count() - self.reasoning_pieces().count()
+    }
+
+    /// Every chunk the stream sends, the ones a fault's `after_chunks` counts: the reasoning's
+    /// pieces, the text's, then each call's argument pieces.
+    pub(crate) fn chunk_count(&self) -> usize {
+        let text = if self.has_text() { self.text_chunk_count() } else { 0 };
+        let arguments: usize =
+            self.calls.iter().map(|(_, input)| argument_pieces(input, self.argument_chunks).len()).sum();
+        self.reasoning_pieces().count().saturating_add(text).saturating_add(arguments)
+    }
+}
+
+/// A call's arguments (`input` as compact JSON) cut into `n` pieces of about the same length
+/// (fewer when the JSON text is shorter).
+pub(crate) fn argument_pieces(input: &serde_json::Value, n: u32) -> Vec<String> {
+    let text = input.to_string();
+    let n = (n as usize).min(text.chars().count()).max(1);
+    split_even(&text, n)
 }
 
 /// The chunks of a text, cut on the fly.

@@ -166,6 +166,35 @@ impl Step {
         self
     }
 
+    /// How many chunks this step's streamed answer has, on every wire alike: the reasoning's
+    /// pieces (one per word), the text's (one per word, or `chunks`), then each tool call's
+    /// argument pieces; `None` for a step that streams no answer (an error, a hang before the
+    /// headers, a body that is no answer) or never ends one (the floods, `endless_text`). A fault's
+    /// `after_chunks` counts these: `after_chunks(k)` with `k` below the count cuts the answer
+    /// after its first `k` chunks, with `k` equal to it after all of them, before the finish.
+    ///
+    /// ```
+    /// use agentic_chaos::Step;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(Step::ok("one two three").into_step().chunk_count(), Some(3));
+    /// let thought = Step::ok("four").reasoning("two and two").into_step();
+    /// assert_eq!(thought.chunk_count(), Some(4));
+    /// // A call of `{"city":"Paris"}` in 3 argument pieces, after the text's 2 chunks.
+    /// let cut = Step::drop_stream(4).text("Let me").call("get_weather", json!({"city": "Paris"}));
+    /// assert_eq!(cut.into_step().chunk_count(), Some(5));
+    /// let call = Step::tool_use("get_weather", json!({"city": "Paris"})).argument_chunks(2);
+    /// assert_eq!(call.into_step().chunk_count(), Some(2));
+    /// ```
+    pub fn chunk_count(&self) -> Option<usize> {
+        match self {
+            Self::ToolUse(t) => Some(t.as_completion().chunk_count()),
+            Self::Hang(Hang { at: HangAt::AfterChunks(_), completion }) => Some(completion.chunk_count()),
+            Self::Hang(_) | Self::KeepAliveFlood(_) | Self::EmptyChunkFlood(_) | Self::EndlessText(_) => None,
+            step => step.completion().map(Completion::chunk_count),
+        }
+    }
+
     /// Whether the answer ends as one that the token limit cut (only a step whose answer ends
     /// like an `ok` answer can be).
     pub(crate) fn cut_by_token_limit(&self) -> bool {
@@ -294,6 +323,49 @@ macro_rules! cut_setter {
     };
 }
 
+/// `reasoning`, `call` and `argument_chunks` for the mid-stream faults: the answer they cut may
+/// show reasoning first, and may be a tool call, cut in the middle of its arguments.
+macro_rules! rich_setters {
+    ($($ty:ident),*) => {
+        $(impl $ty {
+            /// Stream reasoning before the text (see [`Completion::reasoning`]); its pieces come
+            /// first among the chunks `after_chunks` counts.
+            ///
+            /// # Default
+            ///
+            /// None.
+            pub fn reasoning(mut self, reasoning: impl Into<String>) -> Self {
+                self.completion.reasoning = Some(reasoning.into()).filter(|reasoning: &String| !reasoning.is_empty());
+                self
+            }
+
+            /// Make the answer a tool call: add a call of the tool `name` with the arguments `input`
+            /// after the others, streamed after the text (none if the text is empty) as a
+            /// `tool_use` step streams its calls, each call's arguments in
+            /// [`argument_chunks`](Self::argument_chunks) pieces. The chunks `after_chunks` counts
+            /// are then the text's, then the calls' argument pieces (see [`Step::chunk_count`]), so
+            /// a fault can fall in the middle of a call. Gemini sends a call whole: its argument
+            /// pieces but the last go as SSE comments, which carry nothing, and the last is the
+            /// whole call. The answer, when it ends, ends as a tool call.
+            pub fn call(mut self, name: impl Into<String>, input: serde_json::Value) -> Self {
+                self.completion.calls.push((name.into(), input));
+                self
+            }
+
+            /// Stream each call's arguments in `n` pieces (at least 1; fewer when the JSON text is
+            /// shorter).
+            ///
+            /// # Default
+            ///
+            /// 3 ([`ToolUse::DEFAULT_ARGUMENT_CHUNKS`]).
+            pub fn argument_chunks(mut self, n: u32) -> Self {
+                self.completion.argument_chunks = n.max(1);
+                self
+            }
+        })*
+    };
+}
+
 /// `error_type`, `message` and `code` for the steps that send an error body, each with the
 /// defaults of its step.
 macro_rules! error_setters {
@@ -367,6 +439,8 @@ macro_rules! header_setter {
         })*
     };
 }
+
+rich_setters!(Interrupt, SseError, Malformed, Stall);
 
 mod boundary;
 mod completion;
@@ -457,6 +531,7 @@ mod tests {
     fn a_huge_chunk_count_costs_no_memory() {
         let completion = Completion::new("abc").chunks(u32::MAX);
         assert_eq!(completion.chunk_count(), u32::MAX as usize);
+        assert_eq!(completion.text_chunk_count(), u32::MAX as usize);
         let first: Vec<&str> = completion.pieces().take(5).collect();
         assert_eq!(first, ["a", "b", "c", "", ""]);
     }

@@ -42,6 +42,7 @@ pub struct ToolUse {
     pub(crate) argument_chunks: u32,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) usage: TokenUsage,
+    pub(crate) reasoning: Option<String>,
 }
 
 impl ToolUse {
@@ -55,7 +56,19 @@ impl ToolUse {
             argument_chunks: Self::DEFAULT_ARGUMENT_CHUNKS,
             headers: Vec::new(),
             usage: TokenUsage::default(),
+            reasoning: None,
         }
+    }
+
+    /// Stream `reasoning` before the text and the calls, in each wire's shape (see
+    /// [`Completion::reasoning`]).
+    ///
+    /// # Default
+    ///
+    /// None.
+    pub fn reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.reasoning = Some(reasoning.into()).filter(|reasoning: &String| !reasoning.is_empty());
+        self
     }
 
     /// Add a call of the tool `name` with the arguments `input`, after the others.
@@ -99,11 +112,19 @@ impl ToolUse {
         &self.calls
     }
 
-    /// Each call's arguments as the JSON text the wire carries, cut into the streamed pieces.
-    pub(crate) fn argument_pieces(&self, input: &serde_json::Value) -> Vec<String> {
-        let text = input.to_string();
-        let n = (self.argument_chunks as usize).min(text.chars().count()).max(1);
-        split_even(&text, n)
+    /// This answer as the completion a rich stream renders: its reasoning, its text as one chunk
+    /// (none without text), its calls.
+    pub(crate) fn as_completion(&self) -> Completion {
+        Completion {
+            text: self.text.clone().unwrap_or_default(),
+            chunks: Some(1),
+            reasoning: self.reasoning.clone(),
+            calls: self.calls.clone(),
+            argument_chunks: self.argument_chunks,
+            headers: self.headers.clone(),
+            usage: self.usage,
+            ..Completion::default()
+        }
     }
 }
 

@@ -44,14 +44,14 @@
 
 use serde_json::{Value, json};
 
-use super::render::{Exchange, Render};
+use super::render::{Exchange, Render, Rich, Sent};
 use super::shared::{
     ErrorParts, arguments_value, event, is_whole, read_content, sse_events, status_of_type, tool_names,
 };
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
 use crate::forced::ToolChoice;
-use crate::step::{NotAnAnswer, Preset, ToolUse};
+use crate::step::{NotAnAnswer, Preset};
 
 /// The Messages wire.
 pub(crate) struct Anthropic;
@@ -72,6 +72,11 @@ impl Anthropic {
 
     fn tool_call_id(x: &Exchange, i: usize) -> String {
         format!("toolu_chaos{:06}_{i}", x.seq)
+    }
+
+    /// The signature of a thinking block (the real one is an opaque token the API checks).
+    fn signature(x: &Exchange) -> String {
+        format!("chaos-signature-{:06}", x.seq)
     }
 
     /// An event named as its data's `type`.
@@ -150,20 +155,6 @@ impl Anthropic {
             }),
         ));
         events.push(Self::message_stop());
-    }
-
-    /// One content block: its start (and the stream's `ping` after the first), its deltas and
-    /// its stop.
-    fn block(index: usize, block: Value, deltas: Vec<Value>) -> Vec<String> {
-        let mut events = vec![Self::block_start(index, block)];
-        if index == 0 {
-            events.push(Self::ping());
-        }
-        for delta in deltas {
-            events.push(Self::typed("content_block_delta", json!({"index": index, "delta": delta})));
-        }
-        events.push(Self::block_stop(index));
-        events
     }
 
     /// A whole message with `content` and its stop reason.
@@ -311,36 +302,55 @@ impl Render for Anthropic {
         format!("event: content_block_delta\ndata: {payload}\n\n")
     }
 
-    /// `message_start`, then one content block per part (the text, if any, then each call with
-    /// its `input_json_delta`s); the `ping` follows the first block's start.
-    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
-        let mut events = vec![Self::message_start(x)];
-        let text_block = t.text.as_ref().map(|text| {
-            let delta = json!({"type": "text_delta", "text": text});
-            (json!({"type": "text", "text": ""}), vec![delta])
-        });
-        let call_blocks = t.calls.iter().enumerate().map(|(i, (name, input))| {
-            let block = json!({"type": "tool_use", "id": Self::tool_call_id(x, i), "name": name, "input": {}});
-            let pieces = t.argument_pieces(input);
-            let deltas = pieces.into_iter().map(|piece| json!({"type": "input_json_delta", "partial_json": piece}));
-            (block, deltas.collect())
-        });
-        for (index, (block, deltas)) in text_block.into_iter().chain(call_blocks).enumerate() {
-            events.extend(Self::block(index, block, deltas));
+    /// `message_start`, then one content block per part: the reasoning's `thinking` block
+    /// (`thinking_delta`s, then a `signature_delta`), the text's, then each call's with its
+    /// `input_json_delta`s; the `ping` follows the first block's start.
+    fn rich_events(&self, x: &Exchange, a: &Rich<'_>) -> Vec<Sent> {
+        let mut events = vec![Sent::Event(Self::message_start(x))];
+        let mut blocks: Vec<(Value, Vec<Value>, Option<Value>)> = Vec::new();
+        if a.reasoning.is_some() {
+            let deltas = a.reasoning_pieces.iter().map(|piece| json!({"type": "thinking_delta", "thinking": piece}));
+            let signature = json!({"type": "signature_delta", "signature": Self::signature(x)});
+            blocks.push((json!({"type": "thinking", "thinking": ""}), deltas.collect(), Some(signature)));
         }
-        Self::push_stream_end(x, &mut events, true, Exchange::tool_use_tokens(t));
+        if !a.text_pieces.is_empty() {
+            let deltas = a.text_pieces.iter().map(|piece| json!({"type": "text_delta", "text": piece}));
+            blocks.push((json!({"type": "text", "text": ""}), deltas.collect(), None));
+        }
+        for (i, call) in a.calls.iter().enumerate() {
+            let block = json!({"type": "tool_use", "id": Self::tool_call_id(x, i), "name": call.name, "input": {}});
+            let deltas = call.pieces.iter().map(|piece| json!({"type": "input_json_delta", "partial_json": piece}));
+            blocks.push((block, deltas.collect(), None));
+        }
+        for (index, (block, deltas, closing)) in blocks.into_iter().enumerate() {
+            events.push(Sent::Event(Self::block_start(index, block)));
+            if index == 0 {
+                events.push(Sent::Event(Self::ping()));
+            }
+            let delta = |delta| Self::typed("content_block_delta", json!({"index": index, "delta": delta}));
+            events.extend(deltas.into_iter().map(|d| Sent::Chunk(delta(d))));
+            events.extend(closing.map(|d| Sent::Event(delta(d))));
+            events.push(Sent::Event(Self::block_stop(index)));
+        }
+        let mut end = Vec::new();
+        Self::push_stream_end(x, &mut end, a.tool_use(), a.output_tokens);
+        events.extend(end.into_iter().map(Sent::Event));
         events
     }
 
-    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
+    fn rich_body(&self, x: &Exchange, a: &Rich<'_>) -> String {
         let mut content: Vec<Value> = Vec::new();
-        if let Some(text) = &t.text {
-            content.push(json!({"type": "text", "text": text}));
+        if let Some(reasoning) = a.reasoning {
+            content.push(json!({"type": "thinking", "thinking": reasoning, "signature": Self::signature(x)}));
         }
-        for (i, (name, input)) in t.calls.iter().enumerate() {
-            content.push(json!({"type": "tool_use", "id": Self::tool_call_id(x, i), "name": name, "input": input}));
+        if !a.text_pieces.is_empty() {
+            content.push(json!({"type": "text", "text": a.text}));
         }
-        Self::message(x, Value::from(content), "tool_use", Exchange::tool_use_tokens(t))
+        for (i, call) in a.calls.iter().enumerate() {
+            content.push(json!({"type": "tool_use", "id": Self::tool_call_id(x, i), "name": call.name,
+                "input": arguments_value(&call.arguments)}));
+        }
+        Self::message(x, Value::from(content), Self::stop_reason(x, a.tool_use()), a.output_tokens)
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
@@ -381,7 +391,9 @@ impl Render for Anthropic {
     fn read_back(&self, body: &[u8]) -> (String, bool) {
         if is_whole(body) {
             let answer: Value = serde_json::from_slice(body).unwrap_or_default();
-            let text = answer.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default();
+            let blocks = answer.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let text = blocks.iter().find(|block| block["type"] == "text").and_then(|block| block["text"].as_str());
+            let text = text.unwrap_or_default();
             return (text.to_owned(), answer.get("stop_reason").and_then(Value::as_str) == Some("end_turn"));
         }
         let (mut text, mut stopped) = (String::new(), false);

@@ -63,12 +63,12 @@
 
 use serde_json::{Value, json};
 
-use super::render::{Exchange, Render};
+use super::render::{Exchange, Render, Rich, Sent};
 use super::shared::{ErrorParts, KEEP_ALIVE, arguments_value, data, is_whole, status_of_type, tool_names};
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
 use crate::forced::ToolChoice;
-use crate::step::{NotAnAnswer, Preset, ToolUse};
+use crate::step::{NotAnAnswer, Preset};
 
 /// The Gemini wire.
 pub(crate) struct Gemini;
@@ -159,6 +159,11 @@ impl Gemini {
 
     fn text(text: &str) -> Value {
         json!({"text": text})
+    }
+
+    /// A thought summary's part: reasoning, not the answer.
+    fn thought(text: &str) -> Value {
+        json!({"text": text, "thought": true})
     }
 
     fn call(name: &str, input: &Value) -> Value {
@@ -391,21 +396,35 @@ impl Render for Gemini {
         data(&payload)
     }
 
-    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
-        let tokens = x.output_tokens(Exchange::tool_use_tokens(t));
-        let mut events: Vec<String> =
-            t.text.iter().map(|text| data(&Self::response(x, vec![Self::text(text)], None, 1))).collect();
-        for (name, input) in &t.calls {
-            events.push(data(&Self::response(x, vec![Self::call(name, input)], None, tokens)));
+    /// One response per reasoning piece (a part with `"thought": true`) and per text piece, then
+    /// per call an SSE comment for each argument piece but the last (Gemini never splits a call)
+    /// and, for the last, a response with the whole `functionCall`; then the finish.
+    fn rich_events(&self, x: &Exchange, a: &Rich<'_>) -> Vec<Sent> {
+        let tokens = x.output_tokens(a.output_tokens);
+        let mut events = Vec::new();
+        for piece in &a.reasoning_pieces {
+            events.push(Sent::Chunk(data(&Self::response(x, vec![Self::thought(piece)], None, 0))));
         }
-        events.push(data(&Self::response(x, Vec::new(), Some("STOP"), tokens)));
+        for (i, piece) in a.text_pieces.iter().enumerate() {
+            events.push(Sent::Chunk(data(&Self::response(x, vec![Self::text(piece)], None, i as u64 + 1))));
+        }
+        for call in &a.calls {
+            // Every piece but the last an SSE comment, the last the whole call.
+            events.extend(call.pieces.iter().skip(1).map(|_| Sent::Chunk(KEEP_ALIVE.to_owned())));
+            let part = Self::call(call.name, &arguments_value(&call.arguments));
+            events.push(Sent::Chunk(data(&Self::response(x, vec![part], None, tokens))));
+        }
+        events.push(Sent::Event(data(&Self::response(x, Vec::new(), Some(Self::finish(x)), tokens))));
         events
     }
 
-    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
-        let mut parts: Vec<Value> = t.text.iter().map(|text| Self::text(text)).collect();
-        parts.extend(t.calls.iter().map(|(name, input)| Self::call(name, input)));
-        Self::response(x, parts, Some("STOP"), x.output_tokens(Exchange::tool_use_tokens(t))).to_string()
+    fn rich_body(&self, x: &Exchange, a: &Rich<'_>) -> String {
+        let mut parts: Vec<Value> = a.reasoning.iter().map(|reasoning| Self::thought(reasoning)).collect();
+        if !a.text_pieces.is_empty() {
+            parts.push(Self::text(a.text));
+        }
+        parts.extend(a.calls.iter().map(|call| Self::call(call.name, &arguments_value(&call.arguments))));
+        Self::response(x, parts, Some(Self::finish(x)), x.output_tokens(a.output_tokens)).to_string()
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
@@ -442,6 +461,7 @@ impl Render for Gemini {
     }
 
     /// Finished: a `finishReason` of `STOP`, in the last response of a stream or in a whole one.
+    /// Thought parts are not the text.
     fn read_back(&self, body: &[u8]) -> (String, bool) {
         let text = String::from_utf8_lossy(body);
         let responses: Vec<Value> = if is_whole(body) {
@@ -456,7 +476,8 @@ impl Render for Gemini {
         for response in &responses {
             let candidate = response.pointer("/candidates/0");
             let parts = candidate.and_then(|c| c.pointer("/content/parts")).and_then(Value::as_array);
-            for part in parts.into_iter().flatten() {
+            // A thought part is reasoning, not the answer's text.
+            for part in parts.into_iter().flatten().filter(|part| part.get("thought") != Some(&Value::Bool(true))) {
                 read.push_str(part.get("text").and_then(Value::as_str).unwrap_or_default());
             }
             stopped = candidate.and_then(|c| c.get("finishReason")).and_then(Value::as_str) == Some("STOP");
@@ -582,7 +603,12 @@ mod tests {
     fn a_tool_use_is_whole_function_calls_then_the_finish() {
         let x = fixture::exchange(&Gemini, None);
         let t = crate::step::Step::tool_use("get_weather", json!({"city": "Paris"})).text("Let me look.");
-        let events = x.tool_use_events(&t);
+        let events: Vec<String> = x
+            .rich_events(&t.as_completion())
+            .into_iter()
+            .map(Sent::into_string)
+            .filter(|event| event != KEEP_ALIVE)
+            .collect();
         assert_eq!(events.len(), 3);
         assert!(
             events[1].contains(r#""functionCall":{"args":{"city":"Paris"},"name":"get_weather"}"#),
@@ -590,7 +616,7 @@ mod tests {
             events[1]
         );
         assert!(events[2].contains(r#""finishReason":"STOP""#));
-        let body: Value = serde_json::from_str(&x.tool_use_body(&t)).unwrap();
+        let body: Value = serde_json::from_str(&x.rich_body(&t.as_completion())).unwrap();
         assert_eq!(body["candidates"][0]["content"]["parts"][1]["functionCall"]["name"], "get_weather");
     }
 }

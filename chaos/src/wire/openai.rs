@@ -43,11 +43,11 @@
 
 use serde_json::{Value, json};
 
-use super::render::{Exchange, Render};
+use super::render::{Exchange, Render, Rich, Sent};
 use super::shared::{ErrorParts, data, is_whole, openai_tool_choice, read_content, sse_events, tool_names};
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
-use crate::step::{NotAnAnswer, Preset, ToolUse};
+use crate::step::{NotAnAnswer, Preset};
 
 /// The Chat Completions wire.
 pub(crate) struct OpenAi;
@@ -280,50 +280,64 @@ impl Render for OpenAi {
         data(&payload)
     }
 
-    /// The text (if any) as one chunk, then each call as a chunk that opens it and chunks of its
-    /// arguments; the first chunk of the answer carries the assistant's role.
-    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
+    /// The reasoning's pieces (`delta.reasoning_content`), the text's (`delta.content`), then each
+    /// call as a chunk that opens it and chunks of its arguments; the first chunk of the answer
+    /// carries the assistant's role.
+    fn rich_events(&self, x: &Exchange, a: &Rich<'_>) -> Vec<Sent> {
         let mut events = Vec::new();
-        if let Some(text) = &t.text {
-            events.push(Self::chunk_event(x, json!({"role": "assistant", "content": text}), None));
+        let mut first = true;
+        // The first chunk carries the role, and `content: null` unless it is text.
+        let mut chunk = |mut delta: Value| {
+            if std::mem::take(&mut first) {
+                delta["role"] = json!("assistant");
+                if delta.get("content").is_none() {
+                    delta["content"] = Value::Null;
+                }
+            }
+            Self::chunk_event(x, delta, None)
+        };
+        for piece in &a.reasoning_pieces {
+            events.push(Sent::Chunk(chunk(json!({"reasoning_content": piece}))));
         }
-        for (i, (name, input)) in t.calls.iter().enumerate() {
-            let call = json!({
-                "index": i,
-                "id": Self::tool_call_id(x, i),
-                "type": "function",
-                "function": {"name": name, "arguments": ""},
-            });
-            let delta = if events.is_empty() {
-                json!({"role": "assistant", "content": null, "tool_calls": [call]})
-            } else {
-                json!({"tool_calls": [call]})
-            };
-            events.push(Self::chunk_event(x, delta, None));
-            for piece in t.argument_pieces(input) {
+        for piece in &a.text_pieces {
+            events.push(Sent::Chunk(chunk(json!({"content": piece}))));
+        }
+        for (i, call) in a.calls.iter().enumerate() {
+            let opening = json!({"index": i, "id": Self::tool_call_id(x, i), "type": "function",
+                "function": {"name": call.name, "arguments": ""}});
+            events.push(Sent::Event(chunk(json!({"tool_calls": [opening]}))));
+            for piece in &call.pieces {
                 let delta = json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]});
-                events.push(Self::chunk_event(x, delta, None));
+                events.push(Sent::Chunk(chunk(delta)));
             }
         }
-        Self::push_stream_end(x, &mut events, true, Exchange::tool_use_tokens(t));
+        let mut end = Vec::new();
+        Self::push_stream_end(x, &mut end, a.tool_use(), a.output_tokens);
+        events.extend(end.into_iter().map(Sent::Event));
         events
     }
 
-    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
-        let calls: Vec<Value> = t
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, (name, input))| {
-                json!({
-                    "id": Self::tool_call_id(x, i),
-                    "type": "function",
-                    "function": {"name": name, "arguments": input.to_string()},
+    fn rich_body(&self, x: &Exchange, a: &Rich<'_>) -> String {
+        let mut message = json!({"role": "assistant", "content": null, "refusal": null});
+        if !a.text.is_empty() || !a.tool_use() {
+            message["content"] = json!(a.text);
+        }
+        if let Some(reasoning) = a.reasoning {
+            message["reasoning_content"] = json!(reasoning);
+        }
+        if a.tool_use() {
+            let calls: Vec<Value> = a
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(i, call)| {
+                    json!({"id": Self::tool_call_id(x, i), "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments}})
                 })
-            })
-            .collect();
-        let message = json!({"role": "assistant", "content": t.text, "refusal": null, "tool_calls": calls});
-        Self::completion(x, message, "tool_calls", Exchange::tool_use_tokens(t))
+                .collect();
+            message["tool_calls"] = Value::from(calls);
+        }
+        Self::completion(x, message, Self::stop_reason(x, a.tool_use()), a.output_tokens)
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {

@@ -5,7 +5,9 @@ use serde_json::Value;
 
 use super::shared::{ErrorParts, KEEP_ALIVE, status_of_type};
 use super::{Asked, Names, NotAnAnswerBody, Route};
-use crate::step::{BareJsonError, HttpError, MalformedShape, NotAnAnswer, Preset, SseError, ToolUse};
+use crate::step::{
+    BareJsonError, Completion, HttpError, MalformedShape, NotAnAnswer, Preset, SseError, argument_pieces,
+};
 use crate::usage::TokenUsage;
 
 /// One wire's routing, reading and rendering: the manual for adding a wire.
@@ -108,11 +110,14 @@ pub(crate) trait Render: Sync {
     /// An event whose data is `data` (not JSON), under the event name the stream uses for text.
     fn malformed(&self, data: &str) -> String;
 
-    /// Every event of a streamed tool-use answer, epilogue included (finish: a tool call).
-    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String>;
+    /// Every event of a streamed [`Rich`] answer, its finish included (a tool call's when it has
+    /// calls), each marked as a chunk (what `after_chunks` counts: one per reasoning, text and
+    /// argument piece, in that order) or not. A fault falls before chunk *k*, or after the last
+    /// chunk and before the events that follow it.
+    fn rich_events(&self, x: &Exchange, a: &Rich<'_>) -> Vec<Sent>;
 
-    /// A tool-use answer as one JSON body.
-    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String;
+    /// A [`Rich`] answer as one JSON body.
+    fn rich_body(&self, x: &Exchange, a: &Rich<'_>) -> String;
 
     /// The whole answer `text` as one JSON body, with its usage of `output_tokens` counted.
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String;
@@ -169,12 +174,6 @@ impl Exchange {
     /// The output tokens of an answer of `counted` chunks (by the rule), unless the step pins them.
     pub(crate) fn output_tokens(&self, counted: u64) -> u64 {
         self.usage.output_tokens.unwrap_or(counted)
-    }
-
-    /// The output tokens a tool-use answer reports: one per text piece and argument piece.
-    pub(crate) fn tool_use_tokens(t: &ToolUse) -> u64 {
-        let arguments: usize = t.calls.iter().map(|(_, input)| t.argument_pieces(input).len()).sum();
-        (arguments + usize::from(t.text.is_some())) as u64
     }
 
     /// The parts of an `http_error`, `context_overflow` or `invalid_api_key` body.
@@ -259,19 +258,97 @@ impl Exchange {
         self.render.text_opening(self)
     }
 
-    /// See [`Render::tool_use_events`].
-    pub(crate) fn tool_use_events(&self, t: &ToolUse) -> Vec<String> {
-        self.render.tool_use_events(self, t)
+    /// See [`Render::rich_events`].
+    pub(crate) fn rich_events(&self, completion: &Completion) -> Vec<Sent> {
+        self.render.rich_events(self, &Rich::of(completion, self.answer_tool.as_deref()))
     }
 
-    /// See [`Render::tool_use_body`].
-    pub(crate) fn tool_use_body(&self, t: &ToolUse) -> String {
-        self.render.tool_use_body(self, t)
+    /// See [`Render::rich_body`].
+    pub(crate) fn rich_body(&self, completion: &Completion) -> String {
+        self.render.rich_body(self, &Rich::of(completion, self.answer_tool.as_deref()))
     }
 
     /// See [`Render::full_body`].
     pub(crate) fn full_body(&self, text: &str, output_tokens: u64) -> String {
         self.render.full_body(self, text, output_tokens)
+    }
+}
+
+/// One event of a streamed [`Rich`] answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Sent {
+    /// An event that carries no piece of the answer (an opening, a block's start or stop, the finish).
+    Event(String),
+    /// An event that carries one piece: of the reasoning, the text or a call's arguments (or, on a
+    /// wire that sends a call whole, stands for one); the chunks `after_chunks` counts.
+    Chunk(String),
+}
+
+impl Sent {
+    /// The event's bytes, whether a chunk or not.
+    pub(crate) fn into_string(self) -> String {
+        match self {
+            Self::Event(event) | Self::Chunk(event) => event,
+        }
+    }
+}
+
+/// An answer that streams more than text, wire-neutral: reasoning before its text, tool calls
+/// after it (a `tool_use` step, a fault's answer with `reasoning` or `call`s). Cut into its
+/// pieces here, so that every wire streams the same chunks.
+pub(crate) struct Rich<'a> {
+    /// The reasoning, whole, and its pieces (none without reasoning).
+    pub(crate) reasoning: Option<&'a str>,
+    pub(crate) reasoning_pieces: Vec<&'a str>,
+    /// The text, whole, and its pieces (none when it is not streamed: a call's answer without text).
+    pub(crate) text: &'a str,
+    pub(crate) text_pieces: Vec<&'a str>,
+    pub(crate) calls: Vec<RichCall<'a>>,
+    /// The output tokens by the rule: one per text and argument piece.
+    pub(crate) output_tokens: u64,
+}
+
+/// One tool call of a [`Rich`] answer.
+pub(crate) struct RichCall<'a> {
+    pub(crate) name: &'a str,
+    /// The arguments as the JSON text the wire carries.
+    pub(crate) arguments: String,
+    /// That text cut into the streamed pieces.
+    pub(crate) pieces: Vec<String>,
+}
+
+impl<'a> Rich<'a> {
+    /// The answer `completion` streams; with `answer_tool` (a forced call) and no call of its own,
+    /// its text is that tool's arguments, in the text's pieces.
+    pub(crate) fn of(completion: &'a Completion, answer_tool: Option<&'a str>) -> Self {
+        let mut calls: Vec<RichCall<'a>> = completion
+            .calls
+            .iter()
+            .map(|(name, input)| RichCall {
+                name,
+                arguments: input.to_string(),
+                pieces: argument_pieces(input, completion.argument_chunks),
+            })
+            .collect();
+        let mut text_pieces: Vec<&str> = if completion.has_text() { completion.pieces().collect() } else { Vec::new() };
+        if let (Some(name), true) = (answer_tool, calls.is_empty()) {
+            let pieces = std::mem::take(&mut text_pieces).into_iter().map(str::to_owned).collect();
+            calls.push(RichCall { name, arguments: completion.text.clone(), pieces });
+        }
+        let arguments: usize = calls.iter().map(|call| call.pieces.len()).sum();
+        Self {
+            reasoning: completion.reasoning.as_deref(),
+            reasoning_pieces: completion.reasoning_pieces().collect(),
+            text: if text_pieces.is_empty() { "" } else { &completion.text },
+            output_tokens: (text_pieces.len() + arguments) as u64,
+            text_pieces,
+            calls,
+        }
+    }
+
+    /// Whether the answer is a tool call.
+    pub(crate) fn tool_use(&self) -> bool {
+        !self.calls.is_empty()
     }
 }
 

@@ -47,11 +47,11 @@
 use serde_json::{Value, json};
 
 use super::openai::OpenAi;
-use super::render::{Exchange, Render};
+use super::render::{Exchange, Render, Rich, Sent};
 use super::shared::{ErrorParts, event, is_whole, openai_tool_choice, sse_events, tool_names};
 use super::{Asked, Names, NotAnAnswerBody, Route};
 use crate::conversation::Conversation;
-use crate::step::{NotAnAnswer, Preset, ToolUse};
+use crate::step::{NotAnAnswer, Preset};
 
 /// The Responses wire.
 pub(crate) struct Responses;
@@ -145,6 +145,18 @@ impl Responses {
         let content: Vec<Value> =
             text.map(|text| json!({"type": "output_text", "text": text, "annotations": []})).into_iter().collect();
         json!({"id": Self::message_id(x), "type": "message", "role": "assistant", "status": "completed", "content": content})
+    }
+
+    /// The `reasoning` item; with `summary` its one summary part (`None`: as the stream's events
+    /// carry it, the text being theirs).
+    fn reasoning(x: &Exchange, summary: Option<&str>) -> Value {
+        let summary: Vec<Value> =
+            summary.map(|text| json!({"type": "summary_text", "text": text})).into_iter().collect();
+        json!({"id": Self::reasoning_id(x), "type": "reasoning", "summary": summary})
+    }
+
+    fn reasoning_id(x: &Exchange) -> String {
+        format!("rs_chaos{:016}", x.seq)
     }
 
     /// The id of the `function_call` item of call `i`.
@@ -335,48 +347,78 @@ impl Render for Responses {
         format!("event: response.output_text.delta\ndata: {payload}\n\n")
     }
 
-    fn tool_use_events(&self, x: &Exchange, t: &ToolUse) -> Vec<String> {
-        let mut events = Vec::from(Self::opening_events(x));
-        let mut push = |kind: &str, data: Value| {
-            let sequence = events.len();
-            events.push(Self::event(kind, sequence, data));
+    /// The opening, then an output item per part: the `reasoning` item (its summary part, one
+    /// `response.reasoning_summary_text.delta` per piece, `.done`), the message (its text part, one
+    /// `response.output_text.delta` per piece), each `function_call` (its argument deltas, `.done`),
+    /// then the finish with every item.
+    fn rich_events(&self, x: &Exchange, a: &Rich<'_>) -> Vec<Sent> {
+        let mut events: Vec<Sent> = Self::opening_events(x).into_iter().map(Sent::Event).collect();
+        let mut push = |kind: &str, data: Value, chunk: bool| {
+            let event = Self::event(kind, events.len(), data);
+            events.push(if chunk { Sent::Chunk(event) } else { Sent::Event(event) });
         };
         let mut output = Vec::new();
-        if let Some(text) = &t.text {
-            push("response.output_item.added", json!({"output_index": 0, "item": Self::message(x, None)}));
-            push("response.output_text.delta", json!({"output_index": 0, "content_index": 0, "delta": text}));
-            push("response.output_item.done", json!({"output_index": 0, "item": Self::message(x, Some(text))}));
-            output.push(Self::message(x, Some(text)));
-        }
-        for (i, (name, input)) in t.calls.iter().enumerate() {
-            let index = output.len();
-            let (item_id, arguments) = (Self::call_item_id(x, i), input.to_string());
-            push("response.output_item.added", json!({"output_index": index, "item": Self::call(x, i, name, None)}));
-            for piece in t.argument_pieces(input) {
-                push(
-                    "response.function_call_arguments.delta",
-                    json!({"item_id": item_id, "output_index": index, "delta": piece}),
-                );
+        if let Some(reasoning) = a.reasoning {
+            let (index, id) = (output.len(), Self::reasoning_id(x));
+            let at = json!({"item_id": id, "output_index": index, "summary_index": 0});
+            let with = |mut at: Value, key: &str, value: Value| {
+                at[key] = value;
+                at
+            };
+            push("response.output_item.added", json!({"output_index": index, "item": Self::reasoning(x, None)}), false);
+            let part = |text: &str| json!({"type": "summary_text", "text": text});
+            push("response.reasoning_summary_part.added", with(at.clone(), "part", part("")), false);
+            for piece in &a.reasoning_pieces {
+                push("response.reasoning_summary_text.delta", with(at.clone(), "delta", json!(piece)), true);
             }
-            push(
-                "response.function_call_arguments.done",
-                json!({"item_id": item_id, "output_index": index, "arguments": arguments}),
-            );
-            let done = Self::call(x, i, name, Some(&arguments));
-            push("response.output_item.done", json!({"output_index": index, "item": done}));
+            push("response.reasoning_summary_text.done", with(at.clone(), "text", json!(reasoning)), false);
+            push("response.reasoning_summary_part.done", with(at, "part", part(reasoning)), false);
+            let done = Self::reasoning(x, Some(reasoning));
+            push("response.output_item.done", json!({"output_index": index, "item": done}), false);
+            output.push(done);
+        }
+        if !a.text_pieces.is_empty() {
+            let (index, id) = (output.len(), Self::message_id(x));
+            push("response.output_item.added", json!({"output_index": index, "item": Self::message(x, None)}), false);
+            let part = json!({"item_id": id, "output_index": index, "content_index": 0,
+                "part": {"type": "output_text", "text": "", "annotations": []}});
+            push("response.content_part.added", part, false);
+            for piece in &a.text_pieces {
+                let delta = json!({"item_id": id, "output_index": index, "content_index": 0, "delta": piece});
+                push("response.output_text.delta", delta, true);
+            }
+            let done = Self::message(x, Some(a.text));
+            push("response.output_item.done", json!({"output_index": index, "item": done}), false);
+            output.push(done);
+        }
+        for (i, call) in a.calls.iter().enumerate() {
+            let (index, item_id) = (output.len(), Self::call_item_id(x, i));
+            let added = json!({"output_index": index, "item": Self::call(x, i, call.name, None)});
+            push("response.output_item.added", added, false);
+            for piece in &call.pieces {
+                let delta = json!({"item_id": item_id, "output_index": index, "delta": piece});
+                push("response.function_call_arguments.delta", delta, true);
+            }
+            let arguments = json!({"item_id": item_id, "output_index": index, "arguments": call.arguments});
+            push("response.function_call_arguments.done", arguments, false);
+            let done = Self::call(x, i, call.name, Some(&call.arguments));
+            push("response.output_item.done", json!({"output_index": index, "item": done}), false);
             output.push(done);
         }
         let sequence = events.len();
-        events.push(Self::end(x, output, Exchange::tool_use_tokens(t), sequence));
+        events.push(Sent::Event(Self::end(x, output, a.output_tokens, sequence)));
         events
     }
 
-    fn tool_use_body(&self, x: &Exchange, t: &ToolUse) -> String {
-        let mut output: Vec<Value> = t.text.iter().map(|text| Self::message(x, Some(text))).collect();
-        for (i, (name, input)) in t.calls.iter().enumerate() {
-            output.push(Self::call(x, i, name, Some(&input.to_string())));
+    fn rich_body(&self, x: &Exchange, a: &Rich<'_>) -> String {
+        let mut output: Vec<Value> = a.reasoning.iter().map(|reasoning| Self::reasoning(x, Some(reasoning))).collect();
+        if !a.text_pieces.is_empty() {
+            output.push(Self::message(x, Some(a.text)));
         }
-        Self::whole(x, output, Exchange::tool_use_tokens(t))
+        for (i, call) in a.calls.iter().enumerate() {
+            output.push(Self::call(x, i, call.name, Some(&call.arguments)));
+        }
+        Self::whole(x, output, a.output_tokens)
     }
 
     fn full_body(&self, x: &Exchange, text: &str, output_tokens: u64) -> String {
@@ -424,7 +466,9 @@ impl Render for Responses {
     fn read_back(&self, body: &[u8]) -> (String, bool) {
         if is_whole(body) {
             let answer: Value = serde_json::from_slice(body).unwrap_or_default();
-            let parts = answer.pointer("/output/0/content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let items = answer.get("output").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+            let message = items.iter().find(|item| item["type"] == "message");
+            let parts = message.and_then(|item| item["content"].as_array()).map_or(&[][..], Vec::as_slice);
             let text: String = parts.iter().filter_map(|part| part.get("text").and_then(Value::as_str)).collect();
             return (text, answer.get("status").and_then(Value::as_str) == Some("completed"));
         }
@@ -575,7 +619,8 @@ mod tests {
             Step::ToolUse(t) => t,
             other => panic!("{other:?}"),
         };
-        let streamed = events(&x.tool_use_events(&t));
+        let streamed =
+            events(&x.rich_events(&t.as_completion()).into_iter().map(Sent::into_string).collect::<Vec<_>>());
         let arguments: String = streamed
             .iter()
             .filter(|(kind, _)| kind == "response.function_call_arguments.delta")
@@ -592,7 +637,7 @@ mod tests {
         let (kind, last) = streamed.last().unwrap();
         assert_eq!(kind, "response.completed");
         assert_eq!(last["response"]["output"][1]["arguments"], r#"{"city":"Paris"}"#);
-        let whole: Value = serde_json::from_str(&x.tool_use_body(&t)).unwrap();
+        let whole: Value = serde_json::from_str(&x.rich_body(&t.as_completion())).unwrap();
         assert_eq!(whole["output"][1]["call_id"], "call_chaos000003_0");
     }
 }

@@ -292,6 +292,7 @@ impl Runtime {
         ExecRequest::new(self, prompt.into())
     }
 
+    #[inline(always)]
     pub(crate) fn start_run<'a>(
         &'a self,
         tools: &'a Toolbox,

@@ -139,11 +139,11 @@ impl<'r> ExecRequest<'r> {
         let tap = Tap::new(mode.unwrap_or(default));
         ExecStream::new(tap, move |tap| async move {
             match schema {
-                None => runtime.exec_attempts(policy, tools, prompt, None, Some(&tap)).await,
+                None => runtime.exec_attempts(policy.as_ref(), tools, prompt, None, Some(&tap)).await,
                 Some((schema, check)) => {
                     let check = |text: &str| check(&typed::parse::<Value>(text)?);
                     let expected = Expected::checked(schema, &check);
-                    runtime.exec_attempts(policy, tools, prompt, Some(&expected), Some(&tap)).await
+                    runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), Some(&tap)).await
                 }
             }
         })
@@ -154,11 +154,11 @@ impl<'r> ExecRequest<'r> {
     pub async fn send(self) -> Result<Reply, ExecError> {
         let Self { runtime, prompt, policy, tools, schema, mode: _ } = self;
         match schema {
-            None => runtime.exec_attempts(policy, tools, prompt, None, None).await,
+            None => runtime.exec_attempts(policy.as_ref(), tools, prompt, None, None).await,
             Some((schema, check)) => {
                 let check = |text: &str| check(&typed::parse::<Value>(text)?);
                 let expected = Expected::checked(schema, &check);
-                runtime.exec_attempts(policy, tools, prompt, Some(&expected), None).await
+                runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), None).await
             }
         }
     }
@@ -176,12 +176,12 @@ impl<'r> ExecRequest<'r> {
         let reply = match schema {
             None => {
                 let expected = Expected::of::<T>();
-                runtime.exec_attempts(policy, tools, prompt, Some(&expected), None).await?
+                runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), None).await?
             }
             Some((schema, check)) => {
                 let check = |text: &str| check(&typed::parse::<Value>(text)?);
                 let expected = Expected::checked(schema, &check);
-                runtime.exec_attempts(policy, tools, prompt, Some(&expected), None).await?
+                runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), None).await?
             }
         };
         match typed::parse::<T>(reply.text()) {

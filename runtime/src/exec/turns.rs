@@ -37,7 +37,8 @@ impl Runtime {
     /// `tools` of the request's own win over either's.
     pub(crate) async fn exec_attempts(
         &self,
-        policy: Option<RetryPolicy>,
+        // Borrowed: a policy is about 300 bytes, and every exec's future would copy it in.
+        policy: Option<&RetryPolicy>,
         tools: Option<&Toolbox>,
         prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
@@ -52,7 +53,7 @@ impl Runtime {
             (from_prompt, policy) => {
                 let mut function = from_prompt.unwrap_or_else(|| Box::new(self.function));
                 if let Some(policy) = policy {
-                    function.policy = policy;
+                    function.policy = *policy;
                 }
                 Some(function)
             }
@@ -110,18 +111,8 @@ impl Runtime {
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
                     // The call that answered paid for retries in layer 1, as it came.
-                    Attempt::Answer(reply) => {
-                        if let Some(tap) = tap {
-                            tap.accept();
-                        }
-                        return Ok(answered(&mut run, &exec, reply));
-                    }
-                    Attempt::Tools(message) => {
-                        if let Some(tap) = tap {
-                            tap.accept();
-                        }
-                        break message;
-                    }
+                    Attempt::Answer(reply) => return Ok(answered(&mut run, &exec, reply)),
+                    Attempt::Tools(message) => break message,
                     failed => {
                         let after = self.after_failure(&mut run, &mut exec, &mut failures, failed);
                         if let Err(error) = Box::pin(after).await {
@@ -277,6 +268,9 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
         return Attempt::Failed(failed, source);
     }
     if message.stop_reason == StopReason::ToolUse && message.has_tool_calls() {
+        if let Some(tap) = run.state.tap {
+            tap.accept();
+        }
         return Attempt::Tools(message);
     }
     let (stop_reason, usage) = (message.stop_reason, message.usage);
@@ -304,7 +298,12 @@ fn judge(run: &mut Run<'_>, exec: &mut Exec<'_>, message: Result<AssistantMessag
     let rejection = match unfit {
         Some(unfit) => (unfit.why, unfit.feedback, unfit.rule),
         None => match exec.function.validate.and_then(|validate| validate(&reply).err()) {
-            None => return Attempt::Answer(reply),
+            None => {
+                if let Some(tap) = run.state.tap {
+                    tap.accept();
+                }
+                return Attempt::Answer(reply);
+            }
             Some(reason) => {
                 let feedback = format!("Your previous reply was rejected: {reason}. Answer again, fixing that.");
                 (reason, feedback, Reason::Rejected)

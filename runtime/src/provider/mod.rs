@@ -213,7 +213,7 @@ pub enum StreamEvent {
     /// The model that answers, as the server named it (`gen_ai.response.model` in traces).
     Model(String),
     /// The server showed the call is alive without sending content: an event that carries none
-    /// (Anthropic's `message_start`, a `ping`, a thinking delta).
+    /// (Anthropic's `message_start`, a `ping`, a thinking block's signature).
     ///
     /// Only a wire whose server sends heartbeats while the model thinks sends it, one for each such
     /// event; that is how a provider says its wire promises them. Once one came, silence before the

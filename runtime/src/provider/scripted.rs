@@ -40,6 +40,8 @@ pub struct Scripted {
     streamed: Duration,
     /// How many text deltas the answer's text comes in.
     chunks: u32,
+    /// The reasoning the model shows before its outcome.
+    reasoning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -169,6 +171,22 @@ impl Scripted {
         self
     }
 
+    /// Before its outcome (after its rate limits), the call shows `reasoning` as one
+    /// [`StreamEvent::ReasoningDelta`], as a reasoning model's wire streams its thinking: never part
+    /// of the answer. Any outcome takes it: `Scripted::error("").with_reasoning("..")` is a stream
+    /// that showed reasoning and dropped, `Scripted::hang().with_reasoning("..")` one that showed
+    /// reasoning and fell silent.
+    ///
+    /// ```
+    /// use agentic_runtime::Scripted;
+    ///
+    /// let thought = Scripted::ok("4").with_reasoning("Two and two make four.");
+    /// ```
+    pub fn with_reasoning(mut self, reasoning: impl Into<String>) -> Self {
+        self.reasoning = Some(reasoning.into());
+        self
+    }
+
     /// The call reports `usage` (as a server's usage chunk would), just before it ends: an answer, a
     /// tool call, an error event or an error raised while streaming alike.
     pub fn with_usage(mut self, usage: Usage) -> Self {
@@ -213,6 +231,7 @@ impl Scripted {
             limits: None,
             streamed: Duration::ZERO,
             chunks: 1,
+            reasoning: None,
         }
     }
 
@@ -237,10 +256,19 @@ impl Scripted {
                 events.insert(last, Ok(StreamEvent::Usage(usage)));
             }
         }
+        if let Some(reasoning) = self.reasoning {
+            events.insert(0, Ok(StreamEvent::ReasoningDelta(reasoning)));
+        }
         if let Some(limits) = self.limits {
             events.insert(0, Ok(StreamEvent::RateLimits(limits)));
         }
         events
+    }
+
+    /// A hang's events: its reasoning, if any, then silence.
+    fn hang_stream(self) -> EventStream<'static> {
+        let reasoning = self.reasoning.map(|reasoning| Ok(StreamEvent::ReasoningDelta(reasoning)));
+        Box::pin(stream::iter(reasoning).chain(stream::pending()))
     }
 }
 
@@ -497,7 +525,7 @@ impl Provider for ScriptedProvider {
             return Box::pin(heartbeats(count, latency, every).chain(outcome(step, &self.shared.tool_calls)));
         }
         if step.outcome == Outcome::Hang {
-            return Box::pin(stream::pending());
+            return step.hang_stream();
         }
         let streamed = step.streamed;
         let mut events = step.events(&self.shared.tool_calls);
@@ -548,7 +576,7 @@ fn heartbeats(
 /// The events of `step`'s outcome, played at once; a hang's never end.
 fn outcome(step: Scripted, next_call_id: &AtomicU64) -> EventStream<'static> {
     if step.outcome == Outcome::Hang {
-        return Box::pin(stream::pending());
+        return step.hang_stream();
     }
     Box::pin(stream::iter(step.events(next_call_id)))
 }
@@ -608,5 +636,39 @@ mod tests {
         let requests = provider.requests();
         assert_eq!(requests[0].tools, ["get_weather"]);
         assert!(requests[1].tools.is_empty());
+    }
+
+    /// The reasoning comes before the outcome (after the rate limits), never in the answer; a hang
+    /// shows it and falls silent.
+    #[tokio::test(start_paused = true)]
+    async fn reasoning_comes_first_and_is_never_the_answer() {
+        let provider = ScriptedProvider::new([
+            Scripted::ok("4").with_reasoning("Two and two.").with_rate_limits(RateLimits::default()),
+            Scripted::hang().with_reasoning("Hmm."),
+        ]);
+        let history = [Message::user("2+2?")];
+        let request = Request::new(&history);
+        let events: Vec<_> = provider.stream(&request).collect().await;
+        assert_eq!(
+            events,
+            [
+                Ok(StreamEvent::RateLimits(Box::default())),
+                Ok(StreamEvent::ReasoningDelta("Two and two.".into())),
+                Ok(StreamEvent::TextDelta("4".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+        let mut hang = provider.stream(&request);
+        assert_eq!(hang.next().await, Some(Ok(StreamEvent::ReasoningDelta("Hmm.".into()))));
+        let silent = tokio::time::timeout(Duration::from_secs(3600), hang.next()).await;
+        assert!(silent.is_err(), "a hang stays silent after its reasoning");
+        let reply = crate::retry::call::run(
+            &ScriptedProvider::new([Scripted::ok("4").with_reasoning("Two and two.")]),
+            &request,
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(reply.content, [ContentBlock::Text { text: "4".into() }]);
     }
 }

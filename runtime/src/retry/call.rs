@@ -223,6 +223,15 @@ impl Progress<'_> {
         Some(chosen)
     }
 
+    /// A heartbeat: before the first content, the wire is one that sends them, and one came.
+    #[inline]
+    fn heartbeat(&mut self) {
+        if !self.started {
+            self.beating = true;
+            self.beat = true;
+        }
+    }
+
     fn expired(&mut self) -> ModelError {
         let text = match self.armed {
             Some(Watch::Call) | None => self.call.as_ref().map(CallDeadline::timed_out).unwrap_or_default(),
@@ -288,9 +297,12 @@ async fn drive(
     meta: &mut CallMeta<'_>,
 ) -> Result<AssistantMessage, ModelError> {
     let CallMeta { usage: meta_usage, clock, pacing, permit, tap } = meta;
-    let tap = *tap;
     let bounds = &request.bounds;
     let mut stream = provider.stream(request);
+    if let Some(tap) = *tap {
+        // A streamed exec sees the deltas as the call reads them (docs/design.md §22).
+        stream = Box::pin(tap.tapped(stream));
+    }
     let mut progress =
         Progress { bounds, clock, call, moved: false, started: false, beating: false, beat: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
@@ -302,9 +314,6 @@ async fn drive(
         match event? {
             StreamEvent::TextDelta(delta) => {
                 answer.add(delta.len())?;
-                if let Some(tap) = tap {
-                    tap.delta(&delta, false).await;
-                }
                 if text.is_empty() {
                     text = delta;
                 } else {
@@ -337,20 +346,11 @@ async fn drive(
                 pacing.get_or_insert_with(Box::default).stated = Some((*stated, Instant::now()));
             }
             // Once content flows, only content resets the idle clock.
-            StreamEvent::Heartbeat if !progress.started => {
-                progress.beating = true;
-                progress.beat = true;
-            }
-            StreamEvent::Heartbeat => {}
-            // Reasoning is not the answer: shown to a streaming caller, a heartbeat for the clocks.
-            StreamEvent::ReasoningDelta(delta) => {
-                if let Some(tap) = tap {
-                    tap.delta(&delta, true).await;
-                }
-                if !progress.started {
-                    progress.beating = true;
-                    progress.beat = true;
-                }
+            StreamEvent::Heartbeat => progress.heartbeat(),
+            // Reasoning is not the answer (a streaming caller saw it as it came): a heartbeat.
+            StreamEvent::ReasoningDelta(reasoning) => {
+                drop(reasoning);
+                progress.heartbeat();
             }
             StreamEvent::Error { message, error } => {
                 let mut failed = AssistantMessage::error_event(message, error);

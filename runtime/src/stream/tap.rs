@@ -1,5 +1,5 @@
 //! The tap an exec writes its stream to: a bounded queue the [`ExecStream`] drains, and the rules
-//! of the commit point (docs/design.md §18).
+//! of the commit point (docs/design.md §22).
 //!
 //! The exec runs inside the stream's own `poll_next`, never on a task of its own: it makes progress
 //! only while the caller asks for events, so a slow caller slows the read of the provider's stream
@@ -8,11 +8,15 @@
 //! [`ExecStream`]: crate::exec::ExecStream
 
 use std::collections::VecDeque;
-use std::future::poll_fn;
 use std::sync::{Mutex, MutexGuard};
-use std::task::Poll;
+use std::task::{Poll, ready};
+
+use futures_core::Stream;
+use futures_util::stream::poll_fn;
 
 use crate::decision::{Decision, Verdict, Why};
+use crate::error::ModelError;
+use crate::provider::{EventStream, StreamEvent};
 use crate::stream::event::{ExecEvent, StreamMode};
 use crate::tool::ToolOutcome;
 
@@ -26,6 +30,9 @@ pub(crate) const MAX_QUEUED_DELTAS: usize = 32;
 /// `max_answer_bytes`, its reasoning (not part of the answer) by this; past it, reasoning is not
 /// kept for the caller.
 const MAX_HELD_REASONING: usize = 1 << 20;
+
+/// One item of a call's event stream.
+type EventItem = Result<StreamEvent, ModelError>;
 
 /// The exec's side of a stream.
 #[derive(Debug)]
@@ -77,40 +84,51 @@ impl Tap {
         self.state().queue.push_back(event);
     }
 
+    /// A call's event stream whose text and reasoning the caller sees as the call reads them: a
+    /// copy of each delta is held (buffer mode) or queued, and while the queue is full the call's
+    /// stream is not read. (Pending then with no waker: the exec's future is polled again by the
+    /// [`ExecStream`] once the caller has emptied the queue.)
+    ///
+    /// [`ExecStream`]: crate::exec::ExecStream
+    pub(crate) fn tapped<'a>(&'a self, events: EventStream<'a>) -> impl Stream<Item = EventItem> + Send + 'a {
+        let mut events = events;
+        poll_fn(move |cx| {
+            if self.mode != StreamMode::Buffer && self.state().deltas >= MAX_QUEUED_DELTAS {
+                return Poll::Pending;
+            }
+            let item = ready!(events.as_mut().poll_next(cx));
+            match &item {
+                Some(Ok(StreamEvent::TextDelta(delta))) => self.delta(delta, false),
+                Some(Ok(StreamEvent::ReasoningDelta(delta))) => self.delta(delta, true),
+                _ => {}
+            }
+            Poll::Ready(item)
+        })
+    }
+
     /// More text (`reasoning` false) or reasoning of the current call: held (buffer mode) or
-    /// queued once the queue has room. Pending while it is full: the exec's future is polled
-    /// again by the stream only once the caller has emptied the queue, so no waker is needed.
-    pub(crate) async fn delta(&self, delta: &str, reasoning: bool) {
+    /// queued.
+    fn delta(&self, delta: &str, reasoning: bool) {
         if delta.is_empty() {
             return;
         }
+        let mut state = self.state();
         if self.mode == StreamMode::Buffer {
-            let mut state = self.state();
-            if reasoning {
-                if state.held_reasoning.len() + delta.len() <= MAX_HELD_REASONING {
-                    state.held_reasoning.push_str(delta);
-                }
-            } else {
+            if !reasoning {
                 state.held_text.push_str(delta);
+            } else if state.held_reasoning.len() + delta.len() <= MAX_HELD_REASONING {
+                state.held_reasoning.push_str(delta);
             }
             return;
         }
-        poll_fn(|_| {
-            let mut state = self.state();
-            if state.deltas >= MAX_QUEUED_DELTAS {
-                return Poll::Pending;
-            }
-            let event = if reasoning {
-                ExecEvent::ReasoningDelta(delta.to_owned())
-            } else {
-                ExecEvent::TextDelta(delta.to_owned())
-            };
-            state.queue.push_back(event);
-            state.deltas += 1;
-            state.shown = true;
-            Poll::Ready(())
-        })
-        .await;
+        let event = if reasoning {
+            ExecEvent::ReasoningDelta(delta.to_owned())
+        } else {
+            ExecEvent::TextDelta(delta.to_owned())
+        };
+        state.queue.push_back(event);
+        state.deltas += 1;
+        state.shown = true;
     }
 
     /// A decision of either layer: queued, and when it makes another call after a call whose

@@ -220,10 +220,20 @@ impl<'a> Out<'a> {
         }
     }
 
-    /// A sign of life without content (a ping, a thinking delta): the idle bound starts again.
+    /// A sign of life without content (a ping, a signature delta): the idle bound starts again.
     #[inline]
     pub(crate) fn heartbeat(&mut self) {
         self.events.push(StreamEvent::Heartbeat);
+    }
+
+    /// A piece of the reasoning the model shows (an empty one is dropped): never the answer's
+    /// text, and for the call's clocks a heartbeat.
+    #[inline]
+    pub(crate) fn reasoning(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        if !text.is_empty() {
+            self.events.push(StreamEvent::ReasoningDelta(text));
+        }
     }
 
     /// The answer is complete: the call ends.
@@ -240,17 +250,20 @@ impl<'a> Out<'a> {
         self.events.push(error_event(&facts, self.secret));
     }
 
-    /// How many events were written so far: with [`Out::content_since`], whether an event brought
-    /// content.
+    /// How many events were written so far: with [`Out::alive_since`], whether an event brought
+    /// content or reasoning.
     #[inline]
     pub(crate) fn mark(&self) -> usize {
         self.events.len()
     }
 
-    /// Whether text or a tool call was written since `mark`.
+    /// Whether anything that proves the call alive was written since `mark`: content, or reasoning
+    /// (itself a heartbeat, so none is added for it).
     #[inline]
-    pub(crate) fn content_since(&self, mark: usize) -> bool {
-        self.events.get(mark..).is_some_and(|events| events.iter().any(is_content))
+    pub(crate) fn alive_since(&self, mark: usize) -> bool {
+        self.events.get(mark..).is_some_and(|events| {
+            events.iter().any(|event| is_content(event) || matches!(event, StreamEvent::ReasoningDelta(_)))
+        })
     }
 }
 

@@ -54,7 +54,12 @@ enum Block {
         id: String,
         name: String,
     },
-    /// `thinking`, `server_tool_use` and the others.
+    /// A thinking block, whose start may carry the first of its text.
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    /// `redacted_thinking` (encrypted: nothing to show), `server_tool_use` and the others.
     #[serde(other)]
     Other,
 }
@@ -66,7 +71,10 @@ enum Delta {
     Text { text: String },
     #[serde(rename = "input_json_delta")]
     InputJson { partial_json: String },
-    /// `thinking_delta`, `signature_delta`, `citations_delta` and the others.
+    /// The reasoning of a thinking block: shown, never the answer.
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    /// `signature_delta`, `citations_delta` and the others.
     #[serde(other)]
     Other,
 }
@@ -184,12 +192,14 @@ impl Decoder for AnthropicDecoder {
                     self.tool_use = true;
                     out.tool_start(index, id, name);
                 }
+                Block::Thinking { thinking } => out.reasoning(thinking),
                 Block::Other => {}
             },
             Event::ContentBlockDelta { index, delta } => match delta {
                 Delta::Text { text } => out.text(text),
                 Delta::InputJson { partial_json } if self.answer_blocks.contains(&index) => out.text(partial_json),
                 Delta::InputJson { partial_json } => out.tool_args(index, partial_json),
+                Delta::Thinking { thinking } => out.reasoning(thinking),
                 Delta::Other => {}
             },
             Event::MessageDelta { delta, usage } => {
@@ -206,8 +216,9 @@ impl Decoder for AnthropicDecoder {
             Event::Error { error } => out.error(ErrorFacts::from_error(&error).unwrap_or_default()),
             Event::Ignored => {}
         }
-        // The API pings while the model thinks: every event without content proves the call alive.
-        if !closing && !out.content_since(before) {
+        // The API pings while the model thinks: every event without content proves the call alive
+        // (reasoning does so itself).
+        if !closing && !out.alive_since(before) {
             out.heartbeat();
         }
         Ok(())
@@ -230,6 +241,7 @@ impl Decoder for AnthropicDecoder {
                         out.tool_args(index, input.to_string());
                     }
                 }
+                WholeBlock::Thinking { thinking } => out.reasoning(thinking),
                 WholeBlock::Other => {}
             }
         }
@@ -281,6 +293,10 @@ enum WholeBlock {
         name: String,
         #[serde(default)]
         input: Value,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
     },
     #[serde(other)]
     Other,
@@ -455,6 +471,54 @@ mod tests {
                 Ok(StreamEvent::TextDelta("Hi".into())),
                 // The data's `type` wins over the SSE name.
                 Ok(StreamEvent::TextDelta("!".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+    }
+
+    /// A thinking block's text is reasoning (a heartbeat for the clocks, so no other is added),
+    /// never the answer; its signature and a redacted block show nothing but prove the call alive.
+    #[test]
+    fn thinking_deltas_are_reasoning_and_never_the_answer() {
+        let events = replay(&[
+            json!({"type": "message_start", "message": {"model": "claude", "content": []}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Let me"}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": " add."}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQB"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": "EmwK"}}),
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "4"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}}),
+            json!({"type": "message_stop"}),
+        ]);
+        assert_eq!(
+            events,
+            [
+                Ok(StreamEvent::Model("claude".into())),
+                Ok(StreamEvent::Heartbeat),
+                // The thinking block's start, empty.
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::ReasoningDelta("Let me".into())),
+                Ok(StreamEvent::ReasoningDelta(" add.".into())),
+                // The signature, the block's stop, the redacted block, the text block's start.
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::TextDelta("4".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+        let whole = json!({"type": "message", "content": [{"type": "thinking", "thinking": "2+2", "signature": "s"},
+            {"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "4"}], "stop_reason": "end_turn"});
+        let events = http::replay(AnthropicDecoder::default(), &[whole.to_string().as_bytes()], true, None);
+        assert_eq!(
+            events,
+            [
+                Ok(StreamEvent::ReasoningDelta("2+2".into())),
+                Ok(StreamEvent::TextDelta("4".into())),
                 Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
             ]
         );

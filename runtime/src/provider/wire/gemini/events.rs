@@ -52,7 +52,7 @@ struct Content {
 struct Part {
     #[serde(default)]
     text: Option<String>,
-    /// A thought summary (asked with `includeThoughts`), not the answer.
+    /// A thought summary (asked with `includeThoughts`): reasoning, not the answer.
     #[serde(default)]
     thought: Option<bool>,
     #[serde(default)]
@@ -269,10 +269,9 @@ impl GeminiDecoder {
             if let Some(args) = call.args.filter(|args| !args.is_null()) {
                 out.tool_args(index, args.to_string());
             }
-        } else if part.thought != Some(true) {
-            if let Some(text) = part.text {
-                out.text(text);
-            }
+        } else if let Some(text) = part.text {
+            // A thought summary is reasoning to show, never the answer's text.
+            if part.thought == Some(true) { out.reasoning(text) } else { out.text(text) }
         }
     }
 
@@ -387,12 +386,34 @@ mod tests {
                 Ok(StreamEvent::Model("gemini-2.5-flash-001".into())),
                 Ok(StreamEvent::Usage(Usage::new(120, 1))),
                 text("Hel"),
+                Ok(StreamEvent::ReasoningDelta("thinking...".into())),
                 text("lo"),
                 Ok(StreamEvent::Usage(Usage::new(125, 43).with_cache_read(100))),
                 text("!"),
                 done(StopReason::Stop),
             ]
         );
+    }
+
+    /// A part marked `"thought": true` is reasoning, shown and never the answer, streamed or whole.
+    #[test]
+    fn thought_parts_are_reasoning_and_never_the_answer() {
+        let items = replay(&[
+            r#"{"candidates":[{"content":{"parts":[{"text":"**Adding**","thought":true}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":" two and two","thought":true},{"text":"4"}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"","thought":true},{"text":"."}]},"finishReason":"STOP"}]}"#,
+        ]);
+        let reasoning = |text: &str| Ok(StreamEvent::ReasoningDelta(text.into()));
+        assert_eq!(
+            items,
+            [reasoning("**Adding**"), reasoning(" two and two"), text("4"), text("."), done(StopReason::Stop)]
+        );
+        let one = r#"{"candidates":[{"content":{"parts":[{"text":"hmm","thought":true},{"text":"ok"}]},"finishReason":"STOP"}]}"#;
+        assert_eq!(whole(one, None), [reasoning("hmm"), text("ok"), done(StopReason::Stop)]);
+        // Reasoning alone is no answer: the body was cut before it.
+        let thinking_only = replay(&[r#"{"candidates":[{"content":{"parts":[{"text":"hmm","thought":true}]}}]}"#]);
+        assert_eq!(thinking_only[0], reasoning("hmm"));
+        assert_eq!(error_of(&thinking_only).transport_kind(), Some(TransportKind::Truncated), "{thinking_only:?}");
     }
 
     #[test]

@@ -14,8 +14,8 @@ use crate::message::usage::Usage;
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
-    #[serde(default)]
-    choices: Option<Vec<Choice>>,
+    #[serde(default, borrow)]
+    choices: Option<Vec<Choice<'a>>>,
     #[serde(default)]
     error: Option<Value>,
     #[serde(default, borrow)]
@@ -26,19 +26,28 @@ struct Chunk<'a> {
 }
 
 #[derive(Deserialize)]
-struct Choice {
+struct Choice<'a> {
     #[serde(default)]
     index: u32,
-    #[serde(default)]
-    delta: Option<Delta>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
 
+/// A string field read without failing the chunk when it is of another type (then `None`).
+type Text<'a> = ModelName<'a>;
+
 #[derive(Deserialize)]
-struct Delta {
+struct Delta<'a> {
     #[serde(default)]
     content: Option<Content>,
+    /// The reasoning shown (DeepSeek, SGLang, vLLM before 0.10): never the answer.
+    #[serde(default, borrow)]
+    reasoning_content: Text<'a>,
+    /// The same, as OpenRouter and vLLM name it; a server that sends both sends the same text twice.
+    #[serde(default, borrow)]
+    reasoning: Text<'a>,
     #[serde(default)]
     tool_calls: Option<Vec<ToolCallChunk>>,
 }
@@ -157,8 +166,8 @@ impl Decoder for OpenAiDecoder {
 /// A whole chat completion (not streamed): its message reads like one big delta.
 #[derive(Deserialize)]
 struct Completion<'a> {
-    #[serde(default)]
-    choices: Option<Vec<WholeChoice>>,
+    #[serde(default, borrow)]
+    choices: Option<Vec<WholeChoice<'a>>>,
     #[serde(default, borrow)]
     model: ModelName<'a>,
     #[serde(default)]
@@ -166,23 +175,27 @@ struct Completion<'a> {
 }
 
 #[derive(Deserialize)]
-struct WholeChoice {
+struct WholeChoice<'a> {
     #[serde(default)]
     index: u32,
-    #[serde(default)]
-    message: Option<Delta>,
+    #[serde(default, borrow)]
+    message: Option<Delta<'a>>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
 
 impl OpenAiDecoder {
-    /// A delta's (or a whole message's) text and tool calls; `streamed`: a thinking part is a
-    /// sign of life (a whole answer has no idle bound to restart).
-    fn delta(&mut self, delta: Delta, out: &mut Out<'_>, streamed: bool) {
+    /// A delta's (or a whole message's) reasoning, text and tool calls; `streamed`: a thinking
+    /// part without text is a sign of life (a whole answer has no idle bound to restart).
+    fn delta(&mut self, delta: Delta<'_>, out: &mut Out<'_>, streamed: bool) {
+        // One of the two names, never both: a server that fills both means one text.
+        let reasoning = delta.reasoning_content.get().filter(|text| !text.is_empty()).or(delta.reasoning.get());
+        out.reasoning(reasoning.unwrap_or_default());
         if let Some(content) = delta.content {
-            if content.thinking && streamed {
+            if content.thinking && content.reasoning.is_empty() && streamed {
                 out.heartbeat();
             }
+            out.reasoning(content.reasoning);
             out.text(content.text);
         }
         for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
@@ -466,7 +479,7 @@ mod tests {
     }
 
     /// Mistral's reasoning models stream `content` as a list of parts: the text parts are the
-    /// answer, a thinking part a sign of life; not streamed, the same message reads the same.
+    /// answer, a thinking part's text reasoning; not streamed, the same message reads the same.
     #[test]
     fn mistrals_content_parts_are_read() {
         let body = [
@@ -481,7 +494,7 @@ mod tests {
             replay(&body),
             [
                 Ok(StreamEvent::Model("magistral-medium-2509".into())),
-                Ok(StreamEvent::Heartbeat),
+                Ok(StreamEvent::ReasoningDelta("The user wants".into())),
                 Ok(StreamEvent::TextDelta("Par".into())),
                 Ok(StreamEvent::TextDelta("is".into())),
                 Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
@@ -493,7 +506,49 @@ mod tests {
         let events = http::replay(OpenAiDecoder::default(), &[whole.to_string().as_bytes()], true, None);
         assert_eq!(
             events,
-            [Ok(StreamEvent::TextDelta("Paris".into())), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]
+            [
+                Ok(StreamEvent::ReasoningDelta("Hmm".into())),
+                Ok(StreamEvent::TextDelta("Paris".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop })
+            ]
         );
+        // A thinking part without text is a sign of life.
+        let empty =
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[]}]}}]}\n\n";
+        assert_eq!(replay(empty)[0], Ok(StreamEvent::Heartbeat));
+    }
+
+    /// DeepSeek's and vLLM's `reasoning_content`, OpenRouter's `reasoning`: reasoning, never the
+    /// answer; a server that fills both with the same text shows it once; a value of another type
+    /// shows nothing and fails nothing.
+    #[test]
+    fn reasoning_content_and_reasoning_are_reasoning_and_never_the_answer() {
+        let body = [
+            r#"data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null,"reasoning_content":"Two"}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"reasoning":" and two"}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"reasoning_content":" is","reasoning":" is"}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"reasoning":{"effort":"low"},"reasoning_content":null,"content":"4"}}]}"#,
+            r#"data: {"choices":[{"index":0,"delta":{"reasoning_content":"","reasoning":null,"content":"."},"finish_reason":"stop"}]}"#,
+            "data: [DONE]",
+        ]
+        .join("\n\n")
+            + "\n\n";
+        let reasoning = |text: &str| Ok(StreamEvent::ReasoningDelta(text.into()));
+        let text = |text: &str| Ok(StreamEvent::TextDelta(text.into()));
+        assert_eq!(
+            replay(&body),
+            [
+                reasoning("Two"),
+                reasoning(" and two"),
+                reasoning(" is"),
+                text("4"),
+                text("."),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+        let whole = json!({"choices": [{"index": 0, "message": {"role": "assistant", "reasoning_content": "2+2",
+            "content": "4"}, "finish_reason": "stop"}]});
+        let events = http::replay(OpenAiDecoder::default(), &[whole.to_string().as_bytes()], true, None);
+        assert_eq!(events, [reasoning("2+2"), text("4"), Ok(StreamEvent::Done { stop_reason: StopReason::Stop })]);
     }
 }

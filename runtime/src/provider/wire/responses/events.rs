@@ -223,6 +223,11 @@ impl Decoder for ResponsesDecoder {
                 self.texted |= !text.is_empty();
                 out.text(text);
             }
+            // The reasoning summary (`reasoning.summary` asked), or the raw reasoning of a model
+            // that shows it: never the answer.
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                out.reasoning(parsed.delta.get().unwrap_or_default());
+            }
             "response.output_item.added" | "response.output_item.done" => {
                 if let Some(item) = parsed.item.filter(|item| item.kind.get() == Some("function_call")) {
                     self.call(index, item.call_id.get(), item.name.get(), item.arguments.get(), out);
@@ -243,8 +248,8 @@ impl Decoder for ResponsesDecoder {
             "error" => out.error(error_event(&parsed.error, &parsed.code, &parsed.message)),
             // A gateway's error object in a data line, whatever the event.
             _ if parsed.error.is_object() => out.error(error_facts(&parsed.error)),
-            // `response.content_part.*`, `.output_text.done`, reasoning and refusal events, and any
-            // event added later.
+            // `response.content_part.*`, `.output_text.done`, the reasoning's `.done` and part
+            // events (their text came in the deltas), refusal events, and any event added later.
             _ => {}
         }
         Ok(())
@@ -265,6 +270,14 @@ impl Decoder for ResponsesDecoder {
                     }
                 }
                 Some("function_call") => self.call(index, field("call_id"), field("name"), field("arguments"), out),
+                Some("reasoning") => {
+                    // Its summary parts, else its raw reasoning parts; encrypted content shows nothing.
+                    let summary = item.get("summary").and_then(Value::as_array).filter(|parts| !parts.is_empty());
+                    let parts = summary.or_else(|| item.get("content").and_then(Value::as_array));
+                    for part in parts.into_iter().flatten() {
+                        out.reasoning(part.get("text").and_then(Value::as_str).unwrap_or_default());
+                    }
+                }
                 _ => {}
             }
         }
@@ -631,6 +644,8 @@ mod tests {
         assert_eq!(
             items,
             [
+                // The summary's delta is reasoning (see the test below).
+                Ok(StreamEvent::ReasoningDelta("thinking".into())),
                 Ok(StreamEvent::TextDelta("ok".into())),
                 Ok(StreamEvent::Model("m-1".into())),
                 Ok(StreamEvent::Done { stop_reason: StopReason::Stop })
@@ -681,5 +696,45 @@ mod tests {
         let items = whole(json!({"data": [{"id": "gpt-4o"}]}));
         let Some(Err(error)) = items.last() else { panic!("{items:?}") };
         assert!(error.message().contains("is not a response"), "{error}");
+    }
+
+    /// The reasoning summary's deltas (and the raw reasoning's) are reasoning, never the answer;
+    /// their `.done` events repeat nothing. A whole response's reasoning item reads the same.
+    #[test]
+    fn reasoning_deltas_are_reasoning_and_never_the_answer() {
+        let items = replay(&[
+            r#"{"type":"response.created","response":{"model":"o4-mini"}}"#,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_part.added","item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"**Adding**"}"#,
+            r#"{"type":"response.reasoning_summary_text.done","item_id":"rs_1","output_index":0,"summary_index":0,"text":"**Adding**"}"#,
+            r#"{"type":"response.reasoning_text.delta","item_id":"rs_1","output_index":0,"content_index":0,"delta":" 2+2"}"#,
+            r#"{"type":"response.output_item.done","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[{"type":"summary_text","text":"**Adding**"}]}}"#,
+            r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"4"}"#,
+            r#"{"type":"response.completed","response":{"output":[{"type":"reasoning"},{"type":"message"}]}}"#,
+        ]);
+        assert_eq!(
+            items,
+            [
+                Ok(StreamEvent::Model("o4-mini".into())),
+                Ok(StreamEvent::ReasoningDelta("**Adding**".into())),
+                Ok(StreamEvent::ReasoningDelta(" 2+2".into())),
+                Ok(StreamEvent::TextDelta("4".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
+        assert_eq!(text(&items), "4");
+        let whole = json!({"object": "response", "status": "completed", "output": [
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "2+2"}], "encrypted_content": "gAAA"},
+            {"type": "message", "content": [{"type": "output_text", "text": "4"}]}]});
+        let items = http::replay(ResponsesDecoder::default(), &[whole.to_string().as_bytes()], true, None);
+        assert_eq!(
+            items,
+            [
+                Ok(StreamEvent::ReasoningDelta("2+2".into())),
+                Ok(StreamEvent::TextDelta("4".into())),
+                Ok(StreamEvent::Done { stop_reason: StopReason::Stop }),
+            ]
+        );
     }
 }
