@@ -36,6 +36,8 @@ start_redis() {
         echo "AGENTIC_SKIP_REDIS=1: not starting Redis; the tests that need it skip"
         return 0
     fi
+    # From here a Redis is there: a test that finds none fails instead of skipping.
+    export AGENTIC_REQUIRE_REDIS=1
     if [[ -n "${AGENTIC_REDIS_URL:-}" ]]; then
         echo "using the Redis at AGENTIC_REDIS_URL=$AGENTIC_REDIS_URL"
         return 0

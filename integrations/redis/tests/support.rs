@@ -1,8 +1,9 @@
 //! What the tests of this binary share: the test server, a prefix of each test's own, a raw
 //! connection to look at keys as Redis holds them, and the runtimes they build.
 //!
-//! Every test needs the Redis at `AGENTIC_REDIS_URL` (`.ci/run` starts one); with
-//! `AGENTIC_SKIP_REDIS=1` they skip; without either, they fail saying how to start one.
+//! Every test needs the Redis at `AGENTIC_REDIS_URL` (`.ci/run` starts one). Without it they skip,
+//! saying how to start one, so that `cargo test --workspace` passes on a machine without Redis;
+//! with `AGENTIC_REQUIRE_REDIS=1` (`.ci/run` sets it) a missing Redis fails them instead.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -26,7 +27,15 @@ pub(crate) fn redis_url(test: &str) -> Option<String> {
     }
     match std::env::var("AGENTIC_REDIS_URL") {
         Ok(url) if !url.is_empty() => Some(url),
-        _ => panic!("{test} needs a Redis server and AGENTIC_REDIS_URL is not set: {HOW_TO_START}"),
+        _ if std::env::var("AGENTIC_REQUIRE_REDIS").is_ok_and(|require| require == "1") => {
+            panic!(
+                "{test} needs a Redis server (AGENTIC_REQUIRE_REDIS=1) and AGENTIC_REDIS_URL is not set: {HOW_TO_START}"
+            )
+        }
+        _ => {
+            println!("skipping {test}: no Redis, AGENTIC_REDIS_URL is not set: {HOW_TO_START}");
+            None
+        }
     }
 }
 
