@@ -320,3 +320,34 @@ fn an_exec_stream_is_send_unpin_and_static() {
     let runtime = Runtime::new(ScriptedProvider::new([]));
     spawnable(&runtime.exec_stream(String::from("owned prompt")));
 }
+
+#[tokio::test(start_paused = true)]
+async fn done_carries_what_the_failed_attempts_cost() {
+    use agentic_runtime::message::Usage;
+    let provider = ScriptedProvider::new([
+        Scripted::cut("Hal").with_usage(Usage::new(100, 3)),
+        Scripted::ok("Hello").with_usage(Usage::new(100, 5)),
+    ]);
+    let reply = Runtime::new(provider).exec_stream("hi").reply().await.unwrap();
+    assert_eq!(reply.failed_usage(), Usage::new(100, 3), "the dropped call was paid for");
+    assert_eq!(reply.total_usage(), Usage::new(200, 8));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_and_the_call_cap_hold_as_for_exec() {
+    let policy = RetryPolicy::new().with_budget_ms(Some(30_000));
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::hang());
+    let runtime = Runtime::builder(provider.clone()).with_policy(policy).build().unwrap();
+    let started = tokio::time::Instant::now();
+    let error = runtime.exec_stream("hi").reply().await.unwrap_err();
+    assert!(started.elapsed() <= std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    let plain = runtime.exec("hi").await.unwrap_err();
+    assert_eq!((error.kind(), error.calls()), (plain.kind(), plain.calls()));
+
+    let capped = RetryPolicy::new().with_max_calls(Some(2)).with_jitter(Jitter::None);
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::cut("partial"));
+    let runtime = Runtime::builder(provider.clone()).with_policy(capped).build().unwrap();
+    let seen = consume(runtime.exec_stream("hi")).await;
+    assert_eq!(provider.calls(), 2, "`max_calls` holds");
+    assert_eq!(seen.done.unwrap().unwrap_err().calls(), 2);
+}
