@@ -2,7 +2,7 @@
 //! against two chaos servers on 127.0.0.1, the primary on the OpenAI wire, the fallback on
 //! Anthropic's, each journaling the requests it was sent.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step, WireFormat};
 use agentic_runtime::provider::WireKind;
@@ -10,24 +10,9 @@ use serde_json::Value;
 
 const CANARY: &str = "sk-ant-canary-SECRET-9c2e";
 
-/// Every variable a provider reads its key or base URL from.
-const PROVIDER_VARIABLES: [&str; 7] = [
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_BASE_URL",
-];
-
 /// Runs `agentic args..` with no provider variable from the environment but those of `env`.
 fn agentic(args: &[String], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_agentic"));
-    for name in PROVIDER_VARIABLES {
-        command.env_remove(name);
-    }
-    command.args(args).envs(env.iter().copied()).stdin(Stdio::null()).output().expect("the agentic binary runs")
+    crate::common::agentic_command(&[]).args(args).envs(env.iter().copied()).output().expect("the agentic binary runs")
 }
 
 /// [`agentic`] off the async runtime, which serves the chaos servers meanwhile.

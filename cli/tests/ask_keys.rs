@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -14,17 +14,6 @@ use std::time::Duration;
 const K1: &str = "sk-flag-K1-aaaaaaaaaaaaaaaa";
 const K2: &str = "sk-env-K2-bbbbbbbbbbbbbbbbb";
 const K3: &str = "sk-named-K3-cccccccccccccccc";
-
-/// Every variable a provider reads its key or base URL from.
-const PROVIDER_VARIABLES: [&str; 7] = [
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GEMINI_BASE_URL",
-];
 
 /// How a [`KeyServer`] answers every request.
 #[derive(Clone, Copy)]
@@ -134,11 +123,7 @@ fn serve(mut stream: TcpStream, answer: Answer, keys: &Mutex<Vec<Option<String>>
 
 /// Runs `agentic args..` with no provider variable from the environment but those of `env`.
 fn agentic(args: &[impl AsRef<std::ffi::OsStr>], env: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_agentic"));
-    for name in PROVIDER_VARIABLES {
-        command.env_remove(name);
-    }
-    command.args(args).envs(env.iter().copied()).stdin(Stdio::null()).output().expect("the agentic binary runs")
+    crate::common::agentic_command(&[]).args(args).envs(env.iter().copied()).output().expect("the agentic binary runs")
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -203,23 +203,7 @@ impl<'a> RetryState<'a> {
         if let Some(refusal) = self.budget.cooldown_refusal(left) {
             return Err(self.budget.refuse(refusal));
         }
-        let decision = Decision {
-            layer: Layer::Session,
-            attempt: self.attempt,
-            // About the call it delays, the next one.
-            call: self.budget.calls() + 1,
-            error: COOLDOWN.to_owned(),
-            usage: None,
-            verdict: Verdict::CooledDown,
-            reason: Why::CoolingDown { left },
-            delay: Some(left),
-            at: self.budget.elapsed(),
-            exec_id: 0,
-            function: None,
-            target: None,
-        };
-        self.record(decision);
-        tokio::time::sleep(left).await;
+        self.wait_before_call(COOLDOWN, Verdict::CooledDown, Why::CoolingDown { left }, left).await;
         Ok(())
     }
 
@@ -250,23 +234,8 @@ impl<'a> RetryState<'a> {
         let (Some(limit), false) = (reserved.limit, reserved.wait.is_zero()) else { return Ok(Some(reservation)) };
         // The wait counts, from here if nothing read the clock before.
         self.budget.start_clock();
-        let decision = Decision {
-            layer: Layer::Session,
-            attempt: self.attempt,
-            // About the call it delays, the next one.
-            call: self.budget.calls() + 1,
-            error: PACED.to_owned(),
-            usage: None,
-            verdict: Verdict::Paced,
-            reason: Why::Paced { limit, size: reserved.size, resets_in: reserved.resets_in },
-            delay: Some(reserved.wait),
-            at: self.budget.elapsed(),
-            exec_id: 0,
-            function: None,
-            target: None,
-        };
-        self.record(decision);
-        tokio::time::sleep(reserved.wait).await;
+        let why = Why::Paced { limit, size: reserved.size, resets_in: reserved.resets_in };
+        self.wait_before_call(PACED, Verdict::Paced, why, reserved.wait).await;
         Ok(Some(reservation))
     }
 
@@ -280,21 +249,19 @@ impl<'a> RetryState<'a> {
         reason: Why,
         delay: Option<Duration>,
     ) {
-        let decision = Decision {
-            layer,
-            attempt: self.attempt,
-            call: self.budget.calls(),
-            error,
-            usage,
-            verdict,
-            reason,
-            delay,
-            at: self.budget.elapsed(),
-            exec_id: 0,
-            function: None,
-            target: None,
-        };
+        let mut decision =
+            Decision::new(layer, self.attempt, self.budget.calls(), error, verdict, reason, self.budget.elapsed());
+        (decision.usage, decision.delay) = (usage, delay);
         self.record(decision);
+    }
+
+    /// Records layer 1's wait of `delay` before the next call, about that call (none failed:
+    /// `error` says what held it), then sleeps it.
+    async fn wait_before_call(&mut self, error: &str, verdict: Verdict, reason: Why, delay: Duration) {
+        let at = self.budget.elapsed();
+        let decision = Decision::new(Layer::Session, self.attempt, self.budget.calls() + 1, error, verdict, reason, at);
+        self.record(decision.with_delay(delay));
+        tokio::time::sleep(delay).await;
     }
 
     /// Records `decision` (made on the failure path) and reports it to `tracing`, the observer and

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
+use futures_util::StreamExt as _;
 
 use crate::answer::{ExecError, Reply};
 use crate::stream::event::ExecEvent;
@@ -47,13 +48,12 @@ impl<'r> ExecStream<'r> {
     /// Reads the stream to its end and returns what [`ExecEvent::Done`] carried, for a caller that
     /// wants the reply after all (the events before it are dropped).
     pub async fn reply(mut self) -> Result<Reply, ExecError> {
-        let mut done = None;
-        while let Some(event) = std::future::poll_fn(|cx| Pin::new(&mut self).poll_next(cx)).await {
+        while let Some(event) = self.next().await {
             if let ExecEvent::Done(result) = event {
-                done = Some(result);
+                return result;
             }
         }
-        done.expect("an exec stream ends with Done")
+        unreachable!("an exec stream ends with Done")
     }
 }
 

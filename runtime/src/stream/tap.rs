@@ -90,8 +90,7 @@ impl Tap {
     /// [`ExecStream`] once the caller has emptied the queue.)
     ///
     /// [`ExecStream`]: crate::exec::ExecStream
-    pub(crate) fn tapped<'a>(&'a self, events: EventStream<'a>) -> impl Stream<Item = EventItem> + Send + 'a {
-        let mut events = events;
+    pub(crate) fn tapped<'a>(&'a self, mut events: EventStream<'a>) -> impl Stream<Item = EventItem> + Send + 'a {
         poll_fn(move |cx| {
             if self.mode != StreamMode::Buffer && self.state().deltas >= MAX_QUEUED_DELTAS {
                 return Poll::Pending;
