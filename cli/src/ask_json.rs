@@ -2,9 +2,10 @@
 //! either layer as an attempt (`ask --stream --json` prints the same objects as its `decision` and
 //! `done` events).
 
+use agentic_runtime::decision::Decision;
 use agentic_runtime::message::Usage;
 use agentic_runtime::policy::rules::millis;
-use agentic_runtime::{Decision, ExecError, Reply};
+use agentic_runtime::{ExecError, Reply};
 use serde::Serialize;
 
 /// The `--json` line.

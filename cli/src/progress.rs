@@ -7,8 +7,9 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Mutex;
 
+use agentic_runtime::RetryPolicy;
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::{Layer, Verdict};
-use agentic_runtime::{Decision, RetryPolicy};
 
 use crate::terminal::shown;
 

@@ -5,10 +5,11 @@ use std::io;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use agentic_runtime::decision::Decision;
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::policy::rules::{Key, PolicyValues, format_ms, millis};
 use agentic_runtime::provider::ModelError;
-use agentic_runtime::{Decision, ExecError, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider};
+use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 use serde::Serialize;
 use serde_json::Value;
 

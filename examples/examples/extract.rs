@@ -11,8 +11,9 @@
 //! ```
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider};
-use agentic_runtime::{Decision, ExecError, Reply, Runtime, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
 
 /// An invoice, as the model reads it.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

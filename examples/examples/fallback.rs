@@ -28,10 +28,11 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::Verdict;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider};
 use agentic_runtime::storm::BreakerSettings;
-use agentic_runtime::{Decision, RetryPolicy, Runtime};
+use agentic_runtime::{RetryPolicy, Runtime};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
 

@@ -16,8 +16,9 @@ use agentic_runtime::exec::RuntimeBuilder;
 use std::process::ExitCode;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, WireFormat};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::provider::WireKind;
-use agentic_runtime::{Decision, ExecError, Reply, Runtime, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
 
 /// Answer the user's question in one sentence.
 #[agentic_function(session_base_delay_ms = 50, exec_base_delay_ms = 50, budget_ms = 10_000, timeout_ms = 5_000)]

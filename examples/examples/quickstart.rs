@@ -17,9 +17,10 @@ use agentic_runtime::exec::RuntimeBuilder;
 use std::sync::Arc;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::Layer;
 use agentic_runtime::provider::{AnthropicProvider, OpenAiProvider, Provider};
-use agentic_runtime::{Decision, ExecError, Reply, Runtime, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
 
 /// Summarize the user's text in one sentence.
 #[agentic_function(session_base_delay_ms = 100, exec_base_delay_ms = 150, budget_ms = 10_000, timeout_ms = 5_000)]

@@ -17,9 +17,10 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::exec::{ExecEvent, ExecStream, StreamMode};
 use agentic_runtime::provider::OpenAiProvider;
-use agentic_runtime::{Decision, ExecError, Reply, Runtime, agentic_function};
+use agentic_runtime::{ExecError, Reply, Runtime, agentic_function};
 use futures_util::StreamExt as _;
 
 /// Explain the question to a newcomer in two short sentences.

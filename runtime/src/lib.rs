@@ -46,7 +46,7 @@
 //! - **Use tools**: a [`Toolbox`] of functions (typed or over JSON) the model may call; a tool's
 //!   [`ToolError`] goes back to the model, never to the retry layers ([`tool`]). MCP servers'
 //!   tools come from the `agentic-mcp` crate.
-//! - **Observe**: each exec's [`Decision`]s (on the [`Reply`] or the [`ExecError`], and live through
+//! - **Observe**: each exec's [`Decision`](decision::Decision)s (on the [`Reply`] or the [`ExecError`], and live through
 //!   an observer) are the place to start; [`observe`] has the `tracing` conventions, the JSONL task
 //!   trace and the failure journal, and the `agentic-otel` crate exports to OpenTelemetry.
 //!
@@ -105,7 +105,6 @@ pub mod tower;
 mod util;
 
 pub use answer::{ExecError, ExecErrorKind, Reply};
-pub use decision::Decision;
 pub use exec::Runtime;
 pub use policy::RetryPolicy;
 pub use provider::{Scripted, ScriptedProvider};

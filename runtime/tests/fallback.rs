@@ -19,7 +19,7 @@ fn exact() -> RetryPolicy {
     RetryPolicy::new().with_jitter(Jitter::None)
 }
 
-fn moves(decisions: &[agentic_runtime::Decision]) -> Vec<String> {
+fn moves(decisions: &[agentic_runtime::decision::Decision]) -> Vec<String> {
     decisions.iter().filter(|d| d.verdict() == Verdict::Fallback).map(|d| d.reason().to_string()).collect()
 }
 

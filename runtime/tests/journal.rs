@@ -11,12 +11,11 @@ use agentic_test_support::temp_file::TempFile;
 use agentic_test_support::written::journal_lines;
 
 use agentic_runtime::classify::Reason;
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::{Layer, Verdict, Why};
 use agentic_runtime::observe::journal::{AttemptRecord, Event, FailureRecord, Journal};
 use agentic_runtime::provider::TransportKind;
-use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function,
-};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 
 #[agentic_function(max_retries = 2, session_retries = 1)]
 async fn summarize(runtime: &Runtime) -> Result<Reply, ExecError> {

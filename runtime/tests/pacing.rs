@@ -19,7 +19,7 @@ fn requests(remaining: u64) -> RateLimits {
     RateLimits::new().with(LimitKind::Requests, Limit::new(10, remaining, S * 6 * used as u32))
 }
 
-fn paced_waits(decisions: &[agentic_runtime::Decision]) -> Vec<Duration> {
+fn paced_waits(decisions: &[agentic_runtime::decision::Decision]) -> Vec<Duration> {
     decisions.iter().filter(|d| d.verdict() == Verdict::Paced).filter_map(|d| d.delay()).collect()
 }
 

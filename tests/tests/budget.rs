@@ -8,7 +8,7 @@ use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::TransportKind;
 use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider};
 
-fn sleeps(decisions: &[agentic_runtime::Decision]) -> Vec<u128> {
+fn sleeps(decisions: &[agentic_runtime::decision::Decision]) -> Vec<u128> {
     decisions.iter().filter_map(|d| d.delay()).map(|d| d.as_millis()).collect()
 }
 

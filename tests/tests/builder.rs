@@ -5,14 +5,14 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::Verdict;
 use agentic_runtime::exec::{MAX_TARGETS, RuntimeBuilder};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::ResponseSchema;
 use agentic_runtime::storm::{BreakerSettings, BreakerState, RetryQuota};
 use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox,
-    agentic_function,
+    ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox, agentic_function,
 };
 use serde_json::json;
 

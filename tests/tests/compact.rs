@@ -4,11 +4,12 @@
 //! call through both layers, within the exec's caps.
 
 use agentic_runtime::compact::{CompactFuture, Compactor, DropOldest, Overflow, Summarize};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::{Layer, Verdict};
 use agentic_runtime::message::{AssistantMessage, ContentBlock, Message, Role};
 use agentic_runtime::observe::trace::{TraceEvent, TraceSink};
 use agentic_runtime::{
-    Decision, ExecError, ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox, agentic_function,
+    ExecError, ExecErrorKind, RetryPolicy, Runtime, Scripted, ScriptedProvider, Toolbox, agentic_function,
 };
 use serde_json::json;
 

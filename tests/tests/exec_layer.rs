@@ -17,7 +17,7 @@ fn exact() -> RetryPolicy {
     RetryPolicy::new().with_jitter(Jitter::None)
 }
 
-fn sleeps(decisions: &[agentic_runtime::Decision]) -> Vec<u128> {
+fn sleeps(decisions: &[agentic_runtime::decision::Decision]) -> Vec<u128> {
     decisions.iter().filter_map(|d| d.delay()).map(|d| d.as_millis()).collect()
 }
 

@@ -15,13 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, JournalEntry, Outage, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::{Layer, MoveReason, Verdict, Why};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{
     AnthropicProvider, GeminiProvider, OpenAiProvider, Provider, ResponsesProvider, WireKind,
 };
 use agentic_runtime::storm::{BreakerSettings, BreakerState, Opened};
-use agentic_runtime::{Decision, ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Toolbox, agentic_function};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Toolbox, agentic_function};
 use agentic_test_support::wires::{self, Wire};
 use serde_json::json;
 

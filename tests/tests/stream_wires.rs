@@ -22,11 +22,12 @@
 use std::fmt;
 
 use agentic_chaos::{ChaosServer, JournalEntry, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::Verdict;
 use agentic_runtime::exec::{ExecEvent, ExecStream, RuntimeBuilder, StreamMode};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::storm::Refusal;
-use agentic_runtime::{Decision, ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Toolbox};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime, Toolbox};
 use agentic_test_support::wires::{self, Wire};
 use futures_util::StreamExt as _;
 use serde_json::json;

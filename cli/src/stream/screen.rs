@@ -12,8 +12,9 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
+use agentic_runtime::decision::Decision;
 use agentic_runtime::exec::ExecEvent;
-use agentic_runtime::{Decision, ExecError, Reply};
+use agentic_runtime::{ExecError, Reply};
 
 use crate::progress::{Progress, excerpt};
 use crate::stream::rows::{Written, terminal_width};

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
-use agentic_runtime::Decision;
+use agentic_runtime::decision::Decision;
 use agentic_runtime::provider::sse::{SseDecoder, SseEvent};
 
 /// Where the chat completion goes.

@@ -44,13 +44,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentic_chaos::{ChaosServer, EchoKey, Scenario, Step};
+use agentic_runtime::decision::Decision;
 use agentic_runtime::decision::{Layer, Verdict};
 use agentic_runtime::provider::OpenAiProvider;
 use agentic_runtime::resilient::Failure;
 use agentic_runtime::storm::BreakerSettings;
 use agentic_runtime::storm::RetryQuota;
 use agentic_runtime::tower::RetryLayer;
-use agentic_runtime::{Decision, ExecErrorKind, RetryPolicy, Runtime};
+use agentic_runtime::{ExecErrorKind, RetryPolicy, Runtime};
 
 /// The API key every request sends: no decision may show it.
 pub const KEY: &str = "sk-test-adapters";
