@@ -239,6 +239,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
                 validate: ::core::option::Option::None,
                 compact: ::core::option::Option::None,
                 tools: ::core::option::Option::None,
+                limits: #private::UsageLimits::NONE,
             };
         };
         function.block.stmts.insert(0, item);

@@ -12,6 +12,7 @@
 use std::fmt::Write as _;
 
 mod check;
+pub mod limits;
 mod preset;
 
 use check::uncapped_calls;

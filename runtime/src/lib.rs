@@ -96,6 +96,7 @@ pub mod policy;
 pub mod provider;
 pub mod resilient;
 mod retry;
+pub mod spend;
 pub mod storm;
 mod stream;
 pub mod tool;
@@ -152,5 +153,6 @@ pub mod __private {
     pub use crate::exec::prompt::Prompt;
     pub use crate::policy::rules::is_valid;
     pub use crate::policy::{Jitter, Preset, RetryPolicy};
+    pub use crate::spend::UsageLimits;
     pub use crate::tool::Toolbox;
 }

@@ -5,6 +5,7 @@ use std::fmt;
 use crate::answer::reply::Reply;
 use crate::compact::Compactor;
 use crate::policy::RetryPolicy;
+use crate::spend::UsageLimits;
 use crate::tool::Toolbox;
 
 /// A reply check: `Err(reason)` rejects the reply; the reason is fed back to the model.
@@ -27,6 +28,9 @@ pub struct AgentFn {
     /// (the attribute wraps the `static` or function it names in one, through [`ToolsOf`]),
     /// called once per exec; `None` from it is an unset `OnceLock`.
     pub tools: Option<fn() -> Option<Toolbox>>,
+    /// The spend limits built from the attribute's keys (`max_total_tokens = ..`); none set: the
+    /// runtime's ([`RuntimeBuilder::with_usage_limits`](crate::exec::RuntimeBuilder::with_usage_limits)).
+    pub limits: UsageLimits,
 }
 
 impl fmt::Debug for AgentFn {
@@ -38,6 +42,7 @@ impl fmt::Debug for AgentFn {
             .field("validate", &self.validate.is_some())
             .field("compact", &self.compact.map(Compactor::name))
             .field("tools", &self.tools.is_some())
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -45,7 +50,7 @@ impl fmt::Debug for AgentFn {
 impl AgentFn {
     /// A call with `policy` and nothing else.
     pub const fn anonymous(policy: RetryPolicy) -> Self {
-        Self { name: None, doc: None, policy, validate: None, compact: None, tools: None }
+        Self { name: None, doc: None, policy, validate: None, compact: None, tools: None, limits: UsageLimits::NONE }
     }
 }
 

@@ -15,6 +15,7 @@ use crate::policy::{PolicyError, RetryPolicy};
 use crate::provider::Provider;
 use crate::retry::fallback::{MAX_TARGETS, Target, target_name};
 use crate::retry::validate_policy;
+use crate::spend::UsageLimits;
 use crate::storm::pace::Pacing;
 use crate::storm::store::SharedStore;
 use crate::storm::{BreakerSettings, Governor, RetryQuota};
@@ -67,6 +68,7 @@ pub struct RuntimeBuilder {
     content_in_traces: bool,
     compactor: Option<Arc<dyn Compactor>>,
     max_compactions: u32,
+    limits: UsageLimits,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -102,6 +104,7 @@ impl RuntimeBuilder {
             content_in_traces: false,
             compactor: None,
             max_compactions: DEFAULT_MAX_COMPACTIONS,
+            limits: UsageLimits::NONE,
         }
     }
 
@@ -318,6 +321,18 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The spend limits of every exec that sets none of its own (a request's
+    /// [`ExecRequest::usage_limits`](crate::exec::ExecRequest::usage_limits), an agent function's
+    /// `max_total_tokens = ..`): tokens, tool calls and dollars, each checked before the call
+    /// that would pass it. An invalid one makes [`RuntimeBuilder::build`] fail.
+    ///
+    /// # Default
+    /// [`UsageLimits::NONE`]: no limit.
+    pub fn with_usage_limits(mut self, limits: UsageLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The most tool turns one exec may take before it stops with
     /// [`ExecErrorKind::MaxIterations`](crate::ExecErrorKind::MaxIterations) (not retried); 0
     /// allows no tool turn.
@@ -412,6 +427,7 @@ impl RuntimeBuilder {
     /// breaker is set on a runtime without fallbacks (it would never open).
     pub fn build(self) -> Result<Runtime, PolicyError> {
         validate_policy(&self.policy)?;
+        self.limits.validate()?;
         let count = 1 + self.fallbacks.len();
         if count > MAX_TARGETS {
             return Err(PolicyError::new(
@@ -462,7 +478,7 @@ impl RuntimeBuilder {
         };
         Ok(Runtime {
             provider: self.provider,
-            function: AgentFn::anonymous(self.policy),
+            function: AgentFn { limits: self.limits, ..AgentFn::anonymous(self.policy) },
             system: self.system,
             seed: self.seed.map(|seed| (seed, Arc::new(AtomicU64::new(0)))),
             observer: self.observer,

@@ -1,0 +1,151 @@
+//! [`UsageLimits`]: the ceilings of one exec.
+
+use agentic_policy::limits::{LimitKey, limit_is_valid, limit_violation};
+
+use crate::error::PolicyError;
+
+/// What one exec may spend: tokens in and out, tool calls, and dollars at the user's prices. Every
+/// call of the exec counts, failed ones included (they were paid for). `const`-constructible, like
+/// [`RetryPolicy`](crate::RetryPolicy); no limit is set by default.
+///
+/// Set them on the runtime ([`RuntimeBuilder::with_usage_limits`](crate::exec::RuntimeBuilder::with_usage_limits)),
+/// per request ([`ExecRequest::usage_limits`](crate::exec::ExecRequest::usage_limits)), or in the
+/// attribute (`#[agentic_function(max_total_tokens = 20_000)]`), where they are judged when the
+/// function compiles.
+///
+/// # Examples
+///
+/// ```
+/// use agentic_runtime::spend::UsageLimits;
+///
+/// const LIMITS: UsageLimits = UsageLimits::new().with_max_total_tokens(20_000).with_max_tool_calls(10);
+/// assert!(LIMITS.validate().is_ok());
+/// let error = UsageLimits::new().with_max_total_tokens(0).validate().unwrap_err();
+/// assert_eq!(error.key(), "max_total_tokens");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct UsageLimits {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    total_tokens: Option<u64>,
+    tool_calls: Option<u64>,
+    cost_usd: Option<f64>,
+}
+
+impl UsageLimits {
+    /// No limit at all.
+    pub const NONE: UsageLimits = UsageLimits::new();
+
+    /// No limit at all; add them with the `with_*` methods.
+    pub const fn new() -> Self {
+        Self { input_tokens: None, output_tokens: None, total_tokens: None, tool_calls: None, cost_usd: None }
+    }
+
+    /// At most `tokens` input tokens over every call of the exec (each call sends the whole
+    /// conversation again: a tool loop's input grows with every turn).
+    pub const fn with_max_input_tokens(mut self, tokens: u64) -> Self {
+        self.input_tokens = Some(tokens);
+        self
+    }
+
+    /// At most `tokens` output tokens over every call's answer; each call is sent a `max_tokens` no
+    /// larger than what is left, so that the provider stops itself.
+    pub const fn with_max_output_tokens(mut self, tokens: u64) -> Self {
+        self.output_tokens = Some(tokens);
+        self
+    }
+
+    /// At most `tokens` input and output tokens together.
+    pub const fn with_max_total_tokens(mut self, tokens: u64) -> Self {
+        self.total_tokens = Some(tokens);
+        self
+    }
+
+    /// At most `calls` tool calls run over the exec's tool turns.
+    pub const fn with_max_tool_calls(mut self, calls: u64) -> Self {
+        self.tool_calls = Some(calls);
+        self
+    }
+
+    /// At most `usd` US dollars over every call, at the runtime's prices: a model with no price is
+    /// an error before the first call, not a guess.
+    pub const fn with_max_cost_usd(mut self, usd: f64) -> Self {
+        self.cost_usd = Some(usd);
+        self
+    }
+
+    /// The limit `key`, if set (counts as `f64`).
+    pub const fn get(&self, key: LimitKey) -> Option<f64> {
+        let count = match key {
+            LimitKey::MaxInputTokens => self.input_tokens,
+            LimitKey::MaxOutputTokens => self.output_tokens,
+            LimitKey::MaxTotalTokens => self.total_tokens,
+            LimitKey::MaxToolCalls => self.tool_calls,
+            LimitKey::MaxCostUsd => return self.cost_usd,
+        };
+        match count {
+            Some(count) => Some(count as f64),
+            None => None,
+        }
+    }
+
+    /// `max_input_tokens`, if set.
+    pub const fn max_input_tokens(&self) -> Option<u64> {
+        self.input_tokens
+    }
+
+    /// `max_output_tokens`, if set.
+    pub const fn max_output_tokens(&self) -> Option<u64> {
+        self.output_tokens
+    }
+
+    /// `max_total_tokens`, if set.
+    pub const fn max_total_tokens(&self) -> Option<u64> {
+        self.total_tokens
+    }
+
+    /// `max_tool_calls`, if set.
+    pub const fn max_tool_calls(&self) -> Option<u64> {
+        self.tool_calls
+    }
+
+    /// `max_cost_usd`, if set.
+    pub const fn max_cost_usd(&self) -> Option<f64> {
+        self.cost_usd
+    }
+
+    /// Whether no limit is set: the exec checks nothing (its success path is as without limits).
+    pub const fn is_none(&self) -> bool {
+        self.input_tokens.is_none()
+            && self.output_tokens.is_none()
+            && self.total_tokens.is_none()
+            && self.tool_calls.is_none()
+            && self.cost_usd.is_none()
+    }
+
+    /// Whether every limit set is one an exec can live with (see [`UsageLimits::validate`]).
+    pub const fn is_valid(&self) -> bool {
+        let mut index = 0;
+        while index < LimitKey::ALL.len() {
+            let key = LimitKey::ALL[index];
+            if let Some(value) = self.get(key) {
+                if !limit_is_valid(key, value) {
+                    return false;
+                }
+            }
+            index += 1;
+        }
+        true
+    }
+
+    /// The first limit set that no exec could live with: a zero or negative one (it allows
+    /// nothing), a fraction of a token, a dollar limit that is not a number.
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        for key in LimitKey::ALL {
+            if let Some(message) = self.get(key).and_then(|value| limit_violation(key, value)) {
+                return Err(PolicyError::new(key.name(), message));
+            }
+        }
+        Ok(())
+    }
+}
