@@ -175,7 +175,11 @@ impl Runtime {
     /// `span` and in the journal.
     #[inline]
     fn judge_policy(&self, function: &AgentFn, span: &Span) -> Result<(), ExecError> {
-        let limits = || if function.limits.is_valid() { Ok(()) } else { function.limits.validate() };
+        // Limits the runtime, the attribute or the compiler did not judge: a request's.
+        let limits = || match function.limits.is_none() || function.limits.is_valid() {
+            true => Ok(()),
+            false => function.limits.validate(),
+        };
         validate_policy(&function.policy).and_then(|()| limits()).map_err(|error| {
             let error = ExecError::invalid_policy(function.name, error);
             telemetry::record_exec(span, || Usage::ZERO, || None, Some(error.kind().name()));

@@ -51,10 +51,10 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     let mut retry = 0u32;
     loop {
         // The exec's spend limits: the call's worst case must fit what is left (docs/design.md §23).
-        let (mut input, mut max_tokens) = (0, None);
+        let mut max_tokens = None;
         if run.state.spend.is_some() {
             match reserve_spend(run, history) {
-                Ok((estimate, left)) => (input, max_tokens) = (estimate, left),
+                Ok(left) => max_tokens = left,
                 Err(refusal) => {
                     let refusal = run.state.budget.refuse(refusal);
                     return Ok(no_call(run, "UsageLimit", refusal));
@@ -115,9 +115,8 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             call::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
         let (outcome, waited, first, pacing, permit) = meta.finish(outcome);
-        if let (Some(ledger), Ok(message)) = (&mut run.state.spend, &outcome) {
-            ledger.settle(message.usage.as_ref(), input, Some(message));
-            run.state.note_spent();
+        if run.state.spend.is_some() {
+            settle_spend(run, &outcome);
         }
         if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
@@ -336,10 +335,20 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
 /// The input estimate of the call of `history` and the most output tokens the exec's spend limits
 /// leave it, or the refusal when its worst case cannot fit.
 #[cold]
-fn reserve_spend(run: &Run<'_>, history: &[Message]) -> Result<(u64, Option<u64>), Refusal> {
+fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
     let input = pace::input_tokens(run.system, history, &run.tools);
-    let ledger = run.state.spend.as_deref().expect("reserve_spend needs a ledger");
-    Ok((input, ledger.reserve(input)?))
+    let ledger = run.state.spend.as_deref_mut().expect("reserve_spend needs a ledger");
+    ledger.reserve(input)
+}
+
+/// After a call of an exec with spend limits: the call settles what it reserved (a programming
+/// error, which ends the exec at once, settles nothing).
+#[cold]
+fn settle_spend(run: &mut Run<'_>, outcome: &Result<AssistantMessage, ModelError>) {
+    if let (Some(ledger), Ok(message)) = (run.state.spend.as_deref_mut(), outcome) {
+        ledger.settle(message.usage.as_ref(), Some(message));
+        run.state.note_spent();
+    }
 }
 
 /// Layer 1 when the wait for the provider's rate limit (`kind` `"RateLimit"`) or its cooldown

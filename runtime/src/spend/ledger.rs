@@ -11,11 +11,13 @@ use crate::storm::pace::answer_tokens;
 pub(crate) struct Ledger {
     limits: UsageLimits,
     spent: Spent,
+    /// The input estimate of the call in flight, for a server that reports no usage.
+    pending_input: u64,
 }
 
 impl Ledger {
     pub(crate) fn new(limits: UsageLimits) -> Self {
-        Self { limits, spent: Spent::default() }
+        Self { limits, spent: Spent::default(), pending_input: 0 }
     }
 
     /// What the exec spent so far.
@@ -26,7 +28,8 @@ impl Ledger {
     /// Before a call whose request is about `input` tokens: the refusal when its worst case cannot
     /// fit what is left (at least one output token, whatever the call's own limit), else the most
     /// output tokens the call may ask for (`None`: the limits bound no output).
-    pub(crate) fn reserve(&self, input: u64) -> Result<Option<u64>, Refusal> {
+    pub(crate) fn reserve(&mut self, input: u64) -> Result<Option<u64>, Refusal> {
+        self.pending_input = input;
         let spent = &self.spent;
         if let Some(max) = self.limits.max_input_tokens() {
             if spent.input_tokens.saturating_add(input) > max {
@@ -51,12 +54,12 @@ impl Ledger {
         Ok(output_left)
     }
 
-    /// After a call: its reported `usage`, or, when the server reported none, the call's input
-    /// estimate and its answer's size (a failed call's too: it was paid for).
-    pub(crate) fn settle(&mut self, usage: Option<&Usage>, input: u64, answer: Option<&AssistantMessage>) {
+    /// After the call reserved last: its reported `usage`, or, when the server reported none, its
+    /// input estimate and its answer's size (a failed call's too: it was paid for).
+    pub(crate) fn settle(&mut self, usage: Option<&Usage>, answer: Option<&AssistantMessage>) {
         let usage = match usage {
             Some(usage) => *usage,
-            None => Usage::new(input, answer.map_or(0, answer_tokens)),
+            None => Usage::new(self.pending_input, answer.map_or(0, answer_tokens)),
         };
         self.spent.input_tokens = self.spent.input_tokens.saturating_add(usage.input_tokens);
         self.spent.output_tokens = self.spent.output_tokens.saturating_add(usage.output_tokens);
@@ -87,7 +90,7 @@ mod tests {
     fn a_call_is_refused_when_its_worst_case_cannot_fit() {
         let mut ledger = Ledger::new(UsageLimits::new().with_max_total_tokens(1_000).with_max_output_tokens(300));
         assert_eq!(ledger.reserve(600), Ok(Some(300)), "the output limit is the tighter");
-        ledger.settle(Some(&Usage::new(600, 250)), 600, None);
+        ledger.settle(Some(&Usage::new(600, 250)), None);
         assert_eq!(ledger.reserve(100), Ok(Some(50)), "50 output tokens are left of both");
         let Err(Refusal::UsageLimit { limit, used, needed, .. }) = ledger.reserve(200) else { panic!() };
         assert_eq!((limit, used, needed), (Limit::MaxTotalTokens, 850, 201));
@@ -96,7 +99,8 @@ mod tests {
     #[test]
     fn an_unreported_usage_counts_the_estimates() {
         let mut ledger = Ledger::new(UsageLimits::new().with_max_input_tokens(100));
-        ledger.settle(None, 60, Some(&AssistantMessage::text("x".repeat(40))));
+        ledger.reserve(60).unwrap();
+        ledger.settle(None, Some(&AssistantMessage::text("x".repeat(40))));
         assert_eq!((ledger.spent().input_tokens, ledger.spent().output_tokens), (60, 10));
         assert!(matches!(ledger.reserve(41), Err(Refusal::UsageLimit { limit: Limit::MaxInputTokens, .. })));
     }

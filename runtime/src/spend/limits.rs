@@ -23,13 +23,28 @@ use crate::error::PolicyError;
 /// let error = UsageLimits::new().with_max_total_tokens(0).validate().unwrap_err();
 /// assert_eq!(error.key(), "max_total_tokens");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Clone, Copy, PartialEq, Default)]
 pub struct UsageLimits {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
     total_tokens: Option<u64>,
     tool_calls: Option<u64>,
     cost_usd: Option<f64>,
+    /// Some limit is set: what every exec asks first, in one test (an exec without limits
+    /// checks nothing else).
+    any: bool,
+}
+
+impl std::fmt::Debug for UsageLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UsageLimits")
+            .field("max_input_tokens", &self.input_tokens)
+            .field("max_output_tokens", &self.output_tokens)
+            .field("max_total_tokens", &self.total_tokens)
+            .field("max_tool_calls", &self.tool_calls)
+            .field("max_cost_usd", &self.cost_usd)
+            .finish()
+    }
 }
 
 impl UsageLimits {
@@ -38,13 +53,21 @@ impl UsageLimits {
 
     /// No limit at all; add them with the `with_*` methods.
     pub const fn new() -> Self {
-        Self { input_tokens: None, output_tokens: None, total_tokens: None, tool_calls: None, cost_usd: None }
+        Self {
+            input_tokens: None,
+            output_tokens: None,
+            total_tokens: None,
+            tool_calls: None,
+            cost_usd: None,
+            any: false,
+        }
     }
 
     /// At most `tokens` input tokens over every call of the exec (each call sends the whole
     /// conversation again: a tool loop's input grows with every turn).
     pub const fn with_max_input_tokens(mut self, tokens: u64) -> Self {
         self.input_tokens = Some(tokens);
+        self.any = true;
         self
     }
 
@@ -52,18 +75,21 @@ impl UsageLimits {
     /// larger than what is left, so that the provider stops itself.
     pub const fn with_max_output_tokens(mut self, tokens: u64) -> Self {
         self.output_tokens = Some(tokens);
+        self.any = true;
         self
     }
 
     /// At most `tokens` input and output tokens together.
     pub const fn with_max_total_tokens(mut self, tokens: u64) -> Self {
         self.total_tokens = Some(tokens);
+        self.any = true;
         self
     }
 
     /// At most `calls` tool calls run over the exec's tool turns.
     pub const fn with_max_tool_calls(mut self, calls: u64) -> Self {
         self.tool_calls = Some(calls);
+        self.any = true;
         self
     }
 
@@ -71,6 +97,7 @@ impl UsageLimits {
     /// an error before the first call, not a guess.
     pub const fn with_max_cost_usd(mut self, usd: f64) -> Self {
         self.cost_usd = Some(usd);
+        self.any = true;
         self
     }
 
@@ -116,11 +143,7 @@ impl UsageLimits {
 
     /// Whether no limit is set: the exec checks nothing (its success path is as without limits).
     pub const fn is_none(&self) -> bool {
-        self.input_tokens.is_none()
-            && self.output_tokens.is_none()
-            && self.total_tokens.is_none()
-            && self.tool_calls.is_none()
-            && self.cost_usd.is_none()
+        !self.any
     }
 
     /// Whether every limit set is one an exec can live with (see [`UsageLimits::validate`]).
