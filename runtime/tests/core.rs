@@ -10,4 +10,5 @@ mod fuzz_regressions;
 mod journal;
 mod pacing;
 mod spend_limits;
+mod spend_prices;
 mod tool_timeout;
