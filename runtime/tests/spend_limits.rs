@@ -128,3 +128,53 @@ async fn an_exec_without_limits_reports_no_spend() {
     assert_eq!(reply.spent(), None);
     assert_eq!(provider.requests()[0].max_tokens, None);
 }
+
+fn priced(model: &str, input: f64, output: f64) -> agentic_runtime::spend::Prices {
+    use agentic_runtime::spend::{Price, Prices};
+    Prices::new().with(&format!("scripted/{model}"), Price::per_million(input, output).unwrap()).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dollar_limit_buys_each_call_the_output_it_can_and_stops_the_one_it_cannot() {
+    let runs = Arc::new(AtomicU32::new(0));
+    let provider = ScriptedProvider::new([
+        Scripted::tool_call("search", json!({})).with_usage(Usage::new(100_000, 500)),
+        Scripted::ok("never asked"),
+    ])
+    .with_model("m");
+    // $1 and $10 a million: the first call's 100 000 input tokens and 500 output cost $0.105.
+    let runtime = Runtime::builder(provider.clone())
+        .with_tools(search(runs))
+        .with_prices(priced("m", 1.0, 10.0))
+        .with_usage_limits(UsageLimits::new().with_max_cost_usd(0.105_005))
+        .build()
+        .unwrap();
+    let error = runtime.exec("q").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::UsageLimit, "{error}");
+    assert_eq!(provider.calls(), 1, "the second call's input alone would pass the limit: not sent");
+    let first = provider.requests()[0].max_tokens.unwrap();
+    assert!((10_490..=10_500).contains(&first), "what $0.105005 buys after the first call's input: {first}");
+    let Some(Refusal::UsageLimit { limit: Limit::MaxCostUsd, max: 105_005, used: 105_000, .. }) = error.refusal()
+    else {
+        panic!("{:?}", error.refusal())
+    };
+    assert!(error.to_string().contains("`max_cost_usd` ($0.105005) would be passed: $0.105000 spent"), "{error}");
+    assert!((error.spent().unwrap().cost_usd - 0.105).abs() < 1e-9);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_target_without_a_price_under_a_dollar_limit_is_an_error_before_any_call() {
+    let provider = ScriptedProvider::new([Scripted::ok("never")]).with_model("m");
+    let error = Runtime::builder(provider.clone())
+        .with_usage_limits(UsageLimits::new().with_max_cost_usd(1.0))
+        .build()
+        .unwrap_err();
+    assert_eq!(error.key(), "max_cost_usd");
+    assert!(error.message().contains("`scripted/m` has no price"), "{}", error.message());
+
+    let runtime = Runtime::builder(provider.clone()).with_prices(priced("other", 1.0, 1.0)).build().unwrap();
+    let error = runtime.request("q").usage_limits(&UsageLimits::new().with_max_cost_usd(1.0)).send().await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Programming, "{error}");
+    assert!(error.to_string().contains("`scripted/m` has no price"), "{error}");
+    assert_eq!(provider.calls(), 0);
+}

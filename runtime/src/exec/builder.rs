@@ -15,7 +15,8 @@ use crate::policy::{PolicyError, RetryPolicy};
 use crate::provider::Provider;
 use crate::retry::fallback::{MAX_TARGETS, Target, target_name};
 use crate::retry::validate_policy;
-use crate::spend::UsageLimits;
+use crate::spend::ledger::Ledger;
+use crate::spend::{Prices, UsageLimits};
 use crate::storm::pace::Pacing;
 use crate::storm::store::SharedStore;
 use crate::storm::{BreakerSettings, Governor, RetryQuota};
@@ -69,6 +70,7 @@ pub struct RuntimeBuilder {
     compactor: Option<Arc<dyn Compactor>>,
     max_compactions: u32,
     limits: UsageLimits,
+    prices: Option<Arc<Prices>>,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -105,6 +107,7 @@ impl RuntimeBuilder {
             compactor: None,
             max_compactions: DEFAULT_MAX_COMPACTIONS,
             limits: UsageLimits::NONE,
+            prices: None,
         }
     }
 
@@ -333,6 +336,18 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The prices a dollar limit (`max_cost_usd`) counts at, per target
+    /// ([`Prices`]: in code, or from litellm's price file). Under a dollar limit a target without a
+    /// price is an error before the first call (of [`RuntimeBuilder::build`] when the runtime's
+    /// limits have one, of the exec when a request's or an agent function's has), never a guess.
+    ///
+    /// # Default
+    /// None: a dollar limit cannot be used.
+    pub fn with_prices(mut self, prices: Prices) -> Self {
+        self.prices = Some(Arc::new(prices));
+        self
+    }
+
     /// The most tool turns one exec may take before it stops with
     /// [`ExecErrorKind::MaxIterations`](crate::ExecErrorKind::MaxIterations) (not retried); 0
     /// allows no tool turn.
@@ -476,7 +491,7 @@ impl RuntimeBuilder {
             }
             (targets[0].governor.clone(), Some(Arc::new(targets)))
         };
-        Ok(Runtime {
+        let runtime = Runtime {
             provider: self.provider,
             function: AgentFn { limits: self.limits, ..AgentFn::anonymous(self.policy) },
             system: self.system,
@@ -491,6 +506,26 @@ impl RuntimeBuilder {
             compactor: self.compactor,
             max_compactions: self.max_compactions,
             targets,
-        })
+            prices: self.prices,
+        };
+        let names = runtime.target_names();
+        if let Some(target) =
+            Ledger::unpriced(&self.limits, runtime.prices().map(|p| &**p), names.iter().map(String::as_str))
+        {
+            return Err(unpriced(target));
+        }
+        Ok(runtime)
     }
+}
+
+/// The error of a dollar limit over a target without a price.
+pub(crate) fn unpriced(target: &str) -> PolicyError {
+    PolicyError::new(
+        "max_cost_usd",
+        format!(
+            "the target `{target}` has no price, and a dollar limit needs one for every target (a guess \
+             would be no limit): add it with `RuntimeBuilder::with_prices` (in code, or from litellm's \
+             price file with `Prices::from_litellm_file`)"
+        ),
+    )
 }

@@ -41,6 +41,7 @@ use crate::retry::RetryState;
 use crate::retry::budget::Budget;
 use crate::retry::fallback::{Position, Target, target_name};
 use crate::retry::session::Run;
+use crate::spend::Prices;
 use crate::storm::Governor;
 use crate::tool::Toolbox;
 
@@ -92,6 +93,8 @@ pub struct Runtime {
     /// Every target in order, the primary first, when the runtime has fallbacks; `None` with one
     /// provider, which has no breaker.
     targets: Option<Arc<Vec<Target>>>,
+    /// The prices a dollar limit counts at ([`RuntimeBuilder::with_prices`]).
+    prices: Option<Arc<Prices>>,
 }
 
 /// The most tool turns of one exec, unless [`RuntimeBuilder::with_max_iterations`] says otherwise.
@@ -153,6 +156,20 @@ impl Runtime {
     /// only while the store does not answer. A reading: it changes nothing.
     pub fn retry_quota_left(&self) -> Option<u64> {
         self.governor.local_allowance()
+    }
+
+    /// The name of every target, the primary first, as prices name them (without the `#2` of a
+    /// second target of one model).
+    pub(crate) fn target_names(&self) -> Vec<String> {
+        match &self.targets {
+            None => vec![target_name(&*self.provider)],
+            Some(targets) => targets.iter().map(|target| target_name(&*target.provider)).collect(),
+        }
+    }
+
+    /// The prices a dollar limit counts at.
+    pub(crate) fn prices(&self) -> Option<&Arc<Prices>> {
+        self.prices.as_ref()
     }
 
     /// The policy of execs that name none.

@@ -91,7 +91,18 @@ impl Runtime {
         run.schema = expected.map(|expected| &expected.schema);
         run.state.tap = tap;
         if !function.limits.is_none() {
-            run.state.spend = Some(Box::new(Ledger::new(function.limits)));
+            let prices = self.prices();
+            // A dollar limit needs every target's price, before the first call.
+            if function.limits.max_cost_usd().is_some() {
+                let names = self.target_names();
+                let unpriced =
+                    Ledger::unpriced(&function.limits, prices.map(|p| &**p), names.iter().map(String::as_str));
+                if let Some(target) = unpriced {
+                    let error = ExecError::invalid_policy(function.name, super::builder::unpriced(target));
+                    return Err(self.journaled(error));
+                }
+            }
+            run.state.spend = Some(Box::new(Ledger::new(function.limits, prices.cloned())));
         }
         let mut exec = Exec {
             function,

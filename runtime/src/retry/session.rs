@@ -337,8 +337,9 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
 #[cold]
 fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
     let input = pace::input_tokens(run.system, history, &run.tools);
+    let target = crate::retry::fallback::target_name(run.provider);
     let ledger = run.state.spend.as_deref_mut().expect("reserve_spend needs a ledger");
-    ledger.reserve(input)
+    ledger.reserve(input, &target)
 }
 
 /// After a call of an exec with spend limits: the call settles what it reserved (a programming

@@ -1,8 +1,10 @@
 //! One exec's ledger against its limits: each call reserves its worst case before it is sent and
 //! settles to what it used after (docs/design.md §23).
 
+use std::sync::Arc;
+
 use crate::message::{AssistantMessage, Usage};
-use crate::spend::{Limit, Spent, UsageLimits};
+use crate::spend::{Limit, Price, Prices, Spent, UsageLimits};
 use crate::storm::Refusal;
 use crate::storm::pace::answer_tokens;
 
@@ -13,11 +15,26 @@ pub(crate) struct Ledger {
     spent: Spent,
     /// The input estimate of the call in flight, for a server that reports no usage.
     pending_input: u64,
+    /// The runtime's prices, under a dollar limit.
+    prices: Option<Arc<Prices>>,
+    /// The price of the call in flight's target, under a dollar limit.
+    pending_price: Option<Price>,
 }
 
 impl Ledger {
-    pub(crate) fn new(limits: UsageLimits) -> Self {
-        Self { limits, spent: Spent::default(), pending_input: 0 }
+    pub(crate) fn new(limits: UsageLimits, prices: Option<Arc<Prices>>) -> Self {
+        Self { limits, spent: Spent::default(), pending_input: 0, prices, pending_price: None }
+    }
+
+    /// Under a dollar limit, the first of `targets` that has no price: an exec cannot start
+    /// then (a guess would be no limit).
+    pub(crate) fn unpriced<'t>(
+        limits: &UsageLimits,
+        prices: Option<&Prices>,
+        mut targets: impl Iterator<Item = &'t str>,
+    ) -> Option<&'t str> {
+        limits.max_cost_usd()?;
+        targets.find(|target| prices.and_then(|prices| prices.price_of(target)).is_none())
     }
 
     /// What the exec spent so far.
@@ -28,8 +45,9 @@ impl Ledger {
     /// Before a call whose request is about `input` tokens: the refusal when its worst case cannot
     /// fit what is left (at least one output token, whatever the call's own limit), else the most
     /// output tokens the call may ask for (`None`: the limits bound no output).
-    pub(crate) fn reserve(&mut self, input: u64) -> Result<Option<u64>, Refusal> {
+    pub(crate) fn reserve(&mut self, input: u64, target: &str) -> Result<Option<u64>, Refusal> {
         self.pending_input = input;
+        self.pending_price = None;
         let spent = &self.spent;
         if let Some(max) = self.limits.max_input_tokens() {
             if spent.input_tokens.saturating_add(input) > max {
@@ -51,6 +69,24 @@ impl Ledger {
             let left = max - spent.output_tokens;
             output_left = Some(output_left.map_or(left, |other| other.min(left)));
         }
+        if let Some(max) = self.limits.max_cost_usd() {
+            let price = self.prices.as_deref().and_then(|prices| prices.price_of(target)).copied();
+            // Checked when the exec started: every target has a price. A target without one
+            // (none should get here) is refused, never guessed at.
+            let Some(price) = price else { return Err(usd_refusal(max, spent.cost_usd, f64::INFINITY)) };
+            let left = max - spent.cost_usd;
+            let needed = price.worst_case_usd(input, 1);
+            if needed > left {
+                return Err(usd_refusal(max, spent.cost_usd, needed));
+            }
+            // The output the dollars left can buy, after the input at its dearest.
+            let per_output_token = price.worst_case_usd(0, 1);
+            if per_output_token > 0.0 {
+                let affordable = ((left - price.worst_case_usd(input, 0)) / per_output_token).floor() as u64;
+                output_left = Some(output_left.map_or(affordable, |other| other.min(affordable)));
+            }
+            self.pending_price = Some(price);
+        }
         Ok(output_left)
     }
 
@@ -63,6 +99,9 @@ impl Ledger {
         };
         self.spent.input_tokens = self.spent.input_tokens.saturating_add(usage.input_tokens);
         self.spent.output_tokens = self.spent.output_tokens.saturating_add(usage.output_tokens);
+        if let Some(price) = self.pending_price.take() {
+            self.spent.cost_usd += price.cost_usd(&usage);
+        }
     }
 
     /// Before a tool turn of `calls` calls: the refusal when they would pass `max_tool_calls`,
@@ -78,6 +117,13 @@ impl Ledger {
     }
 }
 
+/// A dollar limit's refusal, its amounts in millionths of a dollar (rounded up: a refusal never
+/// says less was needed than was).
+fn usd_refusal(max: f64, used: f64, needed: f64) -> Refusal {
+    let micros = |usd: f64| (usd * 1e6).ceil().min(u64::MAX as f64) as u64;
+    refusal(Limit::MaxCostUsd, micros(max), micros(used), micros(needed))
+}
+
 fn refusal(limit: Limit, max: u64, used: u64, needed: u64) -> Refusal {
     Refusal::UsageLimit { limit, max, used, needed }
 }
@@ -86,28 +132,47 @@ fn refusal(limit: Limit, max: u64, used: u64, needed: u64) -> Refusal {
 mod tests {
     use super::*;
 
+    impl Ledger {
+        fn new_test(limits: UsageLimits) -> Self {
+            Self::new(limits, None)
+        }
+    }
+
+    #[test]
+    fn a_dollar_limit_buys_the_output_its_dollars_can() {
+        let prices = Prices::new().with("t/m", Price::per_million(1.0, 10.0).unwrap()).unwrap();
+        let mut ledger = Ledger::new(UsageLimits::new().with_max_cost_usd(0.01), Some(Arc::new(prices)));
+        // 2 000 input tokens cost $0.002; the $0.008 left buy 800 output tokens.
+        assert_eq!(ledger.reserve(2_000, "t/m"), Ok(Some(800)));
+        ledger.settle(Some(&Usage::new(2_000, 700)), None);
+        assert!((ledger.spent().cost_usd - 0.009).abs() < 1e-12);
+        // $0.001 left: 1 000 input tokens cost it all, and one output token does not fit.
+        let Err(Refusal::UsageLimit { limit, max, used, needed }) = ledger.reserve(1_000, "t/m") else { panic!() };
+        assert_eq!((limit, max, used, needed), (Limit::MaxCostUsd, 10_000, 9_000, 1_010));
+    }
+
     #[test]
     fn a_call_is_refused_when_its_worst_case_cannot_fit() {
-        let mut ledger = Ledger::new(UsageLimits::new().with_max_total_tokens(1_000).with_max_output_tokens(300));
-        assert_eq!(ledger.reserve(600), Ok(Some(300)), "the output limit is the tighter");
+        let mut ledger = Ledger::new_test(UsageLimits::new().with_max_total_tokens(1_000).with_max_output_tokens(300));
+        assert_eq!(ledger.reserve(600, "t"), Ok(Some(300)), "the output limit is the tighter");
         ledger.settle(Some(&Usage::new(600, 250)), None);
-        assert_eq!(ledger.reserve(100), Ok(Some(50)), "50 output tokens are left of both");
-        let Err(Refusal::UsageLimit { limit, used, needed, .. }) = ledger.reserve(200) else { panic!() };
+        assert_eq!(ledger.reserve(100, "t"), Ok(Some(50)), "50 output tokens are left of both");
+        let Err(Refusal::UsageLimit { limit, used, needed, .. }) = ledger.reserve(200, "t") else { panic!() };
         assert_eq!((limit, used, needed), (Limit::MaxTotalTokens, 850, 201));
     }
 
     #[test]
     fn an_unreported_usage_counts_the_estimates() {
-        let mut ledger = Ledger::new(UsageLimits::new().with_max_input_tokens(100));
-        ledger.reserve(60).unwrap();
+        let mut ledger = Ledger::new_test(UsageLimits::new().with_max_input_tokens(100));
+        ledger.reserve(60, "t").unwrap();
         ledger.settle(None, Some(&AssistantMessage::text("x".repeat(40))));
         assert_eq!((ledger.spent().input_tokens, ledger.spent().output_tokens), (60, 10));
-        assert!(matches!(ledger.reserve(41), Err(Refusal::UsageLimit { limit: Limit::MaxInputTokens, .. })));
+        assert!(matches!(ledger.reserve(41, "t"), Err(Refusal::UsageLimit { limit: Limit::MaxInputTokens, .. })));
     }
 
     #[test]
     fn tool_calls_past_the_limit_are_refused_and_not_counted() {
-        let mut ledger = Ledger::new(UsageLimits::new().with_max_tool_calls(2));
+        let mut ledger = Ledger::new_test(UsageLimits::new().with_max_tool_calls(2));
         assert_eq!(ledger.tool_calls(2), Ok(()));
         assert!(ledger.tool_calls(1).is_err());
         assert_eq!(ledger.spent().tool_calls, 2);
