@@ -617,3 +617,37 @@ fn binds(pat: &Pat, name: &Ident) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(args: &str) -> String {
+        let item = "/// Doc.\nasync fn f(runtime: &Runtime) -> Result<Reply, ExecError> { runtime.exec(\"x\").await }";
+        agentic_function(args.parse().expect("args lex"), item.parse().expect("item lexes")).to_string()
+    }
+
+    #[test]
+    fn the_limits_are_set_on_the_functions_constant_and_stated_in_its_docs() {
+        let output = expanded("max_total_tokens = 20_000, max_cost_usd = 0.25, max_retries = 2");
+        assert!(
+            output.contains(
+                "limits : :: agentic_runtime :: __private :: UsageLimits :: NONE . with_max_total_tokens (20000) . \
+                 with_max_cost_usd (0.25)"
+            ),
+            "{output}"
+        );
+        assert!(output.contains(" **Spend limits:** at most 20 000 tokens, $0.25 per exec.\"]"), "{output}");
+
+        let output = expanded("max_retries = 2");
+        assert!(output.contains("limits : :: agentic_runtime :: __private :: UsageLimits :: NONE ,"), "{output}");
+        assert!(!output.contains("Spend limits"), "{output}");
+    }
+
+    #[test]
+    fn a_broken_limit_leaves_the_function_unchanged_with_the_error() {
+        let output = expanded("max_total_tokens = 0");
+        assert!(output.contains("compile_error"), "{output}");
+        assert!(!output.contains("__AGENTIC_FUNCTION"), "{output}");
+    }
+}
