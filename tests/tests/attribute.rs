@@ -357,3 +357,29 @@ fn the_attribute_knows_every_jitter_kind() {
     // uses each of them. A kind added to the runtime must be added there too.
     assert_eq!(agentic_runtime::policy::Jitter::NAMES, ["none", "full", "equal", "decorrelated", "proportional"]);
 }
+
+/// What the function's `ExecRequest` shows: its prompt carries the function the exec runs as.
+#[agentic_function(max_total_tokens = 20_000, max_tool_calls = 1, max_cost_usd = 0.25)]
+async fn thrifty(runtime: &Runtime) -> String {
+    format!("{:?}", runtime.request("hello"))
+}
+
+#[agentic_function(max_retries = 2)]
+async fn unlimited(runtime: &Runtime) -> String {
+    format!("{:?}", runtime.request("hello"))
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attributes_limits_reach_the_exec() {
+    use agentic_runtime::spend::UsageLimits;
+    // The exec does not enforce the limits yet: this checks that the function it runs as carries
+    // them (the `AgentFn` in the prompt), built by the same setters as the builder's.
+    let runtime = Runtime::new(ScriptedProvider::new([]));
+    let limits = UsageLimits::new().with_max_total_tokens(20_000).with_max_tool_calls(1).with_max_cost_usd(0.25);
+    let shown = thrifty(&runtime).await;
+    assert!(shown.contains("name: Some(\"thrifty\")"), "{shown}");
+    assert!(shown.contains(&format!("limits: {limits:?}")), "{shown}");
+    // Without a limit key, none: the runtime's apply.
+    let shown = unlimited(&runtime).await;
+    assert!(shown.contains(&format!("limits: {:?}", UsageLimits::NONE)), "{shown}");
+}
