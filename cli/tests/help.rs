@@ -121,8 +121,16 @@ fn no_help_names_an_issue_or_a_seed() {
 fn the_journal_help_names_every_kind() {
     let help = agentic(&["journal", "--help"], "");
     let help = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
-    let kinds =
-        ["permanent", "exhausted", "programming", "context_overflow", "refused", "invalid_result", "max_iterations"];
+    let kinds = [
+        "permanent",
+        "exhausted",
+        "programming",
+        "context_overflow",
+        "refused",
+        "invalid_result",
+        "max_iterations",
+        "usage_limit",
+    ];
     for kind in kinds {
         assert!(
             help.contains(&format!("{kind},")) || help.contains(&format!("{kind};")),

@@ -9,4 +9,5 @@ mod fuzz_corpus;
 mod fuzz_regressions;
 mod journal;
 mod pacing;
+mod spend_limits;
 mod tool_timeout;

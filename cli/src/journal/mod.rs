@@ -29,7 +29,7 @@ Count the failures in a failure journal by cause: which function failed, why, an
 FILE is a journal written by agentic_runtime::observe::journal::Journal: one JSON record per line, with \
 time_ms (milliseconds since the Unix epoch), event (\"failure\", or \"retry\" when retries are \
 journaled too), op (\"exec\"), name (the agent function, or \"exec\"), kind (permanent, exhausted, \
-programming, context_overflow, refused, invalid_result, max_iterations; \"retry\" for a retry; \
+programming, context_overflow, refused, invalid_result, max_iterations, usage_limit; \"retry\" for a retry; \
 an older version's kind budget counts as refused), attempts (each decision: layer, attempt, call, \
 error, verdict, reason, delay_ms), last_error, status, code, stopped_by, calls and elapsed_ms.
 

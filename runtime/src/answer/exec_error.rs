@@ -30,6 +30,10 @@ pub enum ExecErrorKind {
     InvalidResult,
     /// The model kept asking for tools past `max_iterations` (not retried).
     MaxIterations,
+    /// A spend limit of the exec (`UsageLimits`: tokens, tool calls, dollars) would have been
+    /// passed: stopped before the call or tool turn that would pass it. [`ExecError::refusal`] says
+    /// which limit, what was spent and what the next step needed.
+    UsageLimit,
 }
 
 impl ExecErrorKind {
@@ -43,6 +47,7 @@ impl ExecErrorKind {
             ExecErrorKind::Refused => "refused",
             ExecErrorKind::InvalidResult => "invalid_result",
             ExecErrorKind::MaxIterations => "max_iterations",
+            ExecErrorKind::UsageLimit => "usage_limit",
         }
     }
 }
@@ -192,6 +197,13 @@ impl ExecError {
     /// for the tool turns before the failure).
     pub fn usage(&self) -> Usage {
         self.inner.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
+    }
+
+    /// What the exec spent against its spend limits before it stopped (tokens, tool calls,
+    /// dollars), failed calls included; `None` for an exec without limits. With kind
+    /// [`ExecErrorKind::UsageLimit`], [`ExecError::refusal`] says which limit stopped it.
+    pub fn spent(&self) -> Option<crate::spend::Spent> {
+        self.inner.usage.as_ref().and_then(|totals| totals.spent)
     }
 
     /// The error of an exec whose function's `tools = PATH` names a `OnceLock` that is not set.

@@ -92,6 +92,13 @@ impl Reply {
         self.usage.as_ref().map_or(Usage::ZERO, |totals| totals.total)
     }
 
+    /// What the exec spent against its spend limits (tokens, tool calls, dollars), failed calls
+    /// included; `None` for an exec without limits
+    /// ([`UsageLimits`](crate::spend::UsageLimits)).
+    pub fn spent(&self) -> Option<crate::spend::Spent> {
+        self.usage.as_ref().and_then(|totals| totals.spent)
+    }
+
     /// The tokens spent on attempts that failed: failed calls that reported usage, and answers the
     /// validator rejected. Part of [`Reply::total_usage`].
     pub fn failed_usage(&self) -> Usage {

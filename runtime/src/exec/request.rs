@@ -6,11 +6,13 @@ use serde_json::Value;
 
 use crate::answer::{ExecError, Reply, TypedReply};
 use crate::exec::Runtime;
+use crate::exec::agent_fn::AgentFn;
 use crate::exec::prompt::Prompt;
 use crate::exec::typed::{self, Expected};
 use crate::exec::typed_answer::TypedAnswer;
 use crate::policy::RetryPolicy;
 use crate::provider::ResponseSchema;
+use crate::spend::UsageLimits;
 use crate::stream::tap::Tap;
 use crate::stream::{ExecStream, StreamMode};
 use crate::tool::Toolbox;
@@ -31,7 +33,8 @@ type Check<'r> = Box<dyn Fn(&Value) -> Result<(), String> + Send + Sync + 'r>;
 pub struct ExecRequest<'r> {
     runtime: &'r Runtime,
     prompt: Prompt,
-    policy: Option<RetryPolicy>,
+    /// The policy and the spend limits, when the request sets its own.
+    overrides: Option<Overrides>,
     tools: Option<&'r Toolbox>,
     schema: Option<(ResponseSchema, Check<'r>)>,
     mode: Option<StreamMode>,
@@ -41,7 +44,7 @@ impl fmt::Debug for ExecRequest<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecRequest")
             .field("prompt", &self.prompt)
-            .field("policy", &self.policy)
+            .field("overrides", &self.overrides)
             .field("tools", &self.tools.map(|tools| tools.names().collect::<Vec<_>>()))
             .field("schema", &self.schema.as_ref().map(|(schema, _)| schema))
             .field("mode", &self.mode)
@@ -51,7 +54,7 @@ impl fmt::Debug for ExecRequest<'_> {
 
 impl<'r> ExecRequest<'r> {
     pub(crate) fn new(runtime: &'r Runtime, prompt: Prompt) -> Self {
-        Self { runtime, prompt, policy: None, tools: None, schema: None, mode: None }
+        Self { runtime, prompt, overrides: None, tools: None, schema: None, mode: None }
     }
 
     /// Runs the exec with `policy` instead of the runtime's (or the agent function's); an invalid
@@ -60,7 +63,19 @@ impl<'r> ExecRequest<'r> {
     /// # Default
     /// The agent function's policy in one, else the runtime's ([`Runtime::policy`]).
     pub fn policy(mut self, policy: &RetryPolicy) -> Self {
-        self.policy = Some(*policy);
+        self.overrides.get_or_insert_default().policy = Some(*policy);
+        self
+    }
+
+    /// Runs the exec with the spend limits `limits` instead of the agent function's or the
+    /// runtime's: each is checked before the call or tool turn that would pass it (kind
+    /// `usage_limit`). An invalid one fails the exec as a programming error, before any call.
+    ///
+    /// # Default
+    /// The agent function's limits in one (its `max_total_tokens = ..`), else the runtime's
+    /// ([`RuntimeBuilder::with_usage_limits`](crate::exec::RuntimeBuilder::with_usage_limits)).
+    pub fn usage_limits(mut self, limits: &UsageLimits) -> Self {
+        self.overrides.get_or_insert_default().limits = Some(*limits);
         self
     }
 
@@ -134,16 +149,16 @@ impl<'r> ExecRequest<'r> {
     /// [`ExecEvent::Done`](crate::exec::ExecEvent::Done) carries has the JSON that passed as its
     /// text.
     pub fn stream(self) -> ExecStream<'r> {
-        let Self { runtime, prompt, policy, tools, schema, mode } = self;
+        let Self { runtime, prompt, overrides, tools, schema, mode } = self;
         let default = if schema.is_some() { StreamMode::Buffer } else { StreamMode::Replay };
         let tap = Tap::new(mode.unwrap_or(default));
         ExecStream::new(tap, move |tap| async move {
             match schema {
-                None => runtime.exec_attempts(policy.as_ref(), tools, prompt, None, Some(&tap)).await,
+                None => runtime.exec_attempts(overrides.as_ref(), tools, prompt, None, Some(&tap)).await,
                 Some((schema, check)) => {
                     let check = |text: &str| check(&typed::parse::<Value>(text)?);
                     let expected = Expected::checked(schema, &check);
-                    runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), Some(&tap)).await
+                    runtime.exec_attempts(overrides.as_ref(), tools, prompt, Some(&expected), Some(&tap)).await
                 }
             }
         })
@@ -152,13 +167,13 @@ impl<'r> ExecRequest<'r> {
     /// Sends the request through both layers: the model's final answer, with the decisions, usage
     /// and counts of the exec, or the error that ended it.
     pub async fn send(self) -> Result<Reply, ExecError> {
-        let Self { runtime, prompt, policy, tools, schema, mode: _ } = self;
+        let Self { runtime, prompt, overrides, tools, schema, mode: _ } = self;
         match schema {
-            None => runtime.exec_attempts(policy.as_ref(), tools, prompt, None, None).await,
+            None => runtime.exec_attempts(overrides.as_ref(), tools, prompt, None, None).await,
             Some((schema, check)) => {
                 let check = |text: &str| check(&typed::parse::<Value>(text)?);
                 let expected = Expected::checked(schema, &check);
-                runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), None).await
+                runtime.exec_attempts(overrides.as_ref(), tools, prompt, Some(&expected), None).await
             }
         }
     }
@@ -171,22 +186,41 @@ impl<'r> ExecRequest<'r> {
     /// Sends the request and returns the answer as a `T` with the facts of the exec: the value with
     /// the [`Reply`] it came in (its decisions, usage, calls, attempts, time and target).
     pub async fn typed<T: TypedAnswer>(self) -> Result<TypedReply<T>, ExecError> {
-        let Self { runtime, prompt, policy, tools, schema, mode: _ } = self;
+        let Self { runtime, prompt, overrides, tools, schema, mode: _ } = self;
         let function = prompt.function_name();
         let reply = match schema {
             None => {
                 let expected = Expected::of::<T>();
-                runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), None).await?
+                runtime.exec_attempts(overrides.as_ref(), tools, prompt, Some(&expected), None).await?
             }
             Some((schema, check)) => {
                 let check = |text: &str| check(&typed::parse::<Value>(text)?);
                 let expected = Expected::checked(schema, &check);
-                runtime.exec_attempts(policy.as_ref(), tools, prompt, Some(&expected), None).await?
+                runtime.exec_attempts(overrides.as_ref(), tools, prompt, Some(&expected), None).await?
             }
         };
         match typed::parse::<T>(reply.text()) {
             Ok(value) => Ok(TypedReply::new(value, reply)),
             Err(why) => Err(ExecError::unparsable(function, why, &reply)),
+        }
+    }
+}
+
+/// What a request sets over its agent function's (or the runtime's) settings.
+#[derive(Debug, Default)]
+pub(crate) struct Overrides {
+    policy: Option<RetryPolicy>,
+    limits: Option<UsageLimits>,
+}
+
+impl Overrides {
+    /// `function` with these settings over its own.
+    pub(crate) fn apply(&self, function: &mut AgentFn) {
+        if let Some(policy) = self.policy {
+            function.policy = policy;
+        }
+        if let Some(limits) = self.limits {
+            function.limits = limits;
         }
     }
 }

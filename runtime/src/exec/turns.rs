@@ -5,19 +5,21 @@ use tracing::{Instrument as _, Span};
 
 use crate::answer::{ExecError, ExecErrorKind, Reply};
 use crate::classify::{ExecAction, Reason};
+use crate::decision::{Layer, Verdict, Why};
 use crate::exec::Runtime;
 use crate::exec::agent_fn::AgentFn;
 use crate::exec::overflow::AfterOverflow;
 use crate::exec::prompt::Prompt;
+use crate::exec::request::Overrides;
 use crate::exec::state::Exec;
 use crate::exec::typed::Expected;
-use crate::message::{AssistantMessage, Message, StopReason, Usage};
+use crate::message::{AssistantMessage, ContentBlock, Message, StopReason, Usage};
 use crate::observe::telemetry;
-use crate::policy::RetryPolicy;
 use crate::policy::backoff::Schedule;
 use crate::provider::ModelError;
 use crate::retry::session::{Run, run_layer};
 use crate::retry::{Failed, Next, validate_policy};
+use crate::spend::ledger::Ledger;
 use crate::storm::Refusal;
 use crate::stream::tap::Tap;
 use crate::tool::{Toolbox, results_message};
@@ -38,7 +40,7 @@ impl Runtime {
     pub(crate) async fn exec_attempts(
         &self,
         // Borrowed: a policy is about 300 bytes, and every exec's future would copy it in.
-        policy: Option<&RetryPolicy>,
+        overrides: Option<&Overrides>,
         tools: Option<&Toolbox>,
         prompt: impl Into<Prompt>,
         expected: Option<&Expected<'_>>,
@@ -48,12 +50,16 @@ impl Runtime {
         let mut prompt = prompt.into();
         // The runtime's own function is borrowed, not copied, on the plain `exec`'s way; another is
         // boxed (one word of every exec's future: the attribute boxed it already).
-        let own = match (prompt.take_function(), policy) {
+        let own = match (prompt.take_function(), overrides) {
             (None, None) => None,
-            (from_prompt, policy) => {
+            (from_prompt, overrides) => {
                 let mut function = from_prompt.unwrap_or_else(|| Box::new(self.function));
-                if let Some(policy) = policy {
-                    function.policy = *policy;
+                // A function that sets no spend limits has the runtime's.
+                if function.limits.is_none() {
+                    function.limits = self.function.limits;
+                }
+                if let Some(overrides) = overrides {
+                    overrides.apply(&mut function);
                 }
                 Some(function)
             }
@@ -84,6 +90,9 @@ impl Runtime {
         let mut run = self.start_run(toolbox, &function.policy, system, function.name, span);
         run.schema = expected.map(|expected| &expected.schema);
         run.state.tap = tap;
+        if !function.limits.is_none() {
+            run.state.spend = Some(Box::new(Ledger::new(function.limits)));
+        }
         let mut exec = Exec {
             function,
             expected,
@@ -140,6 +149,13 @@ impl Runtime {
         if exec.iterations >= self.max_iterations {
             return Err(self.too_many_iterations(run, exec.iterations));
         }
+        if let Some(ledger) = &mut run.state.spend {
+            let calls = tools.content.iter().filter(|block| matches!(block, ContentBlock::ToolUse { .. })).count();
+            if let Err(refusal) = ledger.tool_calls(calls as u64) {
+                return Err(self.usage_limit_reached(run, refusal));
+            }
+            run.state.note_spent();
+        }
         exec.iterations += 1;
         // The turn's keys: the same whenever these calls run, unlike any other turn's.
         let iteration = exec.iterations;
@@ -159,11 +175,21 @@ impl Runtime {
     /// `span` and in the journal.
     #[inline]
     fn judge_policy(&self, function: &AgentFn, span: &Span) -> Result<(), ExecError> {
-        validate_policy(&function.policy).map_err(|error| {
+        let limits = || if function.limits.is_valid() { Ok(()) } else { function.limits.validate() };
+        validate_policy(&function.policy).and_then(|()| limits()).map_err(|error| {
             let error = ExecError::invalid_policy(function.name, error);
             telemetry::record_exec(span, || Usage::ZERO, || None, Some(error.kind().name()));
             self.journaled(error)
         })
+    }
+
+    /// The error of an exec stopped before a tool turn that would pass its `max_tool_calls`.
+    #[cold]
+    fn usage_limit_reached(&self, run: &mut Run<'_>, refusal: Refusal) -> ExecError {
+        let error = format!("UsageLimit: no tool was run: {refusal}");
+        let why = Why::Refused(refusal.clone());
+        run.state.decide(Layer::Exec, error.clone(), None, Verdict::Refused, why, None);
+        fail(run, ExecErrorKind::UsageLimit, vec![error], Some(refusal), None)
     }
 
     /// The error of an exec whose model still asks for tools after `max_iterations` tool turns.

@@ -117,7 +117,7 @@ fn is_zero(tokens: &u64) -> bool {
 }
 
 /// The tokens of one exec: every call's, and the part spent on attempts that failed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct UsageTotals {
     /// Every call of the exec that reported usage, failed ones included.
     pub(crate) total: Usage,
@@ -125,6 +125,8 @@ pub(crate) struct UsageTotals {
     pub(crate) failed: Usage,
     /// The answering call's, once there is an answer.
     pub(crate) answer: Option<Usage>,
+    /// What the exec spent against its spend limits, when it has any.
+    pub(crate) spent: Option<crate::spend::Spent>,
 }
 
 #[cfg(test)]

@@ -90,6 +90,10 @@ pub struct Request<'a> {
     /// The shape the answer must have, when the caller wants data (`Runtime::exec_json`): each wire
     /// format asks for it its own way, and the answer's text is the JSON.
     pub schema: Option<&'a ResponseSchema>,
+    /// The most output tokens this call may have, when the exec's spend limits bound it
+    /// (`UsageLimits`): a provider sends the smaller of it and its own limit, so that the server
+    /// stops itself. `None`: the provider's own limit alone.
+    pub max_tokens: Option<u64>,
 }
 
 /// The JSON schema an answer must follow, with a name for it (OpenAI's `json_schema.name`,
@@ -130,6 +134,7 @@ impl<'a> Request<'a> {
             tools: &[],
             bounds: CallBounds::DEFAULT,
             schema: None,
+            max_tokens: None,
         }
     }
 }

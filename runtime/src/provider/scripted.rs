@@ -337,6 +337,8 @@ pub struct RecordedRequest {
     pub tools: Vec<String>,
     /// The shape the answer was asked to have, if any.
     pub schema: Option<ResponseSchema>,
+    /// The most output tokens the call was allowed (the exec's spend limits), if bounded.
+    pub max_tokens: Option<u64>,
 }
 
 /// A provider that plays a list of [`Scripted`]s, one per call, and records every request.
@@ -514,6 +516,7 @@ impl Provider for ScriptedProvider {
             function: request.function.map(str::to_owned),
             tools: request.tools.iter().map(|tool| tool.name.clone()).collect(),
             schema: request.schema.cloned(),
+            max_tokens: request.max_tokens,
         });
         let step = match self.next_step() {
             Ok(step) => step,

@@ -53,7 +53,7 @@ impl GaveUp {
 
     /// The mark of each kind, for a [`Failure`](super::Failure)'s `source()` to point at.
     pub(crate) fn of(kind: ExecErrorKind) -> &'static GaveUp {
-        static MARKS: [GaveUp; 7] = [
+        static MARKS: [GaveUp; 8] = [
             GaveUp::new(ExecErrorKind::Permanent),
             GaveUp::new(ExecErrorKind::Exhausted),
             GaveUp::new(ExecErrorKind::Programming),
@@ -61,6 +61,7 @@ impl GaveUp {
             GaveUp::new(ExecErrorKind::Refused),
             GaveUp::new(ExecErrorKind::InvalidResult),
             GaveUp::new(ExecErrorKind::MaxIterations),
+            GaveUp::new(ExecErrorKind::UsageLimit),
         ];
         MARKS.iter().find(|mark| mark.kind == kind).unwrap_or(&MARKS[0])
     }

@@ -24,6 +24,7 @@ use crate::observe::telemetry::{self, int};
 use crate::policy::RetryPolicy;
 use crate::policy::backoff::{Rng, Schedule};
 use crate::policy::rules::{format_ms, millis};
+use crate::spend::ledger::Ledger;
 use crate::storm::pace::{Demand, LimitKind, Pace, Reservation};
 use crate::storm::{BreakerState, Governor, Refusal};
 use crate::stream::tap::Tap;
@@ -84,6 +85,9 @@ pub(crate) struct RetryState<'a> {
     ///
     /// [`Runtime::exec_stream`]: crate::Runtime::exec_stream
     pub(crate) tap: Option<&'a Tap>,
+    /// The exec's ledger against its spend limits (`UsageLimits`), when it has any. Boxed: one
+    /// pointer in every exec, which an exec without limits never follows.
+    pub(crate) spend: Option<Box<Ledger>>,
 }
 
 /// The number of the next exec (or resilient call) in this process, from 1.
@@ -130,6 +134,7 @@ impl<'a> RetryState<'a> {
             exec_id: next_exec_id(),
             target: None,
             tap: None,
+            spend: None,
         }
     }
 
@@ -180,6 +185,13 @@ impl<'a> RetryState<'a> {
         self.decide(layer, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
         tokio::time::sleep(delay).await;
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
+    }
+
+    /// Notes what the exec spent against its limits where its reply or error will find it.
+    pub(crate) fn note_spent(&mut self) {
+        if let Some(ledger) = &self.spend {
+            self.usage.get_or_insert_default().spent = Some(ledger.spent());
+        }
     }
 
     /// [`Refusal::Committed`] when a streamed exec in [`StreamMode::Fail`] showed something of the
@@ -484,7 +496,12 @@ impl RetryState<'_> {
     /// Layer 2 stops because a cap refused the retry.
     pub(crate) fn refused(&mut self, error: String, usage: Option<Usage>, refusal: Refusal) -> Next {
         self.decide(Layer::Exec, error, usage, Verdict::Refused, Why::Refused(refusal.clone()), None);
-        Next::Stop(ExecErrorKind::Refused, Some(refusal))
+        let kind = if matches!(refusal, Refusal::UsageLimit { .. }) {
+            ExecErrorKind::UsageLimit
+        } else {
+            ExecErrorKind::Refused
+        };
+        Next::Stop(kind, Some(refusal))
     }
 }
 

@@ -50,6 +50,17 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
     let mut schedule = None;
     let mut retry = 0u32;
     loop {
+        // The exec's spend limits: the call's worst case must fit what is left (docs/design.md §23).
+        let (mut input, mut max_tokens) = (0, None);
+        if run.state.spend.is_some() {
+            match reserve_spend(run, history) {
+                Ok((estimate, left)) => (input, max_tokens) = (estimate, left),
+                Err(refusal) => {
+                    let refusal = run.state.budget.refuse(refusal);
+                    return Ok(no_call(run, "UsageLimit", refusal));
+                }
+            }
+        }
         // The call's meta, with what it reserved of the provider's rate limits, when they are known.
         let mut meta = CallMeta::default();
         // The target's admission: the call's outcome is owed to its breaker, and a call that stops
@@ -94,6 +105,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             tools: &run.tools,
             bounds: CallBounds::of(run.state.policy),
             schema: run.schema,
+            max_tokens,
         };
         let span = telemetry::call_span(&run.state.span, run.provider, call, run.compacted);
         // Wrapped only when a subscriber wants the span (wrapping moves the call's future).
@@ -103,6 +115,10 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             call::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
         let (outcome, waited, first, pacing, permit) = meta.finish(outcome);
+        if let (Some(ledger), Ok(message)) = (&mut run.state.spend, &outcome) {
+            ledger.settle(message.usage.as_ref(), input, Some(message));
+            run.state.note_spent();
+        }
         if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
             let usage = outcome.as_ref().ok().and_then(|message| message.usage);
@@ -315,6 +331,15 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
         None => estimate(run, history).map(Paced::Unpaced),
     };
     governor.after_call(stated.as_ref(), call.as_ref(), usage.as_ref()).await;
+}
+
+/// The input estimate of the call of `history` and the most output tokens the exec's spend limits
+/// leave it, or the refusal when its worst case cannot fit.
+#[cold]
+fn reserve_spend(run: &Run<'_>, history: &[Message]) -> Result<(u64, Option<u64>), Refusal> {
+    let input = pace::input_tokens(run.system, history, &run.tools);
+    let ledger = run.state.spend.as_deref().expect("reserve_spend needs a ledger");
+    Ok((input, ledger.reserve(input)?))
 }
 
 /// Layer 1 when the wait for the provider's rate limit (`kind` `"RateLimit"`) or its cooldown

@@ -2,6 +2,7 @@
 //! what it spent against them ([`Spent`]). A call is checked before it is sent, against its worst
 //! case, never after (docs/design.md §23).
 
+pub(crate) mod ledger;
 mod limits;
 mod spent;
 

@@ -97,6 +97,20 @@ pub enum Refusal {
         /// `retry_after_cap_ms`) or [`Refusal::Deadline`] (past the time left).
         cause: Box<Refusal>,
     },
+    /// A spend limit of the exec (`UsageLimits`) would be passed by the next call's worst case or
+    /// the next tool turn: no call is made (kind `usage_limit`).
+    UsageLimit {
+        /// Which limit.
+        limit: crate::spend::Limit,
+        /// Its setting: tokens or calls, or for `max_cost_usd` millionths of a dollar (each
+        /// amount here is a whole number, so that a refusal compares exactly).
+        max: u64,
+        /// What the exec had spent against it, in the same unit.
+        used: u64,
+        /// What the next call (its estimated input and at least one output token) or tool turn
+        /// would have needed, in the same unit.
+        needed: u64,
+    },
     /// A streamed exec in `StreamMode::Fail` already showed its caller something of the call that
     /// failed: no other call may replace it (`Runtime::exec_stream`).
     Committed,
@@ -104,7 +118,7 @@ pub enum Refusal {
 
 impl Refusal {
     /// The snake_case name of the cap: `"max_calls"`, `"retry_after_cap"`, `"deadline"`,
-    /// `"retry_quota"`, `"circuit_open"`, `"rate_limit"`, `"cooldown"` or `"committed"` (the `agentic.refusal`
+    /// `"retry_quota"`, `"circuit_open"`, `"rate_limit"`, `"cooldown"`, `"committed"` or `"usage_limit"` (the `agentic.refusal`
     /// attribute of the metrics).
     pub const fn name(&self) -> &'static str {
         match self {
@@ -116,6 +130,7 @@ impl Refusal {
             Refusal::RateLimit(_) => "rate_limit",
             Refusal::Cooldown { .. } => "cooldown",
             Refusal::Committed => "committed",
+            Refusal::UsageLimit { .. } => "usage_limit",
         }
     }
 }
@@ -170,6 +185,21 @@ impl fmt::Display for Refusal {
                     ),
                     other => other.fmt(f),
                 }
+            }
+            Refusal::UsageLimit { limit, max, used, needed } => {
+                let amount = |value: u64| match limit.is_count() {
+                    true => value.to_string(),
+                    false => format!("${:.6}", value as f64 / 1e6),
+                };
+                write!(
+                    f,
+                    "`{}` ({}) would be passed: {} spent, the next step needs {}, {} left",
+                    limit.name(),
+                    amount(*max),
+                    amount(*used),
+                    amount(*needed),
+                    amount(max.saturating_sub(*used))
+                )
             }
             Refusal::Committed => f.write_str(
                 "the stream had already shown the caller part of this call's answer and its mode is \

@@ -27,6 +27,17 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
+    /// The token limit a call's body asks for: the endpoint's, or `default` (a wire that requires
+    /// one), lowered to what the exec's spend limits leave the call (`request_limit`).
+    pub(crate) fn max_tokens_for(&self, request_limit: Option<u64>, default: Option<u32>) -> Option<u32> {
+        let own = self.max_tokens.or(default);
+        match (own, request_limit) {
+            (own, None) => own,
+            (None, Some(left)) => Some(u32::try_from(left).unwrap_or(u32::MAX)),
+            (Some(own), Some(left)) => Some(own.min(u32::try_from(left).unwrap_or(u32::MAX))),
+        }
+    }
+
     /// An endpoint at `base_url` (trimmed: no surrounding whitespace, no trailing `/`) with
     /// `api_key` (an empty one is none), asking for `model`, with no temperature, token limit or
     /// context window.

@@ -114,7 +114,7 @@ impl Codec for Anthropic {
     fn body(&self, endpoint: &Endpoint, request: &Request<'_>, _: Form) -> Value {
         let mut body = json!({
             "model": endpoint.model,
-            "max_tokens": endpoint.max_tokens.unwrap_or(AnthropicProvider::DEFAULT_MAX_TOKENS),
+            "max_tokens": endpoint.max_tokens_for(request.max_tokens, Some(AnthropicProvider::DEFAULT_MAX_TOKENS)),
             "messages": messages(request.messages),
             "stream": true,
         });

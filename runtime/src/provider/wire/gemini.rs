@@ -135,7 +135,7 @@ impl Codec for Gemini {
             body["tools"] = json!([{"functionDeclarations": declarations}]);
         }
         let mut config = Map::new();
-        if let Some(max_tokens) = endpoint.max_tokens {
+        if let Some(max_tokens) = endpoint.max_tokens_for(request.max_tokens, None) {
             config.insert("maxOutputTokens".to_owned(), json!(max_tokens));
         }
         if let Some(temperature) = endpoint.temperature {

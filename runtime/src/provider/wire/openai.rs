@@ -109,7 +109,7 @@ impl Codec for OpenAi {
             // ignore it.
             "stream_options": {"include_usage": true},
         });
-        if let Some(max_tokens) = endpoint.max_tokens {
+        if let Some(max_tokens) = endpoint.max_tokens_for(request.max_tokens, None) {
             body["max_tokens"] = json!(max_tokens);
         }
         if let Some(temperature) = endpoint.temperature {

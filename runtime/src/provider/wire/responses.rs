@@ -124,7 +124,7 @@ impl Codec for Responses {
         if let Some(system) = request.system {
             body["instructions"] = json!(system);
         }
-        if let Some(max_tokens) = endpoint.max_tokens {
+        if let Some(max_tokens) = endpoint.max_tokens_for(request.max_tokens, None) {
             body["max_output_tokens"] = json!(max_tokens);
         }
         if let Some(temperature) = endpoint.temperature {

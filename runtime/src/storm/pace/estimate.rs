@@ -2,7 +2,7 @@
 //! providers' own docs, about four bytes of English text per token, rounded up, and a few tokens
 //! for each message's framing. The answer's usage corrects it ([`Pacer::settle`](super::Pacer)).
 
-use crate::message::{ContentBlock, Message};
+use crate::message::{AssistantMessage, ContentBlock, Message};
 use crate::tool::ToolSpec;
 
 /// Bytes of text per token, as the providers' docs estimate it for English.
@@ -25,6 +25,12 @@ pub(crate) fn input_tokens(system: Option<&str>, messages: &[Message], tools: &[
     }
     let framing = TOKENS_PER_MESSAGE.saturating_mul(messages.len() as u64 + u64::from(system.is_some()));
     (bytes.div_ceil(BYTES_PER_TOKEN) as u64).saturating_add(framing)
+}
+
+/// The output tokens of `answer`, estimated the same way, for a call whose server reported no usage.
+pub(crate) fn answer_tokens(answer: &AssistantMessage) -> u64 {
+    let bytes: usize = answer.content.iter().map(block_bytes).sum();
+    bytes.div_ceil(BYTES_PER_TOKEN) as u64
 }
 
 fn block_bytes(block: &ContentBlock) -> usize {

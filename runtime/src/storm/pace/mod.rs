@@ -19,7 +19,7 @@ mod settings;
 pub use bucket::{DEFAULT_WINDOW, MAX_WAIT};
 pub use demand::{Demand, PaceRefused, Reserved};
 pub(crate) use demand::{Pace, Paced, Place, Reservation};
-pub(crate) use estimate::input_tokens;
+pub(crate) use estimate::{answer_tokens, input_tokens};
 #[cfg(feature = "providers")]
 pub(crate) use headers::is_rate_limit_header;
 pub use limits::{Limit, LimitKind, RateLimits};
