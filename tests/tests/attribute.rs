@@ -1,4 +1,4 @@
-//! `#[agentic_function]` end to end: the attribute's policy, name, doc comment and validator reach
+//! `#[agentic_function]` end to end: the attribute's policy, name, doc comment, validator and spend limits
 //! the runtime, wherever the `exec` call sits in the body.
 
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
@@ -358,28 +358,67 @@ fn the_attribute_knows_every_jitter_kind() {
     assert_eq!(agentic_runtime::policy::Jitter::NAMES, ["none", "full", "equal", "decorrelated", "proportional"]);
 }
 
-/// What the function's `ExecRequest` shows: its prompt carries the function the exec runs as.
-#[agentic_function(max_total_tokens = 20_000, max_tool_calls = 1, max_cost_usd = 0.25)]
-async fn thrifty(runtime: &Runtime) -> String {
-    format!("{:?}", runtime.request("hello"))
+fn search(runs: std::sync::Arc<std::sync::atomic::AtomicU32>) -> agentic_runtime::Toolbox {
+    agentic_runtime::Toolbox::new().with_fn("search", "Searches.", serde_json::json!(null), move |_| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok("found".to_owned())
+        }
+    })
 }
 
+/// Look it up.
+#[agentic_function(max_tool_calls = 1)]
+async fn one_search(runtime: &Runtime) -> Result<Reply, ExecError> {
+    runtime.exec("Look it up.").await
+}
+
+/// Look it up.
 #[agentic_function(max_retries = 2)]
-async fn unlimited(runtime: &Runtime) -> String {
-    format!("{:?}", runtime.request("hello"))
+async fn any_searches(runtime: &Runtime) -> Result<Reply, ExecError> {
+    runtime.exec("Look it up.").await
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_attributes_limits_reach_the_exec() {
-    use agentic_runtime::spend::UsageLimits;
-    // The exec does not enforce the limits yet: this checks that the function it runs as carries
-    // them (the `AgentFn` in the prompt), built by the same setters as the builder's.
-    let runtime = Runtime::new(ScriptedProvider::new([]));
-    let limits = UsageLimits::new().with_max_total_tokens(20_000).with_max_tool_calls(1).with_max_cost_usd(0.25);
-    let shown = thrifty(&runtime).await;
-    assert!(shown.contains("name: Some(\"thrifty\")"), "{shown}");
-    assert!(shown.contains(&format!("limits: {limits:?}")), "{shown}");
-    // Without a limit key, none: the runtime's apply.
-    let shown = unlimited(&runtime).await;
-    assert!(shown.contains(&format!("limits: {:?}", UsageLimits::NONE)), "{shown}");
+async fn the_functions_max_tool_calls_stops_its_second_tool_call() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use agentic_runtime::spend::{Limit, UsageLimits};
+    use agentic_runtime::storm::Refusal;
+    use serde_json::json;
+
+    let script = || {
+        ScriptedProvider::new([
+            Scripted::tool_call("search", json!({"q": "a"})),
+            Scripted::tool_call("search", json!({"q": "b"})),
+            Scripted::ok("done"),
+        ])
+    };
+    // The runtime allows five tool calls; the function, one.
+    let runtime = |provider: &ScriptedProvider, runs: &Arc<AtomicU32>| {
+        Runtime::builder(provider.clone())
+            .with_tools(search(runs.clone()))
+            .with_usage_limits(UsageLimits::new().with_max_tool_calls(5))
+            .build()
+            .unwrap()
+    };
+
+    let (provider, runs) = (script(), Arc::new(AtomicU32::new(0)));
+    let error = one_search(&runtime(&provider, &runs)).await.unwrap_err();
+    assert_eq!((error.kind(), error.function()), (ExecErrorKind::UsageLimit, Some("one_search")), "{error}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the second tool call never ran");
+    assert_eq!(provider.calls(), 2, "the answer after it was never asked for");
+    assert!(
+        matches!(error.refusal(), Some(Refusal::UsageLimit { limit: Limit::MaxToolCalls, max: 1, used: 1, needed: 1 })),
+        "{error:?}"
+    );
+
+    // Without limit keys the function has the runtime's: both tool calls run.
+    let (provider, runs) = (script(), Arc::new(AtomicU32::new(0)));
+    let reply = any_searches(&runtime(&provider, &runs)).await.unwrap();
+    assert_eq!(reply.text(), "done");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(reply.spent().unwrap().tool_calls, 2);
 }
