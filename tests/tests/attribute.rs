@@ -1,5 +1,5 @@
-//! `#[agentic_function]` end to end: the attribute's policy, name, doc comment, validator and spend limits
-//! the runtime, wherever the `exec` call sits in the body.
+//! `#[agentic_function]` end to end: the attribute's policy, name, doc comment, validator and spend
+//! limits reach the runtime, wherever the `exec` call sits in the body.
 
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 
