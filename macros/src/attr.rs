@@ -8,13 +8,15 @@ use quote::ToTokens;
 use syn::ext::IdentExt as _;
 use syn::{Error, Expr, ExprPath, Ident, Lit, LitInt, Path};
 
-use crate::rules::{Jitter, Key, PolicyValues, Preset, nearest, nearest_key};
+use crate::rules::limits::LimitKey;
+use crate::rules::{Jitter, Key, PolicyValues, Preset, nearest};
 
-/// A key of the attribute: a policy key of the shared rules, `preset`, `validate`, `compact`,
-/// `tools` or `crate`.
+/// A key of the attribute: a policy key of the shared rules, a spend limit, `preset`, `validate`,
+/// `compact`, `tools` or `crate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Name {
     Policy(Key),
+    Limit(LimitKey),
     Preset,
     Validate,
     Compact,
@@ -24,7 +26,7 @@ pub(crate) enum Name {
 
 impl Name {
     fn all() -> impl Iterator<Item = Name> {
-        Key::ALL.into_iter().map(Name::Policy).chain([
+        Key::ALL.into_iter().map(Name::Policy).chain(LimitKey::ALL.map(Name::Limit)).chain([
             Name::Preset,
             Name::Validate,
             Name::Compact,
@@ -40,13 +42,14 @@ impl Name {
             "compact" => Some(Name::Compact),
             "tools" => Some(Name::Tools),
             "crate" => Some(Name::Crate),
-            _ => Key::from_name(name).map(Name::Policy),
+            _ => Key::from_name(name).map(Name::Policy).or_else(|| LimitKey::from_name(name).map(Name::Limit)),
         }
     }
 
     fn name(self) -> &'static str {
         match self {
             Name::Policy(key) => key.name(),
+            Name::Limit(key) => key.name(),
             Name::Preset => "preset",
             Name::Validate => "validate",
             Name::Compact => "compact",
@@ -66,6 +69,9 @@ impl Name {
                     _ => 30_000,
                 })
                 .to_string(),
+            Name::Limit(LimitKey::MaxToolCalls) => "10".to_owned(),
+            Name::Limit(LimitKey::MaxCostUsd) => "0.25".to_owned(),
+            Name::Limit(_) => "20000".to_owned(),
             Name::Preset => Preset::GeminiFreeTier.name().to_owned(),
             Name::Validate => "check_reply".to_owned(),
             Name::Compact => "DROP_OLDEST".to_owned(),
@@ -98,7 +104,8 @@ fn default_of(key: Key) -> Option<u64> {
     }
 }
 
-/// A value that parsed, with the `key = value` tokens to blame when a rule about it breaks.
+/// A value that parsed, with the tokens to blame when a rule about it breaks: the whole
+/// `key = value`, or a spend limit's value alone.
 pub(crate) struct Arg<T> {
     pub(crate) value: T,
     pub(crate) tokens: TokenStream,
@@ -112,11 +119,21 @@ pub(crate) enum PresetValue {
     Path(ExprPath),
 }
 
+/// A spend limit's value as written: a count (its sign and decimal digits, exact whatever their
+/// size, which an `f64` is not past 2^53) or dollars.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum LimitValue {
+    Count { negative: bool, digits: String },
+    Usd(f64),
+}
+
 /// The attribute's arguments, as far as they parsed.
 #[derive(Default)]
 pub(crate) struct Args {
     /// The numeric policy keys, in the order written.
     pub(crate) numbers: Vec<(Key, Arg<u64>)>,
+    /// The spend limits, in the order written; judged by the limits' rule in `valid`.
+    pub(crate) limits: Vec<(LimitKey, Arg<LimitValue>)>,
     /// The kind named by `jitter = "..."`.
     pub(crate) jitter: Option<Arg<Jitter>>,
     /// The policy the keys start from, instead of the defaults.
@@ -246,6 +263,8 @@ fn unknown_key(written: &str) -> String {
     let lower = written.to_lowercase();
     let suggestion = if lower.contains("valid") || lower.contains("check") {
         Some("validate")
+    } else if let Some(limit) = limit_meant(&lower) {
+        Some(limit.name())
     } else if lower.contains("tool") || lower.contains("mcp") {
         Some("tools")
     } else if lower.contains("compact") || lower.contains("compress") || lower.contains("summar") {
@@ -255,13 +274,37 @@ fn unknown_key(written: &str) -> String {
     } else if lower.contains("crate") {
         Some("crate")
     } else {
-        nearest_key(&lower).map(Key::name)
+        let names: Vec<&str> = Key::ALL.map(Key::name).into_iter().chain(LimitKey::ALL.map(LimitKey::name)).collect();
+        nearest(&lower, &names)
     };
     let keys: Vec<String> = Name::all().map(|name| format!("`{}`", name.name())).collect();
     let keys = keys.join(", ");
     match suggestion {
         Some(near) => format!("unknown key `{written}`; did you mean `{near}`? the keys are {keys}"),
         None => format!("unknown key `{written}`; the keys are {keys}"),
+    }
+}
+
+/// The spend limit an unknown key most likely means: the nearest limit's name (`max_total_token`),
+/// or one that names what the limits count (`max_tokens`, `max_cost`, `budget_usd`, `max_tool_call`).
+fn limit_meant(lower: &str) -> Option<LimitKey> {
+    if let Some(near) = nearest(lower, &LimitKey::ALL.map(LimitKey::name)) {
+        return LimitKey::from_name(near);
+    }
+    if lower.contains("cost") || lower.contains("usd") || lower.contains("dollar") || lower.contains("spend") {
+        Some(LimitKey::MaxCostUsd)
+    } else if lower.contains("tool") && lower.contains("call") {
+        Some(LimitKey::MaxToolCalls)
+    } else if lower.contains("token") {
+        Some(if lower.contains("input") || lower.contains("prompt") {
+            LimitKey::MaxInputTokens
+        } else if lower.contains("output") || lower.contains("completion") {
+            LimitKey::MaxOutputTokens
+        } else {
+            LimitKey::MaxTotalTokens
+        })
+    } else {
+        None
     }
 }
 
@@ -275,6 +318,8 @@ fn store(parsed: &mut Args, name: Name, value: &[TokenTree], all: TokenStream) -
             let number = number(key, value)?;
             parsed.numbers.push((key, Arg { value: number, tokens: all }));
         }
+        // Blamed on the value alone: the rule is about the number.
+        Name::Limit(key) => parsed.limits.push((key, Arg { value: limit(key, value)?, tokens: to_stream(value) })),
         Name::Preset => parsed.preset = Some(Arg { value: preset(value)?, tokens: all }),
         Name::Validate => parsed.validate = Some(Arg { value: path(name, value)?, tokens: all }),
         Name::Compact => parsed.compact = Some(Arg { value: path(name, value)?, tokens: all }),
@@ -291,7 +336,7 @@ fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
     let (negative, literal) = match value {
         [TokenTree::Punct(minus), TokenTree::Literal(literal)] if minus.as_char() == '-' => (true, literal),
         [TokenTree::Literal(literal)] => (false, literal),
-        _ => return Err(not_a_literal(name, &example, value)),
+        _ => return Err(not_a_literal(name, "an integer", "the policy is checked", &example, value)),
     };
     let span = literal.span();
     let spanned = to_stream(value);
@@ -317,8 +362,9 @@ fn number(key: Key, value: &[TokenTree]) -> Result<u64, Error> {
 }
 
 /// The error for a number key's value that is no literal: a name (a constant, which the attribute
-/// cannot read when the function compiles) or any other expression.
-fn not_a_literal(name: &str, example: &str, value: &[TokenTree]) -> Error {
+/// cannot read when the function compiles) or any other expression. `takes` is what the key takes
+/// ("an integer"), `checked` what is judged when the function compiles ("the policy is checked").
+fn not_a_literal(name: &str, takes: &str, checked: &str, example: &str, value: &[TokenTree]) -> Error {
     let found = show(value);
     let named = match value.first() {
         Some(TokenTree::Ident(ident)) => ident != "true" && ident != "false",
@@ -326,11 +372,11 @@ fn not_a_literal(name: &str, example: &str, value: &[TokenTree]) -> Error {
     };
     let message = if named && value.iter().all(|tree| matches!(tree, TokenTree::Ident(_) | TokenTree::Punct(_))) {
         format!(
-            "`{name}` takes an integer literal, found `{found}`; the policy is checked when the \
-             function compiles, so write the number, e.g. `{name} = {example}`"
+            "`{name}` takes {takes} literal, found `{found}`; {checked} when the function compiles, so \
+             write the number, e.g. `{name} = {example}`"
         )
     } else {
-        format!("`{name}` takes an integer, found `{found}`; write e.g. `{name} = {example}`")
+        format!("`{name}` takes {takes}, found `{found}`; write e.g. `{name} = {example}`")
     };
     Error::new_spanned(to_stream(value), message)
 }
@@ -355,6 +401,79 @@ fn in_range(key: Key, int: &LitInt, negative: bool, span: Span, spanned: TokenSt
         Ok(n) if n <= max => Ok(n),
         _ => Err(Error::new(span, format!("`{name}` ({digits}) is out of range: it is a `{ty}`, at most {max}"))),
     }
+}
+
+/// What a spend limit takes, in words: "a whole number of tokens", "a number of US dollars".
+fn limit_takes(key: LimitKey) -> &'static str {
+    match key {
+        LimitKey::MaxInputTokens | LimitKey::MaxOutputTokens | LimitKey::MaxTotalTokens => "a whole number of tokens",
+        LimitKey::MaxToolCalls => "a whole number of tool calls",
+        LimitKey::MaxCostUsd => "a number of US dollars",
+    }
+}
+
+/// A spend limit's value: an integer literal for a count, an integer or float literal for dollars,
+/// with an optional `-` (which the limits' rule refuses, in its own words). Its range is the
+/// rule's, judged in `valid`.
+fn limit(key: LimitKey, value: &[TokenTree]) -> Result<LimitValue, Error> {
+    let name = key.name();
+    let takes = limit_takes(key);
+    let example = Name::Limit(key).example();
+    let (negative, literal) = match value {
+        [TokenTree::Punct(minus), TokenTree::Literal(literal)] if minus.as_char() == '-' => (true, literal),
+        [TokenTree::Literal(literal)] => (false, literal),
+        _ => {
+            let kind = if key.is_count() { "an integer" } else { "a number" };
+            return Err(not_a_literal(name, kind, "the limits are judged", &example, value));
+        }
+    };
+    let span = literal.span();
+    let spanned = to_stream(value);
+    let ty = if key.is_count() { "a `u64`" } else { "an `f64`" };
+    let wrong_suffix = |suffix: &str, written: &dyn std::fmt::Display| {
+        Error::new(span, format!("`{name}` is {ty}, found `{written}`; drop the `{suffix}` suffix"))
+    };
+    match Lit::new(literal.clone()) {
+        Lit::Int(int) if !matches!(int.suffix(), "" | "u64") && key.is_count() => Err(wrong_suffix(int.suffix(), &int)),
+        Lit::Int(int) if !matches!(int.suffix(), "" | "f64") && !key.is_count() => {
+            Err(wrong_suffix(int.suffix(), &int))
+        }
+        Lit::Float(float) if !matches!(float.suffix(), "" | "f64") => Err(wrong_suffix(float.suffix(), &float)),
+        Lit::Int(int) if key.is_count() => Ok(LimitValue::Count { negative, digits: int.base10_digits().to_owned() }),
+        Lit::Int(int) => Ok(LimitValue::Usd(signed(negative, int.base10_digits()))),
+        Lit::Float(float) if !key.is_count() => Ok(LimitValue::Usd(signed(negative, float.base10_digits()))),
+        Lit::Float(float) => {
+            let written = format!("{}{}", if negative { "-" } else { "" }, float.base10_digits());
+            let whole = written.parse::<f64>().ok().filter(|value| value.fract() == 0.0 && (1.0..1e16).contains(value));
+            let fix = whole.map(|value| format!("; write `{name} = {value}`")).unwrap_or_default();
+            Err(Error::new_spanned(spanned, format!("`{name}` takes {takes}, found `{written}`{fix}")))
+        }
+        Lit::Str(text) => {
+            let inner = text.value();
+            let inner = inner.trim();
+            let parses = if key.is_count() {
+                inner.parse::<u64>().is_ok()
+            } else {
+                inner.parse::<f64>().is_ok_and(f64::is_finite)
+            };
+            let fix = if parses { inner.to_owned() } else { example };
+            Err(Error::new(
+                span,
+                format!("`{name}` takes {takes}, found the string {}; write `{name} = {fix}`", show(value)),
+            ))
+        }
+        _ => Err(Error::new_spanned(
+            spanned,
+            format!("`{name}` takes {takes}, found `{}`; write e.g. `{name} = {example}`", show(value)),
+        )),
+    }
+}
+
+/// A literal's decimal digits as an `f64`, negated after a `-` (`1e400` is infinite: past every
+/// limit, which the rule says).
+fn signed(negative: bool, digits: &str) -> f64 {
+    let value = digits.parse::<f64>().unwrap_or(f64::INFINITY);
+    if negative { -value } else { value }
 }
 
 fn jitter_kinds() -> String {
@@ -601,5 +720,82 @@ mod tests {
         assert_eq!(args.numbers[0].1.value, 2);
         assert_eq!(args.jitter.map(|arg| arg.value), Some(Jitter::Equal));
         assert_eq!(args.unparsed, [Key::BudgetMs]);
+    }
+
+    fn errors_of(text: &str) -> Vec<String> {
+        let mut errors = Vec::new();
+        parse(stream(text), &mut errors);
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn limits_are_read_as_written_and_wrong_kinds_say_what_the_key_takes() {
+        let mut errors = Vec::new();
+        let args = parse(
+            stream("max_total_tokens = 20_000, max_cost_usd = 1, max_input_tokens = -7, max_cost_usd = 2"),
+            &mut errors,
+        );
+        let values: Vec<(LimitKey, LimitValue)> =
+            args.limits.iter().map(|(key, arg)| (*key, arg.value.clone())).collect();
+        assert_eq!(
+            values,
+            [
+                (LimitKey::MaxTotalTokens, LimitValue::Count { negative: false, digits: "20000".to_owned() }),
+                (LimitKey::MaxCostUsd, LimitValue::Usd(1.0)),
+                (LimitKey::MaxInputTokens, LimitValue::Count { negative: true, digits: "7".to_owned() }),
+            ]
+        );
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].to_string(), "duplicate key `max_cost_usd`: it is already set to 1; remove one");
+        // The limit's value alone is blamed, not its key.
+        assert_eq!(show_stream(args.limits[2].1.tokens.clone()), "-7");
+
+        assert_eq!(
+            errors_of(
+                "max_total_tokens = 1.5, max_tool_calls = 2.0, max_output_tokens = \"500\", max_cost_usd = \"$1\""
+            ),
+            [
+                "`max_total_tokens` takes a whole number of tokens, found `1.5`",
+                "`max_tool_calls` takes a whole number of tool calls, found `2.0`; write `max_tool_calls = 2`",
+                "`max_output_tokens` takes a whole number of tokens, found the string \"500\"; write `max_output_tokens = 500`",
+                "`max_cost_usd` takes a number of US dollars, found the string \"$1\"; write `max_cost_usd = 0.25`",
+            ]
+        );
+        assert_eq!(
+            errors_of("max_cost_usd = 0.25f32, max_tool_calls = 3u8"),
+            [
+                "`max_cost_usd` is an `f64`, found `0.25f32`; drop the `f32` suffix",
+                "`max_tool_calls` is a `u64`, found `3u8`; drop the `u8` suffix",
+            ]
+        );
+        assert_eq!(
+            errors_of("max_cost_usd = BUDGET, max_tool_calls = true"),
+            [
+                "`max_cost_usd` takes a number literal, found `BUDGET`; the limits are judged when the function \
+                 compiles, so write the number, e.g. `max_cost_usd = 0.25`",
+                "`max_tool_calls` takes an integer, found `true`; write e.g. `max_tool_calls = 10`",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_limit_is_suggested() {
+        for (written, meant) in [
+            ("max_total_token", "max_total_tokens"),
+            ("max_tokens", "max_total_tokens"),
+            ("max_prompt_tokens", "max_input_tokens"),
+            ("max_completion_tokens", "max_output_tokens"),
+            ("max_cost", "max_cost_usd"),
+            ("budget_usd", "max_cost_usd"),
+            ("max_tool_call", "max_tool_calls"),
+            ("tool_calls", "max_tool_calls"),
+            // The other keys' hints are as before.
+            ("toolbox", "tools"),
+            ("max_retry", "max_retries"),
+            ("budget", "budget_ms"),
+        ] {
+            let message = unknown_key(written);
+            assert!(message.contains(&format!("did you mean `{meant}`?")), "{written}: {message}");
+        }
     }
 }

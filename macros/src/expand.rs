@@ -16,6 +16,7 @@ use syn::{
 };
 
 use crate::attr::{self, Args, PresetValue};
+use crate::rules::limits::{LimitKey, describe_limits};
 use crate::rules::{Jitter, Key, PolicyValues, describe_layers, describe_worst_case};
 use crate::valid;
 
@@ -24,6 +25,7 @@ pub(crate) fn agentic_function(args: TokenStream, item: TokenStream) -> TokenStr
     let mut errors = Vec::new();
     let args = attr::parse(args, &mut errors);
     let values = valid::check(&args, &mut errors);
+    let limits = valid::check_limits(&args, &mut errors);
     let function = match syn::parse2::<Item>(item.clone()) {
         Ok(Item::Fn(function)) => Some(function),
         Ok(other) => {
@@ -38,7 +40,7 @@ pub(crate) fn agentic_function(args: TokenStream, item: TokenStream) -> TokenStr
     };
     let runtime = function.as_ref().and_then(|function| check_signature(function, &mut errors));
     match (function, runtime, combine(errors)) {
-        (Some(function), Some(runtime), None) => expand(function, &runtime, &args, &values),
+        (Some(function), Some(runtime), None) => expand(function, &runtime, &args, &values, &limits),
         (_, _, error) => {
             let errors = error.map(|error| error.to_compile_error());
             quote! { #item #errors }
@@ -187,7 +189,13 @@ fn mentions_runtime(tokens: TokenStream) -> bool {
 /// The name of the generated constant that holds the function's `AgentFn`.
 const FUNCTION_CONST: &str = "__AGENTIC_FUNCTION";
 
-fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &PolicyValues) -> TokenStream {
+fn expand(
+    mut function: ItemFn,
+    runtime: &RuntimeParam,
+    args: &Args,
+    values: &PolicyValues,
+    limits: &[(LimitKey, f64)],
+) -> TokenStream {
     let krate = match &args.krate {
         Some(arg) => arg.value.to_token_stream(),
         None => quote!(::agentic_runtime),
@@ -227,6 +235,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
 
     if rewriter.rewritten > 0 {
         let constant = Ident::new(FUNCTION_CONST, Span::call_site());
+        let limits_expr = limits_expr(limits, &private);
         let doc = match &doc {
             Some(text) => quote!(::core::option::Option::Some(#text)),
             None => quote!(::core::option::Option::None),
@@ -239,7 +248,7 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
                 validate: ::core::option::Option::None,
                 compact: ::core::option::Option::None,
                 tools: ::core::option::Option::None,
-                limits: #private::UsageLimits::NONE,
+                limits: #limits_expr,
             };
         };
         function.block.stmts.insert(0, item);
@@ -248,7 +257,10 @@ fn expand(mut function: ItemFn, runtime: &RuntimeParam, args: &Args, values: &Po
         }
     }
 
-    let line = docs_line(args, values);
+    let mut line = docs_line(args, values);
+    if let Some(limits) = describe_limits(limits) {
+        line.push_str(&format!(" **Spend limits:** {limits}."));
+    }
     if doc.is_some() {
         function.attrs.push(syn::parse_quote!(#[doc = ""]));
     }
@@ -274,6 +286,18 @@ fn docs_line(args: &Args, values: &PolicyValues) -> String {
         ),
         None => format!("**Retry policy:** {}: {}.", describe_layers(values), describe_worst_case(values, jitter)),
     }
+}
+
+/// `UsageLimits::NONE` followed by a `with_*` call for each limit the attribute sets (each judged
+/// valid: a count is whole and at most 2^53, dollars finite).
+fn limits_expr(limits: &[(LimitKey, f64)], private: &TokenStream) -> TokenStream {
+    let mut expr = quote!(#private::UsageLimits::NONE);
+    for &(key, value) in limits {
+        let value = if key.is_count() { Literal::u64_unsuffixed(value as u64) } else { Literal::f64_unsuffixed(value) };
+        let setter = Ident::new(&format!("with_{}", key.name()), Span::call_site());
+        expr = quote!(#expr.#setter(#value));
+    }
+    expr
 }
 
 /// Whether a `preset` path starts at `Self` (`Self::POLICY`).
@@ -591,5 +615,39 @@ fn binds(pat: &Pat, name: &Ident) -> bool {
         Pat::Type(typed) => binds(&typed.pat, name),
         Pat::Guard(guarded) => binds(&guarded.pat, name),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(args: &str) -> String {
+        let item = "/// Doc.\nasync fn f(runtime: &Runtime) -> Result<Reply, ExecError> { runtime.exec(\"x\").await }";
+        agentic_function(args.parse().expect("args lex"), item.parse().expect("item lexes")).to_string()
+    }
+
+    #[test]
+    fn the_limits_are_set_on_the_functions_constant_and_stated_in_its_docs() {
+        let output = expanded("max_total_tokens = 20_000, max_cost_usd = 0.25, max_retries = 2");
+        assert!(
+            output.contains(
+                "limits : :: agentic_runtime :: __private :: UsageLimits :: NONE . with_max_total_tokens (20000) . \
+                 with_max_cost_usd (0.25)"
+            ),
+            "{output}"
+        );
+        assert!(output.contains(" **Spend limits:** at most 20 000 tokens, $0.25 per exec.\"]"), "{output}");
+
+        let output = expanded("max_retries = 2");
+        assert!(output.contains("limits : :: agentic_runtime :: __private :: UsageLimits :: NONE ,"), "{output}");
+        assert!(!output.contains("Spend limits"), "{output}");
+    }
+
+    #[test]
+    fn a_broken_limit_leaves_the_function_unchanged_with_the_error() {
+        let output = expanded("max_total_tokens = 0");
+        assert!(output.contains("compile_error"), "{output}");
+        assert!(!output.contains("__AGENTIC_FUNCTION"), "{output}");
     }
 }

@@ -4,8 +4,34 @@
 
 use syn::Error;
 
-use crate::attr::{Arg, Args, PresetValue, attribute_span};
+use crate::attr::{Arg, Args, LimitValue, PresetValue, attribute_span};
+use crate::rules::limits::{LimitKey, count_violation, limit_violation};
 use crate::rules::{Key, PolicyValues, Preset, Violation, violations};
+
+/// Judges each spend limit by the limits' one rule (`agentic_policy::limits`, which
+/// `UsageLimits::validate` applies too), each broken one an error on its value. A limit the
+/// policy's worst case could never reach is fine: it is a ceiling, not a promise. Returns the
+/// limits, counts as whole `f64`s, when every one keeps the rule.
+pub(crate) fn check_limits(args: &Args, errors: &mut Vec<Error>) -> Vec<(LimitKey, f64)> {
+    let mut judged = Vec::with_capacity(args.limits.len());
+    for (key, arg) in &args.limits {
+        let (violation, value) = match &arg.value {
+            LimitValue::Count { negative: false, digits } => {
+                (count_violation(*key, digits), digits.parse::<u64>().map_or(f64::INFINITY, |count| count as f64))
+            }
+            LimitValue::Count { negative: true, digits } => {
+                let value = -digits.parse::<f64>().unwrap_or(f64::INFINITY);
+                (limit_violation(*key, value), value)
+            }
+            LimitValue::Usd(usd) => (limit_violation(*key, *usd), *usd),
+        };
+        match violation {
+            Some(message) => errors.push(Error::new_spanned(&arg.tokens, message)),
+            None => judged.push((*key, value)),
+        }
+    }
+    judged
+}
 
 /// The policy the arguments describe (the preset's values, or the defaults, for the keys left out).
 /// Every broken rule is pushed to `errors`, on the `key = value` it blames, or on the `preset = ...`
@@ -86,6 +112,38 @@ fn trustworthy_violations(values: &PolicyValues, unparsed: &[Key]) -> Vec<Violat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attr;
+
+    fn judged(text: &str) -> (Vec<(LimitKey, f64)>, Vec<String>) {
+        let mut errors = Vec::new();
+        let args = attr::parse(text.parse().expect("valid tokens"), &mut errors);
+        let limits = check_limits(&args, &mut errors);
+        (limits, errors.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn limits_that_keep_the_rule_are_kept_and_the_others_named() {
+        let (limits, errors) = judged("max_total_tokens = 20_000, max_cost_usd = 0.25, max_tool_calls = 1u64");
+        assert_eq!(
+            limits,
+            [(LimitKey::MaxTotalTokens, 20_000.0), (LimitKey::MaxCostUsd, 0.25), (LimitKey::MaxToolCalls, 1.0)]
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+
+        let (limits, errors) = judged(
+            "max_input_tokens = 0, max_cost_usd = -0.25, max_output_tokens = -3, max_tool_calls = 9007199254740993, max_total_tokens = 5",
+        );
+        assert_eq!(limits, [(LimitKey::MaxTotalTokens, 5.0)]);
+        assert_eq!(
+            errors,
+            [
+                "`max_input_tokens` = 0 allows nothing: set it to at least 1, or leave it out for no limit",
+                "`max_cost_usd` = -0.25 allows nothing: set a price above 0 (in US dollars), or leave it out for no limit",
+                "`max_output_tokens` = -3 allows nothing: set it to at least 1, or leave it out for no limit",
+                "`max_tool_calls` = 9007199254740993 is past the largest limit (9007199254740992): leave it out for no limit",
+            ]
+        );
+    }
 
     fn messages(values: &PolicyValues, unparsed: &[Key]) -> Vec<String> {
         trustworthy_violations(values, unparsed).into_iter().map(|violation| violation.message).collect()

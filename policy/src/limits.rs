@@ -78,13 +78,61 @@ pub fn limit_violation(key: LimitKey, value: f64) -> Option<String> {
         } else if value.fract() != 0.0 {
             format!("`{name}` = {value} is not a whole number: it counts tokens or calls")
         } else {
-            format!("`{name}` = {value} is past the largest limit ({MAX_COUNT_LIMIT}): leave it out for no limit")
+            past_the_largest_count(name, value)
         }
     } else if value.is_nan() || value <= 0.0 {
         format!("`{name}` = {value} allows nothing: set a price above 0 (in US dollars), or leave it out for no limit")
     } else {
         format!("`{name}` = {value} is past the largest dollar limit ({MAX_COST_LIMIT_USD}): leave it out for no limit")
     })
+}
+
+/// [`limit_violation`] for a count written as decimal `digits` (as the attribute reads them: no
+/// sign, no `_`): exact whatever their size, where an `f64` rounds past 2^53 (`2^53 + 1` would
+/// pass as `2^53`), and the message shows the number as written.
+pub fn count_violation(key: LimitKey, digits: &str) -> Option<String> {
+    match digits.parse::<u64>() {
+        Ok(count) if count <= MAX_COUNT_LIMIT => limit_violation(key, count as f64),
+        _ => Some(past_the_largest_count(key.name(), digits)),
+    }
+}
+
+fn past_the_largest_count(name: &str, shown: impl std::fmt::Display) -> String {
+    format!("`{name}` = {shown} is past the largest limit ({MAX_COUNT_LIMIT}): leave it out for no limit")
+}
+
+/// The limits in words, in the order of [`LimitKey::ALL`], for the attribute's docs line:
+/// "at most 20 000 tokens, $0.25 per exec"; `None` when none is set.
+pub fn describe_limits(limits: &[(LimitKey, f64)]) -> Option<String> {
+    let parts: Vec<String> = LimitKey::ALL
+        .into_iter()
+        .filter_map(|key| limits.iter().find(|(set, _)| *set == key).map(|&(_, value)| (key, value)))
+        .map(|(key, value)| {
+            let count = grouped(value);
+            match key {
+                LimitKey::MaxInputTokens => format!("{count} input tokens"),
+                LimitKey::MaxOutputTokens => format!("{count} output tokens"),
+                LimitKey::MaxTotalTokens => format!("{count} tokens"),
+                LimitKey::MaxToolCalls => format!("{count} tool call{}", if value == 1.0 { "" } else { "s" }),
+                LimitKey::MaxCostUsd if value.fract() == 0.0 => format!("${count}"),
+                LimitKey::MaxCostUsd => format!("${value}"),
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("at most {} per exec", parts.join(", ")))
+}
+
+/// A whole number with its thousands apart, as the docs write them: 20000 -> "20 000".
+fn grouped(value: f64) -> String {
+    let digits = format!("{value:.0}");
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -109,5 +157,47 @@ mod tests {
         assert!(limit_violation(LimitKey::MaxCostUsd, f64::INFINITY).unwrap().contains("largest"));
         assert_eq!(limit_violation(LimitKey::MaxCostUsd, 0.25), None);
         assert_eq!(limit_violation(LimitKey::MaxTotalTokens, 20_000.0), None);
+    }
+
+    #[test]
+    fn a_count_as_written_is_judged_exactly() {
+        assert_eq!(count_violation(LimitKey::MaxTotalTokens, "9007199254740992"), None);
+        // 2^53 + 1 is 2^53 as an `f64`: only the digits tell it is past the largest limit.
+        assert_eq!(
+            count_violation(LimitKey::MaxTotalTokens, "9007199254740993").as_deref(),
+            Some(
+                "`max_total_tokens` = 9007199254740993 is past the largest limit (9007199254740992): leave it out for no limit"
+            )
+        );
+        assert!(
+            count_violation(LimitKey::MaxToolCalls, "99999999999999999999999")
+                .unwrap()
+                .contains("= 99999999999999999999999 ")
+        );
+        assert!(count_violation(LimitKey::MaxToolCalls, "0").unwrap().contains("at least 1"));
+        assert_eq!(count_violation(LimitKey::MaxToolCalls, "1"), None);
+    }
+
+    #[test]
+    fn limits_are_described_in_the_keys_order() {
+        assert_eq!(describe_limits(&[]), None);
+        assert_eq!(
+            describe_limits(&[(LimitKey::MaxCostUsd, 0.25), (LimitKey::MaxTotalTokens, 20_000.0)]).as_deref(),
+            Some("at most 20 000 tokens, $0.25 per exec")
+        );
+        assert_eq!(
+            describe_limits(&[
+                (LimitKey::MaxToolCalls, 1.0),
+                (LimitKey::MaxOutputTokens, 999.0),
+                (LimitKey::MaxInputTokens, 1_234_567.0),
+                (LimitKey::MaxCostUsd, 1000.0),
+            ])
+            .as_deref(),
+            Some("at most 1 234 567 input tokens, 999 output tokens, 1 tool call, $1 000 per exec")
+        );
+        assert_eq!(
+            describe_limits(&[(LimitKey::MaxToolCalls, 10.0)]).as_deref(),
+            Some("at most 10 tool calls per exec")
+        );
     }
 }

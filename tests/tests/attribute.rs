@@ -1,5 +1,5 @@
-//! `#[agentic_function]` end to end: the attribute's policy, name, doc comment and validator reach
-//! the runtime, wherever the `exec` call sits in the body.
+//! `#[agentic_function]` end to end: the attribute's policy, name, doc comment, validator and spend
+//! limits reach the runtime, wherever the `exec` call sits in the body.
 
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime, Scripted, ScriptedProvider, agentic_function};
 
@@ -356,4 +356,69 @@ fn the_attribute_knows_every_jitter_kind() {
     // `macros/src/attr.rs` lists the kinds the attribute accepts (`JITTER_KINDS`); `ui/pass/free-fn.rs`
     // uses each of them. A kind added to the runtime must be added there too.
     assert_eq!(agentic_runtime::policy::Jitter::NAMES, ["none", "full", "equal", "decorrelated", "proportional"]);
+}
+
+fn search(runs: std::sync::Arc<std::sync::atomic::AtomicU32>) -> agentic_runtime::Toolbox {
+    agentic_runtime::Toolbox::new().with_fn("search", "Searches.", serde_json::json!(null), move |_| {
+        let runs = runs.clone();
+        async move {
+            runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok("found".to_owned())
+        }
+    })
+}
+
+/// Look it up.
+#[agentic_function(max_tool_calls = 1)]
+async fn one_search(runtime: &Runtime) -> Result<Reply, ExecError> {
+    runtime.exec("Look it up.").await
+}
+
+/// Look it up.
+#[agentic_function(max_retries = 2)]
+async fn any_searches(runtime: &Runtime) -> Result<Reply, ExecError> {
+    runtime.exec("Look it up.").await
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_functions_max_tool_calls_stops_its_second_tool_call() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use agentic_runtime::spend::{Limit, UsageLimits};
+    use agentic_runtime::storm::Refusal;
+    use serde_json::json;
+
+    let script = || {
+        ScriptedProvider::new([
+            Scripted::tool_call("search", json!({"q": "a"})),
+            Scripted::tool_call("search", json!({"q": "b"})),
+            Scripted::ok("done"),
+        ])
+    };
+    // The runtime allows five tool calls; the function, one.
+    let runtime = |provider: &ScriptedProvider, runs: &Arc<AtomicU32>| {
+        Runtime::builder(provider.clone())
+            .with_tools(search(runs.clone()))
+            .with_usage_limits(UsageLimits::new().with_max_tool_calls(5))
+            .build()
+            .unwrap()
+    };
+
+    let (provider, runs) = (script(), Arc::new(AtomicU32::new(0)));
+    let error = one_search(&runtime(&provider, &runs)).await.unwrap_err();
+    assert_eq!((error.kind(), error.function()), (ExecErrorKind::UsageLimit, Some("one_search")), "{error}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the second tool call never ran");
+    assert_eq!(provider.calls(), 2, "the answer after it was never asked for");
+    assert!(
+        matches!(error.refusal(), Some(Refusal::UsageLimit { limit: Limit::MaxToolCalls, max: 1, used: 1, needed: 1 })),
+        "{error:?}"
+    );
+
+    // Without limit keys the function has the runtime's: both tool calls run.
+    let (provider, runs) = (script(), Arc::new(AtomicU32::new(0)));
+    let reply = any_searches(&runtime(&provider, &runs)).await.unwrap();
+    assert_eq!(reply.text(), "done");
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(reply.spent().unwrap().tool_calls, 2);
 }
