@@ -1,6 +1,6 @@
 //! [`UsageLimits`]: the ceilings of one exec.
 
-use agentic_policy::limits::{LimitKey, limit_is_valid, limit_violation};
+use agentic_policy::limits::{LimitKey, MAX_COUNT_LIMIT, count_violation, limit_is_valid, limit_violation};
 
 use crate::error::PolicyError;
 
@@ -22,6 +22,8 @@ use crate::error::PolicyError;
 /// assert!(LIMITS.validate().is_ok());
 /// let error = UsageLimits::new().with_max_total_tokens(0).validate().unwrap_err();
 /// assert_eq!(error.key(), "max_total_tokens");
+/// // Counts are judged exactly, however large.
+/// assert!(!UsageLimits::new().with_max_input_tokens((1 << 53) + 1).is_valid());
 /// ```
 #[derive(Clone, Copy, PartialEq, Default)]
 pub struct UsageLimits {
@@ -116,6 +118,17 @@ impl UsageLimits {
         }
     }
 
+    /// The count limit `key`, if set (`None` for the dollar limit).
+    const fn count(&self, key: LimitKey) -> Option<u64> {
+        match key {
+            LimitKey::MaxInputTokens => self.input_tokens,
+            LimitKey::MaxOutputTokens => self.output_tokens,
+            LimitKey::MaxTotalTokens => self.total_tokens,
+            LimitKey::MaxToolCalls => self.tool_calls,
+            LimitKey::MaxCostUsd => None,
+        }
+    }
+
     /// `max_input_tokens`, if set.
     pub const fn max_input_tokens(&self) -> Option<u64> {
         self.input_tokens
@@ -148,24 +161,33 @@ impl UsageLimits {
 
     /// Whether every limit set is one an exec can live with (see [`UsageLimits::validate`]).
     pub const fn is_valid(&self) -> bool {
+        // Counts as whole numbers: an `f64` rounds past 2^53, and 2^53 + 1 would pass.
+        let counts = [self.input_tokens, self.output_tokens, self.total_tokens, self.tool_calls];
         let mut index = 0;
-        while index < LimitKey::ALL.len() {
-            let key = LimitKey::ALL[index];
-            if let Some(value) = self.get(key) {
-                if !limit_is_valid(key, value) {
+        while index < counts.len() {
+            if let Some(count) = counts[index] {
+                if count == 0 || count > MAX_COUNT_LIMIT {
                     return false;
                 }
             }
             index += 1;
         }
-        true
+        match self.cost_usd {
+            Some(usd) => limit_is_valid(LimitKey::MaxCostUsd, usd),
+            None => true,
+        }
     }
 
     /// The first limit set that no exec could live with: a zero or negative one (it allows
     /// nothing), a fraction of a token, a dollar limit that is not a number.
     pub fn validate(&self) -> Result<(), PolicyError> {
         for key in LimitKey::ALL {
-            if let Some(message) = self.get(key).and_then(|value| limit_violation(key, value)) {
+            let message = match (key.is_count(), self.get(key)) {
+                (_, None) => None,
+                (true, Some(_)) => self.count(key).and_then(|count| count_violation(key, &count.to_string())),
+                (false, Some(usd)) => limit_violation(key, usd),
+            };
+            if let Some(message) = message {
                 return Err(PolicyError::new(key.name(), message));
             }
         }
