@@ -178,3 +178,44 @@ async fn a_target_without_a_price_under_a_dollar_limit_is_an_error_before_any_ca
     assert!(error.to_string().contains("`scripted/m` has no price"), "{error}");
     assert_eq!(provider.calls(), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_that_ignores_its_max_tokens_is_cut_and_not_retried() {
+    let provider = ScriptedProvider::new([Scripted::ok("x".repeat(10_000)).in_chunks(100), Scripted::ok("never")]);
+    let runtime = limited(&provider, UsageLimits::new().with_max_output_tokens(10));
+    let error = runtime.exec("q").await.unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::UsageLimit, "{error}");
+    assert_eq!(provider.calls(), 1, "the same call would pass it again: no retry");
+    assert!(error.to_string().contains("UsageLimitError: the answer passed the 10 output tokens"), "{error}");
+    assert!(matches!(error.refusal(), Some(Refusal::UsageLimit { limit: Limit::MaxOutputTokens, max: 10, .. })));
+    // Cut at its cap (32 bytes a token), not read to its end; no usage reported.
+    let output = error.spent().unwrap().output_tokens;
+    assert_eq!(output, 10, "at least what it was allowed: it passed it");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_too_dear_for_the_dollar_limit_moves_to_a_cheaper_target() {
+    use agentic_runtime::decision::{MoveReason, Verdict, Why};
+    use agentic_runtime::spend::{Price, Prices};
+    let dear = ScriptedProvider::new([Scripted::ok("dear")]).with_model("dear");
+    let cheap = ScriptedProvider::new([Scripted::ok("cheap").with_usage(Usage::new(10, 2))]).with_model("cheap");
+    let prices = Prices::new()
+        .with("scripted/dear", Price::per_million(1_000_000.0, 1_000_000.0).unwrap())
+        .unwrap()
+        .with("scripted/cheap", Price::per_million(1.0, 1.0).unwrap())
+        .unwrap();
+    // $0.001: a dollar a token buys no call at `dear`; at `cheap`, hundreds of tokens.
+    let runtime = Runtime::builder(dear.clone())
+        .with_fallback(cheap.clone())
+        .with_prices(prices)
+        .with_usage_limits(UsageLimits::new().with_max_cost_usd(0.001))
+        .build()
+        .unwrap();
+    let reply = runtime.exec("q").await.unwrap();
+    assert_eq!((reply.text(), reply.target()), ("cheap", Some("scripted/cheap")));
+    assert_eq!((dear.calls(), cheap.calls()), (0, 1), "no request to the dear target");
+    let moved = reply.decisions().iter().find(|decision| decision.verdict() == Verdict::Fallback).unwrap();
+    let Why::Fallback(fallback) = moved.reason() else { panic!("{:?}", moved.reason()) };
+    assert!(matches!(fallback.because, MoveReason::Cheaper(Refusal::UsageLimit { limit: Limit::MaxCostUsd, .. })));
+    assert!(moved.to_string().contains("is too dear for the next call"), "{moved}");
+}

@@ -35,6 +35,9 @@ pub enum MoveReason {
     /// A cap refused the wait the target asked for: a Retry-After or a cooldown longer than
     /// `retry_after_cap_ms` or the time left, or the target's retry quota is empty.
     Refused(Refusal),
+    /// The next call would pass the exec's dollar limit (`max_cost_usd`) at this target's price, and
+    /// fits it at the next target's: the exec moves on instead of failing.
+    Cheaper(Refusal),
     /// The conversation overflowed the target's context window and the next target's is larger.
     ContextWindow {
         /// The target's context window, in tokens.
@@ -54,6 +57,9 @@ impl fmt::Display for MoveReason {
             MoveReason::Permanent(rule) => write!(f, "failed permanently for this target ({rule})"),
             MoveReason::RetriesUsed(rule) => write!(f, "used its retries ({rule})"),
             MoveReason::Refused(refusal) => write!(f, "refused the wait ({refusal})"),
+            MoveReason::Cheaper(refusal) => {
+                write!(f, "is too dear for the next call ({refusal}); the next target's price fits")
+            }
             MoveReason::ContextWindow { window, next } => {
                 write!(f, "overflowed its context window of {window} tokens (the next holds {next})")
             }

@@ -306,7 +306,8 @@ async fn drive(
     let mut progress =
         Progress { bounds, clock, call, moved: false, started: false, beating: false, beat: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
-    let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes };
+    let spend_cap = request.max_tokens.map_or(u64::MAX, |tokens| tokens.saturating_mul(SPEND_CAP_BYTES_PER_TOKEN));
+    let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes, spend_cap };
     let mut text = String::new();
     let mut tool_calls = ToolCalls::default();
     while let Some(event) = next_event(&mut stream, &mut progress, &mut timer).await? {
@@ -384,11 +385,33 @@ const TOOL_CALL_OVERHEAD: usize = 64;
 struct Answer {
     bytes: usize,
     limit: u64,
+    /// The bytes past which the answer has passed the output the exec's spend limits allowed it
+    /// (`u64::MAX` without limits).
+    spend_cap: u64,
 }
+
+/// Bytes per output token past which a call's answer has surely passed the `max_tokens` it was
+/// sent: a server that honours it stops long before (English runs about 4 bytes a token; 32 leaves
+/// room for whitespace, code and long words), one that ignores it is cut here.
+const SPEND_CAP_BYTES_PER_TOKEN: u64 = 32;
+
+/// The kind of the error of a call cut at its spend cap: the exec stops with kind `usage_limit`.
+pub(crate) const USAGE_LIMIT_ERROR: &str = "UsageLimitError";
 
 impl Answer {
     fn add(&mut self, bytes: usize) -> Result<(), ModelError> {
         self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes as u64 > self.spend_cap {
+            return Err(ModelError::new(
+                USAGE_LIMIT_ERROR,
+                format!(
+                    "the answer passed the {} output tokens the exec's spend limits left it ({} bytes, \
+                     the server did not stop at the `max_tokens` it was sent): the stream was cut",
+                    self.spend_cap / SPEND_CAP_BYTES_PER_TOKEN,
+                    self.bytes
+                ),
+            ));
+        }
         if self.bytes as u64 > self.limit {
             return Err(ModelError::new(
                 "AnswerTooLargeError",

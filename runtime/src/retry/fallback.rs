@@ -119,6 +119,19 @@ impl<'a> Position<'a> {
         &*to.provider
     }
 
+    /// The next target's provider, if there is one.
+    pub(crate) fn next_provider(&self) -> Option<&'a dyn Provider> {
+        self.next().map(|target| &*target.provider)
+    }
+
+    /// Before a call that would pass the exec's dollar limit here and fits it at the next target's
+    /// price (`refusal` says by how much): moves on, and returns the provider to call.
+    pub(crate) fn move_cheaper(&mut self, state: &mut RetryState<'a>, refusal: Refusal) -> &'a dyn Provider {
+        let error = format!("UsageLimit: `{}` is too dear for the next call: {refusal}", self.name());
+        let call = state.budget.calls() + 1;
+        self.hop(state, call, error, MoveReason::Cheaper(refusal))
+    }
+
     /// Before a call: the target must admit it. A target whose breaker is open (or half-open with
     /// its probe out), or whose cooldown the exec cannot wait (longer than `retry_after_cap_ms` or
     /// the time left), is left for the next one at once; `Ok((Some(provider), _))` when the exec

@@ -17,6 +17,7 @@ use crate::observe::telemetry;
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::retry::fallback::{Position, is_target_permanent};
 use crate::retry::{Judged, RetryState};
+use crate::spend::Limit;
 use crate::storm::pace::{self, Demand, Paced, Reservation};
 use crate::storm::{CallOutcome, Permit, Refusal};
 use crate::tool::ToolSpec;
@@ -115,9 +116,7 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             call::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
         let (outcome, waited, first, pacing, permit) = meta.finish(outcome);
-        if run.state.spend.is_some() {
-            settle_spend(run, &outcome);
-        }
+        let cut = run.state.spend.is_some() && settle_spend(run, &outcome);
         if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
             let usage = outcome.as_ref().ok().and_then(|message| message.usage);
@@ -146,6 +145,9 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             }
         }
         let message = outcome?;
+        if cut {
+            return Ok(cut_at_limit(run, message));
+        }
         // The failure's time counts from here if the call took none the clock could see.
         run.state.budget.start_clock();
         // Boxed: the failure path's futures (the hint, the sleep, the retry quota) would otherwise
@@ -337,19 +339,44 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
 #[cold]
 fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
     let input = pace::input_tokens(run.system, history, &run.tools);
-    let target = crate::retry::fallback::target_name(run.provider);
-    let ledger = run.state.spend.as_deref_mut().expect("reserve_spend needs a ledger");
-    ledger.reserve(input, &target)
+    loop {
+        let target = crate::retry::fallback::target_name(run.provider);
+        let ledger = run.state.spend.as_deref_mut().expect("reserve_spend needs a ledger");
+        let refusal = match ledger.reserve(input, &target) {
+            Err(refusal @ Refusal::UsageLimit { limit: Limit::MaxCostUsd, .. }) => refusal,
+            reserved => return reserved,
+        };
+        // Too dear here: a next target whose price the call fits takes it (docs/design.md §23).
+        let next = run.position.as_ref().and_then(Position::next_provider);
+        if !next.is_some_and(|next| ledger.fits(input, &crate::retry::fallback::target_name(next))) {
+            return Err(refusal);
+        }
+        let position = run.position.as_mut().expect("a next target has a position");
+        run.provider = position.move_cheaper(&mut run.state, refusal);
+    }
 }
 
 /// After a call of an exec with spend limits: the call settles what it reserved (a programming
-/// error, which ends the exec at once, settles nothing).
+/// error, which ends the exec at once, settles nothing). `true` when the call was cut for passing
+/// what it was allowed (`Answer::spend_cap`).
 #[cold]
-fn settle_spend(run: &mut Run<'_>, outcome: &Result<AssistantMessage, ModelError>) {
-    if let (Some(ledger), Ok(message)) = (run.state.spend.as_deref_mut(), outcome) {
-        ledger.settle(message.usage.as_ref(), Some(message));
-        run.state.note_spent();
-    }
+fn settle_spend(run: &mut Run<'_>, outcome: &Result<AssistantMessage, ModelError>) -> bool {
+    let (Some(ledger), Ok(message)) = (run.state.spend.as_deref_mut(), outcome) else { return false };
+    let cut = message.error.as_ref().is_some_and(|error| error.kind() == call::USAGE_LIMIT_ERROR);
+    ledger.settle(message.usage.as_ref(), Some(message), cut);
+    run.state.note_spent();
+    cut
+}
+
+/// Layer 1 after a call cut for passing the output the exec's spend limits left it: not retried
+/// (the same call would pass it again); the refusal stops the exec (kind `usage_limit`).
+#[cold]
+fn cut_at_limit(run: &mut Run<'_>, message: AssistantMessage) -> AssistantMessage {
+    let refusal = run.state.spend.as_deref().expect("a cut needs a ledger").passed();
+    let refusal = run.state.budget.refuse(refusal);
+    let error = message.failure_text();
+    run.state.decide(Layer::Session, error, message.usage, Verdict::Refused, Why::Refused(refusal), None);
+    message
 }
 
 /// Layer 1 when the wait for the provider's rate limit (`kind` `"RateLimit"`) or its cooldown

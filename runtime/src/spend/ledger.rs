@@ -19,11 +19,13 @@ pub(crate) struct Ledger {
     prices: Option<Arc<Prices>>,
     /// The price of the call in flight's target, under a dollar limit.
     pending_price: Option<Price>,
+    /// The output the call in flight was allowed, when the limits bound it.
+    pending_output: Option<u64>,
 }
 
 impl Ledger {
     pub(crate) fn new(limits: UsageLimits, prices: Option<Arc<Prices>>) -> Self {
-        Self { limits, spent: Spent::default(), pending_input: 0, prices, pending_price: None }
+        Self { limits, spent: Spent::default(), pending_input: 0, prices, pending_price: None, pending_output: None }
     }
 
     /// Under a dollar limit, the first of `targets` that has no price: an exec cannot start
@@ -46,8 +48,20 @@ impl Ledger {
     /// fit what is left (at least one output token, whatever the call's own limit), else the most
     /// output tokens the call may ask for (`None`: the limits bound no output).
     pub(crate) fn reserve(&mut self, input: u64, target: &str) -> Result<Option<u64>, Refusal> {
-        self.pending_input = input;
-        self.pending_price = None;
+        let (output_left, price) = self.check(input, target)?;
+        (self.pending_input, self.pending_price, self.pending_output) = (input, price, output_left);
+        Ok(output_left)
+    }
+
+    /// Whether a call of about `input` tokens to `target` fits what is left (another target's
+    /// price, say): [`Ledger::reserve`] without the reservation.
+    pub(crate) fn fits(&self, input: u64, target: &str) -> bool {
+        self.check(input, target).is_ok()
+    }
+
+    /// [`Ledger::reserve`]'s judgement, and the target's price under a dollar limit.
+    fn check(&self, input: u64, target: &str) -> Result<(Option<u64>, Option<Price>), Refusal> {
+        let mut price_of_call = None;
         let spent = &self.spent;
         if let Some(max) = self.limits.max_input_tokens() {
             if spent.input_tokens.saturating_add(input) > max {
@@ -85,23 +99,49 @@ impl Ledger {
                 let affordable = ((left - price.worst_case_usd(input, 0)) / per_output_token).floor() as u64;
                 output_left = Some(output_left.map_or(affordable, |other| other.min(affordable)));
             }
-            self.pending_price = Some(price);
+            price_of_call = Some(price);
         }
-        Ok(output_left)
+        Ok((output_left, price_of_call))
     }
 
     /// After the call reserved last: its reported `usage`, or, when the server reported none, its
-    /// input estimate and its answer's size (a failed call's too: it was paid for).
-    pub(crate) fn settle(&mut self, usage: Option<&Usage>, answer: Option<&AssistantMessage>) {
+    /// input estimate and its answer's size (a failed call's too: it was paid for); a call `cut`
+    /// for passing its output spent at least what it was allowed.
+    pub(crate) fn settle(&mut self, usage: Option<&Usage>, answer: Option<&AssistantMessage>, cut: bool) {
         let usage = match usage {
             Some(usage) => *usage,
-            None => Usage::new(self.pending_input, answer.map_or(0, answer_tokens)),
+            None => {
+                let shown = answer.map_or(0, answer_tokens);
+                let output = if cut { shown.max(self.pending_output.unwrap_or(0)) } else { shown };
+                Usage::new(self.pending_input, output)
+            }
         };
         self.spent.input_tokens = self.spent.input_tokens.saturating_add(usage.input_tokens);
         self.spent.output_tokens = self.spent.output_tokens.saturating_add(usage.output_tokens);
         if let Some(price) = self.pending_price.take() {
             self.spent.cost_usd += price.cost_usd(&usage);
         }
+    }
+
+    /// The refusal of a call cut for passing what it was allowed: the limit it passed (or, when the
+    /// server's count says it did not, the one that bounded its output), with what is spent now.
+    pub(crate) fn passed(&self) -> Refusal {
+        let spent = &self.spent;
+        let counts = [
+            (Limit::MaxOutputTokens, self.limits.max_output_tokens(), spent.output_tokens),
+            (Limit::MaxTotalTokens, self.limits.max_total_tokens(), spent.total_tokens()),
+        ];
+        if let Some(max) = self.limits.max_cost_usd() {
+            if spent.cost_usd > max || counts.iter().all(|(_, max, _)| max.is_none()) {
+                return usd_refusal(max, spent.cost_usd, 0.0);
+            }
+        }
+        let passed = counts.iter().find(|(_, max, used)| max.is_some_and(|max| *used > max));
+        let (limit, max, used) = passed
+            .or_else(|| counts.iter().find(|(_, max, _)| max.is_some()))
+            .copied()
+            .unwrap_or((Limit::MaxOutputTokens, Some(spent.output_tokens), spent.output_tokens));
+        refusal(limit, max.unwrap_or(used), used, 0)
     }
 
     /// Before a tool turn of `calls` calls: the refusal when they would pass `max_tool_calls`,
@@ -144,7 +184,7 @@ mod tests {
         let mut ledger = Ledger::new(UsageLimits::new().with_max_cost_usd(0.01), Some(Arc::new(prices)));
         // 2 000 input tokens cost $0.002; the $0.008 left buy 800 output tokens.
         assert_eq!(ledger.reserve(2_000, "t/m"), Ok(Some(800)));
-        ledger.settle(Some(&Usage::new(2_000, 700)), None);
+        ledger.settle(Some(&Usage::new(2_000, 700)), None, false);
         assert!((ledger.spent().cost_usd - 0.009).abs() < 1e-12);
         // $0.001 left: 1 000 input tokens cost it all, and one output token does not fit.
         let Err(Refusal::UsageLimit { limit, max, used, needed }) = ledger.reserve(1_000, "t/m") else { panic!() };
@@ -155,7 +195,7 @@ mod tests {
     fn a_call_is_refused_when_its_worst_case_cannot_fit() {
         let mut ledger = Ledger::new_test(UsageLimits::new().with_max_total_tokens(1_000).with_max_output_tokens(300));
         assert_eq!(ledger.reserve(600, "t"), Ok(Some(300)), "the output limit is the tighter");
-        ledger.settle(Some(&Usage::new(600, 250)), None);
+        ledger.settle(Some(&Usage::new(600, 250)), None, false);
         assert_eq!(ledger.reserve(100, "t"), Ok(Some(50)), "50 output tokens are left of both");
         let Err(Refusal::UsageLimit { limit, used, needed, .. }) = ledger.reserve(200, "t") else { panic!() };
         assert_eq!((limit, used, needed), (Limit::MaxTotalTokens, 850, 201));
@@ -165,7 +205,7 @@ mod tests {
     fn an_unreported_usage_counts_the_estimates() {
         let mut ledger = Ledger::new_test(UsageLimits::new().with_max_input_tokens(100));
         ledger.reserve(60, "t").unwrap();
-        ledger.settle(None, Some(&AssistantMessage::text("x".repeat(40))));
+        ledger.settle(None, Some(&AssistantMessage::text("x".repeat(40))), false);
         assert_eq!((ledger.spent().input_tokens, ledger.spent().output_tokens), (60, 10));
         assert!(matches!(ledger.reserve(41, "t"), Err(Refusal::UsageLimit { limit: Limit::MaxInputTokens, .. })));
     }
