@@ -124,6 +124,19 @@ async fn a_503_then_an_answer_on_both_wire_formats() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_spend_limit_that_stops_an_exec_is_named_on_its_span() {
+    use agentic_runtime::spend::UsageLimits;
+    let provider = ScriptedProvider::new([Scripted::cut("partial").with_usage(Usage::new(99, 1))]);
+    let limits = UsageLimits::new().with_max_total_tokens(100);
+    let runtime = Runtime::builder(provider).with_usage_limits(limits).build().unwrap();
+    let (result, spans) = spans_of(runtime.exec("q")).await;
+    assert_eq!(result.unwrap_err().kind().name(), "usage_limit");
+    let exec = exec_span(&spans);
+    assert_eq!(text(exec, "error.type").as_deref(), Some("usage_limit"));
+    assert_eq!(text(exec, "agentic.limit").as_deref(), Some("max_total_tokens"));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_permanent_401_ends_the_exec_span_in_error() {
     let runtime = Runtime::new(ScriptedProvider::new([Scripted::http(401, "invalid api key")]));
     let (result, spans) = spans_of(runtime.exec("q")).await;

@@ -411,5 +411,9 @@ fn fail(
         .with_exec_id(state.exec_id)
         .with_target(run.position.map(|position| position.target_name()));
     telemetry::record_exec(&state.span, || error.usage(), || error.target(), Some(error.kind().name()));
+    // The spend limit that stopped it, for whoever watches the traces (docs/design.md §23).
+    if let Some(Refusal::UsageLimit { limit, .. }) = error.refusal() {
+        state.span.record("agentic.limit", limit.name());
+    }
     error
 }

@@ -80,6 +80,7 @@ fn exec_span_wanted(function: Option<&'static str>, provider: &dyn Provider) -> 
         error.type = Empty,
         otel.status_code = Empty,
         agentic.target = Empty,
+        agentic.limit = Empty,
     )
 }
 

@@ -88,7 +88,7 @@ impl From<&Decision> for AttemptRecord {
 /// | `last_error` | string | the last failure, as `"<Kind>: <text>"` |
 /// | `status` | integer, optional | the HTTP status of the last failure, from its typed error |
 /// | `code` | string, optional | the provider's error code of the last failure |
-/// | `stopped_by` | string, optional | for kind `refused`: the cap that stopped the call |
+/// | `stopped_by` | string, optional | for kinds `refused` and `usage_limit`: the cap or the spend limit that stopped the call |
 /// | `calls` | integer | model calls made |
 /// | `elapsed_ms` | integer | time from the start of the call to the failure |
 /// | `usage` | object, optional | the tokens spent: a failure's, every call of the exec; a retry's, the failed call's (`input_tokens`, `output_tokens`, and the cache counts when reported) |
