@@ -91,6 +91,10 @@ impl Runtime {
         run.schema = expected.map(|expected| &expected.schema);
         run.state.tap = tap;
         if !function.limits.is_none() {
+            // Limits the runtime, the attribute or the compiler did not judge: a request's.
+            if let Err(error) = function.limits.validate() {
+                return Err(self.invalid_policy(function, &run.state.span, error));
+            }
             let prices = self.prices();
             // A dollar limit needs every target's price, before the first call.
             if function.limits.max_cost_usd().is_some() {
@@ -98,8 +102,7 @@ impl Runtime {
                 let unpriced =
                     Ledger::unpriced(&function.limits, prices.map(|p| &**p), names.iter().map(String::as_str));
                 if let Some(target) = unpriced {
-                    let error = ExecError::invalid_policy(function.name, super::builder::unpriced(target));
-                    return Err(self.journaled(error));
+                    return Err(self.invalid_policy(function, &run.state.span, super::builder::unpriced(target)));
                 }
             }
             run.state.spend = Some(Box::new(Ledger::new(function.limits, prices.cloned())));
@@ -186,16 +189,16 @@ impl Runtime {
     /// `span` and in the journal.
     #[inline]
     fn judge_policy(&self, function: &AgentFn, span: &Span) -> Result<(), ExecError> {
-        // Limits the runtime, the attribute or the compiler did not judge: a request's.
-        let limits = || match function.limits.is_none() || function.limits.is_valid() {
-            true => Ok(()),
-            false => function.limits.validate(),
-        };
-        validate_policy(&function.policy).and_then(|()| limits()).map_err(|error| {
-            let error = ExecError::invalid_policy(function.name, error);
-            telemetry::record_exec(span, || Usage::ZERO, || None, Some(error.kind().name()));
-            self.journaled(error)
-        })
+        validate_policy(&function.policy).map_err(|error| self.invalid_policy(function, span, error))
+    }
+
+    /// The error of an exec whose policy or spend limits are invalid: a programming error,
+    /// recorded on the exec's `span` and in the journal.
+    #[cold]
+    fn invalid_policy(&self, function: &AgentFn, span: &Span, error: crate::policy::PolicyError) -> ExecError {
+        let error = ExecError::invalid_policy(function.name, error);
+        telemetry::record_exec(span, || Usage::ZERO, || None, Some(error.kind().name()));
+        self.journaled(error)
     }
 
     /// The error of an exec stopped before a tool turn that would pass its `max_tool_calls`.

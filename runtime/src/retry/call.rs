@@ -306,8 +306,7 @@ async fn drive(
     let mut progress =
         Progress { bounds, clock, call, moved: false, started: false, beating: false, beat: false, armed: None };
     let mut timer = pin!(None::<Sleep>);
-    let spend_cap = request.max_tokens.map_or(u64::MAX, |tokens| tokens.saturating_mul(SPEND_CAP_BYTES_PER_TOKEN));
-    let mut answer = Answer { bytes: 0, limit: bounds.max_answer_bytes, spend_cap };
+    let mut answer = Answer::new(bounds.max_answer_bytes, request.max_tokens);
     let mut text = String::new();
     let mut tool_calls = ToolCalls::default();
     while let Some(event) = next_event(&mut stream, &mut progress, &mut timer).await? {
@@ -399,10 +398,27 @@ const SPEND_CAP_BYTES_PER_TOKEN: u64 = 32;
 pub(crate) const USAGE_LIMIT_ERROR: &str = "UsageLimitError";
 
 impl Answer {
+    /// The bound of an answer of a call whose bytes may not pass `max_answer_bytes`, nor, under
+    /// spend limits, `max_tokens` output tokens (one bound to test per delta: the smaller).
+    #[inline]
+    fn new(max_answer_bytes: u64, max_tokens: Option<u64>) -> Self {
+        let spend_cap = max_tokens.map_or(u64::MAX, |tokens| tokens.saturating_mul(SPEND_CAP_BYTES_PER_TOKEN));
+        Self { bytes: 0, limit: max_answer_bytes.min(spend_cap), spend_cap }
+    }
+
     fn add(&mut self, bytes: usize) -> Result<(), ModelError> {
         self.bytes = self.bytes.saturating_add(bytes);
-        if self.bytes as u64 > self.spend_cap {
-            return Err(ModelError::new(
+        if self.bytes as u64 > self.limit {
+            return Err(self.passed());
+        }
+        Ok(())
+    }
+
+    /// The error of an answer past its bound: the spend cap's, or `max_answer_bytes`'.
+    #[cold]
+    fn passed(&self) -> ModelError {
+        if self.limit == self.spend_cap {
+            return ModelError::new(
                 USAGE_LIMIT_ERROR,
                 format!(
                     "the answer passed the {} output tokens the exec's spend limits left it ({} bytes, \
@@ -410,19 +426,16 @@ impl Answer {
                     self.spend_cap / SPEND_CAP_BYTES_PER_TOKEN,
                     self.bytes
                 ),
-            ));
+            );
         }
-        if self.bytes as u64 > self.limit {
-            return Err(ModelError::new(
-                "AnswerTooLargeError",
-                format!(
-                    "the answer passed {} bytes (`max_answer_bytes`): the stream was cut there; raise \
-                     `max_answer_bytes` or ask for a shorter answer",
-                    self.limit
-                ),
-            ));
-        }
-        Ok(())
+        ModelError::new(
+            "AnswerTooLargeError",
+            format!(
+                "the answer passed {} bytes (`max_answer_bytes`): the stream was cut there; raise \
+                 `max_answer_bytes` or ask for a shorter answer",
+                self.limit
+            ),
+        )
     }
 }
 
