@@ -61,6 +61,11 @@ pub struct JournalEntry {
     /// "tool", "name"}`).
     #[serde(default)]
     pub schema: Option<String>,
+    /// The most output tokens the request allowed, when it set a limit: Chat Completions
+    /// `max_tokens` (or `max_completion_tokens`), Anthropic `max_tokens`, Gemini
+    /// `generationConfig.maxOutputTokens`, Responses `max_output_tokens`.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
     /// How many messages the request's `messages` array held; 0 without one (or without a JSON
     /// body).
     #[serde(default)]

@@ -21,6 +21,7 @@ mod otel_spans;
 mod pacing_wires;
 mod resilient;
 mod session_layer;
+mod spend_wires;
 mod stalls;
 mod storm;
 mod stream_wires;

@@ -124,6 +124,7 @@ impl Shared {
             auth: api_key(request, wire).is_some(),
             tools: asked.tools.clone(),
             schema: asked.schema.clone(),
+            max_tokens: asked.max_tokens,
             messages: asked.conversation.messages,
             context_bytes,
             over_window: chosen.as_ref().is_some_and(|chosen| chosen.over_window),

@@ -208,6 +208,7 @@ impl Render for Anthropic {
             },
             tool_choice,
             tools: tool_names(body),
+            max_tokens: get("/max_tokens").and_then(Value::as_u64),
             conversation,
         }
     }

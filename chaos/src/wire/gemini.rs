@@ -299,6 +299,7 @@ impl Render for Gemini {
             tool_choice: tool_choice(body.and_then(|b| b.pointer("/toolConfig/functionCallingConfig"))),
             schema: schema.map(|s| s.get("title").and_then(Value::as_str).unwrap_or("responseJsonSchema").to_owned()),
             tools: declarations.into_iter().flat_map(|d| tool_names(Some(&json!({"tools": d})))).collect(),
+            max_tokens: config.and_then(|c| c.get("maxOutputTokens")).and_then(Value::as_u64),
             conversation,
         }
     }

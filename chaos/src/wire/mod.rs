@@ -146,6 +146,8 @@ pub(crate) struct Asked<'a> {
     pub(crate) schema: Option<String>,
     /// The names of the tools offered.
     pub(crate) tools: Vec<String>,
+    /// The most output tokens the request allows, in the wire's field for it.
+    pub(crate) max_tokens: Option<u64>,
     /// The conversation the size rules count.
     pub(crate) conversation: Conversation<'a>,
 }

@@ -172,6 +172,7 @@ impl Render for OpenAi {
             tool_choice: openai_tool_choice(get("/tool_choice"), "/function/name"),
             schema: get("/response_format/json_schema/name").and_then(Value::as_str).map(str::to_owned),
             tools: tool_names(body),
+            max_tokens: get("/max_tokens").or_else(|| get("/max_completion_tokens")).and_then(Value::as_u64),
             conversation,
         }
     }

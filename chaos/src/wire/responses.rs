@@ -256,6 +256,7 @@ impl Render for Responses {
             tool_choice: openai_tool_choice(get("/tool_choice"), "/name"),
             schema: format.and_then(|format| format.get("name")).and_then(Value::as_str).map(str::to_owned),
             tools: tool_names(body),
+            max_tokens: get("/max_output_tokens").and_then(Value::as_u64),
             conversation,
         }
     }
