@@ -17,6 +17,8 @@ use crate::observe::telemetry;
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::retry::fallback::{Position, is_target_permanent};
 use crate::retry::{Judged, RetryState};
+use crate::spend::Amounts;
+use crate::spend::ledger::{AccountHold, account_refusal};
 use crate::storm::pace::{self, Demand, Paced, Reservation};
 use crate::storm::{CallOutcome, Permit, Refusal};
 use crate::tool::ToolSpec;
@@ -53,7 +55,12 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         // The exec's spend limits: the call's worst case must fit what is left (docs/design.md §23).
         let mut max_tokens = None;
         if run.state.spend.is_some() {
-            match reserve_spend(run, history) {
+            // Boxed: out of the future of every call, which a runtime without an account never needs.
+            let reserved = match run.state.governor.account() {
+                None => reserve_spend(run, history).map(|(_, left)| left),
+                Some(_) => Box::pin(reserve_in_account(run, history)).await,
+            };
+            match reserved {
                 Ok(left) => max_tokens = left,
                 Err(refusal) => {
                     let refusal = run.state.budget.refuse(refusal);
@@ -116,7 +123,9 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         };
         let (outcome, waited, first, pacing, permit) = meta.finish(outcome);
         if run.state.spend.is_some() {
-            settle_spend(run, &outcome);
+            if let Some((hold, used)) = settle_spend(run, &outcome) {
+                Box::pin(settle_in_account(run, hold, used)).await;
+            }
         }
         if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
@@ -335,20 +344,63 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
 /// The input estimate of the call of `history` and the most output tokens the exec's spend limits
 /// leave it, or the refusal when its worst case cannot fit.
 #[cold]
-fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
+fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<(u64, Option<u64>), Refusal> {
     let input = pace::input_tokens(run.system, history, &run.tools);
     let target = crate::retry::fallback::target_name(run.provider);
     let ledger = run.state.spend.as_deref_mut().expect("reserve_spend needs a ledger");
-    ledger.reserve(input, &target)
+    ledger.reserve(input, &target).map(|left| (input, left))
+}
+
+/// [`reserve_spend`], then the call's worst case in the runtime's spend account: the fleet's
+/// when the shared store keeps accounts and answers, else this process's. The most output tokens
+/// the call may ask for, or the refusal when either cannot fit (nothing held then).
+#[cold]
+async fn reserve_in_account(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
+    let (input, left) = reserve_spend(run, history)?;
+    let governor = run.state.governor;
+    let account = governor.account().expect("reserve_in_account needs an account");
+    let target = crate::retry::fallback::target_name(run.provider);
+    let ledger = run.state.spend.as_deref_mut().expect("reserve_in_account needs a ledger");
+    let settings = &account.settings;
+    let (needed, output, price) =
+        ledger.account_need(settings, input, left, run.provider.max_output_tokens(), &target)?;
+    let (held, fleet) = match governor.account_reserve(settings, needed).await {
+        Some(answer) => (answer, true),
+        None => (account.reserve_local(needed), false),
+    };
+    let held = held.map_err(|refused| account_refusal(settings, refused))?;
+    if let Some(ledger) = run.state.spend.as_deref_mut() {
+        ledger.hold(held, fleet, price);
+    }
+    Ok(Some(output))
 }
 
 /// After a call of an exec with spend limits: the call settles what it reserved (a programming
-/// error, which ends the exec at once, settles nothing).
+/// error, which ends the exec at once, settles nothing of the exec's). Its reservation in the
+/// runtime's account, if it made one, and what to settle it to (a failed call's input estimate).
 #[cold]
-fn settle_spend(run: &mut Run<'_>, outcome: &Result<AssistantMessage, ModelError>) {
-    if let (Some(ledger), Ok(message)) = (run.state.spend.as_deref_mut(), outcome) {
-        ledger.settle(message.usage.as_ref(), Some(message));
+fn settle_spend(run: &mut Run<'_>, outcome: &Result<AssistantMessage, ModelError>) -> Option<(AccountHold, Amounts)> {
+    let ledger = run.state.spend.as_deref_mut()?;
+    let usage = match outcome {
+        Ok(message) => Some(ledger.settle(message.usage.as_ref(), Some(message))),
+        Err(_) => None,
+    };
+    let hold = ledger.take_hold(usage.as_ref());
+    if usage.is_some() {
         run.state.note_spent();
+    }
+    hold
+}
+
+/// Settles a call's reservation in the runtime's account where it was made.
+#[cold]
+async fn settle_in_account(run: &Run<'_>, hold: AccountHold, used: Amounts) {
+    let governor = run.state.governor;
+    let Some(account) = governor.account() else { return };
+    if hold.fleet {
+        governor.account_settle(&account.settings, hold.held, used).await;
+    } else {
+        account.settle_local(hold.held, used);
     }
 }
 
