@@ -164,3 +164,62 @@ pub(crate) fn held_of(answer: &[i64], needed: Amounts) -> Option<Result<Held, Ac
         _ => None,
     }
 }
+
+/// The account's twins: a seeded sequence of reservations, settles (lying ones too) and moves of
+/// the clock through the runtime's `AccountBook` and through the scripts on a clock the test keeps,
+/// every answer compared (the Redis at `AGENTIC_REDIS_URL`; skipped without one).
+#[cfg(test)]
+mod twins {
+    use agentic_runtime::spend::{AccountBook, Amounts, SpendAccount};
+
+    use super::{AccountScripts, held_of};
+
+    /// A seeded xorshift64*.
+    fn random(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |below| {
+            seed ^= seed >> 12;
+            seed ^= seed << 25;
+            seed ^= seed >> 27;
+            seed.wrapping_mul(0x2545_f491_4f6c_dd1d) % below
+        }
+    }
+
+    #[test]
+    fn the_script_and_the_book_agree_step_by_step() {
+        let Some((_, mut connection, prefix)) = crate::test_redis::test_redis("account twins") else { return };
+        let scripts = AccountScripts::on_test_clock();
+        let account =
+            SpendAccount::over(std::time::Duration::from_secs(10)).with_max_total_tokens(5_000).with_max_cost_usd(0.02);
+        let (key, clock) = (format!("{prefix}:account"), format!("{prefix}:clock"));
+        let mut now_ms: u64 = 1_750_000_000_000;
+        let mut book = AccountBook::new();
+        let mut held = Vec::new();
+        let mut next = random(0x5eed);
+        for step in 0..600 {
+            redis::cmd("SET").arg(&clock).arg(now_ms).exec(&mut connection).unwrap();
+            match next(3) {
+                0 | 1 => {
+                    let needed = Amounts { tokens: next(1_500), micro_usd: next(6_000) };
+                    let ours = book.reserve(now_ms, account.window_ms(), account.limits(), needed);
+                    let mut invocation = scripts.reserve(key.clone(), &account, needed);
+                    let answer: Vec<i64> = invocation.key(&clock).invoke(&mut connection).unwrap();
+                    let fleets = held_of(&answer, needed).unwrap_or_else(|| panic!("not an answer: {answer:?}"));
+                    assert_eq!(ours, fleets, "step {step}");
+                    held.extend(ours.ok());
+                }
+                _ if !held.is_empty() => {
+                    let settled = held.swap_remove(usize::try_from(next(held.len() as u64)).unwrap());
+                    // A third of the settles report far more than was reserved.
+                    let scale = if next(3) == 0 { 1_000 } else { 1 };
+                    let used = Amounts { tokens: next(1_500) * scale, micro_usd: next(6_000) * scale };
+                    book.settle(now_ms, account.window_ms(), settled, used);
+                    let mut invocation = scripts.settle(key.clone(), &account, settled, used);
+                    let _: i64 = invocation.key(&clock).invoke(&mut connection).unwrap();
+                }
+                _ => {}
+            }
+            now_ms += next(1_500);
+        }
+        let _: i64 = redis::cmd("DEL").arg(&key).arg(&clock).query(&mut connection).unwrap();
+    }
+}
