@@ -9,6 +9,7 @@ mod fuzz_corpus;
 mod fuzz_regressions;
 mod journal;
 mod pacing;
+mod spend_account;
 mod spend_limits;
 mod spend_prices;
 mod tool_timeout;

@@ -39,7 +39,7 @@ async fn the_call_that_would_pass_max_total_tokens_is_never_sent() {
     let error = runtime.exec("Look it up.").await.unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::UsageLimit, "{error}");
     assert_eq!(provider.calls(), 1, "no request for the call that would pass the limit");
-    let Some(Refusal::UsageLimit { limit, max, used, needed }) = error.refusal() else { panic!("{error:?}") };
+    let Some(Refusal::UsageLimit { limit, max, used, needed, .. }) = error.refusal() else { panic!("{error:?}") };
     assert_eq!((*limit, *max, *used), (Limit::MaxTotalTokens, 1_000, 990));
     assert!(*needed > 10, "the history's estimate and one output token: {needed}");
     assert!(error.to_string().contains("`max_total_tokens` (1000) would be passed: 990 spent"), "{error}");

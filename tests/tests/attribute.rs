@@ -411,7 +411,10 @@ async fn the_functions_max_tool_calls_stops_its_second_tool_call() {
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the second tool call never ran");
     assert_eq!(provider.calls(), 2, "the answer after it was never asked for");
     assert!(
-        matches!(error.refusal(), Some(Refusal::UsageLimit { limit: Limit::MaxToolCalls, max: 1, used: 1, needed: 1 })),
+        matches!(
+            error.refusal(),
+            Some(Refusal::UsageLimit { limit: Limit::MaxToolCalls, max: 1, used: 1, needed: 1, .. })
+        ),
         "{error:?}"
     );
 

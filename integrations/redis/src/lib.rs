@@ -52,6 +52,11 @@
 //!   level, rate, the level's instant, when the server said it is full again and what was taken
 //!   since, instants in µs on the server's clock); it expires after twice the longest time one of its limits takes to refill, 5 minutes at least
 //!   and 2 days at most.
+//! - `{prefix}:{account:<name>}:spend`: a spend account's reservations and spend in its current
+//!   window and the one before (`<n>:rt`, `<n>:rc` held, `<n>:ut`, `<n>:uc` used, in tokens and
+//!   millionths of a dollar; `n` the window's number on the server's clock); it expires two
+//!   windows after its last write, so a reservation that never settles holds its room until its
+//!   window ends, no longer.
 //!
 //! Every update is one Lua script, so concurrent processes never lose a count; windows and open periods run on the Redis server's clock, one clock for the fleet.
 //! What a script reads is checked as input: a malformed value is read as absent and repaired, an
@@ -70,6 +75,7 @@
 #![deny(unsafe_code)]
 #![warn(unreachable_pub, missing_debug_implementations)]
 
+mod account;
 mod pace;
 mod scripts;
 mod store;

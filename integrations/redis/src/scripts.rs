@@ -23,7 +23,7 @@ use agentic_runtime::storm::{MAX_COOLDOWN, WINDOW_SLOTS};
 
 /// Now on the Redis server's clock, in ms. `redis.replicate_commands` lets a script write after
 /// reading the clock on Redis before 5.
-const SERVER_CLOCK: &str = r"
+pub(crate) const SERVER_CLOCK: &str = r"
 if redis.replicate_commands then redis.replicate_commands() end
 local time = redis.call('TIME')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -31,7 +31,7 @@ local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 /// Now as the test keeps it in the script's last key, in ms: the scripts on a clock the test moves.
 #[cfg(test)]
-const TEST_CLOCK: &str = r"
+pub(crate) const TEST_CLOCK: &str = r"
 local now_ms = tonumber(redis.call('GET', KEYS[#KEYS]))
 ";
 

@@ -11,6 +11,7 @@ use redis::{Client, Script};
 use tokio::sync::OnceCell;
 
 use agentic_runtime::policy::rules::millis;
+use agentic_runtime::spend::{AccountRefused, Amounts, Held, SpendAccount};
 use agentic_runtime::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
 use agentic_runtime::storm::store::{
     BeforeCall, DEFAULT_OFFLINE_BACKOFF, SharedStore, StoreError, StoreFuture, StoreKey, Withdrawal,
@@ -19,6 +20,7 @@ use agentic_runtime::storm::{
     BreakerSettings, BreakerState, CallOutcome, Opened, ProbeToken, Recorded, RetryQuota, SharedAdmission, WINDOW_SLOTS,
 };
 
+use crate::account::{AccountScripts, held_of};
 use crate::pace::{PaceScripts, reserved_of};
 use crate::scripts::Scripts as StoreScripts;
 
@@ -67,10 +69,12 @@ pub struct RedisStore {
     offline_backoff: Duration,
 }
 
-/// The store's scripts: the budget's, the cooldowns' and the breakers', and the pacer's.
+/// The store's scripts: the budget's, the cooldowns' and the breakers', the pacer's and the spend
+/// accounts'.
 struct Scripts {
     store: StoreScripts,
     pace: PaceScripts,
+    account: AccountScripts,
 }
 
 impl RedisStore {
@@ -128,7 +132,11 @@ impl RedisStore {
         Ok(Self {
             client,
             connection: Arc::new(OnceCell::new()),
-            scripts: Arc::new(Scripts { store: StoreScripts::new(), pace: PaceScripts::new() }),
+            scripts: Arc::new(Scripts {
+                store: StoreScripts::new(),
+                pace: PaceScripts::new(),
+                account: AccountScripts::new(),
+            }),
             address,
             prefix: Self::DEFAULT_PREFIX.into(),
             timeout: Self::DEFAULT_TIMEOUT,
@@ -225,6 +233,12 @@ impl RedisStore {
     /// the module's docs).
     pub fn pace_key(&self, key: StoreKey<'_>) -> String {
         self.target_key("pace", key)
+    }
+
+    /// The key of the spend account `name`: `{prefix}:{account:<name>}:spend` (see the crate's
+    /// docs).
+    pub fn account_key(&self, name: &str) -> String {
+        format!("{}:{{account:{name}}}:spend", self.prefix)
     }
 
     /// Adds the keys and arguments of breaker `key` under `settings` to `invocation`, as the
@@ -499,6 +513,26 @@ impl SharedStore for RedisStore {
         Box::pin(async move {
             let _: i64 =
                 self.invoke("pace_settle", self.scripts.pace.settle(self.pace_key(key), reserved, used)).await?;
+            Ok(())
+        })
+    }
+
+    fn account_reserve<'a>(
+        &'a self,
+        account: &'a SpendAccount,
+        needed: Amounts,
+    ) -> StoreFuture<'a, Option<Result<Held, AccountRefused>>> {
+        Box::pin(async move {
+            let invocation = self.scripts.account.reserve(self.account_key(account.name()), account, needed);
+            let answer: Vec<i64> = self.invoke("account_reserve", invocation).await?;
+            held_of(&answer, needed).map(Some).ok_or_else(|| self.unexpected("account_reserve", &answer))
+        })
+    }
+
+    fn account_settle<'a>(&'a self, account: &'a SpendAccount, held: Held, used: Amounts) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let invocation = self.scripts.account.settle(self.account_key(account.name()), account, held, used);
+            let _settled: i64 = self.invoke("account_settle", invocation).await?;
             Ok(())
         })
     }

@@ -5,6 +5,7 @@
 //! Needs `AGENTIC_REDIS_URL` (`.ci/run` starts a server, `.ci/redis.sh`); `AGENTIC_SKIP_REDIS=1`
 //! skips.
 
+mod account;
 mod fleet;
 mod pace;
 mod state;

@@ -15,8 +15,9 @@ use crate::policy::{PolicyError, RetryPolicy};
 use crate::provider::Provider;
 use crate::retry::fallback::{MAX_TARGETS, Target, target_name};
 use crate::retry::validate_policy;
+use crate::spend::account::Account;
 use crate::spend::ledger::Ledger;
-use crate::spend::{Prices, UsageLimits};
+use crate::spend::{Prices, SpendAccount, UsageLimits};
 use crate::storm::pace::Pacing;
 use crate::storm::store::SharedStore;
 use crate::storm::{BreakerSettings, Governor, RetryQuota};
@@ -71,6 +72,7 @@ pub struct RuntimeBuilder {
     max_compactions: u32,
     limits: UsageLimits,
     prices: Option<Arc<Prices>>,
+    account: Option<SpendAccount>,
 }
 
 impl fmt::Debug for RuntimeBuilder {
@@ -108,6 +110,7 @@ impl RuntimeBuilder {
             max_compactions: DEFAULT_MAX_COMPACTIONS,
             limits: UsageLimits::NONE,
             prices: None,
+            account: None,
         }
     }
 
@@ -348,6 +351,39 @@ impl RuntimeBuilder {
         self
     }
 
+    /// A spend limit shared by every exec of the runtime over a window (per hour, per day), and
+    /// with a shared store ([`with_shared_store`](Self::with_shared_store)) by every process that
+    /// names the same account: each model call reserves its worst case against it before it is
+    /// sent and settles to its usage after; a call that cannot fit is not sent, and its exec stops
+    /// with kind `usage_limit` ([`Refusal::UsageLimit`](crate::storm::Refusal::UsageLimit) with the
+    /// account's window). An invalid account, or a dollar limit over a target without a price,
+    /// makes [`RuntimeBuilder::build`] fail. While the shared store does not answer, each process
+    /// counts against an account of its own (and says so in a warning).
+    ///
+    /// # Default
+    /// None: execs share no limit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::spend::SpendAccount;
+    /// use agentic_runtime::storm::Refusal;
+    /// use agentic_runtime::{Runtime, Scripted, ScriptedProvider};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let provider = ScriptedProvider::new([Scripted::ok("hi")]);
+    /// let account = SpendAccount::per_hour().with_max_total_tokens(1_000).with_call_output_tokens(2_000);
+    /// let runtime = Runtime::builder(provider).with_spend_account(account).build().unwrap();
+    /// let error = runtime.exec("Hello").await.unwrap_err();
+    /// assert!(matches!(error.refusal(), Some(Refusal::UsageLimit { account: Some(_), .. })));
+    /// # }
+    /// ```
+    pub fn with_spend_account(mut self, account: SpendAccount) -> Self {
+        self.account = Some(account);
+        self
+    }
+
     /// The most tool turns one exec may take before it stops with
     /// [`ExecErrorKind::MaxIterations`](crate::ExecErrorKind::MaxIterations) (not retried); 0
     /// allows no tool turn.
@@ -443,6 +479,10 @@ impl RuntimeBuilder {
     pub fn build(self) -> Result<Runtime, PolicyError> {
         validate_policy(&self.policy)?;
         self.limits.validate()?;
+        if let Some(account) = &self.account {
+            account.validate()?;
+        }
+        let account = self.account.clone().map(|account| Arc::new(Account::new(account)));
         let count = 1 + self.fallbacks.len();
         if count > MAX_TARGETS {
             return Err(PolicyError::new(
@@ -467,7 +507,8 @@ impl RuntimeBuilder {
             let model = provider.model().unwrap_or("");
             let governor = Governor::new(provider.scope(), self.quota, self.store.clone())
                 .with_pacing(&self.pacing)
-                .with_model(model);
+                .with_model(model)
+                .with_account(account.clone());
             Arc::new(match breaker {
                 Some(settings) => governor.with_breaker(name.to_owned(), model, settings),
                 None => governor,
@@ -513,6 +554,15 @@ impl RuntimeBuilder {
             Ledger::unpriced(&self.limits, runtime.prices().map(|p| &**p), names.iter().map(String::as_str))
         {
             return Err(unpriced(target));
+        }
+        // The account's dollars need every target's price, as an exec's do.
+        if let Some(usd) = self.account.as_ref().and_then(SpendAccount::max_cost_usd) {
+            let limits = UsageLimits::new().with_max_cost_usd(usd);
+            if let Some(target) =
+                Ledger::unpriced(&limits, runtime.prices().map(|p| &**p), names.iter().map(String::as_str))
+            {
+                return Err(unpriced(target));
+            }
         }
         Ok(runtime)
     }

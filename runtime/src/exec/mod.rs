@@ -41,7 +41,8 @@ use crate::retry::RetryState;
 use crate::retry::budget::Budget;
 use crate::retry::fallback::{Position, Target, target_name};
 use crate::retry::session::Run;
-use crate::spend::Prices;
+use crate::spend::ledger::Ledger;
+use crate::spend::{Prices, UsageLimits};
 use crate::storm::Governor;
 use crate::tool::Toolbox;
 
@@ -339,6 +340,9 @@ impl Runtime {
                 journal: self.journal.as_ref(),
                 span,
                 target: self.targets.as_deref().map(|targets| targets[0].name.clone()),
+                // A runtime's spend account is every exec's: each has a ledger to hold its call's
+                // reservation (an exec with limits of its own gets one with them).
+                spend: self.governor.account().map(|_| Box::new(Ledger::new(UsageLimits::NONE, self.prices.clone()))),
                 ..RetryState::new(policy, Budget::new(policy), rng, &self.governor)
             },
         }

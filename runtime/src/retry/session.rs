@@ -5,6 +5,7 @@ use tracing::Instrument as _;
 
 use crate::policy::backoff::Schedule;
 use crate::retry::call::{self, CallMeta, CallPacing};
+use std::pin::Pin;
 use std::time::Duration;
 
 use crate::classify::{Reason, Scan, SessionVerdict, retry_hint_of, session_verdict_of};
@@ -17,7 +18,8 @@ use crate::observe::telemetry;
 use crate::provider::{CallBounds, Provider, Request, ResponseSchema};
 use crate::retry::fallback::{Position, is_target_permanent};
 use crate::retry::{Judged, RetryState};
-use crate::spend::Limit;
+use crate::spend::ledger::{AccountHold, account_refusal};
+use crate::spend::{Amounts, Limit};
 use crate::storm::pace::{self, Demand, Paced, Reservation};
 use crate::storm::{CallOutcome, Permit, Refusal};
 use crate::tool::ToolSpec;
@@ -54,12 +56,9 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
         // The exec's spend limits: the call's worst case must fit what is left (docs/design.md §23).
         let mut max_tokens = None;
         if run.state.spend.is_some() {
-            match reserve_spend(run, history) {
+            match reserve_for_call(run, history).await {
                 Ok(left) => max_tokens = left,
-                Err(refusal) => {
-                    let refusal = run.state.budget.refuse(refusal);
-                    return Ok(no_call(run, "UsageLimit", refusal));
-                }
+                Err(refusal) => return Ok(spend_refused(run, refusal)),
             }
         }
         // The call's meta, with what it reserved of the provider's rate limits, when they are known.
@@ -73,10 +72,18 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             if let Some(position) = &mut run.position {
                 match position.admit(&mut run.state).await {
                     Ok((moved, admitted)) => {
+                        permit = admitted;
                         if let Some(provider) = moved {
                             run.provider = provider;
+                            // Reserved at the target left: again at this one's price.
+                            if run.state.spend.is_some() {
+                                release_hold(run).await;
+                                match reserve_for_call(run, history).await {
+                                    Ok(left) => max_tokens = left,
+                                    Err(refusal) => return Ok(spend_refused(run, refusal)),
+                                }
+                            }
                         }
-                        permit = admitted;
                     }
                     Err(refusal) => return Ok(every_target_open(run, refusal)),
                 }
@@ -116,7 +123,14 @@ pub(crate) async fn run_layer(run: &mut Run<'_>, history: &[Message]) -> Result<
             call::run_within(run.provider, &request, limit, &mut meta).instrument(span.clone()).await
         };
         let (outcome, waited, first, pacing, permit) = meta.finish(outcome);
-        let cut = run.state.spend.is_some() && settle_spend(run, &outcome);
+        let mut cut = false;
+        if run.state.spend.is_some() {
+            let hold;
+            (cut, hold) = settle_spend(run, &outcome);
+            if let Some((hold, used)) = hold {
+                Box::pin(settle_in_account(run, hold, used)).await;
+            }
+        }
         if let Some(pacing) = pacing {
             // Boxed: most servers state no limits, and every call's future would hold this one.
             let usage = outcome.as_ref().ok().and_then(|message| message.usage);
@@ -337,14 +351,14 @@ async fn after_paced_call(run: &Run<'_>, history: &[Message], pacing: CallPacing
 /// The input estimate of the call of `history` and the most output tokens the exec's spend limits
 /// leave it, or the refusal when its worst case cannot fit.
 #[cold]
-fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
+fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<(u64, Option<u64>), Refusal> {
     let input = pace::input_tokens(run.system, history, &run.tools);
     loop {
         let target = crate::retry::fallback::target_name(run.provider);
         let ledger = run.state.spend.as_deref_mut().expect("reserve_spend needs a ledger");
         let refusal = match ledger.reserve(input, &target) {
             Err(refusal @ Refusal::UsageLimit { limit: Limit::MaxCostUsd, .. }) => refusal,
-            reserved => return reserved,
+            reserved => return reserved.map(|left| (input, left)),
         };
         // Too dear here: a next target whose price the call fits takes it (docs/design.md §23).
         let next = run.position.as_ref().and_then(Position::next_provider);
@@ -356,16 +370,98 @@ fn reserve_spend(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, 
     }
 }
 
-/// After a call of an exec with spend limits: the call settles what it reserved (a programming
-/// error, which ends the exec at once, settles nothing). `true` when the call was cut for passing
-/// what it was allowed (`Answer::spend_cap`).
+/// [`reserve_spend`], then the call's worst case in the runtime's spend account: the fleet's
+/// when the shared store keeps accounts and answers, else this process's. The most output tokens
+/// the call may ask for, or the refusal when either cannot fit (nothing held then).
 #[cold]
-fn settle_spend(run: &mut Run<'_>, outcome: &Result<AssistantMessage, ModelError>) -> bool {
-    let (Some(ledger), Ok(message)) = (run.state.spend.as_deref_mut(), outcome) else { return false };
-    let cut = message.error.as_ref().is_some_and(|error| error.kind() == call::USAGE_LIMIT_ERROR);
-    ledger.settle(message.usage.as_ref(), Some(message), cut);
-    run.state.note_spent();
-    cut
+async fn reserve_in_account(run: &mut Run<'_>, history: &[Message]) -> Result<Option<u64>, Refusal> {
+    let (input, left) = reserve_spend(run, history)?;
+    let governor = run.state.governor;
+    let account = governor.account().expect("reserve_in_account needs an account");
+    let target = crate::retry::fallback::target_name(run.provider);
+    let ledger = run.state.spend.as_deref_mut().expect("reserve_in_account needs a ledger");
+    let settings = &account.settings;
+    let (needed, output, price) =
+        ledger.account_need(settings, input, left, run.provider.max_output_tokens(), &target)?;
+    let (held, fleet) = match governor.account_reserve(settings, needed).await {
+        Some(answer) => (answer, true),
+        None => (account.reserve_local(needed), false),
+    };
+    let held = held.map_err(|refused| account_refusal(settings, refused))?;
+    if let Some(ledger) = run.state.spend.as_deref_mut() {
+        ledger.hold(held, fleet, price);
+    }
+    Ok(Some(output))
+}
+
+/// The call's worst case reserved against the exec's limits and, when the runtime has one, its
+/// spend account: the most output tokens the call may ask for, or the refusal. Boxed: out of the
+/// future of every call, which an exec without limits never needs.
+fn reserve_for_call<'r, 'a>(
+    run: &'r mut Run<'a>,
+    history: &'r [Message],
+) -> Pin<Box<dyn Future<Output = Result<Option<u64>, Refusal>> + Send + 'r>> {
+    Box::pin(async move {
+        match run.state.governor.account() {
+            None => reserve_spend(run, history).map(|(_, left)| left),
+            Some(_) => reserve_in_account(run, history).await,
+        }
+    })
+}
+
+/// Gives back the call's reservation in the runtime's spend account, if it made one (the exec
+/// moved to another target before the call was sent).
+#[cold]
+async fn release_hold(run: &mut Run<'_>) {
+    let hold = run.state.spend.as_deref_mut().and_then(|ledger| ledger.take_hold(Some(&Usage::ZERO)));
+    if let Some((hold, nothing)) = hold {
+        settle_in_account(run, hold, nothing).await;
+    }
+}
+
+/// Layer 1 when a spend limit refuses the call: no call is made; the refusal stops the exec (kind
+/// `usage_limit`).
+#[cold]
+fn spend_refused(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
+    let refusal = run.state.budget.refuse(refusal);
+    no_call(run, "UsageLimit", refusal)
+}
+
+/// After a call of an exec with spend limits: the call settles what it reserved (a programming
+/// error, which ends the exec at once, settles nothing of the exec's). Whether the call was cut for
+/// passing what it was allowed (`Answer::spend_cap`); its reservation in the runtime's account, if
+/// it made one, and what to settle it to (a failed call's input estimate).
+#[cold]
+fn settle_spend(
+    run: &mut Run<'_>,
+    outcome: &Result<AssistantMessage, ModelError>,
+) -> (bool, Option<(AccountHold, Amounts)>) {
+    let Some(ledger) = run.state.spend.as_deref_mut() else { return (false, None) };
+    let mut cut = false;
+    let usage = match outcome {
+        Ok(message) => {
+            cut = message.error.as_ref().is_some_and(|error| error.kind() == call::USAGE_LIMIT_ERROR);
+            Some(ledger.settle(message.usage.as_ref(), Some(message), cut))
+        }
+        Err(_) => None,
+    };
+    let hold = ledger.take_hold(usage.as_ref());
+    if usage.is_some() {
+        run.state.note_spent();
+    }
+    (cut, hold)
+}
+
+/// Settles a call's reservation in the runtime's account where it was made.
+#[cold]
+async fn settle_in_account(run: &Run<'_>, hold: AccountHold, used: Amounts) {
+    let governor = run.state.governor;
+    let Some(account) = governor.account() else { return };
+    if hold.fleet {
+        governor.account_settle(&account.settings, hold.held, used).await;
+    } else {
+        account.settle_local(hold.held, used);
+    }
 }
 
 /// Layer 1 after a call cut for passing the output the exec's spend limits left it: not retried

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use crate::message::{AssistantMessage, Usage};
-use crate::spend::{Limit, Price, Prices, Spent, UsageLimits};
-use crate::storm::Refusal;
+use crate::spend::account::micro_usd;
+use crate::spend::{AccountRefused, Amounts, Held, Limit, Price, Prices, SpendAccount, Spent, UsageLimits};
 use crate::storm::pace::answer_tokens;
+use crate::storm::{AccountWindow, Refusal};
 
 /// What an exec spent against its limits, and the call in flight's reservation.
 #[derive(Debug)]
@@ -21,11 +22,31 @@ pub(crate) struct Ledger {
     pending_price: Option<Price>,
     /// The output the call in flight was allowed, when the limits bound it.
     pending_output: Option<u64>,
+    /// The call in flight's reservation in the runtime's spend account.
+    hold: Option<AccountHold>,
+}
+
+/// A call's reservation in the runtime's spend account, kept for its settle.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AccountHold {
+    pub(crate) held: Held,
+    /// Made in the shared store (else in this process's book): it settles where it was made.
+    pub(crate) fleet: bool,
+    /// The target's price, under the account's dollar limit.
+    price: Option<Price>,
 }
 
 impl Ledger {
     pub(crate) fn new(limits: UsageLimits, prices: Option<Arc<Prices>>) -> Self {
-        Self { limits, spent: Spent::default(), pending_input: 0, prices, pending_price: None, pending_output: None }
+        Self {
+            limits,
+            spent: Spent::default(),
+            pending_input: 0,
+            prices,
+            pending_price: None,
+            pending_output: None,
+            hold: None,
+        }
     }
 
     /// Under a dollar limit, the first of `targets` that has no price: an exec cannot start
@@ -104,10 +125,60 @@ impl Ledger {
         Ok((output_left, price_of_call))
     }
 
+    /// What the call reserved last (its `input` estimate, and the output the exec's limits left it,
+    /// `left`) needs of the runtime's spend `account` on `target`: its worst case, the input and
+    /// the output it may ask for (the smallest of `left`, the provider's `provider_output` and the
+    /// account's `call_output_tokens`), which is sent as its `max_tokens`.
+    pub(crate) fn account_need(
+        &self,
+        account: &SpendAccount,
+        input: u64,
+        left: Option<u64>,
+        provider_output: Option<u64>,
+        target: &str,
+    ) -> Result<(Amounts, u64, Option<Price>), Refusal> {
+        let output = [left, provider_output].into_iter().flatten().fold(account.call_output_tokens(), u64::min);
+        let mut needed = Amounts { tokens: input.saturating_add(output), micro_usd: 0 };
+        let mut price = None;
+        if let Some(max) = account.max_cost_usd() {
+            // Checked by `build()`: every target has a price. One without (none should get here)
+            // is refused, never guessed at.
+            let Some(found) = self.prices.as_deref().and_then(|prices| prices.price_of(target)).copied() else {
+                return Err(account_refusal(
+                    account,
+                    AccountRefused {
+                        limit: Limit::MaxCostUsd,
+                        max: micro_usd(max),
+                        used: 0,
+                        needed: u64::MAX,
+                        resets_in: account.window(),
+                    },
+                ));
+            };
+            needed.micro_usd = micro_usd(found.worst_case_usd(input, output));
+            price = Some(found);
+        }
+        Ok((needed, output, price))
+    }
+
+    /// Keeps the call in flight's reservation in the account, for its settle.
+    pub(crate) fn hold(&mut self, held: Held, fleet: bool, price: Option<Price>) {
+        self.hold = Some(AccountHold { held, fleet, price });
+    }
+
+    /// The call in flight's reservation in the account, and what to settle it to: the `usage` the
+    /// call reported, else its input estimate (a call that failed before it answered).
+    pub(crate) fn take_hold(&mut self, usage: Option<&Usage>) -> Option<(AccountHold, Amounts)> {
+        let hold = self.hold.take()?;
+        let usage = usage.copied().unwrap_or_else(|| Usage::new(self.pending_input, 0));
+        let micro_usd = hold.price.map_or(0, |price| micro_usd(price.cost_usd(&usage)));
+        Some((hold, Amounts { tokens: usage.total_tokens(), micro_usd }))
+    }
+
     /// After the call reserved last: its reported `usage`, or, when the server reported none, its
     /// input estimate and its answer's size (a failed call's too: it was paid for); a call `cut`
-    /// for passing its output spent at least what it was allowed.
-    pub(crate) fn settle(&mut self, usage: Option<&Usage>, answer: Option<&AssistantMessage>, cut: bool) {
+    /// for passing its output spent at least what it was allowed. Returns the usage it counted.
+    pub(crate) fn settle(&mut self, usage: Option<&Usage>, answer: Option<&AssistantMessage>, cut: bool) -> Usage {
         let usage = match usage {
             Some(usage) => *usage,
             None => {
@@ -121,6 +192,7 @@ impl Ledger {
         if let Some(price) = self.pending_price.take() {
             self.spent.cost_usd += price.cost_usd(&usage);
         }
+        usage
     }
 
     /// The refusal of a call cut for passing what it was allowed: the limit it passed (or, when the
@@ -164,8 +236,15 @@ fn usd_refusal(max: f64, used: f64, needed: f64) -> Refusal {
     refusal(Limit::MaxCostUsd, micros(max), micros(used), micros(needed))
 }
 
+/// The refusal of the runtime's spend `account`: its limit, and its window.
+pub(crate) fn account_refusal(account: &SpendAccount, refused: AccountRefused) -> Refusal {
+    let AccountRefused { limit, max, used, needed, resets_in } = refused;
+    let account = Some(AccountWindow::new(account.window(), resets_in));
+    Refusal::UsageLimit { limit, max, used, needed, account }
+}
+
 fn refusal(limit: Limit, max: u64, used: u64, needed: u64) -> Refusal {
-    Refusal::UsageLimit { limit, max, used, needed }
+    Refusal::UsageLimit { limit, max, used, needed, account: None }
 }
 
 #[cfg(test)]
@@ -187,7 +266,7 @@ mod tests {
         ledger.settle(Some(&Usage::new(2_000, 700)), None, false);
         assert!((ledger.spent().cost_usd - 0.009).abs() < 1e-12);
         // $0.001 left: 1 000 input tokens cost it all, and one output token does not fit.
-        let Err(Refusal::UsageLimit { limit, max, used, needed }) = ledger.reserve(1_000, "t/m") else { panic!() };
+        let Err(Refusal::UsageLimit { limit, max, used, needed, .. }) = ledger.reserve(1_000, "t/m") else { panic!() };
         assert_eq!((limit, max, used, needed), (Limit::MaxCostUsd, 10_000, 9_000, 1_010));
     }
 

@@ -21,7 +21,7 @@ pub use governor::MAX_COOLDOWN;
 pub(crate) use governor::Permit;
 pub use ledger::WINDOW_SLOTS;
 pub use quota::RetryQuota;
-pub use refusal::{Bound, Refusal};
+pub use refusal::{AccountWindow, Bound, Refusal};
 
 /// What `crate::__twins` re-exports: the state machines a fleet store's scripts are written after.
 pub(crate) mod twins {

@@ -110,10 +110,31 @@ pub enum Refusal {
         /// What the next call (its estimated input and at least one output token) or tool turn
         /// would have needed, in the same unit.
         needed: u64,
+        /// The limit is the runtime's spend account's (`RuntimeBuilder::with_spend_account`), over
+        /// this window, not the exec's: `used` counts every exec's spend in the window and the
+        /// reservations of the calls in flight.
+        account: Option<AccountWindow>,
     },
     /// A streamed exec in `StreamMode::Fail` already showed its caller something of the call that
     /// failed: no other call may replace it (`Runtime::exec_stream`).
     Committed,
+}
+
+/// The window of a spend account that refused a call ([`Refusal::UsageLimit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AccountWindow {
+    /// The account's window (`SpendAccount::per_day`: a day).
+    pub window: Duration,
+    /// When the window ends and its limits count from zero again.
+    pub resets_in: Duration,
+}
+
+impl AccountWindow {
+    /// The window `window` that ends in `resets_in`.
+    pub const fn new(window: Duration, resets_in: Duration) -> Self {
+        Self { window, resets_in }
+    }
 }
 
 impl Refusal {
@@ -186,20 +207,31 @@ impl fmt::Display for Refusal {
                     other => other.fmt(f),
                 }
             }
-            Refusal::UsageLimit { limit, max, used, needed } => {
+            Refusal::UsageLimit { limit, max, used, needed, account } => {
                 let amount = |value: u64| match limit.is_count() {
                     true => value.to_string(),
                     false => format!("${:.6}", value as f64 / 1e6),
                 };
+                let (whose, spent) = match account {
+                    Some(window) => (
+                        format!(" of the spend account's {} window", format_ms(millis(window.window))),
+                        "spent or held by calls in flight",
+                    ),
+                    None => (String::new(), "spent"),
+                };
                 write!(
                     f,
-                    "`{}` ({}) would be passed: {} spent, the next step needs {}, {} left",
+                    "`{}` ({}){whose} would be passed: {} {spent}, the next step needs {}, {} left",
                     limit.name(),
                     amount(*max),
                     amount(*used),
                     amount(*needed),
                     amount(max.saturating_sub(*used))
-                )
+                )?;
+                match account {
+                    Some(window) => write!(f, "; the window resets in {}", format_ms(millis(window.resets_in))),
+                    None => Ok(()),
+                }
             }
             Refusal::Committed => f.write_str(
                 "the stream had already shown the caller part of this call's answer and its mode is \

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use super::breaker::{BreakerSettings, CallOutcome, ProbeToken, Recorded, SharedAdmission};
 use super::quota::RetryQuota;
+use crate::spend::{AccountRefused, Amounts, Held, SpendAccount};
 use crate::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
 
 /// How long the runtime works without a shared store that failed before it asks the store again,
@@ -206,6 +207,37 @@ pub trait SharedStore: Send + Sync + 'static {
     /// Nothing: this store keeps no pacer.
     fn pace_settle<'a>(&'a self, key: StoreKey<'a>, reserved: &'a Demand, used: &'a Demand) -> StoreFuture<'a, ()> {
         let _ = (key, reserved, used);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    /// Reserves `needed` in the fleet's spend `account` (named by [`SpendAccount::name`], over
+    /// its window on the store's clock) if what the window has used and holds leaves room for it,
+    /// by the rules of [`AccountBook::reserve`](crate::spend::AccountBook::reserve): the
+    /// reservation, or why not (nothing reserved then). `None` when this store keeps no accounts
+    /// (each process keeps its own then).
+    ///
+    /// # Default
+    ///
+    /// `None`: this store keeps no accounts.
+    fn account_reserve<'a>(
+        &'a self,
+        account: &'a SpendAccount,
+        needed: Amounts,
+    ) -> StoreFuture<'a, Option<Result<Held, AccountRefused>>> {
+        let _ = (account, needed);
+        Box::pin(std::future::ready(Ok(None)))
+    }
+
+    /// Settles a reservation `held` of the fleet's spend `account` to what the call `used`, by the
+    /// rules of [`AccountBook::settle`](crate::spend::AccountBook::settle): the reservation leaves
+    /// its window, and `used`, at most [`MAX_SETTLE_FACTOR`](crate::spend::MAX_SETTLE_FACTOR)
+    /// times the reservation, counts in it.
+    ///
+    /// # Default
+    ///
+    /// Nothing: this store keeps no accounts.
+    fn account_settle<'a>(&'a self, account: &'a SpendAccount, held: Held, used: Amounts) -> StoreFuture<'a, ()> {
+        let _ = (account, held, used);
         Box::pin(std::future::ready(Ok(())))
     }
 }

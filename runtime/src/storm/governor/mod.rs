@@ -19,6 +19,8 @@ use super::refusal::Refusal;
 use super::store::{BeforeCall, SharedStore, StoreFuture, StoreKey};
 use super::target::TargetBreaker;
 use crate::message::usage::Usage;
+use crate::spend::account::Account;
+use crate::spend::{AccountRefused, Amounts, Held, SpendAccount};
 use crate::storm::pace::{Demand, Pace, PaceRefused, Paced, Pacer, Pacing, Place, RateLimits, Reservation};
 pub(crate) use permit::Permit;
 
@@ -48,6 +50,8 @@ pub(crate) struct Governor {
     offline_until: Mutex<Option<Instant>>,
     /// The target's circuit breaker, when the runtime has fallbacks.
     breaker: Option<Box<TargetBreaker>>,
+    /// The runtime's spend account (`RuntimeBuilder::with_spend_account`), one for every target.
+    account: Option<Arc<Account>>,
     /// `store.is_some() || breaker.is_some()`: a success is counted by an await
     /// ([`Governor::deposit_shared`]) and every call asks before it goes
     /// ([`Governor::may_cool_down`]). One load on the success path, as with neither.
@@ -103,8 +107,37 @@ impl Governor {
             offline: AtomicBool::new(false),
             offline_until: Mutex::new(None),
             breaker: None,
+            account: None,
             slow,
         }
+    }
+
+    /// Every call of the scope reserves against `account` too (docs/design.md §23).
+    pub(crate) fn with_account(mut self, account: Option<Arc<Account>>) -> Self {
+        self.account = account;
+        self
+    }
+
+    /// The runtime's spend account, if it has one.
+    pub(crate) fn account(&self) -> Option<&Arc<Account>> {
+        self.account.as_ref()
+    }
+
+    /// Reserves `needed` in the fleet's spend account: `None` without a store that keeps accounts,
+    /// or while the store is taken for down (the caller reserves in this process's book then).
+    pub(crate) async fn account_reserve(
+        &self,
+        account: &SpendAccount,
+        needed: Amounts,
+    ) -> Option<Result<Held, AccountRefused>> {
+        self.store.as_ref()?;
+        self.shared(|store, _| store.account_reserve(account, needed)).await.flatten()
+    }
+
+    /// Settles a reservation the fleet's spend account made (lost when the store fails: its room
+    /// is held until its window ends).
+    pub(crate) async fn account_settle(&self, account: &SpendAccount, held: Held, used: Amounts) {
+        self.shared(|store, _| store.account_settle(account, held, used)).await;
     }
 
     /// Paces this scope's calls as `pacing` says (docs/design.md §10, "Pacing"); a limit it sets is
@@ -586,7 +619,7 @@ impl Governor {
             Ok(value) => {
                 if self.offline.swap(false, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope,
-                        "shared retry store answering again; sharing the retry quota, cooldowns and breakers again");
+                        "shared retry store answering again; sharing the retry quota, cooldowns, breakers and spend account again");
                 }
                 Some(value)
             }
@@ -595,8 +628,8 @@ impl Governor {
                 *lock(&self.offline_until) = Instant::now().checked_add(backoff);
                 if !self.offline.swap(true, Ordering::AcqRel) {
                     tracing::warn!(scope = %self.scope, %error, backoff_ms = backoff.as_millis() as u64,
-                        "shared retry store unavailable; using this process's retry quota, cooldowns and \
-                         breakers, and asking the store again after the back-off");
+                        "shared retry store unavailable; using this process's retry quota, cooldowns, \
+                         breakers and spend account, and asking the store again after the back-off");
                 }
                 None
             }
