@@ -175,20 +175,16 @@ fn bad_spend_flags_are_usage_errors() {
         (&["--prices", &missing], "--prices: the prices file `"),
         (&["--max-cost-usd", "0.5", "--prices", &malformed], "--prices: the prices are not litellm's JSON, at line 2"),
     ];
+    let refused = |flags: &[&str]| {
+        let args = ["ask", "--base-url", "http://127.0.0.1:9/v1"].iter().chain(flags).chain(&["hi"]);
+        run(&args.map(|arg| arg.to_string()).collect::<Vec<_>>())
+    };
     for (flags, message) in cases {
-        let mut args: Vec<String> = ["ask", "--base-url", "http://127.0.0.1:9/v1"].map(String::from).to_vec();
-        args.extend(flags.iter().map(|flag| flag.to_string()));
-        args.push("hi".to_owned());
-        let refused = run(&args);
+        let refused = refused(flags);
         assert_eq!((refused.code, refused.stdout.as_str()), (2, ""), "{flags:?}: {}", refused.stderr);
         assert!(refused.stderr.starts_with(&format!("error: {message}")), "{flags:?}: {}", refused.stderr);
     }
-    let unpriced = |flags: &[&str]| {
-        let mut args: Vec<String> = ["ask", "--base-url", "http://127.0.0.1:9/v1"].map(String::from).to_vec();
-        args.extend(flags.iter().map(|flag| flag.to_string()));
-        args.push("hi".to_owned());
-        run(&args).stderr
-    };
+    let unpriced = |flags: &[&str]| refused(flags).stderr;
     let without = unpriced(&["--max-cost-usd", "0.5"]);
     assert!(without.ends_with("hint: --max-cost-usd needs --prices FILE (litellm's model_prices_and_context_window.json) pricing every target\n"), "{without}");
     let with = unpriced(&["--max-cost-usd", "0.5", "--prices", &prices]);
