@@ -8,6 +8,7 @@ use agentic_runtime::exec::{Prompt, RuntimeBuilder};
 use agentic_runtime::observe::journal::Journal;
 use agentic_runtime::observe::trace::TraceSink;
 use agentic_runtime::provider::WireKind;
+use agentic_runtime::spend::Limit;
 use agentic_runtime::{ExecError, Reply};
 
 use crate::ask_json::JsonOutcome;
@@ -18,6 +19,7 @@ use crate::pacing_flags::PacingFlags;
 use crate::policy_flags::PolicyFlags;
 use crate::progress::Progress;
 use crate::schema::SchemaFile;
+use crate::spend_flags::{SpendFlags, spent_line};
 use crate::stream::screen::Screen;
 use crate::stream::{Output, follow};
 use crate::target_key::{KeyOwner, Target, TargetKey, target_key};
@@ -46,7 +48,10 @@ record that could not be written is exit 1 too, its path and cause on stderr, af
 \"attempts\": [..]} (on failure: \"error\" and \"error_kind\" instead of \"answer\"), usage being the \
 tokens of every call the server reported them for, failed ones included ({\"input_tokens\": int, \"output_tokens\": int}, with \
 cache_read_input_tokens and cache_creation_input_tokens when reported), one attempt per decision of \
-either layer with its layer, call, error, verdict, reason and delay_ms. On a terminal, one line on \
+either layer with its layer, call, error, verdict, reason and delay_ms; with a spend limit, \
+\"spent\": {\"input_tokens\", \"output_tokens\", \"total_tokens\", \"tool_calls\", \"cost_usd\"}, and on a \
+failure of kind usage_limit \"limit\": {\"limit\": \"max_total_tokens\", \"max\", \"used\", \"needed\"} (dollars \
+for max_cost_usd). On a terminal, one line on \
 stderr says what the exec is waiting for and why (\"ServiceUnavailableError: 503 ...; retrying in \
 2.1 s (session layer, retry 2 of 3)\"), rewritten at each retry and cleared before the answer; \
 --quiet (-q) leaves it out, and it is never written to a pipe or a file. --verbose prints each decision \
@@ -76,6 +81,17 @@ needs are there, when that fits before --budget-ms, and fails with kind refused,
 when it is full again, when it does not. --rpm and --tpm give the limits before any header is seen; \
 --no-pacing sends every call at once. Exit 2 for bad input (a missing key, an \
 invalid policy, a --schema file over 1 MiB).
+
+Spend limits: --max-input-tokens, --max-output-tokens, --max-total-tokens, --max-tool-calls and \
+--max-cost-usd (with --prices FILE, litellm's model_prices_and_context_window.json, which must price \
+every target) bound the whole exec, failed calls included. Each call reserves its worst case first \
+(its estimated input and one output token) and is not sent when that cannot fit what is left: the \
+exec fails with kind usage_limit, naming the limit, what was spent and what the call needed; a call \
+asks for no more output tokens than are left. A tool turn that would pass --max-tool-calls runs none \
+of its calls. When limits are set, one line on stderr at the end says what was spent against each \
+(\"spent: 160 of --max-total-tokens 10000, $0.002000 of --max-cost-usd 0.01\"; not with --json or \
+--quiet). A zero or negative limit, a prices file that cannot be read, and a dollar limit over a \
+target the prices do not price are exit 2.
 
 Fallbacks: --fallback-provider P --fallback-base-url URL [--fallback-model M], repeatable, are the \
 targets the exec moves to, in order; the n-th --fallback-base-url and --fallback-model go with the \
@@ -163,6 +179,8 @@ pub(crate) struct Args {
     #[command(flatten)]
     pacing: PacingFlags,
     #[command(flatten)]
+    spend: SpendFlags,
+    #[command(flatten)]
     tools: ToolFlags,
     /// Write the run's JSONL trace (agent_start, each tool_call and tool_result, agent_finish) to
     /// FILE, appending, for `agentic grade FILE`.
@@ -197,6 +215,14 @@ fn ask(args: &Args) -> ExitCode {
         Ok(pacing) => pacing,
         Err(error) => return usage_error(error),
     };
+    let limits = match args.spend.limits() {
+        Ok(limits) => limits,
+        Err(message) => return usage_error(message),
+    };
+    let prices = match args.spend.prices() {
+        Ok(prices) => prices,
+        Err(message) => return usage_error(message),
+    };
     let schema = match args.schema.as_deref().map(SchemaFile::load).transpose() {
         Ok(schema) => schema,
         Err(message) => return usage_error(message),
@@ -218,7 +244,11 @@ fn ask(args: &Args) -> ExitCode {
         .map(|target| target.provider)
         .fold(RuntimeBuilder::from_shared(primary.provider), RuntimeBuilder::with_fallback_shared)
         .with_policy(policy)
-        .with_pacing(pacing);
+        .with_pacing(pacing)
+        .with_usage_limits(limits);
+    if let Some(prices) = prices {
+        runtime = runtime.with_prices(prices);
+    }
     let stdout_terminal = std::io::stdout().is_terminal();
     // On a terminal, `--stream` writes the answer as it arrives and shows the decisions itself,
     // between the turns' text: nothing else may write inside the rows it counts to erase.
@@ -268,7 +298,11 @@ fn ask(args: &Args) -> ExitCode {
     }
     let runtime = match runtime.build() {
         Ok(runtime) => runtime,
-        Err(error) => return usage_error(error.to_string()),
+        // The limits were judged above: a dollar limit's error here names a target without a price.
+        Err(error) if error.key() == Limit::MaxCostUsd.name() => {
+            return usage_error(format!("{error}\nhint: {}", args.spend.unpriced_hint()));
+        }
+        Err(error) => return usage_error(error),
     };
     if let Some(progress) = &progress {
         progress.start(runtime.provider().name());
@@ -299,6 +333,12 @@ fn ask(args: &Args) -> ExitCode {
     }
     if args.verbose {
         eprintln!("{}", spent(&result));
+    }
+    if !args.json && !args.quiet {
+        let spent = result.as_ref().map_or_else(ExecError::spent, Reply::spent);
+        if let Some(line) = spent_line(&limits, spent) {
+            eprintln!("{line}");
+        }
     }
     // `--stream --json` printed it as its `done` event.
     if args.json && !args.stream {

@@ -5,6 +5,8 @@
 use agentic_runtime::decision::Decision;
 use agentic_runtime::message::Usage;
 use agentic_runtime::policy::rules::millis;
+use agentic_runtime::spend::{Limit, Spent};
+use agentic_runtime::storm::Refusal;
 use agentic_runtime::{ExecError, Reply};
 use serde::Serialize;
 
@@ -23,7 +25,41 @@ pub(crate) struct JsonOutcome<'a> {
     calls: u32,
     elapsed_ms: u64,
     usage: Usage,
+    /// With spend limits: what the exec spent against them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spent: Option<JsonSpent>,
+    /// On a failure of kind `usage_limit`: the limit that stopped the exec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    limit: Option<JsonLimit>,
     attempts: Vec<JsonAttempt<'a>>,
+}
+
+/// What an exec spent against its limits, as `--json` prints it in `spent`.
+#[derive(Serialize)]
+struct JsonSpent {
+    input_tokens: u64,
+    output_tokens: u64,
+    total_tokens: u64,
+    tool_calls: u64,
+    cost_usd: f64,
+}
+
+/// The limit that stopped an exec, as `--json` prints it in `limit`: tokens or calls, or dollars
+/// for `max_cost_usd`.
+#[derive(Serialize)]
+struct JsonLimit {
+    limit: &'static str,
+    max: Amount,
+    used: Amount,
+    needed: Amount,
+}
+
+/// A limit's amount: a count, or US dollars.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Amount {
+    Count(u64),
+    Usd(f64),
 }
 
 /// One decision of either layer, as `--json` prints it in `attempts`.
@@ -40,9 +76,9 @@ pub(crate) struct JsonAttempt<'a> {
 
 impl<'a> JsonOutcome<'a> {
     pub(crate) fn of(result: &'a Result<Reply, ExecError>) -> Self {
-        let (calls, elapsed, decisions, usage) = match result {
-            Ok(reply) => (reply.calls(), reply.elapsed(), reply.decisions(), reply.total_usage()),
-            Err(error) => (error.calls(), error.elapsed(), error.decisions(), error.usage()),
+        let (calls, elapsed, decisions, usage, spent) = match result {
+            Ok(reply) => (reply.calls(), reply.elapsed(), reply.decisions(), reply.total_usage(), reply.spent()),
+            Err(error) => (error.calls(), error.elapsed(), error.decisions(), error.usage(), error.spent()),
         };
         Self {
             answer: result.as_ref().ok().map(Reply::text),
@@ -52,8 +88,35 @@ impl<'a> JsonOutcome<'a> {
             calls,
             elapsed_ms: millis(elapsed),
             usage,
+            spent: spent.map(JsonSpent::of),
+            limit: result.as_ref().err().and_then(ExecError::refusal).and_then(JsonLimit::of),
             attempts: decisions.iter().map(JsonAttempt::of).collect(),
         }
+    }
+}
+
+impl JsonSpent {
+    fn of(spent: Spent) -> Self {
+        Self {
+            input_tokens: spent.input_tokens,
+            output_tokens: spent.output_tokens,
+            total_tokens: spent.total_tokens(),
+            tool_calls: spent.tool_calls,
+            cost_usd: spent.cost_usd,
+        }
+    }
+}
+
+impl JsonLimit {
+    /// The limit of a refusal by a spend limit; `None` for the other refusals.
+    fn of(refusal: &Refusal) -> Option<Self> {
+        let &Refusal::UsageLimit { limit, max, used, needed } = refusal else { return None };
+        // A dollar refusal counts millionths of a dollar, so that it compares exactly.
+        let amount = |value: u64| match limit {
+            Limit::MaxCostUsd => Amount::Usd(value as f64 / 1e6),
+            _ => Amount::Count(value),
+        };
+        Some(Self { limit: limit.name(), max: amount(max), used: amount(used), needed: amount(needed) })
     }
 }
 

@@ -25,6 +25,7 @@ mod policy_flags;
 mod progress;
 mod schema;
 mod simulate;
+mod spend_flags;
 mod stream;
 mod target_key;
 mod terminal;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use agentic_chaos::{ChaosServer, Scenario, Step};
+use agentic_chaos::{ChaosServer, Scenario, Step, TokenUsage};
 use agentic_test_support::mcp::{read_record, server_binary};
 use agentic_test_support::temp_file::TempFile;
 use serde_json::json;
@@ -125,5 +125,46 @@ fn a_bad_mcp_command_line_or_tool_flag_is_a_usage_error_naming_it() {
         assert_eq!(run.code, 2, "{flags:?}: {}", run.stderr);
         assert!(run.stderr.contains(message), "{flags:?}: {message:?} not in {}", run.stderr);
         assert!(run.stdout.is_empty(), "{flags:?}: {}", run.stdout);
+    }
+}
+
+/// The spend limits in a tool loop: `--max-tool-calls 1` runs none of a turn of two calls (the
+/// model would be left with a turn half answered), and `--max-total-tokens` stops the call after a
+/// tool turn before it is sent, when the first call's reported usage leaves less than its input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spend_limits_stop_a_tool_loop_before_the_step_that_would_pass_them() {
+    let turn = || {
+        Step::tool_use("echo", json!({"text": "one"}))
+            .call("echo", json!({"text": "two"}))
+            .usage(TokenUsage::new(980, 15))
+    };
+    let cases: [(&[&str], serde_json::Value, usize, usize); 2] = [
+        (&["--max-tool-calls", "1"], json!({"limit": "max_tool_calls", "max": 1, "used": 0, "needed": 2}), 1, 0),
+        (&["--max-total-tokens", "1000"], json!("max_total_tokens"), 1, 2),
+    ];
+    for (limit, stopped_by, requests, tool_calls) in cases {
+        let chaos = ChaosServer::start(Scenario::new().then(turn()).otherwise(Step::ok("done"))).await.unwrap();
+        let record = TempFile::new("record");
+        let (url, record_path) = (chaos.openai_base_url(), record.path().to_owned());
+        let run = tokio::task::spawn_blocking(move || {
+            ask(&url, &record_path, &[limit, &["--json", "use the tools"]].concat())
+        })
+        .await
+        .unwrap();
+        assert_eq!(run.code, 1, "{limit:?}: {}", run.stderr);
+        let outcome = run.json();
+        assert_eq!(outcome["error_kind"], "usage_limit", "{outcome}");
+        match stopped_by.as_str() {
+            Some(name) => {
+                assert_eq!(outcome["limit"]["limit"], name, "{outcome}");
+                assert_eq!(outcome["limit"]["used"], 995, "{outcome}");
+            }
+            None => assert_eq!(outcome["limit"], stopped_by, "{outcome}"),
+        }
+        assert_eq!(chaos.journal().len(), requests, "{limit:?}: the call after the tool turn was sent");
+        let ran = read_record(record.path()).into_iter().filter(|event| event.starts_with("call ")).count();
+        assert_eq!(ran, tool_calls, "{limit:?}");
+        assert_eq!(outcome["spent"]["tool_calls"], tool_calls, "{outcome}");
+        assert_eq!(outcome["spent"]["total_tokens"], 995, "{outcome}");
     }
 }

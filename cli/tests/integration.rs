@@ -9,6 +9,7 @@ mod ask_keys;
 mod ask_pacing;
 mod ask_progress;
 mod ask_records;
+mod ask_spend;
 mod ask_stream;
 mod bounds;
 mod classify;
