@@ -110,7 +110,7 @@ impl JsonSpent {
 impl JsonLimit {
     /// The limit of a refusal by a spend limit; `None` for the other refusals.
     fn of(refusal: &Refusal) -> Option<Self> {
-        let &Refusal::UsageLimit { limit, max, used, needed } = refusal else { return None };
+        let &Refusal::UsageLimit { limit, max, used, needed, .. } = refusal else { return None };
         // A dollar refusal counts millionths of a dollar, so that it compares exactly.
         let amount = |value: u64| match limit {
             Limit::MaxCostUsd => Amount::Usd(value as f64 / 1e6),

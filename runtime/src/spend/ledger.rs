@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::message::{AssistantMessage, Usage};
-use crate::spend::account::micro_usd;
 use crate::spend::{AccountRefused, Amounts, Held, Limit, Price, Prices, SpendAccount, Spent, UsageLimits};
+use crate::storm::account::micro_usd;
 use crate::storm::pace::answer_tokens;
 use crate::storm::{AccountWindow, Refusal};
 

@@ -1,6 +1,7 @@
 //! Storm control: the state that spans execs. The retry quota, the cooldowns, the targets'
 //! circuit breakers, and the stores a fleet shares them and the rate limits through.
 
+pub(crate) mod account;
 mod breaker;
 mod governor;
 mod ledger;

@@ -101,7 +101,7 @@ pub enum Refusal {
     /// the next tool turn: no call is made (kind `usage_limit`).
     UsageLimit {
         /// Which limit.
-        limit: crate::spend::Limit,
+        limit: agentic_policy::limits::LimitKey,
         /// Its setting: tokens or calls, or for `max_cost_usd` millionths of a dollar (each
         /// amount here is a whole number, so that a refusal compares exactly).
         max: u64,

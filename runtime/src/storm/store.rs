@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use super::breaker::{BreakerSettings, CallOutcome, ProbeToken, Recorded, SharedAdmission};
 use super::quota::RetryQuota;
-use crate::spend::{AccountRefused, Amounts, Held, SpendAccount};
+use crate::storm::account::{AccountRefused, Amounts, Held, SpendAccount};
 use crate::storm::pace::{Demand, PaceRefused, RateLimits, Reserved};
 
 /// How long the runtime works without a shared store that failed before it asks the store again,
@@ -212,7 +212,7 @@ pub trait SharedStore: Send + Sync + 'static {
 
     /// Reserves `needed` in the fleet's spend `account` (named by [`SpendAccount::name`], over
     /// its window on the store's clock) if what the window has used and holds leaves room for it,
-    /// by the rules of [`AccountBook::reserve`](crate::spend::AccountBook::reserve): the
+    /// by the rules of [`AccountBook::reserve`](crate::storm::account::AccountBook::reserve): the
     /// reservation, or why not (nothing reserved then). `None` when this store keeps no accounts
     /// (each process keeps its own then).
     ///
@@ -229,8 +229,8 @@ pub trait SharedStore: Send + Sync + 'static {
     }
 
     /// Settles a reservation `held` of the fleet's spend `account` to what the call `used`, by the
-    /// rules of [`AccountBook::settle`](crate::spend::AccountBook::settle): the reservation leaves
-    /// its window, and `used`, at most [`MAX_SETTLE_FACTOR`](crate::spend::MAX_SETTLE_FACTOR)
+    /// rules of [`AccountBook::settle`](crate::storm::account::AccountBook::settle): the reservation leaves
+    /// its window, and `used`, at most [`MAX_SETTLE_FACTOR`](crate::storm::account::MAX_SETTLE_FACTOR)
     /// times the reservation, counts in it.
     ///
     /// # Default

@@ -19,8 +19,8 @@ use super::refusal::Refusal;
 use super::store::{BeforeCall, SharedStore, StoreFuture, StoreKey};
 use super::target::TargetBreaker;
 use crate::message::usage::Usage;
-use crate::spend::account::Account;
-use crate::spend::{AccountRefused, Amounts, Held, SpendAccount};
+use crate::storm::account::Account;
+use crate::storm::account::{AccountRefused, Amounts, Held, SpendAccount};
 use crate::storm::pace::{Demand, Pace, PaceRefused, Paced, Pacer, Pacing, Place, RateLimits, Reservation};
 pub(crate) use permit::Permit;
 

@@ -9,7 +9,6 @@ use agentic_policy::limits::{LimitKey, count_violation, limit_violation};
 use tokio::time::Instant;
 
 use crate::error::PolicyError;
-use crate::spend::Limit;
 
 /// At most this many times what a call reserved is settled, whatever the server reported (the
 /// pacer bounds a reported usage by its bucket's size the same way): one lying answer costs an
@@ -197,7 +196,7 @@ pub struct Held {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AccountRefused {
     /// The limit that would be passed: `max_total_tokens` or `max_cost_usd`.
-    pub limit: Limit,
+    pub limit: LimitKey,
     /// Its setting (tokens, or millionths of a dollar).
     pub max: u64,
     /// Spent in the window, and held by calls in flight.
@@ -260,8 +259,14 @@ impl AccountBook {
         let resets_in = Duration::from_millis((index + 1).saturating_mul(window_ms).saturating_sub(now_ms));
         let window = self.window(index).expect("inserted");
         let checks = [
-            (Limit::MaxTotalTokens, limits.tokens, window.used.tokens, window.reserved.tokens, needed.tokens),
-            (Limit::MaxCostUsd, limits.micro_usd, window.used.micro_usd, window.reserved.micro_usd, needed.micro_usd),
+            (LimitKey::MaxTotalTokens, limits.tokens, window.used.tokens, window.reserved.tokens, needed.tokens),
+            (
+                LimitKey::MaxCostUsd,
+                limits.micro_usd,
+                window.used.micro_usd,
+                window.reserved.micro_usd,
+                needed.micro_usd,
+            ),
         ];
         for (limit, max, used, reserved, needed) in checks {
             let used = used.saturating_add(reserved);
