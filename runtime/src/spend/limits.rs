@@ -105,16 +105,10 @@ impl UsageLimits {
 
     /// The limit `key`, if set (counts as `f64`).
     pub const fn get(&self, key: LimitKey) -> Option<f64> {
-        let count = match key {
-            LimitKey::MaxInputTokens => self.input_tokens,
-            LimitKey::MaxOutputTokens => self.output_tokens,
-            LimitKey::MaxTotalTokens => self.total_tokens,
-            LimitKey::MaxToolCalls => self.tool_calls,
-            LimitKey::MaxCostUsd => return self.cost_usd,
-        };
-        match count {
-            Some(count) => Some(count as f64),
-            None => None,
+        match (key, self.count(key)) {
+            (LimitKey::MaxCostUsd, _) => self.cost_usd,
+            (_, Some(count)) => Some(count as f64),
+            (_, None) => None,
         }
     }
 
