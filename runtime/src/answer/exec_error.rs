@@ -9,8 +9,9 @@ use crate::error::{ModelError, PolicyError};
 use crate::message::usage::{Usage, UsageTotals};
 use crate::storm::Refusal;
 
-/// Why an `exec` gave up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Why an `exec` gave up. It serializes (serde) as its [`name`](ExecErrorKind::name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ExecErrorKind {
     /// A failure that the same request will hit again (bad key, 4xx, quota): stopped after it.
@@ -34,6 +35,10 @@ pub enum ExecErrorKind {
     /// passed: stopped before the call or tool turn that would pass it. [`ExecError::refusal`] says
     /// which limit, what was spent and what the next step needed.
     UsageLimit,
+    /// A durable run's step, replayed after a restart, no longer matches what its journal recorded
+    /// (the code or the prompt changed between the two processes): the exec stops rather than mix
+    /// two runs (docs/design.md §24). [`ExecError::attempt_errors`] names the step and what differs.
+    ReplayMismatch,
 }
 
 impl ExecErrorKind {
@@ -48,6 +53,7 @@ impl ExecErrorKind {
             ExecErrorKind::InvalidResult => "invalid_result",
             ExecErrorKind::MaxIterations => "max_iterations",
             ExecErrorKind::UsageLimit => "usage_limit",
+            ExecErrorKind::ReplayMismatch => "replay_mismatch",
         }
     }
 }
@@ -350,6 +356,45 @@ impl fmt::Display for ExecError {
             write!(f, "\nAttempt {}: {attempt}", index + 1)?;
         }
         Ok(())
+    }
+}
+
+/// An exec's error serializes (serde) as its facts: the kind, the function, each attempt's error, the
+/// counts, the time, what stopped it and the tokens. Its decisions and its typed cause are what this
+/// process saw, and stay out (docs/design.md §24).
+impl serde::Serialize for ExecError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        #[serde(rename = "ExecError")]
+        struct Facts<'a> {
+            kind: ExecErrorKind,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            function: Option<&'static str>,
+            attempts: &'a [String],
+            calls: u32,
+            elapsed_ms: u64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            stopped_by: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            usage: Option<&'a UsageTotals>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            target: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            exec_id: Option<u64>,
+        }
+        let fields = &self.inner;
+        Facts {
+            kind: fields.kind,
+            function: fields.function,
+            attempts: &fields.attempts,
+            calls: fields.calls,
+            elapsed_ms: u64::try_from(fields.elapsed.as_millis()).unwrap_or(u64::MAX),
+            stopped_by: fields.stopped_by.as_deref(),
+            usage: fields.usage.as_deref(),
+            target: fields.target.as_deref().map(String::as_str),
+            exec_id: fields.exec_id,
+        }
+        .serialize(serializer)
     }
 }
 

@@ -175,3 +175,59 @@ impl AsRef<str> for Reply {
         &self.text
     }
 }
+
+/// A reply as it serializes (serde): its facts, for a durable run's journal, a handler's answer or a
+/// log (docs/design.md §24). The decisions are not among them: they are what this process saw of
+/// the exec, and a reply read back has none.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename = "Reply")]
+struct ReplyFacts {
+    text: String,
+    stop_reason: StopReason,
+    calls: u32,
+    attempts: u32,
+    elapsed_ms: u64,
+    #[serde(default)]
+    iterations: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<UsageTotals>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    target: Option<String>,
+    #[serde(default)]
+    exec_id: u64,
+}
+
+impl serde::Serialize for Reply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ReplyFacts {
+            text: self.text.clone(),
+            stop_reason: self.stop_reason,
+            calls: self.calls,
+            attempts: self.attempts,
+            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            iterations: self.iterations,
+            usage: self.usage.as_deref().copied(),
+            target: self.target.as_deref().cloned(),
+            exec_id: self.exec_id,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Reply {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let facts = ReplyFacts::deserialize(deserializer)?;
+        Ok(Self {
+            text: facts.text,
+            stop_reason: facts.stop_reason,
+            calls: facts.calls,
+            attempts: facts.attempts,
+            elapsed: Duration::from_millis(facts.elapsed_ms),
+            iterations: facts.iterations,
+            decisions: Vec::new(),
+            usage: facts.usage.map(Box::new),
+            target: facts.target.map(Arc::new),
+            exec_id: facts.exec_id,
+        })
+    }
+}

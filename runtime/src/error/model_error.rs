@@ -8,7 +8,8 @@ use std::time::Duration;
 pub(crate) const NOT_A_STREAM: &str = "unexpected_content_type";
 
 /// How a connection or a stream failed below HTTP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TransportKind {
     /// The connection could not be made.
@@ -82,7 +83,8 @@ impl TransportKind {
 /// assert_eq!(err.to_string(), "RateLimitError: 429 Too Many Requests");
 /// assert_eq!(err.status(), Some(429));
 /// ```
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ModelError {
     /// Boxed: a model call's final message carries an `Option<ModelError>` (and a stream event a
     /// `Result<_, ModelError>`) through every layer, success path included; a failure can pay for
@@ -90,7 +92,9 @@ pub struct ModelError {
     inner: Box<Facts>,
 }
 
-#[derive(Clone, PartialEq)]
+// Serialized as its facts, so that a durable engine's journal keeps a failed call typed
+// (docs/design.md §24); read back, the kind is owned.
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Facts {
     kind: Cow<'static, str>,
     message: String,

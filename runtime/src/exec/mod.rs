@@ -6,6 +6,7 @@
 pub(crate) mod agent_fn;
 mod builder;
 mod conversation;
+pub mod durable;
 mod overflow;
 pub(crate) mod prompt;
 mod request;

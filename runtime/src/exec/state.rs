@@ -1,6 +1,9 @@
 //! What one exec carries from turn to turn, read by the turn loop and by compaction.
 
+use std::sync::Arc;
+
 use crate::exec::agent_fn::AgentFn;
+use crate::exec::durable::Scope;
 use crate::exec::typed::Expected;
 use crate::message::Message;
 use crate::observe::trace::RunTrace;
@@ -22,13 +25,18 @@ pub(crate) struct Exec<'f> {
     pub(crate) attempts_made: u32,
     /// How many times the conversation was compacted.
     pub(crate) compactions: u32,
+    /// The durable run whose journal the exec's steps go to (docs/design.md §24), if any.
+    pub(crate) durable: Option<Arc<Scope>>,
 }
 
 impl Exec<'_> {
-    /// The run's id: the trace's, or one made now (`run-` and 16 random hex digits, as a trace's).
+    /// The run's id: a durable run's (set when the exec starts, the same after a restart), else
+    /// the trace's, else one made now (`run-` and 16 random hex digits, as a trace's).
     pub(crate) fn run_id(&mut self) -> &str {
-        if let Some(trace) = &self.trace {
-            return trace.run_id();
+        if self.run_id.is_none() {
+            if let Some(trace) = &self.trace {
+                return trace.run_id();
+            }
         }
         self.run_id.get_or_insert_with(|| format!("run-{:016x}", fastrand::u64(..)).into_boxed_str())
     }

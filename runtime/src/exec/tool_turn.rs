@@ -2,7 +2,6 @@
 
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
-use serde_json::Value;
 use tracing::field::Empty;
 use tracing::{Instrument as _, Span};
 
@@ -14,8 +13,9 @@ use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
 use crate::util::cut::shorten;
 
-/// One tool call of the turn: its id, the tool named and the arguments.
-type Call<'a> = (&'a str, &'a str, &'a Value);
+use crate::exec::durable::Scope;
+use crate::exec::durable::model_step::StepFailure;
+use crate::exec::durable::tool_steps::{Call, run_in_order};
 
 impl Toolbox {
     /// Runs every tool call ([`ContentBlock::ToolUse`]) of one assistant turn and returns their
@@ -57,18 +57,24 @@ impl Toolbox {
         trace: Option<&RunTrace>,
         turn: &str,
     ) -> Vec<ToolOutcome> {
-        self.run_calls_observed(message, trace, None, turn).await
+        // Outside a durable scope nothing can fail.
+        self.run_calls_observed(message, trace, None, turn, None)
+            .await
+            .map(|(outcomes, _)| outcomes)
+            .unwrap_or_default()
     }
 
     /// [`Toolbox::run_calls_keyed`], showing a streamed exec's `tap` each call before any runs and
-    /// each outcome as it comes, as the trace sees them.
+    /// each outcome as it comes, as the trace sees them; in a `durable` run, each call a step, one
+    /// at a time (with the time the replayed calls took before a restart).
     pub(crate) async fn run_calls_observed(
         &self,
         message: &AssistantMessage,
         trace: Option<&RunTrace>,
         tap: Option<&Tap>,
         turn: &str,
-    ) -> Vec<ToolOutcome> {
+        durable: Option<&Scope>,
+    ) -> Result<(Vec<ToolOutcome>, std::time::Duration), StepFailure> {
         let calls: Vec<Call<'_>> = message
             .content
             .iter()
@@ -88,7 +94,30 @@ impl Toolbox {
             }
         }
         let ran = calls.len().min(self.max_calls_per_turn());
-        let mut runs = calls[..ran].iter().enumerate().map(|(index, &call)| async move {
+        let (mut outcomes, replayed) = match durable {
+            None => (self.run_concurrently(&calls[..ran], trace, tap, turn).await, std::time::Duration::ZERO),
+            Some(scope) => run_in_order(self, scope, &calls[..ran], trace, tap, turn).await?,
+        };
+        let refused = ToolError::new(format!(
+            "not run: this turn asked for {} tool calls and a turn runs at most {ran}, the first {ran}; \
+             ask for at most {ran} calls per turn, the most useful first",
+            calls.len()
+        ));
+        for &call in &calls[ran..] {
+            outcomes.push(self.outcome(call, Err(refused.clone()), trace, tap));
+        }
+        Ok((outcomes, replayed))
+    }
+
+    /// The outcomes of `calls`, run concurrently (at most so many at once), in call order.
+    async fn run_concurrently(
+        &self,
+        calls: &[Call<'_>],
+        trace: Option<&RunTrace>,
+        tap: Option<&Tap>,
+        turn: &str,
+    ) -> Vec<ToolOutcome> {
+        let mut runs = calls.iter().enumerate().map(|(index, &call)| async move {
             let span = tool_span(call.1, call.0);
             let key = idempotency_key(turn, call.0);
             let result = self.call_with_key(call.1, call.2.clone(), call.0, &key).instrument(span.clone()).await;
@@ -104,20 +133,11 @@ impl Toolbox {
             running.extend(runs.next());
         }
         outcomes.sort_unstable_by_key(|&(index, _)| index);
-        let mut outcomes: Vec<ToolOutcome> = outcomes.into_iter().map(|(_, outcome)| outcome).collect();
-        let refused = ToolError::new(format!(
-            "not run: this turn asked for {} tool calls and a turn runs at most {ran}, the first {ran}; \
-             ask for at most {ran} calls per turn, the most useful first",
-            calls.len()
-        ));
-        for &call in &calls[ran..] {
-            outcomes.push(self.outcome(call, Err(refused.clone()), trace, tap));
-        }
-        outcomes
+        outcomes.into_iter().map(|(_, outcome)| outcome).collect()
     }
 
     /// The outcome of `call`: its result cut to the bound, traced.
-    fn outcome(
+    pub(crate) fn outcome(
         &self,
         (id, name, input): Call<'_>,
         result: Result<String, ToolError>,
@@ -128,10 +148,7 @@ impl Toolbox {
             Ok(text) => (text, false),
             Err(error) => (error.into_message(), true),
         };
-        let total = content.len();
-        let content = cut(content, self.max_result_bytes(), total, char::len_utf8, |cut, total| {
-            format!("\n[the tool result was cut here: {cut} of its {total} bytes are not shown]")
-        });
+        let content = self.cut_result(content);
         if let Some(trace) = trace {
             trace.tool_result(id, name, is_error, &content);
         }
@@ -144,18 +161,26 @@ impl Toolbox {
     }
 }
 
+impl Toolbox {
+    /// A result's text cut to [`Toolbox::max_result_bytes`], saying how much was cut.
+    pub(crate) fn cut_result(&self, content: String) -> String {
+        let total = content.len();
+        cut(content, self.max_result_bytes(), total, char::len_utf8, |cut, total| {
+            format!("\n[the tool result was cut here: {cut} of its {total} bytes are not shown]")
+        })
+    }
+}
+
 /// The idempotency key of the call `call_id` in `turn`: the id as it is when it is short and
 /// plain, else its hash (a model's ids are its own: a hostile one must not make a key unbounded).
-fn idempotency_key(turn: &str, call_id: &str) -> String {
+pub(crate) fn idempotency_key(turn: &str, call_id: &str) -> String {
     let plain =
         call_id.len() <= 64 && call_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
     if plain && !call_id.is_empty() {
         format!("{turn}/{call_id}")
     } else {
         // FNV-1a: stable across processes and Rust versions, as a key kept by a tool must be.
-        let hash = call_id
-            .bytes()
-            .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3));
+        let hash = crate::util::fnv::fnv1a(call_id.as_bytes());
         format!("{turn}/h{hash:016x}")
     }
 }
@@ -163,7 +188,7 @@ fn idempotency_key(turn: &str, call_id: &str) -> String {
 /// The span of one tool call, `execute_tool {name}`, in the OpenTelemetry GenAI conventions'
 /// terms (docs/design.md §14). The arguments and the result are not recorded; a name longer than
 /// a tool's 64 characters (a model's runaway) is shortened.
-fn tool_span(name: &str, call_id: &str) -> Span {
+pub(crate) fn tool_span(name: &str, call_id: &str) -> Span {
     let name = shorten(name, 64);
     tracing::info_span!(
         EXECUTE_TOOL,
@@ -178,7 +203,7 @@ fn tool_span(name: &str, call_id: &str) -> Span {
 
 /// Marks a tool call's span as failed (the tool's error, its timeout or its panic: the model gets
 /// the text, the span the kind).
-fn record_tool_error(span: &Span) {
+pub(crate) fn record_tool_error(span: &Span) {
     span.record("error.type", "tool_error");
     span.record("otel.status_code", "ERROR");
 }

@@ -8,6 +8,8 @@ use crate::classify::{ExecAction, Reason};
 use crate::decision::{Layer, Verdict, Why};
 use crate::exec::Runtime;
 use crate::exec::agent_fn::AgentFn;
+use crate::exec::durable;
+use crate::exec::durable::model_step::{StepFailure, model_step};
 use crate::exec::overflow::AfterOverflow;
 use crate::exec::prompt::Prompt;
 use crate::exec::request::Overrides;
@@ -118,7 +120,11 @@ impl Runtime {
             iterations: 0,
             attempts_made: 0,
             compactions: 0,
+            durable: durable::current(),
         };
+        if let Some(scope) = &exec.durable {
+            exec.run_id = Some(scope.next_run_id().into_boxed_str());
+        }
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
         loop {
@@ -130,7 +136,17 @@ impl Runtime {
             let tools = loop {
                 run.state.attempt = failures.index + 1;
                 exec.attempts_made += 1;
-                let message = run_layer(&mut run, &exec.history).await;
+                let message = match &exec.durable {
+                    None => run_layer(&mut run, &exec.history).await,
+                    Some(scope) => {
+                        let (turn, attempt) = (exec.iterations + 1, failures.index + 1);
+                        // Boxed: out of the future of every exec that is not durable.
+                        match Box::pin(model_step(scope, &mut run, &exec.history, turn, attempt)).await {
+                            Ok(message) => message,
+                            Err(failure) => return Err(self.journaled(step_failed(&mut run, failure))),
+                        }
+                    }
+                };
                 match judge(&mut run, &mut exec, message) {
                     // The answer is returned from here: not moved out of the turn and again.
                     // The call that answered paid for retries in layer 1, as it came.
@@ -174,8 +190,16 @@ impl Runtime {
         // The turn's keys: the same whenever these calls run, unlike any other turn's.
         let iteration = exec.iterations;
         let turn = format!("{}/{iteration}", exec.run_id());
-        let outcomes = exec.toolbox.run_calls_observed(&tools, exec.trace.as_ref(), run.state.tap, &turn);
-        let outcomes = outcomes.instrument(run.state.span.clone()).await;
+        let outcomes =
+            exec.toolbox.run_calls_observed(&tools, exec.trace.as_ref(), run.state.tap, &turn, exec.durable.as_deref());
+        let (outcomes, replayed) = match outcomes.instrument(run.state.span.clone()).await {
+            Ok(done) => done,
+            Err(failure) => return Err(step_failed(run, failure)),
+        };
+        // The tools' time before a restart counts, as it did in the process that ran them.
+        if !replayed.is_zero() {
+            run.state.budget.replayed(0, replayed);
+        }
         exec.history.push(Message::Assistant(tools));
         exec.history.push(results_message(outcomes));
         // A source's list may have changed (an MCP server's `list_changed`): the next turn offers it.
@@ -396,6 +420,17 @@ fn answered(run: &mut Run<'_>, exec: &Exec<'_>, mut reply: Reply) -> Reply {
     telemetry::record_exec(&run.state.span, || reply.total_usage(), || reply.target(), None);
     reply.take_decisions(&mut run.state.decisions);
     reply
+}
+
+/// The error of an exec whose durable step could not be taken: a replay that does not match its
+/// record, or a journal that failed (docs/design.md §24).
+#[cold]
+fn step_failed(run: &mut Run<'_>, failure: StepFailure) -> ExecError {
+    let kind = match failure {
+        StepFailure::Mismatch(_) => ExecErrorKind::ReplayMismatch,
+        StepFailure::Log(_) => ExecErrorKind::Programming,
+    };
+    fail(run, kind, vec![failure.into_text()], None, None)
 }
 
 /// The exec's error: its kind, attempts and cause, with the decisions and counts of `run`.

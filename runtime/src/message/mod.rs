@@ -119,7 +119,10 @@ impl StopReason {
 /// A failed call has `stop_reason == StopReason::Error`, an `error_message` (possibly empty: a dropped
 /// stream often carries no text) and, when the failure was typed, the [`ModelError`] with its HTTP
 /// status, Retry-After, `x-should-retry`, provider code or transport kind.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// It serializes (serde) whole, the typed failure included: a durable run's journal keeps it
+/// (docs/design.md §24).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AssistantMessage {
     /// What the model produced (possibly partial when the call failed).
     pub content: Vec<ContentBlock>,
@@ -127,10 +130,13 @@ pub struct AssistantMessage {
     pub stop_reason: StopReason,
     /// The failure's text, when `stop_reason` is `Error`: `"<Kind>: <text>"` for an error raised while
     /// streaming, the text as sent for an error event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// The typed failure, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ModelError>,
     /// The tokens the call used, when the server reported them (a failed call's too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::message::Usage>,
 }
 
@@ -237,8 +243,9 @@ impl AssistantMessage {
     }
 }
 
-/// One message of a conversation.
-#[derive(Debug, Clone, PartialEq)]
+/// One message of a conversation; it serializes (serde) as an object with its `role`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Message {
     /// A user message.

@@ -117,7 +117,7 @@ fn is_zero(tokens: &u64) -> bool {
 }
 
 /// The tokens of one exec: every call's, and the part spent on attempts that failed.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct UsageTotals {
     /// Every call of the exec that reported usage, failed ones included.
     pub(crate) total: Usage,
@@ -131,7 +131,7 @@ pub(crate) struct UsageTotals {
 
 /// What an exec spent against its spend limits (`agentic_runtime::spend`), failed calls included: on the [`Reply`](crate::Reply) and the
 /// [`ExecError`](crate::ExecError), to hold against the [`UsageLimits`](crate::spend::UsageLimits).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Spent {
     /// Input tokens of every call.

@@ -170,6 +170,20 @@ impl<'p> Budget<'p> {
         self.calls
     }
 
+    /// A durable run's step replayed from its journal (docs/design.md §24): the exec's calls are
+    /// `calls` after it, and the `took` it took in the process that made it counts against the
+    /// exec's deadlines as if it had passed here.
+    pub(crate) fn replayed(&mut self, calls: u32, took: Duration) {
+        self.calls = self.calls.max(calls);
+        self.start_clock();
+        if let Some(clock) = &mut self.clock {
+            let earlier = |at: Instant| at.checked_sub(took).unwrap_or(at);
+            clock.deadline = clock.deadline.map(earlier);
+            clock.turn_deadline = clock.turn_deadline.map(earlier);
+            clock.start = clock.start.checked_sub(took).unwrap_or(clock.start);
+        }
+    }
+
     /// Model calls so far.
     pub(crate) fn calls(&self) -> u32 {
         self.calls

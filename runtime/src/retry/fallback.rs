@@ -84,6 +84,24 @@ impl<'a> Position<'a> {
         self.current().name.clone()
     }
 
+    /// The current target's place in the runtime's list, from 0 (the primary).
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// A durable run's step replayed from its journal was made at target `index`: the exec is
+    /// there again, and the provider to call from now on is returned (`None`: the runtime has no
+    /// such target).
+    pub(crate) fn restore(&mut self, state: &mut RetryState<'a>, index: u32) -> Option<&'a dyn Provider> {
+        let target = self.targets.get(index as usize)?;
+        if index != self.index {
+            self.index = index;
+            state.governor = &target.governor;
+            state.target = Some(target.name.clone());
+        }
+        Some(&*target.provider)
+    }
+
     fn next(&self) -> Option<&'a Target> {
         self.targets.get(self.index as usize + 1)
     }

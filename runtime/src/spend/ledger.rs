@@ -65,6 +65,11 @@ impl Ledger {
         self.spent
     }
 
+    /// A durable run's step replayed from its journal: the exec had spent `spent` after it (docs/design.md §24).
+    pub(crate) fn replayed(&mut self, spent: Spent) {
+        self.spent = spent;
+    }
+
     /// Before a call whose request is about `input` tokens: the refusal when its worst case cannot
     /// fit what is left (at least one output token, whatever the call's own limit), else the most
     /// output tokens the call may ask for (`None`: the limits bound no output).

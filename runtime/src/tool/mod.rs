@@ -67,6 +67,7 @@
 //! # }
 //! ```
 
+mod delivery;
 mod outcome;
 mod schema;
 mod source;
@@ -81,6 +82,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use delivery::Delivery;
 pub use outcome::{ToolOutcome, results_message};
 pub use schema::check_arguments;
 pub use source::{SOURCE_TIMEOUT_GRACE, ToolContext, ToolSource};
@@ -243,6 +245,13 @@ pub trait Tool: Send + Sync + 'static {
     /// succeeds.
     fn timeout(&self) -> Option<Duration> {
         None
+    }
+
+    /// Whether a call may run again when its process died while it ran, in a durable run
+    /// ([`Delivery`]): [`Delivery::AtMostOnce`] unless the tool says otherwise (a
+    /// [`Toolbox::with_delivery`] of the toolbox's wins).
+    fn delivery(&self) -> Delivery {
+        Delivery::AtMostOnce
     }
 }
 

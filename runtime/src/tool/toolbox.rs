@@ -14,6 +14,7 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use serde_json::Value;
 
+use super::delivery::Delivery;
 use super::schema::check_arguments;
 use super::{
     DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TOOL_TIMEOUT,
@@ -76,6 +77,8 @@ struct Inner {
     max_concurrent: usize,
     /// The most bytes of a result sent to the model.
     max_result_bytes: usize,
+    /// The tools whose [`Delivery`] the toolbox sets ([`Toolbox::with_delivery`]).
+    deliveries: Vec<(String, Delivery)>,
 }
 
 impl Default for Inner {
@@ -88,6 +91,7 @@ impl Default for Inner {
             max_calls: DEFAULT_MAX_CALLS_PER_TURN,
             max_concurrent: DEFAULT_MAX_CONCURRENT_CALLS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            deliveries: Vec::new(),
         }
     }
 }
@@ -294,6 +298,43 @@ impl Toolbox {
     pub fn with_max_calls_per_turn(mut self, max: usize) -> Self {
         Arc::make_mut(&mut self.inner).max_calls = max;
         self
+    }
+
+    /// Sets whether a call of the tool `name` may run again after its process died while it ran,
+    /// in a durable run ([`Delivery`]; the default is [`Delivery::AtMostOnce`]). It wins over the
+    /// tool's own [`Tool::delivery`], and may name a tool a [`ToolSource`] offers; it may come
+    /// before the tool is registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::tool::{Delivery, Toolbox};
+    /// use serde_json::json;
+    ///
+    /// let toolbox = Toolbox::new()
+    ///     .with_fn("search", "Searches.", json!(null), |_| async { Ok("found".to_owned()) })
+    ///     .with_delivery("search", Delivery::AtLeastOnce);
+    /// assert_eq!(toolbox.delivery_of("search"), Delivery::AtLeastOnce);
+    /// assert_eq!(toolbox.delivery_of("send_mail"), Delivery::AtMostOnce);
+    /// ```
+    pub fn with_delivery(mut self, name: impl Into<String>, delivery: Delivery) -> Self {
+        let name = name.into();
+        let deliveries = &mut Arc::make_mut(&mut self.inner).deliveries;
+        deliveries.retain(|(named, _)| *named != name);
+        deliveries.push((name, delivery));
+        self
+    }
+
+    /// Whether a call of the tool `name` may run again after a crash ([`Toolbox::with_delivery`],
+    /// else the tool's own [`Tool::delivery`], else [`Delivery::AtMostOnce`]).
+    pub fn delivery_of(&self, name: &str) -> Delivery {
+        if let Some((_, delivery)) = self.inner.deliveries.iter().find(|(named, _)| named == name) {
+            return *delivery;
+        }
+        match self.find(name) {
+            Some(Found::Own(tool, _)) => tool.delivery(),
+            _ => Delivery::AtMostOnce,
+        }
     }
 
     /// The most calls of one turn that run ([`Toolbox::with_max_calls_per_turn`]).

@@ -1,0 +1,119 @@
+//! A step log in memory: durable runs in tests, with a crash where the test says.
+
+use std::future::pending;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::log::{Begun, Step, StepFuture, StepLog, StepSink};
+
+/// A [`StepLog`] in memory, for tests: the records live as long as its clones, and a "crash" is a
+/// new [`scope`](super::scope) on [`MemoryLog::restarted`].
+///
+/// [`MemoryLog::stopping_after`] makes the process "die" after so many steps: from there every
+/// step waits forever, as a killed process does nothing more; [`MemoryLog::dying_in`] makes it die
+/// in a step, after it began and before its record is durable.
+#[derive(Debug, Clone)]
+pub struct MemoryLog {
+    run_id: Arc<str>,
+    records: Arc<Mutex<Vec<Value>>>,
+    /// The steps this process began fresh and replayed, by number.
+    seen: Arc<Mutex<Seen>>,
+    stop_after: Option<u64>,
+    die_in: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    fresh: Vec<u64>,
+    replayed: Vec<u64>,
+}
+
+impl MemoryLog {
+    /// An empty log of the run `run_id`.
+    pub fn new(run_id: &str) -> Self {
+        Self { run_id: run_id.into(), records: Arc::default(), seen: Arc::default(), stop_after: None, die_in: None }
+    }
+
+    /// The same log, whose process "dies" once `steps` steps are recorded: the next step never
+    /// begins.
+    pub fn stopping_after(mut self, steps: u64) -> Self {
+        self.stop_after = Some(steps);
+        self
+    }
+
+    /// The same log, whose process "dies" in step `step`: it begins fresh, and its record never
+    /// becomes durable.
+    pub fn dying_in(mut self, step: u64) -> Self {
+        self.die_in = Some(step);
+        self
+    }
+
+    /// The log as the next process finds it: the records so far, no crash to come, nothing seen.
+    pub fn restarted(&self) -> Self {
+        Self {
+            run_id: self.run_id.clone(),
+            records: self.records.clone(),
+            seen: Arc::default(),
+            stop_after: None,
+            die_in: None,
+        }
+    }
+
+    /// The records so far, in step order.
+    pub fn records(&self) -> Vec<Value> {
+        self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    /// The steps this process began fresh, by number.
+    pub fn fresh(&self) -> Vec<u64> {
+        self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).fresh.clone()
+    }
+
+    /// The steps this process replayed, by number.
+    pub fn replayed(&self) -> Vec<u64> {
+        self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).replayed.clone()
+    }
+}
+
+impl StepLog for MemoryLog {
+    fn begin(&self, step: Step) -> StepFuture<Begun> {
+        let recorded =
+            self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(step.index as usize - 1).cloned();
+        let mut seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(record) = recorded {
+            seen.replayed.push(step.index);
+            return Box::pin(async move { Ok(Begun::Replayed(record)) });
+        }
+        if self.stop_after.is_some_and(|last| step.index > last) {
+            return Box::pin(pending());
+        }
+        seen.fresh.push(step.index);
+        let dies = self.die_in == Some(step.index);
+        let sink = MemorySink { records: self.records.clone(), index: step.index, dies };
+        Box::pin(async move { Ok(Begun::Fresh(Box::new(sink) as Box<dyn StepSink>)) })
+    }
+
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+}
+
+struct MemorySink {
+    records: Arc<Mutex<Vec<Value>>>,
+    index: u64,
+    dies: bool,
+}
+
+impl StepSink for MemorySink {
+    fn record(self: Box<Self>, record: Value) -> StepFuture<()> {
+        if self.dies {
+            return Box::pin(pending());
+        }
+        let mut records = self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Steps are recorded in order: the next one's place is the end.
+        debug_assert_eq!(records.len() as u64 + 1, self.index);
+        records.push(record);
+        Box::pin(async { Ok(()) })
+    }
+}

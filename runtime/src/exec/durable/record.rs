@@ -1,0 +1,115 @@
+//! What a step records, and the fingerprint that tells a replay it is the same step.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::log::{Step, StepLogError};
+use crate::error::ModelError;
+use crate::message::AssistantMessage;
+use crate::message::usage::{Spent, UsageTotals};
+
+/// A step's record, tagged with its kind.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum Record {
+    /// One attempt of a model turn through layer 1.
+    Model(Box<ModelRecord>),
+    /// An at-most-once tool call began: if no result follows, its outcome is unknown.
+    ToolStarted(Box<ToolStarted>),
+    /// A tool call's result.
+    Tool(Box<ToolRecord>),
+}
+
+impl Record {
+    /// What the step was, in words, for a mismatch's message.
+    pub(crate) fn about(&self) -> &str {
+        match self {
+            Record::Model(record) => &record.about,
+            Record::ToolStarted(record) => &record.about,
+            Record::Tool(record) => &record.about,
+        }
+    }
+
+    /// The fingerprint of what the step was asked.
+    pub(crate) fn fingerprint(&self) -> &str {
+        match self {
+            Record::Model(record) => &record.fingerprint,
+            Record::ToolStarted(record) => &record.fingerprint,
+            Record::Tool(record) => &record.fingerprint,
+        }
+    }
+}
+
+/// A model step's record: the attempt's outcome and the exec's state after it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ModelRecord {
+    pub(crate) about: String,
+    pub(crate) fingerprint: String,
+    pub(crate) outcome: Outcome,
+    /// The exec's model calls after the step (`max_calls` counts them).
+    pub(crate) calls: u32,
+    /// How long the step took.
+    pub(crate) took_ms: u64,
+    /// The exec's tokens after the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) usage: Option<UsageTotals>,
+    /// What the exec had spent against its limits after the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) spent: Option<Spent>,
+    /// The target the attempt ended at, from 0, for a runtime with fallbacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) target: Option<u32>,
+}
+
+/// What an attempt came to: the final message (an answer, tool calls or a failure), or the
+/// programming error that ended it.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Outcome {
+    Message(AssistantMessage),
+    Raised(ModelError),
+}
+
+/// An at-most-once tool call began.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ToolStarted {
+    pub(crate) about: String,
+    pub(crate) fingerprint: String,
+}
+
+/// A tool call's result, as the model gets it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ToolRecord {
+    pub(crate) about: String,
+    pub(crate) fingerprint: String,
+    pub(crate) content: String,
+    pub(crate) is_error: bool,
+    /// How long the call took.
+    pub(crate) took_ms: u64,
+}
+
+/// The fingerprint of `parts`: FNV-1a over their JSON, as 16 hex digits. Stable across processes
+/// and Rust versions, as a journal's must be; a check that the same code asks the same, not a
+/// guard against forgery (the journal is the engine's).
+pub(crate) fn fingerprint(parts: &Value) -> String {
+    let bytes = serde_json::to_vec(parts).unwrap_or_default();
+    format!("{:016x}", crate::util::fnv::fnv1a(&bytes))
+}
+
+/// `record` as its [`Record`] of `kind` reads it: the tag beside the fields (written from a borrow,
+/// so that the step's outcome goes on without a copy).
+pub(crate) fn tagged<T: Serialize>(step: &Step, kind: &'static str, record: &T) -> Result<Value, StepLogError> {
+    #[derive(Serialize)]
+    struct Tagged<'a, T> {
+        kind: &'static str,
+        #[serde(flatten)]
+        record: &'a T,
+    }
+    serde_json::to_value(Tagged { kind, record })
+        .map_err(|error| StepLogError::new(format!("step {} cannot be written: {error}", step.index)))
+}
+
+/// Milliseconds of `took`, saturated.
+pub(crate) fn millis(took: std::time::Duration) -> u64 {
+    u64::try_from(took.as_millis()).unwrap_or(u64::MAX)
+}
