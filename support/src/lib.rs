@@ -13,6 +13,8 @@
 //! - `http` (with `http`): a reqwest client for a test's own requests, whatever TLS the build has.
 //! - `mcp` (with `mcp`): a scriptable MCP server, over stdio (the binary
 //!   `agentic-mcp-test-server`) and over streamable HTTP on 127.0.0.1.
+//! - `restate` (with `restate`): a Restate server and services in child processes a test can
+//!   SIGKILL, and the server's ingress and admin API, for `agentic-restate`.
 //! - `wires` (with `providers` and `chaos`): every wire of both registries, so a fault test runs on
 //!   each.
 //! - `written` (with `runtime`): what the runtime wrote to a trace or a journal, read strictly.
@@ -40,6 +42,8 @@ pub mod http;
 pub mod mcp;
 #[cfg(feature = "alloc")]
 pub mod peak_alloc;
+#[cfg(feature = "restate")]
+pub mod restate;
 pub mod temp_file;
 #[cfg(feature = "tls")]
 pub mod tls_server;
