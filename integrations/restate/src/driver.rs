@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use agentic_runtime::exec::durable::{self, Begun, Step, StepLogError};
-use restate_sdk::context::{ContextSideEffects, RunFuture as _, RunRetryPolicy};
+use restate_sdk::context::{Context, ContextSideEffects as _, RunFuture as _, RunRetryPolicy};
 use restate_sdk::errors::TerminalError;
 use restate_sdk::serde::Json;
 use serde_json::Value;
@@ -34,23 +34,23 @@ pub struct StepReport {
 type OnStep<'a> = Box<dyn Fn(&StepReport) + Send + Sync + 'a>;
 
 /// A durable run of the execs inside one Restate handler: see the [crate](crate) docs.
-pub struct Durable<'a, C> {
-    ctx: &'a C,
+pub struct Durable<'a, 'ctx> {
+    ctx: &'a Context<'ctx>,
     run_id: Arc<str>,
     on_step: Option<OnStep<'a>>,
 }
 
-impl<'a, C> std::fmt::Debug for Durable<'a, C> {
+impl std::fmt::Debug for Durable<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Durable").field("run_id", &self.run_id).finish_non_exhaustive()
     }
 }
 
-impl<'a, 'ctx, C: ContextSideEffects<'ctx>> Durable<'a, C> {
+impl<'a, 'ctx> Durable<'a, 'ctx> {
     /// A durable run on the handler's context `ctx`, whose id is `run_id`: the same on every
     /// attempt of the invocation (its invocation id: [`crate::durable`] takes it from a
     /// `Context`). The tools' idempotency keys start with it.
-    pub fn new(ctx: &'a C, run_id: &str) -> Self {
+    pub fn new(ctx: &'a Context<'ctx>, run_id: &str) -> Self {
         Self { ctx, run_id: run_id.into(), on_step: None }
     }
 
@@ -68,7 +68,7 @@ impl<'a, 'ctx, C: ContextSideEffects<'ctx>> Durable<'a, C> {
         let bridge = Bridge { requests, run_id: self.run_id.clone() };
         let mut agent = pin!(durable::scope(bridge, future));
         // The step being taken: the steps of a run are taken one at a time, in order.
-        let mut taking: Option<Pin<Box<dyn Future<Output = ()> + '_>>> = None;
+        let mut taking: Option<Pin<Box<dyn Future<Output = ()> + Send + '_>>> = None;
         poll_fn(|cx| {
             loop {
                 if let Poll::Ready(output) = agent.as_mut().poll(cx) {
@@ -92,7 +92,7 @@ impl<'a, 'ctx, C: ContextSideEffects<'ctx>> Durable<'a, C> {
 
     /// One step as a `ctx.run`: its closure runs only when Restate has no record of it, and then
     /// hands the runtime a sink and waits for the record; otherwise the record is replayed.
-    fn take(&self, BeginRequest { step, reply }: BeginRequest) -> impl Future<Output = ()> + '_ {
+    fn take(&self, BeginRequest { step, reply }: BeginRequest) -> impl Future<Output = ()> + Send + '_ {
         let ctx = self.ctx;
         let report_to = self.on_step.as_deref();
         let reply = Arc::new(Mutex::new(Some(reply)));

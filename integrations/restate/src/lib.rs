@@ -57,6 +57,6 @@ use restate_sdk::context::Context;
 
 /// A durable run in the handler whose context is `ctx`, named by its invocation id: then
 /// [`Durable::run`] the agent's future in it.
-pub fn durable<'a, 'ctx>(ctx: &'a Context<'ctx>) -> Durable<'a, Context<'ctx>> {
+pub fn durable<'a, 'ctx>(ctx: &'a Context<'ctx>) -> Durable<'a, 'ctx> {
     Durable::new(ctx, ctx.invocation_id())
 }

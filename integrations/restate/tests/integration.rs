@@ -1,3 +1,4 @@
 //! The integration tests, one binary.
 
+mod durable;
 mod server;
