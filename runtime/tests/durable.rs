@@ -12,6 +12,7 @@ use agentic_runtime::exec::durable::{self, MemoryLog};
 use agentic_runtime::message::{AssistantMessage, ContentBlock, Message, StopReason, Usage};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{ModelError, RecordedRequest, Scripted, ScriptedProvider};
+use agentic_runtime::spend::UsageLimits;
 use agentic_runtime::tool::{Delivery, Tool, ToolContext, ToolFuture, Toolbox};
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime};
 use serde_json::{Value, json};
@@ -98,14 +99,16 @@ impl Tools {
 }
 
 /// The model's five turns: four ask one tool each, the fifth answers.
+/// Each call reports its tokens (the turn's number of hundreds in, tens out).
 fn turns() -> Vec<Scripted> {
-    vec![
+    let turns = [
         Scripted::tool_call("search", json!({"q": "flights to Lisbon"})),
         Scripted::tool_call("send_mail", json!({"q": "itinerary"})),
         Scripted::tool_call("read", json!({"q": "fare rules"})),
         Scripted::tool_call("charge", json!({"q": "EUR 89"})),
         Scripted::ok("Booked TP 1351, mailed the itinerary, paid EUR 89."),
-    ]
+    ];
+    (1..).zip(turns).map(|(turn, step)| step.with_usage(Usage::new(100 * turn, 10 * turn))).collect()
 }
 
 /// What each step of the run is: its record's kind and, for a tool's step, the tool.
@@ -228,6 +231,9 @@ async fn a_run_stopped_after_any_step_goes_on_without_paying_or_acting_twice() {
         assert_eq!((next.replayed(), next.fresh()), (steps(1, k), steps(k + 1, last)), "after step {k}");
         // The replayed calls count: the exec made 5 calls, 4 tool turns, 5 attempts.
         assert_eq!((reply.calls(), reply.iterations(), reply.attempts()), (5, 4, 5), "after step {k}");
+        // So do the replayed calls' tokens.
+        assert_eq!((reply.usage(), reply.total_usage()), (clean.reply.usage(), clean.reply.total_usage()));
+        assert_eq!(reply.total_usage(), Usage::new(1500, 150), "after step {k}");
         let requests = provider.requests();
         let messages = |requests: &[RecordedRequest]| requests.iter().map(|r| r.messages.clone()).collect::<Vec<_>>();
         let keys: Vec<Vec<String>> = Tools::NAMES.iter().map(|name| tools.keys(name)).collect();
@@ -282,6 +288,8 @@ async fn a_run_killed_inside_any_step_redoes_only_what_may_be_redone() {
             Kind::Model(_) => {
                 // The call made in the dead process was never recorded: it is made again.
                 assert_eq!((provider.calls(), tools.runs()), (6, [1; 4]), "in step {k}");
+                // The journal knows of 5: a call whose step never recorded is not counted.
+                assert_eq!(reply.calls(), 5, "in step {k}");
             }
             Kind::Tool(tool @ ("search" | "read")) => {
                 assert_eq!(provider.calls(), 5, "in step {k}");
@@ -349,6 +357,34 @@ async fn the_call_cap_holds_across_a_restart() {
     assert_eq!(error.kind(), ExecErrorKind::Refused, "{error}");
     assert!(error.stopped_by().is_some_and(|why| why.contains("max_calls")), "{error}");
     assert_eq!((provider.calls(), error.calls()), (3, 3), "{error}");
+}
+
+/// The spend limits count what the dead process spent: a run allowed 3 tool calls stops before its
+/// fourth tool turn, restarted or not, having spent the same.
+#[tokio::test(start_paused = true)]
+async fn the_spend_limits_hold_across_a_restart() {
+    let limited = |provider: &ScriptedProvider, tools: &Tools| {
+        Runtime::builder(provider.clone())
+            .with_tools(tools.toolbox())
+            .with_usage_limits(UsageLimits::new().with_max_tool_calls(3).with_max_total_tokens(10_000))
+            .build()
+            .unwrap()
+    };
+    let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
+    let clean = process(&limited(&provider, &tools), &MemoryLog::new(RUN_ID), PROMPT).await.unwrap().unwrap_err();
+    assert_eq!((clean.kind(), tools.runs()), (ExecErrorKind::UsageLimit, [1, 1, 1, 0]), "{clean}");
+    for k in 1..=7 {
+        let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
+        let log = MemoryLog::new(RUN_ID).stopping_after(k);
+        assert!(process(&limited(&provider, &tools), &log, PROMPT).await.is_none(), "after step {k}");
+        let next = log.restarted();
+        let error = process(&limited(&provider, &tools), &next, PROMPT).await.unwrap().unwrap_err();
+        // (A stop right after `send_mail`'s start leaves its outcome unknown: it does not run.)
+        let runs = if let Kind::Starts("send_mail") = STEPS[k as usize - 1] { [1, 0, 1, 0] } else { [1, 1, 1, 0] };
+        assert_eq!((error.kind(), tools.runs(), provider.calls()), (ExecErrorKind::UsageLimit, runs, 4), "{k}");
+        assert_eq!((error.spent(), error.usage(), error.calls()), (clean.spent(), clean.usage(), clean.calls()));
+        assert_eq!(error.attempt_errors(), clean.attempt_errors(), "after step {k}");
+    }
 }
 
 /// A permanent failure is recorded as what it is: the replay ends the same way, with no call.
