@@ -3,6 +3,7 @@
 //! One test binary for these files (each a module): one link and one build of what they share,
 //! instead of one per file.
 
+mod durable;
 mod exec_stream;
 mod fallback;
 mod fuzz_corpus;

@@ -35,6 +35,27 @@ impl MemoryLog {
         Self { run_id: run_id.into(), records: Arc::default(), seen: Arc::default(), stop_after: None, die_in: None }
     }
 
+    /// A log of the run `run_id` that holds `records` already, in step order, as a previous
+    /// process left them: for a journal loaded from elsewhere (a file, an engine's export), or
+    /// to see what a replay makes of records this version cannot read. The next process
+    /// replays them, then goes on fresh.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use agentic_runtime::exec::durable::MemoryLog;
+    /// use serde_json::json;
+    ///
+    /// let saved = MemoryLog::new("run-1").records(); // or read from a file
+    /// let log = MemoryLog::with_records("run-1", saved);
+    /// assert!(log.records().is_empty());
+    /// let loaded = MemoryLog::with_records("run-1", vec![json!({"kind": "model"})]);
+    /// assert_eq!(loaded.records().len(), 1);
+    /// ```
+    pub fn with_records(run_id: &str, records: Vec<Value>) -> Self {
+        Self { records: Arc::new(Mutex::new(records)), ..Self::new(run_id) }
+    }
+
     /// The same log, whose process "dies" once `steps` steps are recorded: the next step never
     /// begins.
     pub fn stopping_after(mut self, steps: u64) -> Self {
