@@ -55,7 +55,7 @@ def as_program(body):
 
 
 # The workspace's crates a snippet may depend on, and their folders in this checkout.
-CRATES = {"agentic-runtime": "runtime", "agentic-mcp": "integrations/mcp"}
+CRATES = {"agentic-runtime": "runtime", "agentic-mcp": "integrations/mcp", "agentic-restate": "integrations/restate"}
 
 
 def dependencies(toml):
