@@ -11,6 +11,7 @@ mod overflow;
 pub(crate) mod prompt;
 mod request;
 mod state;
+pub(crate) mod tool_call;
 pub(crate) mod tool_turn;
 mod turns;
 pub(crate) mod typed;

@@ -2,20 +2,18 @@
 
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
-use tracing::field::Empty;
-use tracing::{Instrument as _, Span};
+use tracing::Instrument as _;
 
 use crate::message::{AssistantMessage, ContentBlock};
-use crate::observe::semconv::EXECUTE_TOOL;
 use crate::observe::trace::RunTrace;
 use crate::stream::tap::Tap;
 use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
-use crate::util::cut::shorten;
 
 use crate::exec::durable::Scope;
 use crate::exec::durable::model_step::StepFailure;
 use crate::exec::durable::tool_steps::{Call, run_in_order};
+use crate::exec::tool_call::{idempotency_key, record_tool_error, tool_span};
 
 impl Toolbox {
     /// Runs every tool call ([`ContentBlock::ToolUse`]) of one assistant turn and returns their
@@ -169,41 +167,4 @@ impl Toolbox {
             format!("\n[the tool result was cut here: {cut} of its {total} bytes are not shown]")
         })
     }
-}
-
-/// The idempotency key of the call `call_id` in `turn`: the id as it is when it is short and
-/// plain, else its hash (a model's ids are its own: a hostile one must not make a key unbounded).
-pub(crate) fn idempotency_key(turn: &str, call_id: &str) -> String {
-    let plain =
-        call_id.len() <= 64 && call_id.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"_-".contains(&byte));
-    if plain && !call_id.is_empty() {
-        format!("{turn}/{call_id}")
-    } else {
-        // FNV-1a: stable across processes and Rust versions, as a key kept by a tool must be.
-        let hash = crate::util::fnv::fnv1a(call_id.as_bytes());
-        format!("{turn}/h{hash:016x}")
-    }
-}
-
-/// The span of one tool call, `execute_tool {name}`, in the OpenTelemetry GenAI conventions'
-/// terms (docs/design.md §14). The arguments and the result are not recorded; a name longer than
-/// a tool's 64 characters (a model's runaway) is shortened.
-pub(crate) fn tool_span(name: &str, call_id: &str) -> Span {
-    let name = shorten(name, 64);
-    tracing::info_span!(
-        EXECUTE_TOOL,
-        otel.name = %format_args!("{EXECUTE_TOOL} {name}"),
-        gen_ai.operation.name = EXECUTE_TOOL,
-        gen_ai.tool.name = %name,
-        gen_ai.tool.call.id = call_id,
-        error.type = Empty,
-        otel.status_code = Empty,
-    )
-}
-
-/// Marks a tool call's span as failed (the tool's error, its timeout or its panic: the model gets
-/// the text, the span the kind).
-pub(crate) fn record_tool_error(span: &Span) {
-    span.record("error.type", "tool_error");
-    span.record("otel.status_code", "ERROR");
 }

@@ -44,7 +44,7 @@ async fn one_call(
     (id, name, input): Call<'_>,
     turn: &str,
 ) -> Result<(Result<String, ToolError>, Duration), StepFailure> {
-    let key = crate::exec::tool_turn::idempotency_key(turn, id);
+    let key = crate::exec::tool_call::idempotency_key(turn, id);
     let fingerprint = fingerprint(&json!({"tool": name, "input": input, "key": key}));
     let about = format!("tool {} ({})", crate::util::cut::shorten(name, 64), crate::util::cut::shorten(id, 64));
     let delivery = toolbox.delivery_of(name);
@@ -84,10 +84,10 @@ async fn one_call(
             let result = if started_before {
                 Err(ToolError::new(unknown_outcome(name)))
             } else {
-                let span = crate::exec::tool_turn::tool_span(name, id);
+                let span = crate::exec::tool_call::tool_span(name, id);
                 let result = toolbox.call_with_key(name, input.clone(), id, &key).instrument(span.clone()).await;
                 if result.is_err() {
-                    crate::exec::tool_turn::record_tool_error(&span);
+                    crate::exec::tool_call::record_tool_error(&span);
                 }
                 result
             };
