@@ -94,7 +94,8 @@ impl Toolbox {
         let ran = calls.len().min(self.max_calls_per_turn());
         let (mut outcomes, replayed) = match durable {
             None => (self.run_concurrently(&calls[..ran], trace, tap, turn).await, std::time::Duration::ZERO),
-            Some(scope) => run_in_order(self, scope, &calls[..ran], trace, tap, turn).await?,
+            // Boxed: out of the future of every exec that is not durable.
+            Some(scope) => Box::pin(run_in_order(self, scope, &calls[..ran], trace, tap, turn)).await?,
         };
         let refused = ToolError::new(format!(
             "not run: this turn asked for {} tool calls and a turn runs at most {ran}, the first {ran}; \
