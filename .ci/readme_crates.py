@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Builds every README snippet as a crate of its own, with only the dependencies written beside it.
 
-Each ```rust block (not `ignore`) must be preceded, in its section, by a ```toml block holding the
+Each ```rust block must be preceded, in its section, by a ```toml block holding the
 `[dependencies]` lines it needs: that block is the crate's whole dependency list, as a newcomer
 would paste it into a new crate. `agentic-runtime = { path = ... }` (and each crate of CRATES) is
-pointed at this checkout.
+pointed at this checkout. An `ignore` block (one the runtime's doc tests, which run the README,
+cannot build: it needs an integration's crate) is built too when it is a whole program (`fn main`);
+otherwise it is a fragment, read as prose.
 A hidden line (`# `, rustdoc's) is an error: GitHub shows it as it is, so what a reader copies
 would not compile. A snippet without `fn main` is wrapped in one, as rustdoc wraps it. The crates share one target directory (CARGO_TARGET_DIR, else
 target/readme-crates) and are checked with `cargo check`: what a new crate would fail to compile,
@@ -96,7 +98,9 @@ def main():
                 deps, deps_section = body, section
                 continue
             kind = info.split(",")
-            if kind[0] != "rust" or "ignore" in kind:
+            if kind[0] != "rust":
+                continue
+            if "ignore" in kind and "fn main" not in body:
                 continue
             if deps is None or deps_section != section:
                 failed.append(f"{readme}:{line}: no ```toml [dependencies] block before this snippet in its section")

@@ -88,6 +88,7 @@ mod answer;
 pub mod classify;
 pub mod compact;
 pub mod decision;
+mod durable;
 mod error;
 pub mod exec;
 pub mod message;

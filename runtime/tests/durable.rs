@@ -346,7 +346,8 @@ async fn the_call_cap_holds_across_a_restart() {
     let reply = process(&runtime(&provider), &next, PROMPT).await.unwrap().unwrap();
     assert_eq!(reply.text(), "up again");
     assert_eq!((provider.calls(), reply.calls(), reply.attempts()), (3, 3, 3));
-    assert_eq!((next.replayed(), next.fresh()), (vec![1], vec![2, 3]));
+    // Steps: a call, layer 2's wait, a call, a wait, the call that answers.
+    assert_eq!((next.replayed(), next.fresh()), (vec![1], vec![2, 3, 4, 5]));
 
     // Four 503s: the cap stops the restarted exec after its second call, 3 in all.
     let provider = ScriptedProvider::new(unavailable().times(4).chain([Scripted::ok("up again")]));
@@ -357,6 +358,56 @@ async fn the_call_cap_holds_across_a_restart() {
     assert_eq!(error.kind(), ExecErrorKind::Refused, "{error}");
     assert!(error.stopped_by().is_some_and(|why| why.contains("max_calls")), "{error}");
     assert_eq!((provider.calls(), error.calls()), (3, 3), "{error}");
+}
+
+/// Layer 2's wait between two attempts (here the server's Retry-After) is a step: a process that
+/// dies after it began does not wait it again, and the time it waited counts against the deadline.
+#[tokio::test(start_paused = true)]
+async fn layer_two_waits_are_steps_and_a_replayed_wait_is_not_waited_again() {
+    let wait = Duration::from_secs(20);
+    let policy = RetryPolicy::new().with_session_retries(0).with_jitter(Jitter::None).with_retry_after_cap_ms(60_000);
+    let provider = ScriptedProvider::new([
+        Scripted::http(503, "Service Unavailable").with_retry_after(wait),
+        Scripted::ok("up again"),
+    ]);
+    let runtime = Runtime::builder(provider.clone()).with_policy(policy).build().unwrap();
+
+    // The first process records the failed call and its wait, then dies before the next call.
+    let log = MemoryLog::new("waits-1").stopping_after(2);
+    let started = tokio::time::Instant::now();
+    assert!(process(&runtime, &log, PROMPT).await.is_none());
+    assert_eq!(log.fresh(), vec![1, 2]);
+    assert_eq!(log.records()[1]["kind"], "sleep");
+    assert_eq!(log.records()[1]["wait_ms"], 20_000);
+    assert!(started.elapsed() >= wait, "the first process waited the server's Retry-After");
+
+    // The next replays the call and the wait: no wait here, one more call; the reply's time
+    // counts the wait the first process made.
+    let next = log.restarted();
+    let started = tokio::time::Instant::now();
+    let reply = process(&runtime, &next, PROMPT).await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1), "a replayed wait is not waited again: {:?}", started.elapsed());
+    assert_eq!((reply.text(), provider.calls(), reply.calls()), ("up again", 2, 2));
+    assert!(reply.elapsed() >= wait, "the replayed wait counts: {:?}", reply.elapsed());
+    assert_eq!((next.replayed(), next.fresh()), (vec![1, 2], vec![3]));
+}
+
+/// A durable exec's jitter is its run's: every process that runs the run draws the same waits (a
+/// replayed wait is the wait that was journaled), and another run draws others.
+#[tokio::test(start_paused = true)]
+async fn a_durable_runs_jitter_is_the_same_in_every_process() {
+    let policy = RetryPolicy::new().with_session_retries(0);
+    let wait_of = |run_id: &'static str| async move {
+        let provider = ScriptedProvider::new([Scripted::http(503, "Service Unavailable"), Scripted::ok("up again")]);
+        let runtime = Runtime::builder(provider).with_policy(policy).build().unwrap();
+        let log = MemoryLog::new(run_id);
+        process(&runtime, &log, PROMPT).await.unwrap().unwrap();
+        log.records()[1]["wait_ms"].as_u64().unwrap()
+    };
+    let first = wait_of("jitter-1").await;
+    assert_eq!(wait_of("jitter-1").await, first);
+    let others: Vec<u64> = [wait_of("jitter-2").await, wait_of("jitter-3").await, wait_of("jitter-4").await].into();
+    assert!(others.iter().any(|&wait| wait != first), "the jitter is drawn: {first} and {others:?}");
 }
 
 /// The spend limits count what the dead process spent: a run allowed 3 tool calls stops before its

@@ -5,15 +5,16 @@ use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use agentic_runtime::exec::durable::{self, Begun, Step, StepLogError};
-use restate_sdk::context::{Context, ContextSideEffects as _, RunFuture as _, RunRetryPolicy};
+use restate_sdk::context::{Context, ContextSideEffects as _, ContextTimers as _, RunFuture as _, RunRetryPolicy};
 use restate_sdk::errors::TerminalError;
 use restate_sdk::serde::Json;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::bridge::{BeginRequest, Bridge, Sink};
+use crate::bridge::{Bridge, Request, Sink};
 
 /// What one step of a durable run came to, as [`Durable::on_step`] hears it: once it is durable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +81,12 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
                         Poll::Pending => return Poll::Pending,
                     },
                     None => match asked.poll_recv(cx) {
-                        Poll::Ready(Some(request)) => taking = Some(Box::pin(self.take(request))),
+                        Poll::Ready(Some(Request::Begin { step, reply })) => {
+                            taking = Some(Box::pin(self.take(step, reply)));
+                        }
+                        Poll::Ready(Some(Request::Sleep { step, wait, reply })) => {
+                            taking = Some(Box::pin(self.sleep(step, wait, reply)));
+                        }
                         // The bridge lives in the agent's future, which is still running.
                         Poll::Ready(None) | Poll::Pending => return Poll::Pending,
                     },
@@ -92,7 +98,11 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
 
     /// One step as a `ctx.run`: its closure runs only when Restate has no record of it, and then
     /// hands the runtime a sink and waits for the record; otherwise the record is replayed.
-    fn take(&self, BeginRequest { step, reply }: BeginRequest) -> impl Future<Output = ()> + Send + '_ {
+    fn take(
+        &self,
+        step: Step,
+        reply: oneshot::Sender<Result<Begun, StepLogError>>,
+    ) -> impl Future<Output = ()> + Send + '_ {
         let ctx = self.ctx;
         let report_to = self.on_step.as_deref();
         let reply = Arc::new(Mutex::new(Some(reply)));
@@ -132,6 +142,31 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
                     let _ = durable_tx.send(recorded.map(|_| ()).map_err(failed));
                 }
             }
+        }
+    }
+}
+
+impl<'a, 'ctx> Durable<'a, 'ctx> {
+    /// A wait on Restate's timer (`ctx.sleep`): a process that dies in it is woken, in the next,
+    /// when it ends; replayed after it ended, it returns at once (reported as replayed).
+    fn sleep(
+        &self,
+        step: Step,
+        wait: Duration,
+        reply: oneshot::Sender<Result<(), StepLogError>>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let ctx = self.ctx;
+        let report_to = self.on_step.as_deref();
+        async move {
+            let started = Instant::now();
+            let slept = ctx.sleep(wait).await;
+            // The SDK does not say whether a timer was replayed: one that ended before its time
+            // here began in an earlier process.
+            report(report_to, &step, started.elapsed() < wait);
+            let failed = |error: TerminalError| {
+                StepLogError::new(format!("the wait of step {} failed: {}", step.index, error.message()))
+            };
+            let _ = reply.send(slept.map_err(failed));
         }
     }
 }

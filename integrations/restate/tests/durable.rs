@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_restate::{StepReport, durable, service_options, terminal};
-use agentic_runtime::exec::ExecEvent;
+use agentic_runtime::exec::{ExecEvent, ExecStream};
 use agentic_runtime::provider::OpenAiProvider;
 use agentic_runtime::tool::{Delivery, Tool, ToolContext, ToolFuture, Toolbox};
 use agentic_runtime::{ExecError, Reply, RetryPolicy, Runtime, agentic_function};
@@ -64,6 +64,9 @@ struct Hold {
 struct Errand {
     label: String,
     hold: Hold,
+    /// No session retries: a failed call goes to layer 2 at once, which waits between steps.
+    #[serde(default)]
+    layer_two: bool,
 }
 
 /// A tool that writes down each run, with its idempotency key, and holds where the run says.
@@ -118,7 +121,18 @@ async fn hold_once(label: &str, at: &str) {
 /// Runs the errands, streaming the answer.
 #[agentic_function(max_retries = 2)]
 async fn errands(runtime: &Runtime, label: &str, hold: &Hold) -> Result<Reply, ExecError> {
-    let mut stream = runtime.exec_stream("Do my errands.");
+    streamed(runtime.exec_stream("Do my errands."), label, hold).await
+}
+
+/// The same errands with no session retries: a failed call goes to layer 2 at once, which waits
+/// (the server's Retry-After) between two steps.
+#[agentic_function(max_retries = 2, session_retries = 0)]
+async fn errands_in_layer_two(runtime: &Runtime, label: &str, hold: &Hold) -> Result<Reply, ExecError> {
+    streamed(runtime.exec_stream("Do my errands."), label, hold).await
+}
+
+/// The reply of `stream`, holding at its first text when the run says so.
+async fn streamed(mut stream: ExecStream<'_>, label: &str, hold: &Hold) -> Result<Reply, ExecError> {
     let mut shown = false;
     while let Some(event) = stream.next().await {
         match event {
@@ -143,14 +157,15 @@ struct Agent {
 impl Agent {
     #[handler]
     async fn run(&self, ctx: Context<'_>, errand: Json<Errand>) -> Result<Json<Reply>, HandlerError> {
-        let Errand { label, hold } = errand.into_inner();
+        let Errand { label, hold, layer_two } = errand.into_inner();
         let hold = Arc::new(hold);
         let mut tools = Toolbox::new();
         for (name, delivery) in TOOLS {
             tools = tools.with_tool(Logged { name, delivery, hold: hold.clone(), label: label.clone() });
         }
+        let policy = RetryPolicy::new().with_session_base_delay_ms(10).with_exec_base_delay_ms(10);
         let runtime = Runtime::builder(OpenAiProvider::new(self.chaos_url.clone(), None))
-            .with_policy(RetryPolicy::new().with_session_base_delay_ms(10).with_exec_base_delay_ms(10))
+            .with_policy(policy)
             .with_tools(tools)
             .build()
             .expect("a valid runtime");
@@ -173,7 +188,12 @@ impl Agent {
                     }
                 }
             })
-            .run(errands(&runtime, &label, &hold))
+            .run(async {
+                match layer_two {
+                    false => errands(&runtime, &label, &hold).await,
+                    true => errands_in_layer_two(&runtime, &label, &hold).await,
+                }
+            })
             .await;
         reply.map(Json).map_err(terminal)
     }
@@ -353,16 +373,26 @@ fn fastrand_u64() -> u64 {
 async fn a_run_survives_a_kill_at_every_step_boundary_in_a_tool_and_mid_stream() {
     let began = Instant::now();
     let mut bench = Bench::start().await;
-    let mut errands = vec![Errand { label: "whole".into(), hold: Hold::default() }];
+    let mut errands = vec![Errand { label: "whole".into(), hold: Hold::default(), layer_two: false }];
     for step in 1..=STEPS {
-        errands
-            .push(Errand { label: format!("after-{step}"), hold: Hold { after_step: Some(step), ..Hold::default() } });
+        errands.push(Errand {
+            label: format!("after-{step}"),
+            hold: Hold { after_step: Some(step), ..Hold::default() },
+            layer_two: false,
+        });
     }
     for (tool, _) in TOOLS {
-        errands
-            .push(Errand { label: format!("in-{tool}"), hold: Hold { in_tool: Some(tool.into()), ..Hold::default() } });
+        errands.push(Errand {
+            label: format!("in-{tool}"),
+            hold: Hold { in_tool: Some(tool.into()), ..Hold::default() },
+            layer_two: false,
+        });
     }
-    errands.push(Errand { label: "mid-stream".into(), hold: Hold { mid_stream: true, ..Hold::default() } });
+    errands.push(Errand {
+        label: "mid-stream".into(),
+        hold: Hold { mid_stream: true, ..Hold::default() },
+        layer_two: false,
+    });
     let (mut restarts, mut called, mut replayed, mut model_calls) = (0, 0, 0, 0);
     let runs = errands.len();
     for errand in errands {
@@ -385,7 +415,7 @@ async fn a_permanent_failure_ends_the_run_at_once_and_a_transient_one_is_retried
 
     // A 401: the runtime's layers judge it permanent, and Restate never retries it.
     bench.chaos.set_scenario(Scenario::new().then(Step::invalid_api_key()));
-    let errand = Errand { label: "permanent".into(), hold: Hold::default() };
+    let errand = Errand { label: "permanent".into(), hold: Hold::default(), layer_two: false };
     let body = serde_json::to_value(&errand).expect("an errand is JSON");
     let id = bench.server.send("Agent", "run", "permanent", &body).await.unwrap_or_else(|error| panic!("{error}"));
     let (status, output) = bench.server.attach(&id).await.unwrap_or_else(|error| panic!("{error}"));
@@ -409,7 +439,60 @@ async fn a_permanent_failure_ends_the_run_at_once_and_a_transient_one_is_retried
         script = script.then(Step::tool_use(name, json!({})));
     }
     let script = script.then(Step::ok(ANSWER).chunks(4));
-    let seen = bench.run_on(Errand { label: "transient".into(), hold: Hold::default() }, script).await;
+    let seen =
+        bench.run_on(Errand { label: "transient".into(), hold: Hold::default(), layer_two: false }, script).await;
     assert_eq!((seen.restarts, seen.replayed), (0, 0));
     assert_eq!(bench.chaos.requests_served(), 6, "the 503 and the five answers");
+}
+
+/// Layer 2's wait between two attempts (here the server's Retry-After of 3 s) is Restate's durable
+/// timer: a service killed in it is woken, restarted, when the timer ends (not 3 s after the
+/// restart), and the journal holds the wait once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_killed_in_a_wait_between_attempts_wakes_when_the_timer_ends() {
+    let mut bench = Bench::start().await;
+    let mut script = Scenario::new().then(Step::http_error(503).retry_after_secs(3));
+    for (name, _) in TOOLS {
+        script = script.then(Step::tool_use(name, json!({})));
+    }
+    bench.chaos.set_scenario(script.then(Step::ok(ANSWER).chunks(4)));
+    let errand = Errand { label: "waits".into(), hold: Hold::default(), layer_two: true };
+    let body = serde_json::to_value(&errand).expect("an errand is JSON");
+    let id = bench.server.send("Agent", "run", "waits", &body).await.unwrap_or_else(|error| panic!("{error}"));
+
+    // Killed once Restate holds the timer (its Sleep command), while the service waits on it.
+    let sleeping = |journal: &[serde_json::Map<String, Value>]| {
+        journal.iter().filter(|entry| entry["entry_type"] == "Command: Sleep").count()
+    };
+    let polls = Instant::now();
+    loop {
+        let journal = bench.server.journal(&id).await.unwrap_or_else(|error| panic!("{error}"));
+        if sleeping(&journal) == 1 {
+            break;
+        }
+        assert!(polls.elapsed() < LINE_TIMEOUT, "no Sleep command in the journal: {journal:#?}");
+        tokio::task::yield_now().await;
+    }
+    bench.service.kill().unwrap_or_else(|error| panic!("{error}"));
+    bench.service.restart().await.unwrap_or_else(|error| panic!("{error}"));
+
+    let (status, output) = bench.server.attach(&id).await.unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(status, 200, "the run completes: {output}\n{}", bench.service.stderr_tail(30));
+    let journal = bench.server.journal(&id).await.unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(sleeping(&journal), 1, "the wait is journaled once: {journal:#?}");
+    let runs = journal.iter().filter(|entry| entry["entry_type"] == "Command: Run").count();
+    assert_eq!(runs as u64, STEPS + 1, "the failed call and the run's 11 steps: {journal:#?}");
+    assert_eq!(bench.chaos.requests_served(), 6, "the 503 once, then each answer once");
+    // The restarted process reports the wait as begun elsewhere: its timer ended before 3 s here.
+    bench
+        .service
+        .wait_for_line("agentic-step: waits 13 ", LINE_TIMEOUT)
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    let lines = bench.service.lines();
+    assert!(
+        lines.iter().any(|line| line.contains("agentic-step: waits 2 replayed backoff")),
+        "the wait began in the killed process: {lines:#?}\n{}",
+        bench.service.stderr_tail(20)
+    );
 }

@@ -1,9 +1,6 @@
 //! What one exec carries from turn to turn, read by the turn loop and by compaction.
 
-use std::sync::Arc;
-
 use crate::exec::agent_fn::AgentFn;
-use crate::exec::durable::Scope;
 use crate::exec::typed::Expected;
 use crate::message::Message;
 use crate::observe::trace::RunTrace;
@@ -25,8 +22,6 @@ pub(crate) struct Exec<'f> {
     pub(crate) attempts_made: u32,
     /// How many times the conversation was compacted.
     pub(crate) compactions: u32,
-    /// The durable run whose journal the exec's steps go to (docs/design.md §24), if any.
-    pub(crate) durable: Option<Arc<Scope>>,
 }
 
 impl Exec<'_> {

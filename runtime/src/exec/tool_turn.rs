@@ -10,7 +10,7 @@ use crate::stream::tap::Tap;
 use crate::tool::{ToolError, ToolOutcome, Toolbox};
 use crate::util::cut::cut;
 
-use crate::exec::durable::Scope;
+use crate::durable::Scope;
 use crate::exec::durable::model_step::StepFailure;
 use crate::exec::durable::tool_steps::{Call, run_in_order};
 use crate::exec::tool_call::{idempotency_key, record_tool_error, tool_span};

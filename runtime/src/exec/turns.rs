@@ -6,9 +6,9 @@ use tracing::{Instrument as _, Span};
 use crate::answer::{ExecError, ExecErrorKind, Reply};
 use crate::classify::{ExecAction, Reason};
 use crate::decision::{Layer, Verdict, Why};
+use crate::durable;
 use crate::exec::Runtime;
 use crate::exec::agent_fn::AgentFn;
-use crate::exec::durable;
 use crate::exec::durable::model_step::{StepFailure, model_step};
 use crate::exec::overflow::AfterOverflow;
 use crate::exec::prompt::Prompt;
@@ -120,10 +120,13 @@ impl Runtime {
             iterations: 0,
             attempts_made: 0,
             compactions: 0,
-            durable: durable::current(),
         };
-        if let Some(scope) = &exec.durable {
-            exec.run_id = Some(scope.next_run_id().into_boxed_str());
+        run.state.durable = durable::current();
+        if let Some(scope) = &run.state.durable {
+            let run_id = scope.next_run_id();
+            // The jitter of a durable exec is its run's: a replay draws the waits it drew.
+            run.state.rng = crate::policy::backoff::Rng::with_seed(crate::util::fnv::fnv1a(run_id.as_bytes()));
+            exec.run_id = Some(run_id.into_boxed_str());
         }
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
@@ -136,12 +139,12 @@ impl Runtime {
             let tools = loop {
                 run.state.attempt = failures.index + 1;
                 exec.attempts_made += 1;
-                let message = match &exec.durable {
+                let message = match run.state.durable.clone() {
                     None => run_layer(&mut run, &exec.history).await,
                     Some(scope) => {
                         let (turn, attempt) = (exec.iterations + 1, failures.index + 1);
                         // Boxed: out of the future of every exec that is not durable.
-                        match Box::pin(model_step(scope, &mut run, &exec.history, turn, attempt)).await {
+                        match Box::pin(model_step(&scope, &mut run, &exec.history, turn, attempt)).await {
                             Ok(message) => message,
                             Err(failure) => return Err(self.journaled(step_failed(&mut run, failure))),
                         }
@@ -190,8 +193,13 @@ impl Runtime {
         // The turn's keys: the same whenever these calls run, unlike any other turn's.
         let iteration = exec.iterations;
         let turn = format!("{}/{iteration}", exec.run_id());
-        let outcomes =
-            exec.toolbox.run_calls_observed(&tools, exec.trace.as_ref(), run.state.tap, &turn, exec.durable.as_deref());
+        let outcomes = exec.toolbox.run_calls_observed(
+            &tools,
+            exec.trace.as_ref(),
+            run.state.tap,
+            &turn,
+            run.state.durable.as_deref(),
+        );
         let (outcomes, replayed) = match outcomes.instrument(run.state.span.clone()).await {
             Ok(done) => done,
             Err(failure) => return Err(step_failed(run, failure)),

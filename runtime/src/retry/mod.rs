@@ -13,6 +13,7 @@ use std::time::Duration;
 use crate::answer::exec_error::ExecErrorKind;
 use crate::classify::{ExecAction, ExecVerdict, Markers, Reason, Scan, exec_verdict_of, failure_scan, retry_hint};
 use crate::decision::{Decision, Layer, Observer, Rule, Verdict, Why};
+use crate::durable::Scope;
 use crate::error::model_error::split_kind;
 use crate::error::unreadable::unreadable_what;
 use crate::error::{ModelError, PolicyError};
@@ -88,6 +89,9 @@ pub(crate) struct RetryState<'a> {
     /// The exec's ledger against its spend limits (`UsageLimits`), when it has any. Boxed: one
     /// pointer in every exec, which an exec without limits never follows.
     pub(crate) spend: Option<Box<Ledger>>,
+    /// The durable run whose journal the exec's steps and layer 2's waits go to (docs/design.md
+    /// §24), if any.
+    pub(crate) durable: Option<Arc<Scope>>,
 }
 
 /// The number of the next exec (or resilient call) in this process, from 1.
@@ -135,6 +139,7 @@ impl<'a> RetryState<'a> {
             target: None,
             tap: None,
             spend: None,
+            durable: None,
         }
     }
 
@@ -183,7 +188,15 @@ impl<'a> RetryState<'a> {
             return Err(self.budget.refuse(refusal));
         }
         self.decide(layer, error, usage, Verdict::Retry, Why::Judged(rule), Some(delay));
-        tokio::time::sleep(delay).await;
+        match &self.durable {
+            // Between two steps of a durable run: a durable timer, replayed at once once it ended.
+            Some(scope) if layer == Layer::Exec => {
+                let scope = scope.clone();
+                let elsewhere = Box::pin(crate::durable::wait(&scope, delay)).await;
+                self.budget.replayed(0, elsewhere);
+            }
+            _ => tokio::time::sleep(delay).await,
+        }
         self.governor.withdraw().await.map_err(|refusal| self.budget.refuse(refusal))
     }
 

@@ -5,9 +5,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::Scope;
-use super::log::{Begun, Step, StepLogError};
-use super::record::{ModelRecord, Outcome, Record, fingerprint, millis, tagged};
+use crate::durable::Scope;
+use crate::durable::log::{Begun, Step, StepLogError};
+use crate::durable::record::{ModelRecord, Outcome, Record, fingerprint, millis, tagged};
 use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
 use crate::retry::session::{Run, run_layer};

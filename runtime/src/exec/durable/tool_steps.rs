@@ -6,10 +6,10 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
-use super::Scope;
-use super::log::{Begun, Step};
 use super::model_step::{StepFailure, check};
-use super::record::{Record, ToolRecord, ToolStarted, fingerprint, millis, tagged};
+use crate::durable::Scope;
+use crate::durable::log::{Begun, Step};
+use crate::durable::record::{Record, ToolRecord, ToolStarted, fingerprint, millis, tagged};
 use crate::observe::trace::RunTrace;
 use crate::stream::tap::Tap;
 use crate::tool::{Delivery, ToolError, ToolOutcome, Toolbox};

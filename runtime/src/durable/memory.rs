@@ -2,6 +2,7 @@
 
 use std::future::pending;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -113,6 +114,30 @@ impl StepLog for MemoryLog {
         let dies = self.die_in == Some(step.index);
         let sink = MemorySink { records: self.records.clone(), index: step.index, dies };
         Box::pin(async move { Ok(Begun::Fresh(Box::new(sink) as Box<dyn StepSink>)) })
+    }
+
+    /// A wait recorded as it starts (as an engine's timer is): replayed, it returns at once, as a
+    /// timer that ended does (this log keeps no clock: one that had not ended returns at once too).
+    fn sleep(&self, step: Step, wait: Duration) -> StepFuture<()> {
+        let mut records = self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if (records.len() as u64) >= step.index {
+            seen.replayed.push(step.index);
+            return Box::pin(async { Ok(()) });
+        }
+        if self.stop_after.is_some_and(|last| step.index > last) {
+            return Box::pin(pending());
+        }
+        seen.fresh.push(step.index);
+        records.push(serde_json::json!({"kind": "sleep", "wait_ms": wait.as_millis() as u64}));
+        let dies = self.die_in == Some(step.index);
+        Box::pin(async move {
+            tokio::time::sleep(wait).await;
+            if dies {
+                pending::<()>().await;
+            }
+            Ok(())
+        })
     }
 
     fn run_id(&self) -> &str {

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -21,6 +22,18 @@ pub trait StepLog: Send + Sync + 'static {
     /// Begins `step`: [`Begun::Replayed`] with its record when a previous process completed it,
     /// else [`Begun::Fresh`] with the sink its record goes to once the runtime has done it.
     fn begin(&self, step: Step) -> StepFuture<Begun>;
+
+    /// Waits `wait` as `step` (layer 2's backoff between two attempts, the server's Retry-After
+    /// included): a durable timer where the engine has one, so that a process that dies in it
+    /// wakes the next at the same time, and a replayed wait that ended returns at once. The
+    /// default waits in this process (not durable).
+    fn sleep(&self, step: Step, wait: Duration) -> StepFuture<()> {
+        let _ = step;
+        Box::pin(async move {
+            tokio::time::sleep(wait).await;
+            Ok(())
+        })
+    }
 
     /// The run's id, the same in every process that runs it (an invocation's id): the tools'
     /// idempotency keys are made from it, so they too are the same after a restart.
