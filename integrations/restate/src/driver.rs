@@ -8,13 +8,13 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use agentic_runtime::exec::durable::{self, Begun, Step, StepLogError};
-use restate_sdk::context::{Context, ContextSideEffects as _, ContextTimers as _, RunFuture as _, RunRetryPolicy};
 use restate_sdk::errors::TerminalError;
 use restate_sdk::serde::Json;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::bridge::{Bridge, Request, Sink};
+use crate::context::{Closure, DurableContext};
 
 /// What one step of a durable run came to, as [`Durable::on_step`] hears it: once it is durable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,24 +34,24 @@ pub struct StepReport {
 /// A hook that hears each step.
 type OnStep<'a> = Box<dyn Fn(&StepReport) + Send + Sync + 'a>;
 
-/// A durable run of the execs inside one Restate handler: see the [crate](crate) docs.
-pub struct Durable<'a, 'ctx> {
-    ctx: &'a Context<'ctx>,
+/// A durable run of the execs inside one Restate handler: see the [crate] docs.
+pub struct Durable<'a, C> {
+    ctx: &'a C,
     run_id: Arc<str>,
     on_step: Option<OnStep<'a>>,
 }
 
-impl std::fmt::Debug for Durable<'_, '_> {
+impl<C> std::fmt::Debug for Durable<'_, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Durable").field("run_id", &self.run_id).finish_non_exhaustive()
     }
 }
 
-impl<'a, 'ctx> Durable<'a, 'ctx> {
+impl<'a, C: DurableContext> Durable<'a, C> {
     /// A durable run on the handler's context `ctx`, whose id is `run_id`: the same on every
-    /// attempt of the invocation (its invocation id: [`crate::durable`] takes it from a
-    /// `Context`). The tools' idempotency keys start with it.
-    pub fn new(ctx: &'a Context<'ctx>, run_id: &str) -> Self {
+    /// attempt of the invocation (its invocation id: [`crate::durable`] takes it from the
+    /// context). The tools' idempotency keys start with it.
+    pub fn new(ctx: &'a C, run_id: &str) -> Self {
         Self { ctx, run_id: run_id.into(), on_step: None }
     }
 
@@ -110,8 +110,8 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
         let to_closure = reply.clone();
         let name = step.name.clone();
         async move {
-            let recorded = ctx
-                .run(move || async move {
+            let closure: Closure = Box::new(move || {
+                Box::pin(async move {
                     let (record_tx, record_rx) = oneshot::channel::<Value>();
                     let sink = Sink { record: record_tx, durable: durable_rx };
                     if let Some(reply) = lock(&to_closure).take() {
@@ -123,10 +123,8 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
                         Err(_) => Err(TerminalError::new("the exec stopped before this step was recorded").into()),
                     }
                 })
-                .name(name)
-                // Never retried by Restate: the runtime's layers retried inside the step.
-                .retry_policy(RunRetryPolicy::new().max_attempts(1))
-                .await;
+            });
+            let recorded = ctx.run_step(name, closure).await;
             let replayed = lock(&reply).take();
             let failed = |error: TerminalError| {
                 StepLogError::new(format!("step {} was recorded as failed: {}", step.index, error.message()))
@@ -146,7 +144,7 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
     }
 }
 
-impl<'a, 'ctx> Durable<'a, 'ctx> {
+impl<C: DurableContext> Durable<'_, C> {
     /// A wait on Restate's timer (`ctx.sleep`): a process that dies in it is woken, in the next,
     /// when it ends; replayed after it ended, it returns at once (reported as replayed).
     fn sleep(
@@ -159,7 +157,7 @@ impl<'a, 'ctx> Durable<'a, 'ctx> {
         let report_to = self.on_step.as_deref();
         async move {
             let started = Instant::now();
-            let slept = ctx.sleep(wait).await;
+            let slept = ctx.sleep_for(wait).await;
             // The SDK does not say whether a timer was replayed: one that ended before its time
             // here began in an earlier process.
             report(report_to, &step, started.elapsed() < wait);

@@ -30,7 +30,7 @@
 //!
 //! - **The retry layers stay the runtime's.** A step is one attempt of a model turn through layer
 //!   1 (its in-session retries inside it) or one tool call; Restate never retries a step
-//!   (`max_attempts(1)`), and an exec's error is terminal ([`terminal`]). What Restate retries is
+//!   (`max_attempts(1)`), and an exec's error is terminal ([`terminal()`]). What Restate retries is
 //!   the invocation whose process died.
 //! - **Bounds hold across a restart.** A replayed model step counts its calls against
 //!   `max_calls`, its time against the deadlines and its tokens against the spend limits.
@@ -45,18 +45,19 @@
 #![deny(missing_docs)]
 
 mod bridge;
+mod context;
 mod driver;
 mod options;
 mod terminal;
 
+pub use context::DurableContext;
 pub use driver::{Durable, StepReport};
 pub use options::{longest_step, service_options};
 pub use terminal::terminal;
 
-use restate_sdk::context::Context;
-
-/// A durable run in the handler whose context is `ctx`, named by its invocation id: then
-/// [`Durable::run`] the agent's future in it.
-pub fn durable<'a, 'ctx>(ctx: &'a Context<'ctx>) -> Durable<'a, 'ctx> {
-    Durable::new(ctx, ctx.invocation_id())
+/// A durable run in the handler whose context is `ctx` (a service's, a virtual object's or a
+/// workflow's: [`DurableContext`]), named by its invocation id: then [`Durable::run`] the agent's
+/// future in it.
+pub fn durable<C: DurableContext>(ctx: &C) -> Durable<'_, C> {
+    Durable::new(ctx, ctx.invocation())
 }

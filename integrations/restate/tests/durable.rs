@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
-use agentic_restate::{StepReport, durable, service_options, terminal};
+use agentic_restate::{DurableContext, StepReport, durable, service_options, terminal};
 use agentic_runtime::exec::{ExecEvent, ExecStream};
 use agentic_runtime::provider::OpenAiProvider;
 use agentic_runtime::tool::{Delivery, Tool, ToolContext, ToolFuture, Toolbox};
@@ -157,46 +157,65 @@ struct Agent {
 impl Agent {
     #[handler]
     async fn run(&self, ctx: Context<'_>, errand: Json<Errand>) -> Result<Json<Reply>, HandlerError> {
-        let Errand { label, hold, layer_two } = errand.into_inner();
-        let hold = Arc::new(hold);
-        let mut tools = Toolbox::new();
-        for (name, delivery) in TOOLS {
-            tools = tools.with_tool(Logged { name, delivery, hold: hold.clone(), label: label.clone() });
-        }
-        let policy = RetryPolicy::new().with_session_base_delay_ms(10).with_exec_base_delay_ms(10);
-        let runtime = Runtime::builder(OpenAiProvider::new(self.chaos_url.clone(), None))
-            .with_policy(policy)
-            .with_tools(tools)
-            .build()
-            .expect("a valid runtime");
-        let hook_label = label.clone();
-        let hook_hold = hold.clone();
-        let reply = durable(&ctx)
-            .on_step(move |step: &StepReport| {
-                let how = if step.replayed { "replayed" } else { "called" };
-                println!("agentic-step: {hook_label} {} {how} {}", step.index, step.about);
-                if hook_hold.after_step == Some(step.index) {
-                    // Holds the handler's thread: the test kills the process here.
-                    let dir = std::env::var(HOLD_DIR_ENV).expect("the test sets the hold directory");
-                    let file = Path::new(&dir).join(&hook_label);
-                    if !file.exists() {
-                        std::fs::write(&file, "after step").expect("the hold file can be written");
-                        println!("agentic-hold: {hook_label} after step {}", step.index);
-                        loop {
-                            std::thread::park();
-                        }
+        run_errand(&ctx, &self.chaos_url, errand.into_inner()).await
+    }
+}
+
+/// The same agent as a virtual object, one per key: its exclusive handler's context is an
+/// `ObjectContext`.
+struct AgentObject {
+    chaos_url: String,
+}
+
+#[restate_sdk::object]
+impl AgentObject {
+    #[handler]
+    async fn run(&self, ctx: ObjectContext<'_>, errand: Json<Errand>) -> Result<Json<Reply>, HandlerError> {
+        run_errand(&ctx, &self.chaos_url, errand.into_inner()).await
+    }
+}
+
+/// One errand as a durable run in `ctx`, printing each step and holding where the errand says.
+async fn run_errand<C: DurableContext>(ctx: &C, chaos_url: &str, errand: Errand) -> Result<Json<Reply>, HandlerError> {
+    let Errand { label, hold, layer_two } = errand;
+    let hold = Arc::new(hold);
+    let mut tools = Toolbox::new();
+    for (name, delivery) in TOOLS {
+        tools = tools.with_tool(Logged { name, delivery, hold: hold.clone(), label: label.clone() });
+    }
+    let policy = RetryPolicy::new().with_session_base_delay_ms(10).with_exec_base_delay_ms(10);
+    let runtime = Runtime::builder(OpenAiProvider::new(chaos_url.to_owned(), None))
+        .with_policy(policy)
+        .with_tools(tools)
+        .build()
+        .expect("a valid runtime");
+    let hook_label = label.clone();
+    let hook_hold = hold.clone();
+    let reply = durable(ctx)
+        .on_step(move |step: &StepReport| {
+            let how = if step.replayed { "replayed" } else { "called" };
+            println!("agentic-step: {hook_label} {} {how} {}", step.index, step.about);
+            if hook_hold.after_step == Some(step.index) {
+                // Holds the handler's thread: the test kills the process here.
+                let dir = std::env::var(HOLD_DIR_ENV).expect("the test sets the hold directory");
+                let file = Path::new(&dir).join(&hook_label);
+                if !file.exists() {
+                    std::fs::write(&file, "after step").expect("the hold file can be written");
+                    println!("agentic-hold: {hook_label} after step {}", step.index);
+                    loop {
+                        std::thread::park();
                     }
                 }
-            })
-            .run(async {
-                match layer_two {
-                    false => errands(&runtime, &label, &hold).await,
-                    true => errands_in_layer_two(&runtime, &label, &hold).await,
-                }
-            })
-            .await;
-        reply.map(Json).map_err(terminal)
-    }
+            }
+        })
+        .run(async {
+            match layer_two {
+                false => errands(&runtime, &label, &hold).await,
+                true => errands_in_layer_two(&runtime, &label, &hold).await,
+            }
+        })
+        .await;
+    reply.map(Json).map_err(terminal)
 }
 
 /// Not a test: the service process of this module's tests. It serves only when run by the harness
@@ -209,8 +228,9 @@ async fn serve_agent() {
     let listener = tokio::net::TcpListener::bind(&addr).await.expect("the service binds the harness's address");
     let policy = RetryPolicy::new();
     let options = service_options(&policy, &Toolbox::new());
+    let object = AgentObject { chaos_url: chaos_url.clone() }.into_service_definition().options(options.clone());
     let agent = Agent { chaos_url }.into_service_definition().options(options);
-    HttpServer::new(Endpoint::builder().bind(agent).build()).serve(listener).await;
+    HttpServer::new(Endpoint::builder().bind(agent).bind(object).build()).serve(listener).await;
 }
 
 /// This binary, running only the ignored test `entry` of this module (its output not captured).
@@ -267,19 +287,19 @@ impl Bench {
     /// Runs `errand` once on its script, killing its first process where it holds.
     async fn run(&mut self, errand: Errand) -> Seen {
         let script = errand_script(errand.hold.mid_stream);
-        self.run_on(errand, script).await
+        self.run_on("Agent", errand, script).await
     }
 
     /// Runs `errand` once on `script`, killing its first process where it holds: it completes, each
     /// scripted answer was served once, each tool ran as its delivery allows, each step is once in
     /// Restate's journal and was done once.
-    async fn run_on(&mut self, errand: Errand, script: Scenario) -> Seen {
+    async fn run_on(&mut self, target: &str, errand: Errand, script: Scenario) -> Seen {
         let label = errand.label.clone();
         let holds = errand.hold.after_step.is_some() || errand.hold.in_tool.is_some() || errand.hold.mid_stream;
         let scripted = script.steps().len();
         self.chaos.set_scenario(script);
         let body = serde_json::to_value(&errand).expect("an errand is JSON");
-        let id = self.server.send("Agent", "run", &label, &body).await.unwrap_or_else(|error| panic!("{error}"));
+        let id = self.server.send(target, "run", &label, &body).await.unwrap_or_else(|error| panic!("{error}"));
         let mut restarts = 0;
         if holds {
             self.service
@@ -439,8 +459,9 @@ async fn a_permanent_failure_ends_the_run_at_once_and_a_transient_one_is_retried
         script = script.then(Step::tool_use(name, json!({})));
     }
     let script = script.then(Step::ok(ANSWER).chunks(4));
-    let seen =
-        bench.run_on(Errand { label: "transient".into(), hold: Hold::default(), layer_two: false }, script).await;
+    let seen = bench
+        .run_on("Agent", Errand { label: "transient".into(), hold: Hold::default(), layer_two: false }, script)
+        .await;
     assert_eq!((seen.restarts, seen.replayed), (0, 0));
     assert_eq!(bench.chaos.requests_served(), 6, "the 503 and the five answers");
 }
@@ -495,4 +516,15 @@ async fn a_service_killed_in_a_wait_between_attempts_wakes_when_the_timer_ends()
         "the wait began in the killed process: {lines:#?}\n{}",
         bench.service.stderr_tail(20)
     );
+}
+
+/// A virtual object's handler (an `ObjectContext`) runs durably the same way: killed after its
+/// fifth step and restarted, it completes with each step done once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_virtual_objects_handler_survives_a_kill_the_same_way() {
+    let mut bench = Bench::start().await;
+    let errand =
+        Errand { label: "object".into(), hold: Hold { after_step: Some(5), ..Hold::default() }, layer_two: false };
+    let seen = bench.run_on("AgentObject/alice", errand, errand_script(false)).await;
+    assert_eq!((seen.restarts, seen.replayed), (1, 5));
 }
