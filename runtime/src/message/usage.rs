@@ -124,8 +124,10 @@ pub(crate) struct UsageTotals {
     /// The calls that failed, and the answers the validator rejected.
     pub(crate) failed: Usage,
     /// The answering call's, once there is an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) answer: Option<Usage>,
     /// What the exec spent against its spend limits, when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) spent: Option<Spent>,
 }
 
