@@ -8,7 +8,7 @@ pub(crate) mod record;
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -82,12 +82,37 @@ impl Scope {
 /// ```
 pub async fn scope<F: Future>(log: impl StepLog, future: F) -> F::Output {
     let scope = Scope { log: Box::new(log), steps: AtomicU64::new(0), execs: AtomicU64::new(0) };
+    let _open = Open::new();
     SCOPE.scope(Arc::new(scope), future).await
+}
+
+/// How many durable scopes this process has open: while none is, an exec need not look for one
+/// (the task-local's lookup is most of what a durable run costs an exec that is not in one).
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// One open scope, counted in [`OPEN`] from its making to its drop (the scope's future's).
+struct Open;
+
+impl Open {
+    fn new() -> Self {
+        OPEN.fetch_add(1, Ordering::Relaxed);
+        Open
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        OPEN.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The scope the current task runs in, if any.
 #[inline]
 pub(crate) fn current() -> Option<Arc<Scope>> {
+    // Relaxed is enough: a scope is opened by the task it is read in, before it reads it.
+    if OPEN.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
     SCOPE.try_with(Arc::clone).ok()
 }
 

@@ -121,12 +121,12 @@ impl Runtime {
             attempts_made: 0,
             compactions: 0,
         };
-        run.state.durable = durable::current();
-        if let Some(scope) = &run.state.durable {
+        if let Some(scope) = durable::current() {
             let run_id = scope.next_run_id();
             // The jitter of a durable exec is its run's: a replay draws the waits it drew.
             run.state.rng = crate::policy::backoff::Rng::with_seed(crate::util::fnv::fnv1a(run_id.as_bytes()));
             exec.run_id = Some(run_id.into_boxed_str());
+            run.state.durable = Some(scope);
         }
         // The ReAct loop: each model turn runs through both layers; a turn that asks for tools runs
         // them and feeds the results back, with no retry and no sleep, whatever the tools said.
@@ -139,9 +139,10 @@ impl Runtime {
             let tools = loop {
                 run.state.attempt = failures.index + 1;
                 exec.attempts_made += 1;
-                let message = match run.state.durable.clone() {
+                let message = match &run.state.durable {
                     None => run_layer(&mut run, &exec.history).await,
                     Some(scope) => {
+                        let scope = scope.clone();
                         let (turn, attempt) = (exec.iterations + 1, failures.index + 1);
                         // Boxed: out of the future of every exec that is not durable.
                         match Box::pin(model_step(&scope, &mut run, &exec.history, turn, attempt)).await {
