@@ -165,14 +165,7 @@ fn steps(from: u64, to: u64) -> Vec<u64> {
 
 /// The `(content, is_error)` of each tool result in the last message of `request`.
 fn last_results(request: &RecordedRequest) -> Vec<(String, bool)> {
-    let Some(Message::User { content }) = request.messages.last() else { return Vec::new() };
-    content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::ToolResult { content, is_error, .. } => Some((content.clone(), *is_error)),
-            _ => None,
-        })
-        .collect()
+    request.messages.last().map(crate::tool_timeout::tool_results).unwrap_or_default()
 }
 
 /// The run without a crash: its reply, the provider's requests and the journal.

@@ -22,7 +22,7 @@ async fn never(_input: Value) -> Result<String, ToolError> {
 }
 
 /// The `(content, is_error)` of every tool result in `message`.
-fn tool_results(message: &Message) -> Vec<(String, bool)> {
+pub(crate) fn tool_results(message: &Message) -> Vec<(String, bool)> {
     let Message::User { content } = message else { return Vec::new() };
     content
         .iter()

@@ -388,7 +388,7 @@ impl serde::Serialize for ExecError {
             function: fields.function,
             attempts: &fields.attempts,
             calls: fields.calls,
-            elapsed_ms: u64::try_from(fields.elapsed.as_millis()).unwrap_or(u64::MAX),
+            elapsed_ms: crate::policy::rules::millis(fields.elapsed),
             stopped_by: fields.stopped_by.as_deref(),
             usage: fields.usage.as_deref(),
             target: fields.target.as_deref().map(String::as_str),

@@ -204,7 +204,7 @@ impl serde::Serialize for Reply {
             stop_reason: self.stop_reason,
             calls: self.calls,
             attempts: self.attempts,
-            elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
+            elapsed_ms: crate::policy::rules::millis(self.elapsed),
             iterations: self.iterations,
             usage: self.usage.as_deref().copied(),
             target: self.target.as_deref().cloned(),

@@ -1,12 +1,13 @@
 //! A step log in memory: durable runs in tests, with a crash where the test says.
 
 use std::future::pending;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::log::{Begun, Step, StepFuture, StepLog, StepSink};
+use crate::policy::rules::millis;
 
 /// A [`StepLog`] in memory, for tests: the records live as long as its clones, and a "crash" is a
 /// new [`scope`](super::scope) on [`MemoryLog::restarted`].
@@ -84,65 +85,87 @@ impl MemoryLog {
 
     /// The records so far, in step order.
     pub fn records(&self) -> Vec<Value> {
-        self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        lock(&self.records).clone()
     }
 
     /// The steps this process began fresh, by number.
     pub fn fresh(&self) -> Vec<u64> {
-        self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).fresh.clone()
+        lock(&self.seen).fresh.clone()
     }
 
     /// The steps this process replayed, by number.
     pub fn replayed(&self) -> Vec<u64> {
-        self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).replayed.clone()
+        lock(&self.seen).replayed.clone()
     }
 }
 
 impl StepLog for MemoryLog {
     fn begin(&self, step: Step) -> StepFuture<Begun> {
-        let recorded =
-            self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(step.index as usize - 1).cloned();
-        let mut seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(record) = recorded {
-            seen.replayed.push(step.index);
-            return Box::pin(async move { Ok(Begun::Replayed(record)) });
+        match self.stand(step.index) {
+            Stand::Replayed(record) => Box::pin(async move { Ok(Begun::Replayed(record)) }),
+            Stand::Dead => Box::pin(pending()),
+            Stand::Fresh => {
+                let dies = self.die_in == Some(step.index);
+                let sink = MemorySink { records: self.records.clone(), index: step.index, dies };
+                Box::pin(async move { Ok(Begun::Fresh(Box::new(sink) as Box<dyn StepSink>)) })
+            }
         }
-        if self.stop_after.is_some_and(|last| step.index > last) {
-            return Box::pin(pending());
-        }
-        seen.fresh.push(step.index);
-        let dies = self.die_in == Some(step.index);
-        let sink = MemorySink { records: self.records.clone(), index: step.index, dies };
-        Box::pin(async move { Ok(Begun::Fresh(Box::new(sink) as Box<dyn StepSink>)) })
     }
 
     /// A wait recorded as it starts (as an engine's timer is): replayed, it returns at once, as a
     /// timer that ended does (this log keeps no clock: one that had not ended returns at once too).
     fn sleep(&self, step: Step, wait: Duration) -> StepFuture<()> {
-        let mut records = self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if (records.len() as u64) >= step.index {
-            seen.replayed.push(step.index);
-            return Box::pin(async { Ok(()) });
-        }
-        if self.stop_after.is_some_and(|last| step.index > last) {
-            return Box::pin(pending());
-        }
-        seen.fresh.push(step.index);
-        records.push(serde_json::json!({"kind": "sleep", "wait_ms": wait.as_millis() as u64}));
-        let dies = self.die_in == Some(step.index);
-        Box::pin(async move {
-            tokio::time::sleep(wait).await;
-            if dies {
-                pending::<()>().await;
+        match self.stand(step.index) {
+            Stand::Replayed(_) => Box::pin(async { Ok(()) }),
+            Stand::Dead => Box::pin(pending()),
+            Stand::Fresh => {
+                lock(&self.records).push(serde_json::json!({"kind": "sleep", "wait_ms": millis(wait)}));
+                let dies = self.die_in == Some(step.index);
+                Box::pin(async move {
+                    tokio::time::sleep(wait).await;
+                    if dies {
+                        pending::<()>().await;
+                    }
+                    Ok(())
+                })
             }
-            Ok(())
-        })
+        }
     }
 
     fn run_id(&self) -> &str {
         &self.run_id
     }
+}
+
+/// Where a step stands in this process: recorded before, past its "death", or to be done.
+enum Stand {
+    Replayed(Value),
+    Dead,
+    Fresh,
+}
+
+impl MemoryLog {
+    /// Where step `index` stands, noted among the steps this process replayed or began fresh.
+    fn stand(&self, index: u64) -> Stand {
+        let recorded = lock(&self.records).get(index as usize - 1).cloned();
+        let mut seen = lock(&self.seen);
+        match recorded {
+            Some(record) => {
+                seen.replayed.push(index);
+                Stand::Replayed(record)
+            }
+            None if self.stop_after.is_some_and(|last| index > last) => Stand::Dead,
+            None => {
+                seen.fresh.push(index);
+                Stand::Fresh
+            }
+        }
+    }
+}
+
+/// `mutex`'s guard, whether or not a panic poisoned it (the records stay whole: each write is one push).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 struct MemorySink {
@@ -156,7 +179,7 @@ impl StepSink for MemorySink {
         if self.dies {
             return Box::pin(pending());
         }
-        let mut records = self.records.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut records = lock(&self.records);
         // Steps are recorded in order: the next one's place is the end.
         debug_assert_eq!(records.len() as u64 + 1, self.index);
         records.push(record);

@@ -108,8 +108,3 @@ pub(crate) fn tagged<T: Serialize>(step: &Step, kind: &'static str, record: &T) 
     serde_json::to_value(Tagged { kind, record })
         .map_err(|error| StepLogError::new(format!("step {} cannot be written: {error}", step.index)))
 }
-
-/// Milliseconds of `took`, saturated.
-pub(crate) fn millis(took: std::time::Duration) -> u64 {
-    u64::try_from(took.as_millis()).unwrap_or(u64::MAX)
-}

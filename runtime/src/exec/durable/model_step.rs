@@ -7,9 +7,10 @@ use tokio::time::Instant;
 
 use crate::durable::Scope;
 use crate::durable::log::{Begun, Step, StepLogError};
-use crate::durable::record::{ModelRecord, Outcome, Record, fingerprint, millis, tagged};
+use crate::durable::record::{ModelRecord, Outcome, Record, fingerprint, tagged};
 use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
+use crate::policy::rules::millis;
 use crate::retry::session::{Run, run_layer};
 
 /// Why a durable step could not be taken: the exec ends with it.

@@ -9,8 +9,9 @@ use tracing::Instrument as _;
 use super::model_step::{StepFailure, check};
 use crate::durable::Scope;
 use crate::durable::log::{Begun, Step};
-use crate::durable::record::{Record, ToolRecord, ToolStarted, fingerprint, millis, tagged};
+use crate::durable::record::{Record, ToolRecord, ToolStarted, fingerprint, tagged};
 use crate::observe::trace::RunTrace;
+use crate::policy::rules::millis;
 use crate::stream::tap::Tap;
 use crate::tool::{Delivery, ToolError, ToolOutcome, Toolbox};
 
