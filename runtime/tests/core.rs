@@ -4,6 +4,7 @@
 //! instead of one per file.
 
 mod durable;
+mod durable_compaction;
 mod exec_stream;
 mod fallback;
 mod fuzz_corpus;

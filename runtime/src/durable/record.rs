@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::log::{Step, StepLogError};
 use crate::error::ModelError;
-use crate::message::AssistantMessage;
 use crate::message::usage::{Spent, UsageTotals};
+use crate::message::{AssistantMessage, Message};
 
 /// A step's record, tagged with its kind.
 #[derive(Debug, Serialize, Deserialize)]
@@ -18,6 +18,8 @@ pub(crate) enum Record {
     ToolStarted(Box<ToolStarted>),
     /// A tool call's result.
     Tool(Box<ToolRecord>),
+    /// A compaction of the conversation after a context overflow.
+    Compaction(Box<CompactionRecord>),
 }
 
 impl Record {
@@ -27,6 +29,7 @@ impl Record {
             Record::Model(record) => &record.about,
             Record::ToolStarted(record) => &record.about,
             Record::Tool(record) => &record.about,
+            Record::Compaction(record) => &record.about,
         }
     }
 
@@ -36,6 +39,7 @@ impl Record {
             Record::Model(record) => &record.fingerprint,
             Record::ToolStarted(record) => &record.fingerprint,
             Record::Tool(record) => &record.fingerprint,
+            Record::Compaction(record) => &record.fingerprint,
         }
     }
 }
@@ -46,6 +50,41 @@ pub(crate) struct ModelRecord {
     pub(crate) about: String,
     pub(crate) fingerprint: String,
     pub(crate) outcome: Outcome,
+    #[serde(flatten)]
+    pub(crate) after: After,
+}
+
+/// A compaction step's record: the shorter conversation (or why the compactor made none) and the
+/// exec's state after it (a compactor may call the model).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CompactionRecord {
+    pub(crate) about: String,
+    pub(crate) fingerprint: String,
+    pub(crate) outcome: Compacted,
+    #[serde(flatten)]
+    pub(crate) after: After,
+}
+
+/// What a compactor came to.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Compacted {
+    Messages(Vec<Message>),
+    Refused(String),
+}
+
+impl Compacted {
+    pub(crate) fn into_result(self) -> Result<Vec<Message>, String> {
+        match self {
+            Compacted::Messages(messages) => Ok(messages),
+            Compacted::Refused(why) => Err(why),
+        }
+    }
+}
+
+/// The exec's state after a step that may call the model: what a replay restores.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct After {
     /// The exec's model calls after the step (`max_calls` counts them).
     pub(crate) calls: u32,
     /// How long the step took.

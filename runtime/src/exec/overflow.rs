@@ -4,6 +4,8 @@
 use crate::compact;
 use crate::decision::{Decision, Layer, Verdict, Why};
 use crate::exec::Runtime;
+use crate::exec::durable::compaction_step::compaction_step;
+use crate::exec::durable::model_step::StepFailure;
 use crate::exec::state::Exec;
 use crate::retry::Failed;
 use crate::retry::session::Run;
@@ -42,7 +44,15 @@ impl Runtime {
         }
         let (before, call) = (exec.history.len(), run.state.budget.calls());
         let history = std::mem::take(&mut exec.history);
-        let history = match compact::compact(run, compactor, history, &failed.error).await {
+        let compacted = match run.state.durable.clone() {
+            None => compact::compact(run, compactor, history, &failed.error).await,
+            // Boxed: out of the future of every exec that is not durable.
+            Some(scope) => match Box::pin(compaction_step(&scope, run, compactor, history, &failed.error)).await {
+                Ok(compacted) => compacted,
+                Err(failure) => return AfterOverflow::StepFailed(failure),
+            },
+        };
+        let history = match compacted {
             Ok(history) => history,
             Err(why) => return AfterOverflow::Stands(Some(format!("`{name}` could not compact it: {why}"))),
         };
@@ -83,4 +93,6 @@ pub(super) enum AfterOverflow {
     Refused(Refusal),
     /// The overflow ends the exec; why no compaction helped, when a compactor was set.
     Stands(Option<String>),
+    /// The compaction's durable step could not be taken (a replay mismatch, or the journal failed).
+    StepFailed(StepFailure),
 }

@@ -297,6 +297,7 @@ impl Runtime {
                     return Ok(());
                 }
                 AfterOverflow::Stands(why) => note = why,
+                AfterOverflow::StepFailed(failure) => return Err(step_failed(run, failure)),
                 AfterOverflow::Refused(refusal) => {
                     attempts.push(failed.error.clone());
                     run.state.refused(failed.error, failed.usage, refusal.clone());

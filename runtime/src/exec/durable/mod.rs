@@ -17,6 +17,11 @@
 //!   the same order. A tool of [`Delivery::AtMostOnce`](crate::tool::Delivery) (the default) first
 //!   records that it starts: if its process dies before its result is recorded, the next process
 //!   does not run it again and the model gets an error result saying its outcome is unknown.
+//! - **A compaction** of the conversation after a context overflow is a step: the shorter
+//!   conversation (or why the compactor made none), and the exec's calls, tokens and spend after it
+//!   (a compactor may call the model, as [`Summarize`](crate::compact::Summarize) does). Replayed,
+//!   the compactor does not run: its calls are not paid again, and the next model step is sent the
+//!   conversation it was sent.
 //! - **Layer 2's wait** between two attempts (its backoff, or the server's Retry-After) is a step:
 //!   a durable timer where the engine has one ([`StepLog::sleep`]). A replayed wait that ended
 //!   returns at once; its time counts against the deadlines. A durable exec's jitter is drawn from
@@ -30,6 +35,7 @@
 //! The retry layers stay the runtime's: a step's failure is recorded as the failure it is, and the
 //! engine is never asked to retry it (the double-retry rule, docs/design.md §24).
 
+pub(crate) mod compaction_step;
 pub(crate) mod model_step;
 pub(crate) mod tool_steps;
 

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use crate::durable::Scope;
 use crate::durable::log::{Begun, Step, StepLogError};
-use crate::durable::record::{ModelRecord, Outcome, Record, fingerprint, tagged};
+use crate::durable::record::{After, ModelRecord, Outcome, Record, fingerprint, tagged};
 use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
 use crate::policy::rules::millis;
@@ -84,7 +84,8 @@ pub(crate) async fn model_step(
                 other => Err(other),
             })?;
             tracing::debug!(step = step.index, about = %step.about, "durable step replayed");
-            replay(run, &step, *record)
+            restore(run, &step, &record.about, &record.after)?;
+            Ok(into_result(record.outcome))
         }
         Begun::Fresh(sink) => {
             let started = Instant::now();
@@ -96,11 +97,7 @@ pub(crate) async fn model_step(
                     Ok(message) => Outcome::Message(message),
                     Err(error) => Outcome::Raised(error),
                 },
-                calls: run.state.budget.calls(),
-                took_ms: millis(started.elapsed()),
-                usage: run.state.usage.as_deref().copied(),
-                spent: run.state.spend.as_ref().map(|ledger| ledger.spent()),
-                target: run.position.map(|position| position.index()),
+                after: after(run, started),
             };
             sink.record(tagged(&step, "model", &record)?).await?;
             Ok(into_result(record.outcome))
@@ -108,26 +105,31 @@ pub(crate) async fn model_step(
     }
 }
 
-/// The exec as it was after the recorded step, and the step's outcome.
-fn replay(
-    run: &mut Run<'_>,
-    step: &Step,
-    record: ModelRecord,
-) -> Result<Result<AssistantMessage, ModelError>, StepFailure> {
-    if let (Some(position), Some(index)) = (&mut run.position, record.target) {
+/// The exec's state after a step that began at `started`, for its record.
+pub(crate) fn after(run: &Run<'_>, started: Instant) -> After {
+    After {
+        calls: run.state.budget.calls(),
+        took_ms: millis(started.elapsed()),
+        usage: run.state.usage.as_deref().copied(),
+        spent: run.state.spend.as_ref().map(|ledger| ledger.spent()),
+        target: run.position.map(|position| position.index()),
+    }
+}
+
+/// The exec as it was after the recorded step `about`: its calls, time, tokens, spend and target.
+pub(crate) fn restore(run: &mut Run<'_>, step: &Step, about: &str, after: &After) -> Result<(), StepFailure> {
+    if let (Some(position), Some(index)) = (&mut run.position, after.target) {
         match position.restore(&mut run.state, index) {
             Some(provider) => run.provider = provider,
-            None => {
-                return Err(mismatch(step, &record.about, &format!("its target {index} is not among this runtime's")));
-            }
+            None => return Err(mismatch(step, about, &format!("its target {index} is not among this runtime's"))),
         }
     }
-    run.state.budget.replayed(record.calls, Duration::from_millis(record.took_ms));
-    run.state.usage = record.usage.map(Box::new);
-    if let (Some(ledger), Some(spent)) = (&mut run.state.spend, record.spent) {
+    run.state.budget.replayed(after.calls, Duration::from_millis(after.took_ms));
+    run.state.usage = after.usage.map(Box::new);
+    if let (Some(ledger), Some(spent)) = (&mut run.state.spend, after.spent) {
         ledger.replayed(spent);
     }
-    Ok(into_result(record.outcome))
+    Ok(())
 }
 
 fn into_result(outcome: Outcome) -> Result<AssistantMessage, ModelError> {
