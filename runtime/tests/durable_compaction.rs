@@ -7,9 +7,10 @@ use std::time::Duration;
 use agentic_runtime::compact::{Compactor, DropOldest, Summarize};
 use agentic_runtime::exec::durable::{self, MemoryLog};
 use agentic_runtime::message::Usage;
+use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{RecordedRequest, Scripted, ScriptedProvider};
 use agentic_runtime::tool::{Delivery, Toolbox};
-use agentic_runtime::{ExecError, ExecErrorKind, Reply, Runtime};
+use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime};
 use serde_json::{Value, json};
 
 const PROMPT: &str = "Plan the trip to Lisbon.";
@@ -37,12 +38,16 @@ const KINDS: [&str; 7] = ["model", "tool", "model", "tool", "model", "compaction
 const COMPACTION: u64 = 6;
 
 fn runtime(provider: &ScriptedProvider, compactor: impl Compactor + 'static) -> Runtime {
+    runtime_with(provider, compactor, RetryPolicy::default())
+}
+
+fn runtime_with(provider: &ScriptedProvider, compactor: impl Compactor + 'static, policy: RetryPolicy) -> Runtime {
     let tools = Toolbox::new()
         .with_fn("search", "Searches.", json!(null), |_| async { Ok("TP 1351 EUR 89, FR 7 EUR 120".to_owned()) })
         .with_fn("read", "Reads.", json!(null), |_| async { Ok("no refunds".to_owned()) })
         .with_delivery("search", Delivery::AtLeastOnce)
         .with_delivery("read", Delivery::AtLeastOnce);
-    Runtime::builder(provider.clone()).with_tools(tools).with_compactor(compactor).build().unwrap()
+    Runtime::builder(provider.clone()).with_tools(tools).with_compactor(compactor).with_policy(policy).build().unwrap()
 }
 
 /// One process of the run: `None` when it "died" (never ended).
@@ -134,4 +139,33 @@ async fn a_replay_with_another_compactor_is_a_mismatch() {
     assert!(text.contains("the journal holds `compaction by `summarize` of 5 messages`"), "{text}");
     assert!(text.contains("this run takes `compaction by `drop_oldest` of 5 messages` there"), "{text}");
     assert_eq!(provider.calls(), 4, "no call after the mismatch");
+}
+
+/// A summary call that fails is retried by layer 2 inside the compaction's step: its wait is part
+/// of the step, not a step of its own (an engine takes one step at a time; Restate may not take one
+/// inside another), and a restart after the step waits it no more than it asks again.
+#[tokio::test(start_paused = true)]
+async fn the_compactors_retries_are_inside_its_step() {
+    let wait = Duration::from_secs(5);
+    let script = || {
+        let mut script = script();
+        script.insert(3, Scripted::http(503, "Service Unavailable").with_retry_after(wait));
+        script
+    };
+    let policy = RetryPolicy::new().with_session_retries(0).with_jitter(Jitter::None);
+    let runtime = |provider: &ScriptedProvider| runtime_with(provider, Summarize::keeping(1), policy.clone());
+    let provider = ScriptedProvider::new(script());
+    let log = MemoryLog::new("trip").stopping_after(COMPACTION);
+    assert!(process(&runtime(&provider), &log).await.is_none());
+    assert_eq!(kinds(&log.records()), KINDS[..COMPACTION as usize]);
+    let compaction = &log.records()[COMPACTION as usize - 1];
+    assert!(compaction["took_ms"].as_u64().unwrap() >= 5_000, "the wait is the step's: {compaction}");
+    assert_eq!(provider.calls(), 5);
+
+    let next = log.restarted();
+    let started = tokio::time::Instant::now();
+    let reply = process(&runtime(&provider), &next).await.unwrap().unwrap();
+    assert!(started.elapsed() < wait, "the replayed compaction is not waited again");
+    assert_eq!((reply.text(), provider.calls(), reply.calls()), (ANSWER, 6, 6));
+    assert!(reply.elapsed() >= wait, "its wait counts: {:?}", reply.elapsed());
 }
