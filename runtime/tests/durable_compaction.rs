@@ -153,7 +153,7 @@ async fn the_compactors_retries_are_inside_its_step() {
         script
     };
     let policy = RetryPolicy::new().with_session_retries(0).with_jitter(Jitter::None);
-    let runtime = |provider: &ScriptedProvider| runtime_with(provider, Summarize::keeping(1), policy.clone());
+    let runtime = |provider: &ScriptedProvider| runtime_with(provider, Summarize::keeping(1), policy);
     let provider = ScriptedProvider::new(script());
     let log = MemoryLog::new("trip").stopping_after(COMPACTION);
     assert!(process(&runtime(&provider), &log).await.is_none());
