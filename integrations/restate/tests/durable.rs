@@ -1,6 +1,7 @@
 //! Durable runs on a real Restate server: an agent function of five model turns and four tool
 //! calls against the chaos server, its service process killed with SIGKILL at each step boundary in
-//! turn, inside a tool of each kind, and once mid-stream; and a permanent and a transient failure.
+//! turn, inside a tool of each kind, and once mid-stream; around a compaction; and a permanent and a
+//! transient failure.
 //!
 //! The service is this test binary run again with the ignored test [`serve_agent`], which serves
 //! only when the harness gives it an address. Each run's input says where its first process holds
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use agentic_chaos::{ChaosServer, Scenario, Step};
 use agentic_restate::{DurableContext, StepReport, durable, service_options, terminal};
+use agentic_runtime::compact::Summarize;
 use agentic_runtime::exec::{ExecEvent, ExecStream};
 use agentic_runtime::provider::OpenAiProvider;
 use agentic_runtime::tool::{Delivery, Tool, ToolContext, ToolFuture, Toolbox};
@@ -67,6 +69,20 @@ struct Errand {
     /// No session retries: a failed call goes to layer 2 at once, which waits between steps.
     #[serde(default)]
     layer_two: bool,
+    /// A compactor (`Summarize`), and a script whose third turn overflows the context window.
+    #[serde(default)]
+    compact: bool,
+}
+
+impl Errand {
+    fn new(label: &str, hold: Hold) -> Self {
+        Self { label: label.into(), hold, layer_two: false, compact: false }
+    }
+
+    /// The run's steps: a compaction adds two (the call that overflowed, and the compaction).
+    fn steps(&self) -> u64 {
+        if self.compact { STEPS + 2 } else { STEPS }
+    }
 }
 
 /// A tool that writes down each run, with its idempotency key, and holds where the run says.
@@ -177,18 +193,19 @@ impl AgentObject {
 
 /// One errand as a durable run in `ctx`, printing each step and holding where the errand says.
 async fn run_errand<C: DurableContext>(ctx: &C, chaos_url: &str, errand: Errand) -> Result<Json<Reply>, HandlerError> {
-    let Errand { label, hold, layer_two } = errand;
+    let Errand { label, hold, layer_two, compact } = errand;
     let hold = Arc::new(hold);
     let mut tools = Toolbox::new();
     for (name, delivery) in TOOLS {
         tools = tools.with_tool(Logged { name, delivery, hold: hold.clone(), label: label.clone() });
     }
     let policy = RetryPolicy::new().with_session_base_delay_ms(10).with_exec_base_delay_ms(10);
-    let runtime = Runtime::builder(OpenAiProvider::new(chaos_url.to_owned(), None))
-        .with_policy(policy)
-        .with_tools(tools)
-        .build()
-        .expect("a valid runtime");
+    let mut runtime =
+        Runtime::builder(OpenAiProvider::new(chaos_url.to_owned(), None)).with_policy(policy).with_tools(tools);
+    if compact {
+        runtime = runtime.with_compactor(Summarize::keeping(1));
+    }
+    let runtime = runtime.build().expect("a valid runtime");
     let hook_label = label.clone();
     let hook_hold = hold.clone();
     let reply = durable(ctx)
@@ -294,7 +311,7 @@ impl Bench {
     /// scripted answer was served once, each tool ran as its delivery allows, each step is once in
     /// Restate's journal and was done once.
     async fn run_on(&mut self, target: &str, errand: Errand, script: Scenario) -> Seen {
-        let label = errand.label.clone();
+        let (label, steps_of_run) = (errand.label.clone(), errand.steps());
         let holds = errand.hold.after_step.is_some() || errand.hold.in_tool.is_some() || errand.hold.mid_stream;
         let scripted = script.steps().len();
         self.chaos.set_scenario(script);
@@ -348,7 +365,7 @@ impl Bench {
 
         // Restate holds each step once, and the service called or replayed each.
         let steps = self.server.journal(&id).await.unwrap_or_else(|error| panic!("{error}"));
-        for index in 1..=STEPS {
+        for index in 1..=steps_of_run {
             let name = format!("agentic#{index}");
             let runs =
                 steps.iter().filter(|entry| entry["entry_type"] == "Command: Run" && entry["name"] == name).count();
@@ -356,7 +373,7 @@ impl Bench {
         }
         // The last process's report of the last step comes last.
         self.service
-            .wait_for_line(&format!("agentic-step: {label} {STEPS} "), LINE_TIMEOUT)
+            .wait_for_line(&format!("agentic-step: {label} {steps_of_run} "), LINE_TIMEOUT)
             .await
             .unwrap_or_else(|error| panic!("{label}: {error}"));
         let lines: Vec<&String> =
@@ -364,7 +381,7 @@ impl Bench {
             self.service.lines().iter().filter(|line| line.contains(&format!("agentic-step: {label} "))).collect();
         let called = lines.iter().filter(|line| line.contains(" called ")).count();
         let replayed = lines.iter().filter(|line| line.contains(" replayed ")).count();
-        assert_eq!(called as u64, STEPS, "{label}: each step done once: {lines:#?}");
+        assert_eq!(called as u64, steps_of_run, "{label}: each step done once: {lines:#?}");
         if let Some(step) = errand.hold.after_step {
             assert_eq!(replayed as u64, step, "{label}: the restart replayed the steps before the kill: {lines:#?}");
         }
@@ -393,26 +410,14 @@ fn fastrand_u64() -> u64 {
 async fn a_run_survives_a_kill_at_every_step_boundary_in_a_tool_and_mid_stream() {
     let began = Instant::now();
     let mut bench = Bench::start().await;
-    let mut errands = vec![Errand { label: "whole".into(), hold: Hold::default(), layer_two: false }];
+    let mut errands = vec![Errand::new("whole", Hold::default())];
     for step in 1..=STEPS {
-        errands.push(Errand {
-            label: format!("after-{step}"),
-            hold: Hold { after_step: Some(step), ..Hold::default() },
-            layer_two: false,
-        });
+        errands.push(Errand::new(&format!("after-{step}"), Hold { after_step: Some(step), ..Hold::default() }));
     }
     for (tool, _) in TOOLS {
-        errands.push(Errand {
-            label: format!("in-{tool}"),
-            hold: Hold { in_tool: Some(tool.into()), ..Hold::default() },
-            layer_two: false,
-        });
+        errands.push(Errand::new(&format!("in-{tool}"), Hold { in_tool: Some(tool.into()), ..Hold::default() }));
     }
-    errands.push(Errand {
-        label: "mid-stream".into(),
-        hold: Hold { mid_stream: true, ..Hold::default() },
-        layer_two: false,
-    });
+    errands.push(Errand::new("mid-stream", Hold { mid_stream: true, ..Hold::default() }));
     let (mut restarts, mut called, mut replayed, mut model_calls) = (0, 0, 0, 0);
     let runs = errands.len();
     for errand in errands {
@@ -435,7 +440,7 @@ async fn a_permanent_failure_ends_the_run_at_once_and_a_transient_one_is_retried
 
     // A 401: the runtime's layers judge it permanent, and Restate never retries it.
     bench.chaos.set_scenario(Scenario::new().then(Step::invalid_api_key()));
-    let errand = Errand { label: "permanent".into(), hold: Hold::default(), layer_two: false };
+    let errand = Errand::new("permanent", Hold::default());
     let body = serde_json::to_value(&errand).expect("an errand is JSON");
     let id = bench.server.send("Agent", "run", "permanent", &body).await.unwrap_or_else(|error| panic!("{error}"));
     let (status, output) = bench.server.attach(&id).await.unwrap_or_else(|error| panic!("{error}"));
@@ -459,9 +464,7 @@ async fn a_permanent_failure_ends_the_run_at_once_and_a_transient_one_is_retried
         script = script.then(Step::tool_use(name, json!({})));
     }
     let script = script.then(Step::ok(ANSWER).chunks(4));
-    let seen = bench
-        .run_on("Agent", Errand { label: "transient".into(), hold: Hold::default(), layer_two: false }, script)
-        .await;
+    let seen = bench.run_on("Agent", Errand::new("transient", Hold::default()), script).await;
     assert_eq!((seen.restarts, seen.replayed), (0, 0));
     assert_eq!(bench.chaos.requests_served(), 6, "the 503 and the five answers");
 }
@@ -477,7 +480,7 @@ async fn a_service_killed_in_a_wait_between_attempts_wakes_when_the_timer_ends()
         script = script.then(Step::tool_use(name, json!({})));
     }
     bench.chaos.set_scenario(script.then(Step::ok(ANSWER).chunks(4)));
-    let errand = Errand { label: "waits".into(), hold: Hold::default(), layer_two: true };
+    let errand = Errand { layer_two: true, ..Errand::new("waits", Hold::default()) };
     let body = serde_json::to_value(&errand).expect("an errand is JSON");
     let id = bench.server.send("Agent", "run", "waits", &body).await.unwrap_or_else(|error| panic!("{error}"));
 
@@ -523,8 +526,42 @@ async fn a_service_killed_in_a_wait_between_attempts_wakes_when_the_timer_ends()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_virtual_objects_handler_survives_a_kill_the_same_way() {
     let mut bench = Bench::start().await;
-    let errand =
-        Errand { label: "object".into(), hold: Hold { after_step: Some(5), ..Hold::default() }, layer_two: false };
+    let errand = Errand::new("object", Hold { after_step: Some(5), ..Hold::default() });
     let seen = bench.run_on("AgentObject/alice", errand, errand_script(false)).await;
     assert_eq!((seen.restarts, seen.replayed), (1, 5));
+}
+
+/// The summary that makes room after the overflow.
+const SUMMARY: &str = "Summary: the search and the mail are done.";
+
+/// A compaction is a step: a service killed after the call that overflowed compacts in the next
+/// process, and one killed after the compaction goes on with the summary it recorded, without
+/// asking for it again (each scripted answer, the summary among them, is served once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_around_its_compaction_asks_for_the_summary_once() {
+    let mut bench = Bench::start().await;
+    // search, send_mail, then an overflow: the summary, and the turn again.
+    let script = || {
+        let mut script = Scenario::new();
+        for &(name, _) in &TOOLS[..2] {
+            script = script.then(Step::tool_use(name, json!({})));
+        }
+        script = script.then(Step::context_overflow()).then(Step::ok(SUMMARY));
+        for &(name, _) in &TOOLS[2..] {
+            script = script.then(Step::tool_use(name, json!({})));
+        }
+        script.then(Step::ok(ANSWER).chunks(4))
+    };
+    // Step 6 is the call that overflowed, 7 the compaction.
+    for step in [6, 7] {
+        let label = format!("compacted-after-{step}");
+        let errand =
+            Errand { compact: true, ..Errand::new(&label, Hold { after_step: Some(step), ..Hold::default() }) };
+        let seen = bench.run_on("Agent", errand, script()).await;
+        assert_eq!((seen.restarts, seen.replayed, seen.called), (1, step as usize, STEPS as usize + 2), "{label}");
+        let compaction = format!("agentic-step: {label} 7 ");
+        let lines = bench.service.lines();
+        let reported: Vec<&String> = lines.iter().filter(|line| line.contains(&compaction)).collect();
+        assert!(reported.iter().any(|line| line.contains("compaction by `summarize`")), "{reported:#?}");
+    }
 }
