@@ -114,6 +114,8 @@ fn turns() -> Vec<Scripted> {
 /// What each step of the run is: its record's kind and, for a tool's step, the tool.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
+    /// A model call of the turn (from 0) starts.
+    Marks(usize),
     /// A model call of the turn (from 0).
     Model(usize),
     /// An at-most-once tool records that it starts.
@@ -121,18 +123,24 @@ enum Kind {
     Tool(&'static str),
 }
 
-/// The run's 11 steps: 5 model calls, 4 tool calls and the starts of the 2 at-most-once tools.
-const STEPS: [Kind; 11] = [
+/// The run's 16 steps: 5 model calls and their start markers, 4 tool calls and the starts of the
+/// 2 at-most-once tools.
+const STEPS: [Kind; 16] = [
+    Kind::Marks(0),
     Kind::Model(0),
     Kind::Tool("search"),
+    Kind::Marks(1),
     Kind::Model(1),
     Kind::Starts("send_mail"),
     Kind::Tool("send_mail"),
+    Kind::Marks(2),
     Kind::Model(2),
     Kind::Tool("read"),
+    Kind::Marks(3),
     Kind::Model(3),
     Kind::Starts("charge"),
     Kind::Tool("charge"),
+    Kind::Marks(4),
     Kind::Model(4),
 ];
 
@@ -181,7 +189,7 @@ async fn uninterrupted() -> Uninterrupted {
     let log = MemoryLog::new(RUN_ID);
     let reply = process(&runtime(&provider, &tools), &log, PROMPT).await.unwrap().unwrap();
     assert_eq!((provider.calls(), tools.runs()), (5, [1; 4]));
-    assert_eq!(log.fresh(), steps(1, 11));
+    assert_eq!(log.fresh(), steps(1, 16));
     let records = log.records();
     // The journal is the step table: each record of the kind, and about the tool, the table says.
     let kinds: Vec<(String, String)> = records
@@ -190,6 +198,7 @@ async fn uninterrupted() -> Uninterrupted {
         .collect();
     for (step, (kind, about)) in STEPS.iter().zip(&kinds) {
         match step {
+            Kind::Marks(_) => assert_eq!(kind, "model_started", "{about}"),
             Kind::Model(_) => assert_eq!(kind, "model", "{about}"),
             Kind::Starts(tool) => {
                 assert!(kind == "tool_started" && about.starts_with(&format!("tool {tool} ")), "{about}")
@@ -221,9 +230,14 @@ async fn a_run_stopped_after_any_step_goes_on_without_paying_or_acting_twice() {
         let (reply, next) = restart(&provider, &tools, &log).await;
         assert_eq!(reply.text(), clean.reply.text(), "after step {k}");
         assert_eq!(provider.calls(), 5, "after step {k}: each successful model call once over both processes");
-        assert_eq!((next.replayed(), next.fresh()), (steps(1, k), steps(k + 1, last)), "after step {k}");
+        // Stopped right after a call's start marker, the next process cannot tell whether the call
+        // was made: it counts it (here it was not), and marks the call again, a step more.
+        let marked = matches!(STEPS[k as usize - 1], Kind::Marks(_));
+        let steps_now = last + u64::from(marked);
+        assert_eq!((next.replayed(), next.fresh()), (steps(1, k), steps(k + 1, steps_now)), "after step {k}");
         // The replayed calls count: the exec made 5 calls, 4 tool turns, 5 attempts.
-        assert_eq!((reply.calls(), reply.iterations(), reply.attempts()), (5, 4, 5), "after step {k}");
+        let calls = 5 + u32::from(marked);
+        assert_eq!((reply.calls(), reply.iterations(), reply.attempts()), (calls, 4, 5), "after step {k}");
         // So do the replayed calls' tokens.
         assert_eq!((reply.usage(), reply.total_usage()), (clean.reply.usage(), clean.reply.total_usage()));
         assert_eq!(reply.total_usage(), Usage::new(1500, 150), "after step {k}");
@@ -236,7 +250,20 @@ async fn a_run_stopped_after_any_step_goes_on_without_paying_or_acting_twice() {
             assert_eq!(tools.runs(), [1; 4], "after step {k}: each tool once");
             assert_eq!(messages(&requests), messages(&clean.requests), "after step {k}");
             assert_eq!(keys, clean.keys, "after step {k}");
-            assert_eq!(next.records(), clean.records, "after step {k}");
+            let records = next.records();
+            if marked {
+                assert_eq!(records[..k as usize], clean.records[..k as usize], "after step {k}");
+                let again = &records[k as usize];
+                let before = records[k as usize - 1]["calls"].as_u64().unwrap();
+                let marked_again = (again["kind"].as_str(), again["calls"].as_u64());
+                assert_eq!(
+                    marked_again,
+                    (Some("model_started"), Some(before + 1)),
+                    "after step {k}: counted, marked again"
+                );
+            } else {
+                assert_eq!(records, clean.records, "after step {k}");
+            }
             continue;
         };
         let runs = Tools::NAMES.map(|name| usize::from(name != unknown));
@@ -275,14 +302,21 @@ async fn a_run_killed_inside_any_step_redoes_only_what_may_be_redone() {
 
         let (reply, next) = restart(&provider, &tools, &log).await;
         assert_eq!(reply.text(), clean.reply.text(), "in step {k}");
-        assert_eq!((next.replayed(), next.fresh()), (steps(1, k - 1), steps(k, last)), "in step {k}");
+        // A call lost inside its step is marked again: a step more.
+        let lost = matches!(STEPS[k as usize - 1], Kind::Model(_));
+        let steps_now = last + u64::from(lost);
+        assert_eq!((next.replayed(), next.fresh()), (steps(1, k - 1), steps(k, steps_now)), "in step {k}");
         let requests = provider.requests();
         match STEPS[k as usize - 1] {
             Kind::Model(_) => {
                 // The call made in the dead process was never recorded: it is made again.
                 assert_eq!((provider.calls(), tools.runs()), (6, [1; 4]), "in step {k}");
-                // The journal knows of 5: a call whose step never recorded is not counted.
-                assert_eq!(reply.calls(), 5, "in step {k}");
+                // Its start marker was: it counts, 6 calls as the provider saw.
+                assert_eq!(reply.calls(), 6, "in step {k}");
+            }
+            Kind::Marks(_) => {
+                // Its marker never became durable: no call was made, and none is counted.
+                assert_eq!((provider.calls(), reply.calls(), tools.runs()), (5, 5, [1; 4]), "in step {k}");
             }
             Kind::Tool(tool @ ("search" | "read")) => {
                 assert_eq!(provider.calls(), 5, "in step {k}");
@@ -332,25 +366,53 @@ async fn the_call_cap_holds_across_a_restart() {
 
     // Two 503s, then the answer: the third call answers, and the reply counts all three.
     let provider = ScriptedProvider::new([unavailable(), unavailable(), Scripted::ok("up again")]);
-    let log = MemoryLog::new("capped-1").stopping_after(1);
+    let log = MemoryLog::new("capped-1").stopping_after(2);
     assert!(process(&runtime(&provider), &log, PROMPT).await.is_none());
     assert_eq!(provider.calls(), 1);
     let next = log.restarted();
     let reply = process(&runtime(&provider), &next, PROMPT).await.unwrap().unwrap();
     assert_eq!(reply.text(), "up again");
     assert_eq!((provider.calls(), reply.calls(), reply.attempts()), (3, 3, 3));
-    // Steps: a call, layer 2's wait, a call, a wait, the call that answers.
-    assert_eq!((next.replayed(), next.fresh()), (vec![1], vec![2, 3, 4, 5]));
+    // Steps: a call (its marker and its record), layer 2's wait, a call, a wait, the call that answers.
+    assert_eq!((next.replayed(), next.fresh()), (vec![1, 2], steps(3, 8)));
 
     // Four 503s: the cap stops the restarted exec after its second call, 3 in all.
     let provider = ScriptedProvider::new(unavailable().times(4).chain([Scripted::ok("up again")]));
-    let log = MemoryLog::new("capped-2").stopping_after(1);
+    let log = MemoryLog::new("capped-2").stopping_after(2);
     assert!(process(&runtime(&provider), &log, PROMPT).await.is_none());
     let next = log.restarted();
     let error = process(&runtime(&provider), &next, PROMPT).await.unwrap().unwrap_err();
     assert_eq!(error.kind(), ExecErrorKind::Refused, "{error}");
     assert!(error.stopped_by().is_some_and(|why| why.contains("max_calls")), "{error}");
     assert_eq!((provider.calls(), error.calls()), (3, 3), "{error}");
+}
+
+/// A process that dies inside the same model call in every restart (a poisonous answer, say) pays
+/// for that call each time: every lost call counts, and the cap stops the run instead of a restart
+/// loop that pays forever.
+#[tokio::test(start_paused = true)]
+async fn a_call_lost_in_every_restart_stops_at_the_call_cap() {
+    let provider = ScriptedProvider::new([]).otherwise(Scripted::ok("an answer nobody records"));
+    let runtime = Runtime::builder(provider.clone()).with_policy(capped()).build().unwrap();
+    // Each process marks the call (its step `n`) and dies inside the call (step `n + 1`).
+    let mut log = MemoryLog::new("poisoned").dying_in(2);
+    for restart in 1..=3u64 {
+        assert!(process(&runtime, &log, PROMPT).await.is_none(), "process {restart} dies in its call");
+        assert_eq!(provider.calls(), restart as usize);
+        log = log.restarted().dying_in(restart + 2);
+    }
+    // The fourth finds three lost calls, the most `max_calls` allows: no fourth call.
+    let error = process(&runtime, &log, PROMPT).await.expect("the cap ends the run").unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::Refused, "{error}");
+    assert!(error.stopped_by().is_some_and(|why| why.contains("max_calls")), "{error}");
+    assert!(error.attempt_errors()[0].contains("CallLost: the last call was lost with its process"), "{error}");
+    assert_eq!((provider.calls(), error.calls()), (3, 3), "{error}");
+    // The journal: the first call's marker, a marker for each call made again, and the refusal.
+    let kinds: Vec<Value> = log.records().iter().map(|record| record["kind"].clone()).collect();
+    assert_eq!(kinds, ["model_started", "model_started", "model_started", "model"]);
+    // Replayed, the run ends the same way, with no call.
+    let again = process(&runtime, &log.restarted(), PROMPT).await.unwrap().unwrap_err();
+    assert_eq!((again.kind(), again.calls(), provider.calls()), (ExecErrorKind::Refused, 3, 3));
 }
 
 /// Layer 2's wait between two attempts (here the server's Retry-After) is a step: a process that
@@ -366,12 +428,12 @@ async fn layer_two_waits_are_steps_and_a_replayed_wait_is_not_waited_again() {
     let runtime = Runtime::builder(provider.clone()).with_policy(policy).build().unwrap();
 
     // The first process records the failed call and its wait, then dies before the next call.
-    let log = MemoryLog::new("waits-1").stopping_after(2);
+    let log = MemoryLog::new("waits-1").stopping_after(3);
     let started = tokio::time::Instant::now();
     assert!(process(&runtime, &log, PROMPT).await.is_none());
-    assert_eq!(log.fresh(), vec![1, 2]);
-    assert_eq!(log.records()[1]["kind"], "sleep");
-    assert_eq!(log.records()[1]["wait_ms"], 20_000);
+    assert_eq!(log.fresh(), vec![1, 2, 3]);
+    assert_eq!(log.records()[2]["kind"], "sleep");
+    assert_eq!(log.records()[2]["wait_ms"], 20_000);
     assert!(started.elapsed() >= wait, "the first process waited the server's Retry-After");
 
     // The next replays the call and the wait: no wait here, one more call; the reply's time
@@ -382,7 +444,7 @@ async fn layer_two_waits_are_steps_and_a_replayed_wait_is_not_waited_again() {
     assert!(started.elapsed() < Duration::from_secs(1), "a replayed wait is not waited again: {:?}", started.elapsed());
     assert_eq!((reply.text(), provider.calls(), reply.calls()), ("up again", 2, 2));
     assert!(reply.elapsed() >= wait, "the replayed wait counts: {:?}", reply.elapsed());
-    assert_eq!((next.replayed(), next.fresh()), (vec![1, 2], vec![3]));
+    assert_eq!((next.replayed(), next.fresh()), (vec![1, 2, 3], vec![4, 5]));
 }
 
 /// A durable exec's jitter is its run's: every process that runs the run draws the same waits (a
@@ -395,7 +457,7 @@ async fn a_durable_runs_jitter_is_the_same_in_every_process() {
         let runtime = Runtime::builder(provider).with_policy(policy).build().unwrap();
         let log = MemoryLog::new(run_id);
         process(&runtime, &log, PROMPT).await.unwrap().unwrap();
-        log.records()[1]["wait_ms"].as_u64().unwrap()
+        log.records()[2]["wait_ms"].as_u64().unwrap()
     };
     let first = wait_of("jitter-1").await;
     assert_eq!(wait_of("jitter-1").await, first);
@@ -417,7 +479,7 @@ async fn the_spend_limits_hold_across_a_restart() {
     let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
     let clean = process(&limited(&provider, &tools), &MemoryLog::new(RUN_ID), PROMPT).await.unwrap().unwrap_err();
     assert_eq!((clean.kind(), tools.runs()), (ExecErrorKind::UsageLimit, [1, 1, 1, 0]), "{clean}");
-    for k in 1..=7 {
+    for k in 1..=10 {
         let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
         let log = MemoryLog::new(RUN_ID).stopping_after(k);
         assert!(process(&limited(&provider, &tools), &log, PROMPT).await.is_none(), "after step {k}");
@@ -426,7 +488,9 @@ async fn the_spend_limits_hold_across_a_restart() {
         // (A stop right after `send_mail`'s start leaves its outcome unknown: it does not run.)
         let runs = if let Kind::Starts("send_mail") = STEPS[k as usize - 1] { [1, 0, 1, 0] } else { [1, 1, 1, 0] };
         assert_eq!((error.kind(), tools.runs(), provider.calls()), (ExecErrorKind::UsageLimit, runs, 4), "{k}");
-        assert_eq!((error.spent(), error.usage(), error.calls()), (clean.spent(), clean.usage(), clean.calls()));
+        // (A stop right after a call's start marker counts the call it may have made.)
+        let calls = clean.calls() + u32::from(matches!(STEPS[k as usize - 1], Kind::Marks(_)));
+        assert_eq!((error.spent(), error.usage(), error.calls()), (clean.spent(), clean.usage(), calls), "{k}");
         assert_eq!(error.attempt_errors(), clean.attempt_errors(), "after step {k}");
     }
 }
@@ -436,7 +500,7 @@ async fn the_spend_limits_hold_across_a_restart() {
 async fn a_recorded_permanent_failure_replays_without_a_call() {
     let provider = ScriptedProvider::new([Scripted::http(401, "Unauthorized")]).otherwise(Scripted::ok("no"));
     let runtime = Runtime::new(provider.clone());
-    let log = MemoryLog::new("denied").stopping_after(1);
+    let log = MemoryLog::new("denied").stopping_after(2);
     let first = process(&runtime, &log, PROMPT).await.expect("a permanent failure ends the run at once");
     let first = first.unwrap_err();
     assert_eq!((first.kind(), provider.calls()), (ExecErrorKind::Permanent, 1), "{first}");
@@ -446,7 +510,7 @@ async fn a_recorded_permanent_failure_replays_without_a_call() {
     assert_eq!(again.kind(), ExecErrorKind::Permanent, "{again}");
     assert_eq!(again.attempt_errors(), first.attempt_errors());
     assert_eq!((provider.calls(), again.calls()), (1, 1), "no new call");
-    assert_eq!((next.replayed(), next.fresh()), (vec![1], vec![]));
+    assert_eq!((next.replayed(), next.fresh()), (vec![1, 2], vec![]));
 }
 
 /// `error` is a replay mismatch at `step`, whose text names the recorded and the current step.
@@ -463,12 +527,12 @@ fn assert_mismatch(error: &ExecError, step: u64, recorded: &str, now: &str) {
 #[tokio::test(start_paused = true)]
 async fn a_replay_of_another_prompt_is_a_mismatch() {
     let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
-    let log = MemoryLog::new(RUN_ID).stopping_after(1);
+    let log = MemoryLog::new(RUN_ID).stopping_after(2);
     dies(&provider, &tools, &log).await;
     let next = log.restarted();
     let error = process(&runtime(&provider, &tools), &next, "Book a train to Porto instead.").await.unwrap();
     let error = error.unwrap_err();
-    let turn = "model call (turn 1, attempt 1)";
+    let turn = "model call starts (turn 1, attempt 1)";
     assert_mismatch(&error, 1, turn, turn);
     assert!(error.attempt_errors()[0].contains("the request differs"), "{error}");
     assert_eq!((provider.calls(), tools.runs()), (1, [0; 4]), "no call for the mismatching step");
@@ -479,25 +543,25 @@ async fn a_replay_of_another_prompt_is_a_mismatch() {
 /// stops there, naming both, and neither the model nor the tool is called for it.
 #[tokio::test(start_paused = true)]
 async fn a_replay_whose_steps_changed_kind_is_a_mismatch() {
-    // A turn that asks for two searches; the first process runs one call a turn, so its step 3 is
-    // the next model call. The restarted one runs both: its step 3 is the second search.
+    // A turn that asks for two searches; the first process runs one call a turn, so its step 4 is
+    // the next model call's start. The restarted one runs both: its step 4 is the second search.
     let script =
         [Scripted::tool_calls([("search", json!({"q": "a"})), ("search", json!({"q": "b"}))]), Scripted::ok("done")];
     let (provider, tools) = (ScriptedProvider::new(script), Tools::new());
     let one_a_turn =
         Runtime::builder(provider.clone()).with_tools(tools.toolbox().with_max_calls_per_turn(1)).build().unwrap();
-    let log = MemoryLog::new("kinds").stopping_after(3);
+    let log = MemoryLog::new("kinds").stopping_after(5);
     let reply = process(&one_a_turn, &log, PROMPT).await.unwrap().unwrap();
     assert_eq!((reply.text(), provider.calls(), tools.runs()), ("done", 2, [1, 0, 0, 0]));
     let next = log.restarted();
     let error = process(&runtime(&provider, &tools), &next, PROMPT).await.unwrap().unwrap_err();
-    assert_mismatch(&error, 3, "model call (turn 2, attempt 1)", "tool search (call_2)");
+    assert_mismatch(&error, 4, "model call starts (turn 2, attempt 1)", "tool search (call_2)");
     assert!(error.attempt_errors()[0].contains("another kind of step"), "{error}");
     assert_eq!((provider.calls(), tools.runs()), (2, [1, 0, 0, 0]), "no call for the mismatching step");
 
     // A tool that became at-most-once takes a start step where its result was recorded.
     let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
-    let log = MemoryLog::new("deliveries").stopping_after(2);
+    let log = MemoryLog::new("deliveries").stopping_after(3);
     dies(&provider, &tools, &log).await;
     let next = log.restarted();
     let at_most_once = Runtime::builder(provider.clone())
@@ -505,7 +569,7 @@ async fn a_replay_whose_steps_changed_kind_is_a_mismatch() {
         .build()
         .unwrap();
     let error = process(&at_most_once, &next, PROMPT).await.unwrap().unwrap_err();
-    assert_mismatch(&error, 2, "tool search (call_1)", "tool search (call_1) starts");
+    assert_mismatch(&error, 3, "tool search (call_1)", "tool search (call_1) starts");
     assert_eq!((provider.calls(), tools.runs()), (1, [1, 0, 0, 0]), "the search is not run again");
 }
 
@@ -523,7 +587,7 @@ async fn a_record_that_cannot_be_read_is_a_mismatch() {
         let provider = ScriptedProvider::new(turns());
         let log = MemoryLog::with_records("loaded", vec![record.clone()]);
         let error = process(&runtime(&provider, &Tools::new()), &log, PROMPT).await.unwrap().unwrap_err();
-        assert_mismatch(&error, 1, "a record this version cannot read", "model call (turn 1, attempt 1)");
+        assert_mismatch(&error, 1, "a record this version cannot read", "model call starts (turn 1, attempt 1)");
         assert_eq!(provider.calls(), 0, "{record}");
     }
 }

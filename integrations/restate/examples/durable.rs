@@ -133,7 +133,7 @@ async fn run() -> Result<(), String> {
     println!("example: SIGKILL sent to the service; starting it again");
     service.restart().await.map_err(|error| error.to_string())?;
     let (status, output) = server.attach(&id).await.map_err(|error| error.to_string())?;
-    service.wait_for_line("step 8 ", Duration::from_secs(60)).await.map_err(|error| error.to_string())?;
+    service.wait_for_line("step 12 ", Duration::from_secs(60)).await.map_err(|error| error.to_string())?;
     for line in service.lines() {
         if let Some(at) = line.find("service[") {
             println!("{}", &line[at..]);

@@ -44,11 +44,14 @@ const TOOLS: [(&str, Delivery); 4] = [
     ("read", Delivery::AtLeastOnce),
     ("charge", Delivery::AtMostOnce),
 ];
-/// The steps that record an at-most-once call's start (the model's turns are steps 1, 3, 6, 8 and
-/// 11; `search` is 2, `read` 7).
-const START_STEPS: [(&str, u64); 2] = [("send_mail", 4), ("charge", 9)];
-/// Steps of one run: five model calls, one step per at-least-once call, two per at-most-once call.
-const STEPS: u64 = 11;
+/// The steps that record an at-most-once call's start (the model's calls are steps 2, 5, 9, 12 and
+/// 16, each after its start marker; `search` is 3, `read` 10).
+const START_STEPS: [(&str, u64); 2] = [("send_mail", 6), ("charge", 13)];
+/// The model calls' start markers (of a run without a compaction).
+const MARKS: [u64; 5] = [1, 4, 8, 11, 15];
+/// Steps of one run: two per model call (its start marker, its record), one per at-least-once
+/// call, two per at-most-once call.
+const STEPS: u64 = 16;
 const ANSWER: &str = "The errands are done.";
 
 /// Where a run's first process holds, to be killed there.
@@ -79,9 +82,21 @@ impl Errand {
         Self { label: label.into(), hold, layer_two: false, compact: false }
     }
 
-    /// The run's steps: a compaction adds two (the call that overflowed, and the compaction).
+    /// The run's steps: a compaction adds three (the call that overflowed, its marker, and the
+    /// compaction).
+    ///
+    /// A kill right after a model call's start marker, or inside the call (mid-stream), leaves a
+    /// marker that no record follows: the next process counts the call and marks it again, a step
+    /// more.
     fn steps(&self) -> u64 {
-        if self.compact { STEPS + 2 } else { STEPS }
+        let compaction = if self.compact { 3 } else { 0 };
+        STEPS + compaction + u64::from(self.hold.mid_stream || self.killed_after_a_marker())
+    }
+
+    /// Killed right after a model call's start marker: the next process counts the call, which it
+    /// cannot tell was made.
+    fn killed_after_a_marker(&self) -> bool {
+        self.hold.after_step.is_some_and(|step| MARKS.contains(&step))
     }
 }
 
@@ -331,6 +346,9 @@ impl Bench {
         assert_eq!(status, 200, "{label}: the run completes: {output}\n{}", self.service.stderr_tail(30));
         let reply: Reply = serde_json::from_str(&output).unwrap_or_else(|error| panic!("{label}: {output}: {error}"));
         assert_eq!(reply.text(), ANSWER, "{label}");
+        // Every scripted answer was served once (below), and each counts, the cut one too.
+        let calls = scripted as u32 + u32::from(errand.killed_after_a_marker());
+        assert_eq!(reply.calls(), calls, "{label}: the calls of every process count");
 
         // Each successful model call once: every scripted answer served once (the cut one too,
         // then the full answer once more).
@@ -456,7 +474,7 @@ async fn a_permanent_failure_ends_the_run_at_once_and_a_transient_one_is_retried
     assert!(transient.is_empty(), "one attempt, no engine retry: {transient:#?}");
     let journal = bench.server.journal(&id).await.unwrap_or_else(|error| panic!("{error}"));
     let runs = journal.iter().filter(|entry| entry["entry_type"] == "Command: Run").count();
-    assert_eq!(runs, 1, "one step: {journal:#?}");
+    assert_eq!(runs, 2, "one model call, its marker and its record: {journal:#?}");
 
     // A 503 then the errands: the first step's call is retried by layer 1, inside the step.
     let mut script = Scenario::new().then(Step::http_error(503));
@@ -505,17 +523,17 @@ async fn a_service_killed_in_a_wait_between_attempts_wakes_when_the_timer_ends()
     let journal = bench.server.journal(&id).await.unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(sleeping(&journal), 1, "the wait is journaled once: {journal:#?}");
     let runs = journal.iter().filter(|entry| entry["entry_type"] == "Command: Run").count();
-    assert_eq!(runs as u64, STEPS + 1, "the failed call and the run's 11 steps: {journal:#?}");
+    assert_eq!(runs as u64, STEPS + 2, "the failed call (its marker and record) and the run's 16 steps: {journal:#?}");
     assert_eq!(bench.chaos.requests_served(), 6, "the 503 once, then each answer once");
     // The restarted process reports the wait as begun elsewhere: its timer ended before 3 s here.
     bench
         .service
-        .wait_for_line("agentic-step: waits 13 ", LINE_TIMEOUT)
+        .wait_for_line("agentic-step: waits 19 ", LINE_TIMEOUT)
         .await
         .unwrap_or_else(|error| panic!("{error}"));
     let lines = bench.service.lines();
     assert!(
-        lines.iter().any(|line| line.contains("agentic-step: waits 2 replayed backoff")),
+        lines.iter().any(|line| line.contains("agentic-step: waits 3 replayed backoff")),
         "the wait began in the killed process: {lines:#?}\n{}",
         bench.service.stderr_tail(20)
     );
@@ -552,14 +570,14 @@ async fn a_run_killed_around_its_compaction_asks_for_the_summary_once() {
         }
         script.then(Step::ok(ANSWER).chunks(4))
     };
-    // Step 6 is the call that overflowed, 7 the compaction.
-    for step in [6, 7] {
+    // Step 9 is the call that overflowed, 10 the compaction.
+    for step in [9, 10] {
         let label = format!("compacted-after-{step}");
         let errand =
             Errand { compact: true, ..Errand::new(&label, Hold { after_step: Some(step), ..Hold::default() }) };
         let seen = bench.run_on("Agent", errand, script()).await;
-        assert_eq!((seen.restarts, seen.replayed, seen.called), (1, step as usize, STEPS as usize + 2), "{label}");
-        let compaction = format!("agentic-step: {label} 7 ");
+        assert_eq!((seen.restarts, seen.replayed, seen.called), (1, step as usize, STEPS as usize + 3), "{label}");
+        let compaction = format!("agentic-step: {label} 10 ");
         let lines = bench.service.lines();
         let reported: Vec<&String> = lines.iter().filter(|line| line.contains(&compaction)).collect();
         assert!(reported.iter().any(|line| line.contains("compaction by `summarize`")), "{reported:#?}");

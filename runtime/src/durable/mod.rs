@@ -69,8 +69,9 @@ impl Scope {
 ///     .with_delivery("search", Delivery::AtLeastOnce);
 /// let runtime = Runtime::builder(provider.clone()).with_tools(tools).build().unwrap();
 ///
-/// // The first process records the first step (the model asks for `search`), then dies.
-/// let log = MemoryLog::new("run-1").stopping_after(1);
+/// // The first process records the first model call (its start, then its answer: the model asks
+/// // for `search`), then dies.
+/// let log = MemoryLog::new("run-1").stopping_after(2);
 /// let first = durable::scope(log.clone(), runtime.exec("Look it up."));
 /// assert!(tokio::time::timeout(std::time::Duration::from_secs(1), first).await.is_err());
 ///

@@ -12,6 +12,8 @@ use crate::message::{AssistantMessage, Message};
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum Record {
+    /// A model call began: if no record of it follows, its process died with it.
+    ModelStarted(Box<ModelStarted>),
     /// One attempt of a model turn through layer 1.
     Model(Box<ModelRecord>),
     /// An at-most-once tool call began: if no result follows, its outcome is unknown.
@@ -26,6 +28,7 @@ impl Record {
     /// What the step was, in words, for a mismatch's message.
     pub(crate) fn about(&self) -> &str {
         match self {
+            Record::ModelStarted(record) => &record.about,
             Record::Model(record) => &record.about,
             Record::ToolStarted(record) => &record.about,
             Record::Tool(record) => &record.about,
@@ -36,12 +39,21 @@ impl Record {
     /// The fingerprint of what the step was asked.
     pub(crate) fn fingerprint(&self) -> &str {
         match self {
+            Record::ModelStarted(record) => &record.fingerprint,
             Record::Model(record) => &record.fingerprint,
             Record::ToolStarted(record) => &record.fingerprint,
             Record::Tool(record) => &record.fingerprint,
             Record::Compaction(record) => &record.fingerprint,
         }
     }
+}
+
+/// A model call began (its step's start marker): the exec's calls before it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ModelStarted {
+    pub(crate) about: String,
+    pub(crate) fingerprint: String,
+    pub(crate) calls: u32,
 }
 
 /// A model step's record: the attempt's outcome and the exec's state after it.

@@ -253,6 +253,12 @@ impl<'p> Budget<'p> {
         self.deadline_refusal(wait, hint.is_some())
     }
 
+    /// Why a call lost with its process (a durable run's, docs/design.md §24) may not be made
+    /// again: the refusal a retry would meet now (the call cap, then the deadlines).
+    pub(crate) fn retry_refusal(&self) -> Option<Refusal> {
+        self.refusal(Duration::ZERO, None)
+    }
+
     /// Why a call may not start after `wait`: it would start at or past the nearest deadline.
     fn deadline_refusal(&self, wait: Duration, requested_by_server: bool) -> Option<Refusal> {
         let (deadline, bound) = self.clock_or_now().nearest_deadline()?;

@@ -485,12 +485,25 @@ fn no_call(run: &mut Run<'_>, kind: &str, refusal: Refusal) -> AssistantMessage 
     AssistantMessage::error_event(error, None)
 }
 
+/// Layer 1 when a durable run's call was lost with its process and a cap forbids making it again:
+/// no call is made; the refusal stops the exec (kind `refused`).
+#[cold]
+pub(crate) fn lost_call_refused(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
+    let error = format!("CallLost: the last call was lost with its process, and no call was made again: {refusal}");
+    stopped_by(run, error, refusal)
+}
+
 /// Layer 1 when every target's breaker refuses the call: no call is made; the refusal stops the
 /// exec (kind `refused`), handed to layer 2 as a failure that names it.
 #[cold]
 fn every_target_open(run: &mut Run<'_>, refusal: Refusal) -> AssistantMessage {
     // The refusal heads the exec's error; the attempt says only what happened.
     let error = "CircuitOpen: no call was made: every target's circuit breaker refused it".to_owned();
+    stopped_by(run, error, refusal)
+}
+
+/// The failed attempt `error` of a layer 1 that made no call, `refusal` stopping the exec.
+fn stopped_by(run: &mut Run<'_>, error: String, refusal: Refusal) -> AssistantMessage {
     let refusal = run.state.budget.refuse(refusal);
     run.state.decide(Layer::Session, error.clone(), None, Verdict::Refused, Why::Refused(refusal), None);
     AssistantMessage::error_event(error, None)

@@ -12,6 +12,9 @@
 //!   the typed failure), the exec's calls, tokens and spend after it, its target and how long it
 //!   took. Replayed, it makes no call: the exec counts its calls against `max_calls`, its time
 //!   against the deadlines and its tokens against the spend limits, and goes on at its target.
+//!   A marker that the call starts comes first: a process that dies inside the call leaves a marker
+//!   that no record follows, and the next one counts that call against `max_calls` before it makes
+//!   it again (only where a retry would be allowed, so a call lost at every restart stops at the cap).
 //! - **A tool step** is one tool call: its result. Replayed, the tool does not run. A durable tool
 //!   turn runs its calls one at a time, in the model's order, so that every replay journals them in
 //!   the same order. A tool of [`Delivery::AtMostOnce`](crate::tool::Delivery) (the default) first

@@ -6,12 +6,12 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::durable::Scope;
-use crate::durable::log::{Begun, Step, StepLogError};
-use crate::durable::record::{After, ModelRecord, Outcome, Record, fingerprint, tagged};
+use crate::durable::log::{Begun, Step, StepLogError, StepSink};
+use crate::durable::record::{After, ModelRecord, ModelStarted, Outcome, Record, fingerprint, tagged};
 use crate::error::ModelError;
 use crate::message::{AssistantMessage, Message};
 use crate::policy::rules::millis;
-use crate::retry::session::{Run, run_layer};
+use crate::retry::session::{Run, lost_call_refused, run_layer};
 
 /// Why a durable step could not be taken: the exec ends with it.
 #[derive(Debug)]
@@ -65,8 +65,14 @@ pub(crate) fn check<T>(
     Ok(record)
 }
 
-/// One attempt of a model turn as a durable step: replayed from its record, or made through layer
-/// 1 and recorded. `turn` and `attempt` name it.
+/// One attempt of a model turn as durable steps: a start marker, then the attempt, made through
+/// layer 1 and recorded; or both replayed. `turn` and `attempt` name them.
+///
+/// The marker is what makes a call lost with its process count: a replayed marker that no record
+/// follows is a call the dead process made (and paid for) without recording it. The call counts
+/// against the caps, and is made again only when a retry would be (a run whose process dies inside
+/// the same call in every restart stops at the call cap); each process that makes it again marks it
+/// again, so every lost call counts.
 pub(crate) async fn model_step(
     scope: &Scope,
     run: &mut Run<'_>,
@@ -76,33 +82,90 @@ pub(crate) async fn model_step(
 ) -> Result<Result<AssistantMessage, ModelError>, StepFailure> {
     let tools: Vec<&str> = run.tools.iter().map(|tool| tool.name.as_str()).collect();
     let fingerprint = fingerprint(&json!({"system": run.system, "messages": history, "tools": tools}));
-    let step = Step::new(scope.next_step(), format!("model call (turn {turn}, attempt {attempt})"));
-    match scope.log().begin(step.clone()).await? {
-        Begun::Replayed(value) => {
-            let record = check(&step, value, &fingerprint, |record| match record {
-                Record::Model(record) => Ok(record),
-                other => Err(other),
-            })?;
-            tracing::debug!(step = step.index, about = %step.about, "durable step replayed");
-            restore(run, &step, &record.about, &record.after)?;
-            Ok(into_result(record.outcome))
-        }
-        Begun::Fresh(sink) => {
-            let started = Instant::now();
-            let outcome = run_layer(run, history).await;
-            let record = ModelRecord {
-                about: step.about.clone(),
-                fingerprint,
-                outcome: match outcome {
-                    Ok(message) => Outcome::Message(message),
-                    Err(error) => Outcome::Raised(error),
-                },
-                after: after(run, started),
-            };
-            sink.record(tagged(&step, "model", &record)?).await?;
-            Ok(into_result(record.outcome))
-        }
+    // The exec's calls before the call of the last marker, while no record has followed it.
+    let mut marked: Option<u32> = None;
+    // Whether this process wrote that marker (and so makes the call next).
+    let mut marked_here = false;
+    loop {
+        let about = match marked {
+            None => format!("model call starts (turn {turn}, attempt {attempt})"),
+            Some(_) => format!("model call (turn {turn}, attempt {attempt})"),
+        };
+        let step = Step::new(scope.next_step(), about);
+        let sink = match scope.log().begin(step.clone()).await? {
+            Begun::Replayed(value) => {
+                let record = check(&step, value, &fingerprint, |record| match record {
+                    Record::ModelStarted(_) | Record::Model(_) => Ok(record),
+                    other => Err(other),
+                })?;
+                tracing::debug!(step = step.index, about = %step.about, "durable step replayed");
+                match record {
+                    Record::ModelStarted(started) => {
+                        if let Some(calls) = marked {
+                            lost_call(run, calls);
+                        }
+                        marked = Some(started.calls);
+                        continue;
+                    }
+                    Record::Model(record) => {
+                        restore(run, &step, &record.about, &record.after)?;
+                        return Ok(into_result(record.outcome));
+                    }
+                    _ => unreachable!("`check` kept only a model step's records"),
+                }
+            }
+            Begun::Fresh(sink) => sink,
+        };
+        let started = Instant::now();
+        let outcome = match marked {
+            Some(_) if marked_here => run_layer(run, history).await,
+            // A marker replayed, and no record: the dead process made its call.
+            Some(calls) => {
+                lost_call(run, calls);
+                match run.state.budget.retry_refusal() {
+                    Some(refusal) => Ok(lost_call_refused(run, refusal)),
+                    None => {
+                        marked = Some(mark(&step, sink, &fingerprint, run).await?);
+                        marked_here = true;
+                        continue;
+                    }
+                }
+            }
+            None => {
+                marked = Some(mark(&step, sink, &fingerprint, run).await?);
+                marked_here = true;
+                continue;
+            }
+        };
+        let record = ModelRecord {
+            about: step.about.clone(),
+            fingerprint,
+            outcome: match outcome {
+                Ok(message) => Outcome::Message(message),
+                Err(error) => Outcome::Raised(error),
+            },
+            after: after(run, started),
+        };
+        sink.record(tagged(&step, "model", &record)?).await?;
+        return Ok(into_result(record.outcome));
     }
+}
+
+/// Records in `sink` that a model call starts; returns the exec's calls before it.
+async fn mark(step: &Step, sink: Box<dyn StepSink>, fingerprint: &str, run: &Run<'_>) -> Result<u32, StepFailure> {
+    let calls = run.state.budget.calls();
+    let started = ModelStarted { about: step.about.clone(), fingerprint: fingerprint.to_owned(), calls };
+    sink.record(tagged(step, "model_started", &started)?).await?;
+    Ok(calls)
+}
+
+/// A call made after `calls` calls was lost with its process: it counts.
+fn lost_call(run: &mut Run<'_>, calls: u32) {
+    tracing::warn!(
+        calls = calls + 1,
+        "a durable run's model call was lost with its process; it counts against max_calls"
+    );
+    run.state.budget.replayed(calls + 1, Duration::ZERO);
 }
 
 /// The exec's state after a step that began at `started`, for its record.
