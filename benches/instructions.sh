@@ -12,6 +12,7 @@
 #   sh benches/instructions.sh                           # every variant, then classification
 #   sh benches/instructions.sh resilient tokio_retry2    # some variants
 #   sh benches/instructions.sh classify                  # classification alone
+#   sh benches/instructions.sh exec_durable exec_in_memory   # what a durable run adds to an exec
 #
 # Needs valgrind. Run from anywhere; builds the bench first (honours CARGO_TARGET_DIR). By hand,
 # like the benches: never in CI.
@@ -35,7 +36,7 @@ classify_count() {
     echo "$(echo "$out" | sed -n 's/.*: \([0-9]*\) messages.*/\1/p') $(echo "$out" | sed -n 's/.*Collected : //p')"
 }
 
-variants="resilient resilient_every_cap backon backon_capped tokio_retry2 exec_in_memory bare_call"
+variants="resilient resilient_every_cap backon backon_capped tokio_retry2 exec_in_memory bare_call exec_durable"
 [ $# -gt 0 ] || set -- $variants classify
 with_classify=false
 for variant in "$@"; do

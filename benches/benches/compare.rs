@@ -1,7 +1,9 @@
 //! The retry machinery alone on the success path, side by side in one group: the same in-memory
 //! operation called directly, through `Resilient::call`, through backon and through tokio-retry2, each
 //! with the default exec schedule (3 attempts, 1.5 s then 3 s); and `Runtime::exec` on an
-//! in-memory provider against one bare model call on it (`exec::call_once`). Before the timings it prints the heap allocations of one call of each
+//! in-memory provider against one bare model call on it (`exec::call_once`), and the same exec as a
+//! durable run on a `MemoryLog` (`exec_durable`: its model call's start marker and record, written
+//! and fingerprinted; what a durable run costs in the process, before the engine's round trips). Before the timings it prints the heap allocations of one call of each
 //! and the size of its future. Run with `cargo bench --manifest-path benches/Cargo.toml --bench compare`;
 //! `COMPARE_ROUNDS=<n>` on the bench binary runs the variants interleaved instead (see `interleaved`).
 
@@ -14,6 +16,7 @@ use tokio_retry2::strategy::ExponentialFactorBackoff;
 use tokio_retry2::{Retry, RetryError};
 
 use agentic_benches::Instant;
+use agentic_runtime::exec::durable::{self, MemoryLog};
 use agentic_runtime::message::{AssistantMessage, Message};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::Request;
@@ -52,6 +55,12 @@ const BACKON: ExponentialBuilder = ExponentialBuilder::new()
 /// tokio-retry2's equivalent: 1.5 s doubling, 2 retries (an iterator, so built per call).
 fn tokio_retry2_strategy() -> std::iter::Take<ExponentialFactorBackoff> {
     ExponentialFactorBackoff::from_millis(1500, 2.0).take(2)
+}
+
+/// `Runtime::exec` as a durable run of its own on a new in-memory journal: two steps (the call's
+/// start marker, then its record).
+async fn exec_durable(runtime: &Runtime) -> agentic_runtime::Reply {
+    durable::scope(MemoryLog::new("bench"), runtime.exec("the question")).await.unwrap()
 }
 
 async fn direct() -> u64 {
@@ -135,6 +144,7 @@ fn success_path(c: &mut Criterion) {
         b.to_async(&tokio).iter(|| async { runtime.exec("the question").await.unwrap() })
     });
     group.bench_function("bare_call", |b| b.to_async(&tokio).iter(bare_call));
+    group.bench_function("exec_durable", |b| b.to_async(&tokio).iter(|| exec_durable(&runtime)));
     group.finish();
 
     // The runtime's dev-dependencies turn on tokio's `test-util`, which routes
@@ -172,6 +182,7 @@ fn interleaved(rounds: usize) {
         "backon_capped",
         "exec_in_memory",
         "bare_call",
+        "exec_durable",
     ];
     let only = std::env::var("COMPARE_ONLY").ok();
     let wanted = |name: &str| only.as_deref().is_none_or(|only| only.split(',').any(|one| one == name));
@@ -190,7 +201,8 @@ fn interleaved(rounds: usize) {
                     4 => time(|| resilient(&CAPPED)).await,
                     5 => time(backon_capped).await,
                     6 => time(|| async { runtime.exec("the question").await.unwrap() }).await,
-                    _ => time(bare_call).await,
+                    7 => time(bare_call).await,
+                    _ => time(|| exec_durable(&runtime)).await,
                 });
             }
         }
