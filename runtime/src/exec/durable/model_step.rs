@@ -95,23 +95,24 @@ pub(crate) async fn model_step(
         let sink = match scope.log().begin(step.clone()).await? {
             Begun::Replayed(value) => {
                 let record = check(&step, value, &fingerprint, |record| match record {
-                    Record::ModelStarted(_) | Record::Model(_) => Ok(record),
+                    Record::ModelStarted(started) => Ok(ModelRecorded::Starts(started.calls)),
+                    Record::Model(record) => Ok(ModelRecorded::Done(record)),
                     other => Err(other),
                 })?;
                 tracing::debug!(step = step.index, about = %step.about, "durable step replayed");
                 match record {
-                    Record::ModelStarted(started) => {
+                    // Another marker: the call of the one before it, if any, was lost.
+                    ModelRecorded::Starts(calls_before) => {
                         if let Some(calls) = marked {
                             lost_call(run, calls);
                         }
-                        marked = Some(started.calls);
+                        marked = Some(calls_before);
                         continue;
                     }
-                    Record::Model(record) => {
+                    ModelRecorded::Done(record) => {
                         restore(run, &step, &record.about, &record.after)?;
                         return Ok(into_result(record.outcome));
                     }
-                    _ => unreachable!("`check` kept only a model step's records"),
                 }
             }
             Begun::Fresh(sink) => sink,
@@ -149,6 +150,12 @@ pub(crate) async fn model_step(
         sink.record(tagged(&step, "model", &record)?).await?;
         return Ok(into_result(record.outcome));
     }
+}
+
+/// A model step's replayed record: a call's start marker (the exec's calls before it), or the attempt.
+enum ModelRecorded {
+    Starts(u32),
+    Done(Box<ModelRecord>),
 }
 
 /// Records in `sink` that a model call starts; returns the exec's calls before it.
