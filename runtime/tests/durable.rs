@@ -581,6 +581,8 @@ async fn a_record_that_cannot_be_read_is_a_mismatch() {
         json!({"kind": "telepathy", "about": "?", "fingerprint": "0"}),
         json!({"kind": "model", "about": "model call (turn 1, attempt 1)"}),
         json!({"kind": "tool", "about": "tool search (call_1)", "fingerprint": 7, "content": [], "is_error": "no"}),
+        json!({"kind": "model_started", "about": "model call starts (turn 1, attempt 1)", "fingerprint": "0", "calls": -1}),
+        json!({"kind": "compaction", "about": "compaction", "fingerprint": "0", "outcome": {"messages": "none"}}),
         Value::Null,
     ];
     for record in garbage {
@@ -590,6 +592,17 @@ async fn a_record_that_cannot_be_read_is_a_mismatch() {
         assert_mismatch(&error, 1, "a record this version cannot read", "model call starts (turn 1, attempt 1)");
         assert_eq!(provider.calls(), 0, "{record}");
     }
+
+    // A readable marker that claims every call there is: the lost call counts without overflowing,
+    // and no call is made.
+    let clean = MemoryLog::new("loaded");
+    process(&runtime(&ScriptedProvider::new(turns()), &Tools::new()), &clean, PROMPT).await.unwrap().unwrap();
+    let mut marker = clean.records()[0].clone();
+    marker["calls"] = json!(u32::MAX);
+    let provider = ScriptedProvider::new(turns());
+    let log = MemoryLog::with_records("loaded", vec![marker]);
+    let error = process(&runtime(&provider, &Tools::new()), &log, PROMPT).await.unwrap().unwrap_err();
+    assert_eq!((error.kind(), error.calls(), provider.calls()), (ExecErrorKind::Refused, u32::MAX, 0), "{error}");
 }
 
 /// A reply's facts survive a round trip through JSON; its decisions stay behind.

@@ -169,10 +169,10 @@ async fn mark(step: &Step, sink: Box<dyn StepSink>, fingerprint: &str, run: &Run
 /// A call made after `calls` calls was lost with its process: it counts.
 fn lost_call(run: &mut Run<'_>, calls: u32) {
     tracing::warn!(
-        calls = calls + 1,
+        calls = calls.saturating_add(1),
         "a durable run's model call was lost with its process; it counts against max_calls"
     );
-    run.state.budget.replayed(calls + 1, Duration::ZERO);
+    run.state.budget.replayed(calls.saturating_add(1), Duration::ZERO);
 }
 
 /// The exec's state after a step that began at `started`, for its record.
