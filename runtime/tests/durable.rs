@@ -603,6 +603,15 @@ async fn a_record_that_cannot_be_read_is_a_mismatch() {
     let log = MemoryLog::with_records("loaded", vec![marker]);
     let error = process(&runtime(&provider, &Tools::new()), &log, PROMPT).await.unwrap().unwrap_err();
     assert_eq!((error.kind(), error.calls(), provider.calls()), (ExecErrorKind::Refused, u32::MAX, 0), "{error}");
+
+    // A model step's record that claims every call there is: the next turn's call is made (a
+    // turn's first call is no retry), and counts without overflowing.
+    let mut records = clean.records()[..3].to_vec();
+    records[1]["calls"] = json!(u32::MAX);
+    let provider = ScriptedProvider::new(turns().into_iter().skip(1));
+    let log = MemoryLog::with_records("loaded", records);
+    let error = process(&runtime(&provider, &Tools::new()), &log, PROMPT).await.unwrap();
+    assert_eq!(error.map(|reply| reply.calls()).unwrap_or_else(|error| error.calls()), u32::MAX);
 }
 
 /// A reply's facts survive a round trip through JSON; its decisions stay behind.

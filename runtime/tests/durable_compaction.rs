@@ -187,3 +187,22 @@ async fn the_compactors_retries_are_inside_its_step() {
     assert_eq!((reply.text(), provider.calls(), reply.calls()), (ANSWER, 6, 6));
     assert!(reply.elapsed() >= wait, "its wait counts: {:?}", reply.elapsed());
 }
+
+/// A compaction record whose conversation no turn can be made with (here empty, as a journal may
+/// hold anything) is a replay mismatch at the compaction, not a call with nothing to answer.
+#[tokio::test(start_paused = true)]
+async fn a_recorded_conversation_that_cannot_go_on_is_a_mismatch() {
+    let provider = ScriptedProvider::new(script());
+    let log = MemoryLog::new("trip").stopping_after(COMPACTION);
+    assert!(process(&runtime(&provider, Summarize::keeping(1)), &log).await.is_none());
+    let mut records = log.records();
+    records[COMPACTION as usize - 1]["outcome"]["messages"] = json!([]);
+
+    let next = MemoryLog::with_records("trip", records);
+    let error = process(&runtime(&provider, Summarize::keeping(1)), &next).await.unwrap().unwrap_err();
+    assert_eq!(error.kind(), ExecErrorKind::ReplayMismatch, "{error}");
+    let text = &error.attempt_errors()[0];
+    assert!(text.starts_with(&format!("ReplayMismatch: step {COMPACTION} ")), "{text}");
+    assert!(text.contains("its conversation is not one to go on with: it returned an empty conversation"), "{text}");
+    assert_eq!(provider.calls(), 4, "no call after it");
+}

@@ -12,17 +12,21 @@ pub(crate) async fn compact(
     messages: Vec<Message>,
     error: &str,
 ) -> Result<Vec<Message>, String> {
-    let compacted = compactor.compact(Overflow::new(messages, error, run)).await?;
+    let compacted = checked(compactor.compact(Overflow::new(messages, error, run)).await?)?;
+    // The calls from now on send the shorter conversation (their spans say so).
+    run.compacted = true;
+    Ok(compacted)
+}
+
+/// `compacted` if a turn can be made with it: not empty, and ending with a message the model
+/// answers; else what is wrong with it.
+pub(crate) fn checked(compacted: Vec<Message>) -> Result<Vec<Message>, String> {
     match compacted.last() {
         None => Err("it returned an empty conversation".to_owned()),
         Some(Message::Assistant(_)) => Err(
             "it returned a conversation that ends with a message of the model; it must end with the message the model answers"
                 .to_owned(),
         ),
-        Some(_) => {
-            // The calls from now on send the shorter conversation (their spans say so).
-            run.compacted = true;
-            Ok(compacted)
-        }
+        Some(_) => Ok(compacted),
     }
 }

@@ -28,7 +28,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
-pub(crate) use apply::compact;
+pub(crate) use apply::{checked, compact};
 pub use drop_oldest::DropOldest;
 pub use summarize::Summarize;
 

@@ -166,7 +166,8 @@ impl<'p> Budget<'p> {
 
     /// Counts a model call and returns its number (from 1).
     pub(crate) fn start_call(&mut self) -> u32 {
-        self.calls += 1;
+        // Saturating: a durable run's journal may say any count (docs/design.md §24).
+        self.calls = self.calls.saturating_add(1);
         self.calls
     }
 

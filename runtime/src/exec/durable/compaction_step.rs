@@ -7,7 +7,7 @@
 use serde_json::json;
 use tokio::time::Instant;
 
-use super::model_step::{StepFailure, after, check, restore};
+use super::model_step::{StepFailure, after, check, mismatch, restore};
 use crate::compact::{self, Compactor};
 use crate::durable::Scope;
 use crate::durable::log::{Begun, Step};
@@ -36,7 +36,14 @@ pub(crate) async fn compaction_step(
             })?;
             tracing::debug!(step = step.index, about = %step.about, "durable step replayed");
             restore(run, &step, &record.about, &record.after)?;
-            let compacted = record.outcome.into_result();
+            let compacted = match record.outcome.into_result() {
+                // Recorded as the compactor returned it, which was checked then: checked again, as
+                // a journal may hold anything.
+                Ok(messages) => Ok(compact::checked(messages).map_err(|why| {
+                    mismatch(&step, &record.about, &format!("its conversation is not one to go on with: {why}"))
+                })?),
+                Err(why) => Err(why),
+            };
             // As `compact::compact` notes it when it compacts: the calls from now on send the
             // shorter conversation.
             run.compacted |= compacted.is_ok();
