@@ -9,12 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentic_runtime::exec::durable::{self, MemoryLog};
+use agentic_runtime::exec::{ExecEvent, StreamMode};
 use agentic_runtime::message::{AssistantMessage, ContentBlock, Message, StopReason, Usage};
 use agentic_runtime::policy::Jitter;
 use agentic_runtime::provider::{ModelError, RecordedRequest, Scripted, ScriptedProvider};
 use agentic_runtime::spend::UsageLimits;
 use agentic_runtime::tool::{Delivery, Tool, ToolContext, ToolFuture, Toolbox};
 use agentic_runtime::{ExecError, ExecErrorKind, Reply, RetryPolicy, Runtime};
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
 const PROMPT: &str = "Book the cheapest flight to Lisbon, mail the itinerary and pay.";
@@ -385,6 +387,39 @@ async fn the_call_cap_holds_across_a_restart() {
     assert_eq!(error.kind(), ExecErrorKind::Refused, "{error}");
     assert!(error.stopped_by().is_some_and(|why| why.contains("max_calls")), "{error}");
     assert_eq!((provider.calls(), error.calls()), (3, 3), "{error}");
+}
+
+/// The text and the end of a streamed exec of `runtime` in a durable scope on `log`.
+async fn streamed(runtime: &Runtime, log: MemoryLog, mode: StreamMode) -> (String, Reply) {
+    durable::scope(log, async {
+        let mut stream = runtime.request(PROMPT).stream_mode(mode).stream();
+        let (mut text, mut done) = (String::new(), None);
+        while let Some(event) = stream.next().await {
+            match event {
+                ExecEvent::TextDelta(delta) => text.push_str(&delta),
+                ExecEvent::Done(reply) => done = Some(reply.expect("the run answers")),
+                _ => {}
+            }
+        }
+        (text, done.expect("a stream ends with Done"))
+    })
+    .await
+}
+
+/// A streamed run replayed whole shows the recorded answer's text, as the live run showed it, in
+/// every stream mode; no call is made for it.
+#[tokio::test(start_paused = true)]
+async fn a_streamed_replay_shows_the_recorded_answer() {
+    for mode in [StreamMode::Replay, StreamMode::Buffer, StreamMode::Fail] {
+        let (provider, tools) = (ScriptedProvider::new(turns()), Tools::new());
+        let runtime = runtime(&provider, &tools);
+        let log = MemoryLog::new(RUN_ID);
+        let (live, reply) = streamed(&runtime, log.clone(), mode).await;
+        assert_eq!(live, reply.text(), "{mode:?}");
+        let (replayed, again) = streamed(&runtime, log.restarted(), mode).await;
+        assert_eq!((replayed, again.text()), (live, reply.text()), "{mode:?}");
+        assert_eq!(provider.calls(), 5, "{mode:?}: no call for the replay");
+    }
 }
 
 /// A process that dies inside the same model call in every restart (a poisonous answer, say) pays

@@ -105,6 +105,12 @@ impl Tap {
         })
     }
 
+    /// The text of a call replayed from a durable run's journal (docs/design.md §24), as one
+    /// delta: the caller sees the answer as if the call had been read now.
+    pub(crate) fn replayed(&self, text: &str) {
+        self.delta(text, false);
+    }
+
     /// More text (`reasoning` false) or reasoning of the current call: held (buffer mode) or
     /// queued.
     fn delta(&self, delta: &str, reasoning: bool) {

@@ -111,6 +111,9 @@ pub(crate) async fn model_step(
                     }
                     ModelRecorded::Done(record) => {
                         restore(run, &step, &record.about, &record.after)?;
+                        if let (Some(tap), Outcome::Message(message)) = (run.state.tap, &record.outcome) {
+                            tap.replayed(&message.text_content());
+                        }
                         return Ok(into_result(record.outcome));
                     }
                 }
