@@ -56,26 +56,21 @@ pub(crate) struct ModelStarted {
     pub(crate) calls: u32,
 }
 
-/// A model step's record: the attempt's outcome and the exec's state after it.
+/// The record of a step that may call the model: what it came to, and the exec's state after it.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct ModelRecord {
+pub(crate) struct Settled<O> {
     pub(crate) about: String,
     pub(crate) fingerprint: String,
-    pub(crate) outcome: Outcome,
+    pub(crate) outcome: O,
     #[serde(flatten)]
     pub(crate) after: After,
 }
 
-/// A compaction step's record: the shorter conversation (or why the compactor made none) and the
-/// exec's state after it (a compactor may call the model).
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct CompactionRecord {
-    pub(crate) about: String,
-    pub(crate) fingerprint: String,
-    pub(crate) outcome: Compacted,
-    #[serde(flatten)]
-    pub(crate) after: After,
-}
+/// A model step's record: the attempt's outcome.
+pub(crate) type ModelRecord = Settled<Outcome>;
+
+/// A compaction step's record: the shorter conversation, or why the compactor made none.
+pub(crate) type CompactionRecord = Settled<Compacted>;
 
 /// What a compactor came to.
 #[derive(Debug, Serialize, Deserialize)]
@@ -121,6 +116,15 @@ pub(crate) enum Outcome {
     Raised(ModelError),
 }
 
+impl Outcome {
+    pub(crate) fn into_result(self) -> Result<AssistantMessage, ModelError> {
+        match self {
+            Outcome::Message(message) => Ok(message),
+            Outcome::Raised(error) => Err(error),
+        }
+    }
+}
+
 /// An at-most-once tool call began.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct ToolStarted {
@@ -139,12 +143,15 @@ pub(crate) struct ToolRecord {
     pub(crate) took_ms: u64,
 }
 
-/// The fingerprint of `parts`: FNV-1a over their JSON, as 16 hex digits. Stable across processes
-/// and Rust versions, as a journal's must be; a check that the same code asks the same, not a
-/// guard against forgery (the journal is the engine's).
-pub(crate) fn fingerprint(parts: &Value) -> String {
-    let bytes = serde_json::to_vec(parts).unwrap_or_default();
-    format!("{:016x}", crate::util::fnv::fnv1a(&bytes))
+/// The fingerprint of `parts`: FNV-1a over their JSON, as 16 hex digits, hashed as it is written
+/// (a conversation is not copied into a JSON tree first). Stable across processes and Rust
+/// versions, as a journal's must be; a check that the same code asks the same, not a guard against
+/// forgery (the journal is the engine's).
+pub(crate) fn fingerprint(parts: &impl Serialize) -> String {
+    let mut hasher = crate::util::fnv::Fnv1a::default();
+    // Only a map with keys that are not strings fails to serialize, and no request has one.
+    let _ = serde_json::to_writer(&mut hasher, parts);
+    format!("{:016x}", hasher.0)
 }
 
 /// `record` as its [`Record`] of `kind` reads it: the tag beside the fields (written from a borrow,

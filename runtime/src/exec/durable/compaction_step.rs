@@ -4,7 +4,6 @@
 //! answer the same twice: replayed without its record, a run would pay for the summary again and
 //! send the next model step another conversation than the one recorded, a replay mismatch.
 
-use serde_json::json;
 use tokio::time::Instant;
 
 use super::model_step::{StepFailure, after, check, mismatch, restore};
@@ -26,7 +25,7 @@ pub(crate) async fn compaction_step(
     error: &str,
 ) -> Result<Result<Vec<Message>, String>, StepFailure> {
     let name = compactor.name();
-    let fingerprint = fingerprint(&json!({"compactor": name, "system": run.system, "messages": messages}));
+    let fingerprint = fingerprint(&(name, run.system, &messages));
     let step = Step::new(scope.next_step(), format!("compaction by `{name}` of {} messages", messages.len()));
     match scope.log().begin(step.clone()).await? {
         Begun::Replayed(value) => {

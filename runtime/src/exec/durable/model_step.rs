@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::time::Instant;
 
 use crate::durable::Scope;
@@ -81,7 +80,7 @@ pub(crate) async fn model_step(
     attempt: u32,
 ) -> Result<Result<AssistantMessage, ModelError>, StepFailure> {
     let tools: Vec<&str> = run.tools.iter().map(|tool| tool.name.as_str()).collect();
-    let fingerprint = fingerprint(&json!({"system": run.system, "messages": history, "tools": tools}));
+    let fingerprint = fingerprint(&(run.system, history, tools));
     // The exec's calls before the call of the last marker, while no record has followed it.
     let mut marked: Option<u32> = None;
     // Whether this process wrote that marker (and so makes the call next).
@@ -114,7 +113,7 @@ pub(crate) async fn model_step(
                         if let (Some(tap), Outcome::Message(message)) = (run.state.tap, &record.outcome) {
                             tap.replayed(&message.text_content());
                         }
-                        return Ok(into_result(record.outcome));
+                        return Ok(record.outcome.into_result());
                     }
                 }
             }
@@ -151,7 +150,7 @@ pub(crate) async fn model_step(
             after: after(run, started),
         };
         sink.record(tagged(&step, "model", &record)?).await?;
-        return Ok(into_result(record.outcome));
+        return Ok(record.outcome.into_result());
     }
 }
 
@@ -203,11 +202,4 @@ pub(crate) fn restore(run: &mut Run<'_>, step: &Step, about: &str, after: &After
         ledger.replayed(spent);
     }
     Ok(())
-}
-
-fn into_result(outcome: Outcome) -> Result<AssistantMessage, ModelError> {
-    match outcome {
-        Outcome::Message(message) => Ok(message),
-        Outcome::Raised(error) => Err(error),
-    }
 }

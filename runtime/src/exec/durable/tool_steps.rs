@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
@@ -46,7 +46,7 @@ async fn one_call(
     turn: &str,
 ) -> Result<(Result<String, ToolError>, Duration), StepFailure> {
     let key = crate::exec::tool_call::idempotency_key(turn, id);
-    let fingerprint = fingerprint(&json!({"tool": name, "input": input, "key": key}));
+    let fingerprint = fingerprint(&(name, input, &key));
     let about = format!("tool {} ({})", crate::util::cut::shorten(name, 64), crate::util::cut::shorten(id, 64));
     let delivery = toolbox.delivery_of(name);
     // An at-most-once call records that it starts: a result missing after that start is an
